@@ -1,0 +1,198 @@
+"""Typed evidence references (refs) and the ref ledger.
+
+Every tool run issues refs that carry the evidence itself in ``payload``. A ref is immutable;
+only ``id``, ``kind`` and ``payload`` are required. Ids are short enough to cite (``val_7f3a9c01e2``)
+and drawn from 40 random bits, so they do not collide across runs and threads in practice; a ledger
+never holds two different refs under one id (``RefLedger.add`` redraws on a clash).
+
+Payload conventions the GATE and the tools rely on:
+
+- valueRef: ``{"values": {name: number}, "units": {name: unit}, "scale": "million" | ... (optional),
+  "period" / "asOf" (optional)}``
+- tableRef: ``{"columns": [...], "rows": [[...]], "units": {column: unit}, "meta": {...}}``
+- dateRef: ``{"date": "2008-12-16", "label": "..."}``
+- docRef / webRef: ``{"doc_id" | "url": ..., "excerpt": ..., ...}`` (external text)
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+RefKind = Literal[
+    "skillRef",
+    "apiRef",
+    "executionRef",
+    "valueRef",
+    "tableRef",
+    "dateRef",
+    "webRef",
+    "docRef",
+    "artifactRef",
+    "verifyRef",
+    "decisionRef",
+]
+SourceType = Literal["internal", "external", "llm"]
+
+REF_KINDS: tuple[str, ...] = get_args(RefKind)
+
+#: Short, readable id prefix per kind.
+KIND_PREFIX: dict[str, str] = {
+    "skillRef": "skl",
+    "apiRef": "api",
+    "executionRef": "exe",
+    "valueRef": "val",
+    "tableRef": "tbl",
+    "dateRef": "dat",
+    "webRef": "web",
+    "docRef": "doc",
+    "artifactRef": "art",
+    "verifyRef": "vfy",
+    "decisionRef": "dec",
+}
+PREFIX_KIND: dict[str, str] = {v: k for k, v in KIND_PREFIX.items()}
+
+#: Hex characters after the prefix; fixed, so a truncated citation is detectable.
+ID_HEX_LEN = 10
+
+#: Scale words a valueRef may carry, with their multipliers.
+SCALES: dict[str, float] = {
+    "thousand": 1e3,
+    "million": 1e6,
+    "billion": 1e9,
+    "trillion": 1e12,
+    "천": 1e3,
+    "만": 1e4,
+    "억": 1e8,
+    "조": 1e12,
+}
+
+
+def new_ref_id(kind: str) -> str:
+    """Draw a fresh citable id for a ref of ``kind`` (e.g. ``val_7f3a9c01e2``)."""
+    if kind not in KIND_PREFIX:
+        raise ValueError(f"unknown ref kind {kind!r}; expected one of {', '.join(REF_KINDS)}")
+    return f"{KIND_PREFIX[kind]}_{secrets.token_hex(ID_HEX_LEN // 2)}"
+
+
+class Ref(BaseModel):
+    """One piece of evidence: what it is (``kind``), where it came from, and the evidence itself."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(min_length=1)
+    kind: RefKind
+    payload: dict[str, Any]
+    title: str = ""
+    source: str = ""
+    source_type: SourceType = "internal"
+    created_by: str = ""
+
+    @field_validator("id")
+    @classmethod
+    def _id_is_citable(cls, value: str) -> str:
+        if any(ch in value for ch in "[], \n\t"):
+            raise ValueError(f"ref id {value!r} cannot be cited inline as [refId]")
+        return value
+
+    @classmethod
+    def new(
+        cls,
+        kind: str,
+        payload: Mapping[str, Any],
+        *,
+        title: str = "",
+        source: str = "",
+        source_type: str = "internal",
+        created_by: str = "",
+    ) -> Ref:
+        """Build a ref with a freshly drawn id."""
+        return cls(
+            id=new_ref_id(kind),
+            kind=kind,
+            payload=dict(payload),
+            title=title,
+            source=source,
+            source_type=source_type,
+            created_by=created_by,
+        )
+
+    @property
+    def is_external(self) -> bool:
+        """True when the evidence came from outside the workspace (web pages, documents)."""
+        return self.source_type == "external"
+
+
+def coerce_ref(value: Ref | Mapping[str, Any]) -> Ref:
+    """Accept a ``Ref`` or its dict form (as stored by JSON-only backends) and return a ``Ref``."""
+    if isinstance(value, Ref):
+        return value
+    if isinstance(value, Mapping):
+        return Ref.model_validate(dict(value))
+    raise TypeError(f"expected a Ref or a mapping, got {type(value).__name__}")
+
+
+def as_ref_map(refs: Mapping[str, Any] | Iterable[Any] | None) -> dict[str, Ref]:
+    """Normalise a mapping or iterable of refs (or ref dicts) to ``{id: Ref}``."""
+    if refs is None:
+        return {}
+    items = refs.values() if isinstance(refs, Mapping) else refs
+    out: dict[str, Ref] = {}
+    for item in items:
+        ref = coerce_ref(item)
+        out[ref.id] = ref
+    return out
+
+
+def merge_refs(
+    left: Mapping[str, Any] | None, right: Mapping[str, Any] | Iterable[Any] | None
+) -> dict[str, Ref]:
+    """Reducer for the ref ledger channel: union by id; an id re-issued with other content is an error."""
+    merged = as_ref_map(left)
+    for ref_id, ref in as_ref_map(right).items():
+        old = merged.get(ref_id)
+        if old is not None and old != ref:
+            raise ValueError(f"ref id clash: {ref_id} issued twice with different content")
+        merged[ref_id] = ref
+    return merged
+
+
+class RefLedger:
+    """A mutable collector used while one pass runs; its contents go into the state ledger."""
+
+    def __init__(self, existing: Mapping[str, Any] | None = None) -> None:
+        self._refs: dict[str, Ref] = as_ref_map(existing)
+        self.issued: list[Ref] = []
+
+    def issue(self, kind: str, payload: Mapping[str, Any], **fields: Any) -> Ref:
+        """Issue a new ref with an id unique in this ledger."""
+        ref = Ref.new(kind, payload, **fields)
+        while ref.id in self._refs:
+            ref = ref.model_copy(update={"id": new_ref_id(kind)})
+        self._refs[ref.id] = ref
+        self.issued.append(ref)
+        return ref
+
+    def add(self, ref: Ref) -> Ref:
+        """Add a ref built elsewhere, redrawing its id if it clashes with a different ref."""
+        while ref.id in self._refs and self._refs[ref.id] != ref:
+            ref = ref.model_copy(update={"id": new_ref_id(ref.kind)})
+        if ref.id not in self._refs:
+            self._refs[ref.id] = ref
+            self.issued.append(ref)
+        return ref
+
+    def get(self, ref_id: str) -> Ref | None:
+        return self._refs.get(ref_id)
+
+    def __contains__(self, ref_id: object) -> bool:
+        return ref_id in self._refs
+
+    def __len__(self) -> int:
+        return len(self._refs)
+
+    def all(self) -> dict[str, Ref]:
+        return dict(self._refs)

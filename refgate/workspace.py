@@ -1,0 +1,193 @@
+"""Workspaces: a folder with a ``refgate.toml`` naming datasets, documents, skills and settings.
+
+Example::
+
+    name = "us-macro"
+
+    [datasets.macro]
+    path = "data/statsmodels_macrodata.csv"
+    description = "US quarterly macro data, 1959Q1-2009Q3"
+    [datasets.macro.columns.realgdp]
+    unit = "USD"
+    scale = "billion"
+    description = "Real GDP (chained 2005 dollars)"
+
+    [documents]
+    path = "documents"          # a folder of .txt/.md/.html files
+    date_from_filename = "%Y%m%d"
+
+    [skills]
+    path = "skills"             # optional; refgate's built-in skills are always available
+
+    [settings]
+    work_max_rounds = 8
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: Units a dataset column may declare.
+KNOWN_UNITS = frozenset(
+    {"USD", "KRW", "EUR", "%", "percent", "ratio", "bp", "x", "index", "count", "persons",
+     "thousand persons", "years", "days", "date", "text", "USD/share", "rate"}
+)
+KNOWN_SCALES = frozenset({"thousand", "million", "billion", "trillion", "천", "만", "억", "조"})
+
+
+class WorkspaceError(ValueError):
+    """The workspace is malformed; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    name: str
+    unit: str | None = None
+    scale: str | None = None
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    name: str
+    path: Path
+    description: str = ""
+    columns: dict[str, ColumnSpec] = field(default_factory=dict)
+    source: str = ""
+
+    @property
+    def format(self) -> str:
+        return "parquet" if self.path.suffix.lower() in (".parquet", ".pq") else "csv"
+
+
+@dataclass(frozen=True)
+class Workspace:
+    root: Path
+    name: str
+    datasets: dict[str, DatasetSpec] = field(default_factory=dict)
+    documents_path: Path | None = None
+    documents_options: dict[str, Any] = field(default_factory=dict)
+    skills_path: Path | None = None
+    web_snapshot_path: Path | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def state_dir(self) -> Path:
+        """``.refgate/`` under the workspace: checkpoints, store, index, audit, artifacts."""
+        return self.root / ".refgate"
+
+    def contains(self, path: Path | str) -> bool:
+        """True when ``path`` resolves inside the workspace folder."""
+        try:
+            Path(path).resolve().relative_to(self.root.resolve())
+        except ValueError:
+            return False
+        return True
+
+
+def _table(raw: Any, where: str) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise WorkspaceError(f"{where} must be a table")
+    return raw
+
+
+def _read_header(path: Path) -> list[str] | None:
+    if path.suffix.lower() == ".csv":
+        import csv
+
+        with path.open(newline="", encoding="utf-8") as fh:
+            return next(csv.reader(fh), [])
+    if path.suffix.lower() in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(path).names)
+    return None
+
+
+def load_workspace(path: Path | str) -> Workspace:
+    """Load and validate ``<path>/refgate.toml``; raise ``WorkspaceError`` with file and field."""
+    root = Path(path).expanduser().resolve()
+    config_file = root / "refgate.toml"
+    if not root.is_dir():
+        raise WorkspaceError(f"workspace folder not found: {root}")
+    if not config_file.is_file():
+        raise WorkspaceError(f"{config_file}: missing (a workspace needs a refgate.toml)")
+    try:
+        raw = tomllib.loads(config_file.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise WorkspaceError(f"{config_file}: not valid TOML: {exc}") from exc
+
+    where = str(config_file)
+    datasets: dict[str, DatasetSpec] = {}
+    for name, spec in _table(raw.get("datasets"), f"{where}: [datasets]").items():
+        spec = _table(spec, f"{where}: [datasets.{name}]")
+        if "path" not in spec:
+            raise WorkspaceError(f"{where}: datasets.{name}.path is required")
+        data_path = (root / spec["path"]).resolve()
+        if not data_path.is_file():
+            raise WorkspaceError(f"{where}: datasets.{name}.path: file not found: {data_path}")
+        if data_path.suffix.lower() not in (".csv", ".parquet", ".pq"):
+            raise WorkspaceError(f"{where}: datasets.{name}.path: expected .csv or .parquet")
+        header = _read_header(data_path) or []
+        columns: dict[str, ColumnSpec] = {}
+        for col, cspec in _table(spec.get("columns"), f"{where}: datasets.{name}.columns").items():
+            cspec = _table(cspec, f"{where}: datasets.{name}.columns.{col}")
+            if col not in header:
+                raise WorkspaceError(
+                    f"{where}: datasets.{name}.columns.{col}: unknown column "
+                    f"(the file has: {', '.join(header)})"
+                )
+            unit = cspec.get("unit")
+            if unit is not None and unit not in KNOWN_UNITS:
+                raise WorkspaceError(
+                    f"{where}: datasets.{name}.columns.{col}.unit: bad unit {unit!r} "
+                    f"(known: {', '.join(sorted(KNOWN_UNITS))})"
+                )
+            scale = cspec.get("scale")
+            if scale is not None and scale not in KNOWN_SCALES:
+                raise WorkspaceError(
+                    f"{where}: datasets.{name}.columns.{col}.scale: bad scale {scale!r} "
+                    f"(known: {', '.join(sorted(KNOWN_SCALES))})"
+                )
+            columns[col] = ColumnSpec(col, unit, scale, str(cspec.get("description", "")))
+        datasets[name] = DatasetSpec(
+            name, data_path, str(spec.get("description", "")), columns, str(spec.get("source", ""))
+        )
+
+    def _folder(section: str) -> tuple[Path | None, dict[str, Any]]:
+        table = _table(raw.get(section), f"{where}: [{section}]")
+        if not table:
+            return None, {}
+        if "path" not in table:
+            raise WorkspaceError(f"{where}: {section}.path is required")
+        folder = (root / table["path"]).resolve()
+        if not folder.is_dir():
+            raise WorkspaceError(f"{where}: {section}.path: folder not found: {folder}")
+        return folder, {k: v for k, v in table.items() if k != "path"}
+
+    documents_path, documents_options = _folder("documents")
+    skills_path, _ = _folder("skills")
+    web_path, _ = _folder("web_snapshot")
+    settings = _table(raw.get("settings"), f"{where}: [settings]")
+    if settings:
+        from refgate.config import ConfigError, load_settings
+
+        try:
+            load_settings({}, settings)
+        except (ConfigError, TypeError) as exc:
+            raise WorkspaceError(f"{where}: [settings]: {exc}") from exc
+    return Workspace(
+        root=root,
+        name=str(raw.get("name") or root.name),
+        datasets=datasets,
+        documents_path=documents_path,
+        documents_options=documents_options,
+        skills_path=skills_path,
+        web_snapshot_path=web_path,
+        settings=settings,
+    )

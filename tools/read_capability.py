@@ -1,0 +1,5 @@
+"""ReadCapability (placeholder until its issue lands: fails with a clear error)."""
+
+from refgate.tools._unavailable import unavailable_spec
+
+SPEC = unavailable_spec("ReadCapability", "ReadCapability (not available yet)", read_only=True, issues=('apiRef',))

@@ -1,0 +1,5 @@
+"""SaveArtifact (placeholder until its issue lands: fails with a clear error)."""
+
+from refgate.tools._unavailable import unavailable_spec
+
+SPEC = unavailable_spec("SaveArtifact", "SaveArtifact (not available yet)", read_only=False, issues=('artifactRef',))

@@ -1,0 +1,5 @@
+"""WebSearch (placeholder until its issue lands: fails with a clear error)."""
+
+from refgate.tools._unavailable import unavailable_spec
+
+SPEC = unavailable_spec("WebSearch", "WebSearch (not available yet)", read_only=True, issues=('webRef',))
