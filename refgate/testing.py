@@ -1,0 +1,160 @@
+"""Scripted chat models for offline tests and benchmarks.
+
+``ScriptedChatModel`` answers from a list of messages in order and records every call (the
+messages it saw and the tools bound), so a test can assert what each pass received. It raises
+``ScriptExhausted`` instead of silently cycling back to the first response.
+
+``KeyedChatModel`` answers by matching the prompt text against rules (safe under parallel
+fan-out, where call order is not fixed).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import ConfigDict, Field, PrivateAttr
+
+
+class ScriptExhausted(RuntimeError):
+    """The scripted model was called more times than it has responses."""
+
+
+def tool_call(name: str, args: dict[str, Any] | None = None, call_id: str | None = None) -> dict:
+    """A tool call dict for ``AIMessage(tool_calls=[...])``."""
+    return {
+        "name": name,
+        "args": dict(args or {}),
+        "id": call_id or f"call_{name}_{abs(hash((name, str(args)))) % 10**8}",
+        "type": "tool_call",
+    }
+
+
+def calls(*tool_calls: dict, content: str = "") -> AIMessage:
+    """An AIMessage that calls the given tools."""
+    return AIMessage(content=content, tool_calls=list(tool_calls))
+
+
+def _text(messages: Sequence[BaseMessage]) -> str:
+    return "\n".join(m.content if isinstance(m.content, str) else str(m.content) for m in messages)
+
+
+class _RecordingModel(BaseChatModel):
+    """Shared recording and ``bind_tools`` support."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    latency: float = 0.0
+    model_name: str = "scripted"
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _calls: list[dict[str, Any]] = PrivateAttr(default_factory=list)
+
+    @property
+    def calls(self) -> list[dict[str, Any]]:
+        """Every call: ``{"messages": [...], "tools": [names], "text": prompt text}``."""
+        return self._calls
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any):  # type: ignore[override]
+        names = []
+        for tool in tools:
+            if isinstance(tool, dict):
+                names.append(tool.get("function", tool).get("name"))
+            else:
+                names.append(getattr(tool, "name", getattr(tool, "__name__", str(tool))))
+        return self.bind(tools=list(tools), bound_tool_names=names, **kwargs)
+
+    def _record(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> None:
+        with self._lock:
+            self._calls.append(
+                {
+                    "messages": list(messages),
+                    "tools": list(kwargs.get("bound_tool_names") or []),
+                    "text": _text(messages),
+                }
+            )
+
+    def _respond(self, messages: list[BaseMessage]) -> BaseMessage:
+        raise NotImplementedError
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self._record(messages, kwargs)
+        if self.latency:
+            time.sleep(self.latency)
+        reply = self._respond(messages)
+        if isinstance(reply, Exception):
+            raise reply
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+    @property
+    def _llm_type(self) -> str:
+        return "refgate-scripted"
+
+
+class ScriptedChatModel(_RecordingModel):
+    """Answers with ``responses`` in order; an ``Exception`` in the list is raised at that turn."""
+
+    responses: list[Any] = Field(default_factory=list)
+    _index: int = PrivateAttr(default=0)
+
+    def _respond(self, messages: list[BaseMessage]) -> BaseMessage:
+        with self._lock:
+            if self._index >= len(self.responses):
+                raise ScriptExhausted(
+                    f"scripted model exhausted after {len(self.responses)} responses; "
+                    f"last prompt began: {_text(messages)[:200]!r}"
+                )
+            reply = self.responses[self._index]
+            self._index += 1
+        if isinstance(reply, str):
+            return AIMessage(content=reply)
+        return reply
+
+    @property
+    def remaining(self) -> int:
+        return len(self.responses) - self._index
+
+
+class KeyedChatModel(_RecordingModel):
+    """Answers by the first rule whose key occurs in the prompt text (or whose callable matches).
+
+    ``rules`` is a list of ``(key, response)`` where ``key`` is a substring or a predicate on the
+    prompt text, and ``response`` is a message, a string, an exception, or a callable of the text.
+    """
+
+    rules: list[tuple[Any, Any]] = Field(default_factory=list)
+    default: Any = None
+
+    def _respond(self, messages: list[BaseMessage]) -> BaseMessage:
+        text = _text(messages)
+        for key, response in self.rules:
+            hit = key(text) if callable(key) else key in text
+            if hit:
+                return self._materialise(response, text)
+        if self.default is not None:
+            return self._materialise(self.default, text)
+        raise ScriptExhausted(f"no rule matches the prompt beginning {text[:300]!r}")
+
+    @staticmethod
+    def _materialise(response: Any, text: str) -> Any:
+        if isinstance(response, Exception):
+            return response
+        if callable(response) and not isinstance(response, BaseMessage):
+            response = response(text)
+        if isinstance(response, str):
+            return AIMessage(content=response)
+        return response
+
+
+ResponseFn = Callable[[str], Any]
