@@ -1,0 +1,25 @@
+"""The ``refgate`` Typer application; each command lives in its own module of this package."""
+
+from __future__ import annotations
+
+import typer
+from rich.console import Console
+
+app = typer.Typer(
+    name="refgate",
+    help="refgate: an evidence-gated analyst agent. Every number, date and ranking in an answer "
+    "is backed by the ref it cites.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+#: Progress and diagnostics go to stderr so ``--json`` output on stdout stays clean.
+err_console = Console(stderr=True)
+console = Console()
+
+#: Exit codes shared by the commands.
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_CONFIG = 2
+EXIT_UNMET = 3
