@@ -1,0 +1,61 @@
+"""The workbench graph's state, input and output schemas.
+
+Channels with reducers: ``refs`` (the ref ledger, merged by id) and ``trace`` (events appended
+by every pass). Everything else is written by one pass and read by later ones.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, NotRequired, TypedDict
+
+from refgate.refs import Ref, merge_refs
+
+
+class WorkbenchInput(TypedDict):
+    """What a caller (CLI, Studio, SDK) passes in."""
+
+    question: str
+    workspace: NotRequired[str | None]
+
+
+class WorkbenchOutput(TypedDict):
+    """What a finished run returns."""
+
+    answer: str
+    refs: dict[str, Ref]
+    gate: dict[str, Any]
+    trace_summary: dict[str, Any]
+
+
+class Plan(TypedDict, total=False):
+    """BRIEF's plan; ``required_evidence`` becomes the GATE's checklist."""
+
+    skills: list[str]
+    skill_refs: list[str]
+    lens: str
+    required_evidence: list[str]
+    require_emitted: bool
+    criteria: list[str]
+    recalled: list[str]
+    notes: str
+    fallback: str
+
+
+class WorkbenchState(TypedDict, total=False):
+    question: str
+    workspace: str | None
+    run_id: str
+    plan: Plan
+    refs: Annotated[dict[str, Ref], merge_refs]
+    trace: Annotated[list[dict[str, Any]], operator.add]
+    work_notes: str
+    critiques: list[str]
+    caveats: list[str]
+    answer: str
+    gate: dict[str, Any]
+    gate_attempts: int
+    gate_history: list[dict[str, Any]]
+    provenance: dict[str, Any]
+    decisions: list[str]
+    trace_summary: dict[str, Any]

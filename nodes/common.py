@@ -1,0 +1,185 @@
+"""What every pass shares: dependencies, per-pass tool context, trace events, prompt loading."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import time
+import uuid
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
+
+from refgate.config import Settings, load_settings
+from refgate.models import ModelProvider
+from refgate.refs import Ref, RefLedger
+from refgate.tools.base import ToolContext
+from refgate.workspace import Workspace, load_workspace
+
+PROMPT_DIR = Path(__file__).parent
+
+
+@cache
+def load_prompt(name: str) -> str:
+    """The prompt file ``nodes/<name>_prompt.md`` beside its node."""
+    return (PROMPT_DIR / f"{name}_prompt.md").read_text(encoding="utf-8")
+
+
+@dataclass
+class Deps:
+    """What the graph's nodes are built with (none of it is needed to compile the graph)."""
+
+    models: ModelProvider = field(default_factory=ModelProvider)
+    settings: Settings | None = None
+    workspace: Workspace | None = None
+
+    def settings_for(self, workspace: Workspace | None) -> Settings:
+        if self.settings is not None:
+            return self.settings
+        return load_settings(os.environ, workspace.settings if workspace else None)
+
+    def model(self, pass_name: str, settings: Settings) -> BaseChatModel:
+        return self.models.for_pass(pass_name, settings)
+
+
+@cache
+def _load_workspace_cached(path: str) -> Workspace:
+    return load_workspace(path)
+
+
+def resolve_workspace(state: dict[str, Any], deps: Deps) -> Workspace | None:
+    """The run's workspace: the input's ``workspace`` path, else the graph's default, else none."""
+    path = state.get("workspace")
+    if path:
+        return _load_workspace_cached(str(Path(path).expanduser().resolve()))
+    return deps.workspace
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
+
+
+def event(kind: str, pass_name: str, **fields: Any) -> dict[str, Any]:
+    """One trace event (JSON-able)."""
+    return {"type": kind, "pass": pass_name, "t": now_iso(), **fields}
+
+
+def stream_writer():
+    """The custom-stream writer of the running graph, or a no-op outside a stream."""
+    try:
+        from langgraph.config import get_stream_writer
+
+        return get_stream_writer()
+    except Exception:  # not inside a runnable context (direct node calls in tests)
+        return lambda _chunk: None
+
+
+def thread_id_of(config: dict[str, Any] | None) -> str:
+    return str(((config or {}).get("configurable") or {}).get("thread_id") or "")
+
+
+def make_context(
+    pass_name: str,
+    state: dict[str, Any],
+    deps: Deps,
+    *,
+    config: dict[str, Any] | None = None,
+    store: Any = None,
+) -> ToolContext:
+    """Build the tool context of one pass: ledger seeded from state, fixed artifacts folder."""
+    from refgate.provenance import RunProvenance
+
+    workspace = resolve_workspace(state, deps)
+    settings = deps.settings_for(workspace)
+    run_id = state.get("run_id") or uuid.uuid4().hex[:12]
+    artifacts = None
+    if workspace is not None:
+        # Fixed by code before anything is read (boundary B2).
+        artifacts = workspace.state_dir / "artifacts" / run_id
+    writer = stream_writer()
+    return ToolContext(
+        pass_name=pass_name,
+        ledger=RefLedger(state.get("refs") or {}),
+        settings=settings,
+        workspace=workspace,
+        run_id=run_id,
+        thread_id=thread_id_of(config),
+        store=store,
+        taint=RunProvenance.from_state(state.get("provenance")),
+        emit=writer,
+        artifacts_dir=artifacts,
+    )
+
+
+def usage_of(message: AIMessage) -> dict[str, int]:
+    meta = getattr(message, "usage_metadata", None) or {}
+    return {k: int(meta.get(k, 0) or 0) for k in ("input_tokens", "output_tokens", "total_tokens")}
+
+
+class PassTimer:
+    """Start/end events of a pass, with progress sent to the custom stream."""
+
+    def __init__(self, pass_name: str, ctx: ToolContext | None = None) -> None:
+        self.pass_name = pass_name
+        self.started = time.perf_counter()
+        self.emit = ctx.emit if ctx is not None else stream_writer()
+        self.emit({"event": "pass_started", "pass": pass_name})
+
+    def start_event(self, **fields: Any) -> dict[str, Any]:
+        return event("pass_start", self.pass_name, **fields)
+
+    def end_event(self, **fields: Any) -> dict[str, Any]:
+        ms = round((time.perf_counter() - self.started) * 1000, 2)
+        self.emit({"event": "pass_finished", "pass": self.pass_name, "duration_ms": ms,
+                   **{k: v for k, v in fields.items() if k in ("refs", "status")}})
+        return event("pass_end", self.pass_name, duration_ms=ms, **fields)
+
+
+def ref_digest(ref: Ref, *, max_rows: int = 12) -> dict[str, Any]:
+    """A compact view of a ref for a prompt (values, table head, date); external text armored."""
+    from refgate.provenance import armor
+
+    payload = ref.payload
+    view: dict[str, Any] = {"id": ref.id, "kind": ref.kind, "title": ref.title,
+                            "source_type": ref.source_type}
+    if ref.kind == "valueRef":
+        for key in ("values", "units", "scale", "period", "asOf"):
+            if key in payload:
+                view[key] = payload[key]
+    elif ref.kind == "tableRef":
+        view["columns"] = payload.get("columns")
+        rows = payload.get("rows") or []
+        view["rows"] = rows[:max_rows]
+        if len(rows) > max_rows:
+            view["rows_omitted"] = len(rows) - max_rows
+        for key in ("units", "meta"):
+            if key in payload:
+                view[key] = payload[key]
+    elif ref.kind == "dateRef":
+        view.update({k: payload.get(k) for k in ("date", "label")})
+    else:
+        text = json.dumps(payload, ensure_ascii=False, default=str)
+        if len(text) > 1500:
+            text = text[:1500] + " ..."
+        view["payload"] = text
+    if ref.is_external:
+        body = json.dumps({k: v for k, v in view.items() if k not in ("id", "kind")},
+                          ensure_ascii=False, default=str)
+        return {"id": ref.id, "kind": ref.kind,
+                "content": armor(body, source_label=f"ref {ref.id}")}
+    return view
+
+
+def refs_block(refs: dict[str, Ref], *, kinds: set[str] | None = None) -> str:
+    """The ledger as JSON lines for a prompt."""
+    lines = []
+    for ref in refs.values():
+        if kinds is not None and ref.kind not in kinds:
+            continue
+        lines.append(json.dumps(ref_digest(ref), ensure_ascii=False, default=str))
+    return "\n".join(lines) if lines else "(no refs)"

@@ -1,0 +1,164 @@
+"""Executes one model tool call under the pass's whitelist and the provenance boundaries.
+
+Every call ends in exactly one ``ToolMessage``: a tool outside the pass's bound set, malformed
+arguments, a refused argument (taint), a tool failure or a withheld result are all answered with
+an error message and never crash the pass. Each call also yields one trace event.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import traceback
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+from pydantic import ValidationError
+
+from refgate.provenance import boundaries
+from refgate.tools.base import ToolContext, ToolResult, ToolSpec, ToolUnavailable
+from refgate.tools.registry import get_spec
+
+#: Longest error text the model receives.
+MAX_ERROR_CHARS = 2000
+#: Longest argument text kept in the trace per call.
+MAX_TRACE_ARGS_CHARS = 4000
+
+
+@dataclass
+class CallOutcome:
+    """What one tool call produced, for the pass loop and the trace."""
+
+    message: ToolMessage
+    event: dict[str, Any]
+    result: ToolResult | None = None
+    untrusted: bool = False
+    withheld: bool = False
+    caveats: list[str] = field(default_factory=list)
+
+
+def _trim(text: str, limit: int = MAX_ERROR_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n... [{len(text) - limit} characters trimmed] ...\n{text[-half:]}"
+
+
+def _args_for_trace(args: Any) -> Any:
+    try:
+        text = json.dumps(args, default=str, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(args)
+    return args if len(text) <= MAX_TRACE_ARGS_CHARS else _trim(text, MAX_TRACE_ARGS_CHARS)
+
+
+def _error(call_id: str, name: str, message: str) -> ToolMessage:
+    body = json.dumps(
+        {"ok": False, "error": message, "untrustedContent": False, "untrustedFields": []},
+        ensure_ascii=False,
+    )
+    return ToolMessage(content=body, tool_call_id=call_id, name=name, status="error")
+
+
+def _validation_message(spec: ToolSpec, exc: ValidationError) -> str:
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in err['loc']) or '(arguments)'}: {err['msg']}"
+        for err in exc.errors()
+    )
+    return f"malformed arguments for {spec.name}: {problems}. The call was not executed."
+
+
+def execute_tool_call(
+    call: dict[str, Any], allowed: Collection[str], ctx: ToolContext
+) -> CallOutcome:
+    """Run ``call`` (``{"name", "args", "id"}``) if ``allowed`` and well formed; always answer."""
+    name = str(call.get("name") or "")
+    call_id = str(call.get("id") or f"call_{name}")
+    args = call.get("args")
+    started = time.perf_counter()
+    event: dict[str, Any] = {
+        "type": "tool_call",
+        "pass": ctx.pass_name,
+        "tool": name,
+        "args": _args_for_trace(args),
+        "refs": [],
+    }
+
+    def finish(status: str, message: ToolMessage, **extra: Any) -> CallOutcome:
+        event["status"] = status
+        event["duration_ms"] = round((time.perf_counter() - started) * 1000, 2)
+        if status != "ok" and "error" not in event:
+            event["error"] = _trim(str(message.content), 500)
+        outcome = CallOutcome(message=message, event=event, **extra)
+        ctx.emit({"event": "tool_call", "pass": ctx.pass_name, "tool": name, "status": status,
+                  "refs": list(event["refs"])})
+        return outcome
+
+    if name not in allowed:
+        bound = ", ".join(sorted(allowed)) or "none"
+        msg = (f"tool {name!r} is not available in the {ctx.pass_name} pass (bound: {bound}). "
+               "The call was not executed.")
+        return finish("rejected", _error(call_id, name, msg))
+    spec = get_spec(name)
+    if not isinstance(args, dict):
+        msg = f"malformed arguments for {name}: expected a JSON object. The call was not executed."
+        return finish("rejected", _error(call_id, name, msg))
+    try:
+        parsed = spec.args_schema.model_validate(args)
+    except ValidationError as exc:
+        return finish("rejected", _error(call_id, name, _validation_message(spec, exc)))
+
+    refusal = boundaries.check_call(spec, parsed.model_dump(), ctx)
+    if refusal:
+        return finish("refused", _error(call_id, name, f"refused: {refusal}"))
+    if spec.outbound and not boundaries.approve_outbound(spec, parsed.model_dump(), ctx):
+        msg = f"refused: {name} sends data out and a human did not approve it"
+        return finish("refused", _error(call_id, name, msg))
+
+    try:
+        result = spec.func(parsed, ctx)
+    except ToolUnavailable as exc:
+        result = ToolResult.failure(str(exc))
+    except Exception as exc:  # a tool bug must not end the run; the model sees the error
+        tb = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        result = ToolResult.failure(f"{name} failed: {_trim(tb)}")
+        event["exception"] = type(exc).__name__
+    if not isinstance(result, ToolResult):
+        result = ToolResult.failure(f"{name} returned {type(result).__name__}, not a ToolResult")
+
+    event["refs"] = [r.id for r in result.refs]
+    rendered = boundaries.render_result(spec, result, ctx)
+    status = "ok" if result.ok else "error"
+    if rendered.withheld:
+        status = "withheld"
+        event["signals"] = rendered.signals
+    if result.error:
+        event["error"] = _trim(result.error, 500)
+    message = ToolMessage(
+        content=rendered.text,
+        tool_call_id=call_id,
+        name=name,
+        status="success" if result.ok and not rendered.withheld else "error",
+    )
+    return finish(
+        status,
+        message,
+        result=result,
+        untrusted=bool(result.untrusted_content) or rendered.untrusted,
+        withheld=rendered.withheld,
+        caveats=list(rendered.caveats),
+    )
+
+
+def answer_invalid_call(call: dict[str, Any], ctx: ToolContext) -> CallOutcome:
+    """Answer a tool call whose arguments the model emitted as invalid JSON."""
+    name = str(call.get("name") or "")
+    call_id = str(call.get("id") or f"call_{name}")
+    msg = (f"malformed arguments for {name or 'a tool'}: not valid JSON ({call.get('error') or 'parse error'}). "
+           "The call was not executed.")
+    event = {"type": "tool_call", "pass": ctx.pass_name, "tool": name, "status": "rejected",
+             "args": _args_for_trace(call.get("args")), "refs": [], "duration_ms": 0.0,
+             "error": msg}
+    return CallOutcome(message=_error(call_id, name, msg), event=event)
