@@ -1,0 +1,61 @@
+"""Assembly of the workbench graph: one node per pass, the retry route, compile options."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.graph import END, START, StateGraph
+
+from refgate.config import Settings
+from refgate.graph.state import WorkbenchInput, WorkbenchOutput, WorkbenchState
+from refgate.models import ModelProvider
+from refgate.nodes.brief import make_brief
+from refgate.nodes.common import Deps
+from refgate.nodes.compose import make_compose
+from refgate.nodes.critique import make_critique
+from refgate.nodes.gate_pass import make_gate
+from refgate.nodes.harvest import make_harvest
+from refgate.nodes.work import make_work
+from refgate.workspace import Workspace, load_workspace
+
+PASS_ORDER = ("brief", "work", "critique", "compose", "gate", "harvest")
+
+
+def route_after_work(state: dict[str, Any]) -> Literal["critique", "compose"]:
+    """First WORK goes to CRITIQUE; the GATE retry's WORK goes straight to COMPOSE."""
+    return "compose" if int(state.get("gate_attempts") or 0) > 0 else "critique"
+
+
+def build_graph(
+    *,
+    model: BaseChatModel | None = None,
+    checkpointer: Any = None,
+    store: Any = None,
+    workspace: Workspace | str | None = None,
+    settings: Settings | None = None,
+):
+    """Compile the workbench graph.
+
+    Needs no network, configuration or model to compile: a model is built from settings only
+    when a pass runs (unless ``model`` is given, as tests and embedding apps do).
+    """
+    if isinstance(workspace, str):
+        workspace = load_workspace(workspace)
+    deps = Deps(models=ModelProvider(model), settings=settings, workspace=workspace)
+    builder = StateGraph(
+        WorkbenchState, input_schema=WorkbenchInput, output_schema=WorkbenchOutput
+    )
+    builder.add_node("brief", make_brief(deps))
+    builder.add_node("work", make_work(deps))
+    builder.add_node("critique", make_critique(deps))
+    builder.add_node("compose", make_compose(deps))
+    builder.add_node("gate", make_gate(deps), destinations=("work", "harvest"))
+    builder.add_node("harvest", make_harvest(deps))
+    builder.add_edge(START, "brief")
+    builder.add_edge("brief", "work")
+    builder.add_conditional_edges("work", route_after_work, ["critique", "compose"])
+    builder.add_edge("critique", "compose")
+    builder.add_edge("compose", "gate")
+    builder.add_edge("harvest", END)
+    return builder.compile(checkpointer=checkpointer, store=store, name="workbench")

@@ -1,0 +1,9 @@
+"""The module-level, checkpointer-less workbench graph that ``langgraph.json`` serves.
+
+``langgraph dev`` and LangGraph Server attach their own checkpointer and store; the model comes
+from settings (``REFGATE_MODEL``, ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``) when a run starts.
+"""
+
+from refgate.graph.builder import build_graph
+
+graph = build_graph()

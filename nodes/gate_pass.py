@@ -1,0 +1,67 @@
+"""GATE (code, no LLM): check every claim against the refs it cites, then route.
+
+First block -> WORK once (then COMPOSE and GATE again; CRITIQUE is not repeated). Second block ->
+the answer goes out with a "not verified" section listing each unmet claim, then HARVEST.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command
+
+from refgate.nodes.common import Deps, PassTimer, event, make_context
+from refgate.nodes.gate import check_answer, unmet_section
+
+#: How many times the gate may block before the answer goes out with its unmet claims.
+MAX_BLOCKS = 2
+
+
+def make_gate(deps: Deps):
+    def gate(state: dict[str, Any], config: RunnableConfig) -> Command[Literal["work", "harvest"]]:
+        """GATE pass: verdict, verifyRef, and the retry decision."""
+        ctx = make_context("gate", state, deps, config=config)
+        timer = PassTimer("gate", ctx)
+        events = [timer.start_event()]
+        plan = state.get("plan") or {}
+        answer = state.get("answer") or ""
+        report = check_answer(
+            answer,
+            state.get("refs") or {},
+            required_evidence=plan.get("required_evidence") or (),
+            require_emitted=bool(plan.get("require_emitted")),
+        )
+        verdict = report.to_dict()
+        attempts = int(state.get("gate_attempts") or 0) + (0 if report.passed else 1)
+        verdict["attempt"] = int(state.get("gate_attempts") or 0) + 1
+        vref = ctx.issue("verifyRef", verdict, title="gate verdict: "
+                         + ("passed" if report.passed else "blocked"), source="gate")
+        verdict["verify_ref"] = vref.id
+        blocking = [i for i in verdict.get("issues", []) if i.get("severity", "block") == "block"]
+        ctx.emit({"event": "gate_verdict", "passed": report.passed,
+                  "issues": [i.get("code") for i in blocking], "attempt": verdict["attempt"]})
+        events.append(event("gate_verdict", "gate", passed=report.passed,
+                            issues=[{"code": i.get("code"), "claim": i.get("claim", "")[:200]}
+                                    for i in blocking], verify_ref=vref.id))
+        update: dict[str, Any] = {
+            "gate": verdict,
+            "gate_attempts": attempts,
+            "gate_history": list(state.get("gate_history") or []) + [
+                {"passed": report.passed, "issues": len(blocking), "verify_ref": vref.id}],
+            "refs": {vref.id: vref},
+        }
+        if report.passed:
+            events.append(timer.end_event(status="passed"))
+            update["trace"] = events
+            return Command(goto="harvest", update=update)
+        if attempts < MAX_BLOCKS:
+            events.append(timer.end_event(status="blocked", next="work"))
+            update["trace"] = events
+            return Command(goto="work", update=update)
+        update["answer"] = answer.rstrip() + "\n\n" + unmet_section(report)
+        events.append(timer.end_event(status="blocked", next="harvest"))
+        update["trace"] = events
+        return Command(goto="harvest", update=update)
+
+    return gate

@@ -1,0 +1,145 @@
+"""The tool loop of an LLM pass: bind exactly the pass's tools, run bounded rounds, trace all.
+
+- Binds ``tools_for(pass_name)`` (minus the write tools once untrusted content was read: B1).
+- Each round: one model call; its tool calls go through ``execute_tool_call`` (whitelist,
+  argument validation, provenance boundaries); invalid JSON arguments are answered too.
+- A withheld result (B5) is not retried: a repeat of the same call is answered from memory.
+- At ``max_rounds`` the pass stops with what it has and records why.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+from refgate.nodes.common import event, usage_of
+from refgate.tools.base import ToolContext
+from refgate.tools.executor import CallOutcome, answer_invalid_call, execute_tool_call
+from refgate.tools.registry import get_spec, tools_for
+
+
+@dataclass
+class PassOutcome:
+    messages: list[BaseMessage]
+    final: AIMessage | None
+    events: list[dict[str, Any]] = field(default_factory=list)
+    rounds: int = 0
+    hit_bound: bool = False
+    untrusted_seen: bool = False
+    caveats: list[str] = field(default_factory=list)
+    outcomes: list[CallOutcome] = field(default_factory=list)
+
+    @property
+    def final_text(self) -> str:
+        if self.final is None:
+            return ""
+        content = self.final.content
+        return content if isinstance(content, str) else json.dumps(content, default=str)
+
+    @property
+    def called_tools(self) -> list[str]:
+        return [o.event.get("tool", "") for o in self.outcomes]
+
+
+def _bind(model: BaseChatModel, names: list[str]) -> Any:
+    if not names:
+        return model
+    return model.bind_tools([get_spec(n).openai_schema() for n in names])
+
+
+def _call_key(call: dict[str, Any]) -> str:
+    return json.dumps([call.get("name"), call.get("args")], sort_keys=True, default=str)
+
+
+def invoke_model(
+    model: Any, messages: list[BaseMessage], pass_name: str, events: list[dict[str, Any]]
+) -> AIMessage:
+    """One model call, traced with duration and token usage."""
+    started = time.perf_counter()
+    reply = model.invoke(messages)
+    if not isinstance(reply, AIMessage):
+        reply = AIMessage(content=str(getattr(reply, "content", reply)))
+    events.append(
+        event(
+            "model_call",
+            pass_name,
+            duration_ms=round((time.perf_counter() - started) * 1000, 2),
+            usage=usage_of(reply),
+            tool_calls=[c["name"] for c in reply.tool_calls],
+        )
+    )
+    return reply
+
+
+def run_tool_pass(
+    *,
+    pass_name: str,
+    model: BaseChatModel,
+    messages: list[BaseMessage],
+    ctx: ToolContext,
+    max_rounds: int,
+    allowed: list[str] | None = None,
+) -> PassOutcome:
+    """Run up to ``max_rounds`` model turns with the pass's tools; return messages and events."""
+    names = list(tools_for(pass_name) if allowed is None else allowed)
+    write_tools = {n for n in names if not get_spec(n).read_only}
+    bound = _bind(model, names)
+    msgs = list(messages)
+    out = PassOutcome(messages=msgs, final=None)
+    withheld: dict[str, ToolMessage] = {}
+
+    for round_no in range(1, max_rounds + 1):
+        reply = invoke_model(bound, msgs, pass_name, out.events)
+        msgs.append(reply)
+        out.rounds = round_no
+        invalid = list(getattr(reply, "invalid_tool_calls", None) or [])
+        if not reply.tool_calls and not invalid:
+            out.final = reply
+            return out
+        round_untrusted = False
+        for call in reply.tool_calls:
+            key = _call_key(call)
+            if key in withheld:
+                # B5: a call whose result was withheld is not retried.
+                note = ToolMessage(
+                    content=json.dumps({"ok": False, "error": "not retried: this call's result "
+                                        "was withheld after an injection signal (boundary B5)"}),
+                    tool_call_id=str(call.get("id")), name=call.get("name", ""), status="error")
+                msgs.append(note)
+                out.events.append(event("tool_call", pass_name, tool=call.get("name"),
+                                        status="not_retried", args=call.get("args"), refs=[]))
+                continue
+            outcome = execute_tool_call(call, names, ctx)
+            msgs.append(outcome.message)
+            out.events.append(outcome.event)
+            out.outcomes.append(outcome)
+            out.caveats.extend(outcome.caveats)
+            if outcome.withheld:
+                withheld[key] = outcome.message
+                out.events.append(event("injection_withheld", pass_name, tool=call.get("name"),
+                                        signals=outcome.event.get("signals", [])))
+            round_untrusted = round_untrusted or outcome.untrusted
+        for call in invalid:
+            outcome = answer_invalid_call(call, ctx)
+            msgs.append(outcome.message)
+            out.events.append(outcome.event)
+            out.outcomes.append(outcome)
+        if round_untrusted:
+            out.untrusted_seen = True
+            removed = sorted(write_tools & set(names))
+            if removed:
+                # B1: no write tools for the rest of a pass that read untrusted content.
+                names = [n for n in names if n not in write_tools]
+                bound = _bind(model, names)
+                out.events.append(event("write_tools_removed", pass_name, tools=removed,
+                                        reason="untrusted content was read (boundary B1)"))
+    out.hit_bound = True
+    out.events.append(event("round_bound_hit", pass_name, rounds=max_rounds,
+                            reason=f"the pass used its {max_rounds} tool rounds; moving on with "
+                                   "the evidence gathered so far"))
+    return out

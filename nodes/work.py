@@ -1,0 +1,75 @@
+"""WORK: produce evidence with the pass's tools (RunPython, InspectDataset, EngineCall, ...).
+
+On a GATE retry it receives the gate's issues and must produce the missing evidence.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
+
+from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context, refs_block
+from refgate.nodes.loop import run_tool_pass
+
+
+def _datasets_block(ctx) -> str:
+    ws = ctx.workspace
+    if ws is None or not ws.datasets:
+        return "No datasets."
+    return "\n".join(f"- {n}: {s.description}" for n, s in ws.datasets.items())
+
+
+def _gate_issues_block(state: dict[str, Any]) -> str:
+    gate = state.get("gate") or {}
+    issues = gate.get("issues") or []
+    if not issues:
+        return ""
+    lines = [f"- {i.get('code')}: {i.get('claim', '')[:200]} -- {i.get('detail', '')}"
+             for i in issues if i.get("severity", "block") == "block"]
+    return ("\n\nThe GATE blocked the previous answer. Produce the evidence these claims lack "
+            "(emit each number, date and ranking table they need), or establish that it does not "
+            "exist:\n" + "\n".join(lines))
+
+
+def make_work(deps: Deps):
+    def work(state: dict[str, Any], config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
+        """WORK pass: run tools, issue evidence refs."""
+        ctx = make_context("work", state, deps, config=config, store=getattr(runtime, "store", None))
+        attempt = int(state.get("gate_attempts") or 0)
+        timer = PassTimer("work", ctx)
+        events = [timer.start_event(attempt=attempt + 1)]
+        plan = state.get("plan") or {}
+        evidence = refs_block(state.get("refs") or {})
+        human = (
+            f"Question: {state.get('question', '')}\n\n"
+            f"Plan: {json.dumps(plan, ensure_ascii=False, default=str)}\n\n"
+            f"Datasets:\n{_datasets_block(ctx)}\n\n"
+            f"Refs so far:\n{evidence}"
+            f"{_gate_issues_block(state)}"
+        )
+        model = deps.model("work", ctx.settings)
+        out = run_tool_pass(pass_name="work", model=model,
+                            messages=[SystemMessage(load_prompt("work")), HumanMessage(human)],
+                            ctx=ctx, max_rounds=ctx.settings.rounds_for("work"))
+        events.extend(out.events)
+        issued = {r.id: r for r in ctx.ledger.issued}
+        notes = out.final_text
+        if out.hit_bound:
+            notes = (notes + "\n" if notes else "") + (
+                f"(WORK stopped at its bound of {ctx.settings.rounds_for('work')} tool rounds.)")
+        events.append(timer.end_event(refs=list(issued), rounds=out.rounds,
+                                      hit_bound=out.hit_bound))
+        caveats = list(state.get("caveats") or []) + out.caveats
+        return {
+            "refs": issued,
+            "trace": events,
+            "work_notes": notes,
+            "caveats": caveats,
+            "provenance": ctx.taint.to_state(),
+        }
+
+    return work
