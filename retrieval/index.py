@@ -1,0 +1,597 @@
+"""``DocumentIndex``: chunks, a FAISS inner-product index on normalised vectors and a BM25 index,
+fused by reciprocal rank, with metadata pre-filters and MMR; persisted to a folder.
+
+Folder layout (``path``)::
+
+    manifest.json        format, embedder spec, chunking parameters, document hashes
+    chunks.parquet       one row per chunk: ids, text, metadata (JSON)
+    vectors.faiss        faiss.IndexFlatIP, row i = chunk i
+    bm25/                bm25s index (stemmed, English stop words removed)
+    embeddings.sqlite    the embeddings cache by content hash (see ``cache.py``)
+
+``load`` reads these files and embeds nothing; the embedding model loads only when a query has
+to be embedded (a BM25-only search never loads it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+from refgate.retrieval.cache import EmbeddingCache
+from refgate.retrieval.chunking import (
+    ENCODING,
+    MAX_TOKENS,
+    MIN_TOKENS,
+    OVERLAP_TOKENS,
+    Chunk,
+    chunk_documents,
+)
+from refgate.retrieval.embeddings import (
+    BATCH_SIZE,
+    default_embeddings,
+    embeddings_from_spec,
+    embeddings_id,
+    embeddings_spec,
+)
+from refgate.retrieval.mmr import RRF_K, mmr_select, rrf_fuse
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+CHUNKS = "chunks.parquet"
+VECTORS = "vectors.faiss"
+BM25_DIR = "bm25"
+CACHE = "embeddings.sqlite"
+
+#: ``progress(stage, done, total)``; stages: "chunk", "embed", "index".
+Progress = Callable[[str, int, int], None]
+SearchMode = Literal["hybrid", "dense", "bm25"]
+
+DEFAULT_LAMBDA = 0.7
+
+
+class DocumentIndexError(RuntimeError):
+    """The index folder is missing, incomplete or from another format."""
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: a chunk, its score and its metadata (doc_id, section, entity, date,
+    source, start/end character offsets, content hash)."""
+
+    doc_id: str
+    chunk_id: str
+    score: float
+    text: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    rank: int = 0
+    dense_score: float | None = None
+    bm25_score: float | None = None
+
+    @property
+    def start(self) -> int:
+        return int(self.metadata.get("start", 0))
+
+    @property
+    def end(self) -> int:
+        return int(self.metadata.get("end", 0))
+
+
+@dataclass(frozen=True)
+class UpdateResult:
+    """What ``build`` / ``update`` did: chunks embedded now vs reused from the cache or index."""
+
+    embedded: int
+    reused: int
+    removed: int = 0
+    chunks: int = 0
+    documents: int = 0
+    added_documents: int = 0
+    changed_documents: int = 0
+    removed_documents: int = 0
+    unchanged_documents: int = 0
+    seconds: float = 0.0
+
+    @property
+    def reuse_rate(self) -> float:
+        """Share of the index's chunks whose vectors were reused (the cache hit rate)."""
+        total = self.embedded + self.reused
+        return self.reused / total if total else 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["reuse_rate"] = self.reuse_rate
+        return d
+
+    def __getitem__(self, key: str) -> Any:  # dict-style access: result["embedded"]
+        return self.to_dict()[key]
+
+
+def _doc_hash(doc: Any) -> str:
+    meta = {k: v for k, v in sorted((doc.metadata or {}).items()) if _jsonable(v)}
+    h = hashlib.sha256((doc.page_content or "").encode("utf-8"))
+    h.update(json.dumps(meta, sort_keys=True, default=str).encode("utf-8"))
+    return h.hexdigest()
+
+
+def _jsonable(v: Any) -> bool:
+    return isinstance(v, str | int | float | bool) or v is None
+
+
+def _normalise(vecs: np.ndarray) -> np.ndarray:
+    vecs = np.asarray(vecs, dtype=np.float32)
+    if vecs.ndim == 1:
+        vecs = vecs[None, :]
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.ascontiguousarray(vecs / norms, dtype=np.float32)
+
+
+def _stemmer() -> Any:
+    try:
+        import Stemmer
+    except ImportError:
+        return None
+    return Stemmer.Stemmer("english")
+
+
+def _bm25_tokens(texts: Sequence[str], stemmer: Any, *, ids: bool) -> Any:
+    import bm25s
+
+    return bm25s.tokenize(
+        list(texts), stopwords="en", stemmer=stemmer, return_ids=ids, show_progress=False
+    )
+
+
+class DocumentIndex:
+    """A persisted hybrid (FAISS + BM25) index over document chunks.
+
+    Build with ``DocumentIndex.build(documents, path)``, reopen with ``DocumentIndex.load(path)``,
+    refresh with ``update(documents)`` (the full current set: new and edited documents are
+    re-chunked, only chunks with new content are embedded, removed documents leave the index).
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        chunks: list[Chunk],
+        index: Any,
+        bm25: Any,
+        embeddings: Embeddings,
+        manifest: dict[str, Any],
+    ) -> None:
+        self.path = Path(path)
+        self.chunks = chunks
+        self.faiss_index = index
+        self.bm25 = bm25
+        self.embeddings = embeddings
+        self.manifest = manifest
+        self.lambda_mult = DEFAULT_LAMBDA
+        self._by_id = {c.chunk_id: i for i, c in enumerate(chunks)}
+        self._filters_cache: dict[str, np.ndarray] = {}
+        self._stem = _stemmer() if manifest.get("bm25", {}).get("stemmer") else None
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def build(
+        cls,
+        documents: Iterable[Any],
+        path: Path | str,
+        *,
+        embeddings: Embeddings | None = None,
+        progress: Progress | None = None,
+        min_tokens: int = MIN_TOKENS,
+        max_tokens: int = MAX_TOKENS,
+        overlap_tokens: int = OVERLAP_TOKENS,
+    ) -> DocumentIndex:
+        """Chunk, embed (reusing the cache beside ``path``) and index ``documents`` at ``path``."""
+        path = Path(path)
+        emb = embeddings if embeddings is not None else default_embeddings()
+        manifest = {
+            "format": FORMAT_VERSION,
+            "embeddings": embeddings_spec(emb),
+            "embeddings_id": embeddings_id(emb),
+            "chunking": {
+                "encoding": ENCODING,
+                "min_tokens": min_tokens,
+                "max_tokens": max_tokens,
+                "overlap_tokens": overlap_tokens,
+            },
+            "bm25": {"stopwords": "en", "stemmer": "english" if _stemmer() else None},
+            "documents": {},
+        }
+        empty = cls(path, [], None, None, emb, manifest)
+        empty._refresh(list(documents), progress=progress, existing=False)
+        return empty
+
+    @classmethod
+    def load(
+        cls,
+        path: Path | str,
+        *,
+        embeddings: Embeddings | None = None,
+        settings: Any = None,
+    ) -> DocumentIndex:
+        """Open a persisted index. Nothing is embedded; the query embedder loads lazily."""
+        import faiss
+        import pyarrow.parquet as pq
+
+        path = Path(path)
+        mpath = path / MANIFEST
+        if not mpath.is_file():
+            raise DocumentIndexError(f"no document index at {path} (missing {MANIFEST})")
+        manifest = json.loads(mpath.read_text(encoding="utf-8"))
+        if manifest.get("format") != FORMAT_VERSION:
+            raise DocumentIndexError(
+                f"{mpath}: index format {manifest.get('format')!r}, expected {FORMAT_VERSION}; "
+                "rebuild it"
+            )
+        if manifest.get("bm25", {}).get("stemmer") and _stemmer() is None:
+            raise DocumentIndexError(
+                f"{path}: the index was built with PyStemmer; install PyStemmer"
+            )
+        emb = embeddings or embeddings_from_spec(manifest["embeddings"], settings)
+        if embeddings is not None and embeddings_id(embeddings) != manifest["embeddings_id"]:
+            raise DocumentIndexError(
+                f"{path}: built with embeddings {manifest['embeddings_id']}, "
+                f"not {embeddings_id(embeddings)}"
+            )
+        table = pq.read_table(path / CHUNKS).to_pydict()
+        chunks = [
+            Chunk(cid, did, text, int(m["start"]), int(m["end"]), m)
+            for cid, did, text, m in zip(
+                table["chunk_id"],
+                table["doc_id"],
+                table["text"],
+                (json.loads(s) for s in table["metadata"]),
+                strict=True,
+            )
+        ]
+        index = faiss.read_index(str(path / VECTORS)) if chunks else None
+        bm25 = None
+        if chunks:
+            import bm25s
+
+            bm25 = bm25s.BM25.load(str(path / BM25_DIR), show_progress=False)
+        return cls(path, chunks, index, bm25, emb, manifest)
+
+    def update(self, documents: Iterable[Any], *, progress: Progress | None = None) -> UpdateResult:
+        """Bring the index to exactly ``documents``; returns chunks embedded vs reused."""
+        return self._refresh(list(documents), progress=progress, existing=True)
+
+    def _refresh(
+        self, docs: list[Any], *, progress: Progress | None, existing: bool
+    ) -> UpdateResult:
+        import faiss
+
+        t0 = time.perf_counter()
+        say = progress or (lambda stage, done, total: None)
+        cfg = self.manifest["chunking"]
+        old_hashes: dict[str, str] = dict(self.manifest.get("documents", {}))
+        old_by_doc: dict[str, list[Chunk]] = {}
+        for c in self.chunks:
+            old_by_doc.setdefault(c.doc_id, []).append(c)
+
+        # 1. chunk new and changed documents; keep unchanged documents' chunks
+        new_hashes: dict[str, str] = {}
+        chunks: list[Chunk] = []
+        added = changed = unchanged = 0
+        say("chunk", 0, len(docs))
+        for n, doc in enumerate(docs, start=1):
+            doc_id = str((doc.metadata or {}).get("doc_id") or "")
+            if not doc_id:
+                raise ValueError("every document needs metadata['doc_id']")
+            if doc_id in new_hashes:
+                raise ValueError(f"duplicate doc_id {doc_id!r}")
+            h = _doc_hash(doc)
+            new_hashes[doc_id] = h
+            if existing and old_hashes.get(doc_id) == h and doc_id in old_by_doc:
+                chunks.extend(old_by_doc[doc_id])
+                unchanged += 1
+            else:
+                chunks.extend(
+                    chunk_documents(
+                        [doc],
+                        min_tokens=cfg["min_tokens"],
+                        max_tokens=cfg["max_tokens"],
+                        overlap_tokens=cfg["overlap_tokens"],
+                    )
+                )
+                if doc_id in old_hashes:
+                    changed += 1
+                else:
+                    added += 1
+            say("chunk", n, len(docs))
+        removed_docs = len(set(old_hashes) - set(new_hashes))
+
+        # 2. vectors: from the current index, else the cache, else embed (batches of 100)
+        model_id = self.manifest["embeddings_id"]
+        hashes = [c.content_hash for c in chunks]
+        have: dict[str, np.ndarray] = {}
+        if existing and self.chunks and self.faiss_index is not None:
+            current = self.faiss_index.reconstruct_n(0, self.faiss_index.ntotal)
+            wanted = set(hashes)
+            for c, vec in zip(self.chunks, current, strict=True):
+                if c.content_hash in wanted:
+                    have[c.content_hash] = vec
+        self.path.mkdir(parents=True, exist_ok=True)
+        with EmbeddingCache(self.path / CACHE) as cache:
+            missing_from_index = [h for h in dict.fromkeys(hashes) if h not in have]
+            have.update(cache.get_many(model_id, missing_from_index))
+            todo: dict[str, str] = {}
+            for c in chunks:
+                if c.content_hash not in have:
+                    todo.setdefault(c.content_hash, c.text)
+            items = list(todo.items())
+            say("embed", 0, len(items))
+            for i in range(0, len(items), BATCH_SIZE):
+                batch = items[i : i + BATCH_SIZE]
+                vecs = _normalise(
+                    np.asarray(self.embeddings.embed_documents([t for _, t in batch]))
+                )
+                fresh = [(h, v) for (h, _), v in zip(batch, vecs, strict=True)]
+                cache.put_many(model_id, fresh)
+                have.update(fresh)
+                say("embed", min(i + BATCH_SIZE, len(items)), len(items))
+            cache.prune(model_id, hashes)
+        embedded_set = set(todo)
+        embedded = sum(1 for h in hashes if h in embedded_set)
+        reused = len(hashes) - embedded
+
+        # 3. indexes
+        say("index", 0, 1)
+        if chunks:
+            mat = _normalise(np.stack([have[h] for h in hashes]))
+            index = faiss.IndexFlatIP(mat.shape[1])
+            index.add(mat)
+            self.manifest["dimension"] = int(mat.shape[1])
+            bm25 = self._build_bm25([c.text for c in chunks])
+        else:
+            index, bm25 = None, None
+        old_ids = {c.chunk_id for c in self.chunks}
+        removed_chunks = len(old_ids - {c.chunk_id for c in chunks}) if existing else 0
+        self.chunks, self.faiss_index, self.bm25 = chunks, index, bm25
+        self._by_id = {c.chunk_id: i for i, c in enumerate(chunks)}
+        self._filters_cache = {}
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        self.manifest.setdefault("built_at", now)
+        self.manifest["updated_at"] = now
+        self.manifest["documents"] = new_hashes
+        self.manifest["chunk_count"] = len(chunks)
+        self._save()
+        say("index", 1, 1)
+        return UpdateResult(
+            embedded=embedded,
+            reused=reused,
+            removed=removed_chunks,
+            chunks=len(chunks),
+            documents=len(new_hashes),
+            added_documents=added,
+            changed_documents=changed,
+            removed_documents=removed_docs,
+            unchanged_documents=unchanged,
+            seconds=time.perf_counter() - t0,
+        )
+
+    def _build_bm25(self, texts: Sequence[str]) -> Any:
+        import bm25s
+
+        stem = _stemmer() if self.manifest["bm25"].get("stemmer") else None
+        self._stem = stem
+        model = bm25s.BM25()
+        model.index(_bm25_tokens(texts, stem, ids=True), show_progress=False)
+        return model
+
+    def _save(self) -> None:
+        import faiss
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        p = self.path
+        p.mkdir(parents=True, exist_ok=True)
+        table = pa.table(
+            {
+                "chunk_id": [c.chunk_id for c in self.chunks],
+                "doc_id": [c.doc_id for c in self.chunks],
+                "text": [c.text for c in self.chunks],
+                "metadata": [json.dumps(c.metadata, ensure_ascii=False) for c in self.chunks],
+            },
+            schema=pa.schema(
+                [
+                    ("chunk_id", pa.string()),
+                    ("doc_id", pa.string()),
+                    ("text", pa.string()),
+                    ("metadata", pa.string()),
+                ]
+            ),
+        )
+        pq.write_table(table, p / (CHUNKS + ".tmp"))
+        os.replace(p / (CHUNKS + ".tmp"), p / CHUNKS)
+        if self.faiss_index is not None:
+            faiss.write_index(self.faiss_index, str(p / (VECTORS + ".tmp")))
+            os.replace(p / (VECTORS + ".tmp"), p / VECTORS)
+            tmp = p / (BM25_DIR + ".tmp")
+            shutil.rmtree(tmp, ignore_errors=True)
+            self.bm25.save(str(tmp), show_progress=False)
+            shutil.rmtree(p / BM25_DIR, ignore_errors=True)
+            os.replace(tmp, p / BM25_DIR)
+        else:
+            (p / VECTORS).unlink(missing_ok=True)
+            shutil.rmtree(p / BM25_DIR, ignore_errors=True)
+        (p / (MANIFEST + ".tmp")).write_text(json.dumps(self.manifest, indent=1), encoding="utf-8")
+        os.replace(p / (MANIFEST + ".tmp"), p / MANIFEST)
+
+    # ------------------------------------------------------------------ reading
+
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+    @property
+    def doc_ids(self) -> list[str]:
+        return list(self.manifest.get("documents", {}))
+
+    def get_chunk(self, chunk_id: str) -> Chunk | None:
+        i = self._by_id.get(chunk_id)
+        return None if i is None else self.chunks[i]
+
+    def _column(self, key: str) -> np.ndarray:
+        col = self._filters_cache.get(key)
+        if col is None:
+            col = np.array(
+                [
+                    "" if c.metadata.get(key) is None else str(c.metadata.get(key))
+                    for c in self.chunks
+                ],
+                dtype=object,
+            )
+            self._filters_cache[key] = col
+        return col
+
+    def filter_mask(self, filters: Mapping[str, Any] | None) -> np.ndarray | None:
+        """Boolean mask of chunks passing ``filters`` (None = no filter).
+
+        Keys: ``doc_id``, ``entity`` (a value or a list of values), ``date_from`` / ``date_to``
+        (ISO dates, inclusive; ``date`` may also be ``{"from": ..., "to": ...}`` or a pair);
+        any other key is an equality test on the chunk metadata.
+        """
+        if not filters:
+            return None
+        mask = np.ones(len(self.chunks), dtype=bool)
+        date_from = filters.get("date_from")
+        date_to = filters.get("date_to")
+        for key, value in filters.items():
+            if value is None or key in ("date_from", "date_to"):
+                continue
+            if key == "date" and isinstance(value, Mapping):
+                date_from = value.get("from", date_from)
+                date_to = value.get("to", date_to)
+                continue
+            if key == "date" and isinstance(value, list | tuple) and len(value) == 2:
+                date_from, date_to = value
+                continue
+            allowed = (
+                {str(v) for v in value} if isinstance(value, list | tuple | set) else {str(value)}
+            )
+            mask &= np.isin(self._column(key), list(allowed))
+        if date_from or date_to:
+            dates = self._column("date")
+            ok = dates != ""
+            if date_from:
+                ok &= dates >= str(date_from)[:10]
+            if date_to:
+                ok &= dates <= str(date_to)[:10]
+            mask &= ok.astype(bool)
+        return mask
+
+    def _dense(self, qvec: np.ndarray, n: int, mask: np.ndarray | None) -> list[tuple[int, float]]:
+        import faiss
+
+        if self.faiss_index is None or n <= 0:
+            return []
+        params = None
+        if mask is not None:
+            ids = np.flatnonzero(mask).astype(np.int64)
+            if len(ids) == 0:
+                return []
+            params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(ids))
+            n = min(n, len(ids))
+        n = min(n, self.faiss_index.ntotal)
+        scores, rows = self.faiss_index.search(qvec, n, params=params)
+        return [(int(r), float(s)) for r, s in zip(rows[0], scores[0], strict=True) if r >= 0]
+
+    def _bm25(self, query: str, n: int, mask: np.ndarray | None) -> list[tuple[int, float]]:
+        if self.bm25 is None or n <= 0:
+            return []
+        tokens = _bm25_tokens([query], self._stem, ids=False)[0]
+        if not tokens:
+            return []
+        scores = np.asarray(self.bm25.get_scores(tokens), dtype=np.float32)
+        if mask is not None:
+            scores = np.where(mask, scores, 0.0)
+        n = min(n, int(np.count_nonzero(scores > 0)))
+        if n == 0:
+            return []
+        top = np.argpartition(-scores, n - 1)[:n]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(int(r), float(scores[r])) for r in top]
+
+    def embed_query(self, query: str) -> np.ndarray:
+        return _normalise(np.asarray(self.embeddings.embed_query(query), dtype=np.float32))
+
+    def search(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        filters: Mapping[str, Any] | None = None,
+        mmr: bool = True,
+        mode: SearchMode = "hybrid",
+        lambda_mult: float | None = None,
+        fetch_k: int | None = None,
+    ) -> list[Hit]:
+        """The ``k`` best chunks for ``query``.
+
+        Filters are applied before ranking. ``mode="hybrid"`` fuses FAISS and BM25 rankings by
+        reciprocal rank (``score`` = the fused RRF score); ``"dense"`` / ``"bm25"`` use one of
+        them (``score`` = cosine / BM25). With ``mmr`` the ``k`` hits are picked from the
+        ``fetch_k`` best candidates by maximal marginal relevance (``lambda_mult``, default 0.7).
+        """
+        if k <= 0 or not self.chunks or not query.strip():
+            return []
+        if mode not in ("hybrid", "dense", "bm25"):
+            raise ValueError(f"mode must be hybrid, dense or bm25, not {mode!r}")
+        lam = self.lambda_mult if lambda_mult is None else lambda_mult
+        fetch = max(fetch_k or 4 * k, k)
+        mask = self.filter_mask(filters)
+        if mask is not None and not mask.any():
+            return []
+        dense: list[tuple[int, float]] = []
+        lexical: list[tuple[int, float]] = []
+        if mode in ("hybrid", "dense"):
+            dense = self._dense(self.embed_query(query), fetch, mask)
+        if mode in ("hybrid", "bm25"):
+            lexical = self._bm25(query, fetch, mask)
+        dense_s = dict(dense)
+        bm25_s = dict(lexical)
+        if mode == "hybrid":
+            ranked = rrf_fuse([[r for r, _ in dense], [r for r, _ in lexical]], k=RRF_K)[:fetch]
+        elif mode == "dense":
+            ranked = dense
+        else:
+            ranked = lexical
+        if not ranked:
+            return []
+        rows = [r for r, _ in ranked]
+        rel = np.array([s for _, s in ranked], dtype=np.float64)
+        if mmr and len(rows) > 1 and self.faiss_index is not None:
+            vecs = np.stack([self.faiss_index.reconstruct(int(r)) for r in rows])
+            order = mmr_select(np.clip(rel, 0.0, None), vecs, k, lambda_mult=lam)
+        else:
+            order = list(range(min(k, len(rows))))
+        hits = []
+        for rank, i in enumerate(order, start=1):
+            c = self.chunks[rows[i]]
+            hits.append(
+                Hit(
+                    doc_id=c.doc_id,
+                    chunk_id=c.chunk_id,
+                    score=float(rel[i]),
+                    text=c.text,
+                    metadata=dict(c.metadata),
+                    rank=rank,
+                    dense_score=dense_s.get(rows[i]),
+                    bm25_score=bm25_s.get(rows[i]),
+                )
+            )
+        return hits
