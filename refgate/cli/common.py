@@ -1,0 +1,59 @@
+"""Helpers shared by the CLI commands: workspace resolution, settings, JSON output."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from refgate.cli.app import EXIT_CONFIG, err_console
+from refgate.config import ConfigError, Settings, load_settings
+from refgate.workspace import Workspace, WorkspaceError, load_workspace
+
+#: The sample workspace shipped with the repository (the README's main job runs on it).
+SAMPLE_WORKSPACE = Path(__file__).resolve().parents[2] / "examples" / "us-macro"
+
+
+def default_workspace_path() -> Path:
+    """The current folder when it holds a refgate.toml, else the sample workspace."""
+    cwd = Path.cwd()
+    if (cwd / "refgate.toml").is_file():
+        return cwd
+    return SAMPLE_WORKSPACE
+
+
+def open_workspace(path: Path | None) -> Workspace:
+    """Load the workspace or exit with code 2 and a clear message."""
+    try:
+        return load_workspace(path or default_workspace_path())
+    except WorkspaceError as exc:
+        err_console.print(f"[red]workspace error:[/red] {exc}")
+        raise typer.Exit(EXIT_CONFIG) from exc
+
+
+def open_settings(workspace: Workspace | None, **overrides: Any) -> Settings:
+    """Settings from the environment and the workspace, or exit 2 with the problem named."""
+    try:
+        settings = load_settings(os.environ, workspace.settings if workspace else None)
+    except ConfigError as exc:
+        err_console.print(f"[red]configuration error:[/red] {exc}")
+        raise typer.Exit(EXIT_CONFIG) from exc
+    return settings.with_overrides(**overrides)
+
+
+def to_jsonable(value: Any) -> Any:
+    """Refs and other pydantic models to plain JSON values."""
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    return value
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(to_jsonable(value), ensure_ascii=False, default=str, indent=2)

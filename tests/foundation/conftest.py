@@ -1,0 +1,31 @@
+import sys
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from foundation_helpers import evidence_spec  # noqa: E402
+
+from refgate.config import Settings  # noqa: E402
+from refgate.tools.registry import override_tool  # noqa: E402
+
+
+@pytest.fixture
+def settings() -> Settings:
+    """Settings that never reach a network model (tests inject scripted models)."""
+    return Settings(model="scripted", api_key="test-key", work_max_rounds=4, max_rounds=3)
+
+
+@pytest.fixture
+def gdp_tool():
+    """RunPython replaced by a scripted evidence tool issuing realgdp = 12990.341 (billion USD)."""
+    spec = evidence_spec({"realgdp": 12990.341})
+    with override_tool(spec):
+        yield spec
+
+
+@pytest.fixture
+def saver():
+    return InMemorySaver()

@@ -1,0 +1,80 @@
+import re
+
+import pytest
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import START, StateGraph
+from pydantic import ValidationError
+
+from refgate.graph.state import WorkbenchState
+from refgate.refs import ID_HEX_LEN, KIND_PREFIX, REF_KINDS, Ref, RefLedger, merge_refs, new_ref_id
+
+
+def test_only_id_kind_payload_are_required():
+    ref = Ref(id="val_0123456789", kind="valueRef", payload={"values": {"x": 1}})
+    assert ref.source_type == "internal" and ref.title == "" and ref.created_by == ""
+    with pytest.raises(ValidationError):
+        Ref(id="val_0123456789", kind="valueRef")  # type: ignore[call-arg]
+    with pytest.raises(ValidationError):
+        Ref(id="x", kind="noSuchRef", payload={})
+
+
+def test_refs_are_immutable():
+    ref = Ref.new("valueRef", {"values": {"x": 1}})
+    with pytest.raises(ValidationError):
+        ref.title = "changed"  # type: ignore[misc]
+
+
+def test_ids_are_short_typed_and_do_not_collide():
+    ids = {new_ref_id("valueRef") for _ in range(20000)}
+    assert len(ids) == 20000
+    assert all(re.fullmatch(rf"val_[0-9a-f]{{{ID_HEX_LEN}}}", i) for i in ids)
+    assert set(KIND_PREFIX) == set(REF_KINDS)
+    with pytest.raises(ValueError, match="unknown ref kind"):
+        new_ref_id("nope")
+
+
+def test_ids_that_cannot_be_cited_are_rejected():
+    with pytest.raises(ValidationError, match="cannot be cited"):
+        Ref(id="a b", kind="valueRef", payload={})
+
+
+def test_merge_reducer_unions_and_refuses_clashes():
+    a = Ref.new("valueRef", {"values": {"x": 1}})
+    b = Ref.new("dateRef", {"date": "2008-12-16"})
+    merged = merge_refs({a.id: a}, [b.model_dump()])
+    assert set(merged) == {a.id, b.id} and isinstance(merged[b.id], Ref)
+    clash = Ref(id=a.id, kind="valueRef", payload={"values": {"x": 2}})
+    with pytest.raises(ValueError, match="clash"):
+        merge_refs(merged, {clash.id: clash})
+
+
+def test_ledger_redraws_a_clashing_id():
+    a = Ref.new("valueRef", {"values": {"x": 1}})
+    ledger = RefLedger({a.id: a})
+    other = Ref(id=a.id, kind="valueRef", payload={"values": {"x": 2}})
+    added = ledger.add(other)
+    assert added.id != a.id and added.payload == other.payload and len(ledger) == 2
+
+
+def test_refs_survive_a_sqlite_checkpoint_round_trip(tmp_path):
+    external = Ref.new("docRef", {"doc_id": "20081216", "excerpt": "0 to 1/4 percent"},
+                       title="FOMC statement", source="documents/20081216.txt",
+                       source_type="external", created_by="work/EngineCall")
+    value = Ref.new("valueRef", {"values": {"tbilrate": 0.12}, "units": {"tbilrate": "%"},
+                                 "period": "2008Q4"}, source_type="internal", created_by="work")
+
+    def issue(state):
+        return {"refs": {external.id: external, value.id: value}}
+
+    builder = StateGraph(WorkbenchState)
+    builder.add_node("issue", issue)
+    builder.add_edge(START, "issue")
+    path = tmp_path / "cp.sqlite"
+    config = {"configurable": {"thread_id": "t"}}
+    with SqliteSaver.from_conn_string(str(path)) as saver:
+        builder.compile(checkpointer=saver).invoke({"question": "q"}, config)
+    with SqliteSaver.from_conn_string(str(path)) as saver:  # a fresh connection: real reload
+        refs = builder.compile(checkpointer=saver).get_state(config).values["refs"]
+    assert refs[external.id] == external
+    assert refs[external.id].source_type == "external"
+    assert refs[value.id].model_dump() == value.model_dump()
