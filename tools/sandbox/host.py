@@ -1,0 +1,606 @@
+"""Host side of the sandbox: starts warm workers (bubblewrap or rlimits-only) and runs calls.
+
+A ``Worker`` is one warm template process for one set of datasets. ``Worker.run`` hands it a
+private channel (a socketpair) plus stdout/stderr pipes for one call, serves the call's channel
+requests (``emit``, ``engine``, ``result``) through a handler, caps the output it keeps, and
+returns a ``RawRun``. ``get_worker`` keeps a small pool of warm workers keyed by mode and datasets
+(file path, size and mtime, so an edited file starts a fresh worker).
+
+What the bubblewrap sandbox sees: ``/usr`` (and the ``/bin``, ``/lib*`` links), the Python
+installation(s) the project's interpreter needs (its venv and base prefix), the worker script,
+each dataset file read-only at ``/workspace/datasets/<name>.<ext>``, a fresh ``/proc`` and
+``/dev``, and a size-capped ``/tmp`` holding the per-call scratch dir. No network (its own empty
+network namespace), its own PID/IPC/UTS namespaces, no inherited environment; ``/`` is
+remounted read-only. Calls run as an unprivileged uid when the host runs as root.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import select
+import shutil
+import socket
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from refgate.tools.sandbox.worker import FrameReader, ProtocolError, send_frame
+
+WORKER_SCRIPT = Path(__file__).with_name("worker.py")
+SANDBOX_ROOT = "/workspace"
+MODES = ("bwrap", "rlimits")
+NOBODY = 65534
+
+#: Datasets at most this large are parsed once in the warm template (shared copy-on-write).
+PRELOAD_MAX_BYTES = 32 << 20
+
+
+class SandboxError(RuntimeError):
+    """The sandbox could not run the call (not a failure of the code itself)."""
+
+
+class SandboxUnavailable(SandboxError):
+    """The requested isolation is not available here; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-call resource limits."""
+
+    memory_mb: int = 2048  # RLIMIT_AS of the call's process (the template is ~350 MB of it)
+    extra_processes: int = 64  # RLIMIT_NPROC headroom above what the uid already runs
+    file_mb: int = 64  # RLIMIT_FSIZE: largest file the code may write
+    open_files: int = 256  # RLIMIT_NOFILE
+    scratch_mb: int = 256  # size of the tmpfs holding the scratch dirs (bubblewrap)
+    output_bytes: int = 64 * 1024  # stdout/stderr kept per stream; the rest is counted, dropped
+
+
+@dataclass(frozen=True)
+class DatasetMount:
+    name: str
+    path: Path
+    format: str = "csv"
+    date_columns: tuple[str, ...] = ()
+    columns: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def fingerprint(self) -> tuple:
+        try:
+            st = self.path.stat()
+            stamp: tuple = (st.st_size, st.st_mtime_ns)
+        except OSError:
+            stamp = (None, None)
+        return (self.name, str(self.path), self.format, self.date_columns, *stamp)
+
+
+@dataclass
+class RawRun:
+    """What one call produced, before refs are issued."""
+
+    ok: bool
+    error: str | None
+    stdout: str
+    stderr: str
+    stdout_bytes: int
+    stderr_bytes: int
+    duration: float
+    timed_out: bool = False
+    returncode: int | None = None
+    tampered: bool = False
+    maxrss_kb: int = 0
+    cpu_s: float = 0.0
+
+
+def find_bwrap() -> str | None:
+    return shutil.which("bwrap")
+
+
+def _mode_refusal() -> str:
+    return (
+        "RunPython refuses to run: bubblewrap (bwrap) is not installed, so the code cannot be "
+        "isolated. Install it (Debian/Ubuntu: apt-get install bubblewrap), or set "
+        "REFGATE_SANDBOX=rlimits to accept a weaker sandbox (a separate process with rlimits, a "
+        "scrubbed environment and a timeout, but no filesystem or network isolation)."
+    )
+
+
+def _python_roots() -> list[str]:
+    """Folders the interpreter needs: the venv, its base installation, the real executable's."""
+    roots: list[str] = []
+    exe = Path(os.path.realpath(sys.executable))
+    candidates = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
+    candidates.append(str(exe.parent.parent))
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        with contextlib.suppress(KeyError):
+            candidates.append(sysconfig.get_paths()[key])
+    for cand in candidates:
+        real = os.path.realpath(cand)
+        if real in ("/", "/usr") or real.startswith("/usr/"):
+            continue  # /usr is bound as a whole
+        if not any(real == r or real.startswith(r + os.sep) for r in roots):
+            roots = [r for r in roots if not r.startswith(real + os.sep)] + [real]
+    home = os.path.realpath(os.path.expanduser("~"))
+    for root in roots:
+        if root in (home, "/", os.path.realpath("/root")):
+            raise SandboxUnavailable(
+                f"the Python installation lives at {root}; binding it would expose the whole "
+                "home directory. Use a virtualenv or a Python installed outside the home folder."
+            )
+    return roots
+
+
+def _system_binds() -> list[str]:
+    args: list[str] = ["--ro-bind", "/usr", "/usr"]
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    for etc in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime"):
+        if os.path.exists(etc):
+            args += ["--ro-bind", etc, etc]
+    return args
+
+
+def sandbox_path(mount: DatasetMount) -> str:
+    suffix = mount.path.suffix.lower() or ".csv"
+    return f"{SANDBOX_ROOT}/datasets/{mount.name}{suffix}"
+
+
+_THREAD_ENV = {
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+    # pyarrow's jemalloc would start a background thread; a template must be single-threaded
+    # to fork safely.
+    "JE_ARROW_MALLOC_CONF": "background_thread:false",
+    "LANG": "C.UTF-8",
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "MPLBACKEND": "Agg",
+}
+
+
+def _count_uid_processes(uid: int) -> int:
+    count = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    count += 1
+            except OSError:
+                continue
+    return count
+
+
+class Worker:
+    """One warm sandbox template process."""
+
+    def __init__(
+        self,
+        mode: str = "bwrap",
+        datasets: Iterable[DatasetMount] = (),
+        limits: Limits | None = None,
+    ) -> None:
+        if mode not in MODES:
+            raise SandboxError(f"unknown sandbox mode {mode!r}; expected 'bwrap' or 'rlimits'")
+        self.mode = mode
+        self.datasets = tuple(datasets)
+        self.limits = limits or Limits()
+        self.proc: subprocess.Popen | None = None
+        self.sock: socket.socket | None = None
+        self.reader: FrameReader | None = None
+        self.ready: dict[str, Any] = {}
+        self.start_seconds = 0.0
+        self._lock = threading.Lock()
+        self._log = bytearray()
+        self._scratch_base: str | None = None
+        self.uid: int | None = NOBODY if os.geteuid() == 0 else None
+        self.calls = 0
+
+    # ----------------------------------------------------------------- lifecycle
+
+    def _command(self, fd: int) -> list[str]:
+        python = sys.executable
+        if self.mode == "rlimits":
+            return [python, "-I", str(WORKER_SCRIPT)]
+        bwrap = find_bwrap()
+        if bwrap is None:
+            raise SandboxUnavailable(_mode_refusal())
+        cmd = [
+            bwrap,
+            "--unshare-net",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--die-with-parent",
+            "--new-session",
+            "--clearenv",
+            "--hostname",
+            "sandbox",
+        ]
+        for key, value in _THREAD_ENV.items():
+            cmd += ["--setenv", key, value]
+        cmd += ["--setenv", "REFGATE_SANDBOX_FD", str(fd)]
+        cmd += _system_binds()
+        for root in _python_roots():
+            cmd += ["--ro-bind", root, root]
+        cmd += ["--ro-bind", str(WORKER_SCRIPT), f"{SANDBOX_ROOT}/worker.py"]
+        for mount in self.datasets:
+            cmd += ["--ro-bind", str(mount.path), sandbox_path(mount)]
+        cmd += ["--proc", "/proc", "--dev", "/dev"]
+        cmd += ["--size", str(self.limits.scratch_mb << 20), "--tmpfs", "/tmp"]
+        cmd += ["--remount-ro", "/", "--chdir", "/tmp"]
+        cmd += ["--", python, "-I", f"{SANDBOX_ROOT}/worker.py"]
+        return cmd
+
+    def start(self, timeout: float = 30.0) -> None:
+        t0 = time.perf_counter()
+        host_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            cmd = self._command(child_sock.fileno())
+        except SandboxError:
+            host_sock.close()
+            child_sock.close()
+            raise
+        env = dict(_THREAD_ENV)
+        env["REFGATE_SANDBOX_FD"] = str(child_sock.fileno())
+        cwd = None
+        if self.mode == "rlimits":
+            self._scratch_base = tempfile.mkdtemp(prefix="refgate-sandbox-")
+            if self.uid is not None:
+                os.chown(self._scratch_base, 0, 0)
+                os.chmod(self._scratch_base, 0o711)
+            cwd = self._scratch_base
+        try:
+            self.proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                pass_fds=(child_sock.fileno(),),
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            host_sock.close()
+            child_sock.close()
+            raise SandboxUnavailable(f"cannot start the sandbox ({cmd[0]}): {exc}") from exc
+        child_sock.close()
+        threading.Thread(target=self._drain_log, daemon=True).start()
+        self.sock = host_sock
+        self.reader = FrameReader(host_sock)
+        init = {
+            "op": "init",
+            "uid": self.uid,
+            "gid": self.uid,
+            "pidns": self.mode == "bwrap",
+            "scratch_base": "/tmp" if self.mode == "bwrap" else self._scratch_base,
+            "datasets": {
+                m.name: {
+                    "path": sandbox_path(m) if self.mode == "bwrap" else str(m.path),
+                    "format": m.format,
+                    "date_columns": list(m.date_columns),
+                    "preload": _size(m.path) <= PRELOAD_MAX_BYTES,
+                    "columns": {k: dict(v) for k, v in m.columns.items()},
+                }
+                for m in self.datasets
+            },
+        }
+        try:
+            send_frame(host_sock, init)
+            ready = self.reader.read(timeout)
+        except OSError:
+            ready = None
+        if not ready or ready.get("op") != "ready":
+            detail = ready.get("error") if ready else None
+            self.close()
+            log = self.log_tail()
+            hint = ""
+            if self.mode == "bwrap":
+                hint = (
+                    " If bubblewrap cannot create namespaces here, set REFGATE_SANDBOX=rlimits "
+                    "for the weaker rlimits-only sandbox."
+                )
+            raise SandboxUnavailable(
+                f"the {self.mode} sandbox failed to start"
+                + (f": {detail}" if detail else "")
+                + (f"\n{log}" if log else "")
+                + hint
+            )
+        self.ready = ready
+        self.start_seconds = time.perf_counter() - t0
+
+    def _drain_log(self) -> None:
+        proc = self.proc
+        if proc is None or proc.stdout is None:
+            return
+        for chunk in iter(lambda: proc.stdout.read1(4096), b""):
+            self._log += chunk
+            if len(self._log) > 16384:
+                del self._log[:-8192]
+
+    def log_tail(self) -> str:
+        return bytes(self._log[-4000:]).decode("utf-8", "replace").strip()
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None and self.sock is not None
+
+    def close(self) -> None:
+        if self.sock is not None:
+            with contextlib.suppress(OSError):
+                send_frame(self.sock, {"op": "stop"})
+            self.sock.close()
+            self.sock = None
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self.proc.pid, 9)
+                self.proc.wait(timeout=5)
+            self.proc = None
+        if self._scratch_base:
+            shutil.rmtree(self._scratch_base, ignore_errors=True)
+            self._scratch_base = None
+
+    def stats(self) -> dict[str, Any]:
+        """The template's memory (``rss_kb``, ``hwm_kb``) and the calls' peak (``children_maxrss_kb``)."""
+        with self._lock:
+            if not self.alive:
+                raise SandboxError("the sandbox worker is not running")
+            send_frame(self.sock, {"op": "ping"})
+            reply = self.reader.read(10)
+        if not reply:
+            raise SandboxError("the sandbox worker did not answer")
+        return reply
+
+    # ----------------------------------------------------------------- one call
+
+    def run(
+        self,
+        code: str,
+        *,
+        timeout: float,
+        handler: Callable[[dict[str, Any]], dict[str, Any]],
+        capabilities: list[dict[str, str]] | None = None,
+    ) -> RawRun:
+        """Run ``code`` in a fresh child; ``handler`` answers each ``emit``/``engine`` request."""
+        with self._lock:
+            if not self.alive:
+                raise SandboxError("the sandbox worker is not running")
+            self.calls += 1
+            return self._run_locked(code, timeout, handler, capabilities or [])
+
+    def _limits_frame(self, timeout: float) -> dict[str, Any]:
+        lim = self.limits
+        cpu = int(timeout) + 1
+        nproc_base = _count_uid_processes(self.uid if self.uid is not None else os.getuid())
+        return {
+            "cpu": [cpu, cpu + 1],
+            "as": lim.memory_mb << 20,
+            "fsize": lim.file_mb << 20,
+            "nofile": lim.open_files,
+            "nproc": nproc_base + lim.extra_processes,
+        }
+
+    def _run_locked(self, code, timeout, handler, capabilities) -> RawRun:
+        assert self.sock is not None and self.reader is not None
+        host_chan, child_chan = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        request = {
+            "op": "run",
+            "id": self.calls,
+            "code": code,
+            "timeout": timeout,
+            "limits": self._limits_frame(timeout),
+            "capabilities": capabilities,
+        }
+        t0 = time.monotonic()
+        try:
+            send_frame(self.sock, request, fds=(child_chan.fileno(), out_w, err_w))
+        except OSError as exc:
+            for fd in (out_r, out_w, err_r, err_w):
+                os.close(fd)
+            host_chan.close()
+            child_chan.close()
+            self.close()
+            raise SandboxError(f"the sandbox worker is gone: {exc}") from exc
+        child_chan.close()
+        os.close(out_w)
+        os.close(err_w)
+
+        cap = self.limits.output_bytes
+        outputs = {out_r: bytearray(), err_r: bytearray()}
+        totals = {out_r: 0, err_r: 0}
+        chan_reader = FrameReader(host_chan)
+        result: dict[str, Any] | None = None
+        exit_frame: dict[str, Any] | None = None
+        protocol_error: str | None = None
+        open_fds = {out_r, err_r, host_chan.fileno()}
+        backstop = t0 + timeout + 10.0
+        exit_seen_at: float | None = None
+        try:
+            while True:
+                if exit_frame is not None and (
+                    not (open_fds - {host_chan.fileno()})
+                    or time.monotonic() - (exit_seen_at or 0) > 1.0
+                ):
+                    break
+                if time.monotonic() > backstop:
+                    self.close()
+                    raise SandboxError("the sandbox worker stopped responding and was restarted")
+                watch = [self.sock, *open_fds]
+                ready, _, _ = select.select(watch, [], [], 0.25)
+                for fd in ready:
+                    if fd is self.sock:
+                        if not self.reader.feed():
+                            self.close()
+                            raise SandboxError("the sandbox worker died during the call")
+                        frame = self.reader.pop()
+                        if frame is not None and frame.get("op") == "exit":
+                            exit_frame = frame
+                            exit_seen_at = time.monotonic()
+                    elif fd == host_chan.fileno():
+                        try:
+                            more = chan_reader.feed()
+                        except OSError:
+                            more = False
+                        if not more:
+                            open_fds.discard(fd)
+                            continue
+                        try:
+                            while (msg := chan_reader.pop()) is not None:
+                                op = msg.get("op") if isinstance(msg, dict) else None
+                                if op == "result":
+                                    result = msg
+                                elif op in ("emit", "engine"):
+                                    reply = handler(msg)
+                                    try:
+                                        send_frame(host_chan, reply)
+                                    except (OSError, ValueError) as exc:
+                                        send_frame(
+                                            host_chan,
+                                            {"ok": False, "error": f"reply not sendable: {exc}"},
+                                        )
+                                else:
+                                    raise ProtocolError(f"unknown request {op!r}")
+                        except ProtocolError as exc:
+                            protocol_error = str(exc)
+                            open_fds.discard(fd)
+                            send_frame(self.sock, {"op": "kill"})
+                    else:
+                        chunk = os.read(fd, 65536)
+                        if not chunk:
+                            open_fds.discard(fd)
+                            continue
+                        totals[fd] += len(chunk)
+                        room = cap - len(outputs[fd])
+                        if room > 0:
+                            outputs[fd] += chunk[:room]
+        finally:
+            for fd in (out_r, err_r):
+                os.close(fd)
+            host_chan.close()
+
+        def text(fd: int) -> str:
+            body = bytes(outputs[fd]).decode("utf-8", "replace")
+            if totals[fd] > len(outputs[fd]):
+                body += f"\n[... output truncated: {totals[fd]} bytes in total, first {cap} kept]"
+            return body
+
+        stdout, stderr = text(out_r), text(err_r)
+        rc = exit_frame.get("returncode")
+        timed_out = bool(exit_frame.get("timed_out"))
+        ok = bool(result and result.get("ok")) and rc == 0 and not protocol_error
+        error: str | None = None
+        if timed_out:
+            error = f"timed out after {timeout:g} s (wall clock); the process group was killed"
+        elif protocol_error:
+            error = f"the code broke the sandbox protocol: {protocol_error}"
+        elif result is not None and not result.get("ok"):
+            error = result.get("error") or "the code failed"
+        elif not ok:
+            error = _describe_exit(rc, stderr)
+        return RawRun(
+            ok=ok,
+            error=error,
+            stdout=stdout,
+            stderr=stderr,
+            stdout_bytes=totals[out_r],
+            stderr_bytes=totals[err_r],
+            duration=time.monotonic() - t0,
+            timed_out=timed_out,
+            returncode=rc,
+            tampered=bool(result and result.get("tampered")),
+            maxrss_kb=int(exit_frame.get("maxrss_kb") or 0),
+            cpu_s=float(exit_frame.get("cpu_s") or 0.0),
+        )
+
+
+def _describe_exit(rc: int | None, stderr: str) -> str:
+    import signal
+
+    if rc is None:
+        return "the code ended without a result"
+    if rc < 0:
+        try:
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = f"signal {-rc}"
+        why = {
+            "SIGXCPU": "CPU time limit reached",
+            "SIGKILL": "killed (CPU or memory limit, or the process exited abnormally)",
+            "SIGSEGV": "segmentation fault",
+            "SIGXFSZ": "file size limit reached",
+        }.get(name, "killed by a signal")
+        return f"the code's process ended with {name}: {why}"
+    tail = stderr.strip().splitlines()[-5:]
+    detail = ("; stderr: " + " | ".join(tail)) if tail else ""
+    return f"the code's process exited with status {rc} without reporting a result{detail}"
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 1 << 62
+
+
+# --------------------------------------------------------------------------- the pool
+
+_POOL: dict[tuple, Worker] = {}
+_POOL_LOCK = threading.Lock()
+POOL_SIZE = 4
+
+
+def get_worker(
+    mode: str, datasets: Iterable[DatasetMount] = (), limits: Limits | None = None
+) -> Worker:
+    """A warm worker for ``mode`` and these datasets (started on first use, reused after)."""
+    datasets = tuple(sorted(datasets, key=lambda m: m.name))
+    limits = limits or Limits()
+    key = (mode, limits, tuple(m.fingerprint() for m in datasets))
+    with _POOL_LOCK:
+        worker = _POOL.get(key)
+        if worker is not None and worker.alive:
+            return worker
+        if worker is not None:
+            worker.close()
+            _POOL.pop(key, None)
+        stale = [k for k in _POOL if k[0] == mode and k[2] != key[2] and _same_names(k, key)]
+        for k in stale:
+            _POOL.pop(k).close()
+        while len(_POOL) >= POOL_SIZE:
+            _POOL.pop(next(iter(_POOL))).close()
+        worker = Worker(mode, datasets, limits)
+        worker.start()
+        _POOL[key] = worker
+        return worker
+
+
+def _same_names(a: tuple, b: tuple) -> bool:
+    return [f[:2] for f in a[2]] == [f[:2] for f in b[2]]
+
+
+def shutdown_pool() -> None:
+    """Stop every warm worker (at exit, or to measure a cold start)."""
+    with _POOL_LOCK:
+        while _POOL:
+            _POOL.popitem()[1].close()
+
+
+atexit.register(shutdown_pool)
