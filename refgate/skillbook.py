@@ -1,0 +1,512 @@
+"""The skillbook: skill files parsed, validated and searchable.
+
+A skill is a markdown file with YAML front matter (seed 000: the procedures' single source of
+truth)::
+
+    ---
+    id: single-value-lookup
+    title: Single value lookup
+    category: lookup
+    purpose: ...
+    whenToUse: [...]
+    requiredEvidence: [valueRef, dateRef, primarySource]
+    toolRefs: [InspectDataset, RunPython]
+    knowledgeRefs: []
+    capabilityRefs: []
+    linkedSkills: [period-change]
+    forbidden: [...]
+    failureModes: [...]
+    status: active
+    ---
+    ## Procedure
+    1. ...
+
+Every field is required (lists may be empty); unknown fields are errors. ``requiredEvidence``
+items are ref kind names (``valueRef``, ``tableRef``, ...) or ``primarySource`` (numbers backed
+only by external refs block at the GATE). ``toolRefs`` name catalog tools; ``linkedSkills`` name
+skills of the same skillbook. Errors are ``SkillError`` and name the file and the field.
+
+Skills come from the built-in ``skills/`` folder of refgate plus a workspace's own ``[skills]``
+folder; a workspace skill with a built-in skill's id replaces it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from refgate.refs import REF_KINDS
+
+#: The front matter fields, in the order skill files write them.
+FIELDS: tuple[str, ...] = (
+    "id",
+    "title",
+    "category",
+    "purpose",
+    "whenToUse",
+    "requiredEvidence",
+    "toolRefs",
+    "knowledgeRefs",
+    "capabilityRefs",
+    "linkedSkills",
+    "forbidden",
+    "failureModes",
+    "status",
+)
+LIST_FIELDS = frozenset(
+    {
+        "whenToUse",
+        "requiredEvidence",
+        "toolRefs",
+        "knowledgeRefs",
+        "capabilityRefs",
+        "linkedSkills",
+        "forbidden",
+        "failureModes",
+    }
+)
+#: The special requiredEvidence item: numbers backed only by external refs block at the GATE.
+PRIMARY_SOURCE = "primarySource"
+EVIDENCE_ITEMS: frozenset[str] = frozenset(REF_KINDS) | {PRIMARY_SOURCE}
+STATUSES = ("active", "draft", "deprecated")
+_ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,63}$")
+_IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+_FRONT_RE = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)(.*)\Z", re.S)
+_WORD_RE = re.compile(r"\w+", re.U)
+#: Words too common to say anything about which skill fits.
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "the",
+        "their",
+        "this",
+        "to",
+        "was",
+        "what",
+        "when",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+    ]
+)
+
+
+class SkillError(ValueError):
+    """A skill file is malformed; ``file`` and ``field`` say where."""
+
+    def __init__(self, file: Path | str, field_name: str | None, message: str) -> None:
+        self.file = str(file)
+        self.field = field_name
+        where = f"{self.file}: {field_name}" if field_name else self.file
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class Skill:
+    id: str
+    title: str
+    category: str
+    purpose: str
+    when_to_use: tuple[str, ...]
+    required_evidence: tuple[str, ...]
+    tool_refs: tuple[str, ...]
+    knowledge_refs: tuple[str, ...]
+    capability_refs: tuple[str, ...]
+    linked_skills: tuple[str, ...]
+    forbidden: tuple[str, ...]
+    failure_modes: tuple[str, ...]
+    status: str
+    procedure: str
+    path: Path | None = None
+    origin: str = "builtin"
+
+    def payload(self) -> dict[str, Any]:
+        """What a skillRef carries (the GATE's checklist comes from ``requiredEvidence``)."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "category": self.category,
+            "purpose": self.purpose,
+            "whenToUse": list(self.when_to_use),
+            "requiredEvidence": list(self.required_evidence),
+            "toolRefs": list(self.tool_refs),
+            "knowledgeRefs": list(self.knowledge_refs),
+            "capabilityRefs": list(self.capability_refs),
+            "linkedSkills": list(self.linked_skills),
+            "forbidden": list(self.forbidden),
+            "failureModes": list(self.failure_modes),
+            "status": self.status,
+            "procedure": self.procedure,
+            "origin": self.origin,
+            "path": str(self.path) if self.path else "",
+        }
+
+    def search_text(self) -> str:
+        return " ".join(
+            [self.id.replace("-", " "), self.title, self.category, self.purpose, *self.when_to_use]
+        )
+
+
+def _tokens(text: str) -> list[str]:
+    out = []
+    for word in _WORD_RE.findall(text.lower()):
+        if word in _STOP or (len(word) < 2 and not word.isdigit()):
+            continue
+        if len(word) > 4 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+        out.append(word)
+    return out
+
+
+def _as_str(file: Path, name: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise SkillError(file, name, f"must be a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _as_list(file: Path, name: str, value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise SkillError(file, name, f"must be a list, got {type(value).__name__}")
+    out = []
+    for i, item in enumerate(value):
+        if not isinstance(item, str) or not item.strip():
+            raise SkillError(file, f"{name}[{i}]", f"must be a non-empty string, got {item!r}")
+        out.append(item.strip())
+    return tuple(out)
+
+
+def parse_skill(text: str, file: Path | str = "<skill>", *, origin: str = "builtin") -> Skill:
+    """Parse and validate one skill file's text (cross-skill checks are the skillbook's)."""
+    file = Path(file)
+    match = _FRONT_RE.match(text.lstrip("\ufeff"))
+    if not match:
+        raise SkillError(
+            file,
+            None,
+            "no YAML front matter (the file must start with a '---' "
+            "line and close the front matter with another '---' line)",
+        )
+    try:
+        meta = yaml.safe_load(match.group(1))
+    except yaml.YAMLError as exc:
+        raise SkillError(file, None, f"front matter is not valid YAML: {exc}") from exc
+    if not isinstance(meta, dict):
+        raise SkillError(file, None, "front matter must be a mapping of fields")
+    unknown = sorted(str(k) for k in meta if k not in FIELDS)
+    if unknown:
+        raise SkillError(file, unknown[0], f"unknown field (known: {', '.join(FIELDS)})")
+    for name in FIELDS:
+        if name not in meta:
+            raise SkillError(
+                file,
+                name,
+                "missing (every skill declares all front matter fields; lists may be empty)",
+            )
+    values: dict[str, Any] = {}
+    for name in FIELDS:
+        if name in LIST_FIELDS:
+            values[name] = _as_list(file, name, meta[name])
+        else:
+            values[name] = _as_str(file, name, meta[name])
+    if not _ID_RE.match(values["id"]):
+        raise SkillError(
+            file,
+            "id",
+            f"{values['id']!r} must be lowercase letters, digits and dashes (2-64 characters)",
+        )
+    if values["status"] not in STATUSES:
+        raise SkillError(
+            file, "status", f"{values['status']!r} is not one of {', '.join(STATUSES)}"
+        )
+    for i, item in enumerate(values["requiredEvidence"]):
+        if item not in EVIDENCE_ITEMS:
+            raise SkillError(
+                file,
+                f"requiredEvidence[{i}]",
+                f"{item!r} is not a ref kind or {PRIMARY_SOURCE!r} (known: "
+                f"{', '.join(sorted(EVIDENCE_ITEMS))})",
+            )
+    if len(set(values["requiredEvidence"])) != len(values["requiredEvidence"]):
+        raise SkillError(file, "requiredEvidence", "lists an item twice")
+    from refgate.tools.registry import CATALOG
+
+    for i, item in enumerate(values["toolRefs"]):
+        if item not in CATALOG:
+            raise SkillError(
+                file,
+                f"toolRefs[{i}]",
+                f"{item!r} is not a catalog tool (known: {', '.join(sorted(CATALOG))})",
+            )
+    for i, item in enumerate(values["capabilityRefs"]):
+        if not _IDENT_RE.match(item):
+            raise SkillError(
+                file,
+                f"capabilityRefs[{i}]",
+                f"{item!r} is not a capability name (a Python identifier)",
+            )
+    for i, item in enumerate(values["knowledgeRefs"]):
+        if Path(item).is_absolute() or ".." in Path(item).parts:
+            raise SkillError(
+                file,
+                f"knowledgeRefs[{i}]",
+                f"{item!r} must be a path relative to the workspace, inside it",
+            )
+    if file.suffix == ".md" and file.stem != values["id"]:
+        raise SkillError(
+            file,
+            "id",
+            f"{values['id']!r} differs from the file name {file.name!r} (name the file <id>.md)",
+        )
+    procedure = match.group(2).strip()
+    if not procedure:
+        raise SkillError(
+            file,
+            "procedure",
+            "the body after the front matter is empty (write the procedure there)",
+        )
+    return Skill(
+        id=values["id"],
+        title=values["title"],
+        category=values["category"],
+        purpose=values["purpose"],
+        when_to_use=values["whenToUse"],
+        required_evidence=values["requiredEvidence"],
+        tool_refs=values["toolRefs"],
+        knowledge_refs=values["knowledgeRefs"],
+        capability_refs=values["capabilityRefs"],
+        linked_skills=values["linkedSkills"],
+        forbidden=values["forbidden"],
+        failure_modes=values["failureModes"],
+        status=values["status"],
+        procedure=procedure,
+        path=file,
+        origin=origin,
+    )
+
+
+def load_skill_file(path: Path | str, *, origin: str = "builtin") -> Skill:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SkillError(path, None, f"not UTF-8 text: {exc}") from exc
+    except OSError as exc:
+        raise SkillError(path, None, f"cannot read: {exc}") from exc
+    return parse_skill(text, path, origin=origin)
+
+
+@dataclass(frozen=True)
+class SkillHit:
+    skill: Skill
+    score: float
+    matched: str  # "id" or "text"
+
+
+@dataclass
+class Skillbook:
+    """Validated skills by id, with lookup by id and search by text."""
+
+    skills: dict[str, Skill] = field(default_factory=dict)
+    sources: tuple[Path, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.skills)
+
+    def ids(self) -> list[str]:
+        return sorted(self.skills)
+
+    def get(self, skill_id: str) -> Skill | None:
+        return self.skills.get(skill_id.strip())
+
+    def search(self, query: str, *, limit: int = 3, include_drafts: bool = False) -> list[SkillHit]:
+        """Skills for ``query``: an exact id first, else ranked by word overlap (idf-weighted).
+
+        Deprecated skills are never returned by text; drafts only with ``include_drafts``.
+        """
+        query = (query or "").strip()
+        if not query:
+            return []
+        exact = self.get(query) or self.get(query.lower())
+        if exact is not None:
+            return [SkillHit(exact, 1.0, "id")]
+        pool = [
+            s
+            for s in self.skills.values()
+            if s.status == "active" or (include_drafts and s.status == "draft")
+        ]
+        if not pool:
+            return []
+        docs = {s.id: set(_tokens(s.search_text())) for s in pool}
+        n = len(pool)
+        q = set(_tokens(query))
+        hits = []
+        import math
+
+        for skill in pool:
+            overlap = q & docs[skill.id]
+            if not overlap:
+                continue
+            score = 0.0
+            for word in overlap:
+                df = sum(1 for d in docs.values() if word in d)
+                score += math.log(1 + n / df)
+            hits.append(SkillHit(skill, round(score, 4), "text"))
+        hits.sort(key=lambda h: (-h.score, h.skill.id))
+        return hits[: max(1, limit)]
+
+
+def builtin_skills_dir() -> Path:
+    """refgate's own ``skills/`` folder (the ``refgate.skills`` data package)."""
+    try:
+        import refgate.skills as pkg  # a namespace data package; may not import in editable mode
+
+        for entry in pkg.__path__:
+            if Path(entry).is_dir():
+                return Path(entry)
+    except ImportError:
+        pass
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "skills", here.parent / "skills"):
+        if candidate.is_dir():
+            return candidate
+    return here.parent / "skills"
+
+
+def _collect(folder: Path, origin: str, out: dict[str, Skill], seen: dict[str, Path]) -> None:
+    if not folder.is_dir():
+        raise SkillError(folder, None, "skills folder not found")
+    for path in sorted(folder.glob("*.md")):
+        if path.name.lower() == "readme.md":
+            continue
+        skill = load_skill_file(path, origin=origin)
+        if skill.id in seen and seen[skill.id].parent == path.parent:
+            raise SkillError(path, "id", f"{skill.id!r} is also declared by {seen[skill.id]}")
+        seen[skill.id] = path
+        out[skill.id] = skill
+
+
+def load_skillbook(
+    folders: Iterable[Path | str] | None = None, *, workspace_dir: Path | str | None = None
+) -> Skillbook:
+    """Load the built-in skills (or ``folders``) plus a workspace's own skills folder.
+
+    Raises ``SkillError`` naming the file and field of the first problem found.
+    """
+    dirs = [Path(f) for f in folders] if folders is not None else [builtin_skills_dir()]
+    skills: dict[str, Skill] = {}
+    seen: dict[str, Path] = {}
+    for folder in dirs:
+        _collect(folder, "builtin", skills, seen)
+    if workspace_dir is not None:
+        dirs.append(Path(workspace_dir))
+        _collect(Path(workspace_dir), "workspace", skills, seen)
+    for skill in skills.values():
+        for i, linked in enumerate(skill.linked_skills):
+            if linked not in skills:
+                raise SkillError(
+                    skill.path or skill.id,
+                    f"linkedSkills[{i}]",
+                    f"{linked!r} is not a known skill (known: {', '.join(sorted(skills))})",
+                )
+    return Skillbook(skills, tuple(dirs))
+
+
+def validate_folders(folders: Sequence[Path | str]) -> list[SkillError]:
+    """Every error in ``folders`` (not only the first), for a lint command or a test."""
+    errors: list[SkillError] = []
+    good: dict[str, Skill] = {}
+    for folder in folders:
+        for path in sorted(Path(folder).glob("*.md")):
+            if path.name.lower() == "readme.md":
+                continue
+            try:
+                skill = load_skill_file(path)
+            except SkillError as exc:
+                errors.append(exc)
+                continue
+            good[skill.id] = skill
+    for skill in good.values():
+        for i, linked in enumerate(skill.linked_skills):
+            if linked not in good:
+                errors.append(
+                    SkillError(
+                        skill.path or skill.id,
+                        f"linkedSkills[{i}]",
+                        f"{linked!r} is not a known skill",
+                    )
+                )
+    return errors
+
+
+_CACHE: dict[tuple[Any, ...], Skillbook] = {}
+
+
+def _stamp(folder: Path) -> tuple[Any, ...]:
+    if not folder.is_dir():
+        return (str(folder), None)
+    return (str(folder), tuple(sorted((p.name, p.stat().st_mtime_ns) for p in folder.glob("*.md"))))
+
+
+def skillbook_for(workspace: Any = None) -> Skillbook:
+    """The skillbook of a workspace (built-in skills plus its ``[skills]`` folder), cached until a
+    skill file changes."""
+    builtin = builtin_skills_dir()
+    ws_dir = getattr(workspace, "skills_path", None) if workspace is not None else None
+    key = (_stamp(builtin), _stamp(Path(ws_dir)) if ws_dir else None)
+    book = _CACHE.get(key)
+    if book is None:
+        book = load_skillbook([builtin], workspace_dir=ws_dir)
+        _CACHE.clear()
+        _CACHE[key] = book
+    return book
+
+
+def merge_required_evidence(skills: Iterable[Mapping[str, Any] | Skill]) -> list[str]:
+    """The union of the skills' requiredEvidence, in first-seen order (the GATE's checklist)."""
+    out: list[str] = []
+    for skill in skills:
+        items = (
+            skill.required_evidence
+            if isinstance(skill, Skill)
+            else skill.get("requiredEvidence") or []
+        )
+        for item in items:
+            if item not in out:
+                out.append(str(item))
+    return out
