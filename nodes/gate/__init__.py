@@ -1,0 +1,73 @@
+"""The GATE: bind every claim of an answer to the refs it cites and check the values.
+
+Pure, deterministic, no LLM, no I/O. ``check_answer(answer, refs)`` returns a ``GateReport``
+(``passed``, ``issues``, ``claims``, ``to_dict()``); ``unmet_section(report)`` renders the short
+"Not verified" section appended after a second block.
+
+What a claim is
+    A sentence, list item, heading or markdown table row (header and separator excluded) that
+    states a number, a date/period or a ranking. Code blocks, inline code, URLs, ref ids (their hex
+    digits), list markers, heading numbering, footnote markers (``[^1]``, ``[1]``, superscripts)
+    and a "Not verified" section are not claims; years inside dates are date parts. Citations are
+    ``[id]``, ``[a][b]`` and ``[a, b]``; all numbers, dates and rankings of a claim must be
+    supported by the refs that claim cites (a table row with no citation of its own inherits the
+    header row's, else those of the line above the table).
+
+Support rule for numbers (no arithmetic)
+    1. Normalise: thousands separators dropped; ``-``, ``−``, ``+`` and ``(12.3)`` (negative) are
+       signs. An explicitly signed claim must match the sign of the ref value; an unsigned claim
+       matches either sign, because prose carries the sign in words ("a loss of 12.3").
+    2. Scale: a claim's scale words (thousand/million/billion/trillion, k/m/mn/bn/tn glued to the
+       number, 천/만/억/조 and Korean compounds such as ``3억 2천만``) multiply it; a ref's value is
+       multiplied by its ``scale`` field or the scale in its unit ("USD millions", "백만원").
+       A claim with a scale word is compared in absolute terms: "$4.5 billion" matches a ref value
+       4,512 with scale million, and "4.5 million" never matches it. A claim with no scale word
+       matches the ref's value either as displayed in the ref's own scale (1,496.5 in a table "in
+       millions") or in absolute terms.
+    3. Percent vs ratio: "5%" (also percent, pct, %p, percentage points) is 5 in a ref whose unit is
+       %/percent, 0.05 in one whose unit is ratio, and 5 in a unitless ref; "45 bp" is 0.45 percent
+       points; "2.3x" / "2.3 times" matches a multiple (unit x/times) or unitless value. A percent
+       claim never matches a ref value in a currency or count unit. A currency shown in the claim
+       ($, USD, 원, ...) must not contradict a currency in the ref's unit.
+    4. Precision: the ref value, expressed in the claim's scale, is rounded to the places the claim
+       shows (decimals; for Korean compounds the last unit written). Support means
+       ``|ref - claim| <= half a unit of the claim's last shown place`` (ties either way), so a ref
+       value 12.347 supports "12.3", "12.35" and "12" but not "12.4" or "12.34".
+    5. Which refs count: values of valueRefs, numeric cells of tableRefs (strings such as
+       "$ 1,452.4", "(12.3)", "12.5%" are parsed; table ``meta.scale``/``units`` apply), and
+       numbers in webRef/docRef text (excerpt/quote/text/snippet/content/body) which support a
+       claim only externally (``external_only_numeric``: a warning, blocking when
+       ``required_evidence`` holds "primarySource"). Refs with ``source_type="external"`` are
+       external whatever their kind. executionRefs, skillRefs and other kinds support no number.
+    6. No arithmetic: a difference, ratio, growth rate or share is supported only when it was
+       emitted as its own value.
+
+Dates
+    2008-12-16, 2008/12/16, December 16, 2008, 16 December 2008, Dec. 16, December 2008, 2008-12,
+    2008Q4, Q4 2008, 4Q08, fourth quarter of 2008, H1 2024, first half of 2024, FY2023, FY23,
+    fiscal 2023, years and year ranges (2017-2019), and Korean 2024년 3월 16일, 2024년 3월,
+    2024년 3분기, 2024년 상반기, 2024년. A date claim is supported when a cited ref carries it at the
+    same or finer granularity (payload date/period/asOf/label fields, period-like table columns,
+    date-like column headers, dates in external text); an "as of" with no readable date needs a
+    cited ref carrying some date.
+
+Rankings
+    largest/highest/lowest/..., top N, #1, No. 1, 2nd largest, ranked first, N위, 상위, 하위, 최대,
+    최고, 최저, 가장. A ranking needs a cited tableRef whose rows (or column headers) contain the
+    ranked items (a row label named in the claim, or a value of the claim found in that table), and
+    a ranking answer must render a markdown evidence table with a rank column.
+"""
+
+from .check import check_answer
+from .report import ISSUE_CODES, ClaimCheck, GateIssue, GateReport, Match, MentionCheck, unmet_section
+
+__all__ = [
+    "ISSUE_CODES",
+    "ClaimCheck",
+    "GateIssue",
+    "GateReport",
+    "Match",
+    "MentionCheck",
+    "check_answer",
+    "unmet_section",
+]

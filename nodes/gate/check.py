@@ -1,0 +1,393 @@
+"""``check_answer``: bind every claim of an answer to the refs it cites and check the values."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from refgate.refs import REF_KINDS, Ref, coerce_ref
+
+from .dates import find_as_of, find_dates
+from .index import NUMERIC_KINDS, RefIndex, build_index
+from .markdown import Unit, split_units
+from .numbers import Num, find_numbers, parse_unit
+from .report import ClaimCheck, GateIssue, GateReport, Match, MentionCheck
+
+EMITTED_KINDS = frozenset({"valueRef", "tableRef", "dateRef"})
+PRIMARY_SOURCE = "primarySource"
+
+_RANK = re.compile(
+    r"\b(?:top|bottom)[\s-]?(?:\d{1,3}|one|two|three|four|five|ten|twenty)\b"
+    r"|\b(?:\d{1,3}(?:st|nd|rd|th)|first|second|third)[\s-](?:largest|biggest|highest|lowest"
+    r"|smallest|greatest|place|position)\b"
+    r"|\branked\s(?:first|second|third|last|\d{1,3}(?:st|nd|rd|th)?)\b"
+    r"|\b(?:largest|biggest|highest|lowest|smallest|greatest|fewest|ranked|ranks|ranking)\b"
+    r"|(?<![\w#&])#\s?\d{1,3}\b|\bNo\.\s?\d{1,3}\b|\bnumber\s(?:one|two|three)\b"
+    r"|(?<![\d.,])\d{1,3}\s?위(?!안)|상위(?:\s?\d{1,3}(?:개|위|곳|%)?)?|하위(?:\s?\d{1,3}(?:개|위|곳|%)?)?"
+    r"|최대|최고|최저|최소|가장|(?<![\d.,])\d{1,3}\s?등(?!급)",
+    re.I,
+)
+_EPS = 1e-9
+
+
+@dataclasses.dataclass
+class _Mention:
+    kind: str  # number | date | ranking
+    text: str
+    num: Num | None = None
+    keys: tuple[str, ...] = ()
+
+
+def _coerce_refs(refs: Any, issues: list[GateIssue]) -> dict[str, Ref]:
+    if refs is None:
+        return {}
+    if isinstance(refs, Ref):
+        refs = [refs]
+    items = refs.values() if isinstance(refs, Mapping) else refs
+    if not isinstance(items, Iterable) or isinstance(items, str | bytes):
+        raise TypeError(f"refs must be a mapping or an iterable of refs, got {type(refs).__name__}")
+    out: dict[str, Ref] = {}
+    for n, item in enumerate(items):
+        try:
+            ref = coerce_ref(item)
+        except (TypeError, ValueError, ValidationError) as exc:
+            rid = str(item.get("id", f"#{n}")) if isinstance(item, Mapping) else f"#{n}"
+            first = str(exc).splitlines()
+            issues.append(
+                GateIssue(
+                    "invalid_ref",
+                    "",
+                    f"ref {rid} is not a valid Ref: {' '.join(first[:3])[:300]}",
+                    [rid],
+                )
+            )
+            continue
+        out[ref.id] = ref
+    return out
+
+
+def _with_header(num: Num, header: str) -> Num:
+    """Apply a table column header's unit ("Revenue (USD bn)", "Margin (%)") to a bare cell."""
+    if num.has_scale or num.kind != "plain" or not header:
+        return num
+    hu = parse_unit(header)
+    if hu.kind in ("percent", "bp", "x"):
+        return dataclasses.replace(num, kind=hu.kind)
+    if hu.has_scale:
+        return dataclasses.replace(num, scale=hu.scale, has_scale=True)
+    return num
+
+
+def _mentions_in(text: str, header: str = "") -> list[_Mention]:
+    out: list[_Mention] = []
+    masked: list[tuple[int, int]] = []
+    for rm in _RANK.finditer(text):
+        out.append(_Mention("ranking", rm.group()))
+        masked.append((rm.start(), rm.end()))
+    dms = find_dates(text)
+    for dm in dms:
+        if any(a <= dm.start < b for a, b in masked):
+            continue
+        out.append(_Mention("date", dm.text, keys=dm.keys))
+        masked.append((dm.start, dm.end))
+    for a, b in find_as_of(text):
+        if not any(b <= d.start <= b + 40 for d in dms):
+            out.append(_Mention("date", text[a:b], keys=("asof",)))
+    for num in find_numbers(text, masked):
+        out.append(_Mention("number", num.text.strip(), num=_with_header(num, header)))
+    return out
+
+
+def _unit_mentions(unit: Unit) -> tuple[list[_Mention], list[str]]:
+    """Mentions of a unit, and (for table rows) its identifier cells."""
+    if unit.cells is None:
+        return _mentions_in(unit.text), []
+    out: list[_Mention] = []
+    labels: list[str] = []
+    for cell in unit.cells:
+        if not cell.text:
+            continue
+        if cell.rank:
+            out.append(_Mention("ranking", f"{cell.header or 'rank'} {cell.text}"))
+            continue
+        if cell.period:
+            found = find_dates(cell.text)
+            out.extend(_Mention("date", d.text, keys=d.keys) for d in found)
+            if found:
+                continue
+        ms = _mentions_in(cell.text, cell.header)
+        if not ms and any(ch.isalpha() for ch in cell.text):
+            labels.append(cell.text.lower())
+        out.extend(ms)
+    return out, labels
+
+
+def _targets(num: Num, idx: RefIndex):
+    v, step = num.shown, num.step
+    if num.kind == "percent":
+        yield idx.pct, v, 0.5 * step, "percent"
+    elif num.kind == "bp":
+        yield idx.pct, v / 100.0, 0.5 * step / 100.0, "bp"
+    elif num.kind == "x":
+        yield idx.x, v, 0.5 * step, "multiple"
+    elif num.has_scale:
+        yield idx.abs, v * num.scale, 0.5 * step * num.scale, "absolute"
+    else:
+        yield idx.abs, v, 0.5 * step, "absolute"
+        yield idx.disp, v, 0.5 * step, "as displayed"
+
+
+def _match_number(num: Num, indexes: list[RefIndex]) -> list[Match]:
+    matches: list[Match] = []
+    for idx in indexes:
+        if idx.ref.kind not in NUMERIC_KINDS:
+            continue
+        for arr, target, tol, basis in _targets(num, idx):
+            tol = tol + _EPS * max(abs(target), tol)
+            hit = None
+            for canon, entry in arr.find(target, tol):
+                if num.signed and canon != 0 and (canon < 0) != (target < 0):
+                    continue
+                if num.currency and entry.currency and num.currency != entry.currency:
+                    continue
+                hit = entry
+                break
+            if hit is not None:
+                matches.append(Match(idx.ref.id, f"{hit.where} ({basis})", idx.external))
+                break
+    return matches
+
+
+def _nearest(num: Num, indexes: list[RefIndex]) -> str:
+    best: tuple[float, str] | None = None
+    for idx in indexes:
+        if idx.ref.kind not in NUMERIC_KINDS:
+            continue
+        for arr, target, _tol, basis in _targets(num, idx):
+            near = arr.nearest(target)
+            if near is None:
+                continue
+            gap = abs(abs(near[0]) - abs(target))
+            if best is None or gap < best[0]:
+                best = (gap, f"{idx.ref.id} {near[1].where} ({basis})")
+    return f"; closest cited value: {best[1]}" if best else ""
+
+
+def _required(
+    required_evidence: Sequence[str], kinds: set[str], issues: list[GateIssue]
+) -> bool:
+    items = [required_evidence] if isinstance(required_evidence, str) else list(required_evidence)
+    primary = False
+    for item in items:
+        if item == PRIMARY_SOURCE:
+            primary = True
+        elif item in REF_KINDS:
+            if item not in kinds:
+                issues.append(
+                    GateIssue(
+                        "missing_required_evidence",
+                        "",
+                        f"the selected skills require a {item} and none was issued",
+                    )
+                )
+        else:
+            issues.append(
+                GateIssue(
+                    "unknown_required_evidence",
+                    "",
+                    f"requiredEvidence item {item!r} is not a ref kind ({', '.join(REF_KINDS)}) "
+                    f"nor {PRIMARY_SOURCE!r}",
+                )
+            )
+    return primary
+
+
+def check_answer(
+    answer: str,
+    refs: Mapping[str, Ref] | Iterable[Ref],
+    *,
+    required_evidence: Sequence[str] = (),
+    require_emitted: bool = False,
+) -> GateReport:
+    """Check every number, date and ranking claim of ``answer`` against the refs it cites.
+
+    Pure and deterministic; see the package docstring for the support rule. ``refs`` may hold
+    ``Ref`` objects or their dict form; invalid ones are reported (``invalid_ref``), not raised.
+    """
+    if not isinstance(answer, str):
+        raise TypeError(f"answer must be a string, got {type(answer).__name__}")
+    issues: list[GateIssue] = []
+    ref_map = _coerce_refs(refs, issues)
+    kinds = {r.kind for r in ref_map.values()}
+    primary = _required(required_evidence, kinds, issues)
+    if require_emitted and not kinds & EMITTED_KINDS:
+        issues.append(
+            GateIssue(
+                "emit_result_missing",
+                "",
+                "WORK emitted no result: no valueRef, tableRef or dateRef in the ledger",
+            )
+        )
+    if not answer.strip():
+        issues.append(GateIssue("empty_answer", "", "the answer is empty"))
+
+    units, all_cites = split_units(answer, ref_map)
+    lines = answer.splitlines()
+    seen_fake: set[tuple[str, int]] = set()
+    for tok, line in all_cites:
+        if tok in ref_map or (tok, line) in seen_fake:
+            continue
+        seen_fake.add((tok, line))
+        full = [i for i in ref_map if i.startswith(tok) and i != tok]
+        why = (
+            f"[{tok}] looks truncated (prefix of {full[0]})"
+            if full
+            else f"[{tok}] is not an id in the ref ledger"
+        )
+        issues.append(
+            GateIssue("fake_ref_token", lines[line].strip() if line < len(lines) else "", why, [tok])
+        )
+
+    cache: dict[str, RefIndex] = {}
+
+    def index_of(rid: str) -> RefIndex:
+        idx = cache.get(rid)
+        if idx is None:
+            idx = cache[rid] = build_index(ref_map[rid])
+        return idx
+
+    claims: list[ClaimCheck] = []
+    ranking_prose: list[str] = []
+    has_rank_table = False
+    for unit in units:
+        mentions, row_labels = _unit_mentions(unit)
+        if not mentions:
+            continue
+        cited = list(dict.fromkeys(c for c in unit.cites if c in ref_map))
+        claim_text = unit.claim
+        checks: list[MentionCheck] = []
+        if unit.cells is not None and any(c.rank and c.text for c in unit.cells):
+            has_rank_table = True
+        if not cited:
+            what = ", ".join(dict.fromkeys(m.text for m in mentions))
+            bad = [c for c in unit.cites if c not in ref_map]
+            note = "cites only unknown ids" if bad else "no citation"
+            issues.append(
+                GateIssue(
+                    "uncited_claim",
+                    claim_text,
+                    f"{what}: {note}; cite the ref that holds each value as [refId]",
+                    bad,
+                )
+            )
+            checks = [MentionCheck(m.kind, m.text, False, note=note) for m in mentions]
+            claims.append(ClaimCheck(claim_text, unit.kind, unit.line, [], checks))
+            if unit.cells is None and any(m.kind == "ranking" for m in mentions):
+                ranking_prose.append(claim_text)
+            continue
+        indexes = [index_of(c) for c in cited]
+        table_hits: set[str] = set()
+        for m in mentions:
+            if m.kind == "number":
+                assert m.num is not None
+                found = _match_number(m.num, indexes)
+                table_hits.update(x.ref_id for x in found)
+                if not found:
+                    kinds_cited = ", ".join(f"{i.ref.id} ({i.ref.kind})" for i in indexes)
+                    detail = (
+                        f"{m.text} is not in the cited refs {kinds_cited}{_nearest(m.num, indexes)}"
+                        "; the gate does no arithmetic: emit a derived number as its own value"
+                    )
+                    issues.append(
+                        GateIssue("unsupported_numeric_claim", claim_text, detail, cited)
+                    )
+                    checks.append(MentionCheck("number", m.text, False, note="no cited ref holds it"))
+                    continue
+                internal = [x for x in found if not x.external]
+                if not internal:
+                    issues.append(
+                        GateIssue(
+                            "external_only_numeric",
+                            claim_text,
+                            f"{m.text} is supported only by external refs "
+                            f"({', '.join(x.ref_id for x in found)}); confirm it from a primary source",
+                            [x.ref_id for x in found],
+                            "block" if primary else "warn",
+                        )
+                    )
+                checks.append(
+                    MentionCheck(
+                        "number", m.text, True, found, note="" if internal else "external only"
+                    )
+                )
+            elif m.kind == "date":
+                found_d: list[Match] = []
+                for idx in indexes:
+                    if m.keys == ("asof",):
+                        if idx.dates:
+                            found_d.append(Match(idx.ref.id, "carries a date / asOf"))
+                    elif all(k in idx.dates for k in m.keys):
+                        found_d.append(Match(idx.ref.id, f"date {'/'.join(m.keys)}"))
+                        table_hits.add(idx.ref.id)
+                if not found_d:
+                    issues.append(
+                        GateIssue(
+                            "unsupported_date_claim",
+                            claim_text,
+                            f"{m.text} ({'/'.join(m.keys)}) is not a date, period or asOf of the "
+                            f"cited refs {', '.join(cited)}",
+                            cited,
+                        )
+                    )
+                checks.append(MentionCheck("date", m.text, bool(found_d), found_d))
+        for m in mentions:
+            if m.kind != "ranking":
+                continue
+            if unit.cells is None:
+                ranking_prose.append(claim_text)
+            tables = [i for i in indexes if i.ref.kind == "tableRef"]
+            ok: list[Match] = []
+            low = unit.text.lower()
+            for t in tables:
+                items = row_labels if unit.cells is not None else None
+                if items is not None:
+                    hit = any(lbl in t.labels or any(lbl in x for x in t.labels) for lbl in items)
+                    hit = hit or (not items and t.ref.id in table_hits)
+                else:
+                    hit = t.ref.id in table_hits or any(
+                        len(lbl) >= 2 and lbl in low for lbl in t.labels
+                    )
+                if hit:
+                    ok.append(Match(t.ref.id, "tableRef rows hold the ranked items"))
+            if not ok:
+                why = (
+                    "cites no tableRef"
+                    if not tables
+                    else "none of the cited tableRefs' rows contain the ranked items"
+                )
+                issues.append(
+                    GateIssue(
+                        "missing_ranking_table_ref",
+                        claim_text,
+                        f"ranking '{m.text}' {why}; rank from an emitted table and cite it",
+                        cited,
+                    )
+                )
+            checks.append(MentionCheck("ranking", m.text, bool(ok), ok))
+        claims.append(ClaimCheck(claim_text, unit.kind, unit.line, cited, checks))
+
+    if ranking_prose and not has_rank_table:
+        issues.append(
+            GateIssue(
+                "missing_ranking_table_ref",
+                ranking_prose[0],
+                "a ranking answer must render the markdown evidence table (identifier, period, "
+                "raw value, metric, rank) with each row citing its tableRef",
+            )
+        )
+    passed = not any(i.severity == "block" for i in issues)
+    return GateReport(passed, issues, claims)

@@ -1,0 +1,196 @@
+"""Date and period mentions (English and Korean) as canonical keys, for the GATE.
+
+Keys by granularity: day ``2008-12-16``, month ``2008-12``, quarter ``2008Q4``, half ``2008H2``,
+year ``2008`` (``FY2008`` and "fiscal 2008" read as the year label ``2008``), a month-day with no
+year ``--12-16``, a quarter with no year ``*Q4``, and ``asof`` for an "as of" with no readable date.
+``expand`` gives a ref date the keys of every period that contains it, so a claim of coarser
+granularity ("Q4 2008", "December 2008", "2008") is supported by a ref dated 2008-12-16, never the
+other way round.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from dataclasses import dataclass
+
+_MONTHS = {
+    "jan": 1,
+    "feb": 2,
+    "mar": 3,
+    "apr": 4,
+    "may": 5,
+    "jun": 6,
+    "jul": 7,
+    "aug": 8,
+    "sep": 9,
+    "oct": 10,
+    "nov": 11,
+    "dec": 12,
+}
+_ORD = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
+_MON = (
+    r"(?P<mon>Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
+    r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
+)
+_Y = r"(?:19|20)\d\d"
+_NB = r"(?<![A-Za-z0-9_$€£¥₩.,])"  # not glued to a word, currency or number on the left
+_NA = r"(?![A-Za-z0-9_%]|[.,]\d)"  # not glued on the right
+
+_PATTERNS: list[tuple[str, str]] = [
+    ("ymd", rf"{_NB}(?P<y>{_Y})[-/.](?P<m>0?[1-9]|1[0-2])[-/.](?P<d>0?[1-9]|[12]\d|3[01]){_NA}"),
+    (
+        "ko_ymd",
+        rf"(?P<y>{_Y})\s?년\s?(?P<m>0?[1-9]|1[0-2])\s?월\s?(?P<d>0?[1-9]|[12]\d|3[01])\s?일",
+    ),
+    ("mdy", rf"\b{_MON}\s(?P<d>[0-3]?\d)(?:st|nd|rd|th)?,?\s(?P<y>{_Y}){_NA}"),
+    ("dmy", rf"{_NB}(?P<d>[0-3]?\d)(?:st|nd|rd|th)?\s{_MON},?\s(?P<y>{_Y}){_NA}"),
+    ("ko_q", rf"(?P<y>{_Y})\s?년\s?(?P<q>[1-4])\s?분기"),
+    ("ko_h", rf"(?P<y>{_Y})\s?년\s?(?P<h>상|하)반기"),
+    ("ko_ym", rf"(?P<y>{_Y})\s?년\s?(?P<m>0?[1-9]|1[0-2])\s?월"),
+    ("my", rf"\b{_MON},?\s(?P<y>{_Y}){_NA}"),
+    ("md", rf"\b{_MON}\s(?P<d>[0-3]?\d)(?:st|nd|rd|th)?(?![A-Za-z0-9_%]|[.,]\d|,?\s(?:19|20)\d\d)"),
+    ("ym", rf"{_NB}(?P<y>{_Y})[-/.](?P<m>0[1-9]|1[0-2]){_NA}"),
+    ("yq", rf"{_NB}(?P<y>{_Y})\s?[-.]?\s?Q(?P<q>[1-4]){_NA}"),
+    ("yq2", rf"{_NB}(?P<y>{_Y})\.?\s?(?P<q>[1-4])Q{_NA}"),
+    ("qy", rf"\bQ(?P<q>[1-4])\s?(?:FY\s?|CY\s?)?'?(?P<y>{_Y}|\d\d){_NA}"),
+    ("qy2", rf"{_NB}(?P<q>[1-4])Q\s?'?(?P<y>{_Y}|\d\d){_NA}"),
+    (
+        "oq",
+        rf"\b(?P<o>(?i:first|second|third|fourth)|1st|2nd|3rd|4th)\s(?i:fiscal\s)?(?i:quarter)"
+        rf"(?:,?\s(?:of\s)?(?i:fiscal\s(?:year\s)?)?(?:FY\s?)?(?P<y>{_Y}))?",
+    ),
+    ("hy", rf"\b(?P<h>H[12]|[12]H)\s?(?:FY\s?)?'?(?P<y>{_Y}|\d\d){_NA}"),
+    ("yh", rf"{_NB}(?P<y>{_Y})\s?(?P<h>H[12]){_NA}"),
+    (
+        "oh",
+        rf"\b(?P<o>(?i:first|second))\s(?i:half)(?:\sof)?(?:\s(?i:fiscal\s)?(?:year\s)?(?:FY\s?)?(?P<y>{_Y}))?",
+    ),
+    ("fy", rf"\b(?:FY|CY)\s?'?(?P<y>{_Y}|\d\d){_NA}"),
+    ("fiscal", rf"\b(?i:fiscal)\s(?:(?i:year)\s)?(?P<y>{_Y}){_NA}"),
+    ("range", rf"{_NB}(?P<y>{_Y})\s?[-–~/]\s?(?P<y2>{_Y}|\d\d){_NA}"),
+    ("ko_y", rf"(?P<y>{_Y})\s?년(?:도)?"),
+    ("ko_q0", r"(?<!\d)(?P<q>[1-4])\s?분기"),
+    ("ko_h0", r"(?P<h>상|하)반기"),
+    ("q0", r"\bQ(?P<q>[1-4])\b"),
+    (
+        "year",
+        rf"{_NB}(?P<y>{_Y})(?![A-Za-z0-9_%]|[.,]\d|\s?(?:%|percent|thousand|million|billion|trillion|"
+        rf"mn|bn|tn|[조억만천]|원|달러|달러))",
+    ),
+]
+_DATE_RE = re.compile("|".join(f"(?P<_{name}>{pat.replace('(?P<', f'(?P<{name}_')})" for name, pat in _PATTERNS))
+_AS_OF = re.compile(r"\bas\s+(?:of|at)\b|기준|현재", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class DateMention:
+    """One date or period stated in text, as one or more canonical keys (a range gives two)."""
+
+    text: str
+    start: int
+    end: int
+    keys: tuple[str, ...]
+
+
+def _year(raw: str) -> int:
+    y = int(raw)
+    return 2000 + y if y < 100 else y
+
+
+def _keys(name: str, g: dict[str, str | None]) -> tuple[str, ...]:
+    y = g.get("y")
+    yy = _year(y) if y else None
+    if name in ("ymd", "ko_ymd", "mdy", "dmy"):
+        mon = g.get("mon")
+        m = _MONTHS[mon[:3].lower()] if mon else int(g["m"] or 0)
+        d = int(g["d"] or 0)
+        try:
+            _dt.date(yy or 2000, m, d)
+        except ValueError:
+            return ()
+        return (f"{yy:04d}-{m:02d}-{d:02d}",)
+    if name == "md":
+        m = _MONTHS[(g["mon"] or "")[:3].lower()]
+        d = int(g["d"] or 0)
+        if not 1 <= d <= 31:
+            return ()
+        return (f"--{m:02d}-{d:02d}",)
+    if name in ("ko_ym", "my", "ym"):
+        mon = g.get("mon")
+        m = _MONTHS[mon[:3].lower()] if mon else int(g["m"] or 0)
+        return (f"{yy:04d}-{m:02d}",)
+    if name in ("ko_q", "yq", "yq2", "qy", "qy2", "oq", "ko_q0", "q0"):
+        q = int(g["q"]) if g.get("q") else _ORD[(g["o"] or "").lower()]
+        return (f"{yy:04d}Q{q}",) if yy else (f"*Q{q}",)
+    if name in ("ko_h", "hy", "yh", "oh", "ko_h0"):
+        h = (g.get("h") or g.get("o") or "").lower()
+        half = 1 if h in ("상", "h1", "1h", "first") else 2
+        return (f"{yy:04d}H{half}",) if yy else ()
+    if name == "range":
+        y2 = g["y2"] or ""
+        y2i = int(y2) if len(y2) == 4 else (yy // 100) * 100 + int(y2)
+        if y2i <= yy:
+            return ()
+        return (f"{yy:04d}", f"{y2i:04d}")
+    if yy:
+        return (f"{yy:04d}",)
+    return ()
+
+
+def find_dates(text: str) -> list[DateMention]:
+    """Every date or period stated in ``text`` (the longest reading at each position)."""
+    out: list[DateMention] = []
+    for m in _DATE_RE.finditer(text):
+        name = m.lastgroup
+        if not name:
+            continue
+        name = name[1:]
+        prefix = name + "_"
+        g = {k[len(prefix) :]: v for k, v in m.groupdict().items() if k.startswith(prefix)}
+        keys = _keys(name, g)
+        if keys:
+            out.append(DateMention(m.group(), m.start(), m.end(), keys))
+    return out
+
+
+def find_as_of(text: str) -> list[tuple[int, int]]:
+    """Spans of "as of" / "as at" phrases."""
+    return [(m.start(), m.end()) for m in _AS_OF.finditer(text)]
+
+
+def expand(key: str) -> set[str]:
+    """A ref date's key and the keys of every period containing it."""
+    out = {key}
+    if len(key) == 10 and key[4] == "-" and key[:4].isdigit():
+        y, m = key[:4], int(key[5:7])
+        out |= {key[:7], f"{y}Q{(m - 1) // 3 + 1}", f"{y}H{1 if m <= 6 else 2}", y, "--" + key[5:]}
+        out.add(f"*Q{(m - 1) // 3 + 1}")
+    elif len(key) == 7 and key[4] == "-":
+        y, m = key[:4], int(key[5:7])
+        out |= {f"{y}Q{(m - 1) // 3 + 1}", f"{y}H{1 if m <= 6 else 2}", y, f"*Q{(m - 1) // 3 + 1}"}
+    elif len(key) == 6 and key[4] == "Q":
+        q = int(key[5])
+        out |= {f"{key[:4]}H{1 if q <= 2 else 2}", key[:4], f"*Q{q}"}
+    elif len(key) == 6 and key[4] == "H":
+        out.add(key[:4])
+    return out
+
+
+def date_keys_of(value: object) -> set[str]:
+    """All expanded date keys a ref field carries (a string, a date, a year number)."""
+    if value is None or isinstance(value, bool):
+        return set()
+    if isinstance(value, _dt.datetime | _dt.date):
+        return expand(value.strftime("%Y-%m-%d"))
+    if isinstance(value, int) and 1900 <= value <= 2099:
+        return expand(str(value))
+    if isinstance(value, float) and value.is_integer() and 1900 <= value <= 2099:
+        return expand(str(int(value)))
+    if isinstance(value, str):
+        out: set[str] = set()
+        for dm in find_dates(value):
+            for k in dm.keys:
+                out |= expand(k)
+        return out
+    return set()

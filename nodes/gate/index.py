@@ -1,0 +1,249 @@
+"""Per-ref value index for the GATE: every number, date and row label a ref's payload carries.
+
+A ref is indexed once per ``check_answer`` call and only if some claim cites it. Numbers go into
+sorted arrays of magnitudes (absolute value, value as displayed in the ref's own scale, percent
+points, multiples), so a claim is looked up by bisection within its rounding interval instead of
+being compared with every value.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from typing import Any
+
+from refgate.refs import Ref
+
+from .dates import date_keys_of, find_dates
+from .numbers import Unit, find_numbers, merge_units, parse_unit
+
+#: Ref kinds whose payload numbers support numeric claims.
+NUMERIC_KINDS = frozenset({"valueRef", "tableRef", "webRef", "docRef"})
+#: Payload keys of external text (webRef / docRef).
+TEXT_KEYS = ("excerpt", "quote", "text", "snippet", "content", "body", "abstract", "summary")
+_DATE_KEYS = re.compile(r"^(?:period|asof|as_of|date|dates|label|start|end|fiscal_?year|fy|year|quarter)$", re.I)
+_PERIOD_NAME = re.compile(
+    r"\b(?:period|year|date|quarter|as\s?of|fy|fiscal)\b|기간|연도|년도|분기|기준일|일자|날짜", re.I
+)
+
+
+@dataclass(slots=True)
+class Entry:
+    """One number in a ref: signed value as displayed, its canonical value in an array, where."""
+
+    value: float
+    where: str
+    currency: str
+
+
+@dataclass
+class _Arr:
+    keys: list[float] = field(default_factory=list)
+    entries: list[tuple[float, Entry]] = field(default_factory=list)
+
+    def add(self, canon: float, entry: Entry) -> None:
+        self.entries.append((canon, entry))
+
+    def freeze(self) -> None:
+        self.entries.sort(key=lambda t: abs(t[0]))
+        self.keys = [abs(t[0]) for t in self.entries]
+
+    def find(self, target: float, tol: float) -> list[tuple[float, Entry]]:
+        lo = bisect_left(self.keys, abs(target) - tol)
+        out = []
+        hi = abs(target) + tol
+        while lo < len(self.keys) and self.keys[lo] <= hi:
+            out.append(self.entries[lo])
+            lo += 1
+        return out
+
+    def nearest(self, target: float) -> tuple[float, Entry] | None:
+        if not self.keys:
+            return None
+        i = bisect_left(self.keys, abs(target))
+        best = [j for j in (i - 1, i) if 0 <= j < len(self.keys)]
+        return min((self.entries[j] for j in best), key=lambda t: abs(abs(t[0]) - abs(target)))
+
+
+@dataclass
+class RefIndex:
+    """What one ref can support."""
+
+    ref: Ref
+    abs: _Arr = field(default_factory=_Arr)
+    disp: _Arr = field(default_factory=_Arr)
+    pct: _Arr = field(default_factory=_Arr)
+    x: _Arr = field(default_factory=_Arr)
+    dates: set[str] = field(default_factory=set)
+    labels: list[str] = field(default_factory=list)
+    count: int = 0
+
+    @property
+    def external(self) -> bool:
+        return self.ref.is_external
+
+    def add_number(self, value: float, unit: Unit, where: str) -> None:
+        if not math.isfinite(value):
+            return
+        e = Entry(value, where, unit.currency)
+        self.count += 1
+        self.disp.add(value, e)
+        k = unit.kind
+        if k in ("plain", "none"):
+            self.abs.add(value * unit.scale, e)
+        if k in ("percent", "none"):
+            self.pct.add(value, e)
+        elif k == "ratio":
+            self.pct.add(value * 100.0, e)
+        elif k == "bp":
+            self.pct.add(value / 100.0, e)
+        if k in ("x", "none"):
+            self.x.add(value, e)
+
+    def add_text(self, text: str, base: Unit, where: str) -> None:
+        """Numbers and dates stated in a string (a table cell, an excerpt)."""
+        dms = find_dates(text)
+        for dm in dms:
+            for key in dm.keys:
+                self.dates |= date_keys_of(key) or {key}
+        for num in find_numbers(text, [(d.start, d.end) for d in dms]):
+            if num.kind == "percent":
+                unit = Unit("percent")
+            elif num.kind == "bp":
+                unit = Unit("bp")
+            elif num.kind == "x":
+                unit = Unit("x")
+            elif num.has_scale:
+                unit = Unit("plain", num.scale, True, num.currency or base.currency)
+            else:
+                unit = Unit(
+                    base.kind, base.scale, base.has_scale, num.currency or base.currency
+                )
+            self.add_number(num.shown, unit, f"{where}={num.text.strip()}")
+
+    def freeze(self) -> None:
+        for arr in (self.abs, self.disp, self.pct, self.x):
+            arr.freeze()
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    return None
+
+
+def _unit_for(units: Any, name: str) -> Unit:
+    if isinstance(units, dict):
+        return parse_unit(units.get(name))
+    if isinstance(units, str):
+        return parse_unit(units)
+    return Unit()
+
+
+def _add_dates_from(idx: RefIndex, mapping: Any) -> None:
+    if isinstance(mapping, dict):
+        for k, v in mapping.items():
+            if isinstance(k, str) and _DATE_KEYS.match(k):
+                if isinstance(v, list | tuple):
+                    for item in v:
+                        idx.dates |= date_keys_of(item)
+                else:
+                    idx.dates |= date_keys_of(v)
+
+
+def _index_value_ref(idx: RefIndex, p: dict[str, Any]) -> None:
+    scale = p.get("scale")
+    units = p.get("units", p.get("unit"))
+    values = p.get("values")
+    if values is None and "value" in p:
+        values = {"value": p["value"]}
+    if isinstance(values, list):
+        values = {str(i): v for i, v in enumerate(values)}
+    if isinstance(values, dict):
+        for name, v in values.items():
+            s_unit = parse_unit(scale.get(name) if isinstance(scale, dict) else scale)
+            unit = merge_units(s_unit, _unit_for(units, name))
+            f = _num(v)
+            if f is not None:
+                if _PERIOD_NAME.search(str(name)) and f.is_integer() and 1900 <= f <= 2099:
+                    idx.dates |= date_keys_of(int(f))
+                idx.add_number(f, unit, f"values.{name}={v}")
+            elif isinstance(v, str):
+                idx.add_text(v, unit, f"values.{name}")
+    _add_dates_from(idx, p)
+
+
+def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
+    meta = p.get("meta") if isinstance(p.get("meta"), dict) else {}
+    scale = parse_unit(meta.get("scale", p.get("scale")))
+    base_unit = parse_unit(meta.get("unit", meta.get("units", p.get("unit"))))
+    table_unit = merge_units(scale, base_unit)
+    columns = [str(c) for c in (p.get("columns") or [])]
+    units = p.get("units")
+    col_units = [merge_units(table_unit, _unit_for(units, c)) for c in columns]
+    periodic = [bool(_PERIOD_NAME.search(c)) for c in columns]
+    for c in columns:
+        idx.dates |= date_keys_of(c)
+        if any(ch.isalpha() for ch in c):
+            idx.labels.append(c.lower())
+    rows = p.get("rows") or []
+    for r, row in enumerate(rows):
+        if isinstance(row, dict):
+            cells = [row.get(c) for c in columns] if columns else list(row.values())
+        elif isinstance(row, list | tuple):
+            cells = list(row)
+        else:
+            continue
+        for j, cell in enumerate(cells):
+            col = columns[j] if j < len(columns) else str(j)
+            unit = col_units[j] if j < len(col_units) else table_unit
+            if j < len(periodic) and periodic[j]:
+                idx.dates |= date_keys_of(cell)
+                if isinstance(cell, str):
+                    idx.labels.append(cell.lower())
+                continue
+            f = _num(cell)
+            if f is not None:
+                idx.add_number(f, unit, f"row {r} [{col}]={cell}")
+            elif isinstance(cell, str) and cell.strip():
+                if any(ch.isalpha() for ch in cell):
+                    idx.labels.append(cell.strip().lower())
+                idx.add_text(cell, unit, f"row {r} [{col}]")
+    _add_dates_from(idx, meta)
+    _add_dates_from(idx, p)
+
+
+def _index_text_ref(idx: RefIndex, p: dict[str, Any]) -> None:
+    for key in TEXT_KEYS:
+        v = p.get(key)
+        if isinstance(v, str):
+            idx.add_text(v, Unit(), key)
+        elif isinstance(v, list):
+            for i, item in enumerate(v):
+                if isinstance(item, str):
+                    idx.add_text(item, Unit(), f"{key}[{i}]")
+    _add_dates_from(idx, p)
+
+
+def build_index(ref: Ref) -> RefIndex:
+    """Index one ref's payload (numbers only for value/table/web/doc refs; dates for all)."""
+    idx = RefIndex(ref)
+    p = ref.payload if isinstance(ref.payload, dict) else {}
+    if ref.kind == "valueRef":
+        _index_value_ref(idx, p)
+    elif ref.kind == "tableRef":
+        _index_table_ref(idx, p)
+    elif ref.kind in ("webRef", "docRef"):
+        _index_text_ref(idx, p)
+    elif ref.kind == "dateRef":
+        _add_dates_from(idx, p)
+    else:
+        # Other kinds (executionRef, skillRef, ...) support no values; their dates still count
+        # only when stated as a period / asOf field.
+        _add_dates_from(idx, p)
+    idx.freeze()
+    return idx

@@ -1,0 +1,293 @@
+"""Markdown-aware claim splitting and citation extraction, for the GATE.
+
+An answer is cut into units: sentences of paragraphs, list items (split into sentences), headings
+and table rows. Fenced code blocks, inline code, HTML comments, URLs, images and a trailing
+"Not verified" section (written by ``unmet_section``) are not claims. A table's header row and
+separator are not claims; each body row is one unit whose cells keep their column header, so a
+header such as "Revenue (USD bn)" or "Margin (%)" gives the cells their scale or unit and a "Rank"
+/ "Period" column is read as ranks / periods. Citations are ``[id]``, ``[a][b]`` and ``[a, b]``;
+a citation placed after the full stop belongs to the sentence before it. A table row with no
+citation of its own inherits the header row's, else the citations of the line just above the table.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+#: Ref id prefixes (refgate.refs.KIND_PREFIX) and the shape of a drawn id.
+_ID_LIKE = re.compile(r"^(?:skl|api|exe|val|tbl|dat|web|doc|art|vfy|dec)_[0-9A-Za-z]*$|^[A-Za-z]{2,12}_[0-9a-f]{3,}$")
+_BARE_ID = re.compile(r"\b(?:skl|api|exe|val|tbl|dat|web|doc|art|vfy|dec)_[0-9a-f]{3,}\b")
+_BRACKET = re.compile(r"!?\[([^\[\]\n]{1,400})\](\([^)\n]*\))?")
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*)$")
+_LIST = re.compile(r"^\s*(?:[-*+•]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])\s+")
+_QUOTE = re.compile(r"^\s*(?:>\s?)+")
+_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_NUMBERING = re.compile(r"^\s*(?:\d{1,3}(?:\.\d{1,3})*[.)]?|[IVX]{1,5}\.)\s+")
+_FOOTDEF = re.compile(r"^\s*\[\^[^\]]+\]:\s*")
+_NOISE = re.compile(
+    r"`[^`\n]*`|<!--.*?-->|https?://\S+|www\.\S+|\[\^[^\]]+\]|[¹²³⁴⁵⁶⁷⁸⁹⁰]+|<[^>\n]{1,80}>",
+    re.S,
+)
+_EMPH = re.compile(r"\*\*|__|~~")
+_NOT_VERIFIED = re.compile(r"^\s{0,3}#{1,6}\s+(?:not verified|미검증|검증되지 않음)", re.I)
+_RANK_COL = re.compile(r"^\s*(?:rank(?:ing)?|#|no\.?|순위|등수|place)\s*$", re.I)
+_PERIOD_COL = re.compile(
+    r"\b(?:period|year|date|quarter|as\s?of|fy|fiscal)\b|기간|연도|년도|분기|기준일|일자|날짜", re.I
+)
+_ABBREV = {
+    "mr",
+    "mrs",
+    "ms",
+    "dr",
+    "vs",
+    "etc",
+    "inc",
+    "co",
+    "corp",
+    "ltd",
+    "no",
+    "nos",
+    "approx",
+    "fig",
+    "st",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+    "est",
+    "avg",
+    "yr",
+    "yrs",
+    "mo",
+    "mos",
+}
+_BOUNDARY = re.compile(r"[.!?。！？](?=\s)|(?<=다\.)(?=\S)")
+
+
+@dataclass
+class Cell:
+    """One table cell and what its column header says about it."""
+
+    text: str
+    header: str = ""
+    rank: bool = False
+    period: bool = False
+
+
+@dataclass
+class Unit:
+    """One claim candidate: a sentence, list item, heading or table row."""
+
+    text: str
+    kind: str  # sentence | item | heading | row
+    line: int
+    cites: list[str] = field(default_factory=list)
+    cells: list[Cell] | None = None
+    raw: str = ""
+
+    @property
+    def claim(self) -> str:
+        """The claim as written (citations kept, whitespace collapsed)."""
+        return " ".join((self.raw or self.text).split())
+
+
+def _scrub(text: str) -> str:
+    def link(m: re.Match[str]) -> str:
+        return " " * len(m.group())
+
+    text = _NOISE.sub(link, text)
+    return _EMPH.sub("", text)
+
+
+def extract_citations(text: str, known: set[str] | dict) -> tuple[str, list[str], list[str]]:
+    """Split ``text`` into (text without citations, cited ids, id-like tokens)."""
+    cites: list[str] = []
+
+    def repl(m: re.Match[str]) -> str:
+        inner, link = m.group(1), m.group(2)
+        if m.group().startswith("!"):
+            return " "
+        if link is not None:  # [text](url): keep the text
+            return inner
+        tokens = [t for t in re.split(r"[,;\s]+", inner.strip()) if t]
+        if tokens and all(t in known or _ID_LIKE.match(t) for t in tokens):
+            cites.extend(tokens)
+            return " "
+        if inner.strip().isdigit() or inner.strip().lower() in ("x", ""):
+            return " "  # [1] footnote markers, [x] checkboxes
+        return m.group()
+
+    out = _BRACKET.sub(repl, text)
+    out = _BARE_ID.sub(lambda m: " " * len(m.group()), out)
+    return out, cites, []
+
+
+def _sentences(text: str, known: set[str] | dict) -> list[str]:
+    parts: list[str] = []
+    start = 0
+    for m in _BOUNDARY.finditer(text):
+        end = m.end()
+        word = re.search(r"([A-Za-z.]+)[.]?$", text[start:end])
+        if m.group() == "." and word:
+            w = word.group(1).rstrip(".").lower()
+            if w in _ABBREV or ("." in w and w.replace(".", "").isalpha()) or len(w) == 1:
+                continue
+        nxt = text[end:].lstrip()[:1]
+        if nxt and nxt.islower() and nxt.isascii():
+            continue
+        parts.append(text[start:end])
+        start = end
+    parts.append(text[start:])
+    # A sentence that starts with citations gives them to the one before it.
+    out: list[str] = []
+    for p in parts:
+        m = _LEAD_CITES.match(p)
+        if out and m and _is_citation(m.group(1), known):
+            out[-1] = out[-1] + " " + m.group(1)
+            p = p[m.end() :]
+        if p.strip():
+            out.append(p)
+    return out
+
+
+_LEAD_CITES = re.compile(r"^\s*((?:\[[^\[\]\n]{1,400}\]\s*)+)")
+
+
+def _is_citation(brackets: str, known: set[str] | dict) -> bool:
+    tokens = [t for t in re.split(r"[,;\s\[\]]+", brackets) if t]
+    return bool(tokens) and all(t in known or _ID_LIKE.match(t) for t in tokens)
+
+
+def _split_row(line: str) -> list[str]:
+    s = line.strip()
+    if s.startswith("|"):
+        s = s[1:]
+    if s.endswith("|") and not s.endswith("\\|"):
+        s = s[:-1]
+    return [c.strip() for c in re.split(r"(?<!\\)\|", s)]
+
+
+def split_units(answer: str, known: set[str] | dict) -> tuple[list[Unit], list[tuple[str, int]]]:
+    """Cut ``answer`` into claim units; also return every cited id with its line (for id checks)."""
+    lines = answer.splitlines()
+    units: list[Unit] = []
+    all_cites: list[tuple[str, int]] = []
+    para: list[str] = []
+    para_line = 0
+    in_fence = False
+    prev_line_cites: list[str] = []
+    i = 0
+    n = len(lines)
+
+    def flush(kind: str = "sentence") -> None:
+        nonlocal para
+        if para:
+            text = " ".join(para)
+            for sent in _sentences(text, known):
+                clean, cites, _ = extract_citations(_scrub(sent), known)
+                units.append(Unit(clean, kind, para_line, cites, raw=sent))
+                all_cites.extend((c, para_line) for c in cites)
+        para = []
+
+    while i < n:
+        raw = lines[i]
+        if _FENCE.match(raw):
+            flush()
+            in_fence = not in_fence
+            i += 1
+            continue
+        if in_fence:
+            i += 1
+            continue
+        if _NOT_VERIFIED.match(raw):
+            flush()
+            level = len(raw.strip()) - len(raw.strip().lstrip("#"))
+            i += 1
+            while i < n:
+                hm = _HEADING.match(lines[i])
+                if hm and len(hm.group(1)) <= level:
+                    break
+                i += 1
+            continue
+        line = _QUOTE.sub("", raw)
+        # Tables: a row of pipes followed by a separator row.
+        if "|" in line and i + 1 < n and _TABLE_SEP.match(_QUOTE.sub("", lines[i + 1])):
+            flush()
+            header = _split_row(line)
+            h_clean, h_cites, _ = extract_citations(_scrub(line), known)
+            all_cites.extend((c, i) for c in h_cites)
+            heads = [extract_citations(_scrub(h), known)[0].strip() for h in header]
+            inherit = h_cites or prev_line_cites
+            i += 2
+            while i < n and "|" in lines[i] and lines[i].strip():
+                row_raw = _QUOTE.sub("", lines[i])
+                cells_raw = _split_row(row_raw)
+                row_cites: list[str] = []
+                cells: list[Cell] = []
+                for j, c in enumerate(cells_raw):
+                    ctext, ccites, _ = extract_citations(_scrub(c), known)
+                    row_cites.extend(ccites)
+                    head = heads[j] if j < len(heads) else ""
+                    cells.append(
+                        Cell(
+                            ctext.strip(),
+                            head,
+                            bool(_RANK_COL.match(head)),
+                            bool(_PERIOD_COL.search(head)),
+                        )
+                    )
+                all_cites.extend((c, i) for c in row_cites)
+                text = " | ".join(c.text for c in cells)
+                units.append(
+                    Unit(text, "row", i, row_cites or list(inherit), cells, raw=row_raw.strip())
+                )
+                i += 1
+            prev_line_cites = []
+            continue
+        if not line.strip():
+            flush()
+            i += 1
+            continue
+        hm = _HEADING.match(line)
+        if hm:
+            flush()
+            body = _NUMBERING.sub("", hm.group(2).rstrip("#").strip())
+            clean, cites, _ = extract_citations(_scrub(body), known)
+            units.append(Unit(clean, "heading", i, cites, raw=hm.group(2)))
+            all_cites.extend((c, i) for c in cites)
+            prev_line_cites = cites
+            i += 1
+            continue
+        fm = _FOOTDEF.match(line)
+        lm = _LIST.match(line)
+        if fm or lm:
+            flush()
+            para = [line[(fm or lm).end() :]]
+            para_line = i
+            prev_line_cites = extract_citations(line, known)[1]
+            # Continuation lines of the item (indented, not a new block).
+            i += 1
+            while i < n and lines[i].strip() and lines[i].startswith((" ", "\t")):
+                if _LIST.match(lines[i]) or "|" in lines[i]:
+                    break
+                para.append(lines[i].strip())
+                i += 1
+            flush("item")
+            continue
+        if not para:
+            para_line = i
+        para.append(line.strip())
+        prev_line_cites = extract_citations(line, known)[1]
+        i += 1
+    flush()
+    return units, all_cites

@@ -1,0 +1,344 @@
+"""Number mentions in text (English and Korean formats) and unit strings, for the GATE.
+
+``find_numbers`` returns every number a piece of text states, with the precision it shows, its
+scale word, its kind (plain / percent / bp / x) and whether it carries an explicit sign.
+``parse_unit`` reads a ref's unit or scale string ("USD millions", "%", "백만원", "ratio").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: Scale words and their multipliers (claim side and ref side).
+SCALE_WORDS: dict[str, float] = {
+    "thousand": 1e3,
+    "thousands": 1e3,
+    "million": 1e6,
+    "millions": 1e6,
+    "billion": 1e9,
+    "billions": 1e9,
+    "trillion": 1e12,
+    "trillions": 1e12,
+    "k": 1e3,
+    "mn": 1e6,
+    "mm": 1e6,
+    "mio": 1e6,
+    "m": 1e6,
+    "bn": 1e9,
+    "b": 1e9,
+    "tn": 1e12,
+    "천": 1e3,
+    "만": 1e4,
+    "억": 1e8,
+    "조": 1e12,
+}
+_KO_BIG = {"만": 1e4, "억": 1e8, "조": 1e12}
+_KO_SMALL = {"십": 10.0, "백": 100.0, "천": 1000.0}
+
+_CURRENCY = {
+    "$": "USD",
+    "us$": "USD",
+    "usd": "USD",
+    "dollar": "USD",
+    "dollars": "USD",
+    "달러": "USD",
+    "€": "EUR",
+    "eur": "EUR",
+    "euro": "EUR",
+    "euros": "EUR",
+    "£": "GBP",
+    "gbp": "GBP",
+    "¥": "JPY",
+    "jpy": "JPY",
+    "yen": "JPY",
+    "엔": "JPY",
+    "₩": "KRW",
+    "krw": "KRW",
+    "won": "KRW",
+    "원": "KRW",
+    "rmb": "CNY",
+    "cny": "CNY",
+    "위안": "CNY",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Num:
+    """One number stated in text.
+
+    ``shown`` is the value as written in its own scale (``4.5`` in "$4.5 billion"), ``step`` the
+    place of its last shown digit in those units (0.1), ``scale`` the multiplier of its scale
+    word(s) (1e9; 1.0 with none), ``kind`` one of plain / percent / bp / x.
+    """
+
+    text: str
+    start: int
+    end: int
+    shown: float
+    step: float
+    scale: float
+    has_scale: bool
+    kind: str
+    signed: bool
+    currency: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """What a ref's unit / scale string says: kind, multiplier and currency."""
+
+    kind: str = "none"  # none | plain | percent | ratio | bp | x
+    scale: float = 1.0
+    has_scale: bool = False
+    currency: str = ""
+
+
+_CORE = re.compile(r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+")
+_LEFT = re.compile(
+    r"(?P<sign>[-−+])?[ \t]?(?P<paren>\()?[ \t]?"
+    r"(?P<cur>US\$|A\$|C\$|HK\$|S\$|\$|€|£|¥|₩|(?:USD|EUR|GBP|JPY|KRW|CNY|RMB)[ \t]?)?"
+    r"[ \t]?(?P<sign2>[-−])?\Z"
+)
+_EN_SCALE = re.compile(
+    r"(?P<sp>[ \t]?)(?P<w>thousands?|millions?|billions?|trillions?|mn|bn|tn|mm|mio|[kKmMbB])(?![A-Za-z])"
+)
+_KO_UNIT = re.compile(r"[ \t]?(?P<small>[십백천])?[ \t]?(?P<big>[만억조])?")
+_KO_NEXT = re.compile(r"[ \t]?(?P<num>\d[\d,]*(?:\.\d+)?)[ \t]?(?P<small>[십백천])?[ \t]?(?P<big>[만억조])?")
+_SUFFIX = re.compile(
+    r"[ \t]?(?:(?P<pct>%p|%포인트|%|percentage[ \t]points?|percent(?:age)?|per[ \t]cent|pct|pp|퍼센트|포인트)"
+    r"|(?P<bp>bps|bp|basis[ \t]points?)"
+    r"|(?P<x>times(?![A-Za-z])|배))"
+)
+_CUR_AFTER = re.compile(
+    r"[ \t]?(?P<cur>dollars?|euros?|yen|won|USD|EUR|GBP|JPY|KRW|CNY|RMB|원|달러|엔|위안)(?![A-Za-z])"
+)
+_CLOSE = re.compile(r"[ \t]?\)")
+#: "(12.3 million)", "(4.5%)": the closing parenthesis after a scale word or unit.
+_CLOSE_AFTER = re.compile(
+    r"[ \t]?(?:thousands?|millions?|billions?|trillions?|mn|bn|tn|[kKmMbB]|%|[십백천만억조]+)?[ \t]?(?:원)?\)"
+)
+_XGLUED = re.compile(r"[xX×](?![A-Za-z])")
+
+
+def _prefix_currency(token: str) -> str:
+    t = token.strip().lower()
+    if "$" in t:
+        return {"a$": "AUD", "c$": "CAD", "hk$": "HKD", "s$": "SGD"}.get(t, "USD")
+    return _CURRENCY.get(t, t.upper())
+
+
+def _dec_step(digits: str) -> float:
+    if "." in digits:
+        return 10.0 ** -(len(digits) - digits.index(".") - 1)
+    return 1.0
+
+
+def _to_float(digits: str) -> float:
+    return float(digits.replace(",", ""))
+
+
+def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list[Num]:
+    """Every number stated in ``text`` outside the ``masked`` spans (dates, ranks, ids)."""
+    out: list[Num] = []
+    masked = masked or []
+    pos = 0
+    n = len(text)
+    while True:
+        m = _CORE.search(text, pos)
+        if m is None:
+            break
+        s, e = m.start(), m.end()
+        pos = e
+        if any(a <= s < b for a, b in masked):
+            continue
+        prev = text[s - 1] if s else ""
+        nxt = text[e] if e < n else ""
+        # Glued to an identifier (Q4, v1.2, COVID-19, 10-K, x86) or a version string: not a number.
+        if prev and (prev.isascii() and (prev.isalnum() or prev in "_.") or prev in "/^"):
+            continue
+        if prev == "-" and s >= 2 and text[s - 2].isascii() and text[s - 2].isalnum():
+            if not text[s - 2].isdigit():
+                continue
+        if nxt == "-" and e + 1 < n and text[e + 1].isascii() and text[e + 1].isalpha():
+            continue
+        if nxt == "." and e + 1 < n and text[e + 1].isdigit():
+            continue
+        digits = m.group()
+        shown = _to_float(digits)
+        step = _dec_step(digits)
+        end = e
+        # Left context: sign, parenthesis, currency prefix.
+        w0 = max(0, s - 8)
+        lm = _LEFT.search(text, w0, s)
+        sign = paren = negative = False
+        cur = ""
+        start = s
+        if lm and lm.group().strip():
+            sg_group = "sign" if lm.group("sign") else ("sign2" if lm.group("sign2") else "")
+            if sg_group:
+                sign_at = lm.start(sg_group)
+                before = text[sign_at - 1] if sign_at > 0 else ""
+                # "2017-2019", "10-20%": a dash between numbers is a range, not a sign.
+                if lm.group(sg_group) == "+" or not (before.isascii() and before.isalnum()):
+                    sign = True
+                    negative = lm.group(sg_group) != "+"
+            if lm.group("paren"):
+                paren = _CLOSE.match(text, e) is not None or bool(
+                    _CLOSE_AFTER.match(text, e)
+                )
+                if paren:
+                    negative = sign = True
+            if lm.group("cur"):
+                cur = _prefix_currency(lm.group("cur"))
+            if sign or paren or cur:
+                first = min(
+                    lm.start(g) for g in ("sign", "paren", "cur", "sign2") if lm.group(g)
+                )
+                start = first
+        scale = 1.0
+        has_scale = False
+        kind = "plain"
+        # Korean compound amounts: 1.2조, 3억 2천만, 5천억, 1,234백만.
+        km = _KO_UNIT.match(text, e)
+        if km and (km.group("small") or km.group("big")):
+            total, lead, last_place, end = _korean_amount(text, shown, step, km)
+            if lead > 1.0:
+                shown, step, scale, has_scale = total / lead, last_place / lead, lead, True
+            else:
+                shown, step = total, last_place
+        else:
+            sm = _EN_SCALE.match(text, e)
+            if sm:
+                w = sm.group("w")
+                # Single letters (4.5m, 10K) count only when glued to the number.
+                if len(w) > 1 or not sm.group("sp"):
+                    scale = SCALE_WORDS[w.lower()]
+                    has_scale = True
+                    end = sm.end()
+        if paren:
+            cm = _CLOSE.match(text, end)
+            if cm:
+                end = cm.end()
+        sfx = _SUFFIX.match(text, end)
+        xg = _XGLUED.match(text, end) if end == e else None
+        if xg:
+            kind = "x"
+            end = xg.end()
+        elif sfx:
+            if sfx.group("pct"):
+                kind = "percent"
+            elif sfx.group("bp"):
+                kind = "bp"
+            else:
+                kind = "x"
+            end = sfx.end()
+        else:
+            cm2 = _CUR_AFTER.match(text, end)
+            if cm2:
+                cur = cur or _CURRENCY.get(cm2.group("cur").lower(), "")
+                end = cm2.end()
+        if paren and not sign:
+            paren = False
+        if not sign and not has_scale and kind == "plain" and not cur and nxt.isascii() and nxt.isalpha():
+            # 3D, 4K (glued letters that are not scale words), 2nd, 3rd.
+            if not _EN_SCALE.match(text, e):
+                continue
+        value = -shown if negative else shown
+        out.append(
+            Num(text[start:end], start, end, value, step, scale, has_scale, kind, sign, cur)
+        )
+        pos = max(pos, end)
+    return out
+
+
+def _korean_amount(text: str, first: float, first_step: float, km: re.Match[str]):
+    """Sum a Korean compound amount starting at a number whose unit match is ``km``."""
+    total = 0.0
+    lead = 0.0
+    value, step, m = first, first_step, km
+    last_big = float("inf")
+    end = km.end()
+    last_place = first_step
+    while True:
+        small = _KO_SMALL.get(m.group("small") or "", 1.0)
+        big = _KO_BIG.get(m.group("big") or "", 1.0)
+        mult = small * big
+        if big >= last_big:
+            break
+        total += value * mult
+        last_place = step * mult
+        if lead == 0.0:
+            lead = mult if m.group("big") else (mult if small > 1.0 else 1.0)
+        end = m.end()
+        if not m.group("big"):
+            break
+        last_big = big
+        nm = _KO_NEXT.match(text, end)
+        if nm is None or not (nm.group("small") or nm.group("big")):
+            break
+        value = _to_float(nm.group("num"))
+        step = _dec_step(nm.group("num"))
+        m = nm
+    return total, lead, last_place, end
+
+
+_UNIT_PCT = re.compile(r"%|percent|pct|퍼센트|\bpp\b")
+_UNIT_RATIO = re.compile(r"\b(ratio|fraction|decimal|share)\b|비율")
+_UNIT_BP = re.compile(r"\bbps?\b|basis points?")
+_UNIT_X = re.compile(r"^\s*(x|times|multiple)\s*$|배")
+_UNIT_KO = re.compile(r"(십억|백만|천만|천억|조|억|만|천)\s*(원|달러|주)?")
+_UNIT_EN = re.compile(
+    r"(?<![A-Za-z])(thousands?|millions?|billions?|trillions?|mn|bn|tn|mm|mio|k|m|b)(?![A-Za-z])",
+    re.I,
+)
+_UNIT_CUR = re.compile(r"us\$|\$|€|£|¥|₩|\b(usd|eur|gbp|jpy|krw|cny|rmb|won|yen|dollars?|euros?)\b|원|달러|엔|위안")
+_KO_UNIT_WORDS = {"십억": 1e9, "백만": 1e6, "천만": 1e7, "천억": 1e11, "조": 1e12, "억": 1e8, "만": 1e4, "천": 1e3}
+
+
+def parse_unit(unit: object) -> Unit:
+    """Read a unit or scale string ("USD millions", "%", "ratio", "백만원", "thousand", 1e6)."""
+    if unit is None or unit == "":
+        return Unit()
+    if isinstance(unit, bool):
+        return Unit()
+    if isinstance(unit, int | float):
+        return Unit("plain", float(unit), True) if unit > 0 else Unit()
+    s = str(unit).strip().lower()
+    if not s:
+        return Unit()
+    if _UNIT_BP.search(s):
+        return Unit("bp")
+    if _UNIT_PCT.search(s):
+        return Unit("percent")
+    if _UNIT_RATIO.search(s):
+        return Unit("ratio")
+    if _UNIT_X.search(s):
+        return Unit("x")
+    cur = ""
+    cm = _UNIT_CUR.search(s)
+    if cm:
+        cur = _CURRENCY.get(cm.group().strip(), "") or _CURRENCY.get(cm.group(1) or "", "")
+        if not cur and cm.group().startswith("us$"):
+            cur = "USD"
+    km = _UNIT_KO.search(s)
+    if km:
+        return Unit("plain", _KO_UNIT_WORDS[km.group(1)], True, cur)
+    em = _UNIT_EN.search(s)
+    if em:
+        return Unit("plain", SCALE_WORDS[em.group(1).lower()], True, cur)
+    return Unit("plain", 1.0, False, cur)
+
+
+def merge_units(scale: Unit, unit: Unit) -> Unit:
+    """Combine a payload ``scale`` field with a ``units`` entry (the unit's own scale wins)."""
+    kind = unit.kind if unit.kind != "none" else scale.kind
+    if unit.kind in ("percent", "ratio", "bp", "x"):
+        return unit
+    if scale.kind in ("percent", "ratio", "bp", "x") and unit.kind in ("none",):
+        return scale
+    if unit.has_scale:
+        return Unit("plain", unit.scale, True, unit.currency or scale.currency)
+    if scale.has_scale:
+        return Unit("plain", scale.scale, True, unit.currency or scale.currency)
+    return Unit(kind, 1.0, False, unit.currency or scale.currency)

@@ -1,0 +1,139 @@
+"""The GATE's verdict: issues, per-claim matches, and the "Not verified" section."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Severity = Literal["block", "warn"]
+
+#: Every issue code the gate emits, with what it means (for docs and the verifyRef payload).
+ISSUE_CODES: dict[str, str] = {
+    "uncited_claim": "a number, date or ranking with no citation",
+    "fake_ref_token": "a cited id that is not in the ledger (or a truncated id)",
+    "unsupported_numeric_claim": "a number that no cited ref supports",
+    "unsupported_date_claim": "a date or period absent from the cited refs",
+    "missing_ranking_table_ref": "a ranking without a cited tableRef holding the ranked items, "
+    "or a ranking answer without its markdown evidence table",
+    "missing_required_evidence": "a ref kind the selected skills require is absent",
+    "unknown_required_evidence": "a requiredEvidence item that is neither a ref kind nor "
+    "'primarySource'",
+    "emit_result_missing": "emitted results were required and no valueRef/tableRef/dateRef exists",
+    "external_only_numeric": "a number supported only by external refs (warning; blocking when "
+    "'primarySource' is required)",
+    "invalid_ref": "a ref in the ledger that is not a valid Ref",
+    "empty_answer": "the answer is empty",
+}
+
+
+@dataclass
+class GateIssue:
+    """One finding. ``claim`` is the sentence, list item or table row it is about ('' if global)."""
+
+    code: str
+    claim: str
+    detail: str
+    ref_ids: list[str] = field(default_factory=list)
+    severity: Severity = "block"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Match:
+    """A ref value that supports a mention, and how (``where`` names the payload field/cell)."""
+
+    ref_id: str
+    how: str
+    external: bool = False
+
+
+@dataclass
+class MentionCheck:
+    """One number, date or ranking inside a claim, and what supports it."""
+
+    kind: str  # number | date | ranking
+    text: str
+    supported: bool
+    matches: list[Match] = field(default_factory=list)
+    note: str = ""
+
+
+@dataclass
+class ClaimCheck:
+    """One claim (sentence, list item, heading or table row) with its citations and mentions."""
+
+    text: str
+    unit: str
+    line: int
+    ref_ids: list[str]
+    mentions: list[MentionCheck]
+
+    @property
+    def supported(self) -> bool:
+        return bool(self.ref_ids) and all(m.supported for m in self.mentions)
+
+
+@dataclass
+class GateReport:
+    """The verdict: ``passed`` is False iff some issue has severity "block"."""
+
+    passed: bool
+    issues: list[GateIssue]
+    claims: list[ClaimCheck]
+
+    @property
+    def blocking(self) -> list[GateIssue]:
+        return [i for i in self.issues if i.severity == "block"]
+
+    @property
+    def warnings(self) -> list[GateIssue]:
+        return [i for i in self.issues if i.severity == "warn"]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form (the verifyRef payload and the graph state)."""
+        return {
+            "passed": self.passed,
+            "issues": [i.to_dict() for i in self.issues],
+            "claims": [
+                {
+                    "text": c.text,
+                    "unit": c.unit,
+                    "line": c.line,
+                    "ref_ids": list(c.ref_ids),
+                    "supported": c.supported,
+                    "mentions": [asdict(m) for m in c.mentions],
+                }
+                for c in self.claims
+            ],
+            "counts": {
+                "claims": len(self.claims),
+                "supported_claims": sum(1 for c in self.claims if c.supported),
+                "blocking": len(self.blocking),
+                "warnings": len(self.warnings),
+            },
+        }
+
+
+def _short(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def unmet_section(report: GateReport) -> str:
+    """The short markdown "Not verified" section: each unmet claim and why ('' when none)."""
+    rows: list[str] = []
+    seen: set[tuple[str, str, str]] = set()
+    for issue in report.blocking:
+        key = (issue.code, issue.claim, issue.detail)
+        if key in seen:
+            continue
+        seen.add(key)
+        what = f'"{_short(issue.claim)}"' if issue.claim.strip() else "(whole answer)"
+        why = _short(issue.detail, 240).replace("\n", " ")
+        rows.append(f"- {what}: {why} (`{issue.code}`)")
+    if not rows:
+        return ""
+    head = "### Not verified\n\nThese claims could not be checked against the cited evidence:\n\n"
+    return head + "\n".join(rows) + "\n"
