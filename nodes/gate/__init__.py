@@ -59,7 +59,15 @@ Rankings
 """
 
 from .check import check_answer
-from .report import ISSUE_CODES, ClaimCheck, GateIssue, GateReport, Match, MentionCheck, unmet_section
+from .report import (
+    ISSUE_CODES,
+    ClaimCheck,
+    GateIssue,
+    GateReport,
+    Match,
+    MentionCheck,
+    unmet_section,
+)
 
 __all__ = [
     "ISSUE_CODES",

@@ -177,9 +177,7 @@ def _nearest(num: Num, indexes: list[RefIndex]) -> str:
     return f"; closest cited value: {best[1]}" if best else ""
 
 
-def _required(
-    required_evidence: Sequence[str], kinds: set[str], issues: list[GateIssue]
-) -> bool:
+def _required(required_evidence: Sequence[str], kinds: set[str], issues: list[GateIssue]) -> bool:
     items = [required_evidence] if isinstance(required_evidence, str) else list(required_evidence)
     primary = False
     for item in items:
@@ -249,7 +247,9 @@ def check_answer(
             else f"[{tok}] is not an id in the ref ledger"
         )
         issues.append(
-            GateIssue("fake_ref_token", lines[line].strip() if line < len(lines) else "", why, [tok])
+            GateIssue(
+                "fake_ref_token", lines[line].strip() if line < len(lines) else "", why, [tok]
+            )
         )
 
     cache: dict[str, RefIndex] = {}
@@ -302,10 +302,10 @@ def check_answer(
                         f"{m.text} is not in the cited refs {kinds_cited}{_nearest(m.num, indexes)}"
                         "; the gate does no arithmetic: emit a derived number as its own value"
                     )
-                    issues.append(
-                        GateIssue("unsupported_numeric_claim", claim_text, detail, cited)
+                    issues.append(GateIssue("unsupported_numeric_claim", claim_text, detail, cited))
+                    checks.append(
+                        MentionCheck("number", m.text, False, note="no cited ref holds it")
                     )
-                    checks.append(MentionCheck("number", m.text, False, note="no cited ref holds it"))
                     continue
                 internal = [x for x in found if not x.external]
                 if not internal:

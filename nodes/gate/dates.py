@@ -79,7 +79,9 @@ _PATTERNS: list[tuple[str, str]] = [
         rf"mn|bn|tn|[조억만천]|원|달러|달러))",
     ),
 ]
-_DATE_RE = re.compile("|".join(f"(?P<_{name}>{pat.replace('(?P<', f'(?P<{name}_')})" for name, pat in _PATTERNS))
+_DATE_RE = re.compile(
+    "|".join(f"(?P<_{name}>{pat.replace('(?P<', f'(?P<{name}_')})" for name, pat in _PATTERNS)
+)
 _AS_OF = re.compile(r"\bas\s+(?:of|at)\b|기준|현재", re.I)
 
 

@@ -23,7 +23,9 @@ from .numbers import Unit, find_numbers, merge_units, parse_unit
 NUMERIC_KINDS = frozenset({"valueRef", "tableRef", "webRef", "docRef"})
 #: Payload keys of external text (webRef / docRef).
 TEXT_KEYS = ("excerpt", "quote", "text", "snippet", "content", "body", "abstract", "summary")
-_DATE_KEYS = re.compile(r"^(?:period|asof|as_of|date|dates|label|start|end|fiscal_?year|fy|year|quarter)$", re.I)
+_DATE_KEYS = re.compile(
+    r"^(?:period|asof|as_of|date|dates|label|start|end|fiscal_?year|fy|year|quarter)$", re.I
+)
 _PERIOD_NAME = re.compile(
     r"\b(?:period|year|date|quarter|as\s?of|fy|fiscal)\b|기간|연도|년도|분기|기준일|일자|날짜", re.I
 )
@@ -118,9 +120,7 @@ class RefIndex:
             elif num.has_scale:
                 unit = Unit("plain", num.scale, True, num.currency or base.currency)
             else:
-                unit = Unit(
-                    base.kind, base.scale, base.has_scale, num.currency or base.currency
-                )
+                unit = Unit(base.kind, base.scale, base.has_scale, num.currency or base.currency)
             self.add_number(num.shown, unit, f"{where}={num.text.strip()}")
 
     def freeze(self) -> None:

@@ -16,7 +16,9 @@ import re
 from dataclasses import dataclass, field
 
 #: Ref id prefixes (refgate.refs.KIND_PREFIX) and the shape of a drawn id.
-_ID_LIKE = re.compile(r"^(?:skl|api|exe|val|tbl|dat|web|doc|art|vfy|dec)_[0-9A-Za-z]*$|^[A-Za-z]{2,12}_[0-9a-f]{3,}$")
+_ID_LIKE = re.compile(
+    r"^(?:skl|api|exe|val|tbl|dat|web|doc|art|vfy|dec)_[0-9A-Za-z]*$|^[A-Za-z]{2,12}_[0-9a-f]{3,}$"
+)
 _BARE_ID = re.compile(r"\b(?:skl|api|exe|val|tbl|dat|web|doc|art|vfy|dec)_[0-9a-f]{3,}\b")
 _BRACKET = re.compile(r"!?\[([^\[\]\n]{1,400})\](\([^)\n]*\))?")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")

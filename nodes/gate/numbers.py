@@ -104,7 +104,9 @@ _EN_SCALE = re.compile(
     r"(?P<sp>[ \t]?)(?P<w>thousands?|millions?|billions?|trillions?|mn|bn|tn|mm|mio|[kKmMbB])(?![A-Za-z])"
 )
 _KO_UNIT = re.compile(r"[ \t]?(?P<small>[십백천])?[ \t]?(?P<big>[만억조])?")
-_KO_NEXT = re.compile(r"[ \t]?(?P<num>\d[\d,]*(?:\.\d+)?)[ \t]?(?P<small>[십백천])?[ \t]?(?P<big>[만억조])?")
+_KO_NEXT = re.compile(
+    r"[ \t]?(?P<num>\d[\d,]*(?:\.\d+)?)[ \t]?(?P<small>[십백천])?[ \t]?(?P<big>[만억조])?"
+)
 _SUFFIX = re.compile(
     r"[ \t]?(?:(?P<pct>%p|%포인트|%|percentage[ \t]points?|percent(?:age)?|per[ \t]cent|pct|pp|퍼센트|포인트)"
     r"|(?P<bp>bps|bp|basis[ \t]points?)"
@@ -157,9 +159,8 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
         # Glued to an identifier (Q4, v1.2, COVID-19, 10-K, x86) or a version string: not a number.
         if prev and (prev.isascii() and (prev.isalnum() or prev in "_.") or prev in "/^"):
             continue
-        if prev == "-" and s >= 2 and text[s - 2].isascii() and text[s - 2].isalnum():
-            if not text[s - 2].isdigit():
-                continue
+        if prev == "-" and s >= 2 and text[s - 2].isascii() and text[s - 2].isalpha():
+            continue
         if nxt == "-" and e + 1 < n and text[e + 1].isascii() and text[e + 1].isalpha():
             continue
         if nxt == "." and e + 1 < n and text[e + 1].isdigit():
@@ -184,17 +185,13 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
                     sign = True
                     negative = lm.group(sg_group) != "+"
             if lm.group("paren"):
-                paren = _CLOSE.match(text, e) is not None or bool(
-                    _CLOSE_AFTER.match(text, e)
-                )
+                paren = _CLOSE.match(text, e) is not None or bool(_CLOSE_AFTER.match(text, e))
                 if paren:
                     negative = sign = True
             if lm.group("cur"):
                 cur = _prefix_currency(lm.group("cur"))
             if sign or paren or cur:
-                first = min(
-                    lm.start(g) for g in ("sign", "paren", "cur", "sign2") if lm.group(g)
-                )
+                first = min(lm.start(g) for g in ("sign", "paren", "cur", "sign2") if lm.group(g))
                 start = first
         scale = 1.0
         has_scale = False
@@ -238,16 +235,17 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
             if cm2:
                 cur = cur or _CURRENCY.get(cm2.group("cur").lower(), "")
                 end = cm2.end()
-        if paren and not sign:
-            paren = False
-        if not sign and not has_scale and kind == "plain" and not cur and nxt.isascii() and nxt.isalpha():
-            # 3D, 4K (glued letters that are not scale words), 2nd, 3rd.
-            if not _EN_SCALE.match(text, e):
-                continue
+        # 3D, 2nd, 3rd: glued letters that are not scale words or units.
+        if (
+            not (sign or has_scale or cur)
+            and kind == "plain"
+            and nxt.isascii()
+            and nxt.isalpha()
+            and not _EN_SCALE.match(text, e)
+        ):
+            continue
         value = -shown if negative else shown
-        out.append(
-            Num(text[start:end], start, end, value, step, scale, has_scale, kind, sign, cur)
-        )
+        out.append(Num(text[start:end], start, end, value, step, scale, has_scale, kind, sign, cur))
         pos = max(pos, end)
     return out
 
@@ -292,8 +290,19 @@ _UNIT_EN = re.compile(
     r"(?<![A-Za-z])(thousands?|millions?|billions?|trillions?|mn|bn|tn|mm|mio|k|m|b)(?![A-Za-z])",
     re.I,
 )
-_UNIT_CUR = re.compile(r"us\$|\$|€|£|¥|₩|\b(usd|eur|gbp|jpy|krw|cny|rmb|won|yen|dollars?|euros?)\b|원|달러|엔|위안")
-_KO_UNIT_WORDS = {"십억": 1e9, "백만": 1e6, "천만": 1e7, "천억": 1e11, "조": 1e12, "억": 1e8, "만": 1e4, "천": 1e3}
+_UNIT_CUR = re.compile(
+    r"us\$|\$|€|£|¥|₩|\b(usd|eur|gbp|jpy|krw|cny|rmb|won|yen|dollars?|euros?)\b|원|달러|엔|위안"
+)
+_KO_UNIT_WORDS = {
+    "십억": 1e9,
+    "백만": 1e6,
+    "천만": 1e7,
+    "천억": 1e11,
+    "조": 1e12,
+    "억": 1e8,
+    "만": 1e4,
+    "천": 1e3,
+}
 
 
 def parse_unit(unit: object) -> Unit:
