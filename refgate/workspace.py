@@ -7,6 +7,10 @@ Example::
     [datasets.macro]
     path = "data/statsmodels_macrodata.csv"
     description = "US quarterly macro data, 1959Q1-2009Q3"
+    period = ["year", "quarter"]   # optional: the columns naming a row's period (inferred if absent)
+    frequency = "quarterly"         # optional: annual | quarterly | monthly | weekly | daily
+    labels = []                     # optional: identifier columns for rankings (e.g. ["Symbol"])
+    as_of = "2009-09-30"            # optional: snapshot date of a dataset without a period
     [datasets.macro.columns.realgdp]
     unit = "USD"
     scale = "billion"
@@ -25,6 +29,7 @@ Example::
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,10 +37,42 @@ from typing import Any
 
 #: Units a dataset column may declare.
 KNOWN_UNITS = frozenset(
-    {"USD", "KRW", "EUR", "%", "percent", "ratio", "bp", "x", "index", "count", "persons",
-     "thousand persons", "years", "days", "date", "text", "USD/share", "rate"}
+    {
+        "USD",
+        "KRW",
+        "EUR",
+        "%",
+        "percent",
+        "ratio",
+        "bp",
+        "x",
+        "index",
+        "count",
+        "persons",
+        "thousand persons",
+        "years",
+        "days",
+        "date",
+        "text",
+        "USD/share",
+        "rate",
+    }
 )
 KNOWN_SCALES = frozenset({"thousand", "million", "billion", "trillion", "천", "만", "억", "조"})
+KNOWN_FREQUENCIES = frozenset({"annual", "quarterly", "monthly", "weekly", "daily"})
+_DATASET_KEYS = frozenset(
+    {"path", "description", "source", "columns", "period", "frequency", "labels", "as_of"}
+)
+_COLUMN_KEYS = frozenset({"unit", "scale", "description"})
+_DATASET_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
+
+
+def _unknown_keys(table: dict[str, Any], known: frozenset[str], where: str) -> None:
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise WorkspaceError(
+            f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})"
+        )
 
 
 class WorkspaceError(ValueError):
@@ -57,10 +94,24 @@ class DatasetSpec:
     description: str = ""
     columns: dict[str, ColumnSpec] = field(default_factory=dict)
     source: str = ""
+    #: Every column of the file, in file order.
+    header: tuple[str, ...] = ()
+    #: Columns naming a row's period (``("year", "quarter")``, ``("Date",)``); empty = infer.
+    period: tuple[str, ...] = ()
+    frequency: str | None = None
+    #: Identifier columns used to label rows in rankings (``("Symbol", "Name")``).
+    labels: tuple[str, ...] = ()
+    #: Snapshot date (ISO) for a dataset whose rows carry no period.
+    as_of: str | None = None
 
     @property
     def format(self) -> str:
         return "parquet" if self.path.suffix.lower() in (".parquet", ".pq") else "csv"
+
+    @property
+    def date_columns(self) -> tuple[str, ...]:
+        """Columns declared with unit ``date`` (parsed as dates when the data is loaded)."""
+        return tuple(c.name for c in self.columns.values() if c.unit == "date")
 
 
 @dataclass(frozen=True)
@@ -79,6 +130,15 @@ class Workspace:
         """``.refgate/`` under the workspace: checkpoints, store, index, audit, artifacts."""
         return self.root / ".refgate"
 
+    def dataset(self, name: str) -> DatasetSpec:
+        """The dataset ``name``; ``WorkspaceError`` naming the known datasets otherwise."""
+        if name not in self.datasets:
+            known = ", ".join(sorted(self.datasets)) or "none"
+            raise WorkspaceError(
+                f"workspace {self.name!r} has no dataset {name!r}; datasets: {known}"
+            )
+        return self.datasets[name]
+
     def contains(self, path: Path | str) -> bool:
         """True when ``path`` resolves inside the workspace folder."""
         try:
@@ -96,17 +156,35 @@ def _table(raw: Any, where: str) -> dict[str, Any]:
     return raw
 
 
-def _read_header(path: Path) -> list[str] | None:
-    if path.suffix.lower() == ".csv":
-        import csv
+def _read_header(path: Path, where: str) -> list[str]:
+    try:
+        if path.suffix.lower() == ".csv":
+            import csv
 
-        with path.open(newline="", encoding="utf-8") as fh:
-            return next(csv.reader(fh), [])
-    if path.suffix.lower() in (".parquet", ".pq"):
+            with path.open(newline="", encoding="utf-8-sig") as fh:
+                return next(csv.reader(fh), [])
         import pyarrow.parquet as pq
 
         return list(pq.read_schema(path).names)
-    return None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise WorkspaceError(f"{where}: cannot read the header of {path}: {exc}") from exc
+    except Exception as exc:  # pyarrow raises its own error types for corrupt files
+        raise WorkspaceError(f"{where}: cannot read the header of {path}: {exc}") from exc
+
+
+def _names(value: Any, where: str, header: list[str]) -> tuple[str, ...]:
+    """A column name or list of names, each checked against the file's header."""
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+        raise WorkspaceError(f"{where}: expected a column name or a list of column names")
+    for item in items:
+        if item not in header:
+            raise WorkspaceError(
+                f"{where}: unknown column {item!r} (the file has: {', '.join(header)})"
+            )
+    return tuple(items)
 
 
 def load_workspace(path: Path | str) -> Workspace:
@@ -126,6 +204,12 @@ def load_workspace(path: Path | str) -> Workspace:
     datasets: dict[str, DatasetSpec] = {}
     for name, spec in _table(raw.get("datasets"), f"{where}: [datasets]").items():
         spec = _table(spec, f"{where}: [datasets.{name}]")
+        if not _DATASET_NAME.match(name):
+            raise WorkspaceError(
+                f"{where}: datasets.{name}: a dataset name is a letter then letters, digits, "
+                "'_' or '-' (at most 64)"
+            )
+        _unknown_keys(spec, _DATASET_KEYS, f"{where}: datasets.{name}")
         if "path" not in spec:
             raise WorkspaceError(f"{where}: datasets.{name}.path is required")
         data_path = (root / spec["path"]).resolve()
@@ -133,10 +217,13 @@ def load_workspace(path: Path | str) -> Workspace:
             raise WorkspaceError(f"{where}: datasets.{name}.path: file not found: {data_path}")
         if data_path.suffix.lower() not in (".csv", ".parquet", ".pq"):
             raise WorkspaceError(f"{where}: datasets.{name}.path: expected .csv or .parquet")
-        header = _read_header(data_path) or []
+        header = _read_header(data_path, f"{where}: datasets.{name}.path")
+        if not header:
+            raise WorkspaceError(f"{where}: datasets.{name}.path: {data_path} has no columns")
         columns: dict[str, ColumnSpec] = {}
         for col, cspec in _table(spec.get("columns"), f"{where}: datasets.{name}.columns").items():
             cspec = _table(cspec, f"{where}: datasets.{name}.columns.{col}")
+            _unknown_keys(cspec, _COLUMN_KEYS, f"{where}: datasets.{name}.columns.{col}")
             if col not in header:
                 raise WorkspaceError(
                     f"{where}: datasets.{name}.columns.{col}: unknown column "
@@ -155,8 +242,34 @@ def load_workspace(path: Path | str) -> Workspace:
                     f"(known: {', '.join(sorted(KNOWN_SCALES))})"
                 )
             columns[col] = ColumnSpec(col, unit, scale, str(cspec.get("description", "")))
+        frequency = spec.get("frequency")
+        if frequency is not None and frequency not in KNOWN_FREQUENCIES:
+            raise WorkspaceError(
+                f"{where}: datasets.{name}.frequency: bad frequency {frequency!r} "
+                f"(known: {', '.join(sorted(KNOWN_FREQUENCIES))})"
+            )
+        as_of = spec.get("as_of")
+        if as_of is not None:
+            import datetime as _dt
+
+            try:
+                as_of = _dt.date.fromisoformat(str(as_of)).isoformat()
+            except ValueError as exc:
+                raise WorkspaceError(
+                    f"{where}: datasets.{name}.as_of: expected an ISO date (YYYY-MM-DD), "
+                    f"got {spec.get('as_of')!r}"
+                ) from exc
         datasets[name] = DatasetSpec(
-            name, data_path, str(spec.get("description", "")), columns, str(spec.get("source", ""))
+            name,
+            data_path,
+            str(spec.get("description", "")),
+            columns,
+            str(spec.get("source", "")),
+            header=tuple(header),
+            period=_names(spec.get("period"), f"{where}: datasets.{name}.period", header),
+            frequency=frequency,
+            labels=_names(spec.get("labels"), f"{where}: datasets.{name}.labels", header),
+            as_of=as_of,
         )
 
     def _folder(section: str) -> tuple[Path | None, dict[str, Any]]:
