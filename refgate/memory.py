@@ -1,50 +1,247 @@
 """Decisions remembered across runs: a LangGraph Store namespaced by workspace.
 
-HARVEST writes decisions (``remember_decision``); BRIEF recalls the ones relevant to a new
-question (``recall_decisions``) by the store's semantic search when it has an embedding index,
-else by its plain listing. Each remembered or recalled decision is a decisionRef.
+HARVEST writes decisions (``remember_decision``, through the RememberDecision tool); BRIEF recalls
+the ones relevant to a new question (``recall_decisions``) by semantic search over the store's
+embedding index. Each remembered or recalled decision is a decisionRef the answer may cite.
+
+- Namespace: ``("refgate", <workspace name>, "decisions")``; runs without a workspace use
+  ``_none``. A workspace never sees another's decisions.
+- Default store: ``open_store(workspace, settings)``, a ``SqliteStore`` under the workspace's
+  ``.refgate/memory/`` with an embedding index over the ``decision`` and ``why`` fields (the
+  settings' embedder: MiniLM by default, OpenAI with ``REFGATE_EMBEDDINGS=openai``). One file per
+  embedder, since vectors of two models cannot be compared. Tests pass an ``InMemoryStore`` with
+  an index instead.
+- A store without an index (or whose SQLite cannot load the vector extension) still works:
+  recall then ranks by word overlap and says so in the trace event (``mode: "lexical"``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
+import math
+import re
 import uuid
-from typing import Any
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from refgate.refs import Ref
 from refgate.tools.base import ToolContext
 
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
+
+    from refgate.config import Settings
+    from refgate.workspace import Workspace
+
+#: Value fields the embedding index covers.
+INDEX_FIELDS = ["decision", "why"]
+#: Most stored decisions scanned by the lexical fallback.
+LEXICAL_SCAN = 500
+_WORD = re.compile(r"\w+", re.U)
+
+
+def decisions_namespace(workspace_name: str | None) -> tuple[str, ...]:
+    return ("refgate", workspace_name or "_none", "decisions")
+
 
 def namespace_for(ctx: ToolContext) -> tuple[str, ...]:
     """``("refgate", <workspace name>, "decisions")``; runs without a workspace share ``_none``."""
-    name = ctx.workspace.name if ctx.workspace is not None else "_none"
-    return ("refgate", name, "decisions")
+    return decisions_namespace(ctx.workspace.name if ctx.workspace is not None else None)
 
 
-def remember_decision(store: Any, ctx: ToolContext, decision: str, why: str = "") -> Ref:
-    """Store one decision and issue its decisionRef."""
+def _source(namespace: Sequence[str], key: str) -> str:
+    return f"store:{'/'.join(namespace)}/{key}"
+
+
+def remember_decision(
+    store: Any, ctx: ToolContext, decision: str, why: str = "", *, tags: Sequence[str] = ()
+) -> Ref:
+    """Store one decision under the workspace's namespace and issue its decisionRef."""
     key = uuid.uuid4().hex
-    value = {"decision": decision, "why": why, "run_id": ctx.run_id, "thread_id": ctx.thread_id}
-    store.put(namespace_for(ctx), key, value)
-    return ctx.issue("decisionRef", {**value, "key": key}, title=decision[:80],
-                     source=f"store:{'/'.join(namespace_for(ctx))}/{key}")
+    value = {
+        "decision": decision,
+        "why": why,
+        "tags": list(tags),
+        "run_id": ctx.run_id,
+        "thread_id": ctx.thread_id,
+        "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    }
+    ns = namespace_for(ctx)
+    store.put(ns, key, value)
+    return ctx.issue(
+        "decisionRef",
+        {**value, "key": key, "recalled": False},
+        title=decision[:80],
+        source=_source(ns, key),
+        source_type="internal",
+    )
+
+
+def has_index(store: Any) -> bool:
+    """True when ``store`` embeds values on put (semantic search available)."""
+    return bool(getattr(store, "index_config", None))
+
+
+def _lexical_rank(items: list[Any], question: str, limit: int) -> list[tuple[Any, float]]:
+    q = {w for w in _WORD.findall(question.lower()) if len(w) > 2}
+    scored = []
+    for item in items:
+        text = " ".join(str(item.value.get(f, "")) for f in INDEX_FIELDS).lower()
+        words = set(_WORD.findall(text))
+        overlap = q & words
+        if overlap:
+            scored.append((item, round(len(overlap) / math.sqrt(len(q) * max(len(words), 1)), 4)))
+    scored.sort(key=lambda x: -x[1])
+    return scored[:limit]
 
 
 def recall_decisions(
-    store: Any, ctx: ToolContext, question: str, *, limit: int = 5
+    store: Any,
+    ctx: ToolContext,
+    question: str,
+    *,
+    limit: int = 5,
+    min_score: float | None = None,
 ) -> tuple[list[str], list[dict[str, Any]]]:
-    """Issue decisionRefs for the stored decisions most relevant to ``question``."""
+    """Issue decisionRefs for the stored decisions most relevant to ``question``.
+
+    Returns the ref ids (best first) and the trace events. Memory is an aid: a failing store is
+    recorded as a ``recall_failed`` event, never raised.
+    """
     from refgate.nodes.common import event
 
+    ns = namespace_for(ctx)
     try:
-        items = store.search(namespace_for(ctx), query=question, limit=limit)
-    except Exception as exc:  # memory is an aid; a broken store must not end the run
-        return [], [event("recall_failed", ctx.pass_name, error=str(exc))]
-    ids = []
-    for item in items:
+        if has_index(store):
+            mode = "semantic"
+            found = [
+                (it, getattr(it, "score", None))
+                for it in store.search(ns, query=question, limit=limit)
+            ]
+        else:
+            mode = "lexical"
+            found = _lexical_rank(list(store.search(ns, limit=LEXICAL_SCAN)), question, limit)
+    except Exception as exc:  # a broken store or embedder must not end the run
+        return [], [event("recall_failed", ctx.pass_name, error=f"{type(exc).__name__}: {exc}")]
+    ids: list[str] = []
+    scores: list[float | None] = []
+    for item, score in found:
+        if min_score is not None and score is not None and score < min_score:
+            continue
         value = dict(item.value)
-        ref = ctx.issue("decisionRef", {**value, "key": item.key,
-                                        "score": getattr(item, "score", None)},
-                        title=str(value.get("decision", ""))[:80],
-                        source=f"store:{'/'.join(item.namespace)}/{item.key}")
+        ref = ctx.issue(
+            "decisionRef",
+            {
+                **value,
+                "key": item.key,
+                "recalled": True,
+                "score": None if score is None else round(float(score), 4),
+            },
+            title=str(value.get("decision", ""))[:80],
+            source=_source(item.namespace, item.key),
+            source_type="internal",
+        )
         ids.append(ref.id)
-    return ids, [event("recall", ctx.pass_name, decisions=ids)]
+        scores.append(None if score is None else round(float(score), 4))
+    return ids, [
+        event(
+            "recall", ctx.pass_name, mode=mode, namespace="/".join(ns), decisions=ids, scores=scores
+        )
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# The default store
+
+
+def _connect(path: Path) -> tuple[Any, bool]:
+    """A SQLite connection and whether it can load extensions (the vector index needs one)."""
+    import sqlite3
+
+    if hasattr(sqlite3.Connection, "enable_load_extension"):
+        return sqlite3.connect(str(path), check_same_thread=False, isolation_level=None), True
+    try:  # Python builds without extension loading: pysqlite3-binary ships a SQLite that can
+        from pysqlite3 import dbapi2 as psqlite3
+
+        return psqlite3.connect(str(path), check_same_thread=False, isolation_level=None), True
+    except ImportError:
+        return sqlite3.connect(str(path), check_same_thread=False, isolation_level=None), False
+
+
+#: Output sizes of OpenAI embedding models (so opening a store makes no request).
+_OPENAI_DIMS = {
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+}
+
+
+def _dims(emb: Any) -> int:
+    for attr in ("dimension", "dimensions"):
+        value = getattr(emb, attr, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    model = getattr(emb, "model", None)
+    if isinstance(model, str) and model in _OPENAI_DIMS:
+        return _OPENAI_DIMS[model]
+    return len(emb.embed_query("dimension probe"))
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "default"
+
+
+def store_path(workspace: Workspace, embeddings: Embeddings | None) -> Path:
+    """Where a workspace's memory lives: ``.refgate/memory/<embedder>.sqlite``."""
+    if embeddings is None:
+        name = "plain"
+    else:
+        try:
+            from refgate.retrieval.embeddings import embeddings_id
+
+            name = embeddings_id(embeddings)
+        except ImportError:
+            name = f"{type(embeddings).__name__}-{_dims(embeddings)}"
+    return workspace.state_dir / "memory" / f"{_slug(name)}.sqlite"
+
+
+def default_embeddings(settings: Settings | None) -> Embeddings | None:
+    """The settings' embedder, or None when the retrieval package is not available."""
+    try:
+        from refgate.retrieval.embeddings import default_embeddings as _default
+    except ImportError:
+        return None
+    return _default(settings)
+
+
+@contextlib.contextmanager
+def open_store(
+    workspace: Workspace,
+    settings: Settings | None = None,
+    *,
+    embeddings: Embeddings | None | bool = True,
+    path: Path | str | None = None,
+) -> Iterator[Any]:
+    """Open the workspace's decision store (SqliteStore under ``.refgate/memory/``).
+
+    ``embeddings=True`` (default) uses the settings' embedder; ``None``/``False`` opens a store
+    without an index (recall falls back to word overlap). The embedder loads lazily, on the first
+    put or search. Use as ``with open_store(ws, settings) as store: build_graph(store=store)``.
+    """
+    from langgraph.store.sqlite import SqliteStore
+
+    emb = default_embeddings(settings) if embeddings is True else (embeddings or None)
+    db = Path(path) if path is not None else store_path(workspace, emb)
+    db.parent.mkdir(parents=True, exist_ok=True)
+    conn, can_index = _connect(db)
+    index = None
+    if emb is not None and can_index:
+        index = {"dims": _dims(emb), "embed": emb, "fields": list(INDEX_FIELDS)}
+    try:
+        store = SqliteStore(conn, index=index)
+        store.setup()
+        yield store
+    finally:
+        conn.close()
