@@ -6,11 +6,10 @@ embedding index. Each remembered or recalled decision is a decisionRef the answe
 
 - Namespace: ``("refgate", <workspace name>, "decisions")``; runs without a workspace use
   ``_none``. A workspace never sees another's decisions.
-- Default store: ``open_store(workspace, settings)``, a ``SqliteStore`` under the workspace's
-  ``.refgate/memory/`` with an embedding index over the ``decision`` and ``why`` fields (the
-  settings' embedder: MiniLM by default, OpenAI with ``REFGATE_EMBEDDINGS=openai``). One file per
-  embedder, since vectors of two models cannot be compared. Tests pass an ``InMemoryStore`` with
-  an index instead.
+- Default store: ``open_store(workspace, settings)``, a ``SqliteStore`` in the workspace's
+  ``.refgate/refgate.sqlite`` (the file ``refgate.persistence`` uses for the CLI) with an embedding
+  index over the ``decision`` and ``why`` fields (``refgate.store.index_config``: MiniLM by
+  default). Tests pass an ``InMemoryStore`` with an index instead.
 - A store without an index (or whose SQLite cannot load the vector extension) still works:
   recall then ranks by word overlap and says so in the trace event (``mode: "lexical"``).
 """
@@ -189,24 +188,6 @@ def _dims(emb: Any) -> int:
     return len(emb.embed_query("dimension probe"))
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "default"
-
-
-def store_path(workspace: Workspace, embeddings: Embeddings | None) -> Path:
-    """Where a workspace's memory lives: ``.refgate/memory/<embedder>.sqlite``."""
-    if embeddings is None:
-        name = "plain"
-    else:
-        try:
-            from refgate.retrieval.embeddings import embeddings_id
-
-            name = embeddings_id(embeddings)
-        except ImportError:
-            name = f"{type(embeddings).__name__}-{_dims(embeddings)}"
-    return workspace.state_dir / "memory" / f"{_slug(name)}.sqlite"
-
-
 def default_embeddings(settings: Settings | None) -> Embeddings | None:
     """The settings' embedder, or None when the retrieval package is not available."""
     try:
@@ -214,6 +195,34 @@ def default_embeddings(settings: Settings | None) -> Embeddings | None:
     except ImportError:
         return None
     return _default(settings)
+
+
+#: The SQLite file under ``.refgate/`` (the same file ``refgate.persistence`` opens).
+STORE_FILE = "refgate.sqlite"
+
+
+def store_path(workspace: Workspace) -> Path:
+    """Where a workspace's memory lives by default: ``<workspace>/.refgate/refgate.sqlite``."""
+    return workspace.state_dir / STORE_FILE
+
+
+def index_for(
+    settings: Settings | None, embeddings: Embeddings | None | bool = True
+) -> dict | None:
+    """The store's ``index`` config: ``refgate.store``'s shared shape when available, else one
+    built from ``embeddings`` (``True``: the settings' embedder; ``None``/``False``: no index)."""
+    if embeddings is None or embeddings is False:
+        return None
+    if embeddings is True:
+        try:
+            from refgate.store import index_config
+        except ImportError:
+            emb = default_embeddings(settings)
+            if emb is None:
+                return None
+            return {"dims": _dims(emb), "embed": emb, "fields": list(INDEX_FIELDS)}
+        return index_config(settings)
+    return {"dims": _dims(embeddings), "embed": embeddings, "fields": list(INDEX_FIELDS)}
 
 
 @contextlib.contextmanager
@@ -224,7 +233,7 @@ def open_store(
     embeddings: Embeddings | None | bool = True,
     path: Path | str | None = None,
 ) -> Iterator[Any]:
-    """Open the workspace's decision store (SqliteStore under ``.refgate/memory/``).
+    """Open the workspace's decision store (SqliteStore in ``.refgate/refgate.sqlite``).
 
     ``embeddings=True`` (default) uses the settings' embedder; ``None``/``False`` opens a store
     without an index (recall falls back to word overlap). The embedder loads lazily, on the first
@@ -232,13 +241,11 @@ def open_store(
     """
     from langgraph.store.sqlite import SqliteStore
 
-    emb = default_embeddings(settings) if embeddings is True else (embeddings or None)
-    db = Path(path) if path is not None else store_path(workspace, emb)
+    db = Path(path) if path is not None else store_path(workspace)
     db.parent.mkdir(parents=True, exist_ok=True)
     conn, can_index = _connect(db)
-    index = None
-    if emb is not None and can_index:
-        index = {"dims": _dims(emb), "embed": emb, "fields": list(INDEX_FIELDS)}
+    conn.execute("PRAGMA busy_timeout=10000")
+    index = index_for(settings, embeddings) if can_index else None
     try:
         store = SqliteStore(conn, index=index)
         store.setup()
