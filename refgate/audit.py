@@ -1,0 +1,239 @@
+"""The audit record: one JSON line per ``refgate ask`` run, plus human review lines.
+
+File: ``<workspace>/.refgate/audit.jsonl``, appended only (one ``write`` per line under an
+exclusive ``flock``, so concurrent runs never interleave). Two line types:
+
+Run record (``type: "run"``), written by ``append_run(workspace, record)``. The caller passes:
+
+| field | what |
+| --- | --- |
+| ``thread_id`` (required) | the run's thread |
+| ``question`` | the question asked |
+| ``answer`` | the raw answer text, exactly as returned (never cleaned up) |
+| ``refs`` | the ref ledger: ``{id: Ref}`` or ``{id: dict}`` (stored as dicts) |
+| ``gate`` | the gate report dict (``passed``, ``issues``, ``verify_ref`` ...) |
+| ``events`` | the run's trace events (the ``trace`` state channel) |
+| ``models`` | ``{pass: model name}`` |
+| ``duration_s`` | wall time of the run (optional) |
+| anything else | kept as given (``trace_summary``, ``run_id``, ``plan`` ...) |
+
+``append_run`` adds ``type``, ``version``, ``recorded_at``, ``workspace``, ``run_id`` (from the
+events when absent), ``gate_passed`` (the GATE's verdict, copied, not judged), ``timings``
+(``total_s`` and per-pass ``passes_ms`` from the events) and ``usage`` (token totals and per pass,
+from the ``model_call`` events) unless the caller gave them.
+
+Review record (``type: "review"``), written by ``append_review``: ``thread_id``, ``verdict``
+(``pass`` or ``fail``, a human's judgement: refgate never computes it, seed 000), ``note``,
+``reviewer``, ``recorded_at``.
+
+``list_runs`` joins them: runs newest first, each with the reviews of its thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+AUDIT_FILE = "audit.jsonl"
+VERSION = 1
+VERDICTS = ("pass", "fail")
+
+
+class AuditError(ValueError):
+    """A record cannot be written (missing thread, bad verdict)."""
+
+
+def audit_path(workspace: Any) -> Path:
+    """``<workspace>/.refgate/audit.jsonl`` (``workspace`` is a Workspace or a folder path)."""
+    if isinstance(workspace, str | Path):
+        return Path(workspace).expanduser().resolve() / ".refgate" / AUDIT_FILE
+    return Path(workspace.state_dir) / AUDIT_FILE
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+@contextlib.contextmanager
+def _locked_append(path: Path) -> Iterator[int]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        try:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except ImportError:  # pragma: no cover - not POSIX
+            pass
+        yield fd
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _append(path: Path, record: Mapping[str, Any]) -> None:
+    line = json.dumps(_jsonable(record), ensure_ascii=False, default=str) + "\n"
+    with _locked_append(path) as fd:
+        os.write(fd, line.encode("utf-8"))
+
+
+def timings_from_events(events: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per-pass milliseconds (summed over retries) from ``pass_end`` events."""
+    passes: dict[str, float] = {}
+    for e in events:
+        if e.get("type") == "pass_end":
+            name = str(e.get("pass"))
+            passes[name] = round(passes.get(name, 0.0) + float(e.get("duration_ms") or 0), 2)
+    return {"passes_ms": passes, "passes_total_ms": round(sum(passes.values()), 2)}
+
+
+def usage_from_events(events: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """Token totals and per-pass usage from ``model_call`` events."""
+    total: dict[str, int] = {}
+    by_pass: dict[str, dict[str, int]] = {}
+    calls = 0
+    for e in events:
+        if e.get("type") != "model_call":
+            continue
+        calls += 1
+        for k, v in (e.get("usage") or {}).items():
+            n = int(v or 0)
+            total[k] = total.get(k, 0) + n
+            slot = by_pass.setdefault(str(e.get("pass")), {})
+            slot[k] = slot.get(k, 0) + n
+    return {"model_calls": calls, "total": total, "by_pass": by_pass}
+
+
+def _run_id(events: list[Mapping[str, Any]]) -> str:
+    for e in reversed(events):
+        if e.get("type") == "pass_start" and e.get("pass") == "brief" and e.get("run_id"):
+            return str(e["run_id"])
+    return ""
+
+
+def append_run(workspace: Any, record: Mapping[str, Any]) -> dict[str, Any]:
+    """Append one run record (see the module docstring for the fields); return what was written."""
+    if not record.get("thread_id"):
+        raise AuditError("an audit run record needs a thread_id")
+    events = list(record.get("events") or [])
+    gate = dict(record.get("gate") or {})
+    out: dict[str, Any] = {
+        "type": "run",
+        "version": VERSION,
+        "recorded_at": _now(),
+        "workspace": str(getattr(workspace, "root", workspace)),
+    }
+    out.update(_jsonable(dict(record)))
+    out["events"] = _jsonable(events)
+    out.setdefault("run_id", _run_id(events))
+    out["gate_passed"] = bool(gate.get("passed"))  # the GATE's verdict, copied
+    if "timings" not in record:
+        timings = timings_from_events(events)
+        if record.get("duration_s") is not None:
+            timings["total_s"] = record["duration_s"]
+        out["timings"] = timings
+    if "usage" not in record:
+        out["usage"] = usage_from_events(events)
+    _append(audit_path(workspace), out)
+    return out
+
+
+def append_review(
+    workspace: Any, thread_id: str, verdict: str, note: str = "", *, reviewer: str = ""
+) -> dict[str, Any]:
+    """Append a human review of a thread's answer; ``verdict`` is ``pass`` or ``fail``."""
+    if not thread_id:
+        raise AuditError("a review needs the thread id of the run it judges")
+    if verdict not in VERDICTS:
+        raise AuditError(f"verdict must be 'pass' or 'fail', got {verdict!r}")
+    out = {
+        "type": "review",
+        "version": VERSION,
+        "recorded_at": _now(),
+        "thread_id": thread_id,
+        "verdict": verdict,
+        "note": note,
+        "reviewer": reviewer,
+    }
+    _append(audit_path(workspace), out)
+    return out
+
+
+@dataclass
+class AuditLog:
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    reviews: list[dict[str, Any]] = field(default_factory=list)
+    unreadable: list[int] = field(default_factory=list)  # line numbers that were not JSON records
+
+
+def read_audit(workspace: Any) -> AuditLog:
+    """Every record of the audit file, in file order; unreadable lines are counted, not fatal."""
+    path = audit_path(workspace)
+    log = AuditLog()
+    if not path.is_file():
+        return log
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        for no, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                log.unreadable.append(no)
+                continue
+            if not isinstance(rec, dict):
+                log.unreadable.append(no)
+            elif rec.get("type") == "run":
+                log.runs.append(rec)
+            elif rec.get("type") == "review":
+                log.reviews.append(rec)
+            else:
+                log.unreadable.append(no)
+    return log
+
+
+def thread_ids(workspace: Any) -> list[str]:
+    return list(dict.fromkeys(r.get("thread_id") for r in read_audit(workspace).runs))
+
+
+def list_runs(workspace: Any, *, limit: int | None = None) -> list[dict[str, Any]]:
+    """Runs newest first: thread, time, question, the GATE's verdict, and the human reviews."""
+    log = read_audit(workspace)
+    reviews: dict[str, list[dict[str, Any]]] = {}
+    for rev in log.reviews:
+        reviews.setdefault(str(rev.get("thread_id")), []).append(rev)
+    rows = []
+    for rec in reversed(log.runs):
+        revs = reviews.get(str(rec.get("thread_id")), [])
+        rows.append(
+            {
+                "thread_id": rec.get("thread_id"),
+                "run_id": rec.get("run_id"),
+                "recorded_at": rec.get("recorded_at"),
+                "question": rec.get("question"),
+                "gate_passed": rec.get("gate_passed"),
+                "review": revs[-1] if revs else None,
+                "reviews": revs,
+                "answer_chars": len(rec.get("answer") or ""),
+                "refs": len(rec.get("refs") or {}),
+            }
+        )
+    rows.sort(key=lambda r: str(r.get("recorded_at") or ""), reverse=True)
+    return rows[:limit] if limit else rows
