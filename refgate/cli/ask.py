@@ -171,10 +171,8 @@ def run_question(
 
 
 def _record_audit(workspace, thread_id, question, result, settings, started) -> None:
-    try:
-        from refgate.audit import append_run
-    except ModuleNotFoundError:
-        return
+    from refgate.audit import append_run
+
     append_run(
         workspace,
         {

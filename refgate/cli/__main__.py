@@ -1,0 +1,5 @@
+"""``python -m refgate.cli``."""
+
+from refgate.cli import main
+
+main()
