@@ -1,0 +1,73 @@
+"""Helpers shared by the research steps: armor for web text, progress events, run-scoped state."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from refgate.nodes.research.core import Deduper
+
+
+def armor(text: str, *, source_label: str) -> str:
+    """Fence untrusted web text for a prompt with ``refgate.provenance.armor``.
+
+    Until the provenance module provides ``armor`` this falls back to the same nonce fence
+    (``⟦UNTRUSTED:<nonce>⟧ ... ⟦/UNTRUSTED:<nonce>⟧``, 128-bit nonce redrawn on collision), so a
+    page can never forge the end of its own fence.
+    """
+    try:
+        from refgate.provenance import armor as provenance_armor
+    except ImportError:
+        provenance_armor = None
+    if provenance_armor is not None:
+        return provenance_armor(text, source_label=source_label)
+    nonce = secrets.token_hex(16)
+    while nonce in text or nonce in source_label:
+        nonce = secrets.token_hex(16)
+    label = source_label.replace("\n", " ").replace("⟧", "]")
+    return f"⟦UNTRUSTED:{nonce} source={label}⟧\n{text}\n⟦/UNTRUSTED:{nonce}⟧"
+
+
+def emit(step: str, **fields: Any) -> None:
+    """Send ``{"event": "research_step", "step": step, ...}`` to the custom stream; a no-op
+    outside a graph run or when nobody streams."""
+    try:
+        from langgraph.config import get_stream_writer
+
+        writer = get_stream_writer()
+    except Exception:  # outside a runnable context
+        return
+    try:
+        writer({"event": "research_step", "step": step, **fields})
+    except Exception:  # progress must never break a run
+        return
+
+
+@dataclass
+class RunShared:
+    """What parallel branches of one run share in memory: the deduper and the call limiter."""
+
+    deduper: Deduper
+    limiter: threading.BoundedSemaphore
+    created: dict[str, Any] = field(default_factory=dict)
+
+
+_REGISTRY: dict[str, RunShared] = {}
+_REGISTRY_LOCK = threading.Lock()
+
+
+def shared(token: str, *, max_fetch: int, max_concurrency: int) -> RunShared:
+    """The run-scoped shared state for ``token`` (created on first use, e.g. after a resume)."""
+    with _REGISTRY_LOCK:
+        entry = _REGISTRY.get(token)
+        if entry is None:
+            entry = RunShared(Deduper(max_fetch), threading.BoundedSemaphore(max_concurrency))
+            _REGISTRY[token] = entry
+        return entry
+
+
+def release(token: str) -> None:
+    with _REGISTRY_LOCK:
+        _REGISTRY.pop(token, None)

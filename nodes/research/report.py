@@ -1,0 +1,219 @@
+"""The research report: one JSON-able dict (``build_report``) rendered as markdown or JSON.
+
+Statuses: ``complete``, ``empty_question``, ``scope_failed``, ``no_sources``, ``no_claims``,
+``none_confirmed`` (all refuted or unverified), ``synthesis_failed`` (confirmed claims returned
+unmerged). Every path ends in a report with a summary that says what happened.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from refgate.nodes.research.core import build_stats
+
+STATUSES = (
+    "complete",
+    "empty_question",
+    "scope_failed",
+    "no_sources",
+    "no_claims",
+    "none_confirmed",
+    "synthesis_failed",
+)
+
+
+def _claim_out(c: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": c["id"],
+        "claim": c["claim"],
+        "quote": c["quote"],
+        "source": c["sourceUrl"],
+        "sourceTitle": c.get("sourceTitle", ""),
+        "sourceQuality": c.get("sourceQuality"),
+        "publishDate": c.get("publishDate"),
+        "importance": c.get("importance"),
+        "outcome": c["outcome"],
+        "vote": c["vote"],
+        "votes": {
+            "support": c["supportVotes"],
+            "refute": c["refutedVotes"],
+            "abstain": c["abstained"],
+        },
+        "verdicts": [
+            {k: v.get(k) for k in ("refuted", "confidence", "evidence", "counterSource")}
+            for v in c["valid"]
+        ],
+    }
+
+
+def summary_for(status: str, **n: Any) -> str:
+    if status == "empty_question":
+        return "No research question was given, so nothing was researched. Ask a question."
+    if status == "scope_failed":
+        return (
+            "The scope step gave no valid decomposition of the question, so nothing was "
+            "searched. Rephrase the question or try another model or backend."
+        )
+    if status == "no_sources":
+        return (
+            f"The search found no pages to read for any of the {n.get('angles', 0)} angles. "
+            "Nothing can be claimed; check the web snapshot or search provider."
+        )
+    if status == "no_claims":
+        return (
+            f"No claims extracted. {n.get('fetched', 0)} of {n.get('tried', 0)} sources were "
+            "read; none yielded a checkable claim with a verbatim quote."
+        )
+    if status == "none_confirmed":
+        return (
+            f"None of the {n.get('voted', 0)} verified claims survived: {n.get('refuted', 0)} "
+            f"refuted, {n.get('unverified', 0)} unverified (too few valid votes). "
+            "Research inconclusive."
+        )
+    if status == "synthesis_failed":
+        return (
+            f"Synthesis step failed — returning {n.get('confirmed', 0)} verified claims "
+            "unmerged (see Confirmed claims)."
+        )
+    return ""
+
+
+def build_report(
+    *,
+    question: str,
+    status: str,
+    scope: dict[str, Any] | None,
+    searches: list[dict[str, Any]],
+    sources: list[dict[str, Any]],
+    claims_extracted: int,
+    tallied: list[dict[str, Any]],
+    synthesis: dict[str, Any] | None,
+    findings: list[dict[str, Any]],
+    notes: list[str],
+    votes_per_claim: int,
+    model_calls: int,
+    dupes: int,
+    budget_dropped: int,
+) -> dict[str, Any]:
+    confirmed = [c for c in tallied if c["outcome"] == "survives"]
+    refuted = [c for c in tallied if c["outcome"] == "refuted"]
+    unverified = [c for c in tallied if c["outcome"] == "unverified"]
+    angles = len((scope or {}).get("angles", []))
+    extracted = [s for s in sources if s.get("extracted")]
+    stats = build_stats(
+        angles=angles,
+        sources=len(extracted),
+        claims=claims_extracted,
+        voted=len(tallied),
+        confirmed=len(confirmed),
+        killed=len(refuted),
+        unverified=len(unverified),
+        after_synth=len(findings),
+        dupes=dupes,
+        budget_dropped=budget_dropped,
+        votes_per_claim=votes_per_claim,
+    )
+    stats.update(
+        {
+            "sourcesTried": len(sources),
+            "fetchFailed": sum(1 for s in sources if not s.get("fetched")),
+            "quotesRejected": sum(s.get("quotesRejected", 0) for s in sources),
+            "unretrievedUrlsDropped": sum(len(s.get("unretrieved", [])) for s in searches),
+            "modelCalls": model_calls,
+        }
+    )
+    summary = (synthesis or {}).get("summary") or summary_for(
+        status,
+        angles=angles,
+        fetched=sum(1 for s in sources if s.get("fetched")),
+        tried=len(sources),
+        voted=len(tallied),
+        refuted=len(refuted),
+        unverified=len(unverified),
+        confirmed=len(confirmed),
+    )
+    return {
+        "question": question,
+        "status": status,
+        "summary": summary,
+        "findings": findings,
+        "confirmed": [_claim_out(c) for c in confirmed],
+        "refuted": [_claim_out(c) for c in refuted],
+        "unverified": [_claim_out(c) for c in unverified],
+        "caveats": (synthesis or {}).get("caveats", ""),
+        "openQuestions": list((synthesis or {}).get("openQuestions") or []),
+        "angles": list((scope or {}).get("angles", [])),
+        "sources": [
+            {
+                "url": s["url"],
+                "title": s.get("title", ""),
+                "angle": s.get("angle"),
+                "quality": s.get("sourceQuality"),
+                "publishDate": s.get("publishDate"),
+                "fetched": bool(s.get("fetched")),
+                "claimCount": len(s.get("claims", [])),
+                "error": s.get("error"),
+            }
+            for s in sources
+        ],
+        "notes": list(notes),
+        "stats": stats,
+    }
+
+
+def to_json(report: dict[str, Any]) -> str:
+    return json.dumps(report, ensure_ascii=False, indent=2, default=str)
+
+
+def _claim_line(c: dict[str, Any]) -> str:
+    return (
+        f'- "{c["claim"]}" — vote {c["vote"]}, [{c["sourceTitle"] or c["source"]}]({c["source"]})'
+    )
+
+
+def to_markdown(report: dict[str, Any]) -> str:
+    lines = ["# Deep Research", "", f"**Question:** {report.get('question') or '(none)'}", ""]
+    status = report.get("status", "complete")
+    if status != "complete":
+        lines += [f"_Status: {status}_", ""]
+    lines += ["## Summary", report.get("summary", ""), ""]
+    findings = report.get("findings") or []
+    if findings:
+        lines.append("## Findings")
+        for i, f in enumerate(findings, 1):
+            lines.append(f"### {i}. {f['claim']} _({f['confidence']})_")
+            if f.get("evidence"):
+                lines.append(f["evidence"])
+            lines.append("Sources: " + ", ".join(f"<{u}>" for u in f.get("sources", [])))
+            lines.append("")
+    confirmed = report.get("confirmed") or []
+    if confirmed and (status == "synthesis_failed" or not findings):
+        lines.append("## Confirmed claims (unmerged)")
+        for c in confirmed:
+            lines.append(_claim_line(c))
+            lines.append(f'  > "{c["quote"]}"')
+        lines.append("")
+    if report.get("caveats"):
+        lines += ["## Caveats", str(report["caveats"]), ""]
+    if report.get("openQuestions"):
+        lines += ["## Open questions", *[f"- {q}" for q in report["openQuestions"]], ""]
+    if report.get("refuted"):
+        lines += ["## Refuted claims", *[_claim_line(c) for c in report["refuted"]], ""]
+    if report.get("unverified"):
+        lines += [
+            "## Unverified claims (verifiers failed)",
+            *[_claim_line(c) for c in report["unverified"]],
+            "",
+        ]
+    sources = report.get("sources") or []
+    if sources:
+        lines.append("## Sources read")
+        for s in sources:
+            state = f"{s['claimCount']} claims" if s["fetched"] else f"not read: {s['error']}"
+            lines.append(f"- <{s['url']}> — {s['title'] or 'untitled'} ({state})")
+        lines.append("")
+    if report.get("notes"):
+        lines += ["## Notes", *[f"- {n}" for n in report["notes"]], ""]
+    lines += ["## Stats", "```json", json.dumps(report.get("stats", {}), indent=2), "```"]
+    return "\n".join(lines) + "\n"

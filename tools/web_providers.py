@@ -1,0 +1,441 @@
+"""Web access for refgate: two provider interfaces, ``WebSearch`` and ``Fetch``.
+
+The default is offline: ``SnapshotCorpus``, a folder of saved pages with an ``index.json`` that
+maps each page's URL to its file, title and date. It answers both interfaces, so a run with no
+network still searches, fetches and cites real URLs (those of the saved pages).
+
+Optional real providers (never used unless configured):
+
+- ``SearxSearch``: a SearxNG instance through LangChain's ``SearxSearchWrapper``
+  (``langchain-community``); ``REFGATE_WEB_SEARCH=searx:http://host:8888``.
+- ``HttpFetch``: plain HTTP GET (httpx) and text extraction with trafilatura;
+  ``REFGATE_WEB_FETCH=http``.
+
+Everything a provider returns (titles, snippets, page text) is untrusted web content.
+
+Snapshot index format (``<folder>/index.json``)::
+
+    {"description": "...",
+     "pages": [{"url": "https://...", "file": "minutes/x.txt", "title": "...",
+                "date": "2009-01-06", ...}]}
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import threading
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from refgate.nodes.research.core import norm_url, split_sentences, terms
+
+INDEX_FILE = "index.json"
+
+
+@dataclass
+class SearchHit:
+    """One search result."""
+
+    url: str
+    title: str
+    snippet: str = ""
+    date: str | None = None
+    score: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Page:
+    """A fetched page: its text, or why it could not be had."""
+
+    url: str
+    title: str = ""
+    text: str = ""
+    date: str | None = None
+    ok: bool = True
+    error: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def failed(cls, url: str, error: str) -> Page:
+        return cls(url=url, ok=False, error=error)
+
+
+@runtime_checkable
+class WebSearch(Protocol):
+    """``search(query, max_results=8) -> [SearchHit]``; an empty list when nothing matches."""
+
+    name: str
+
+    def search(self, query: str, *, max_results: int = 8) -> list[SearchHit]: ...
+
+
+@runtime_checkable
+class Fetch(Protocol):
+    """``fetch(url) -> Page``; a failed page (``ok=False``) rather than an exception."""
+
+    name: str
+
+    def fetch(self, url: str) -> Page: ...
+
+
+class WebProviderError(RuntimeError):
+    """A provider is misconfigured (e.g. an index file that does not parse)."""
+
+
+# --------------------------------------------------------------------------- offline snapshot
+
+
+def _read_page_text(path: Path) -> str:
+    raw = path.read_text(encoding="utf-8", errors="replace").lstrip("\ufeff")
+    if path.suffix.lower() in (".html", ".htm"):
+        return extract_text(raw) or ""
+    return raw
+
+
+class SnapshotCorpus:
+    """Saved pages with their URLs: search (BM25 over title and text) and fetch by URL."""
+
+    name = "snapshot"
+
+    def __init__(self, folder: Path | str) -> None:
+        self.folder = Path(folder)
+        index_path = self.folder / INDEX_FILE
+        if not index_path.is_file():
+            raise WebProviderError(f"{index_path}: missing (a web snapshot needs an index.json)")
+        try:
+            raw = json.loads(index_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise WebProviderError(f"{index_path}: not valid JSON: {exc}") from exc
+        self.pages: list[dict[str, Any]] = []
+        self._by_url: dict[str, dict[str, Any]] = {}
+        for i, entry in enumerate(raw.get("pages", [])):
+            if not isinstance(entry, Mapping) or "url" not in entry or "file" not in entry:
+                raise WebProviderError(f"{index_path}: pages[{i}] needs 'url' and 'file'")
+            path = (self.folder / entry["file"]).resolve()
+            if not path.is_relative_to(self.folder.resolve()):
+                raise WebProviderError(f"{index_path}: pages[{i}].file points outside the snapshot")
+            page = {**entry, "path": path}
+            self.pages.append(page)
+            self._by_url[norm_url(entry["url"])] = page
+        self._lock = threading.Lock()
+        self._texts: dict[str, str] = {}
+        self._bm25: tuple[list[Counter], list[int], dict[str, int], float] | None = None
+        self._sentences: dict[str, list[tuple[str, frozenset[str]]]] = {}
+
+    def __len__(self) -> int:
+        return len(self.pages)
+
+    def _text(self, page: Mapping[str, Any]) -> str:
+        key = page["url"]
+        with self._lock:
+            if key not in self._texts:
+                self._texts[key] = _read_page_text(page["path"])
+            return self._texts[key]
+
+    def _index(self) -> tuple[list[Counter], list[int], dict[str, int], float]:
+        if self._bm25 is None:
+            docs = [
+                Counter(terms(p.get("title", "")) * 3 + terms(self._text(p))) for p in self.pages
+            ]
+            lengths = [sum(d.values()) for d in docs]
+            df: Counter = Counter()
+            for d in docs:
+                df.update(d.keys())
+            avg = (sum(lengths) / len(lengths)) if lengths else 0.0
+            self._bm25 = (docs, lengths, dict(df), avg)
+        return self._bm25
+
+    def search(self, query: str, *, max_results: int = 8) -> list[SearchHit]:
+        qterms = list(dict.fromkeys(terms(query)))
+        if not qterms or not self.pages:
+            return []
+        docs, lengths, df, avg = self._index()
+        n = len(docs)
+        scored: list[tuple[float, int]] = []
+        for i, doc in enumerate(docs):
+            score = 0.0
+            for t in qterms:
+                tf = doc.get(t, 0)
+                if not tf:
+                    continue
+                idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
+                score += idf * tf * 2.5 / (tf + 1.5 * (0.25 + 0.75 * lengths[i] / (avg or 1)))
+            if score > 0:
+                scored.append((score, i))
+        scored.sort(key=lambda x: (-x[0], x[1]))
+        hits = []
+        for score, i in scored[:max_results]:
+            page = self.pages[i]
+            hits.append(
+                SearchHit(
+                    url=page["url"],
+                    title=page.get("title", ""),
+                    snippet=self._snippet(page, qterms),
+                    date=page.get("date"),
+                    score=round(score, 4),
+                )
+            )
+        return hits
+
+    def _snippet(self, page: Mapping[str, Any], qterms: list[str], max_chars: int = 300) -> str:
+        key = page["url"]
+        if key not in self._sentences:
+            sentences = [(s, frozenset(terms(s))) for s in split_sentences(self._text(page))]
+            with self._lock:
+                self._sentences[key] = sentences
+        wanted = set(qterms)
+        best, best_score = "", -1
+        for sentence, words in self._sentences[key]:
+            score = len(wanted & words)
+            if score > best_score:
+                best, best_score = sentence, score
+        return best if len(best) <= max_chars else best[: max_chars - 1].rstrip() + "…"
+
+    def fetch(self, url: str) -> Page:
+        page = self._by_url.get(norm_url(url))
+        if page is None:
+            return Page.failed(url, "not in the offline web snapshot")
+        try:
+            text = self._text(page)
+        except OSError as exc:
+            return Page.failed(url, f"snapshot file unreadable: {exc}")
+        return Page(
+            url=page["url"],
+            title=page.get("title", ""),
+            text=text,
+            date=page.get("date"),
+            meta={k: v for k, v in page.items() if k not in ("path", "url", "title", "date")},
+        )
+
+
+def best_snippet(text: str, qterms: Iterable[str], max_chars: int = 300) -> str:
+    """The sentence of ``text`` that holds most query terms, cut to ``max_chars``."""
+    wanted = set(qterms)
+    best, best_score = "", -1
+    for sentence in split_sentences(text[:200_000]):
+        score = len(wanted.intersection(terms(sentence)))
+        if score > best_score:
+            best, best_score = sentence, score
+    return best if len(best) <= max_chars else best[: max_chars - 1].rstrip() + "…"
+
+
+# --------------------------------------------------------------------------- FOMC sample index
+
+_MINUTES_NAME = re.compile(
+    r"MeetingDate=(\d{4})-(\d{2})-(\d{2})-(\d{4})-(\d{2})-(\d{2})_UploadedOn=(\d{4})(\d{2})(\d{2})"
+)
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+
+#: How the Board publishes each meeting's minutes (meeting end date).
+FOMC_URL = "https://www.federalreserve.gov/monetarypolicy/fomcminutes{ymd}.htm"
+
+
+def fomc_minutes_index(folder: Path | str, subdir: str = "minutes") -> dict[str, Any]:
+    """An ``index.json`` document for FOMC minutes named ``MeetingDate=..._UploadedOn=...txt``."""
+    root = Path(folder)
+    pages = []
+    for path in sorted((root / subdir).glob("*.txt")):
+        m = _MINUTES_NAME.search(path.name)
+        if not m:
+            continue
+        y1, m1, d1, y2, m2, d2, uy, um, ud = m.groups()
+        end = f"{y2}-{m2}-{d2}"
+        if (y1, m1, d1) == (y2, m2, d2):
+            when = f"{_MONTHS[int(m2) - 1]} {int(d2)}, {y2}"
+        else:
+            when = f"{_MONTHS[int(m1) - 1]} {int(d1)}-{_MONTHS[int(m2) - 1]} {int(d2)}, {y2}"
+        pages.append(
+            {
+                "url": FOMC_URL.format(ymd=f"{y2}{m2}{d2}"),
+                "file": f"{subdir}/{path.name}",
+                "title": f"Minutes of the Federal Open Market Committee, {when}",
+                "date": f"{uy}-{um}-{ud}",
+                "meeting_date": end,
+            }
+        )
+    return {
+        "description": "Offline web snapshot: FOMC minutes as published by the Federal Reserve "
+        "Board; 'date' is the release date, 'meeting_date' the (last) meeting day.",
+        "pages": pages,
+    }
+
+
+# --------------------------------------------------------------------------- real providers
+
+
+def extract_text(html: str, url: str | None = None) -> str | None:
+    """Main text of an HTML page with trafilatura (scripts, menus and boilerplate dropped)."""
+    import trafilatura
+
+    return trafilatura.extract(html, url=url, include_comments=False, favor_precision=True)
+
+
+class SearxSearch:
+    """A SearxNG instance through LangChain's ``SearxSearchWrapper`` (``langchain-community``)."""
+
+    name = "searx"
+
+    def __init__(self, host: str, *, wrapper: Any = None, **params: Any) -> None:
+        if wrapper is None:
+            try:
+                from langchain_community.utilities import SearxSearchWrapper
+            except ImportError as exc:  # pragma: no cover - depends on the extra
+                raise WebProviderError(
+                    "the searx provider needs langchain-community (pip install langchain-community)"
+                ) from exc
+            wrapper = SearxSearchWrapper(searx_host=host, params=params or {})
+        self.wrapper = wrapper
+
+    def search(self, query: str, *, max_results: int = 8) -> list[SearchHit]:
+        rows = self.wrapper.results(query, num_results=max_results)
+        hits = []
+        for row in rows:
+            link = row.get("link")
+            if not link:  # "No good Search Result was found"
+                continue
+            hits.append(
+                SearchHit(
+                    url=link,
+                    title=row.get("title", ""),
+                    snippet=row.get("snippet", ""),
+                    date=row.get("publishedDate"),
+                )
+            )
+        return hits[:max_results]
+
+
+class HttpFetch:
+    """Plain HTTP GET with httpx and trafilatura extraction; failures come back as failed pages."""
+
+    name = "http"
+
+    def __init__(
+        self, *, timeout: float = 20.0, max_bytes: int = 5_000_000, user_agent: str | None = None
+    ) -> None:
+        self.timeout = timeout
+        self.max_bytes = max_bytes
+        self.user_agent = user_agent or "refgate-research/0.1 (+offline-first analyst agent)"
+
+    def fetch(self, url: str) -> Page:
+        import httpx
+
+        if not url.lower().startswith(("http://", "https://")):
+            return Page.failed(url, "only http(s) URLs are fetched")
+        try:
+            with httpx.Client(
+                timeout=self.timeout,
+                follow_redirects=True,
+                headers={"User-Agent": self.user_agent},
+            ) as client:
+                resp = client.get(url)
+        except httpx.HTTPError as exc:
+            return Page.failed(url, f"fetch failed: {type(exc).__name__}: {exc}")
+        if resp.status_code >= 400:
+            return Page.failed(url, f"HTTP {resp.status_code}")
+        if len(resp.content) > self.max_bytes:
+            return Page.failed(url, f"page larger than {self.max_bytes} bytes")
+        ctype = resp.headers.get("content-type", "")
+        body = resp.text
+        if "html" in ctype or body.lstrip()[:1] == "<":
+            text = extract_text(body, url=str(resp.url)) or ""
+            title, date = _html_meta(body, str(resp.url))
+        elif ctype.startswith("text/"):
+            text, title, date = body, "", None
+        else:
+            return Page.failed(url, f"unsupported content type {ctype or 'unknown'}")
+        if not text.strip():
+            return Page.failed(url, "no readable text on the page")
+        return Page(url=url, title=title, text=text, date=date, meta={"final_url": str(resp.url)})
+
+
+def _html_meta(html: str, url: str) -> tuple[str, str | None]:
+    try:
+        import trafilatura
+
+        meta = trafilatura.extract_metadata(html, default_url=url)
+    except Exception:  # metadata is a nicety; the text is what matters
+        return "", None
+    if meta is None:
+        return "", None
+    return meta.title or "", meta.date
+
+
+# --------------------------------------------------------------------------- defaults
+
+
+def snapshot_for(workspace: Any) -> SnapshotCorpus | None:
+    """The workspace's snapshot corpus (``[web_snapshot]`` in refgate.toml), if it has one."""
+    folder = getattr(workspace, "web_snapshot_path", None)
+    if folder is None or not (Path(folder) / INDEX_FILE).is_file():
+        return None
+    return SnapshotCorpus(folder)
+
+
+class _Empty:
+    """No web access configured: searches find nothing, fetches fail clearly."""
+
+    name = "none"
+
+    def search(self, query: str, *, max_results: int = 8) -> list[SearchHit]:
+        return []
+
+    def fetch(self, url: str) -> Page:
+        return Page.failed(url, "no fetch provider is configured")
+
+
+def default_providers(
+    workspace: Any = None, env: Mapping[str, str] | None = None
+) -> tuple[WebSearch, Fetch]:
+    """(search, fetch) for a run: real providers if the environment names them, else the
+    workspace's offline snapshot, else providers that find nothing.
+
+    ``REFGATE_WEB_SEARCH=searx:<url>`` and ``REFGATE_WEB_FETCH=http`` opt in to the network.
+    """
+    env = os.environ if env is None else env
+    snapshot = snapshot_for(workspace) if workspace is not None else None
+    search: Any = snapshot or _Empty()
+    fetch: Any = snapshot or _Empty()
+    wanted = (env.get("REFGATE_WEB_SEARCH") or "").strip()
+    if wanted.startswith("searx:"):
+        search = SearxSearch(wanted.split(":", 1)[1])
+    elif wanted and wanted != "snapshot":
+        raise WebProviderError(
+            f"REFGATE_WEB_SEARCH={wanted!r}: expected 'snapshot' or 'searx:<url>'"
+        )
+    fetch_kind = (env.get("REFGATE_WEB_FETCH") or "").strip()
+    if fetch_kind == "http":
+        fetch = HttpFetch()
+    elif fetch_kind and fetch_kind != "snapshot":
+        raise WebProviderError(f"REFGATE_WEB_FETCH={fetch_kind!r}: expected 'snapshot' or 'http'")
+    return search, fetch
+
+
+if __name__ == "__main__":  # python -m refgate.tools.web_providers FOLDER: write FOLDER/index.json
+    import sys
+
+    target = Path(sys.argv[1] if len(sys.argv) > 1 else "examples/us-macro/web")
+    doc = fomc_minutes_index(target)
+    (target / INDEX_FILE).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    print(f"{target / INDEX_FILE}: {len(doc['pages'])} pages")
