@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from refgate.refs import Ref, RefLedger
 from refgate.retrieval.index import Hit
 from refgate.tools.engine import RefSpec
-
-from refgate.refs import Ref, RefLedger
 
 
 def chunk_key(hit: Hit) -> tuple[str, str, str]:

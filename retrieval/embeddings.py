@@ -37,8 +37,9 @@ class MiniLMEmbeddings(Embeddings):
 
     dimension = 384
 
-    def __init__(self, device: str = "cpu") -> None:
+    def __init__(self, device: str = "cpu", *, window_pooling: bool = True) -> None:
         self.device = device
+        self.window_pooling = window_pooling
         self._model: Any = None
         self._lock = threading.Lock()
 
@@ -54,20 +55,51 @@ class MiniLMEmbeddings(Embeddings):
                     self._model = load_minilm(self.device)
         return self._model
 
+    def _windows(self, text: str) -> list[tuple[int, int]]:
+        """Character spans of consecutive windows that fit the model's input (256 word pieces)."""
+        tok = self.model.tokenizer
+        limit = max(16, int(self.model.max_seq_length) - 2)
+        offsets = tok(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)[
+            "offset_mapping"
+        ]
+        if len(offsets) <= limit:
+            return [(0, len(text))]
+        spans = []
+        for i in range(0, len(offsets), limit):
+            part = offsets[i : i + limit]
+            spans.append((part[0][0], part[-1][1]))
+        return spans
+
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed texts; a text longer than the model's 256-word-piece input is embedded as the
+        length-weighted mean of its consecutive windows (so no part of a chunk is ignored)."""
         if not texts:
             return []
+        pieces: list[str] = []
+        owners: list[int] = []
+        weights: list[float] = []
+        for n, text in enumerate(texts):
+            for a, b in self._windows(text) if self.window_pooling else [(0, len(text))]:
+                pieces.append(text[a:b])
+                owners.append(n)
+                weights.append(float(max(b - a, 1)))
         vecs = self.model.encode(
-            list(texts),
+            pieces,
             batch_size=BATCH_SIZE,
             normalize_embeddings=True,
             convert_to_numpy=True,
             show_progress_bar=False,
-        )
-        return vecs.astype(np.float32).tolist()
+        ).astype(np.float32)
+        out = np.zeros((len(texts), vecs.shape[1]), dtype=np.float32)
+        np.add.at(out, np.asarray(owners), vecs * np.asarray(weights, dtype=np.float32)[:, None])
+        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        return out.tolist()
 
     def embed_query(self, text: str) -> list[float]:
-        return self.embed_documents([text])[0]
+        vec = self.model.encode(
+            [text], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
+        return vec[0].astype(np.float32).tolist()
 
 
 def load_minilm(device: str = "cpu") -> Any:
@@ -126,7 +158,7 @@ class HashingEmbeddings(Embeddings):
 def embeddings_spec(emb: Embeddings) -> dict[str, Any]:
     """A JSON description from which ``embeddings_from_spec`` rebuilds ``emb`` (no secrets)."""
     if isinstance(emb, MiniLMEmbeddings):
-        return {"kind": "minilm", "model": MINILM_NAME}
+        return {"kind": "minilm", "model": MINILM_NAME, "window_pooling": emb.window_pooling}
     if isinstance(emb, HashingEmbeddings):
         return {"kind": "hashing", "dimension": emb.dimension}
     cls = type(emb)
@@ -150,10 +182,17 @@ def embeddings_spec(emb: Embeddings) -> dict[str, Any]:
 
 
 def embeddings_id(emb: Embeddings) -> str:
-    """The cache namespace of an embedder: vectors of one model are never reused for another."""
+    """The cache namespace of an embedder: vectors of one model are never reused for another.
+
+    An embedder may name itself with a string attribute ``embeddings_id``; otherwise the id comes
+    from its spec (class and parameters).
+    """
+    custom = getattr(emb, "embeddings_id", None)
+    if isinstance(custom, str) and custom:
+        return custom
     spec = embeddings_spec(emb)
     if spec["kind"] == "minilm":
-        return f"minilm:{MINILM_NAME}"
+        return f"minilm:{MINILM_NAME}" + ("" if spec.get("window_pooling", True) else ":truncate")
     if spec["kind"] == "hashing":
         return f"hashing:{spec['dimension']}"
     if spec["kind"] == "openai":
@@ -166,7 +205,7 @@ def embeddings_from_spec(spec: dict[str, Any], settings: Settings | None = None)
     """Rebuild an embedder recorded in an index manifest."""
     kind = spec.get("kind")
     if kind == "minilm":
-        return MiniLMEmbeddings()
+        return MiniLMEmbeddings(window_pooling=bool(spec.get("window_pooling", True)))
     if kind == "hashing":
         return HashingEmbeddings(int(spec["dimension"]))
     if kind == "openai":

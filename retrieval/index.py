@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
+
 from refgate.retrieval.cache import EmbeddingCache
 from refgate.retrieval.chunking import (
     ENCODING,
@@ -145,11 +146,21 @@ def _stemmer() -> Any:
     return Stemmer.Stemmer("english")
 
 
+#: Words of two or more characters plus numbers and fractions ("0", "1/4", "2.5"), which matter
+#: in financial text and which bm25s's default pattern drops.
+TOKEN_PATTERN = r"(?u)\d+(?:[./]\d+)*|\b\w\w+\b"
+
+
 def _bm25_tokens(texts: Sequence[str], stemmer: Any, *, ids: bool) -> Any:
     import bm25s
 
     return bm25s.tokenize(
-        list(texts), stopwords="en", stemmer=stemmer, return_ids=ids, show_progress=False
+        list(texts),
+        token_pattern=TOKEN_PATTERN,
+        stopwords="en",
+        stemmer=stemmer,
+        return_ids=ids,
+        show_progress=False,
     )
 
 
@@ -180,6 +191,8 @@ class DocumentIndex:
         self._by_id = {c.chunk_id: i for i, c in enumerate(chunks)}
         self._filters_cache: dict[str, np.ndarray] = {}
         self._stem = _stemmer() if manifest.get("bm25", {}).get("stemmer") else None
+        #: What the last build / update did (None after ``load``).
+        self.last_result: UpdateResult | None = None
 
     # ------------------------------------------------------------------ construction
 
@@ -208,7 +221,11 @@ class DocumentIndex:
                 "max_tokens": max_tokens,
                 "overlap_tokens": overlap_tokens,
             },
-            "bm25": {"stopwords": "en", "stemmer": "english" if _stemmer() else None},
+            "bm25": {
+                "stopwords": "en",
+                "stemmer": "english" if _stemmer() else None,
+                "token_pattern": TOKEN_PATTERN,
+            },
             "documents": {},
         }
         empty = cls(path, [], None, None, emb, manifest)
@@ -241,7 +258,16 @@ class DocumentIndex:
             raise DocumentIndexError(
                 f"{path}: the index was built with PyStemmer; install PyStemmer"
             )
-        emb = embeddings or embeddings_from_spec(manifest["embeddings"], settings)
+        if embeddings is None:
+            try:
+                emb = embeddings_from_spec(manifest["embeddings"], settings)
+            except Exception as exc:
+                raise DocumentIndexError(
+                    f"{path}: cannot rebuild the embedder {manifest['embeddings']!r} ({exc}); "
+                    "pass embeddings= to DocumentIndex.load"
+                ) from exc
+        else:
+            emb = embeddings
         if embeddings is not None and embeddings_id(embeddings) != manifest["embeddings_id"]:
             raise DocumentIndexError(
                 f"{path}: built with embeddings {manifest['embeddings_id']}, "
@@ -352,6 +378,12 @@ class DocumentIndex:
         # 3. indexes
         say("index", 0, 1)
         if chunks:
+            dims = {int(have[h].shape[0]) for h in hashes}
+            if len(dims) != 1:
+                raise DocumentIndexError(
+                    f"vectors of different sizes {sorted(dims)} for one index: the embedder "
+                    f"{model_id!r} is not identified uniquely; give it an embeddings_id"
+                )
             mat = _normalise(np.stack([have[h] for h in hashes]))
             index = faiss.IndexFlatIP(mat.shape[1])
             index.add(mat)
@@ -371,7 +403,7 @@ class DocumentIndex:
         self.manifest["chunk_count"] = len(chunks)
         self._save()
         say("index", 1, 1)
-        return UpdateResult(
+        self.last_result = UpdateResult(
             embedded=embedded,
             reused=reused,
             removed=removed_chunks,
@@ -383,6 +415,7 @@ class DocumentIndex:
             unchanged_documents=unchanged,
             seconds=time.perf_counter() - t0,
         )
+        return self.last_result
 
     def _build_bm25(self, texts: Sequence[str]) -> Any:
         import bm25s
