@@ -125,26 +125,18 @@ def periods_of(spec: "DatasetSpec", frame: "pd.DataFrame") -> "Periods | None":
         sub = pd.to_numeric(frame[cols[1]], errors="coerce")
         quarterly = cols[1].lower() == "quarter" or freq == "quarterly"
         freq = "quarterly" if quarterly else "monthly"
-        code = "Q" if quarterly else "M"
-        labels, ends = [], []
-        for y, s in zip(year, sub, strict=True):
-            if pd.isna(y) or pd.isna(s):
-                labels.append(None)
-                ends.append(None)
-                continue
-            p = pd.Period(
-                f"{int(y)}Q{int(s)}" if quarterly else f"{int(y)}-{int(s):02d}", freq=code
-            )
-            labels.append(str(p))
-            ends.append(p.end_time.date().isoformat())
-        order = year * 100 + sub
-        return Periods(
-            cols,
-            freq,
-            pd.Series(labels, index=frame.index),
-            pd.Series(ends, index=frame.index),
-            order,
+        ok = year.notna() & sub.notna()
+        y = year.where(ok, 1970).astype(int)
+        s = sub.where(ok, 1).astype(int)
+        if quarterly:
+            index = pd.PeriodIndex.from_fields(year=y, quarter=s, freq="Q")
+        else:
+            index = pd.PeriodIndex.from_fields(year=y, month=s, freq="M")
+        labels = pd.Series(index.astype(str), index=frame.index).where(ok, None)
+        ends = pd.Series(index.end_time.normalize().strftime("%Y-%m-%d"), index=frame.index).where(
+            ok, None
         )
+        return Periods(cols, freq, labels, ends, year * 100 + sub)
     col = cols[0]
     series = frame[col]
     if col.lower() == "year" or (freq == "annual" and pd.api.types.is_numeric_dtype(series)):
@@ -172,11 +164,13 @@ def periods_of(spec: "DatasetSpec", frame: "pd.DataFrame") -> "Periods | None":
             else "daily"
         )
     fmt = {"annual": "%Y", "monthly": "%Y-%m"}.get(freq, "%Y-%m-%d")
+    valid = stamps.notna()
     if freq == "quarterly":
-        labels = stamps.map(lambda t: None if pd.isna(t) else str(t.to_period("Q")))
+        labels = stamps.dt.to_period("Q").astype(str)
     else:
-        labels = stamps.map(lambda t: None if pd.isna(t) else t.strftime(fmt))
-    ends = stamps.map(lambda t: None if pd.isna(t) else t.date().isoformat())
+        labels = stamps.dt.strftime(fmt)
+    labels = labels.where(valid, None)
+    ends = stamps.dt.strftime("%Y-%m-%d").where(valid, None)
     return Periods(cols, freq, labels, ends, stamps)
 
 

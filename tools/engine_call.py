@@ -1,5 +1,197 @@
-"""EngineCall (placeholder until its issue lands: fails with a clear error)."""
+"""EngineCall (WORK): call a registered engine capability by name with JSON arguments.
 
-from refgate.tools._unavailable import unavailable_spec
+Issues an executionRef for the call (ok or error) plus the refs the capability backs. The same
+``invoke_capability`` serves ``engine.<name>(...)`` inside RunPython, so both paths issue refs
+the same way.
+"""
 
-SPEC = unavailable_spec("EngineCall", "EngineCall (not available yet)", read_only=True, issues=('executionRef', 'valueRef', 'tableRef'))
+from __future__ import annotations
+
+import inspect
+import json
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from refgate.refs import Ref
+from refgate.tools.base import ToolContext, ToolResult, ToolSpec
+from refgate.tools.engine import EngineEnv, Evidence, get_capability
+
+#: Characters of a capability's data shown to the model before it is cut.
+DATA_PREVIEW_CHARS = 6000
+
+Issue = Callable[..., Ref]
+
+
+class CapabilityError(ValueError):
+    """A capability call failed (unknown name, bad arguments, or the capability raised)."""
+
+
+@dataclass
+class Invocation:
+    name: str
+    data: Any
+    refs: list[Ref] = field(default_factory=list)
+    untrusted_fields: list[str] = field(default_factory=list)
+
+
+def json_safe(value: Any, depth: int = 0) -> Any:
+    """Plain JSON (dicts, lists, str, finite numbers, None) from capability data."""
+    if depth > 50:
+        raise CapabilityError("capability data is nested too deeply")
+    if value is None or isinstance(value, (bool, str, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {str(k): json_safe(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [json_safe(v, depth + 1) for v in value]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        try:
+            return json_safe(value.item(), depth + 1)
+        except (TypeError, ValueError):
+            pass
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    if hasattr(value, "model_dump"):
+        return json_safe(value.model_dump(), depth + 1)
+    return str(value)
+
+
+def invoke_capability(
+    name: str,
+    args: list[Any] | tuple[Any, ...] = (),
+    kwargs: Mapping[str, Any] | None = None,
+    *,
+    env: EngineEnv,
+    issue: Issue,
+) -> Invocation:
+    """Run capability ``name``; issue its ref specs through ``issue(kind, payload, **fields)``."""
+    if not isinstance(name, str) or not name:
+        raise CapabilityError("a capability name is required")
+    try:
+        cap = get_capability(name)
+    except KeyError as exc:
+        raise CapabilityError(str(exc.args[0]) if exc.args else str(exc)) from None
+    kwargs = dict(kwargs or {})
+    if "env" in kwargs:
+        raise CapabilityError("'env' is supplied by refgate, not by the caller")
+    sig = inspect.signature(cap.func)
+    try:
+        bound = sig.bind(*args, **kwargs, env=env)
+    except TypeError as exc:
+        raise CapabilityError(f"{cap.signature}: {exc}") from None
+    try:
+        result = cap.func(*bound.args, **bound.kwargs)
+    except CapabilityError:
+        raise
+    except (ValueError, KeyError, TypeError, LookupError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        raise CapabilityError(f"{name}: {message}") from None
+    if isinstance(result, Evidence):
+        refs = [
+            issue(
+                spec.kind,
+                json_safe(spec.payload),
+                title=spec.title,
+                source=spec.source,
+                source_type=spec.source_type,
+            )
+            for spec in result.refs
+        ]
+        return Invocation(name, json_safe(result.data), refs, list(result.untrusted_fields))
+    return Invocation(name, json_safe(result))
+
+
+def _preview(data: Any) -> tuple[Any, bool]:
+    text = json.dumps(data, ensure_ascii=False, default=str)
+    if len(text) <= DATA_PREVIEW_CHARS:
+        return data, False
+    if isinstance(data, dict) and isinstance(data.get("rows"), list):
+        rows = data["rows"]
+        keep = max(1, len(rows) * DATA_PREVIEW_CHARS // max(len(text), 1))
+        cut = dict(data, rows=rows[:keep])
+        cut["rows_total"] = len(rows)
+        return cut, True
+    return text[:DATA_PREVIEW_CHARS] + " ...", True
+
+
+class EngineCallArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(
+        description="The capability's name as listed by ReadCapability (e.g. 'latest_value', "
+        "'top_n', 'period_change', 'series', 'list_datasets')."
+    )
+    arguments: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Keyword arguments as JSON, exactly as the capability's signature names them "
+        '(e.g. {"dataset": "macro", "column": "unemp"}).',
+    )
+
+
+def engine_call(args: EngineCallArgs, ctx: ToolContext) -> ToolResult:
+    env = EngineEnv(workspace=ctx.workspace, settings=ctx.settings)
+    t0 = time.perf_counter()
+    error: str | None = None
+    inv: Invocation | None = None
+    try:
+        inv = invoke_capability(args.name, (), args.arguments, env=env, issue=ctx.issue)
+    except CapabilityError as exc:
+        error = str(exc)
+    except Exception as exc:  # a capability bug must reach the model as an error, not a crash
+        error = f"{args.name} failed: {type(exc).__name__}: {exc}"
+    duration_ms = round((time.perf_counter() - t0) * 1000, 2)
+    cap_refs = inv.refs if inv else []
+    execution = ctx.issue(
+        "executionRef",
+        {
+            "tool": "EngineCall",
+            "capability": args.name,
+            "arguments": json_safe(args.arguments),
+            "ok": error is None,
+            "error": error,
+            "duration_ms": duration_ms,
+            "refs": [r.id for r in cap_refs],
+        },
+        title=f"EngineCall {args.name}: {'ok' if error is None else 'error'}",
+        source=f"capability:{args.name}",
+    )
+    if error is not None:
+        return ToolResult(ok=False, error=error, data={"execution": execution.id}, refs=[execution])
+    assert inv is not None
+    preview, cut = _preview(inv.data)
+    data: dict[str, Any] = {
+        "execution": execution.id,
+        "refs": [{"id": r.id, "kind": r.kind, "title": r.title} for r in cap_refs],
+        "result": preview,
+    }
+    if cut:
+        data["truncated"] = True
+    untrusted = [f"result.{p}" if not p.startswith("result") else p for p in inv.untrusted_fields]
+    return ToolResult(ok=True, data=data, refs=[execution, *cap_refs], untrusted_fields=untrusted)
+
+
+SPEC = ToolSpec(
+    name="EngineCall",
+    description=(
+        "Call one registered engine capability (a documented data function; see ReadCapability "
+        "for names, signatures and docstrings) with JSON keyword arguments. Returns its result "
+        "and issues an executionRef plus the valueRef/tableRef the capability backs (cite those "
+        "ids). Use it for direct lookups: latest value with its period, a series, a top-N "
+        "ranking, a period-over-period change."
+    ),
+    args_schema=EngineCallArgs,
+    func=engine_call,
+    read_only=True,
+    issues=("executionRef", "valueRef", "tableRef"),
+    untrusted_fields={
+        "result.*": "capabilities that read documents (search_documents) return document text; "
+        "the capability names the exact paths in each result"
+    },
+)

@@ -1,5 +1,392 @@
-"""RunPython (placeholder until its issue lands: fails with a clear error)."""
+"""RunPython (WORK): run model-written Python in the sandbox and turn what it emits into refs.
 
-from refgate.tools._unavailable import unavailable_spec
+``run_python(code, workspace=..., timeout=...)`` is the programmatic entry point (external
+evaluation code calls it); the ``SPEC`` tool wraps the same machinery with the run's context.
+Each call issues an executionRef (code, ok/error, trimmed stdout/stderr, duration) and, when the
+code succeeds, one tableRef / valueRef / dateRef per ``emit_result`` part. Refs issued by engine
+capabilities the code calls (``engine.<name>(...)``) join the call's refs.
 
-SPEC = unavailable_spec("RunPython", "RunPython (not available yet)", read_only=True, issues=('executionRef', 'valueRef', 'tableRef', 'dateRef'))
+Isolation (see ``refgate.tools.sandbox.host``): bubblewrap by default; ``REFGATE_SANDBOX=rlimits``
+selects the weaker rlimits-only mode explicitly. With bubblewrap missing the call is refused.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from refgate.refs import Ref, RefLedger, new_ref_id
+from refgate.tools.base import ToolContext, ToolResult, ToolSpec
+from refgate.tools.engine import EngineEnv, catalog
+from refgate.tools.engine_call import CapabilityError, invoke_capability
+from refgate.tools.sandbox.emit import EmitCollector, EmitRejected
+from refgate.tools.sandbox.host import (
+    DatasetMount,
+    SandboxError,
+    get_worker,
+)
+from refgate.tools.sandbox.policy import CodeRejected, check_code
+
+if TYPE_CHECKING:
+    from refgate.config import Settings
+    from refgate.workspace import Workspace
+
+#: Bounds of the wall-clock timeout (seconds).
+MIN_TIMEOUT, MAX_TIMEOUT = 0.1, 600.0
+#: Characters of stdout / stderr / error kept in the executionRef and shown to the model.
+REF_STDOUT_CHARS, MODEL_STDOUT_CHARS, MODEL_STDERR_CHARS, ERROR_CHARS = 8000, 3000, 1500, 3000
+MAX_CODE_IN_REF = 20_000
+PREVIEW_ROWS = 5
+
+
+@dataclass
+class RunResult:
+    """What one RunPython call produced. ``refs``: every ref it issued (executionRef first)."""
+
+    ok: bool
+    error: str | None
+    stdout: str
+    stderr: str
+    refs: list[Ref] = field(default_factory=list)
+    duration: float = 0.0
+    timed_out: bool = False
+    untrusted: bool = False
+
+    @property
+    def execution(self) -> Ref | None:
+        return next((r for r in self.refs if r.kind == "executionRef"), None)
+
+    @property
+    def emitted(self) -> list[Ref]:
+        """The refs made from ``emit_result`` (tableRef / valueRef / dateRef)."""
+        exe = self.execution
+        return [
+            r
+            for r in self.refs
+            if r.kind in ("tableRef", "valueRef", "dateRef")
+            and exe is not None
+            and r.payload.get("meta", {}).get("execution") == exe.id
+        ]
+
+
+def trim(text: str | None, limit: int) -> str:
+    """Keep the head and the tail of ``text`` within about ``limit`` characters."""
+    if not text or len(text) <= limit:
+        return text or ""
+    head = limit * 2 // 3
+    tail = limit - head
+    cut = len(text) - head - tail
+    return f"{text[:head]}\n[... {cut} characters cut ...]\n{text[-tail:]}"
+
+
+def _resolve_workspace(workspace: Any) -> Workspace | None:
+    if workspace is None:
+        return None
+    if isinstance(workspace, (str, Path)):
+        from refgate.workspace import load_workspace
+
+        return load_workspace(workspace)
+    if not hasattr(workspace, "datasets"):
+        raise TypeError(f"workspace must be a Workspace, a folder path or None, not {workspace!r}")
+    return workspace
+
+
+def _mounts(workspace: Workspace | None) -> list[DatasetMount]:
+    if workspace is None:
+        return []
+    return [
+        DatasetMount(
+            name=spec.name,
+            path=Path(spec.path),
+            format=spec.format,
+            date_columns=tuple(spec.date_columns),
+            columns={
+                c.name: {"unit": c.unit, "scale": c.scale, "description": c.description}
+                for c in spec.columns.values()
+            },
+        )
+        for spec in workspace.datasets.values()
+    ]
+
+
+def _capability_listing() -> list[dict[str, str]]:
+    return [cap.describe() for cap in catalog().values()]
+
+
+def execute(
+    code: str,
+    *,
+    workspace: Workspace | None,
+    timeout: float,
+    ledger: RefLedger,
+    settings: Settings,
+    pass_name: str = "work",
+) -> RunResult:
+    """Check, run and account for one call; every outcome issues an executionRef."""
+    t0 = time.perf_counter()
+    reserved: set[str] = set()
+
+    def draw_id(kind: str) -> str:
+        ref_id = new_ref_id(kind)
+        while ref_id in ledger or ref_id in reserved:
+            ref_id = new_ref_id(kind)
+        reserved.add(ref_id)
+        return ref_id
+
+    exe_id = draw_id("executionRef")
+    collector = EmitCollector(workspace, draw_id, exe_id)
+    engine_refs: list[Ref] = []
+    engine_calls: list[dict[str, Any]] = []
+    untrusted = False
+    env = EngineEnv(workspace=workspace, settings=settings)
+
+    def issue(kind: str, payload: dict[str, Any], **fields: Any) -> Ref:
+        fields.setdefault("created_by", pass_name)
+        ref = ledger.issue(kind, payload, **fields)
+        engine_refs.append(ref)
+        return ref
+
+    def handler(msg: dict[str, Any]) -> dict[str, Any]:
+        nonlocal untrusted
+        if msg.get("op") == "emit":
+            try:
+                return {"ok": True, "refs": collector.accept(msg)}
+            except EmitRejected as exc:
+                return {"ok": False, "error": str(exc)}
+        name = msg.get("name")
+        args, kwargs = msg.get("args", []), msg.get("kwargs", {})
+        if not isinstance(args, list) or not isinstance(kwargs, dict):
+            return {"ok": False, "error": "engine arguments must be a list and a mapping"}
+        try:
+            inv = invoke_capability(str(name), args, kwargs, env=env, issue=issue)
+        except CapabilityError as exc:
+            engine_calls.append({"name": name, "ok": False, "error": str(exc)})
+            return {"ok": False, "error": str(exc)}
+        except Exception as exc:  # a capability bug: report it to the code, keep serving
+            error = f"{name} failed: {type(exc).__name__}: {exc}"
+            engine_calls.append({"name": name, "ok": False, "error": error})
+            return {"ok": False, "error": error}
+        if inv.untrusted_fields or any(r.is_external for r in inv.refs):
+            untrusted = True
+        engine_calls.append({"name": name, "ok": True, "refs": [r.id for r in inv.refs]})
+        return {"ok": True, "data": inv.data, "refs": [r.id for r in inv.refs]}
+
+    stdout = stderr = ""
+    timed_out = False
+    ok = False
+    error: str | None = None
+    sandbox_mode = settings.sandbox
+    try:
+        check_code(code)
+        if not MIN_TIMEOUT <= timeout <= MAX_TIMEOUT:
+            raise CodeRejected(f"timeout must be between {MIN_TIMEOUT} and {MAX_TIMEOUT} seconds")
+        worker = get_worker(sandbox_mode, _mounts(workspace))
+        raw = worker.run(code, timeout=timeout, handler=handler, capabilities=_capability_listing())
+        ok, error, timed_out = raw.ok, raw.error, raw.timed_out
+        stdout, stderr = raw.stdout, raw.stderr
+    except CodeRejected as exc:
+        error = f"rejected before running: {exc}"
+    except SandboxError as exc:
+        error = str(exc)
+
+    duration = time.perf_counter() - t0
+    emitted: list[Ref] = []
+    discarded = 0
+    if ok:
+        for pending in collector.pending:
+            emitted.append(
+                Ref(
+                    id=pending.id,
+                    kind=pending.kind,
+                    payload=pending.payload,
+                    title=pending.title,
+                    source=f"RunPython:{exe_id}",
+                    source_type="internal",
+                    created_by=pass_name,
+                )
+            )
+    else:
+        discarded = len(collector.pending)
+    error_text = trim(error, ERROR_CHARS) if error else None
+    if error_text and discarded:
+        error_text += f"\n({discarded} emitted result(s) discarded because the code failed)"
+    execution = Ref(
+        id=exe_id,
+        kind="executionRef",
+        payload={
+            "tool": "RunPython",
+            "code": trim(code, MAX_CODE_IN_REF) if isinstance(code, str) else "",
+            "ok": ok,
+            "error": error_text,
+            "stdout": trim(stdout, REF_STDOUT_CHARS),
+            "stderr": trim(stderr, REF_STDOUT_CHARS),
+            "duration_ms": round(duration * 1000, 2),
+            "timed_out": timed_out,
+            "sandbox": sandbox_mode,
+            "emitted": [r.id for r in emitted],
+            "engine_calls": engine_calls,
+        },
+        title=f"RunPython: {'ok' if ok else 'error'}"
+        + (f", {len(emitted)} emitted" if emitted else ""),
+        source="RunPython",
+        source_type="internal",
+        created_by=pass_name,
+    )
+    added = [ledger.add(execution)] + [ledger.add(r) for r in emitted]
+    return RunResult(
+        ok=ok,
+        error=error_text,
+        stdout=stdout,
+        stderr=stderr,
+        refs=added + engine_refs,
+        duration=duration,
+        timed_out=timed_out,
+        untrusted=untrusted,
+    )
+
+
+def run_python(
+    code: str,
+    *,
+    workspace: Workspace | str | Path | None = None,
+    timeout: float = 30.0,
+    ledger: RefLedger | None = None,
+    settings: Settings | None = None,
+    pass_name: str = "work",
+) -> RunResult:
+    """Run ``code`` in the sandbox. ``workspace=None`` runs with no datasets.
+
+    The code sees ``pd``, ``np``, ``datasets["<name>"]`` (DataFrames of the workspace's
+    datasets), ``engine.<capability>(...)`` and ``emit_result(table=, values=, units=, date=,
+    sources=)``. Returns a ``RunResult`` (``.ok``, ``.error``, ``.stdout``, ``.stderr``,
+    ``.refs``); refs go into ``ledger`` (a fresh one if not given).
+    """
+    if settings is None:
+        from refgate.config import load_settings
+
+        settings = load_settings()
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"timeout must be a number of seconds, not {timeout!r}")
+    return execute(
+        code,
+        workspace=_resolve_workspace(workspace),
+        timeout=float(timeout),
+        ledger=ledger if ledger is not None else RefLedger(),
+        settings=settings,
+        pass_name=pass_name,
+    )
+
+
+# --------------------------------------------------------------------------- the tool
+
+
+class RunPythonArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    code: str = Field(
+        description=(
+            "Python 3 source to run in an isolated sandbox (no network, read-only datasets, a "
+            "fresh process each call: nothing persists between calls). Predefined: pd, np, "
+            "datasets['<name>'] (a DataFrame per workspace dataset; datasets.meta(name) gives "
+            "column units), engine.<capability>(...) (the catalog capabilities), and "
+            "emit_result(table=DataFrame, values={name: number}, units={name: unit} or 'USD', "
+            "date='2009-09-30' or '2009Q3', sources=['macro'], title=..., scale='billion', "
+            "period='2009Q3'). Only emit_result creates evidence refs; printing does not. Never "
+            "define, assign or wrap emit_result."
+        ),
+        min_length=1,
+    )
+    timeout: float = Field(
+        default=30.0,
+        ge=1.0,
+        le=120.0,
+        description="Wall-clock limit in seconds (default 30).",
+    )
+
+
+def _summary(ref: Ref) -> dict[str, Any]:
+    p = ref.payload
+    out: dict[str, Any] = {"id": ref.id, "kind": ref.kind}
+    if ref.kind == "tableRef":
+        out.update(
+            columns=p.get("columns"),
+            rows=len(p.get("rows", [])),
+            preview=p.get("rows", [])[:PREVIEW_ROWS],
+            units=p.get("units"),
+        )
+    elif ref.kind == "valueRef":
+        out.update({k: p[k] for k in ("values", "units", "scale", "period", "asOf") if k in p})
+    elif ref.kind == "dateRef":
+        out.update({k: p[k] for k in ("date", "label") if k in p})
+    else:
+        out["title"] = ref.title
+    return out
+
+
+def run_python_tool(args: RunPythonArgs, ctx: ToolContext) -> ToolResult:
+    result = execute(
+        args.code,
+        workspace=ctx.workspace,
+        timeout=args.timeout,
+        ledger=ctx.ledger,
+        settings=ctx.settings,
+        pass_name=ctx.pass_name,
+    )
+    exe = result.execution
+    emitted = result.emitted
+    emitted_ids = {r.id for r in emitted}
+    data: dict[str, Any] = {
+        "ok": result.ok,
+        "execution": exe.id if exe else None,
+        "duration_ms": round(result.duration * 1000, 1),
+        "stdout": trim(result.stdout, MODEL_STDOUT_CHARS),
+    }
+    if result.stderr.strip():
+        data["stderr"] = trim(result.stderr, MODEL_STDERR_CHARS)
+    data["emitted"] = [_summary(r) for r in emitted]
+    others = [r for r in result.refs if r.kind != "executionRef" and r.id not in emitted_ids]
+    if others:
+        data["engine_refs"] = [{"id": r.id, "kind": r.kind, "title": r.title} for r in others]
+    if result.ok and not emitted:
+        data["note"] = (
+            "nothing was emitted: call emit_result(...) to turn results into citable refs"
+        )
+    untrusted = (
+        ["stdout", "stderr", "emitted[].preview", "emitted[].values"] if result.untrusted else []
+    )
+    if result.ok:
+        return ToolResult(ok=True, data=data, refs=result.refs, untrusted_fields=untrusted)
+    return ToolResult(
+        ok=False,
+        error=result.error,
+        data=data,
+        refs=result.refs,
+        untrusted_fields=untrusted,
+        untrusted_content=bool(untrusted) or any(r.is_external for r in result.refs),
+    )
+
+
+SPEC = ToolSpec(
+    name="RunPython",
+    description=(
+        "Compute with Python over the workspace datasets in an isolated sandbox. Load data with "
+        "datasets['<name>'], compute with pandas/numpy, then call emit_result(...) with the "
+        "table, values (with units) and as-of date the answer uses: each emitted part becomes a "
+        "tableRef/valueRef/dateRef to cite. Returns stdout, errors as short tracebacks, and the "
+        "emitted refs. Issues an executionRef per call."
+    ),
+    args_schema=RunPythonArgs,
+    func=run_python_tool,
+    read_only=True,
+    issues=("executionRef", "valueRef", "tableRef", "dateRef"),
+    untrusted_fields={
+        "stdout": "the code may print text returned by document capabilities (search_documents)",
+        "stderr": "as stdout",
+        "emitted[].preview": "emitted tables may copy document text obtained through the engine",
+        "emitted[].values": "as emitted[].preview",
+    },
+)

@@ -150,6 +150,19 @@ def _system_binds() -> list[str]:
     return args
 
 
+def _parents(paths: Iterable[str]) -> list[str]:
+    """Every ancestor folder of ``paths`` (outermost first), except the system binds."""
+    found: set[str] = set()
+    for path in paths:
+        parent = os.path.dirname(path.rstrip("/"))
+        while parent not in ("", "/"):
+            found.add(parent)
+            parent = os.path.dirname(parent)
+    skip = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc", "/dev")
+    kept = [p for p in found if not any(p == s or p.startswith(s + "/") for s in skip)]
+    return sorted(kept, key=lambda p: (p.count("/"), p))
+
+
 def sandbox_path(mount: DatasetMount) -> str:
     suffix = mount.path.suffix.lower() or ".csv"
     return f"{SANDBOX_ROOT}/datasets/{mount.name}{suffix}"
@@ -233,11 +246,14 @@ class Worker:
             cmd += ["--setenv", key, value]
         cmd += ["--setenv", "REFGATE_SANDBOX_FD", str(fd)]
         cmd += _system_binds()
-        for root in _python_roots():
-            cmd += ["--ro-bind", root, root]
-        cmd += ["--ro-bind", str(WORKER_SCRIPT), f"{SANDBOX_ROOT}/worker.py"]
-        for mount in self.datasets:
-            cmd += ["--ro-bind", str(mount.path), sandbox_path(mount)]
+        binds = [(root, root) for root in _python_roots()]
+        binds.append((str(WORKER_SCRIPT), f"{SANDBOX_ROOT}/worker.py"))
+        binds += [(str(m.path), sandbox_path(m)) for m in self.datasets]
+        # bwrap creates missing parent dirs 0700; the unprivileged call must traverse them.
+        for parent in _parents(dest for _, dest in binds):
+            cmd += ["--perms", "0755", "--dir", parent]
+        for src, dest in binds:
+            cmd += ["--ro-bind", src, dest]
         cmd += ["--proc", "/proc", "--dev", "/dev"]
         cmd += ["--size", str(self.limits.scratch_mb << 20), "--tmpfs", "/tmp"]
         cmd += ["--remount-ro", "/", "--chdir", "/tmp"]

@@ -169,6 +169,7 @@ def _init(config: dict) -> dict:
     _State.config = config
     _State.pd, _State.np = pd, np
     imported = time.perf_counter() - t0
+    _warm_up(pd, np)
     preloaded = []
     for name, spec in config.get("datasets", {}).items():
         if spec.get("preload"):
@@ -191,6 +192,28 @@ def _init(config: dict) -> dict:
         "pid": os.getpid(),
         "rss_kb": _status_kb("VmRSS"),
     }
+
+
+def _warm_up(pd, np) -> None:
+    """Exercise common paths once so their lazy imports live in the template, not each call."""
+    frame = pd.DataFrame({"k": ["a", "b", "a"], "x": [1.0, 2.0, 3.0], "d": ["2020-01-01"] * 3})
+    steps = (
+        lambda: frame.assign(d=pd.to_datetime(frame["d"])),
+        lambda: repr(frame) + repr(frame["x"]),
+        lambda: frame.groupby("k")["x"].agg(["mean", "sum"]).reset_index().to_string(),
+        lambda: frame.describe(),
+        lambda: frame["x"].pct_change(),
+        lambda: frame.pivot_table(index="k", values="x", aggfunc="mean"),
+        lambda: frame.merge(frame, on="k")["x_x"].rolling(2).mean(),
+        lambda: (
+            frame.assign(d=pd.to_datetime(frame["d"])).set_index("d")["x"].resample("MS").mean()
+        ),
+        lambda: frame.to_markdown() if hasattr(frame, "to_markdown") else None,
+        lambda: np.percentile(frame["x"].to_numpy(), 50),
+    )
+    for step in steps:
+        with contextlib.suppress(Exception):
+            step()
 
 
 def _status_kb(field: str) -> int:

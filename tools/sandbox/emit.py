@@ -1,0 +1,279 @@
+"""Host-side validation of ``emit_result`` frames and the refs they become.
+
+Every frame the sandboxed code sends is untrusted input: it is checked here (shape, sizes,
+finite numbers, known scales, ISO dates) whether or not it came through the real ``emit_result``,
+so a hand-written frame can claim nothing a real call could not. Accepted emits become
+tableRef / valueRef / dateRef specs; units missing for a column or value named after a column of
+a dataset listed in ``sources`` are filled from refgate.toml (and marked so in ``meta``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from refgate.refs import SCALES
+
+if TYPE_CHECKING:
+    from refgate.workspace import Workspace
+
+MAX_EMITS = 50
+MAX_TABLE_ROWS = 5000
+MAX_TABLE_COLUMNS = 200
+MAX_TABLE_CELLS = 200_000
+MAX_VALUES = 200
+MAX_TEXT = 1000
+MAX_NAME = 200
+MAX_UNIT = 40
+
+
+class EmitRejected(ValueError):
+    """An emit frame that breaks the rules; the message goes back to the code as an error."""
+
+
+@dataclass
+class PendingRef:
+    """A ref to issue when the call succeeds (its id is drawn when the emit is accepted)."""
+
+    id: str
+    kind: str
+    payload: dict[str, Any]
+    title: str = ""
+
+
+@dataclass
+class Emission:
+    refs: list[PendingRef] = field(default_factory=list)
+
+
+def _text(value: Any, what: str, limit: int = MAX_TEXT) -> str:
+    if not isinstance(value, str):
+        raise EmitRejected(f"{what} must be text")
+    if len(value) > limit:
+        raise EmitRejected(f"{what} is longer than {limit} characters")
+    return value
+
+
+def _number(value: Any, what: str) -> int | float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise EmitRejected(f"{what} must be a number, got {type(value).__name__}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise EmitRejected(f"{what} must be finite")
+    return value
+
+
+def _cell(value: Any, where: str) -> Any:
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        return value if not isinstance(value, float) or math.isfinite(value) else None
+    if isinstance(value, str):
+        return _text(value, where)
+    raise EmitRejected(f"{where}: cells must be numbers, text or null")
+
+
+def check_table(raw: Any) -> dict[str, Any]:
+    if not isinstance(raw, dict) or set(raw) - {"columns", "rows"}:
+        raise EmitRejected("table must be {columns, rows}")
+    columns, rows = raw.get("columns"), raw.get("rows")
+    if not isinstance(columns, list) or not columns:
+        raise EmitRejected("table needs at least one column")
+    if len(columns) > MAX_TABLE_COLUMNS:
+        raise EmitRejected(f"table has {len(columns)} columns; at most {MAX_TABLE_COLUMNS}")
+    columns = [_text(c, "a column name", MAX_NAME) for c in columns]
+    if len(set(columns)) != len(columns):
+        dupes = sorted({c for c in columns if columns.count(c) > 1})
+        raise EmitRejected(f"table has duplicate column names: {', '.join(dupes)}")
+    if not isinstance(rows, list):
+        raise EmitRejected("table rows must be a list")
+    if not rows:
+        raise EmitRejected("table is empty (no rows): emit evidence, not an empty frame")
+    if len(rows) > MAX_TABLE_ROWS or len(rows) * len(columns) > MAX_TABLE_CELLS:
+        raise EmitRejected(
+            f"table has {len(rows)} rows x {len(columns)} columns; emit at most {MAX_TABLE_ROWS} "
+            f"rows and {MAX_TABLE_CELLS} cells (aggregate, or keep the rows the answer uses)"
+        )
+    checked = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, list) or len(row) != len(columns):
+            raise EmitRejected(f"table row {i} must have {len(columns)} cells")
+        checked.append([_cell(v, f"table row {i}") for v in row])
+    return {"columns": columns, "rows": checked}
+
+
+def check_values(raw: Any) -> dict[str, int | float]:
+    if not isinstance(raw, dict) or not raw:
+        raise EmitRejected("values must be a non-empty {name: number} mapping")
+    if len(raw) > MAX_VALUES:
+        raise EmitRejected(f"values has {len(raw)} entries; at most {MAX_VALUES}")
+    return {
+        _text(k, "a value name", MAX_NAME): _number(v, f"values[{k!r}]") for k, v in raw.items()
+    }
+
+
+def check_date(raw: Any) -> dict[str, str]:
+    if not isinstance(raw, dict) or "date" not in raw or set(raw) - {"date", "label"}:
+        raise EmitRejected("date must be {date, label?}")
+    date = _text(raw["date"], "date", 40)
+    try:
+        _dt.date.fromisoformat(date)
+    except ValueError:
+        raise EmitRejected(f"date {date!r} is not an ISO date (YYYY-MM-DD)") from None
+    out = {"date": date}
+    if raw.get("label") is not None:
+        out["label"] = _text(raw["label"], "date label", MAX_NAME)
+    return out
+
+
+def _workspace_units(workspace: Workspace | None, sources: list[str]) -> dict[str, tuple]:
+    """Column -> (unit, scale, dataset) for the datasets named in ``sources``."""
+    found: dict[str, tuple] = {}
+    if workspace is None:
+        return found
+    for source in sources:
+        spec = workspace.datasets.get(source)
+        if spec is None:
+            continue
+        for col in spec.columns.values():
+            if col.unit and col.name not in found:
+                found[col.name] = (col.unit, col.scale, spec.name)
+    return found
+
+
+def _unit_label(unit: str | None, scale: str | None) -> str | None:
+    if unit and scale:
+        return f"{unit} {scale}"
+    return unit or scale
+
+
+class EmitCollector:
+    """Validates emit frames for one call and keeps the refs to issue if the call succeeds."""
+
+    def __init__(self, workspace: Workspace | None, draw_id, execution_id: str) -> None:
+        self.workspace = workspace
+        self.draw_id = draw_id
+        self.execution_id = execution_id
+        self.pending: list[PendingRef] = []
+        self.count = 0
+
+    def accept(self, msg: dict[str, Any]) -> list[str]:
+        """Validate one frame; return the ids of the refs it will become."""
+        self.count += 1
+        if self.count > MAX_EMITS:
+            raise EmitRejected(f"at most {MAX_EMITS} emit_result calls per run")
+        allowed = {"op", "table", "values", "units", "date", "sources", "title", "scale", "period"}
+        extra = sorted(set(msg) - allowed)
+        if extra:
+            raise EmitRejected(f"unknown emit_result field(s): {', '.join(extra)}")
+        if not any(k in msg for k in ("table", "values", "date")):
+            raise EmitRejected("emit_result needs at least one of table=, values=, date=")
+        table = check_table(msg["table"]) if "table" in msg else None
+        values = check_values(msg["values"]) if "values" in msg else None
+        date = check_date(msg["date"]) if "date" in msg else None
+        sources_raw = msg.get("sources", [])
+        if not isinstance(sources_raw, list) or len(sources_raw) > 20:
+            raise EmitRejected("sources must be a list of at most 20 names or ref ids")
+        sources = [_text(s, "a source", MAX_NAME) for s in sources_raw]
+        title = _text(msg["title"], "title", MAX_NAME) if "title" in msg else ""
+        period = _text(msg["period"], "period", 40) if "period" in msg else None
+        scale = msg.get("scale")
+        if scale is not None and scale not in SCALES:
+            raise EmitRejected(f"scale {scale!r} is not one of {', '.join(SCALES)}")
+        units = msg.get("units")
+        names = set(table["columns"] if table else ()) | set(values or ())
+        if isinstance(units, str):
+            _text(units, "units", MAX_UNIT)
+            if values is None and table is None:
+                raise EmitRejected("units= given without a table or values")
+            units_map = {n: units for n in (values or {})} if values else {}
+            if table is not None and values is None:
+                units_map = {c: units for c in table["columns"]}
+        elif isinstance(units, dict):
+            units_map = {
+                _text(k, "a unit key", MAX_NAME): _text(v, f"units[{k!r}]", MAX_UNIT)
+                for k, v in units.items()
+            }
+            unknown = sorted(set(units_map) - names)
+            if unknown:
+                raise EmitRejected(
+                    f"units names {', '.join(map(repr, unknown))}, which is not a column or a "
+                    f"value name (have: {', '.join(sorted(names)) or 'none'})"
+                )
+        elif units is None:
+            units_map = {}
+        else:
+            raise EmitRejected("units must be one unit for all values or a {name: unit} mapping")
+
+        known = _workspace_units(self.workspace, sources)
+        meta_base: dict[str, Any] = {"execution": self.execution_id}
+        if sources:
+            meta_base["sources"] = sources
+        ids: list[str] = []
+        label = f" ({title})" if title else ""
+        if table is not None:
+            col_units: dict[str, str] = {}
+            scales: dict[str, str] = {}
+            inferred = []
+            for col in table["columns"]:
+                if col in units_map:
+                    col_units[col] = _unit_label(units_map[col], scale) or units_map[col]
+                elif col in known:
+                    unit, col_scale, _ = known[col]
+                    col_units[col] = _unit_label(unit, col_scale) or unit
+                    if col_scale:
+                        scales[col] = col_scale
+                    inferred.append(col)
+            meta = dict(meta_base, rows=len(table["rows"]))
+            if title:
+                meta["title"] = title
+            if period:
+                meta["period"] = period
+            if date:
+                meta["asOf"] = date["date"]
+            if scale:
+                meta["scale"] = scale
+            if scales:
+                meta["scales"] = scales
+            if inferred:
+                meta["units_from_workspace"] = inferred
+            payload = {**table, "units": col_units, "meta": meta}
+            ids.append(self._add("tableRef", payload, f"Emitted table{label}"))
+        if values is not None:
+            v_units: dict[str, str] = {}
+            v_scales: dict[str, str] = {}
+            inferred = []
+            for name in values:
+                if name in units_map:
+                    v_units[name] = units_map[name]
+                elif name in known:
+                    unit, v_scale, _ = known[name]
+                    v_units[name] = unit
+                    if v_scale:
+                        v_scales[name] = v_scale
+                    inferred.append(name)
+            payload = {"values": values, "units": v_units}
+            if scale:
+                payload["scale"] = scale
+            elif v_scales:
+                payload["scale"] = v_scales
+            if period:
+                payload["period"] = period
+            if date:
+                payload["asOf"] = date["date"]
+            meta = dict(meta_base)
+            if inferred:
+                meta["units_from_workspace"] = inferred
+            payload["meta"] = meta
+            ids.append(self._add("valueRef", payload, f"Emitted values{label}"))
+        if date is not None:
+            payload = dict(date)
+            payload["meta"] = dict(meta_base)
+            ids.append(self._add("dateRef", payload, f"Emitted date {date['date']}{label}"))
+        return ids
+
+    def _add(self, kind: str, payload: dict[str, Any], title: str) -> str:
+        ref_id = self.draw_id(kind)
+        self.pending.append(PendingRef(ref_id, kind, payload, title))
+        return ref_id
