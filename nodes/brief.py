@@ -1,13 +1,25 @@
 """BRIEF: read the question, choose skills and capabilities, recall decisions, write the plan.
 
-The plan's ``required_evidence`` is merged from the chosen skills' ``requiredEvidence`` (the
-GATE's checklist); nothing here branches on question phrases. If the model calls no tool, the
-pass falls back to a direct skill lookup with the question text and records it.
+The plan is built from data, never from the question's wording (seed 000):
+
+- ``skills``: the skills the model chose (its JSON ``skills``), else the best hit of each
+  ReadSkill call; ``required_evidence`` is the union of their ``requiredEvidence`` and becomes the
+  GATE's checklist; ``forbidden``, ``tools``, ``capabilities``, ``knowledge`` are merged the same
+  way for WORK and CRITIQUE to honour.
+- ``lens``: the model's, else the first chosen skill's category.
+- ``criteria``: the model's verification criteria plus one check per chosen skill failure mode.
+- ``recalled``: decisionRefs recalled from earlier runs on this workspace (semantic search).
+
+If the model reads no skill (no tool call at all, or none to ReadSkill), the pass looks the skills
+up directly with the question text and records that it did (``plan.fallback`` and a
+``brief_fallback`` trace event).
 """
 
 from __future__ import annotations
 
 import json
+import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -17,9 +29,12 @@ from langgraph.runtime import Runtime
 from refgate.nodes.common import Deps, PassTimer, event, load_prompt, make_context
 from refgate.nodes.loop import run_tool_pass
 from refgate.nodes.parsing import parse_json_object
+from refgate.refs import Ref
 from refgate.tools.registry import get_spec
 
 EMITTED_KINDS = {"valueRef", "tableRef", "dateRef"}
+#: Most recalled decisions shown to BRIEF.
+RECALL_LIMIT = 5
 
 
 def _workspace_summary(ctx) -> str:
@@ -30,91 +45,172 @@ def _workspace_summary(ctx) -> str:
     for name, spec in ws.datasets.items():
         lines.append(f"- dataset {name}: {spec.description}")
     if ws.documents_path:
-        lines.append(f"- documents: {ws.documents_options.get('description', ws.documents_path.name)}")
+        lines.append(
+            f"- documents: {ws.documents_options.get('description', ws.documents_path.name)}"
+        )
     return "\n".join(lines)
 
 
-def _recall(state: dict[str, Any], ctx, store: Any) -> tuple[list[str], list[dict[str, Any]]]:
+def _recall(question: str, ctx, store: Any) -> tuple[list[str], list[dict[str, Any]]]:
     """Decisions remembered by earlier runs on this workspace that match the question."""
     if store is None:
-        return [], []
+        return [], [event("recall_skipped", "brief", reason="no store attached")]
     from refgate.memory import recall_decisions
 
-    return recall_decisions(store, ctx, state["question"])
+    return recall_decisions(store, ctx, question, limit=RECALL_LIMIT)
 
 
-def plan_from_refs(skill_refs: list, final_text: str) -> dict[str, Any]:
-    """Merge the chosen skills' requiredEvidence and read the model's lens and criteria."""
-    required: list[str] = []
-    skills: list[str] = []
+def _recalled_block(ids: Sequence[str], ctx) -> str:
+    lines = []
+    for rid in ids:
+        ref = ctx.ledger.get(rid)
+        if ref is None:
+            continue
+        why = ref.payload.get("why")
+        lines.append(
+            f"- [{rid}] {ref.payload.get('decision', ref.title)}"
+            + (f" (why: {why})" if why else "")
+        )
+    if not lines:
+        return ""
+    return (
+        "\n\nDecisions remembered from earlier runs on this workspace (cite [decisionId] "
+        "if the answer relies on one; ignore those that do not apply):\n" + "\n".join(lines)
+    )
+
+
+def _merge(skill_refs: Sequence[Ref], key: str) -> list[str]:
+    out: list[str] = []
     for ref in skill_refs:
-        skills.append(str(ref.payload.get("id") or ref.title))
-        for item in ref.payload.get("requiredEvidence") or []:
-            if item not in required:
-                required.append(str(item))
+        for item in ref.payload.get(key) or []:
+            if str(item) not in out:
+                out.append(str(item))
+    return out
+
+
+def choose_skills(read: Sequence[Ref], calls: Sequence[Sequence[Ref]], wanted: Any) -> list[Ref]:
+    """The chosen skills' refs: those the model named, else the best hit of each ReadSkill call."""
+    by_id: dict[str, Ref] = {}
+    for ref in read:
+        by_id.setdefault(str(ref.payload.get("id")), ref)
+    if isinstance(wanted, str):
+        wanted = [wanted]
+    if isinstance(wanted, list) and wanted:
+        chosen = [by_id[str(w)] for w in wanted if str(w) in by_id]
+        if chosen:
+            return list(dict.fromkeys(chosen))
+    firsts = [refs[0] for refs in calls if refs]
+    return list(dict.fromkeys(firsts))
+
+
+def plan_from_refs(
+    skill_refs: Sequence[Ref],
+    final_text: str,
+    *,
+    calls: Sequence[Sequence[Ref]] | None = None,
+) -> dict[str, Any]:
+    """Build the plan from the skills read (and the model's JSON reply): see the module doc."""
     parsed = parse_json_object(final_text) or {}
-    lens = str(parsed.get("lens") or "")
-    if not lens and skill_refs:
-        lens = str(skill_refs[0].payload.get("lens") or skill_refs[0].payload.get("category") or "")
+    calls = [list(skill_refs)[:1]] if calls is None else calls
+    chosen = choose_skills(skill_refs, calls, parsed.get("skills"))
+    lens = str(parsed.get("lens") or "").strip()
+    if not lens and chosen:
+        lens = str(chosen[0].payload.get("category") or "")
     criteria = parsed.get("criteria") or []
     if not isinstance(criteria, list):
-        criteria = [str(criteria)]
+        criteria = [criteria]
+    criteria = [str(c) for c in criteria if str(c).strip()]
+    for ref in chosen:
+        for mode in ref.payload.get("failureModes") or []:
+            check = f"guard against ({ref.payload.get('id')}): {mode}"
+            if check not in criteria:
+                criteria.append(check)
+    required = _merge(chosen, "requiredEvidence")
     return {
-        "skills": skills,
-        "skill_refs": [r.id for r in skill_refs],
+        "skills": [str(r.payload.get("id") or r.title) for r in chosen],
+        "skill_refs": [r.id for r in chosen],
         "lens": lens or "unspecified",
         "required_evidence": required,
         "require_emitted": any(k in EMITTED_KINDS for k in required),
-        "criteria": [str(c) for c in criteria],
+        "forbidden": _merge(chosen, "forbidden"),
+        "tools": _merge(chosen, "toolRefs"),
+        "capabilities": _merge(chosen, "capabilityRefs"),
+        "knowledge": _merge(chosen, "knowledgeRefs"),
+        "criteria": criteria,
         "notes": str(parsed.get("notes") or ""),
     }
+
+
+def _direct_lookup(question: str, ctx) -> tuple[list[Ref], str]:
+    spec = get_spec("ReadSkill")
+    before = len(ctx.ledger.issued)
+    try:
+        result = spec.func(spec.args_schema.model_validate({"query": question, "limit": 1}), ctx)
+    except Exception as exc:  # the fallback must never end the run
+        return [], f"the direct skill lookup failed: {type(exc).__name__}: {exc}"
+    refs = [r for r in ctx.ledger.issued[before:] if r.kind == "skillRef"]
+    if not result.ok:
+        return refs, f"the direct skill lookup failed: {result.error}"
+    if not refs:
+        return refs, "the direct skill lookup found no skill matching the question text"
+    return refs, "skills were looked up directly with the question text: " + ", ".join(
+        str(r.payload.get("id")) for r in refs
+    )
 
 
 def make_brief(deps: Deps):
     def brief(state: dict[str, Any], config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
         """BRIEF pass: plan, chosen skills, required evidence, recalled decisions."""
         store = getattr(runtime, "store", None)
-        ctx = make_context("brief", state, deps, config=config, store=store)
+        # BRIEF starts a run: a fresh run id, even on a thread that answered before.
+        fresh = {**state, "run_id": uuid.uuid4().hex[:12]}
+        ctx = make_context("brief", fresh, deps, config=config, store=store)
         timer = PassTimer("brief", ctx)
         events = [timer.start_event(run_id=ctx.run_id)]
         question = (state.get("question") or "").strip()
         if not question:
             raise ValueError("the question is empty: ask something about the workspace")
-        recalled, recall_events = _recall(state, ctx, store)
+        recalled, recall_events = _recall(question, ctx, store)
         events.extend(recall_events)
-        recalled_ids = [r for r in recalled]
-        recalled_text = ""
-        if recalled:
-            lines = []
-            for rid in recalled_ids:
-                ref = ctx.ledger.get(rid)
-                if ref is not None:
-                    lines.append(f"- [{rid}] {ref.payload.get('decision', ref.title)}")
-            recalled_text = "\n\nDecisions remembered from earlier runs:\n" + "\n".join(lines)
         settings = ctx.settings
         model = deps.model("brief", settings)
         messages = [
             SystemMessage(load_prompt("brief")),
-            HumanMessage(f"Question: {question}\n\n{_workspace_summary(ctx)}{recalled_text}"),
+            HumanMessage(
+                f"Question: {question}\n\n{_workspace_summary(ctx)}{_recalled_block(recalled, ctx)}"
+            ),
         ]
-        out = run_tool_pass(pass_name="brief", model=model, messages=messages, ctx=ctx,
-                            max_rounds=settings.rounds_for("brief"))
+        out = run_tool_pass(
+            pass_name="brief",
+            model=model,
+            messages=messages,
+            ctx=ctx,
+            max_rounds=settings.rounds_for("brief"),
+        )
         events.extend(out.events)
+        calls = [
+            [r for r in (o.result.refs if o.result else []) if r.kind == "skillRef"]
+            for o in out.outcomes
+            if o.event.get("tool") == "ReadSkill"
+        ]
+        skill_refs = [r for refs in calls for r in refs]
         fallback = ""
-        skill_refs = [r for r in ctx.ledger.issued if r.kind == "skillRef"]
-        if not out.called_tools:
-            # The model called no tool: look the skills up directly and say so.
-            spec = get_spec("ReadSkill")
-            try:
-                result = spec.func(spec.args_schema.model_validate({"query": question}), ctx)
-                fallback = ("the model called no tool; skills were looked up directly with the "
-                            f"question text ({'ok' if result.ok else result.error})")
-            except Exception as exc:  # the fallback must never end the run
-                fallback = f"the model called no tool; the direct skill lookup failed: {exc}"
-            skill_refs = [r for r in ctx.ledger.issued if r.kind == "skillRef"]
-            events.append(event("brief_fallback", "brief", reason=fallback))
-        plan = plan_from_refs(skill_refs, out.final_text)
-        plan["recalled"] = recalled_ids
+        if not skill_refs:
+            why = "the model called no tool" if not out.called_tools else "the model read no skill"
+            found, how = _direct_lookup(question, ctx)
+            fallback = f"{why}; {how}"
+            calls = [found]
+            skill_refs = found
+            events.append(
+                event(
+                    "brief_fallback",
+                    "brief",
+                    reason=fallback,
+                    skills=[str(r.payload.get("id")) for r in found],
+                )
+            )
+        plan = plan_from_refs(skill_refs, out.final_text, calls=calls)
+        plan["recalled"] = list(recalled)
         if fallback:
             plan["fallback"] = fallback
         issued = {r.id: r for r in ctx.ledger.issued}

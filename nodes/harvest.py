@@ -1,24 +1,49 @@
 """HARVEST: read the run's trace, derive improvement candidates, remember decisions.
 
-Candidates are derived by code (gate issues, tool errors, slow passes, retries, rounds that hit
-their bound); the model decides which become decisions through RememberDecision.
+- The trace is the ``trace`` state channel, cut to this run (from BRIEF's ``pass_start`` with the
+  run's id, so earlier questions on the same thread are not re-harvested). When a checkpointer is
+  attached, its history for the thread adds what the channel cannot hold: failed tasks
+  (``__error__`` writes), interrupts, the number of super-steps and the wall time.
+- Candidates are derived by code: gate issues, tool errors, slow passes, GATE retries, rounds that
+  hit their bound, BRIEF fallbacks, withheld results, task errors.
+- With candidates and a store, the model decides which become decisions and records each through
+  RememberDecision (a decisionRef in the store's workspace namespace).
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context
+from refgate.nodes.common import Deps, PassTimer, event, load_prompt, make_context
 from refgate.nodes.loop import run_tool_pass
 
 #: A pass slower than this (ms) is an improvement candidate.
 SLOW_PASS_MS = 60_000
+#: Most checkpoints read from the checkpointer's history.
+HISTORY_LIMIT = 200
+_CHECKPOINTER_KEY = "__pregel_checkpointer"
+
+
+def run_events(trace: Sequence[Mapping[str, Any]], run_id: str | None) -> list[dict[str, Any]]:
+    """The events of run ``run_id``: from its BRIEF ``pass_start`` on (all events if not found)."""
+    start = 0
+    for i in range(len(trace) - 1, -1, -1):
+        e = trace[i]
+        if (
+            e.get("type") == "pass_start"
+            and e.get("pass") == "brief"
+            and (not run_id or e.get("run_id") == run_id)
+        ):
+            start = i
+            break
+    return [dict(e) for e in trace[start:]]
 
 
 def summarize_trace(trace: list[dict[str, Any]], gate: dict[str, Any] | None) -> dict[str, Any]:
@@ -46,8 +71,58 @@ def summarize_trace(trace: list[dict[str, Any]], gate: dict[str, Any] | None) ->
     }
 
 
-def improvement_candidates(trace: list[dict[str, Any]], gate: dict[str, Any] | None) -> list[str]:
-    """What this run suggests changing next time, derived from its trace."""
+def history_summary(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """What the checkpointer's history of this thread says about the current run, or None."""
+    configurable = dict((config or {}).get("configurable") or {})
+    saver = configurable.get(_CHECKPOINTER_KEY)
+    thread_id = configurable.get("thread_id")
+    if saver is None or not thread_id or not hasattr(saver, "list"):
+        return None
+    cfg = {
+        "configurable": {
+            "thread_id": thread_id,
+            "checkpoint_ns": configurable.get("checkpoint_ns", ""),
+        }
+    }
+    errors: list[dict[str, Any]] = []
+    interrupts = 0
+    stamps: list[str] = []
+    steps = 0
+    for n, tup in enumerate(saver.list(cfg)):  # newest first
+        if n >= HISTORY_LIMIT:
+            break
+        meta = tup.metadata or {}
+        stamps.append(str((tup.checkpoint or {}).get("ts") or ""))
+        steps = max(steps, int(meta.get("step", 0) or 0))
+        for _task, channel, value in tup.pending_writes or []:
+            if channel == "__error__":
+                errors.append({"step": meta.get("step"), "error": str(value)[:300]})
+            elif channel == "__interrupt__":
+                interrupts += 1
+        if meta.get("source") == "input":  # the start of the current invocation
+            break
+    stamps = [s for s in stamps if s]
+    wall_ms = None
+    if len(stamps) >= 2:
+        import datetime as dt
+
+        first, last = dt.datetime.fromisoformat(stamps[-1]), dt.datetime.fromisoformat(stamps[0])
+        wall_ms = round((last - first).total_seconds() * 1000, 1)
+    return {
+        "checkpoints": len(stamps),
+        "steps": steps,
+        "errors": errors,
+        "interrupts": interrupts,
+        "wall_ms": wall_ms,
+    }
+
+
+def improvement_candidates(
+    trace: list[dict[str, Any]],
+    gate: dict[str, Any] | None,
+    history: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """What this run suggests changing next time, derived from its trace (and history)."""
     found: list[str] = []
     for e in trace:
         kind = e.get("type")
@@ -55,9 +130,11 @@ def improvement_candidates(trace: list[dict[str, Any]], gate: dict[str, Any] | N
             for issue in e.get("issues") or []:
                 found.append(f"gate blocked ({issue.get('code')}): {issue.get('claim', '')[:160]}")
         elif kind == "tool_call" and e.get("status") not in ("ok", None):
-            found.append(f"{e.get('tool')} {e.get('status')} in {e.get('pass')}: "
-                         f"{str(e.get('error', ''))[:200]}")
-        elif kind == "pass_end" and e.get("duration_ms", 0) > SLOW_PASS_MS:
+            found.append(
+                f"{e.get('tool')} {e.get('status')} in {e.get('pass')}: "
+                f"{str(e.get('error', ''))[:200]}"
+            )
+        elif kind == "pass_end" and (e.get("duration_ms") or 0) > SLOW_PASS_MS:
             found.append(f"slow pass {e.get('pass')}: {e.get('duration_ms')} ms")
         elif kind == "round_bound_hit":
             found.append(f"{e.get('pass')} hit its bound of {e.get('rounds')} tool rounds")
@@ -65,9 +142,13 @@ def improvement_candidates(trace: list[dict[str, Any]], gate: dict[str, Any] | N
             found.append(f"BRIEF fell back: {e.get('reason')}")
         elif kind == "injection_withheld":
             found.append(f"injection signal withheld a {e.get('tool')} result")
+        elif kind == "recall_failed":
+            found.append(f"decision recall failed: {e.get('error')}")
     if sum(1 for e in trace if e.get("type") == "gate_verdict") > 1:
         found.append("the run needed a GATE retry")
-    return found
+    for err in (history or {}).get("errors") or []:
+        found.append(f"a task failed at step {err.get('step')}: {err.get('error')}")
+    return list(dict.fromkeys(found))
 
 
 def make_harvest(deps: Deps):
@@ -77,18 +158,41 @@ def make_harvest(deps: Deps):
         ctx = make_context("harvest", state, deps, config=config, store=store)
         timer = PassTimer("harvest", ctx)
         events = [timer.start_event()]
-        trace = list(state.get("trace") or [])
+        trace = run_events(list(state.get("trace") or []), state.get("run_id"))
         gate = state.get("gate") or {}
-        candidates = improvement_candidates(trace, gate)
+        try:
+            history = history_summary(config)
+        except Exception as exc:  # history is an aid; a failing saver must not end the run
+            history = None
+            events.append(event("history_failed", "harvest", error=f"{type(exc).__name__}: {exc}"))
+        candidates = improvement_candidates(trace, gate, history)
         decisions: list[str] = []
-        if candidates and store is not None:
-            human = (f"Question: {state.get('question', '')}\n\nGate verdict: "
-                     f"{'passed' if gate.get('passed') else 'blocked'}\n\nImprovement candidates:\n"
-                     + "\n".join(f"- {c}" for c in candidates))
+        if candidates and store is None:
+            events.append(
+                event(
+                    "harvest_skipped",
+                    "harvest",
+                    reason="no store attached: decisions cannot be remembered",
+                )
+            )
+        elif candidates:
+            plan = state.get("plan") or {}
+            human = (
+                f"Question: {state.get('question', '')}\n\n"
+                f"Plan: skills {plan.get('skills') or []}, lens {plan.get('lens', '')}, "
+                f"required evidence {plan.get('required_evidence') or []}\n\n"
+                f"Gate verdict: {'passed' if gate.get('passed') else 'blocked'}\n\n"
+                "Improvement candidates (derived from the trace):\n"
+                + "\n".join(f"- {c}" for c in candidates)
+            )
             model = deps.model("harvest", ctx.settings)
-            out = run_tool_pass(pass_name="harvest", model=model,
-                                messages=[SystemMessage(load_prompt("harvest")), HumanMessage(human)],
-                                ctx=ctx, max_rounds=ctx.settings.rounds_for("harvest"))
+            out = run_tool_pass(
+                pass_name="harvest",
+                model=model,
+                messages=[SystemMessage(load_prompt("harvest")), HumanMessage(human)],
+                ctx=ctx,
+                max_rounds=ctx.settings.rounds_for("harvest"),
+            )
             events.extend(out.events)
             decisions = [r.id for r in ctx.ledger.issued if r.kind == "decisionRef"]
         issued = {r.id: r for r in ctx.ledger.issued}
@@ -96,7 +200,13 @@ def make_harvest(deps: Deps):
         summary = summarize_trace(trace + events, gate)
         summary["improvement_candidates"] = candidates
         summary["decisions"] = decisions
-        return {"refs": issued, "trace": events, "decisions": decisions,
-                "trace_summary": json.loads(json.dumps(summary, default=str))}
+        if history is not None:
+            summary["history"] = history
+        return {
+            "refs": issued,
+            "trace": events,
+            "decisions": decisions,
+            "trace_summary": json.loads(json.dumps(summary, default=str)),
+        }
 
     return harvest
