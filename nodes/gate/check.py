@@ -20,17 +20,41 @@ from .report import ClaimCheck, GateIssue, GateReport, Match, MentionCheck
 EMITTED_KINDS = frozenset({"valueRef", "tableRef", "dateRef"})
 PRIMARY_SOURCE = "primarySource"
 
+#: Ranking words, matched on lower-cased text. Every branch starts with a literal character, so
+#: the scan is a fast prefix search; word boundaries are checked after the first character.
 _RANK = re.compile(
-    r"\b(?:top|bottom)[\s-]?(?:\d{1,3}|one|two|three|four|five|ten|twenty)\b"
-    r"|\b(?:\d{1,3}(?:st|nd|rd|th)|first|second|third)[\s-](?:largest|biggest|highest|lowest"
-    r"|smallest|greatest|place|position)\b"
-    r"|\branked\s(?:first|second|third|last|\d{1,3}(?:st|nd|rd|th)?)\b"
-    r"|\b(?:largest|biggest|highest|lowest|smallest|greatest|fewest|ranked|ranks|ranking)\b"
-    r"|(?<![\w#&])#\s?\d{1,3}\b|\bNo\.\s?\d{1,3}\b|\bnumber\s(?:one|two|three)\b"
-    r"|(?<![\d.,])\d{1,3}\s?위(?!안)|상위(?:\s?\d{1,3}(?:개|위|곳|%)?)?|하위(?:\s?\d{1,3}(?:개|위|곳|%)?)?"
-    r"|최대|최고|최저|최소|가장|(?<![\d.,])\d{1,3}\s?등(?!급)",
-    re.I,
+    r"top(?<![a-z0-9_]top)[\s-]?(?:\d{1,3}|one|two|three|four|five|ten|twenty)\b"
+    r"|bottom(?<![a-z0-9_]bottom)[\s-]?(?:\d{1,3}|one|two|three|four|five|ten|twenty)\b"
+    r"|(?:first|second|third)(?<![a-z0-9_]first)(?<![a-z0-9_]second)(?<![a-z0-9_]third)"
+    r"[\s-](?:largest|biggest|highest|lowest|smallest|greatest|place|position)\b"
+    r"|(?:largest|biggest|highest|lowest|smallest|greatest|fewest|ranked|ranks|ranking)\b"
+    r"|#\s?\d{1,3}\b|no\.\s?\d{1,3}\b|number\s(?:one|two|three)\b"
+    r"|상위(?:\s?\d{1,3}(?:개|위|곳|%)?)?|하위(?:\s?\d{1,3}(?:개|위|곳|%)?)?"
+    r"|최대|최고|최저|최소|가장"
 )
+_RANK_DIGIT = re.compile(
+    r"\d{1,3}(?:(?:st|nd|rd|th)[\s-](?:largest|biggest|highest|lowest|smallest|greatest"
+    r"|place|position)\b|\s?위(?!안)|\s?등(?!급))"
+)
+
+
+def _ranks(text: str) -> list[tuple[int, int, str]]:
+    low = text.lower()
+    out = []
+    for m in _RANK.finditer(low):
+        s = m.start()
+        glued = s and low[s - 1].isascii() and (low[s - 1].isalnum() or low[s - 1] == "_")
+        if glued and m.group()[0].isascii() and m.group()[0].isalpha():
+            continue
+        out.append((s, m.end(), text[s : m.end()]))
+    for m in _RANK_DIGIT.finditer(low):
+        s = m.start()
+        if s and (low[s - 1].isdigit() or low[s - 1] in ".,"):
+            continue
+        out.append((s, m.end(), text[s : m.end()]))
+    return out
+
+
 _EPS = 1e-9
 
 
@@ -85,9 +109,9 @@ def _with_header(num: Num, header: str) -> Num:
 def _mentions_in(text: str, header: str = "") -> list[_Mention]:
     out: list[_Mention] = []
     masked: list[tuple[int, int]] = []
-    for rm in _RANK.finditer(text):
-        out.append(_Mention("ranking", rm.group()))
-        masked.append((rm.start(), rm.end()))
+    for a, b, rtext in _ranks(text):
+        out.append(_Mention("ranking", rtext))
+        masked.append((a, b))
     dms = find_dates(text)
     for dm in dms:
         if any(a <= dm.start < b for a, b in masked):

@@ -79,9 +79,28 @@ _PATTERNS: list[tuple[str, str]] = [
         rf"mn|bn|tn|[조억만천]|원|달러|달러))",
     ),
 ]
-_DATE_RE = re.compile(
-    "|".join(f"(?P<_{name}>{pat.replace('(?P<', f'(?P<{name}_')})" for name, pat in _PATTERNS)
-)
+
+
+def _lead(name: str) -> str:
+    if name in ("mdy", "my", "md", "qy", "q0", "hy", "fy"):
+        return "U"
+    if name in ("oq", "oh", "fiscal", "hy"):
+        return "W"
+    if name == "ko_h0":
+        return "K"
+    return "D"
+
+
+#: Leading-character guards keep the alternation cheap: each branch group is tried only where
+#: its first character can start (a digit, a capital, a word, 상/하).
+_GUARDS = {"D": r"(?=\d)", "U": r"(?=[JFMASONDQHC])", "W": r"(?=[FfSsTtH1-4])", "K": r"(?=[상하])"}
+_GROUP_NAMES: dict[str, list[str]] = {}
+_branches: dict[str, list[str]] = {"D": [], "U": [], "W": [], "K": []}
+for _name, _pat in _PATTERNS:
+    _renamed = _pat.replace("(?P<", f"(?P<{_name}_")
+    _GROUP_NAMES[_name] = re.findall(rf"\(\?P<{_name}_(\w+)>", _renamed)
+    _branches[_lead(_name)].append(f"(?P<_{_name}>{_renamed})")
+_DATE_RE = re.compile("|".join(f"{_GUARDS[k]}(?:{'|'.join(v)})" for k, v in _branches.items() if v))
 _AS_OF = re.compile(r"\bas\s+(?:of|at)\b|기준|현재", re.I)
 
 
@@ -140,19 +159,45 @@ def _keys(name: str, g: dict[str, str | None]) -> tuple[str, ...]:
     return ()
 
 
+#: Where a date can start: a digit run, a month name, Q/H (quarters, halves), FY/CY, an ordinal
+#: or "fiscal", 상/하반기. The full pattern is tried only at these anchors (a literal-branch
+#: search is far cheaper than an alternation with guards at every position).
+_ANCHOR_WORD = re.compile(
+    r"Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec|Q|H|FY|CY|first|First|second|Second"
+    r"|third|Third|fourth|Fourth|fiscal|Fiscal|상반기|하반기"
+)
+_DIGITS = re.compile(r"\d+")
+
+
 def find_dates(text: str) -> list[DateMention]:
-    """Every date or period stated in ``text`` (the longest reading at each position)."""
+    """Every date or period stated in ``text`` (the first reading that fits at each anchor)."""
     out: list[DateMention] = []
-    for m in _DATE_RE.finditer(text):
+    # Digit runs that start a token (not the "214" of "63,214" or the "5" of "1.5").
+    anchors = [
+        s
+        for m in _DIGITS.finditer(text)
+        if not ((s := m.start()) and text[s - 1] in ",." and text[s - 2 : s - 1].isdigit())
+    ]
+    words = [m.start() for m in _ANCHOR_WORD.finditer(text)]
+    if words:
+        anchors = sorted(set(anchors).union(words))
+    last = -1
+    match = _DATE_RE.match
+    for pos in anchors:
+        if pos < last:
+            continue
+        m = match(text, pos)
+        if m is None:
+            continue
         name = m.lastgroup
         if not name:
             continue
         name = name[1:]
-        prefix = name + "_"
-        g = {k[len(prefix) :]: v for k, v in m.groupdict().items() if k.startswith(prefix)}
+        g = {k: m.group(f"{name}_{k}") for k in _GROUP_NAMES[name]}
         keys = _keys(name, g)
         if keys:
             out.append(DateMention(m.group(), m.start(), m.end(), keys))
+            last = m.end()
     return out
 
 

@@ -106,6 +106,8 @@ class RefIndex:
 
     def add_text(self, text: str, base: Unit, where: str) -> None:
         """Numbers and dates stated in a string (a table cell, an excerpt)."""
+        if not any(ch.isdigit() for ch in text):
+            return
         dms = find_dates(text)
         for dm in dms:
             for key in dm.keys:

@@ -98,7 +98,7 @@ _CORE = re.compile(r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+")
 _LEFT = re.compile(
     r"(?P<sign>[-−+])?[ \t]?(?P<paren>\()?[ \t]?"
     r"(?P<cur>US\$|A\$|C\$|HK\$|S\$|\$|€|£|¥|₩|(?:USD|EUR|GBP|JPY|KRW|CNY|RMB)[ \t]?)?"
-    r"[ \t]?(?P<sign2>[-−])?\Z"
+    r"[ \t]*(?P<paren2>\()?(?P<sign2>[-−])?\Z"
 )
 _EN_SCALE = re.compile(
     r"(?P<sp>[ \t]?)(?P<w>thousands?|millions?|billions?|trillions?|mn|bn|tn|mm|mio|[kKmMbB])(?![A-Za-z])"
@@ -116,6 +116,7 @@ _CUR_AFTER = re.compile(
     r"[ \t]?(?P<cur>dollars?|euros?|yen|won|USD|EUR|GBP|JPY|KRW|CNY|RMB|원|달러|엔|위안)(?![A-Za-z])"
 )
 _CLOSE = re.compile(r"[ \t]?\)")
+_LEFT_HINT = re.compile(r"[-−+($€£¥₩]|USD|EUR|GBP|JPY|KRW|CNY|RMB")
 #: "(12.3 million)", "(4.5%)": the closing parenthesis after a scale word or unit.
 _CLOSE_AFTER = re.compile(
     r"[ \t]?(?:thousands?|millions?|billions?|trillions?|mn|bn|tn|[kKmMbB]|%|[십백천만억조]+)?[ \t]?(?:원)?\)"
@@ -171,7 +172,7 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
         end = e
         # Left context: sign, parenthesis, currency prefix.
         w0 = max(0, s - 8)
-        lm = _LEFT.search(text, w0, s)
+        lm = _LEFT.search(text, w0, s) if _LEFT_HINT.search(text, w0, s) else None
         sign = paren = negative = False
         cur = ""
         start = s
@@ -184,20 +185,28 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
                 if lm.group(sg_group) == "+" or not (before.isascii() and before.isalnum()):
                     sign = True
                     negative = lm.group(sg_group) != "+"
-            if lm.group("paren"):
+            if lm.group("paren") or lm.group("paren2"):
                 paren = _CLOSE.match(text, e) is not None or bool(_CLOSE_AFTER.match(text, e))
                 if paren:
                     negative = sign = True
             if lm.group("cur"):
                 cur = _prefix_currency(lm.group("cur"))
             if sign or paren or cur:
-                first = min(lm.start(g) for g in ("sign", "paren", "cur", "sign2") if lm.group(g))
+                first = min(
+                    lm.start(g) for g in ("sign", "paren", "cur", "paren2", "sign2") if lm.group(g)
+                )
                 start = first
         scale = 1.0
         has_scale = False
         kind = "plain"
+        end = e
+        closed = False
+        if paren:
+            cm = _CLOSE.match(text, e)
+            if cm:  # "(12.3) million": the parenthesis closes before the scale word
+                end, closed = cm.end(), True
         # Korean compound amounts: 1.2조, 3억 2천만, 5천억, 1,234백만.
-        km = _KO_UNIT.match(text, e)
+        km = _KO_UNIT.match(text, end)
         if km and (km.group("small") or km.group("big")):
             total, lead, last_place, end = _korean_amount(text, shown, step, km)
             if lead > 1.0:
@@ -205,7 +214,7 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
             else:
                 shown, step = total, last_place
         else:
-            sm = _EN_SCALE.match(text, e)
+            sm = _EN_SCALE.match(text, end)
             if sm:
                 w = sm.group("w")
                 # Single letters (4.5m, 10K) count only when glued to the number.
@@ -213,10 +222,6 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
                     scale = SCALE_WORDS[w.lower()]
                     has_scale = True
                     end = sm.end()
-        if paren:
-            cm = _CLOSE.match(text, end)
-            if cm:
-                end = cm.end()
         sfx = _SUFFIX.match(text, end)
         xg = _XGLUED.match(text, end) if end == e else None
         if xg:
@@ -235,6 +240,10 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
             if cm2:
                 cur = cur or _CURRENCY.get(cm2.group("cur").lower(), "")
                 end = cm2.end()
+        if paren and not closed:
+            cm = _CLOSE.match(text, end)
+            if cm:
+                end = cm.end()
         # 3D, 2nd, 3rd: glued letters that are not scale words or units.
         if (
             not (sign or has_scale or cur)
