@@ -1,0 +1,32 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from refgate.config import Settings  # noqa: E402
+
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "us-macro"
+
+
+@pytest.fixture
+def settings() -> Settings:
+    """Settings that never reach a network model (tests inject scripted models)."""
+    return Settings(model="scripted", api_key="test-key", work_max_rounds=4, max_rounds=3)
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    """A small workspace of its own (so .refgate/ state never lands in the sample)."""
+    from refgate.workspace import load_workspace
+
+    root = tmp_path / "ws"
+    (root / "data").mkdir(parents=True)
+    (root / "data" / "macro.csv").write_text("year,quarter,realgdp\n2009,3,12990.341\n")
+    (root / "NOTES.md").write_text("realgdp is in billions of chained 2005 dollars.\n")
+    (root / "refgate.toml").write_text(
+        'name = "ws-a"\n[datasets.macro]\npath = "data/macro.csv"\n'
+        'description = "US quarterly macro"\n'
+    )
+    return load_workspace(root)
