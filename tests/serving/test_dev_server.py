@@ -1,0 +1,312 @@
+"""`langgraph dev` serving langgraph.json offline, driven through langgraph-sdk.
+
+One server per module (it takes a few seconds to start): it runs from a scratch folder holding a
+byte-identical copy of langgraph.json and links to the code it names, so its `.langgraph_api/`
+state never lands in the repository. The served graphs' model is the scripted OpenAI-compatible
+stub (refgate.testing_openai) on loopback, reached through OPENAI_BASE_URL/OPENAI_API_KEY/
+REFGATE_MODEL in the server's environment. The stub answers each request from its own prompt, so
+concurrent runs are independent.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from serving_helpers import started_passes, stub_responder, topic_of  # noqa: E402
+
+from refgate.testing_openai import OpenAIStub  # noqa: E402
+
+pytest.importorskip("langgraph_sdk")
+pytest.importorskip("langgraph_api")
+
+REPO = Path(__file__).resolve().parents[2]
+CONFIG = json.loads((REPO / "langgraph.json").read_text(encoding="utf-8"))
+LANGGRAPH = Path(sys.executable).with_name("langgraph")
+OFFLINE = {
+    "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+    "LANGGRAPH_NO_VERSION_CHECK": "true",
+    "LANGSMITH_TRACING": "false",
+    "LANGCHAIN_TRACING_V2": "false",
+}
+#: The store embedder of the served graphs (MiniLM is tested directly in test_persistence).
+SERVER_EMBED = os.environ.get("REFGATE_TEST_SERVER_EMBED", "hashing")
+START_TIMEOUT = 120
+RUN_TIMEOUT = 120
+TOPICS = [
+    "aardvark", "bison", "caribou", "dingo", "egret", "ferret", "gazelle", "hyena", "ibex",
+    "jackal", "kestrel", "lemur", "marmot", "narwhal", "ocelot", "pelican", "quokka", "raccoon",
+    "stoat", "tapir",
+]  # fmt: skip
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class InFlight:
+    """Counts overlapping model requests (proof that runs were served at the same time)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.now = 0
+        self.peak = 0
+
+    def __call__(self, request):
+        with self.lock:
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+        try:
+            time.sleep(0.05)
+            return stub_responder(request)
+        finally:
+            with self.lock:
+                self.now -= 1
+
+
+def _linked_copy(target: Path) -> None:
+    """A scratch project folder: langgraph.json copied, the code it names linked."""
+    shutil.copyfile(REPO / "langgraph.json", target / "langgraph.json")
+    for name in ("graph", "refgate", "nodes", "tools", "retrieval", "skills"):
+        if (REPO / name).exists():
+            (target / name).symlink_to(REPO / name, target_is_directory=True)
+
+
+class DevServer:
+    def __init__(self, workdir: Path, stub: OpenAIStub) -> None:
+        self.workdir = workdir
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = workdir / "server.log"
+        env = {**os.environ, **OFFLINE, **stub.env(), "REFGATE_STORE_EMBED": SERVER_EMBED}
+        env.pop("REFGATE_DATABASE_URL", None)
+        self._log = self.log_path.open("wb")
+        cmd = [str(LANGGRAPH), "dev", "--host", "127.0.0.1", "--port", str(self.port),
+               "--no-browser", "--no-reload", "--n-jobs-per-worker", "25"]  # fmt: skip
+        self.proc = subprocess.Popen(
+            cmd, cwd=workdir, env=env, stdout=self._log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, start_new_session=True,
+        )  # fmt: skip
+
+    def wait_ready(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"langgraph dev exited {self.proc.returncode}:\n{self.tail()}")
+            try:
+                with urllib.request.urlopen(self.url + "/ok", timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.25)
+        raise RuntimeError(f"langgraph dev not ready in {START_TIMEOUT}s:\n{self.tail()}")
+
+    def tail(self, n: int = 60) -> str:
+        self._log.flush()
+        lines = self.log_path.read_text(errors="replace").splitlines()
+        return "\n".join(lines[-n:])
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=5)
+        self._log.close()
+
+
+@pytest.fixture(scope="module")
+def stub():
+    inflight = InFlight()
+    with OpenAIStub(responder=inflight) as s:
+        s.inflight = inflight
+        yield s
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, stub):
+    workdir = tmp_path_factory.mktemp("langgraph-dev")
+    _linked_copy(workdir)
+    srv = DevServer(workdir, stub)
+    try:
+        srv.wait_ready()
+        yield srv
+    finally:
+        srv.stop()
+    assert not stub.misses, f"the stub had no answer for {len(stub.misses)} request(s)"
+
+
+@pytest.fixture(scope="module")
+def client(server):
+    from langgraph_sdk import get_sync_client
+
+    return get_sync_client(url=server.url, api_key=None, timeout=RUN_TIMEOUT)
+
+
+def stream_run(client, graph_id: str, payload: dict, modes: list[str]) -> tuple[str, list]:
+    thread = client.threads.create(metadata={"test": "serving"})
+    parts = list(
+        client.runs.stream(thread["thread_id"], graph_id, input=payload, stream_mode=modes)
+    )
+    return thread["thread_id"], parts
+
+
+def custom_events(parts) -> list[dict]:
+    return [p.data for p in parts if p.event.split("|")[0] == "custom"]
+
+
+def errors(parts) -> list:
+    return [p.data for p in parts if p.event == "error"]
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def test_langgraph_json_declares_the_graphs_store_and_env():
+    graphs = CONFIG["graphs"]
+    assert graphs["workbench"]["path"] == "./graph/workbench.py:graph"
+    for spec in graphs.values():
+        assert spec["description"]
+        path = REPO / spec["path"].split(":")[0]
+        assert path.is_file(), f"{path} named in langgraph.json does not exist"
+    index = CONFIG["store"]["index"]
+    assert index["dims"] == 384 and index["embed"] == "./refgate/store.py:embeddings"
+    assert CONFIG["env"]["HF_HUB_OFFLINE"] == "1"
+    assert "checkpointer" not in CONFIG  # the server brings its own
+
+
+def test_server_lists_the_graphs_with_descriptions(client):
+    found = {a["graph_id"]: a for a in client.assistants.search(limit=20)}
+    assert set(CONFIG["graphs"]) <= set(found)
+    assert found["workbench"]["description"] == CONFIG["graphs"]["workbench"]["description"]
+
+
+def test_workbench_run_streams_progress_and_keeps_history(client, stub):
+    before = len(stub.chat_requests())
+    question = {"question": "Tell me about topic wombat please"}
+    thread_id, parts = stream_run(
+        client, "workbench", question, ["updates", "custom", "messages-tuple", "values"]
+    )
+    assert not errors(parts), errors(parts)
+    events = custom_events(parts)
+    kinds = [e.get("event") for e in events]
+    started = [e["pass"] for e in events if e.get("event") == "pass_started"]
+    assert started[:4] == ["brief", "work", "critique", "compose"]
+    assert {"pass_finished", "tool_call", "gate_verdict"} <= set(kinds)
+    assert [e for e in events if e.get("event") == "tool_call"][0]["tool"] == "InspectDataset"
+    # Updates arrive per pass, messages stream the model's tokens (SSE from the stub).
+    updated = [next(iter(p.data)) for p in parts if p.event == "updates" and p.data]
+    assert updated[:4] == ["brief", "work", "critique", "compose"]
+    assert any(p.event.startswith("messages") for p in parts)
+    assert any(r.stream for r in stub.chat_requests()[before:])
+
+    state = client.threads.get_state(thread_id)
+    values = state["values"]
+    assert "wombat" in values["answer"]
+    assert values["gate"]["attempt"] >= 1
+    assert started_passes(values["trace"])[-1] == "harvest"
+    assert values["trace_summary"]["passes"] == started_passes(values["trace"])
+    history = client.threads.get_history(thread_id, limit=50)
+    assert len(history) >= 7
+    nexts = [tuple(h["next"]) for h in reversed(history)]
+    assert ("brief",) in nexts and ("harvest",) in nexts
+
+
+def test_store_memory_is_recalled_through_the_served_store(client):
+    namespace = ["refgate", "_none", "decisions"]
+    decision = "For yak questions say which herd the figures describe"
+    client.store.put_item(namespace, "serving-yak", {"decision": decision, "why": "served test"})
+    try:
+        hits = client.store.search_items(namespace, query="yak herd", limit=3)["items"]
+        assert hits and hits[0]["key"] == "serving-yak"
+        assert hits[0].get("score") is not None  # ranked by the embedding index
+        thread_id, parts = stream_run(
+            client, "workbench", {"question": "What about topic yak herds?"}, ["custom"]
+        )
+        assert not errors(parts), errors(parts)
+        refs = client.threads.get_state(thread_id)["values"]["refs"]
+        recalled = [r for r in refs.values() if r["kind"] == "decisionRef"]
+        assert any(r["payload"]["decision"] == decision for r in recalled)
+    finally:
+        client.store.delete_item(namespace, "serving-yak")
+
+
+@pytest.mark.skipif(
+    "deep_research" not in CONFIG["graphs"],
+    reason="langgraph.json does not serve deep_research yet (graph/research.py not landed)",
+)
+def test_deep_research_run_streams_progress(client):
+    thread_id, parts = stream_run(
+        client,
+        "deep_research",
+        {"question": "Tell me about topic bongo please"},
+        ["updates", "custom", "values"],
+    )
+    assert not errors(parts), errors(parts)
+    assert custom_events(parts), "the deep-research graph sent no progress events"
+    history = client.threads.get_history(thread_id, limit=50)
+    assert len(history) >= 2
+
+
+def test_twenty_simultaneous_runs_do_not_leak(client, stub):
+    stub.inflight.peak = 0
+    before = len(stub.chat_requests())
+
+    def one(topic: str) -> tuple[str, str, list]:
+        thread_id, parts = stream_run(
+            client, "workbench", {"question": f"Tell me about topic {topic} please"}, ["custom"]
+        )
+        return topic, thread_id, parts
+
+    with cf.ThreadPoolExecutor(len(TOPICS)) as pool:
+        results = list(pool.map(one, TOPICS))
+
+    assert stub.inflight.peak >= 5, f"runs did not overlap (peak {stub.inflight.peak})"
+    thread_ids = {tid for _, tid, _ in results}
+    assert len(thread_ids) == len(TOPICS)
+    run_ids = set()
+    for topic, thread_id, parts in results:
+        assert not errors(parts), (topic, errors(parts))
+        others = [t for t in TOPICS if t != topic]
+        assert [e["pass"] for e in custom_events(parts) if e.get("event") == "pass_started"][
+            :4
+        ] == ["brief", "work", "critique", "compose"]
+        values = client.threads.get_state(thread_id)["values"]
+        run_ids.add(values["run_id"])
+        assert topic in values["answer"]
+        text = json.dumps(
+            {k: values.get(k) for k in ("answer", "refs", "trace", "work_notes", "plan")}
+        )
+        assert topic in text
+        leaked = [t for t in others if t in text]
+        assert not leaked, f"thread {topic} mentions {leaked}"
+        # Every ref issued in this thread belongs to this run.
+        for ref in values["refs"].values():
+            assert not any(t in json.dumps(ref) for t in others)
+        calls = [e for e in values["trace"] if e.get("type") == "tool_call"]
+        assert calls and all(e["args"]["dataset"] == f"data-{topic}" for e in calls)
+    assert len(run_ids) == len(TOPICS)
+    # No model request mixed two runs' questions.
+    for request in stub.chat_requests()[before:]:
+        mentioned = {t for t in TOPICS if t in request.text}
+        assert len(mentioned) == 1, (mentioned, request.text[:200])
+        assert topic_of(request.text) in mentioned
