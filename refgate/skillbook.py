@@ -510,3 +510,26 @@ def merge_required_evidence(skills: Iterable[Mapping[str, Any] | Skill]) -> list
             if item not in out:
                 out.append(str(item))
     return out
+
+
+def check_capability_refs(book: Skillbook, known: Iterable[str] | None = None) -> list[SkillError]:
+    """``capabilityRefs`` naming no registered engine capability (the catalog is imported lazily,
+    so loading skills never needs it; call this from a lint step or a test)."""
+    if known is None:
+        from refgate.tools.engine import catalog
+
+        known = catalog()
+    names = set(known)
+    errors = []
+    for skill in book.skills.values():
+        for i, cap in enumerate(skill.capability_refs):
+            if cap not in names:
+                errors.append(
+                    SkillError(
+                        skill.path or skill.id,
+                        f"capabilityRefs[{i}]",
+                        f"{cap!r} is not a registered capability (known: "
+                        f"{', '.join(sorted(names))})",
+                    )
+                )
+    return errors

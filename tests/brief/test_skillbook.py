@@ -9,6 +9,7 @@ from refgate.skillbook import (
     FIELDS,
     SkillError,
     builtin_skills_dir,
+    check_capability_refs,
     load_skillbook,
     merge_required_evidence,
     parse_skill,
@@ -61,6 +62,14 @@ def test_the_shipped_skills_load_and_cover_the_sample_workspace_lenses():
     explain = book.get("explain-capability")
     assert set(explain.required_evidence) == {"skillRef", "apiRef"}
     assert "RunPython" in explain.forbidden
+    # Every capability a skill names is in the engine catalog (the API's source of truth).
+    assert check_capability_refs(book) == []
+
+
+def test_an_unknown_capability_is_reported_with_file_and_field(tmp_path):
+    write(tmp_path, "my-skill.md", GOOD.replace("[search_documents]", "[value_at, no_such_api]"))
+    (err,) = check_capability_refs(load_skillbook([tmp_path]), known=["value_at"])
+    assert (err.file, err.field) == (str(tmp_path / "my-skill.md"), "capabilityRefs[1]")
 
 
 def test_search_by_id_and_by_text():
