@@ -1,0 +1,181 @@
+"""Retrieval quality: recall@10 of hybrid+MMR vs dense only vs BM25 only vs LangChain's FAISS
+``max_marginal_relevance_search``, on the same chunks and the same MiniLM embeddings.
+
+Corpora:
+- FOMC: the sample workspace's statements (examples/us-macro/documents); questions written for
+  this benchmark, each with the statements that answer it fixed by a regular expression over the
+  texts (printed), so the evidence criterion is explicit and checkable.
+- TAT-QA: paragraphs of 100 dev contexts (tests/data/tatqa_paragraphs, CC BY 4.0); every text /
+  table-text question with its rel_paragraphs as the evidence.
+
+recall@10 = |relevant in the top 10 documents| / min(|relevant|, 10), averaged over questions.
+Run: ``python benchmarks/retrieval_quality.py`` (about 3 minutes on 2 cores, most of it embedding).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from langchain_core.documents import Document
+
+from refgate.retrieval import DocumentIndex, MiniLMEmbeddings, load_documents
+
+REPO = Path(__file__).resolve().parents[1]
+K = 10
+
+#: (question, regex whose matches in a statement's text make it relevant)
+FOMC_QUESTIONS = [
+    (
+        "When did the FOMC establish a 0 to 1/4 percent target range for the federal funds rate?",
+        r"establish a target range",
+    ),
+    (
+        "Which statement announced the first tightening of reserve conditions in five years?",
+        r"first firming",
+    ),
+    (
+        "When did the Committee first raise the target range to 1/4 to 1/2 percent after years near zero?",
+        r"raise the target range for the federal funds rate to 1/4 to 1/2 percent",
+    ),
+    (
+        "What did the Committee say about the economic effects of the hurricanes on the Gulf Coast?",
+        r"hurricane",
+    ),
+    ("How did the Fed respond to the terrorist attacks on September 11?", r"attacks"),
+    (
+        "Program to lengthen the average maturity of Treasury holdings by selling short-term securities",
+        r"average maturity",
+    ),
+    (
+        "Forward guidance tying low rates to an unemployment rate above 6-1/2 percent",
+        r"unemployment rate remains above 6-1/2 percent",
+    ),
+    (
+        "When might the Committee slow the pace of its asset purchases?",
+        r"reduce the pace of its purchases|modest reduction in the pace",
+    ),
+    ("Liquidity around the century date change at the end of 1999", r"century date|Y2K|year 2000"),
+    (
+        "When was the federal funds rate target lowered to 1 percent?",
+        r"federal funds rate (by 25 basis points )?to 1 percent",
+    ),
+    (
+        "Term Asset-Backed Securities Loan Facility for households and small businesses",
+        r"Term Asset-Backed",
+    ),
+    ("When did the Committee end its asset purchase program?", r"conclude its asset purchase"),
+    (
+        "Purchases of agency mortgage-backed securities totaling up to $1.25 trillion",
+        r"1\.25 trillion",
+    ),
+    ("Central bank liquidity swap lines with foreign central banks", r"swap"),
+    (
+        "Balance of risks symmetric or asymmetric directive toward tightening",
+        r"symmetric|asymmetric",
+    ),
+    ("Gradual normalization of the level of the federal funds rate", r"normalization"),
+]
+
+METHODS = ("hybrid+MMR", "hybrid", "dense", "BM25", "LC FAISS MMR")
+
+
+def flat(text: str) -> str:
+    return re.sub(r"\s+", " ", text)
+
+
+def evaluate(index: DocumentIndex, lc_store, questions: list[tuple[str, set[str]]]) -> dict:
+    sums = dict.fromkeys(METHODS, 0.0)
+    for q, relevant in questions:
+        runs = {
+            "hybrid+MMR": index.search(q, k=K),
+            "hybrid": index.search(q, k=K, mmr=False),
+            "dense": index.search(q, k=K, mode="dense", mmr=False),
+            "BM25": index.search(q, k=K, mode="bm25", mmr=False),
+        }
+        got = {m: {h.doc_id for h in hits} for m, hits in runs.items()}
+        lc = lc_store.max_marginal_relevance_search(q, k=K, fetch_k=4 * K)
+        got["LC FAISS MMR"] = {d.metadata["doc_id"] for d in lc}
+        for m in METHODS:
+            sums[m] += len(got[m] & relevant) / min(len(relevant), K)
+    return {m: sums[m] / len(questions) for m in METHODS}
+
+
+def langchain_store(index: DocumentIndex, embeddings):
+    """LangChain's FAISS vector store over the very same chunks and vectors."""
+    from langchain_community.vectorstores import FAISS
+
+    vecs = index.faiss_index.reconstruct_n(0, index.faiss_index.ntotal)
+    pairs = [(c.text, v.tolist()) for c, v in zip(index.chunks, vecs, strict=True)]
+    metas = [{"doc_id": c.doc_id} for c in index.chunks]
+    return FAISS.from_embeddings(pairs, embeddings, metadatas=metas)
+
+
+def tatqa_corpus() -> tuple[list[Document], list[tuple[str, set[str]]]]:
+    data = json.loads(
+        (REPO / "tests/data/tatqa_paragraphs/tatqa_dev_paragraphs_subset.json").read_text("utf-8")
+    )
+    docs, questions = [], []
+    for ctx in data:
+        by_order = {str(p["order"]): p["uid"] for p in ctx["paragraphs"]}
+        for p in ctx["paragraphs"]:
+            docs.append(Document(page_content=p["text"], metadata={"doc_id": p["uid"]}))
+        for q in ctx["questions"]:
+            rel = {by_order[o] for o in q["rel_paragraphs"] if o in by_order}
+            if rel:
+                questions.append((q["question"], rel))
+    return docs, questions
+
+
+def main() -> None:
+    emb = MiniLMEmbeddings()
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        fomc = load_documents(REPO / "examples/us-macro/documents", date_from_filename="%Y%m%d")
+        texts = {d.metadata["doc_id"]: flat(d.page_content) for d in fomc}
+        questions = []
+        for q, rx in FOMC_QUESTIONS:
+            rel = {d for d, t in texts.items() if re.search(rx, t, re.I)}
+            print(f"  {len(rel):2d} relevant  {q}", file=sys.stderr)
+            questions.append((q, rel))
+        t0 = time.perf_counter()
+        index = DocumentIndex.build(fomc, Path(tmp) / "fomc", embeddings=emb)
+        print(
+            f"FOMC: {len(fomc)} statements, {len(index)} chunks, built in "
+            f"{time.perf_counter() - t0:.0f} s",
+            file=sys.stderr,
+        )
+        results["FOMC statements"] = (
+            len(questions),
+            evaluate(index, langchain_store(index, emb), questions),
+        )
+
+        docs, tq = tatqa_corpus()
+        t0 = time.perf_counter()
+        index = DocumentIndex.build(docs, Path(tmp) / "tatqa", embeddings=emb)
+        print(
+            f"TAT-QA: {len(docs)} paragraphs, {len(index)} chunks, built in "
+            f"{time.perf_counter() - t0:.0f} s",
+            file=sys.stderr,
+        )
+        results["TAT-QA dev paragraphs"] = (
+            len(tq),
+            evaluate(index, langchain_store(index, emb), tq),
+        )
+
+    print(f"\nrecall@{K} (all methods on the same chunks and MiniLM vectors)\n")
+    print("| corpus | questions | " + " | ".join(METHODS) + " |")
+    print("|---|---|" + "---|" * len(METHODS))
+    for name, (n, scores) in results.items():
+        print(f"| {name} | {n} | " + " | ".join(f"{scores[m]:.3f}" for m in METHODS) + " |")
+    for name, (_, scores) in results.items():
+        best_single = max(scores["dense"], scores["BM25"], scores["LC FAISS MMR"])
+        print(f"{name}: hybrid+MMR / best single method = {scores['hybrid+MMR'] / best_single:.2f}")
+
+
+if __name__ == "__main__":
+    main()
