@@ -1,0 +1,210 @@
+"""The run's provenance state: external text spans (taint), URLs seen in search results, trusted
+text, and calls withheld after an injection signal. Checkpointed in graph state between passes
+through ``to_state()`` / ``RunProvenance.from_state()``.
+
+Taint test: a string "carries" external text when it shares a run of ``MIN_SPAN`` (20) or more
+characters with a registered external span, after both are normalised (case folded, invisible
+characters removed, whitespace runs collapsed; URL arguments are percent-decoded first). Runs
+that also occur in trusted text (the user's question, registered with ``register_trusted``) do
+not count, so a query may repeat the user's own words even when a page quotes them.
+
+Algorithm: any common run of 20 characters contains one of the argument's 10-character blocks
+at offsets 0, 10, 20, ...; each block is looked up in the joined external text (C-speed
+substring search) and only the hits are extended.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote_plus, urlsplit, urlunsplit
+
+MIN_SPAN = 20
+_BLOCK = MIN_SPAN // 2
+#: Cap on stored external text per run (characters, after normalisation); older spans go first.
+MAX_TAINT_CHARS = 4_000_000
+_INVISIBLE_RE = re.compile("[\u00ad\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069]")
+_URL_RE = re.compile(r"https?://[^\s<>\"'`)\]]+", re.I)
+SEP = "\x00"
+
+
+def normalise(text: str) -> str:
+    text = _INVISIBLE_RE.sub("", str(text)) if not str(text).isascii() else str(text)
+    return " ".join(text.casefold().split())
+
+
+def normalise_url(url: str) -> str:
+    """Scheme and host lower-cased, default port, fragment and trailing slash dropped."""
+    url = str(url).strip()
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    host = (parts.hostname or "").lower()
+    port = parts.port if parts.port not in (None, 80, 443) else None
+    netloc = f"{host}:{port}" if port else host
+    path = parts.path.rstrip("/")
+    return urlunsplit((parts.scheme.lower(), netloc, path, parts.query, ""))
+
+
+def _runs(arg: str, haystack: str) -> list[tuple[int, int]]:
+    """Intervals of ``arg`` that occur in ``haystack`` as runs of MIN_SPAN+ characters."""
+    if len(arg) < MIN_SPAN or not haystack:
+        return []
+    found: list[tuple[int, int]] = []
+    for b in range(0, len(arg) - _BLOCK + 1, _BLOCK):
+        if any(lo <= b and b + _BLOCK <= hi for lo, hi in found):
+            continue
+        block = arg[b : b + _BLOCK]
+        pos = haystack.find(block)
+        best: tuple[int, int] | None = None
+        seen = 0
+        while pos >= 0 and seen < 2000:
+            seen += 1
+            left = 0
+            while b - left > 0 and pos - left > 0 and arg[b - left - 1] == haystack[pos - left - 1]:
+                left += 1
+            right = _BLOCK
+            while (
+                b + right < len(arg)
+                and pos + right < len(haystack)
+                and arg[b + right] == haystack[pos + right]
+            ):
+                right += 1
+            span = (b - left, b + right)
+            if span[1] - span[0] >= MIN_SPAN and (
+                best is None or span[1] - span[0] > best[1] - best[0]
+            ):
+                best = span
+            pos = haystack.find(block, pos + 1)
+        if best:
+            found.append(best)
+    return found
+
+
+@dataclass
+class TaintHit:
+    source: str
+    excerpt: str
+    length: int
+
+
+@dataclass
+class RunProvenance:
+    """Per-run provenance registry (lives on ``ToolContext.taint``)."""
+
+    spans: list[dict[str, str]] = field(default_factory=list)  # {"source", "text"} normalised
+    urls: dict[str, str] = field(default_factory=dict)  # normalised url -> source
+    trusted: list[str] = field(default_factory=list)  # normalised trusted texts
+    withheld: list[dict[str, Any]] = field(default_factory=list)
+    _digests: set[str] = field(default_factory=set, repr=False)
+    _joined: str | None = field(default=None, repr=False)
+
+    # ---- state ---------------------------------------------------------------------------
+    @classmethod
+    def from_state(cls, state: dict[str, Any] | None) -> RunProvenance:
+        state = state or {}
+        prov = cls(
+            spans=[dict(s) for s in state.get("spans", [])],
+            urls=dict(state.get("urls", {})),
+            trusted=list(state.get("trusted", [])),
+            withheld=[dict(w) for w in state.get("withheld", [])],
+        )
+        prov._digests = {hashlib.sha1(s["text"].encode()).hexdigest() for s in prov.spans}
+        return prov
+
+    def to_state(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "spans": [dict(s) for s in self.spans],
+            "urls": dict(self.urls),
+            "trusted": list(self.trusted),
+            "withheld": [dict(w) for w in self.withheld],
+        }
+
+    # ---- registration --------------------------------------------------------------------
+    def register_text(self, text: str, *, source: str) -> bool:
+        """Record an external text span (only spans of MIN_SPAN+ characters matter)."""
+        norm = normalise(text)
+        if len(norm) < MIN_SPAN:
+            return False
+        digest = hashlib.sha1(norm.encode()).hexdigest()
+        if digest in self._digests:
+            return False
+        self._digests.add(digest)
+        self.spans.append({"source": str(source)[:200], "text": norm})
+        total = sum(len(s["text"]) for s in self.spans)
+        while total > MAX_TAINT_CHARS and len(self.spans) > 1:
+            old = self.spans.pop(0)
+            total -= len(old["text"])
+        self._joined = None
+        return True
+
+    def register_url(self, url: str, *, source: str) -> None:
+        """Record a URL a search returned (fetching it later is allowed)."""
+        if url:
+            self.urls.setdefault(normalise_url(url), str(source)[:200])
+
+    def register_trusted(self, text: str) -> None:
+        """Text the user or code wrote (the question): its words may go into queries, and its
+        URLs may be fetched."""
+        norm = normalise(text)
+        if norm and norm not in self.trusted:
+            self.trusted.append(norm)
+        for url in _URL_RE.findall(str(text)):
+            self.urls.setdefault(normalise_url(url.rstrip(".,;")), "trusted")
+
+    def record_withheld(self, tool: str, key: str, signals: list[dict[str, Any]]) -> None:
+        self.withheld.append({"tool": tool, "key": key, "signals": signals})
+
+    def was_withheld(self, key: str) -> bool:
+        return any(w.get("key") == key for w in self.withheld)
+
+    # ---- checks --------------------------------------------------------------------------
+    def _haystack(self) -> str:
+        if self._joined is None:
+            self._joined = SEP.join(s["text"] for s in self.spans)
+        return self._joined
+
+    def tainted_by(self, value: str, *, url: bool = False) -> TaintHit | None:
+        """The external span ``value`` carries (20+ characters not also in trusted text)."""
+        raw = str(value)
+        if url:
+            raw = unquote_plus(raw)
+        arg = normalise(raw)
+        if len(arg) < MIN_SPAN or not self.spans:
+            return None
+        ext = _runs(arg, self._haystack())
+        if not ext:
+            return None
+        trusted = SEP.join(self.trusted)
+        covered = [False] * len(arg)
+        for lo, hi in _runs(arg, trusted) if trusted else []:
+            for k in range(lo, hi):
+                covered[k] = True
+        for lo, hi in ext:
+            run = 0
+            for k in range(lo, hi):
+                run = 0 if covered[k] else run + 1
+                if run >= MIN_SPAN:
+                    piece = arg[lo:hi]
+                    return TaintHit(self._source_of(piece), piece[:80], hi - lo)
+        return None
+
+    def _source_of(self, piece: str) -> str:
+        for s in self.spans:
+            if piece[:MIN_SPAN] in s["text"]:
+                return s["source"]
+        return "external content"
+
+    def url_seen(self, url: str) -> bool:
+        return normalise_url(url) in self.urls
+
+    def summary(self) -> dict[str, Any]:
+        return {"spans": len(self.spans), "urls": len(self.urls), "withheld": len(self.withheld)}
+
+    def __repr__(self) -> str:  # keep texts out of logs
+        return f"RunProvenance({json.dumps(self.summary())})"
