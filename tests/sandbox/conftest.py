@@ -1,0 +1,36 @@
+"""Fixtures for the WORK tools: the sample workspace, a ledger, a tool context."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from sandbox_helpers import SAMPLE  # noqa: E402
+
+from refgate.config import Settings  # noqa: E402
+from refgate.refs import RefLedger  # noqa: E402
+from refgate.tools.base import ToolContext  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def sample_ws():
+    from refgate.workspace import load_workspace
+
+    return load_workspace(SAMPLE)
+
+
+@pytest.fixture
+def ledger():
+    return RefLedger()
+
+
+@pytest.fixture
+def settings():
+    return Settings(model="scripted", api_key="test-key", sandbox="bwrap")
+
+
+@pytest.fixture
+def ctx(sample_ws, ledger, settings, tmp_path):
+    return ToolContext("work", ledger, settings, sample_ws, artifacts_dir=tmp_path / "artifacts")
