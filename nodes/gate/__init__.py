@@ -32,7 +32,9 @@ Support rule for numbers (no arithmetic)
     4. Precision: the ref value, expressed in the claim's scale, is rounded to the places the claim
        shows (decimals; for Korean compounds the last unit written). Support means
        ``|ref - claim| <= half a unit of the claim's last shown place`` (ties either way), so a ref
-       value 12.347 supports "12.3", "12.35" and "12" but not "12.4" or "12.34".
+       value 12.347 supports "12.3", "12.35" and "12" but not "12.4" or "12.34". Values are
+       compared as binary floats with a relative slack of 1e-14, exact for numbers of up to about
+       12 significant digits.
     5. Which refs count: values of valueRefs, numeric cells of tableRefs (strings such as
        "$ 1,452.4", "(12.3)", "12.5%" are parsed; table ``meta.scale``/``units`` apply), and
        numbers in webRef/docRef text (excerpt/quote/text/snippet/content/body) which support a

@@ -55,7 +55,7 @@ def _ranks(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
-_EPS = 1e-9
+_EPS = 1e-14  # float slack, relative; far below any shown precision
 
 
 @dataclasses.dataclass
