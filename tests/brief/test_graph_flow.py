@@ -1,0 +1,222 @@
+"""BRIEF -> GATE -> HARVEST through the compiled graph, driven by scripted models.
+
+- the chosen skill's requiredEvidence becomes the GATE's checklist (state.plan -> gate);
+- missing required evidence blocks; the same answer passes once the evidence exists;
+- an explanation question passes on skillRef/apiRef alone, with no computation;
+- a decision remembered by HARVEST in thread A is recalled by BRIEF in thread B and citable.
+"""
+
+import json
+
+import pytest
+from brief_helpers import citing, evidence_spec, ids_in
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.memory import InMemoryStore
+
+from refgate.graph import build_graph
+from refgate.retrieval.embeddings import HashingEmbeddings
+from refgate.testing import ScriptedChatModel, calls, tool_call
+from refgate.tools.registry import override_tool
+
+RANKING_PLAN = json.dumps(
+    {
+        "skills": ["ranking-top-n"],
+        "lens": "ranking",
+        "criteria": ["universe is the S&P 500 snapshot"],
+    }
+)
+GDP_ANSWER = citing("Real GDP in 2009Q3 was 12,990.3 billion USD [{val}].", "val")
+
+
+def run(model, settings, workspace, *, store=None, thread="t1", question="q"):
+    graph = build_graph(
+        model=model,
+        checkpointer=InMemorySaver(),
+        store=store,
+        workspace=workspace,
+        settings=settings,
+    )
+    config = {"configurable": {"thread_id": thread}}
+    graph.invoke({"question": question}, config)
+    return graph.get_state(config).values
+
+
+def issue_codes(state) -> list[str]:
+    return [i["code"] for i in state["gate"]["issues"] if i.get("severity", "block") == "block"]
+
+
+@pytest.mark.parametrize("emits_table", [False, True])
+def test_chosen_skill_sets_the_gate_checklist(settings, workspace, emits_table):
+    answer = citing("The computation ran as recorded in [{exe}].", "exe")
+    with override_tool(evidence_spec(table=emits_table)):
+        model = ScriptedChatModel(
+            responses=[
+                calls(tool_call("ReadSkill", {"query": "largest companies by market cap"})),
+                RANKING_PLAN,
+                calls(tool_call("RunPython", {"code": "rank"})),
+                "done",
+                "[]",  # critique
+                answer,  # compose
+                *([] if emits_table else ["still no table", answer]),  # retry: work, compose
+            ]
+        )
+        state = run(
+            model,
+            settings,
+            workspace,
+            question="Which S&P 500 companies have the largest market cap?",
+        )
+    plan = state["plan"]
+    assert plan["skills"] == ["ranking-top-n"]
+    assert plan["required_evidence"] == ["tableRef", "primarySource"]
+    assert plan["require_emitted"] is True and plan["lens"] == "ranking"
+    assert "top_n" in plan["capabilities"]
+    assert any(c.startswith("guard against (ranking-top-n)") for c in plan["criteria"])
+    critique_prompt = model.calls[4]["text"]
+    assert "Required evidence checklist" in critique_prompt
+    assert model.remaining == 0
+    if emits_table:
+        assert state["gate"]["passed"] is True
+        assert not any("tableRef" in c for c in state["critiques"])
+        assert "tableRef: met by tbl_" in critique_prompt
+    else:
+        assert "tableRef: NOT MET" in critique_prompt
+        assert any("required evidence missing (tableRef)" in c for c in state["critiques"])
+        assert state["gate"]["passed"] is False
+        assert "missing_required_evidence" in issue_codes(state)
+        assert [h["passed"] for h in state["gate_history"]] == [False, False]
+        assert any("tableRef" in i["detail"] for i in state["gate"]["issues"])
+
+
+def test_explanation_passes_on_skill_and_api_refs_alone(settings, workspace):
+    answer = citing(
+        "To order rows by a column, WORK calls the top_n capability through "
+        "EngineCall with a dataset and a column [{api}]; the skill then requires an "
+        "evidence table [{skl}].",
+        "api",
+        "skl",
+    )
+    model = ScriptedChatModel(
+        responses=[
+            calls(
+                tool_call("ReadSkill", {"id": "explain-capability"}),
+                tool_call("ReadCapability", {"name": "top_n"}),
+            ),
+            json.dumps({"skills": ["explain-capability"], "lens": "explanation"}),
+            "Nothing to compute: this is an explanation.",  # work: no tool call
+            "[]",
+            answer,
+        ]
+    )
+    state = run(model, settings, workspace, question="How do I rank companies with refgate?")
+    plan = state["plan"]
+    assert plan["required_evidence"] == ["skillRef", "apiRef"]
+    assert plan["require_emitted"] is False and "RunPython" in plan["forbidden"]
+    assert state["gate"]["passed"] is True, state["gate"]
+    kinds = {r.kind for r in state["refs"].values()}
+    assert {"skillRef", "apiRef"} <= kinds
+    assert not kinds & {"valueRef", "tableRef", "dateRef", "executionRef"}
+    assert not [e for e in state["trace"] if e["type"] == "tool_call" and e["pass"] == "work"]
+
+
+def test_explanation_without_the_capability_ref_is_blocked(settings, workspace):
+    answer = citing("The skill requires an evidence table [{skl}].", "skl")
+    model = ScriptedChatModel(
+        responses=[
+            calls(tool_call("ReadSkill", {"id": "explain-capability"})),
+            json.dumps({"skills": ["explain-capability"], "lens": "explanation"}),
+            "nothing to compute",
+            "[]",
+            answer,
+            "nothing to compute",
+            answer,
+        ]
+    )
+    state = run(model, settings, workspace, question="How do I rank companies with refgate?")
+    assert state["gate"]["passed"] is False
+    assert "missing_required_evidence" in issue_codes(state)
+    assert any("apiRef" in c for c in state["critiques"])
+
+
+def test_a_decision_remembered_in_thread_a_is_recalled_in_thread_b(settings, workspace):
+    store = InMemoryStore(
+        index={"dims": 256, "embed": HashingEmbeddings(256), "fields": ["decision", "why"]}
+    )
+    decision = (
+        "For real GDP questions call RunPython with a code argument that emits realgdp "
+        "from datasets['macro']"
+    )
+    with override_tool(evidence_spec()):
+        model_a = ScriptedChatModel(
+            responses=[
+                '{"lens": "single value"}',  # brief: no tool -> fallback
+                calls(tool_call("RunPython", {"source": "oops"})),  # rejected: a candidate
+                calls(tool_call("RunPython", {"code": "emit"})),
+                "done",
+                "[]",
+                GDP_ANSWER,
+                calls(
+                    tool_call(
+                        "RememberDecision",
+                        {"decision": decision, "why": "RunPython was called without code"},
+                    )
+                ),
+                "remembered one decision",
+            ]
+        )
+        state_a = run(
+            model_a,
+            settings,
+            workspace,
+            store=store,
+            thread="A",
+            question="What was real GDP in 2009Q3?",
+        )
+        assert model_a.remaining == 0
+        assert state_a["plan"]["fallback"].startswith("the model called no tool")
+        assert state_a["plan"]["skills"] == ["single-value-lookup"]
+        assert state_a["gate"]["passed"] is True
+        (dec_a,) = state_a["decisions"]
+        assert state_a["refs"][dec_a].kind == "decisionRef"
+        assert any(
+            "RunPython rejected" in c for c in state_a["trace_summary"]["improvement_candidates"]
+        )
+
+        seen = {}
+
+        def brief_b(text: str) -> str:
+            seen["dec"] = ids_in(text, "dec")
+            return json.dumps({"lens": "single value", "notes": f"follow [{seen['dec'][0]}]"})
+
+        model_b = ScriptedChatModel(
+            responses=[
+                calls(tool_call("ReadSkill", {"query": "value of real GDP in a quarter"})),
+                brief_b,
+                calls(tool_call("RunPython", {"code": "emit"})),
+                "done",
+                "[]",
+                citing(
+                    "Real GDP in 2009Q3 was 12,990.3 billion USD [{val}], computed as an earlier "
+                    "run decided [{dec}].",
+                    "val",
+                    "dec",
+                ),
+            ]
+        )
+        state_b = run(
+            model_b,
+            settings,
+            workspace,
+            store=store,
+            thread="B",
+            question="What was US real GDP in 2009Q3, in billions?",
+        )
+    recalled = state_b["plan"]["recalled"]
+    assert recalled and seen["dec"][0] == recalled[0]
+    ref_b = state_b["refs"][recalled[0]]
+    assert ref_b.kind == "decisionRef" and ref_b.payload["decision"] == decision
+    assert ref_b.payload["recalled"] is True and ref_b.payload["thread_id"] == "A"
+    assert ref_b.source == state_a["refs"][dec_a].source  # the same stored item
+    assert f"[{recalled[0]}]" in state_b["answer"] and state_b["gate"]["passed"] is True
+    recall_event = next(e for e in state_b["trace"] if e["type"] == "recall")
+    assert recall_event["mode"] == "semantic"
