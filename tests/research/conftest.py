@@ -81,7 +81,7 @@ def tc(name: str, args: dict[str, Any]) -> AIMessage:
 
 def fenced_body(text: str) -> str:
     """The text inside the first UNTRUSTED fence of a prompt."""
-    m = re.search(r"⟦UNTRUSTED:([0-9a-f]+)[^⟧]*⟧\n(.*?)\n⟦/UNTRUSTED:\1⟧", text, re.S)
+    m = re.search(r"⟦UNTRUSTED:([0-9a-f]+)[^\n]*\n(.*?)\n⟦/UNTRUSTED:\1⟧", text, re.S)
     assert m, "expected fenced web text in the prompt"
     return m.group(2)
 
@@ -119,7 +119,9 @@ class Script:
         return tc("Extract", {"sourceQuality": quality, "publishDate": None, "claims": claims})
 
     def verify(self, text: str) -> Any:
-        return tc("Verdict", {"refuted": False, "evidence": "the quote says so", "confidence": "high"})
+        return tc(
+            "Verdict", {"refuted": False, "evidence": "the quote says so", "confidence": "high"}
+        )
 
     def synth(self, text: str) -> Any:
         n = len(re.findall(r"^### \[(\d+)\]", text, re.M))

@@ -71,7 +71,9 @@ def test_search_cannot_introduce_unretrieved_urls(script, tiny_web, h):
     def search(text):
         msg = s.default("search", text)
         results = msg.tool_calls[0]["args"]["results"][:2]
-        return h.with_args(msg, results=[*results, {"url": bogus, "title": "x", "relevance": "high"}])
+        return h.with_args(
+            msg, results=[*results, {"url": bogus, "title": "x", "relevance": "high"}]
+        )
 
     s = script(search=search)
     final, _, model = run(s, tiny_web)
@@ -90,8 +92,13 @@ def test_synthesis_citing_unread_urls_is_cleaned(script, tiny_web, h):
             msg,
             findings=[
                 {**good, "sources": ["https://made-up.example/x"]},
-                {"claim": "Invented", "confidence": "high", "sources": ["https://made-up.example/y"],
-                 "evidence": "", "claims": []},
+                {
+                    "claim": "Invented",
+                    "confidence": "high",
+                    "sources": ["https://made-up.example/y"],
+                    "evidence": "",
+                    "claims": [],
+                },
             ],
         )
 
@@ -108,8 +115,11 @@ def test_claim_whose_quote_is_not_on_the_page_is_dropped(script, tiny_web, h):
     def extract(text):
         msg = s.default("extract", text)
         first = msg.tool_calls[0]["args"]["claims"][0]
-        fake = {"claim": "fabricated", "quote": "The tunnel is made of cheese and gold.",
-                "importance": "central"}
+        fake = {
+            "claim": "fabricated",
+            "quote": "The tunnel is made of cheese and gold.",
+            "importance": "central",
+        }
         return h.with_args(msg, claims=[first, fake])
 
     s = script(extract=extract)
@@ -152,17 +162,28 @@ def test_scope_failure_reports(script, tiny_web):
 
 
 def test_no_sources_reports(script, tmp_path, h):
-    empty = SnapshotCorpus(h.write_snapshot(tmp_path / "other", {
-        "https://example.org/cooking": ("Cooking", "Boil the pasta for nine minutes in salted water."),
-    }))
+    empty = SnapshotCorpus(
+        h.write_snapshot(
+            tmp_path / "other",
+            {
+                "https://example.org/cooking": (
+                    "Cooking",
+                    "Boil the pasta for nine minutes in salted water.",
+                ),
+            },
+        )
+    )
     final, _, _ = run(script(), empty)
     assert final["report"]["status"] == "no_sources"
     assert "no pages" in final["report"]["summary"]
 
 
 def test_no_claims_reports(script, tiny_web, h):
-    s = script(extract=lambda text: h.with_args(
-        s.default("extract", text), sourceQuality="unreliable", claims=[]))
+    s = script(
+        extract=lambda text: h.with_args(
+            s.default("extract", text), sourceQuality="unreliable", claims=[]
+        )
+    )
     final, _, _ = run(s, tiny_web)
     report = final["report"]
     assert report["status"] == "no_claims"
@@ -172,8 +193,11 @@ def test_no_claims_reports(script, tiny_web, h):
 
 
 def test_all_refuted_reports_the_refuted_claims(script, tiny_web, h):
-    s = script(verify=lambda text: h.tc(
-        "Verdict", {"refuted": True, "evidence": "contradicted", "confidence": "high"}))
+    s = script(
+        verify=lambda text: h.tc(
+            "Verdict", {"refuted": True, "evidence": "contradicted", "confidence": "high"}
+        )
+    )
     final, _, model = run(s, tiny_web)
     report = final["report"]
     assert report["status"] == "none_confirmed"
@@ -247,10 +271,10 @@ def test_interrupted_run_resumes_without_redoing_finished_calls(script, tiny_web
     failed = {"n": 0}
 
     def verify(text):
-        if "voter 2/3" in text and "claim 0 of https://example.org/tunnel/history" in text:
-            if failed["n"] == 0:
-                failed["n"] += 1
-                raise ConnectionError("rate limited; try later")
+        target = "voter 2/3" in text and "claim 0 of https://example.org/tunnel/history" in text
+        if target and failed["n"] == 0:
+            failed["n"] += 1
+            raise ConnectionError("rate limited; try later")
         return s.default("verify", text)
 
     s = script(verify=verify)

@@ -1,0 +1,200 @@
+"""The deterministic core: seed 001's test list, adapted to the three-outcome tally."""
+
+from __future__ import annotations
+
+from refgate.nodes.research.core import (
+    Deduper,
+    build_stats,
+    build_synth_blocks,
+    dedup_sources,
+    norm_url,
+    quote_in_text,
+    rank_claims,
+    select_passages,
+    tally,
+)
+from refgate.nodes.research.schemas import Verdict
+
+
+def test_norm_url_strips_www_scheme_and_trailing_slash():
+    assert norm_url("http://www.Example.com/Path/") == "example.com/path"
+    assert norm_url("https://example.com/path?q=1#frag") == "example.com/path"
+
+
+def test_norm_url_bare_host_and_garbage():
+    assert norm_url("https://example.com") == "example.com"
+    assert norm_url("not a url") == "not a url"
+    assert norm_url("") == ""
+
+
+def test_deduper_filters_dupes_across_angles():
+    d = Deduper(15)
+    assert (
+        len(d.filter_novel("a1", [{"url": "http://a.com/x", "title": "t", "relevance": "high"}]))
+        == 1
+    )
+    assert (
+        d.filter_novel("a2", [{"url": "http://www.a.com/x/", "title": "t2", "relevance": "high"}])
+        == []
+    )
+    assert len(d.dupes) == 1 and d.dupes[0]["dupOf"]["angle"] == "a1"
+
+
+def test_deduper_budget_drops_medium_and_low_when_spent():
+    d = Deduper(1)
+    d.filter_novel("a1", [{"url": "http://a.com/1", "title": "t", "relevance": "high"}])
+    more = [
+        {"url": "http://b.com/2", "title": "t", "relevance": "medium"},
+        {"url": "http://c.com/3", "title": "t", "relevance": "low"},
+    ]
+    assert d.filter_novel("a2", more) == []
+    assert len(d.budget_dropped) == 2
+
+
+def test_deduper_high_passes_even_when_budget_spent():
+    d = Deduper(1)
+    d.filter_novel("a1", [{"url": "http://a.com/1", "title": "t", "relevance": "high"}])
+    assert (
+        len(d.filter_novel("a2", [{"url": "http://d.com/4", "title": "t", "relevance": "high"}]))
+        == 1
+    )
+    assert d.fetch_slots == -1
+
+
+def test_deduper_takes_best_relevance_first():
+    d = Deduper(1)
+    novel = d.filter_novel(
+        "a",
+        [
+            {"url": "http://low.com", "title": "t", "relevance": "low"},
+            {"url": "http://med.com", "title": "t", "relevance": "medium"},
+        ],
+    )
+    assert [r["url"] for r in novel] == ["http://med.com"]
+
+
+def test_dedup_sources_keeps_first():
+    kept, dropped = dedup_sources([{"url": "http://a.com/x"}, {"url": "https://www.a.com/x/"}])
+    assert kept == [{"url": "http://a.com/x"}] and len(dropped) == 1
+
+
+def _claim(imp, qual, name):
+    return {"claim": name, "importance": imp, "sourceQuality": qual}
+
+
+def test_rank_claims_orders_by_importance_then_quality():
+    claims = [
+        _claim("tangential", "primary", "t-prim"),
+        _claim("central", "blog", "c-blog"),
+        _claim("central", "primary", "c-prim"),
+    ]
+    assert [c["claim"] for c in rank_claims(claims, 25)] == ["c-prim", "c-blog", "t-prim"]
+
+
+def test_rank_claims_truncates():
+    assert len(rank_claims([_claim("central", "primary", f"c{i}") for i in range(30)], 25)) == 25
+
+
+F, T = {"refuted": False}, {"refuted": True}
+
+
+def test_tally_survives_unanimous():
+    t = tally([F, F, F])
+    assert t["outcome"] == "survives" and t["survives"] and t["refutedVotes"] == 0
+    assert t["vote"] == "3-0"
+
+
+def test_tally_two_refutations_kill():
+    t = tally([T, T, F])
+    assert t["outcome"] == "refuted" and t["refutedVotes"] == 2 and t["vote"] == "1-2"
+
+
+def test_tally_all_voters_failed_is_unverified_not_refuted():
+    t = tally([None, None, None], votes_per_claim=3, refutations_required=2)
+    assert t["outcome"] == "unverified" and t["abstained"] == 3 and not t["survives"]
+
+
+def test_tally_one_valid_vote_is_unverified():
+    assert tally([F, None, None])["outcome"] == "unverified"
+    assert tally([T, None, None])["outcome"] == "unverified"
+
+
+def test_tally_two_valid_one_refutation_survives():
+    t = tally([F, T, None])
+    assert t["outcome"] == "survives" and t["abstained"] == 1
+
+
+def test_tally_two_refutations_with_a_failed_voter_is_refuted():
+    assert tally([T, T, None])["outcome"] == "refuted"
+
+
+def test_tally_accepts_models_and_treats_malformed_verdicts_as_failed():
+    v = Verdict(refuted=False, evidence="e", confidence="high")
+    assert tally([v, v, {"refuted": "yes"}])["outcome"] == "survives"
+    assert tally([{}, {"evidence": "x"}, F])["outcome"] == "unverified"
+
+
+def test_tally_honours_custom_thresholds():
+    assert (
+        tally([T, F, F, F, F], votes_per_claim=5, refutations_required=3)["outcome"] == "survives"
+    )
+    assert tally([T, T, T, F, F], votes_per_claim=5, refutations_required=3)["outcome"] == "refuted"
+
+
+def _tallied(claim, url, verdicts):
+    return {
+        "claim": claim,
+        "quote": "q",
+        "sourceUrl": url,
+        "sourceQuality": "primary",
+        **tally(verdicts),
+    }
+
+
+def test_build_synth_blocks_include_vote_source_and_killed():
+    ok = {"refuted": False, "confidence": "high", "evidence": "e"}
+    block, killed = build_synth_blocks(
+        [_tallied("X causes Y", "http://a", [ok, ok, ok])],
+        [_tallied("Z", "http://b", [T, T, ok])],
+    )
+    assert "### [0] X causes Y" in block and "3-0" in block and "http://a" in block
+    assert "Refuted claims" in killed and '"Z"' in killed and "1-2" in killed
+
+
+def test_build_synth_blocks_without_killed():
+    ok = {"refuted": False, "confidence": "high", "evidence": "e"}
+    assert build_synth_blocks([_tallied("X", "http://a", [ok, ok])], [])[1] == ""
+
+
+def test_build_stats_agent_calls_formula():
+    s = build_stats(
+        angles=5,
+        sources=12,
+        claims=20,
+        voted=18,
+        confirmed=10,
+        killed=8,
+        after_synth=6,
+        dupes=3,
+        budget_dropped=2,
+        votes_per_claim=3,
+    )
+    assert s["agentCalls"] == 1 + 5 + 12 + 18 * 3 + 1
+    assert s["confirmed"] == 10 and s["afterSynthesis"] == 6 and s["urlDupes"] == 3
+
+
+def test_quote_in_text_tolerates_case_whitespace_curly_quotes_and_ellipses():
+    text = "The Committee decided to  lower the target\nrange to 0 to 1/4 percent. It said “more”."
+    assert quote_in_text("the committee decided to lower the target range", text)
+    assert quote_in_text('"It said "more"."', text)
+    assert quote_in_text("The Committee decided ... range to 0 to 1/4 percent", text)
+    assert not quote_in_text("The Committee decided to raise the target", text)
+    assert not quote_in_text("", text) and not quote_in_text("short", text)
+
+
+def test_select_passages_keeps_relevant_sentences_within_budget():
+    filler = " ".join(f"Sentence {i} is about weather." for i in range(400))
+    text = filler + " The funds rate target was cut to zero in December. " + filler
+    out = select_passages(text, "funds rate target", 600)
+    assert len(out) <= 600 and "funds rate target was cut" in out
+    assert select_passages("short text", "x", 600) == "short text"

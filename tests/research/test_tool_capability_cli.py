@@ -1,0 +1,125 @@
+"""The WebSearch tool, the engine.deep_research capability and `refgate research`."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from refgate.cli import app
+from refgate.config import Settings
+from refgate.refs import RefLedger
+from refgate.tools.base import ToolContext
+from refgate.tools.engine import get_capability
+from refgate.tools.registry import get_spec
+from refgate.workspace import load_workspace
+
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "us-macro"
+FAKE = Path(__file__).parent / "data" / "fake_agent.py"
+
+
+def test_websearch_results_are_external_webrefs_with_untrusted_fields_declared():
+    spec = get_spec("WebSearch")
+    assert spec.read_only and spec.issues == ("webRef",)
+    assert set(spec.untrusted_fields) == {"results[].title", "results[].snippet"}
+    ctx = ToolContext(
+        pass_name="work", ledger=RefLedger(), settings=Settings(), workspace=load_workspace(SAMPLE)
+    )
+    result = spec.func(
+        spec.args_schema(query="federal funds rate 0 to 1/4 percent", max_results=3), ctx
+    )
+    assert result.ok and len(result.refs) == 3 and result.untrusted_content
+    assert result.untrusted_fields == ["results[].title", "results[].snippet"]
+    for row, ref in zip(result.data["results"], result.refs, strict=True):
+        assert ref.kind == "webRef" and ref.source_type == "external" and ref.is_external
+        assert row["ref"] == ref.id and ref.payload["url"] == row["url"] == ref.source
+        assert row["title"] not in ref.title  # web titles never become ref titles
+    failing = ToolContext(
+        pass_name="work", ledger=RefLedger(), settings=Settings(), extra={"web_search": _Broken()}
+    )
+    bad = spec.func(spec.args_schema(query="x"), failing)
+    assert not bad.ok and "ConnectionError" in bad.error
+
+
+class _Broken:
+    name = "broken"
+
+    def search(self, query, *, max_results=8):
+        raise ConnectionError("no route")
+
+
+def test_deep_research_capability_returns_confirmed_claims_as_external_webrefs(script, tiny_web):
+    from refgate.tools.engine import EngineEnv
+
+    cap = get_capability("deep_research")
+    assert "question" in cap.signature and "env" not in cap.signature
+    env = EngineEnv(
+        extra={"research_model": script().model(), "web_search": tiny_web, "web_fetch": tiny_web}
+    )
+    ev = cap.func("What is known about the Aurora rail tunnel?", env=env)
+    assert ev.data["status"] == "complete" and ev.refs
+    assert len(ev.refs) == len(ev.data["confirmed"])
+    for row in ev.data["confirmed"]:
+        ref = ev.refs[row["ref"]]
+        assert ref.kind == "webRef" and ref.source_type == "external"
+        assert ref.payload["url"] == row["source"] and ref.payload["quote"] == row["quote"]
+        assert ref.payload["votes"] == {"support": 3, "refute": 0, "abstain": 0}
+        assert ref.payload["quote"] in tiny_web.fetch(ref.payload["url"]).text
+    assert ev.data["findings"][0]["refs"] == list(range(len(ev.refs)))
+    assert "findings[].claim" in ev.untrusted_fields
+
+
+def _tiny_workspace(tmp_path, h):
+    ws = tmp_path / "ws"
+    h.write_snapshot(ws / "web")
+    (ws / "refgate.toml").write_text(
+        'name = "tiny"\n[web_snapshot]\npath = "web"\n', encoding="utf-8"
+    )
+    return ws
+
+
+def _fake_codex(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    exe = bin_dir / "codex"
+    exe.write_text(f"#!{sys.executable}\n" + FAKE.read_text(encoding="utf-8"), encoding="utf-8")
+    exe.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_MODE", "smart")
+
+
+def test_cli_research_with_the_codex_backend_end_to_end(tmp_path, monkeypatch, h):
+    ws = _tiny_workspace(tmp_path, h)
+    _fake_codex(tmp_path, monkeypatch)
+    result = CliRunner().invoke(
+        app, ["research", h.QUESTION, "--workspace", str(ws), "--json", "--backend", "codex"]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["status"] == "complete" and report["summary"] == "Smart summary."
+    assert report["findings"][0]["sources"]
+    assert "scope: 3 angles" in result.stderr and "report: complete" in result.stderr
+    assert (ws / ".refgate" / "research.sqlite").is_file()
+    md = CliRunner().invoke(
+        app, ["research", h.QUESTION, "-w", str(ws), "--backend", "codex", "-q"]
+    )
+    assert md.exit_code == 0 and md.stdout.startswith("# Deep Research") and md.stderr == ""
+
+
+def test_cli_degenerate_and_config_errors(tmp_path, monkeypatch, h):
+    ws = _tiny_workspace(tmp_path, h)
+    _fake_codex(tmp_path, monkeypatch)
+    empty = CliRunner().invoke(
+        app, ["research", "  ", "-w", str(ws), "--backend", "codex", "--json"]
+    )
+    assert empty.exit_code == 3 and json.loads(empty.stdout)["status"] == "empty_question"
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    no_model = CliRunner().invoke(app, ["research", "q", "-w", str(ws)])
+    assert no_model.exit_code == 2 and "no model is configured" in no_model.stderr
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    missing = CliRunner().invoke(app, ["research", "q", "-w", str(ws), "--backend", "agy"])
+    assert missing.exit_code == 2 and "not on PATH" in missing.stderr
