@@ -2,8 +2,10 @@
 
 - A path inside the workspace (or refgate's own skills folder) is internal: its text reaches the
   model as is. Relative paths resolve against the workspace root.
-- Anything outside is external: the result lists ``text`` in ``untrusted_fields`` and the docRef
-  has ``source_type="external"``, so the executor armors it and boundary B1 applies.
+- Anything outside is external: its text comes back under ``external_text`` (folder listings
+  under ``external_entries``), paths the spec declares untrusted, and the docRef has
+  ``source_type="external"``, so the executor armors it and boundary B1 applies. Internal text
+  comes back under ``text`` / ``entries``, which are never armored.
 - Refused, with a clear error: binary files (a NUL byte or invalid UTF-8), files over
   ``MAX_FILE_BYTES``, device and process files, and well-known secret stores (``.ssh``, ``.env``,
   key files, cloud credentials).
@@ -116,10 +118,15 @@ def read_path(args: ReadArgs, ctx: ToolContext) -> ToolResult:
             "path": shown,
             "kind": "folder",
             "source_type": source_type,
-            "entries": entries,
+            ("entries" if internal else "external_entries"): entries,
             "truncated": len(entries) >= MAX_ENTRIES,
         }
-        return ToolResult(ok=True, data=data, untrusted_fields=[] if internal else ["entries[]"])
+        return ToolResult(
+            ok=True,
+            data=data,
+            untrusted_fields=[] if internal else ["external_entries[]"],
+            untrusted_content=not internal,
+        )
     if not path.is_file():
         return ToolResult.failure(f"{args.path!r} is not a regular file")
     size = path.stat().st_size
@@ -162,9 +169,11 @@ def read_path(args: ReadArgs, ctx: ToolContext) -> ToolResult:
         "offset": args.offset,
         "truncated": truncated,
         "next_offset": args.offset + len(chunk) if truncated else None,
-        "text": chunk,
+        ("text" if internal else "external_text"): chunk,
     }
-    return ToolResult(ok=True, data=data, refs=[ref], untrusted_fields=[] if internal else ["text"])
+    return ToolResult(
+        ok=True, data=data, refs=[ref], untrusted_fields=[] if internal else ["external_text"]
+    )
 
 
 SPEC = ToolSpec(
@@ -179,7 +188,7 @@ SPEC = ToolSpec(
     read_only=True,
     issues=("docRef",),
     untrusted_fields={
-        "text": "the text of a file outside the workspace",
-        "entries[]": "file names in a folder outside the workspace",
+        "external_text": "the text of a file outside the workspace",
+        "external_entries[]": "file names in a folder outside the workspace",
     },
 )
