@@ -396,6 +396,25 @@ _add(DEST, "DEST")
 _add(AUTH, "AUTH")
 _add(AUTH_CUE, "AUTH_CUE")
 _add(ADDRESS, "ADDR")
+_add(tuple(w for w in ADDRESS if w not in ("you", "your")), "ADDR_AI")
+_add(
+    (
+        "override",
+        "mandatory",
+        "priority",
+        "urgent",
+        "privileges",
+        "privilege",
+        "clearance",
+        "authority",
+        "command",
+        "instruction",
+        "instructions",
+        "directive",
+        "order",
+    ),
+    "AUTH_STRONG",
+)
 _add(VERB, "VERB")
 _add(TOOLWORD, "TOOLWORD")
 
@@ -1215,7 +1234,13 @@ def _token_rule_hits(
             rng = _window(infos, i - 8, i + 9)
             cue = [j for j in rng if j != i and (infos[j].tags & {"AUTH_CUE", "K_AUTH_CUE"})]
             addr = [j for j in rng if infos[j].tags & {"ADDR", "K_ADDR"}]
-            if cue and addr:
+            # "you" alone is everyday text; it needs a command-like cue, or an AI addressee
+            strong = any(infos[j].tags & {"AUTH_STRONG", "K_AUTH_CUE"} for j in cue) or any(
+                infos[j].tags & {"ADDR_AI"}
+                or (infos[j].tags & {"K_ADDR"} and infos[j].norm[:1] not in ("너", "당"))
+                for j in addr
+            )
+            if cue and addr and strong:
                 lo, hi = min([i, *cue, *addr]), max([i, *cue, *addr])
                 hits.append(("authority_claim", "medium", "authority_addresses_model", lo, hi))
                 continue
