@@ -14,13 +14,13 @@ raises, so the run stops at a checkpoint and resumes later instead of recording 
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -59,45 +59,56 @@ def _validate(schema: type[T], obj: Any) -> T | None:
 
 
 class ChatModelBackend:
-    """A LangChain chat model with structured output; one re-ask after an unparsable answer."""
+    """A LangChain chat model answering through one forced tool call named after the schema.
+
+    The schema is converted to a tool once per backend (``with_structured_output`` re-derives
+    it on every call, a few ms of CPU each under fan-out). An answer in plain content that
+    holds the JSON object is accepted too; otherwise the model is asked once more.
+    """
 
     name = "chat"
 
     def __init__(self, model: Any, *, retries: int = 1) -> None:
         self.model = model
         self.retries = retries
-        self._bound: dict[type, Any] = {}
+        self._bound: dict[type, tuple[str, Any]] = {}
+        self._lock = threading.Lock()
 
-    def _structured(self, schema: type[BaseModel]) -> Any:
-        if schema not in self._bound:
-            # No include_raw: it runs a RunnableParallel, i.e. a thread pool per call.
-            kwargs: dict[str, Any] = {}
-            params = inspect.signature(self.model.with_structured_output).parameters
-            if "method" in params:
-                # Tool calling is what OpenAI-compatible local servers support most widely.
-                kwargs["method"] = "function_calling"
-            self._bound[schema] = self.model.with_structured_output(schema, **kwargs)
-        return self._bound[schema]
+    def _structured(self, schema: type[BaseModel]) -> tuple[str, Any]:
+        with self._lock:
+            if schema not in self._bound:
+                from langchain_core.utils.function_calling import convert_to_openai_tool
+
+                tool = convert_to_openai_tool(schema)
+                name = tool["function"]["name"]
+                try:
+                    bound = self.model.bind_tools([tool], tool_choice=name)
+                except (TypeError, ValueError, NotImplementedError):
+                    bound = self.model.bind_tools([tool])
+                self._bound[schema] = (name, bound)
+            return self._bound[schema]
 
     def run(self, prompt: str, schema: type[T], *, label: str) -> T | None:
-        from langchain_core.exceptions import OutputParserException
         from langchain_core.messages import HumanMessage, SystemMessage
 
         messages: list[Any] = [SystemMessage(SYSTEM), HumanMessage(prompt)]
-        runnable = self._structured(schema)
+        name, runnable = self._structured(schema)
         for _ in range(self.retries + 1):
-            try:
-                out = runnable.invoke(messages, config={"tags": ["nostream"], "run_name": label})
-            except (OutputParserException, ValidationError, json.JSONDecodeError):
-                out = None  # the model answered, but not in the required structure
-            parsed = _validate(schema, out)
+            reply = runnable.invoke(messages, config={"tags": ["nostream"], "run_name": label})
+            calls = [c for c in getattr(reply, "tool_calls", None) or [] if c.get("name") == name]
+            if calls:
+                obj: Any = calls[0].get("args")
+            else:
+                content = reply.content if isinstance(reply.content, str) else str(reply.content)
+                obj = extract_json_block(content)
+            parsed = _validate(schema, obj)
             if parsed is not None:
                 return parsed
             messages = [
                 *messages,
                 HumanMessage(
                     "Your previous answer did not match the required structure. "
-                    "Answer again with the structured output only."
+                    f"Answer again by calling the {name} tool only."
                 ),
             ]
         return None
