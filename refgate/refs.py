@@ -120,6 +120,10 @@ class Ref(BaseModel):
             created_by=created_by,
         )
 
+    def __hash__(self) -> int:
+        # Equal refs share id and kind; the payload (a dict) is not hashable itself.
+        return hash((self.id, self.kind))
+
     @property
     def is_external(self) -> bool:
         """True when the evidence came from outside the workspace (web pages, documents)."""

@@ -13,6 +13,7 @@ from refgate.testing_openai import OpenAIStub, http_error, tool, tool_reply
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "us-macro"
 PLAN = '{"lens": "single value", "criteria": []}'
+HARVEST = "nothing worth remembering"
 
 
 def good(req) -> str:
@@ -50,7 +51,7 @@ def use(stub, env):
 
 def test_ask_passes_with_exit_0_and_json_output(workspace, env, gdp_tool):
     runner = CliRunner()
-    script = [PLAN, tool_reply(tool("RunPython", code="emit")), "done", "[]", good]
+    script = [PLAN, tool_reply(tool("RunPython", code="emit")), "done", "[]", good, HARVEST]
     with OpenAIStub(script=script) as stub:
         use(stub, env)
         result = runner.invoke(app, ["ask", "What was real GDP in 2009Q3?", "--workspace",
@@ -70,7 +71,8 @@ def test_ask_passes_with_exit_0_and_json_output(workspace, env, gdp_tool):
 
 
 def test_ask_exits_3_when_the_answer_goes_out_with_unmet_claims(workspace, env, gdp_tool):
-    script = [PLAN, tool_reply(tool("RunPython", code="emit")), "done", "[]", bad, "no more", bad]
+    script = [PLAN, tool_reply(tool("RunPython", code="emit")), "done", "[]", bad, "no more", bad,
+              HARVEST]
     with OpenAIStub(script=script) as stub:
         use(stub, env)
         result = CliRunner().invoke(app, ["ask", "What was real GDP in 2009Q3?",
@@ -100,7 +102,7 @@ def test_interrupted_run_resumes_with_thread(workspace, env, gdp_tool):
                                     str(workspace), "--thread", "resume-me"])
         assert first.exit_code == 1
         assert "refgate ask --thread resume-me" in first.output
-        stub.add("[]", good)
+        stub.add("[]", good, HARVEST)
         second = runner.invoke(app, ["ask", "--workspace", str(workspace), "--thread",
                                      "resume-me", "--json"])
     assert second.exit_code == 0, second.output

@@ -97,17 +97,17 @@ def test_second_block_appends_the_unmet_claims_and_goes_to_harvest(settings, gdp
 def test_hallucinated_tool_gets_an_error_and_never_runs(settings, gdp_tool):
     model = ScriptedChatModel(responses=[
         PLAN,
-        calls(tool_call("DeleteEverything", {"path": "/"}), tool_call("SaveArtifact", {})),
+        calls(tool_call("DeleteEverything", {"path": "/"}), tool_call("RunPython", {"source": "x"})),
         calls(tool_call("RunPython", {"code": "a"})), "done",
         "[]", GOOD,
     ])
     graph, config, out = run(model, settings)
     state = graph.get_state(config).values
     rejected = [e for e in state["trace"] if e["type"] == "tool_call" and e["status"] == "rejected"]
-    assert [e["tool"] for e in rejected] == ["DeleteEverything", "SaveArtifact"]
+    assert [e["tool"] for e in rejected] == ["DeleteEverything", "RunPython"]
     tool_msgs = [m for m in model.calls[2]["messages"] if isinstance(m, ToolMessage)]
     assert "not available in the work pass" in tool_msgs[0].content
-    assert "malformed arguments for SaveArtifact" in tool_msgs[1].content
+    assert "malformed arguments for RunPython" in tool_msgs[1].content
     assert out["gate"]["passed"] is True
     assert gdp_tool.func.executed == ["a"]
 

@@ -30,7 +30,7 @@ def test_tool_calls_and_a_429_retry_through_the_real_client(gdp_tool):
         out = graph.invoke({"question": "What was real GDP in 2009Q3?"},
                            {"configurable": {"thread_id": "oa"}})
         assert stub.remaining == 0
-        requests = stub.chat_requests
+        requests = stub.chat_requests()
     assert out["gate"]["passed"] is True
     assert gdp_tool.func.executed == ["emit"]
     # WORK's requests carried exactly its whitelist; COMPOSE's none.

@@ -1,6 +1,6 @@
 """One import namespace: the top-level folders install under refgate.*, nothing generic leaks."""
 
-import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -22,11 +22,17 @@ def test_every_code_folder_is_a_declared_package():
     assert found <= declared, f"undeclared packages: {sorted(found - declared)}"
 
 
-def test_generic_names_are_not_importable_top_level():
-    for name in ("graph", "nodes", "tools", "retrieval", "skills"):
-        spec = importlib.util.find_spec(name)
-        assert spec is None or ROOT.as_posix() not in str(spec.origin or spec.submodule_search_locations), name
-    assert importlib.util.find_spec("refgate.tools.registry") is not None
+def test_generic_names_are_not_importable_top_level(tmp_path):
+    code = ("import importlib.util as u, json; print(json.dumps({n: u.find_spec(n) is not None "
+            "for n in ['graph', 'nodes', 'tools', 'retrieval', 'skills', 'refgate.tools.registry',"
+            " 'refgate.graph', 'refgate.nodes.gate', 'refgate.retrieval']}))")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=60)
+    found = json.loads(out.stdout)
+    assert not any(found[n] for n in ("graph", "nodes", "tools", "retrieval", "skills")), found
+    assert all(found[n] for n in ("refgate.tools.registry", "refgate.graph", "refgate.nodes.gate",
+                                  "refgate.retrieval")), found
 
 
 def test_the_served_graph_compiles_without_network_config_or_model(tmp_path):

@@ -78,3 +78,10 @@ def test_refs_survive_a_sqlite_checkpoint_round_trip(tmp_path):
     assert refs[external.id] == external
     assert refs[external.id].source_type == "external"
     assert refs[value.id].model_dump() == value.model_dump()
+
+
+def test_refs_are_hashable_and_equal_by_content():
+    a = Ref.new("valueRef", {"values": {"x": 1}})
+    same = Ref(**a.model_dump())
+    assert a == same and hash(a) == hash(same)
+    assert len({a, same, Ref.new("valueRef", {"values": {"x": 1}})}) == 2
