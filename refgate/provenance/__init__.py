@@ -8,12 +8,14 @@ Public interface (external evaluation code calls these names):
   ``.highest_confidence``, ``.signals`` with ``kind``, ``confidence``, ``excerpt``, ``span``)
 - ``inspect_unicode(text) -> UnicodeReport``; ``inspect_hidden(html) -> HiddenReport``
 - ``html_to_text(html) -> str``
+- ``guard_external(text, *, source_label) -> str``: armor, or withhold on a high signal
 - ``RunProvenance`` (``from_state`` / ``to_state``), ``refgate.provenance.map.provenance_map()``
 """
 
 from __future__ import annotations
 
 from refgate.provenance.armor import armor, is_own_fence, neutralise_fences
+from refgate.provenance.boundaries import guard_external
 from refgate.provenance.html import HiddenReport, html_to_text, inspect_hidden
 from refgate.provenance.injection import InjectionReport, InjectionSignal, inspect_injection
 from refgate.provenance.taint import RunProvenance
@@ -36,5 +38,6 @@ __all__ = [
     "inspect_hidden",
     "HiddenReport",
     "html_to_text",
+    "guard_external",
     "RunProvenance",
 ]

@@ -37,7 +37,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from refgate.provenance.armor import armor
+from refgate.provenance.armor import armor, clean_label
 from refgate.provenance.injection import inspect_injection
 from refgate.provenance.map import arg_slots, covers, string_leaves
 from refgate.provenance.taint import RunProvenance
@@ -178,7 +178,12 @@ def _scan(text: str) -> tuple[list[dict[str, Any]], bool]:
     return signals, any(s["confidence"] == "high" for s in signals)
 
 
-def _notice(tool: str, location: str, signals: list[dict[str, Any]]) -> str:
+def _notice(
+    tool: str,
+    location: str,
+    signals: list[dict[str, Any]],
+    tail: str = "the call will not be retried",
+) -> str:
     kinds = sorted({s["kind"] for s in signals if s["confidence"] == "high"})
     spans = ", ".join(
         f"{s['span'][0]}-{s['span'][1]}" for s in signals if s["confidence"] == "high"
@@ -188,6 +193,21 @@ def _notice(tool: str, location: str, signals: list[dict[str, Any]]) -> str:
         f"{location} (characters {spans}); the text is not shown and the call will not be "
         "retried]"
     )
+
+
+def guard_external(text: str, *, source_label: str) -> str:
+    """Armor external ``text`` for a prompt, or withhold it (a notice with kinds and places
+    only) when it carries a high-confidence injection or unicode signal. Use it wherever stored
+    external text (a ref's excerpt) is shown to a model again."""
+    signals, high = _scan(str(text))
+    if high:
+        return _notice(
+            "stored content",
+            clean_label(source_label),
+            signals,
+            tail="it was withheld when first read",
+        )
+    return armor(text, source_label=source_label)
 
 
 def render_result(spec: ToolSpec, result: ToolResult, ctx: ToolContext) -> RenderedResult:
