@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,8 @@ from typing import Any
 from refgate.config import ConfigError, Settings
 
 CHECKPOINTS_FILE = "checkpoints.sqlite"
+#: Custom types refgate's state holds; checkpoints deserialize them without warnings.
+STATE_TYPES = [("refgate.refs", "Ref")]
 _PG_SCHEMES = ("postgresql://", "postgres://")
 
 
@@ -46,6 +48,13 @@ class PersistenceTarget:
         if self.backend != "sqlite":
             raise ValueError("only the SQLite backend keeps its store in a file")
         return Path(self.url).parent / "memory" / f"store-{embedder or 'plain'}.sqlite"
+
+
+def checkpoint_serde() -> Any:
+    """The serializer of refgate's checkpointers: msgpack with refgate's state types allowed."""
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    return JsonPlusSerializer(allowed_msgpack_modules=list(STATE_TYPES))
 
 
 def redact(url: str) -> str:
@@ -95,6 +104,29 @@ def sqlite_module() -> tuple[Any, bool]:
     return pysqlite3, True
 
 
+def _store_file(checkpoints: Path, index: dict | None) -> Path:
+    embedder = getattr(index["embed"], "backend", "custom") if index else None
+    return checkpoints.parent / "memory" / f"store-{embedder or 'plain'}.sqlite"
+
+
+@contextlib.contextmanager
+def open_sqlite_store(store_file: str | Path, *, index: dict | None = None) -> Iterator[Any]:
+    """A ``SqliteStore`` on ``store_file``, indexed when this Python's SQLite loads sqlite-vec."""
+    from langgraph.store.sqlite import SqliteStore
+
+    db, can_index = sqlite_module()
+    store_file = Path(store_file)
+    store_file.parent.mkdir(parents=True, exist_ok=True)
+    conn = db.connect(str(store_file), check_same_thread=False, isolation_level=None)
+    try:
+        conn.execute("PRAGMA busy_timeout=10000")
+        store = SqliteStore(conn, index=index if can_index else None)
+        store.setup()
+        yield store
+    finally:
+        conn.close()
+
+
 @contextlib.contextmanager
 def open_sqlite(
     checkpoints: str | Path, *, index: dict | None = None, store_file: str | Path | None = None
@@ -105,37 +137,39 @@ def open_sqlite(
     checkpoints). Without a SQLite that loads extensions it is opened without its index.
     """
     from langgraph.checkpoint.sqlite import SqliteSaver
-    from langgraph.store.sqlite import SqliteStore
 
-    db, can_index = sqlite_module()
-    if not can_index:
-        index = None
     checkpoints = Path(checkpoints)
-    if store_file is None:
-        embedder = getattr(index["embed"], "backend", "custom") if index else None
-        store_file = checkpoints.parent / "memory" / f"store-{embedder or 'plain'}.sqlite"
-    store_file = Path(store_file)
-    for p in (checkpoints, store_file):
-        p.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.ExitStack() as stack:
-        saver_conn = sqlite3.connect(str(checkpoints), check_same_thread=False)
-        stack.callback(saver_conn.close)
+    checkpoints.parent.mkdir(parents=True, exist_ok=True)
+    store_file = Path(store_file) if store_file else _store_file(checkpoints, index)
+    saver_conn = sqlite3.connect(str(checkpoints), check_same_thread=False)
+    try:
         saver_conn.execute("PRAGMA journal_mode=WAL")
         saver_conn.execute("PRAGMA busy_timeout=10000")
-        store_conn = db.connect(str(store_file), check_same_thread=False, isolation_level=None)
-        stack.callback(store_conn.close)
-        store_conn.execute("PRAGMA busy_timeout=10000")
-        checkpointer = SqliteSaver(saver_conn)
+        checkpointer = SqliteSaver(saver_conn, serde=checkpoint_serde())
         checkpointer.setup()
-        store = SqliteStore(store_conn, index=index)
-        store.setup()
-        yield checkpointer, store
+        with open_sqlite_store(store_file, index=index) as store:
+            yield checkpointer, store
+    finally:
+        saver_conn.close()
+
+
+_PGVECTOR_SQL = "SELECT 1 AS ok FROM pg_available_extensions WHERE name = 'vector'"
 
 
 def pgvector_available(conn: Any) -> bool:
     """True when the PostgreSQL server can ``CREATE EXTENSION vector`` (or already has it)."""
-    row = conn.execute("SELECT 1 AS ok FROM pg_available_extensions WHERE name = 'vector'")
-    return row.fetchone() is not None
+    return conn.execute(_PGVECTOR_SQL).fetchone() is not None
+
+
+def _pg_imports() -> None:
+    try:
+        import langgraph.checkpoint.postgres  # noqa: F401
+        import langgraph.store.postgres  # noqa: F401
+        import psycopg_pool  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ConfigError(
+            "a postgresql:// database URL needs the postgres extra: pip install 'refgate[postgres]'"
+        ) from exc
 
 
 @contextlib.contextmanager
@@ -143,16 +177,13 @@ def open_postgres(
     url: str, *, index: dict | None = None, max_size: int = 10
 ) -> Iterator[tuple[Any, Any]]:
     """``(PostgresSaver, PostgresStore)`` over one pool; ``index`` is dropped without pgvector."""
-    try:
-        import psycopg
-        from langgraph.checkpoint.postgres import PostgresSaver
-        from langgraph.store.postgres import PostgresStore
-        from psycopg.rows import dict_row
-        from psycopg_pool import ConnectionPool
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ConfigError(
-            "a postgresql:// database URL needs the postgres extra: pip install 'refgate[postgres]'"
-        ) from exc
+    _pg_imports()
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from langgraph.store.postgres import PostgresStore
+    from psycopg.rows import dict_row
+    from psycopg_pool import ConnectionPool
+
     try:  # one direct attempt first: a wrong URL fails at once with the server's own words
         psycopg.connect(url, connect_timeout=10).close()
     except Exception as exc:
@@ -163,7 +194,7 @@ def open_postgres(
     try:
         with pool.connection() as conn:
             semantic = index is not None and pgvector_available(conn)
-        checkpointer = PostgresSaver(pool)
+        checkpointer = PostgresSaver(pool, serde=checkpoint_serde())
         checkpointer.setup()
         store = PostgresStore(pool, index=index if semantic else None)
         store.setup()
@@ -193,3 +224,69 @@ def open_persistence(
     else:
         with open_sqlite(target.url, index=index) as pair:
             yield pair
+
+
+@contextlib.asynccontextmanager
+async def open_async_postgres(
+    url: str, *, index: dict | None = None, max_size: int = 10
+) -> AsyncIterator[tuple[Any, Any]]:
+    """``(AsyncPostgresSaver, AsyncPostgresStore)`` over one async pool."""
+    _pg_imports()
+    import psycopg
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from langgraph.store.postgres.aio import AsyncPostgresStore
+    from psycopg.rows import dict_row
+    from psycopg_pool import AsyncConnectionPool
+
+    try:
+        await (await psycopg.AsyncConnection.connect(url, connect_timeout=10)).close()
+    except Exception as exc:
+        raise ConfigError(f"cannot connect to PostgreSQL at {redact(url)}: {exc}") from exc
+    kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    pool = AsyncConnectionPool(url, min_size=1, max_size=max_size, kwargs=kwargs, open=False)
+    await pool.open(wait=True, timeout=30)
+    try:
+        async with pool.connection() as conn:
+            semantic = index is not None and (await (await conn.execute(_PGVECTOR_SQL)).fetchone())
+        checkpointer = AsyncPostgresSaver(pool, serde=checkpoint_serde())
+        await checkpointer.setup()
+        store = AsyncPostgresStore(pool, index=index if semantic else None)
+        await store.setup()
+        yield checkpointer, store
+    finally:
+        await pool.close()
+
+
+@contextlib.asynccontextmanager
+async def open_async_persistence(
+    settings: Settings, workspace: Any = None, *, semantic: bool = True
+) -> AsyncIterator[tuple[Any, Any]]:
+    """The async twin of ``open_persistence``, for apps that run graphs with ``ainvoke``/``astream``.
+
+    Open it inside the serving event loop (e.g. a FastAPI lifespan): the async savers bind to
+    the running loop. SQLite: ``AsyncSqliteSaver`` for checkpoints and the same ``SqliteStore``
+    as the sync path (refgate's nodes are sync and call the store from worker threads).
+    Postgres: ``AsyncPostgresSaver`` and ``AsyncPostgresStore``.
+    """
+    target = persistence_target(settings, workspace)
+    index = None
+    if semantic:
+        from refgate.store import index_config
+
+        index = index_config(settings)
+    if target.backend == "postgres":
+        async with open_async_postgres(target.url, index=index) as pair:
+            yield pair
+        return
+    import aiosqlite
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    checkpoints = Path(target.url)
+    checkpoints.parent.mkdir(parents=True, exist_ok=True)
+    async with aiosqlite.connect(str(checkpoints)) as conn:
+        await conn.execute("PRAGMA journal_mode=WAL")
+        await conn.execute("PRAGMA busy_timeout=10000")
+        checkpointer = AsyncSqliteSaver(conn, serde=checkpoint_serde())
+        await checkpointer.setup()
+        with open_sqlite_store(_store_file(checkpoints, index), index=index) as store:
+            yield checkpointer, store
