@@ -216,6 +216,7 @@ class Worker:
         self.start_seconds = 0.0
         self._lock = threading.Lock()
         self._log = bytearray()
+        self._drain: threading.Thread | None = None
         self._scratch_base: str | None = None
         self.uid: int | None = NOBODY if os.geteuid() == 0 else None
         self.calls = 0
@@ -294,7 +295,8 @@ class Worker:
             child_sock.close()
             raise SandboxUnavailable(f"cannot start the sandbox ({cmd[0]}): {exc}") from exc
         child_sock.close()
-        threading.Thread(target=self._drain_log, daemon=True).start()
+        self._drain = threading.Thread(target=self._drain_log, daemon=True)
+        self._drain.start()
         self.sock = host_sock
         self.reader = FrameReader(host_sock)
         init = {
@@ -332,8 +334,8 @@ class Worker:
             raise SandboxUnavailable(
                 f"the {self.mode} sandbox failed to start"
                 + (f": {detail}" if detail else "")
-                + (f"\n{log}" if log else "")
-                + hint
+                + (f"\n{log}\n" if log else ". ")
+                + hint.strip()
             )
         self.ready = ready
         self.start_seconds = time.perf_counter() - t0
@@ -368,6 +370,9 @@ class Worker:
                     os.killpg(self.proc.pid, 9)
                 self.proc.wait(timeout=5)
             self.proc = None
+        if self._drain is not None:
+            self._drain.join(timeout=2)
+            self._drain = None
         if self._scratch_base:
             shutil.rmtree(self._scratch_base, ignore_errors=True)
             self._scratch_base = None
