@@ -51,7 +51,9 @@ Dates
     2024년 3분기, 2024년 상반기, 2024년. A date claim is supported when a cited ref carries it at the
     same or finer granularity (payload date/period/asOf/label fields, period-like table columns,
     date-like column headers, dates in external text); an "as of" with no readable date needs a
-    cited ref carrying some date.
+    cited ref carrying some date. A bare 1900-2099 is read as a year; when no cited ref carries
+    that year but one holds the number (a count of 1,900 written "1900"), it is supported as that
+    number.
 
 Rankings
     largest/highest/lowest/..., top N, #1, No. 1, 2nd largest, ranked first, N위, 상위, 하위, 최대,

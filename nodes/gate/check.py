@@ -55,6 +55,7 @@ def _ranks(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
+_BARE_YEAR = re.compile(r"(?:19|20)\d\d")
 _EPS = 1e-14  # float slack, relative; far below any shown precision
 
 
@@ -357,6 +358,11 @@ def check_answer(
                     elif all(k in idx.dates for k in m.keys):
                         found_d.append(Match(idx.ref.id, f"date {'/'.join(m.keys)}"))
                         table_hits.add(idx.ref.id)
+                if not found_d and _BARE_YEAR.fullmatch(m.text):
+                    # A bare 1900-2099 reads as a year; a cited ref holding it as a number
+                    # (a count of 1,900 written "1900") supports it as that number instead.
+                    as_num = Num(m.text, 0, 0, float(m.text), 1.0, 1.0, False, "plain", False)
+                    found_d = _match_number(as_num, indexes)
                 if not found_d:
                     issues.append(
                         GateIssue(

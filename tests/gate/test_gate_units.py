@@ -425,3 +425,9 @@ def test_deterministic() -> None:
     answer = f"Revenue was $4.7 billion [{V}] in Q4 2008. Samsung is the largest."
     refs = [val({"x": 4.5e9})]
     assert check_answer(answer, refs).to_dict() == check_answer(answer, refs).to_dict()
+
+
+def test_bare_year_number_falls_back_to_a_cited_number() -> None:
+    count = val({"staff": 1900}, {"staff": "people"})
+    assert passes(f"Headcount was 1900 [{V}].", count)
+    assert codes(check_answer(f"Headcount was 1901 [{V}].", [count])) == ["unsupported_date_claim"]
