@@ -12,6 +12,7 @@ selects the weaker rlimits-only mode explicitly. With bubblewrap missing the cal
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -279,6 +280,31 @@ def run_python(
         settings=settings,
         pass_name=pass_name,
     )
+
+
+def prewarm(
+    workspace: Workspace | str | Path | None = None, settings: Settings | None = None
+) -> threading.Thread:
+    """Start the warm sandbox worker for ``workspace`` in a background thread.
+
+    Call it when a run starts so the first RunPython call is warm; start errors are left for
+    that call to report (it retries the start and returns a clear error).
+    """
+
+    def start() -> None:
+        try:
+            s = settings
+            if s is None:
+                from refgate.config import load_settings
+
+                s = load_settings()
+            get_worker(s.sandbox, _mounts(_resolve_workspace(workspace)))
+        except Exception:  # reported by the first real call
+            pass
+
+    thread = threading.Thread(target=start, name="refgate-sandbox-prewarm", daemon=True)
+    thread.start()
+    return thread
 
 
 # --------------------------------------------------------------------------- the tool

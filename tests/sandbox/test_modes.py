@@ -87,3 +87,20 @@ def test_bwrap_is_the_default_mode(monkeypatch, no_pool):
     assert result.ok, result.error
     assert result.refs[0].payload["sandbox"] == "bwrap"
     assert "bwrap" in result.stdout  # pid 1 of the call's PID namespace is bubblewrap
+
+
+@needs_bwrap
+def test_prewarm_starts_the_worker_in_the_background(sample_ws, no_pool):
+    import time
+
+    from refgate.tools.run_python import _mounts, prewarm
+
+    settings = Settings(sandbox="bwrap")
+    prewarm(sample_ws, settings).join(60)
+    worker = host.get_worker("bwrap", _mounts(sample_ws))  # already running: returned at once
+    assert worker.alive and worker.calls == 0
+    t0 = time.perf_counter()
+    result = run_python("print(len(datasets))", workspace=sample_ws, settings=settings)
+    assert result.ok and result.stdout == "5\n"
+    assert worker.calls == 1  # the call used the prewarmed worker
+    assert time.perf_counter() - t0 < 5
