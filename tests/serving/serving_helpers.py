@@ -95,3 +95,44 @@ def scripted_model(*, fail_compose: Exception | None = None) -> KeyedChatModel:
 
 def started_passes(trace: list[dict]) -> list[str]:
     return [e["pass"] for e in trace if e.get("type") == "pass_start"]
+
+
+# -- the deep-research graph's steps (one forced tool call named after the step's schema) ------
+
+RESEARCH_MARKER = "evidence-checked research pipeline"
+_URL = re.compile(r"https?://[^\s\"'<>)\]]+")
+
+
+def research_responder(request: StubRequest) -> Reply | None:
+    """Answer the research steps: three angles, the first two listed results, no claims."""
+    if RESEARCH_MARKER not in request.system:
+        return None
+    name = request.tools[0] if request.tools else ""
+    topic = topic_of(request.text)
+    if name == "Scope":
+        angles = [
+            {"label": f"{label} {topic}", "query": query}
+            for label, query in (
+                ("policy", "federal funds rate target"),
+                ("inflation", "inflation pressures"),
+                ("growth", "economic growth outlook"),
+            )
+        ]
+        args = {"question": f"topic {topic}", "summary": "three angles", "angles": angles}
+    elif name == "Search":
+        urls = list(dict.fromkeys(_URL.findall(request.text)))[:2]
+        args = {"results": [{"url": u, "title": "result", "relevance": "high"} for u in urls]}
+    elif name == "Extract":
+        args = {"sourceQuality": "primary", "claims": []}
+    elif name == "Verdict":
+        args = {"refuted": False, "evidence": "consistent", "confidence": "medium"}
+    elif name == "Report":
+        args = {"summary": f"topic {topic}", "findings": []}
+    else:
+        return Reply(status=500, error=f"unknown research step {name!r}")
+    return tool_reply(tool(name, **args))
+
+
+def served_responder(request: StubRequest) -> Reply | str:
+    """Both served graphs: research steps by their tool, workbench passes by their prompt."""
+    return research_responder(request) or stub_responder(request)

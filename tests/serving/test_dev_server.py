@@ -27,7 +27,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from serving_helpers import started_passes, stub_responder, topic_of  # noqa: E402
+from serving_helpers import served_responder, started_passes, topic_of  # noqa: E402
 
 from refgate.testing_openai import OpenAIStub  # noqa: E402
 
@@ -74,7 +74,7 @@ class InFlight:
             self.peak = max(self.peak, self.now)
         try:
             time.sleep(0.05)
-            return stub_responder(request)
+            return served_responder(request)
         finally:
             with self.lock:
                 self.now -= 1
@@ -162,10 +162,10 @@ def client(server):
     return get_sync_client(url=server.url, api_key=None, timeout=RUN_TIMEOUT)
 
 
-def stream_run(client, graph_id: str, payload: dict, modes: list[str]) -> tuple[str, list]:
+def stream_run(client, graph_id: str, payload: dict, modes: list[str], **kw) -> tuple[str, list]:
     thread = client.threads.create(metadata={"test": "serving"})
     parts = list(
-        client.runs.stream(thread["thread_id"], graph_id, input=payload, stream_mode=modes)
+        client.runs.stream(thread["thread_id"], graph_id, input=payload, stream_mode=modes, **kw)
     )
     return thread["thread_id"], parts
 
@@ -184,6 +184,7 @@ def errors(parts) -> list:
 def test_langgraph_json_declares_the_graphs_store_and_env():
     graphs = CONFIG["graphs"]
     assert graphs["workbench"]["path"] == "./graph/workbench.py:graph"
+    assert graphs["deep_research"]["path"] == "./graph/research.py:graph"
     for spec in graphs.values():
         assert spec["description"]
         path = REPO / spec["path"].split(":")[0]
@@ -254,17 +255,33 @@ def test_store_memory_is_recalled_through_the_served_store(client):
     "deep_research" not in CONFIG["graphs"],
     reason="langgraph.json does not serve deep_research yet (graph/research.py not landed)",
 )
-def test_deep_research_run_streams_progress(client):
+def test_deep_research_run_streams_its_steps(client, stub):
+    before = len(stub.chat_requests())
     thread_id, parts = stream_run(
         client,
         "deep_research",
-        {"question": "Tell me about topic bongo please"},
+        {"question": "What did the committee say about topic okapi rates?"},
         ["updates", "custom", "values"],
+        stream_subgraphs=True,
+        config={"configurable": {"workspace": str(REPO / "examples" / "us-macro")}},
     )
     assert not errors(parts), errors(parts)
-    assert custom_events(parts), "the deep-research graph sent no progress events"
+    steps = [e for e in custom_events(parts) if e.get("event") == "research_step"]
+    names = [e["step"] for e in steps]
+    assert names[0] == "scope" and names[-1] == "report"
+    assert {"search", "fetch", "rank"} <= set(names), names
+    # Angle subgraphs stream their own events (namespaced custom events).
+    assert any(p.event.startswith("custom|") for p in parts)
+    searches = [e for e in steps if e["step"] == "search"]
+    assert len(searches) == 3 and all(e["results"] > 0 for e in searches)
+    values = client.threads.get_state(thread_id)["values"]
+    assert values["report"] and values["markdown"]
+    assert len(values["searches"]) == 3
+    assert any(s["fetched"] for s in values["sources"])
+    tools = {r.tools[0] for r in stub.chat_requests()[before:] if r.tools}
+    assert {"Scope", "Search", "Extract"} <= tools
     history = client.threads.get_history(thread_id, limit=50)
-    assert len(history) >= 2
+    assert len(history) >= 4
 
 
 def test_twenty_simultaneous_runs_do_not_leak(client, stub):
