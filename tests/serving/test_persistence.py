@@ -187,3 +187,30 @@ def test_minilm_store_embedder_is_offline_and_semantic():
     assert len(q) == STORE_DIMS
     sims = [sum(a * b for a, b in zip(d, q, strict=True)) for d in docs]
     assert sims[0] > sims[1] + 0.2
+
+
+def test_async_persistence_runs_a_graph_with_ainvoke(backend, workspace):
+    import asyncio
+
+    from refgate.persistence import open_async_persistence
+
+    settings = settings_for(backend)
+    config = {"configurable": {"thread_id": f"async-{uuid.uuid4().hex}"}}
+
+    async def main():
+        async with open_async_persistence(settings, workspace) as (checkpointer, store):
+            graph = build_graph(
+                model=scripted_model(), checkpointer=checkpointer, store=store, workspace=workspace
+            )
+            out = await graph.ainvoke(question("plover"), config)
+            state = await graph.aget_state(config)
+            return out, state, type(checkpointer).__name__
+
+    out, state, kind = asyncio.run(main())
+    assert kind == ("AsyncPostgresSaver" if backend == "postgres" else "AsyncSqliteSaver")
+    assert "plover" in out["answer"]
+    assert started_passes(state.values["trace"])[-1] == "harvest"
+    # The sync path reads what the async one wrote.
+    with open_persistence(settings, workspace) as (checkpointer, store):
+        graph = build_graph(model=scripted_model(), checkpointer=checkpointer, store=store)
+        assert graph.get_state(config).values["answer"] == out["answer"]
