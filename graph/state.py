@@ -36,6 +36,10 @@ class Plan(TypedDict, total=False):
     lens: str
     required_evidence: list[str]
     require_emitted: bool
+    forbidden: list[str]
+    tools: list[str]
+    capabilities: list[str]
+    knowledge: list[str]
     criteria: list[str]
     recalled: list[str]
     notes: str
