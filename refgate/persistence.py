@@ -105,8 +105,28 @@ def sqlite_module() -> tuple[Any, bool]:
 
 
 def _store_file(checkpoints: Path, index: dict | None) -> Path:
-    embedder = getattr(index["embed"], "backend", "custom") if index else None
+    """``memory/store-<embedder>.sqlite`` beside the checkpoints (``plain``: no usable index)."""
+    embedder = None
+    if index and sqlite_module()[1]:
+        embedder = getattr(index["embed"], "backend", "custom")
     return checkpoints.parent / "memory" / f"store-{embedder or 'plain'}.sqlite"
+
+
+def default_store_file(settings: Settings, workspace: Any = None, *, semantic: bool = True) -> Path:
+    """The SQLite store file ``open_persistence`` uses for ``settings`` and ``workspace``.
+
+    Other code opening the same memory (e.g. ``refgate.memory``) should open this file, with
+    ``refgate.store.index_config(settings)`` as its index.
+    """
+    target = persistence_target(settings, workspace)
+    if target.backend != "sqlite":
+        raise ValueError("the store is in PostgreSQL, not in a file")
+    index = None
+    if semantic:
+        from refgate.store import index_config
+
+        index = index_config(settings)
+    return _store_file(Path(target.url), index)
 
 
 @contextlib.contextmanager

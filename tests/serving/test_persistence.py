@@ -214,3 +214,14 @@ def test_async_persistence_runs_a_graph_with_ainvoke(backend, workspace):
     with open_persistence(settings, workspace) as (checkpointer, store):
         graph = build_graph(model=scripted_model(), checkpointer=checkpointer, store=store)
         assert graph.get_state(config).values["answer"] == out["answer"]
+
+
+def test_default_store_file_is_the_one_open_persistence_uses(workspace):
+    from refgate.persistence import default_store_file
+
+    path = default_store_file(Settings(), workspace)
+    assert path.name in ("store-hashing.sqlite", "store-plain.sqlite")
+    with open_persistence(Settings(), workspace) as (_, store):
+        store.put(("probe",), "k", {"decision": "probe decision", "why": ""})
+    assert path.is_file()
+    assert default_store_file(Settings(), workspace, semantic=False).name == "store-plain.sqlite"
