@@ -78,12 +78,10 @@ def history_summary(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
     thread_id = configurable.get("thread_id")
     if saver is None or not thread_id or not hasattr(saver, "list"):
         return None
-    cfg = {
-        "configurable": {
-            "thread_id": thread_id,
-            "checkpoint_ns": configurable.get("checkpoint_ns", ""),
-        }
-    }
+    # Inside a node the namespace is the task's ("harvest:<id>"); the graph's is its parent.
+    task_ns = str(configurable.get("checkpoint_ns") or "")
+    graph_ns = "|".join(task_ns.split("|")[:-1])
+    cfg = {"configurable": {"thread_id": thread_id, "checkpoint_ns": graph_ns}}
     errors: list[dict[str, Any]] = []
     interrupts = 0
     stamps: list[str] = []

@@ -181,6 +181,9 @@ def test_a_decision_remembered_in_thread_a_is_recalled_in_thread_b(settings, wor
         assert any(
             "RunPython rejected" in c for c in state_a["trace_summary"]["improvement_candidates"]
         )
+        # HARVEST also read the checkpointer's history of the thread.
+        history = state_a["trace_summary"]["history"]
+        assert history["checkpoints"] >= 6 and history["errors"] == []
 
         seen = {}
 
@@ -220,3 +223,37 @@ def test_a_decision_remembered_in_thread_a_is_recalled_in_thread_b(settings, wor
     assert f"[{recalled[0]}]" in state_b["answer"] and state_b["gate"]["passed"] is True
     recall_event = next(e for e in state_b["trace"] if e["type"] == "recall")
     assert recall_event["mode"] == "semantic"
+
+
+def test_harvest_reads_only_the_current_run_of_a_thread():
+    from refgate.nodes.harvest import improvement_candidates, run_events
+
+    trace = [
+        {"type": "pass_start", "pass": "brief", "run_id": "old"},
+        {
+            "type": "tool_call",
+            "pass": "work",
+            "tool": "RunPython",
+            "status": "error",
+            "error": "old failure",
+        },
+        {"type": "pass_start", "pass": "brief", "run_id": "new"},
+        {"type": "round_bound_hit", "pass": "work", "rounds": 4},
+        {
+            "type": "gate_verdict",
+            "passed": False,
+            "issues": [{"code": "uncited_claim", "claim": "GDP rose 3%"}],
+        },
+        {"type": "gate_verdict", "passed": True, "issues": []},
+    ]
+    events = run_events(trace, "new")
+    assert events[0]["run_id"] == "new" and len(events) == 4
+    found = improvement_candidates(
+        events, {"passed": True}, {"errors": [{"step": 3, "error": "boom"}]}
+    )
+    assert found == [
+        "work hit its bound of 4 tool rounds",
+        "gate blocked (uncited_claim): GDP rose 3%",
+        "the run needed a GATE retry",
+        "a task failed at step 3: boom",
+    ]
