@@ -35,6 +35,10 @@ pytest.importorskip("langgraph_sdk")
 pytest.importorskip("langgraph_api")
 
 REPO = Path(__file__).resolve().parents[2]
+if not Path(sys.executable).with_name("langgraph").exists():
+    pytest.skip(
+        "the langgraph CLI is not installed (pip install -e '.[serve]')", allow_module_level=True
+    )
 CONFIG = json.loads((REPO / "langgraph.json").read_text(encoding="utf-8"))
 LANGGRAPH = Path(sys.executable).with_name("langgraph")
 OFFLINE = {
