@@ -14,7 +14,7 @@
 # REFGATE_PG_PORT (default: a free port), REFGATE_PG_DB (default refgate).
 set -euo pipefail
 
-PGROOT="${REFGATE_PG_DIR:-/tmp/refgate-pg}"
+PGROOT="$(realpath -m "${REFGATE_PG_DIR:-/tmp/refgate-pg}")"
 DB="${REFGATE_PG_DB:-refgate}"
 ACTION="start"
 INSTALL=0
@@ -28,6 +28,8 @@ for arg in "$@"; do
 done
 
 log() { echo "start_postgres: $*" >&2; }
+# The server user may not be able to enter the caller's folder (e.g. /root): work from /.
+cd /
 
 find_bindir() {
   local d
