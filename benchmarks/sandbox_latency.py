@@ -68,6 +68,14 @@ def _timed_call(code: str, ws, settings) -> float:
     return elapsed
 
 
+def _wait_warm(mode: str, ws, limit: float = 30.0) -> None:
+    """Wait until the template has finished its idle warm-up (steady state)."""
+    worker = get_worker(mode, _mounts(ws))
+    deadline = time.monotonic() + limit
+    while not worker.stats().get("warm") and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--warm", type=int, default=30, help="warm calls per snippet")
@@ -88,6 +96,7 @@ def main() -> None:
             shutdown_pool()
             cold.append(_timed_call(code, ws, settings))
         _timed_call(code, ws, settings)  # settle
+        _wait_warm(args.mode, ws)
         warm = [_timed_call(code, ws, settings) for _ in range(args.warm)]
         plain = []
         for _ in range(args.cold):
@@ -109,7 +118,7 @@ def main() -> None:
     print(
         f"worker template: RSS {stats['rss_kb'] / 1024:.0f} MiB, peak {stats['hwm_kb'] / 1024:.0f} MiB;"
         f" largest call process peak RSS {stats['children_maxrss_kb'] / 1024:.0f} MiB;"
-        f" template start {worker.ready.get('init_s', 0):.2f} s"
+        f" template ready after {worker.ready.get('init_s', 0):.2f} s"
         f" (pandas/numpy import {worker.ready.get('import_s', 0):.2f} s)"
     )
     warm_ok = all(statistics.median(w) <= 0.150 for _, w, _, _ in rows)

@@ -5,7 +5,7 @@ import os
 import stat
 
 import pytest
-from sandbox_helpers import needs_bwrap
+from sandbox_helpers import descendants, needs_bwrap
 
 from refgate.config import Settings
 from refgate.tools.run_python import run_python
@@ -101,6 +101,43 @@ def test_prewarm_starts_the_worker_in_the_background(sample_ws, no_pool):
     assert worker.alive and worker.calls == 0
     t0 = time.perf_counter()
     result = run_python("print(len(datasets))", workspace=sample_ws, settings=settings)
-    assert result.ok and result.stdout == "5\n"
+    assert result.ok and result.stdout == "5\n", result.error
     assert worker.calls == 1  # the call used the prewarmed worker
     assert time.perf_counter() - t0 < 5
+
+
+@needs_bwrap
+def test_the_sandbox_goes_away_when_the_host_process_dies():
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import time\n"
+        "from refgate.config import Settings\n"
+        "from refgate.tools.run_python import run_python\n"
+        "from refgate.tools.sandbox.host import _POOL\n"
+        "assert run_python('print(1)', settings=Settings(sandbox='bwrap')).ok\n"
+        "print(next(iter(_POOL.values())).proc.pid, flush=True)\n"
+        "time.sleep(120)\n"
+    )
+    host_proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
+    try:
+        bwrap_pid = int(host_proc.stdout.readline())
+        tree = [bwrap_pid, *descendants(bwrap_pid)]
+        assert len(tree) >= 2  # bubblewrap and the template under it
+    finally:
+        host_proc.kill()
+        host_proc.wait()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and any(_alive(p) for p in tree):
+        time.sleep(0.1)
+    assert not any(_alive(p) for p in tree)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

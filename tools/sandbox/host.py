@@ -230,6 +230,10 @@ class Worker:
         bwrap = find_bwrap()
         if bwrap is None:
             raise SandboxUnavailable(_mode_refusal())
+        # No --die-with-parent: its PR_SET_PDEATHSIG follows the *thread* that started the
+        # worker, so a worker started from a tool thread would die with that thread. The
+        # worker exits instead when the host's end of its control socket closes (the host
+        # process ending closes it too).
         cmd = [
             bwrap,
             "--unshare-net",
@@ -237,7 +241,6 @@ class Worker:
             "--unshare-ipc",
             "--unshare-uts",
             "--unshare-cgroup-try",
-            "--die-with-parent",
             "--new-session",
             "--clearenv",
             "--hostname",
