@@ -102,6 +102,10 @@ def make_context(
         # Fixed by code before anything is read (boundary B2).
         artifacts = workspace.state_dir / "artifacts" / run_id
     writer = stream_writer()
+    taint = RunProvenance.from_state(state.get("provenance"))
+    if state.get("question"):
+        # The user's own words are trusted: a query repeating them is not tainted.
+        taint.register_trusted(str(state["question"]))
     return ToolContext(
         pass_name=pass_name,
         ledger=RefLedger(state.get("refs") or {}),
@@ -110,7 +114,7 @@ def make_context(
         run_id=run_id,
         thread_id=thread_id_of(config),
         store=store,
-        taint=RunProvenance.from_state(state.get("provenance")),
+        taint=taint,
         emit=writer,
         artifacts_dir=artifacts,
     )
@@ -142,7 +146,7 @@ class PassTimer:
 
 def ref_digest(ref: Ref, *, max_rows: int = 12) -> dict[str, Any]:
     """A compact view of a ref for a prompt (values, table head, date); external text armored."""
-    from refgate.provenance import armor
+    from refgate.provenance.boundaries import guard_external
 
     payload = ref.payload
     view: dict[str, Any] = {"id": ref.id, "kind": ref.kind, "title": ref.title,
@@ -170,8 +174,9 @@ def ref_digest(ref: Ref, *, max_rows: int = 12) -> dict[str, Any]:
     if ref.is_external:
         body = json.dumps({k: v for k, v in view.items() if k not in ("id", "kind")},
                           ensure_ascii=False, default=str)
+        # Armored, or withheld again when it carries an injection signal (B5).
         return {"id": ref.id, "kind": ref.kind,
-                "content": armor(body, source_label=f"ref {ref.id}")}
+                "content": guard_external(body, source_label=f"ref {ref.id}")}
     return view
 
 

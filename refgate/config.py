@@ -8,6 +8,7 @@
 | key | ``OPENAI_API_KEY`` | none |
 | request timeout (s) | ``REFGATE_TIMEOUT`` | 120 |
 | retries on 429/5xx | ``REFGATE_MAX_RETRIES`` | 3 |
+| reply length cap (tokens) | ``REFGATE_MAX_TOKENS`` | none (the server's default) |
 | WORK tool rounds | ``REFGATE_WORK_MAX_ROUNDS`` | 8 |
 | other passes' tool rounds | ``REFGATE_MAX_ROUNDS`` | 4 |
 | sandbox mode | ``REFGATE_SANDBOX`` (``bwrap`` or ``rlimits``) | ``bwrap`` |
@@ -22,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-PASSES = ("brief", "work", "critique", "compose", "gate", "harvest")
+PASSES = ("brief", "work", "critique", "compose", "gate", "harvest", "research")
 
 
 class ConfigError(ValueError):
@@ -37,6 +38,7 @@ class Settings:
     api_key: str | None = None
     timeout: float = 120.0
     max_retries: int = 3
+    max_tokens: int | None = None
     work_max_rounds: int = 8
     max_rounds: int = 4
     sandbox: str = "bwrap"
@@ -118,6 +120,7 @@ def load_settings(
         api_key=env.get("OPENAI_API_KEY") or base.api_key,
         timeout=_float(env, "REFGATE_TIMEOUT", base.timeout),
         max_retries=_int(env, "REFGATE_MAX_RETRIES", base.max_retries),
+        max_tokens=_int(env, "REFGATE_MAX_TOKENS", base.max_tokens or 0) or None,
         work_max_rounds=_int(env, "REFGATE_WORK_MAX_ROUNDS", base.work_max_rounds),
         max_rounds=_int(env, "REFGATE_MAX_ROUNDS", base.max_rounds),
         sandbox=sandbox,

@@ -27,6 +27,8 @@ SMOKE_NOTICE = (
     "(and OPENAI_BASE_URL for vLLM, Ollama or llama.cpp) and REFGATE_MODEL."
 )
 MODEL_NAME = "smollm2-135m-instruct"
+#: Reply cap for the smoke model (it rambles to the context limit otherwise).
+MAX_TOKENS = 256
 #: Set to 0 to never start the embedded model (the CLI then exits 2 when no endpoint is set).
 DISABLE_ENV = "REFGATE_LOCAL_LLM"
 

@@ -37,6 +37,8 @@ def chat_model(settings: Settings, pass_name: str = "work", **overrides: Any) ->
     }
     if settings.base_url:
         kwargs["base_url"] = settings.base_url
+    if settings.max_tokens:
+        kwargs["max_tokens"] = settings.max_tokens
     kwargs.update(overrides)
     return ChatOpenAI(**kwargs)
 

@@ -79,7 +79,8 @@ def model_endpoint(settings: Settings, quiet: bool):
         err_console.print(local_llm.SMOKE_NOTICE)
     with local_llm.LocalModelServer() as server:
         yield settings.with_overrides(base_url=server.base_url, api_key="local",
-                                      model=server.model_name)
+                                      model=server.model_name,
+                                      max_tokens=settings.max_tokens or local_llm.MAX_TOKENS)
 
 
 def _render(result: dict[str, Any], thread: str) -> None:

@@ -150,12 +150,6 @@ def test_b5_withheld_result_is_not_retried_and_becomes_a_caveat(settings, saved)
     assert state["provenance"]["withheld"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nodes.common.ref_digest shows external ref payloads to "
-    "later passes with armor() only; it should use "
-    "refgate.provenance.guard_external so withheld text stays withheld",
-)
 def test_withheld_text_never_reaches_a_later_pass(settings, saved):
     model = ScriptedChatModel(
         responses=[PLAN, calls(tool_call("WebSearch", {"query": "rates"})), "done", *TAIL]
