@@ -83,6 +83,7 @@ class LocalModelServer:
             "--host", "127.0.0.1",
             "--port", str(self.port),
             "--n_ctx", str(self.n_ctx),
+            "--n_threads", str(max(os.cpu_count() or 1, 1)),
         ]
         self._proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
                                       start_new_session=True)
