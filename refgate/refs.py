@@ -16,6 +16,8 @@ Payload conventions the GATE and the tools rely on:
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
 import secrets
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, get_args
@@ -71,6 +73,37 @@ SCALES: dict[str, float] = {
 }
 
 
+def plain(value: Any, path: str = "payload") -> Any:
+    """``value`` as plain JSON-like data (dict, list, str, int, float, bool, None).
+
+    numpy scalars and arrays, pandas timestamps, dates and decimals are converted; anything else
+    is an error naming its path, so every ref survives checkpoint and JSON round trips.
+    """
+    if value is None:
+        return None
+    for base in (bool, int, float, str):  # exact types: numpy.float64 subclasses float
+        if isinstance(value, base):
+            return value if type(value) is base else base(value)
+    if isinstance(value, Mapping):
+        return {str(k): plain(v, f"{path}.{k}") for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [plain(v, f"{path}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    item = getattr(value, "item", None)  # numpy scalars
+    if callable(item) and getattr(value, "shape", None) == ():
+        return plain(item(), path)
+    tolist = getattr(value, "tolist", None)  # numpy arrays
+    if callable(tolist):
+        return plain(tolist(), path)
+    isoformat = getattr(value, "isoformat", None)  # pandas Timestamp
+    if callable(isoformat):
+        return isoformat()
+    raise ValueError(f"{path}: {type(value).__name__} is not plain data a ref can carry")
+
+
 def new_ref_id(kind: str) -> str:
     """Draw a fresh citable id for a ref of ``kind`` (e.g. ``val_7f3a9c01e2``)."""
     if kind not in KIND_PREFIX:
@@ -90,6 +123,11 @@ class Ref(BaseModel):
     source: str = ""
     source_type: SourceType = "internal"
     created_by: str = ""
+
+    @field_validator("payload", mode="before")
+    @classmethod
+    def _payload_is_plain(cls, value: Any) -> Any:
+        return plain(value) if isinstance(value, Mapping) else value
 
     @field_validator("id")
     @classmethod

@@ -85,3 +85,19 @@ def test_refs_are_hashable_and_equal_by_content():
     same = Ref(**a.model_dump())
     assert a == same and hash(a) == hash(same)
     assert len({a, same, Ref.new("valueRef", {"values": {"x": 1}})}) == 2
+
+
+def test_payloads_become_plain_data():
+    import datetime as dt
+
+    import numpy as np
+    import pandas as pd
+
+    ref = Ref.new("tableRef", {"rows": [[np.int64(3), np.float64(2.5), pd.Timestamp("2009-09-30")]],
+                               "when": dt.date(2008, 12, 16), "arr": np.array([1, 2])})
+    assert ref.payload == {"rows": [[3, 2.5, "2009-09-30T00:00:00"]], "when": "2008-12-16",
+                           "arr": [1, 2]}
+    assert type(ref.payload["rows"][0][0]) is int
+    assert type(ref.payload["rows"][0][1]) is float
+    with pytest.raises(ValidationError, match="payload.bad"):
+        Ref.new("valueRef", {"bad": object()})
