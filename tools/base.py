@@ -3,6 +3,7 @@ it returns (``ToolResult``, serialised to the model as a provenance-marked envel
 
 from __future__ import annotations
 
+import copy
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -109,10 +110,19 @@ class ToolSpec:
     outbound: bool = False
 
     def openai_schema(self) -> dict[str, Any]:
-        """The function schema given to ``bind_tools``."""
-        params = self.args_schema.model_json_schema()
-        params.pop("title", None)
-        return {
-            "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": params},
-        }
+        """The function schema given to ``bind_tools`` (built once per spec; a fresh copy)."""
+        key = (self.name, self.description, self.args_schema)
+        cached = _SCHEMAS.get(key)
+        if cached is None:
+            params = self.args_schema.model_json_schema()
+            params.pop("title", None)
+            cached = {
+                "type": "function",
+                "function": {"name": self.name, "description": self.description,
+                             "parameters": params},
+            }
+            _SCHEMAS[key] = cached
+        return copy.deepcopy(cached)
+
+
+_SCHEMAS: dict[tuple[str, str, type[BaseModel]], dict[str, Any]] = {}
