@@ -364,3 +364,20 @@ time.sleep(5)
     assert time.monotonic() - t0 < 5  # killed at once, not left to sleep
     assert [r.kind for r in result.refs] == ["executionRef"]
     assert run_python("print(2)", settings=settings).stdout == "2\n"
+
+
+def test_a_request_flood_on_the_channel_is_bounded_by_the_timeout(settings):
+    code = """
+import json, os, stat, struct
+frame = json.dumps({"op": "engine", "name": "list_datasets", "args": [], "kwargs": {}}).encode()
+packet = (struct.pack(">I", len(frame)) + frame) * 200
+fd = next(fd for fd in map(int, os.listdir("/proc/self/fd"))
+          if stat.S_ISSOCK(os.fstat(fd).st_mode))
+while True:  # never read the replies: the host's sends back up
+    os.write(fd, packet)
+"""
+    t0 = time.monotonic()
+    result = run_python(code, settings=settings, timeout=2)
+    assert not result.ok and result.timed_out
+    assert time.monotonic() - t0 < 2 + 8
+    assert run_python("print(3)", settings=settings).stdout == "3\n"

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from refgate.tools.sandbox.worker import FrameReader, ProtocolError, send_frame
+from refgate.tools.sandbox.worker import FrameReader, ProtocolError, encode_frame, send_frame
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 SANDBOX_ROOT = "/workspace"
@@ -492,14 +492,24 @@ class Worker:
                                 if op == "result":
                                     result = msg
                                 elif op in ("emit", "engine"):
-                                    reply = handler(msg)
                                     try:
-                                        send_frame(host_chan, reply)
-                                    except (OSError, ValueError) as exc:
-                                        send_frame(
-                                            host_chan,
-                                            {"ok": False, "error": f"reply not sendable: {exc}"},
+                                        reply = handler(msg)
+                                    except Exception as exc:  # never crash the host loop
+                                        reply = {
+                                            "ok": False,
+                                            "error": f"request failed: {type(exc).__name__}: {exc}",
+                                        }
+                                    try:
+                                        data = encode_frame(reply)
+                                    except (ValueError, TypeError) as exc:
+                                        data = encode_frame(
+                                            {"ok": False, "error": f"reply not sendable: {exc}"}
                                         )
+                                    try:
+                                        host_chan.sendall(data)
+                                    except OSError:  # the call is gone (killed or exited)
+                                        open_fds.discard(fd)
+                                        break
                                 else:
                                     raise ProtocolError(f"unknown request {op!r}")
                         except ProtocolError as exc:
