@@ -201,8 +201,16 @@ def default_embeddings(settings: Settings | None) -> Embeddings | None:
 STORE_FILE = "refgate.sqlite"
 
 
-def store_path(workspace: Workspace) -> Path:
-    """Where a workspace's memory lives by default: ``<workspace>/.refgate/refgate.sqlite``."""
+def store_path(workspace: Workspace, settings: Settings | None = None) -> Path:
+    """Where a workspace's memory lives: the store file ``refgate.persistence`` opens for these
+    settings (``<workspace>/.refgate/refgate.sqlite`` by default)."""
+    if settings is not None:
+        try:
+            from refgate.persistence import default_store_file
+
+            return Path(default_store_file(settings, workspace))
+        except ImportError:
+            pass
     return workspace.state_dir / STORE_FILE
 
 
@@ -241,7 +249,7 @@ def open_store(
     """
     from langgraph.store.sqlite import SqliteStore
 
-    db = Path(path) if path is not None else store_path(workspace)
+    db = Path(path) if path is not None else store_path(workspace, settings)
     db.parent.mkdir(parents=True, exist_ok=True)
     conn, can_index = _connect(db)
     conn.execute("PRAGMA busy_timeout=10000")
