@@ -141,3 +141,22 @@ def _alive(pid: int) -> bool:
             return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_rlimits_mode_kills_processes_that_escape_the_session(no_pool):
+    from sandbox_helpers import call_processes
+
+    settings = Settings(sandbox="rlimits")
+    code = """
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(60)
+    os._exit(0)
+print("parent done")
+"""
+    result = run_python(code, settings=settings)
+    assert result.ok and result.stdout == "parent done\n"
+    worker = host.get_worker("rlimits", [])
+    assert call_processes(worker) == []

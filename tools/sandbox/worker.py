@@ -247,6 +247,14 @@ def _status_kb(field: str) -> int:
 
 def _children() -> list[int]:
     me = os.getpid()
+    try:  # direct children from the kernel (no scan of a host's whole /proc in rlimits mode)
+        found = []
+        for tid in os.listdir(f"/proc/{me}/task"):
+            with open(f"/proc/{me}/task/{tid}/children") as fh:
+                found += [int(p) for p in fh.read().split()]
+        return found
+    except (OSError, ValueError):
+        pass
     found = []
     try:
         entries = os.listdir("/proc")
