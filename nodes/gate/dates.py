@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 _MONTHS = {
     "jan": 1,
@@ -235,9 +236,21 @@ def date_keys_of(value: object) -> set[str]:
     if isinstance(value, float) and value.is_integer() and 1900 <= value <= 2099:
         return expand(str(int(value)))
     if isinstance(value, str):
-        out: set[str] = set()
-        for dm in find_dates(value):
-            for k in dm.keys:
-                out |= expand(k)
-        return out
+        return set(_str_date_keys(value))
     return set()
+
+
+def date_keys_frozen(value: object) -> frozenset[str]:
+    """``date_keys_of`` as a frozenset, cached for strings (periods and column names repeat)."""
+    if type(value) is str:
+        return _str_date_keys(value)
+    return frozenset(date_keys_of(value))
+
+
+@lru_cache(maxsize=8192)
+def _str_date_keys(value: str) -> frozenset[str]:
+    out: set[str] = set()
+    for dm in find_dates(value):
+        for k in dm.keys:
+            out |= expand(k)
+    return frozenset(out)

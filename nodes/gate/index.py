@@ -12,11 +12,12 @@ import math
 import re
 from bisect import bisect_left
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from refgate.refs import Ref
 
-from .dates import date_keys_of, find_dates
+from .dates import date_keys_frozen, find_dates
 from .numbers import Unit, find_numbers, merge_units, parse_unit
 
 #: Ref kinds whose payload numbers support numeric claims.
@@ -31,6 +32,16 @@ _PERIOD_NAME = re.compile(
 )
 
 
+@lru_cache(maxsize=4096)
+def _is_date_key(key: str) -> bool:
+    return _DATE_KEYS.match(key) is not None
+
+
+@lru_cache(maxsize=4096)
+def _is_period_name(name: str) -> bool:
+    return _PERIOD_NAME.search(name) is not None
+
+
 @dataclass(slots=True)
 class Entry:
     """One number in a ref: signed value as displayed, its canonical value in an array, where."""
@@ -40,28 +51,44 @@ class Entry:
     currency: str
 
 
+def _magnitude(t: tuple[float, Entry]) -> float:
+    return abs(t[0])
+
+
 @dataclass
 class _Arr:
     keys: list[float] = field(default_factory=list)
     entries: list[tuple[float, Entry]] = field(default_factory=list)
+    #: False until ``freeze``; sorted lazily, on the first lookup (most arrays of a ref are never
+    #: looked up: a percent claim only reads ``pct``).
+    frozen: bool = True
 
     def add(self, canon: float, entry: Entry) -> None:
         self.entries.append((canon, entry))
+        self.frozen = False
 
     def freeze(self) -> None:
-        self.entries.sort(key=lambda t: abs(t[0]))
+        if len(self.entries) > 1:
+            self.entries.sort(key=_magnitude)
         self.keys = [abs(t[0]) for t in self.entries]
+        self.frozen = True
 
     def find(self, target: float, tol: float) -> list[tuple[float, Entry]]:
-        lo = bisect_left(self.keys, abs(target) - tol)
+        if not self.frozen:
+            self.freeze()
+        keys = self.keys
+        lo = bisect_left(keys, abs(target) - tol)
         out = []
         hi = abs(target) + tol
-        while lo < len(self.keys) and self.keys[lo] <= hi:
+        n = len(keys)
+        while lo < n and keys[lo] <= hi:
             out.append(self.entries[lo])
             lo += 1
         return out
 
     def nearest(self, target: float) -> tuple[float, Entry] | None:
+        if not self.frozen:
+            self.freeze()
         if not self.keys:
             return None
         i = bisect_left(self.keys, abs(target))
@@ -93,15 +120,19 @@ class RefIndex:
         self.count += 1
         self.disp.add(value, e)
         k = unit.kind
-        if k in ("plain", "none"):
+        if k == "plain":
             self.abs.add(value * unit.scale, e)
-        if k in ("percent", "none"):
+        elif k == "none":
+            self.abs.add(value * unit.scale, e)
+            self.pct.add(value, e)
+            self.x.add(value, e)
+        elif k == "percent":
             self.pct.add(value, e)
         elif k == "ratio":
             self.pct.add(value * 100.0, e)
         elif k == "bp":
             self.pct.add(value / 100.0, e)
-        if k in ("x", "none"):
+        elif k == "x":
             self.x.add(value, e)
 
     def add_text(self, text: str, base: Unit, where: str) -> None:
@@ -111,7 +142,7 @@ class RefIndex:
         dms = find_dates(text)
         for dm in dms:
             for key in dm.keys:
-                self.dates |= date_keys_of(key) or {key}
+                self.dates |= date_keys_frozen(key) or {key}
         for num in find_numbers(text, [(d.start, d.end) for d in dms]):
             if num.kind == "percent":
                 unit = Unit("percent")
@@ -126,8 +157,7 @@ class RefIndex:
             self.add_number(num.shown, unit, f"{where}={num.text.strip()}")
 
     def freeze(self) -> None:
-        for arr in (self.abs, self.disp, self.pct, self.x):
-            arr.freeze()
+        """Mark the index complete; each array is sorted on its first lookup."""
 
 
 def _num(value: Any) -> float | None:
@@ -149,12 +179,12 @@ def _unit_for(units: Any, name: str) -> Unit:
 def _add_dates_from(idx: RefIndex, mapping: Any) -> None:
     if isinstance(mapping, dict):
         for k, v in mapping.items():
-            if isinstance(k, str) and _DATE_KEYS.match(k):
+            if isinstance(k, str) and _is_date_key(k):
                 if isinstance(v, list | tuple):
                     for item in v:
-                        idx.dates |= date_keys_of(item)
+                        idx.dates |= date_keys_frozen(item)
                 else:
-                    idx.dates |= date_keys_of(v)
+                    idx.dates |= date_keys_frozen(v)
 
 
 def _index_value_ref(idx: RefIndex, p: dict[str, Any]) -> None:
@@ -171,8 +201,8 @@ def _index_value_ref(idx: RefIndex, p: dict[str, Any]) -> None:
             unit = merge_units(s_unit, _unit_for(units, name))
             f = _num(v)
             if f is not None:
-                if _PERIOD_NAME.search(str(name)) and f.is_integer() and 1900 <= f <= 2099:
-                    idx.dates |= date_keys_of(int(f))
+                if f.is_integer() and 1900 <= f <= 2099 and _is_period_name(str(name)):
+                    idx.dates |= date_keys_frozen(int(f))
                 idx.add_number(f, unit, f"values.{name}={v}")
             elif isinstance(v, str):
                 idx.add_text(v, unit, f"values.{name}")
@@ -187,9 +217,9 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
     columns = [str(c) for c in (p.get("columns") or [])]
     units = p.get("units")
     col_units = [merge_units(table_unit, _unit_for(units, c)) for c in columns]
-    periodic = [bool(_PERIOD_NAME.search(c)) for c in columns]
+    periodic = [_is_period_name(c) for c in columns]
     for c in columns:
-        idx.dates |= date_keys_of(c)
+        idx.dates |= date_keys_frozen(c)
         if any(ch.isalpha() for ch in c):
             idx.labels.append(c.lower())
     rows = p.get("rows") or []
@@ -204,7 +234,7 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
             col = columns[j] if j < len(columns) else str(j)
             unit = col_units[j] if j < len(col_units) else table_unit
             if j < len(periodic) and periodic[j]:
-                idx.dates |= date_keys_of(cell)
+                idx.dates |= date_keys_frozen(cell)
                 if isinstance(cell, str):
                     idx.labels.append(cell.lower())
                 continue

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 #: Scale words and their multipliers (claim side and ref side).
 SCALE_WORDS: dict[str, float] = {
@@ -141,6 +142,27 @@ def _to_float(digits: str) -> float:
     return float(digits.replace(",", ""))
 
 
+#: First characters each right-context pattern can start with (after its optional blanks): the
+#: pattern is tried only when one of them is there.
+_KO_FIRST = frozenset("십백천만억조")
+_SCALE_FIRST = frozenset("tmbkKMB")
+_SUFFIX_FIRST = frozenset("%pbt퍼포배")
+_X_FIRST = frozenset("xX×")
+_CUR_FIRST = frozenset("deywUEGJKCR원달엔위")
+
+
+def _first(text: str, i: int, width: int) -> str:
+    """The first character at ``i`` after at most ``width - 1`` blanks (spaces or tabs)."""
+    return text[i : i + width].lstrip(" \t")[:1]
+
+
+def _in_spans(s: int, spans: list[tuple[int, int]]) -> bool:
+    for a, b in spans:  # noqa: SIM110 (a loop is cheaper than any() over a generator)
+        if a <= s < b:
+            return True
+    return False
+
+
 def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list[Num]:
     """Every number stated in ``text`` outside the ``masked`` spans (dates, ranks, ids)."""
     out: list[Num] = []
@@ -153,7 +175,7 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
             break
         s, e = m.start(), m.end()
         pos = e
-        if any(a <= s < b for a, b in masked):
+        if masked and _in_spans(s, masked):
             continue
         prev = text[s - 1] if s else ""
         nxt = text[e] if e < n else ""
@@ -205,8 +227,9 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
             cm = _CLOSE.match(text, e)
             if cm:  # "(12.3) million": the parenthesis closes before the scale word
                 end, closed = cm.end(), True
-        # Korean compound amounts: 1.2조, 3억 2천만, 5천억, 1,234백만.
-        km = _KO_UNIT.match(text, end)
+        # Korean compound amounts: 1.2조, 3억 2천만, 5천억, 1,234백만. Each pattern of the right
+        # context is tried only when the character it must start with is there.
+        km = _KO_UNIT.match(text, end) if _first(text, end, 3) in _KO_FIRST else None
         if km and (km.group("small") or km.group("big")):
             total, lead, last_place, end = _korean_amount(text, shown, step, km)
             if lead > 1.0:
@@ -214,7 +237,7 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
             else:
                 shown, step = total, last_place
         else:
-            sm = _EN_SCALE.match(text, end)
+            sm = _EN_SCALE.match(text, end) if _first(text, end, 2) in _SCALE_FIRST else None
             if sm:
                 w = sm.group("w")
                 # Single letters (4.5m, 10K) count only when glued to the number.
@@ -222,8 +245,9 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
                     scale = SCALE_WORDS[w.lower()]
                     has_scale = True
                     end = sm.end()
-        sfx = _SUFFIX.match(text, end)
-        xg = _XGLUED.match(text, end) if end == e else None
+        after = _first(text, end, 2)
+        sfx = _SUFFIX.match(text, end) if after in _SUFFIX_FIRST else None
+        xg = _XGLUED.match(text, end) if end == e and nxt in _X_FIRST else None
         if xg:
             kind = "x"
             end = xg.end()
@@ -236,7 +260,7 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
                 kind = "x"
             end = sfx.end()
         else:
-            cm2 = _CUR_AFTER.match(text, end)
+            cm2 = _CUR_AFTER.match(text, end) if after in _CUR_FIRST else None
             if cm2:
                 cur = cur or _CURRENCY.get(cm2.group("cur").lower(), "")
                 end = cm2.end()
@@ -250,7 +274,7 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
             and kind == "plain"
             and nxt.isascii()
             and nxt.isalpha()
-            and not _EN_SCALE.match(text, e)
+            and not (nxt in _SCALE_FIRST and _EN_SCALE.match(text, e))
         ):
             continue
         value = -shown if negative else shown
@@ -314,15 +338,32 @@ _KO_UNIT_WORDS = {
 }
 
 
+_NO_UNIT = Unit()
+
+
 def parse_unit(unit: object) -> Unit:
     """Read a unit or scale string ("USD millions", "%", "ratio", "백만원", "thousand", 1e6)."""
-    if unit is None or unit == "":
-        return Unit()
+    if unit is None:
+        return _NO_UNIT
+    if type(unit) is str:
+        # Unit strings repeat across refs and columns ("USD", "million", "%"): parsed once.
+        return _parse_unit_str(unit)
+    if unit == "":
+        return _NO_UNIT
     if isinstance(unit, bool):
-        return Unit()
+        return _NO_UNIT
     if isinstance(unit, int | float):
-        return Unit("plain", float(unit), True) if unit > 0 else Unit()
-    s = str(unit).strip().lower()
+        return Unit("plain", float(unit), True) if unit > 0 else _NO_UNIT
+    return _parse_unit_text(str(unit))
+
+
+@lru_cache(maxsize=4096)
+def _parse_unit_str(unit: str) -> Unit:
+    return _parse_unit_text(unit)
+
+
+def _parse_unit_text(unit: str) -> Unit:
+    s = unit.strip().lower()
     if not s:
         return Unit()
     if _UNIT_BP.search(s):
@@ -348,6 +389,7 @@ def parse_unit(unit: object) -> Unit:
     return Unit("plain", 1.0, False, cur)
 
 
+@lru_cache(maxsize=1024)
 def merge_units(scale: Unit, unit: Unit) -> Unit:
     """Combine a payload ``scale`` field with a ``units`` entry (the unit's own scale wins)."""
     kind = unit.kind if unit.kind != "none" else scale.kind
