@@ -1,6 +1,7 @@
 """The issue's security list, each for real through bubblewrap: contained, a clear error, and
 the host untouched (checked from the host side, not only from inside)."""
 
+import ast
 import hashlib
 import os
 import socket
@@ -381,3 +382,24 @@ while True:  # never read the replies: the host's sends back up
     assert not result.ok and result.timed_out
     assert time.monotonic() - t0 < 2 + 8
     assert run_python("print(3)", settings=settings).stdout == "3\n"
+
+
+def test_the_call_holds_only_stdio_and_its_result_channel(settings):
+    code = """
+import os, stat
+kinds = []
+for fd in sorted(map(int, os.listdir("/proc/self/fd"))):
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        continue  # the directory handle used for the listing
+    kinds.append((fd, "sock" if stat.S_ISSOCK(mode) else "fifo" if stat.S_ISFIFO(mode) else "chr" if stat.S_ISCHR(mode) else "dir" if stat.S_ISDIR(mode) else "other"))
+print(kinds)
+"""
+    result = run_python(code, settings=settings)
+    assert result.ok, result.error
+    kinds = dict(ast.literal_eval(result.stdout))
+    kinds = {fd: kind for fd, kind in kinds.items() if kind != "dir"}
+    assert kinds[0] == "chr" and kinds[1] == "fifo" and kinds[2] == "fifo"
+    assert sorted(k for k in kinds.values() if k == "sock") == ["sock"]  # one socket only
+    assert len(kinds) == 4

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import os
 import select
 import shutil
@@ -101,6 +102,15 @@ class RawRun:
 
 def find_bwrap() -> str | None:
     return shutil.which("bwrap")
+
+
+@functools.cache
+def _bwrap_supports(bwrap: str, flag: str) -> bool:
+    try:
+        out = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return flag in (out.stdout + out.stderr)
 
 
 def _mode_refusal() -> str:
@@ -259,7 +269,9 @@ class Worker:
         for src, dest in binds:
             cmd += ["--ro-bind", src, dest]
         cmd += ["--proc", "/proc", "--dev", "/dev"]
-        cmd += ["--size", str(self.limits.scratch_mb << 20), "--tmpfs", "/tmp"]
+        if _bwrap_supports(bwrap, "--size"):  # bubblewrap >= 0.8; older ones: FSIZE only
+            cmd += ["--size", str(self.limits.scratch_mb << 20)]
+        cmd += ["--tmpfs", "/tmp"]
         cmd += ["--remount-ro", "/", "--chdir", "/tmp"]
         cmd += ["--", python, "-I", f"{SANDBOX_ROOT}/worker.py"]
         return cmd

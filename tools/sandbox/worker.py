@@ -430,6 +430,12 @@ def _child_main(req: dict, chan_fd: int, out_fd: int, err_fd: int, scratch: str)
     os.dup2(err_fd, 2)
     for fd in (null, out_fd, err_fd):
         os.close(fd)
+    # Nothing else the template holds reaches the call: only stdio and the result channel.
+    for entry in os.listdir("/proc/self/fd"):
+        fd = int(entry)
+        if fd > 2 and fd != chan_fd:
+            with contextlib.suppress(OSError):
+                os.close(fd)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _set_limits(req.get("limits", {}))
