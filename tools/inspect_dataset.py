@@ -126,6 +126,7 @@ def inspect_dataset(args: InspectDatasetArgs, ctx: ToolContext) -> ToolResult:
         ),
         "labels": list(spec.labels),
         "metric_candidates": metrics,
+        "latest_values": latest_values,
         "head": head,
         "tail": tail,
     }

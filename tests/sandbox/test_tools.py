@@ -44,6 +44,7 @@ def test_inspect_dataset_reports_schema_periods_metrics_and_samples(ctx):
     assert ref.payload["columns"][:3] == ["column", "dtype", "unit"]
     assert len(ref.payload["rows"]) == 14
     assert ref.payload["meta"]["latest_period"] == "2009Q3"
+    assert ref.payload["meta"]["latest_values"]["unemp"] == {"value": 9.6, "period": "2009Q3"}
     assert ref.payload["meta"]["column_units"]["realgdp"] == "USD billion"
     json.dumps(result.envelope())  # what the model receives is plain JSON
 
