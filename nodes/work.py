@@ -12,8 +12,9 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context, refs_block
+from refgate.nodes.common import Deps, PassTimer, event, load_prompt, make_context, refs_block
 from refgate.nodes.loop import run_tool_pass
+from refgate.tools.registry import tools_for
 
 
 def _datasets_block(ctx) -> str:
@@ -52,9 +53,15 @@ def make_work(deps: Deps):
             f"{_gate_issues_block(state)}"
         )
         model = deps.model("work", ctx.settings)
+        # A chosen skill may forbid a tool by name (e.g. no RunPython for explanations).
+        forbidden = {str(f).strip() for f in plan.get("forbidden") or []}
+        allowed = [t for t in tools_for("work") if t not in forbidden]
+        if len(allowed) < len(tools_for("work")):
+            events.append(event("tools_forbidden_by_skill", "work",
+                                tools=sorted(set(tools_for("work")) - set(allowed))))
         out = run_tool_pass(pass_name="work", model=model,
                             messages=[SystemMessage(load_prompt("work")), HumanMessage(human)],
-                            ctx=ctx, max_rounds=ctx.settings.rounds_for("work"))
+                            ctx=ctx, max_rounds=ctx.settings.rounds_for("work"), allowed=allowed)
         events.extend(out.events)
         issued = {r.id: r for r in ctx.ledger.issued}
         notes = out.final_text

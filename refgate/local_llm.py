@@ -52,6 +52,15 @@ def available() -> bool:
     return importlib.util.find_spec("llama_cpp") is not None and gguf_path() is not None
 
 
+def _die_with_parent() -> None:
+    """In the child: ask Linux to end the server when refgate dies (no orphaned servers)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -86,7 +95,7 @@ class LocalModelServer:
             "--n_threads", str(max(os.cpu_count() or 1, 1)),
         ]
         self._proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
-                                      start_new_session=True)
+                                      start_new_session=True, preexec_fn=_die_with_parent)
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
