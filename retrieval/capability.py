@@ -23,7 +23,7 @@ UNTRUSTED_FIELDS = ["hits[].text", "hits[].section"]
 MAX_K = 50
 
 _lock = threading.Lock()
-_loaded: dict[Path, tuple[float, DocumentIndex]] = {}
+_loaded: dict[Path, tuple[tuple[int, int], DocumentIndex]] = {}
 
 
 class NoDocumentIndex(DocumentIndexError):
@@ -45,7 +45,8 @@ def open_index(workspace: Any, settings: Any = None) -> DocumentIndex:
             f"no document index for workspace {workspace.name!r} yet ({path} is missing); "
             f"build it with: refgate index --workspace {where}"
         )
-    mtime = manifest.stat().st_mtime
+    stat = manifest.stat()
+    mtime = (stat.st_mtime_ns, stat.st_size)
     with _lock:
         cached = _loaded.get(path)
         if cached is not None and cached[0] == mtime:
