@@ -93,9 +93,26 @@ def _prelude_entries() -> tuple[dict[str, str], ...]:
     return ({"name": "emit_result", "signature": sig, "doc": doc, "kind": "prelude"},)
 
 
+_QUOTED = re.compile(r"(:\s*|->\s*|=\s*)'([^']*)'")
+_RETURNS = re.compile(r"\)\s*->\s*[^)]*$")
+
+
+def clean_signature(signature: str) -> str:
+    """``f(x: 'str') -> refgate.tools.engine.Evidence`` -> ``f(x: str)``: what a caller needs."""
+    plain = _QUOTED.sub(
+        lambda m: m.group(1) + m.group(2) if m.group(1).startswith((":", "-")) else m.group(0),
+        signature,
+    )
+    return _RETURNS.sub(")", plain)
+
+
 def entries() -> list[dict[str, str]]:
     """The catalog as generated from signatures and docstrings, plus the prelude helper."""
-    out = [dict(cap.describe(), kind="capability") for cap in catalog().values()]
+    out = []
+    for cap in catalog().values():
+        entry = dict(cap.describe(), kind="capability")
+        entry["signature"] = clean_signature(entry["signature"])
+        out.append(entry)
     return out + [dict(e) for e in _prelude_entries()]
 
 

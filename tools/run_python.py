@@ -115,7 +115,11 @@ def _mounts(workspace: Workspace | None) -> list[DatasetMount]:
 
 
 def _capability_listing() -> list[dict[str, str]]:
-    return [cap.describe() for cap in catalog().values()]
+    from refgate.tools.read_capability import clean_signature
+
+    return [
+        dict(cap.describe(), signature=clean_signature(cap.signature)) for cap in catalog().values()
+    ]
 
 
 def execute(
