@@ -267,3 +267,47 @@ def test_read_capability_lists_everything_and_handles_misses(ctx):
     assert not miss.ok and "no capability named 'topn'" in miss.error and "top_n" in miss.error
     none = run("ReadCapability", ctx, query="zzzz qqqq")
     assert none.ok and none.data["matches"] == [] and none.refs == []
+
+
+def test_parquet_datasets_work_in_inspect_and_in_the_sandbox(tmp_path, ledger, settings):
+    import shutil as _shutil
+
+    import pandas as pd
+
+    from refgate.tools.run_python import run_python
+    from refgate.workspace import load_workspace
+
+    frame = pd.DataFrame({"year": [2020, 2021, 2022], "sales": [1.5, 2.5, 4.0]})
+    frame.to_parquet(tmp_path / "s.parquet")
+    (tmp_path / "refgate.toml").write_text(
+        '[datasets.s]\npath = "s.parquet"\n[datasets.s.columns.sales]\nunit = "USD"\n'
+        'scale = "million"\n'
+    )
+    ws = load_workspace(tmp_path)
+    ctx = ToolContext("work", ledger, settings, ws)
+    data = run("InspectDataset", ctx, dataset="s").data
+    assert data["latest_period"] == "2022" and data["latest_values"]["sales"]["value"] == 4.0
+    if _shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap not installed")
+    result = run_python(
+        "emit_result(values={'sales': datasets['s'].sales.sum()}, sources=['s'])",
+        workspace=ws,
+        settings=settings,
+    )
+    assert result.ok, result.error
+    assert result.refs[1].payload["values"] == {"sales": 8.0}
+    assert result.refs[1].payload["scale"] == {"sales": "million"}
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("f(a: 'str', k: 'int' = 10) -> 'Evidence'", "f(a: str, k: int = 10)"),
+        ("g(x: str = 'a:b') -> refgate.tools.engine.Evidence", "g(x: str = 'a:b')"),
+        ("h()", "h()"),
+    ],
+)
+def test_capability_signatures_are_shown_plainly(raw, shown):
+    from refgate.tools.read_capability import clean_signature
+
+    assert clean_signature(raw) == shown
