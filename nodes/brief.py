@@ -167,6 +167,11 @@ def make_brief(deps: Deps):
         ctx = make_context("brief", fresh, deps, config=config, store=store)
         timer = PassTimer("brief", ctx)
         events = [timer.start_event(run_id=ctx.run_id)]
+        if ctx.workspace is not None and ctx.workspace.datasets:
+            # Warm the sandbox while BRIEF thinks, so WORK's first RunPython is fast.
+            from refgate.tools.run_python import prewarm
+
+            prewarm(ctx.workspace, ctx.settings)
         question = (state.get("question") or "").strip()
         if not question:
             raise ValueError("the question is empty: ask something about the workspace")

@@ -79,7 +79,7 @@ def capability(func: Callable[..., Any]) -> Callable[..., Any]:
     doc = inspect.getdoc(func)
     if not doc:
         raise ValueError(f"capability {func.__name__} needs a docstring (it is the API's doc)")
-    sig = inspect.signature(func)
+    sig = inspect.signature(func, eval_str=True)
     params = [p for p in sig.parameters.values() if p.name != "env"]
     shown = sig.replace(parameters=params)
     _CATALOG[func.__name__] = Capability(func.__name__, func, f"{func.__name__}{shown}", doc)
