@@ -2,9 +2,9 @@
 
 - No URL (default): SQLite under the workspace's ``.refgate/`` (``./.refgate/`` without a
   workspace): checkpoints in ``checkpoints.sqlite`` (``SqliteSaver``), the store in
-  ``memory/store-<embedder>.sqlite`` (``SqliteStore`` with the sqlite-vec embedding index of
-  ``refgate.store``; one file per embedder, since vectors of two models cannot be compared).
-- ``sqlite:///path/to/file.sqlite``: the checkpoints there, the store beside it.
+  ``refgate.sqlite`` (``SqliteStore`` with the sqlite-vec embedding index of ``refgate.store``;
+  the same file and index ``refgate.memory.open_store`` opens).
+- ``sqlite:///path/to/x.sqlite``: the checkpoints there, the store in ``x.store.sqlite``.
 - ``postgresql://...`` (or ``postgres://``): ``PostgresSaver`` and ``PostgresStore`` over one
   connection pool (``refgate[postgres]``). The store gets the embedding index when the server
   offers the pgvector extension; without it decisions are stored and listed, and recall ranks
@@ -30,6 +30,7 @@ from typing import Any
 from refgate.config import ConfigError, Settings
 
 CHECKPOINTS_FILE = "checkpoints.sqlite"
+STORE_FILE = "refgate.sqlite"
 #: Custom types refgate's state holds; checkpoints deserialize them without warnings.
 STATE_TYPES = [("refgate.refs", "Ref")]
 _PG_SCHEMES = ("postgresql://", "postgres://")
@@ -42,12 +43,6 @@ class PersistenceTarget:
     backend: str  # "sqlite" or "postgres"
     location: str  # the checkpoint file, or the URL without its password
     url: str  # what is opened: the checkpoint file path, or the full URL
-
-    def store_path(self, embedder: str | None) -> Path:
-        """The SQLite store file beside the checkpoints (``embedder`` None: no index)."""
-        if self.backend != "sqlite":
-            raise ValueError("only the SQLite backend keeps its store in a file")
-        return Path(self.url).parent / "memory" / f"store-{embedder or 'plain'}.sqlite"
 
 
 def checkpoint_serde() -> Any:
@@ -104,15 +99,15 @@ def sqlite_module() -> tuple[Any, bool]:
     return pysqlite3, True
 
 
-def _store_file(checkpoints: Path, index: dict | None) -> Path:
-    """``memory/store-<embedder>.sqlite`` beside the checkpoints (``plain``: no usable index)."""
-    embedder = None
-    if index and sqlite_module()[1]:
-        embedder = getattr(index["embed"], "backend", "custom")
-    return checkpoints.parent / "memory" / f"store-{embedder or 'plain'}.sqlite"
+def _store_file(checkpoints: Path) -> Path:
+    """The store beside the checkpoints: ``refgate.sqlite`` in the default folder (the file
+    ``refgate.memory.open_store`` opens too), else ``<name>.store.sqlite``."""
+    if checkpoints.name == CHECKPOINTS_FILE:
+        return checkpoints.parent / STORE_FILE
+    return checkpoints.with_name(checkpoints.stem + ".store.sqlite")
 
 
-def default_store_file(settings: Settings, workspace: Any = None, *, semantic: bool = True) -> Path:
+def default_store_file(settings: Settings, workspace: Any = None) -> Path:
     """The SQLite store file ``open_persistence`` uses for ``settings`` and ``workspace``.
 
     Other code opening the same memory (e.g. ``refgate.memory``) should open this file, with
@@ -121,12 +116,7 @@ def default_store_file(settings: Settings, workspace: Any = None, *, semantic: b
     target = persistence_target(settings, workspace)
     if target.backend != "sqlite":
         raise ValueError("the store is in PostgreSQL, not in a file")
-    index = None
-    if semantic:
-        from refgate.store import index_config
-
-        index = index_config(settings)
-    return _store_file(Path(target.url), index)
+    return _store_file(Path(target.url))
 
 
 @contextlib.contextmanager
@@ -153,14 +143,14 @@ def open_sqlite(
 ) -> Iterator[tuple[Any, Any]]:
     """``(SqliteSaver, SqliteStore)``; both connections close on exit.
 
-    The store lives in ``store_file`` (default ``memory/store-<embedder>.sqlite`` beside the
-    checkpoints). Without a SQLite that loads extensions it is opened without its index.
+    The store lives in ``store_file`` (default: beside the checkpoints, see the module doc).
+    Without a SQLite that loads extensions it is opened without its index.
     """
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     checkpoints = Path(checkpoints)
     checkpoints.parent.mkdir(parents=True, exist_ok=True)
-    store_file = Path(store_file) if store_file else _store_file(checkpoints, index)
+    store_file = Path(store_file) if store_file else _store_file(checkpoints)
     saver_conn = sqlite3.connect(str(checkpoints), check_same_thread=False)
     try:
         saver_conn.execute("PRAGMA journal_mode=WAL")
@@ -308,5 +298,5 @@ async def open_async_persistence(
         await conn.execute("PRAGMA busy_timeout=10000")
         checkpointer = AsyncSqliteSaver(conn, serde=checkpoint_serde())
         await checkpointer.setup()
-        with open_sqlite_store(_store_file(checkpoints, index), index=index) as store:
+        with open_sqlite_store(_store_file(checkpoints), index=index) as store:
             yield checkpointer, store

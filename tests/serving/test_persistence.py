@@ -78,7 +78,7 @@ def test_default_is_one_sqlite_file_under_the_workspace(workspace):
         assert type(store).__name__ == "SqliteStore"
         assert store.index_config["dims"] == STORE_DIMS
     assert Path(target.url).is_file()
-    assert (workspace.state_dir / "memory" / "store-hashing.sqlite").is_file()
+    assert (workspace.state_dir / "refgate.sqlite").is_file()
     # No workspace: ./.refgate/ of the current folder.
     assert persistence_target(Settings(), None).url == str(
         Path.cwd() / ".refgate/checkpoints.sqlite"
@@ -220,8 +220,20 @@ def test_default_store_file_is_the_one_open_persistence_uses(workspace):
     from refgate.persistence import default_store_file
 
     path = default_store_file(Settings(), workspace)
-    assert path.name in ("store-hashing.sqlite", "store-plain.sqlite")
+    assert path == workspace.state_dir / "refgate.sqlite"
     with open_persistence(Settings(), workspace) as (_, store):
         store.put(("probe",), "k", {"decision": "probe decision", "why": ""})
     assert path.is_file()
-    assert default_store_file(Settings(), workspace, semantic=False).name == "store-plain.sqlite"
+    url = Settings(database_url=f"sqlite:///{workspace.root}/db/x.sqlite")
+    assert default_store_file(url, workspace) == workspace.root / "db" / "x.store.sqlite"
+
+
+def test_memory_open_store_sees_what_the_cli_persistence_stored(workspace):
+    memory = pytest.importorskip("refgate.memory")
+    if not hasattr(memory, "open_store"):
+        pytest.skip("refgate.memory has no open_store")
+    ns = ("refgate", workspace.name, "decisions")
+    with open_persistence(Settings(), workspace) as (_, store):
+        store.put(ns, "shared", {"decision": "shared decision", "why": "both openers"})
+    with memory.open_store(workspace, Settings()) as store:
+        assert store.get(ns, "shared").value["decision"] == "shared decision"
