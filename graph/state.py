@@ -7,7 +7,10 @@ by every pass). Everything else is written by one pass and read by later ones.
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, NotRequired, TypedDict
+from typing import Annotated, Any, NotRequired
+
+# typing_extensions' TypedDict: pydantic (LangServe, Studio schemas) refuses typing's on 3.11.
+from typing_extensions import TypedDict
 
 from refgate.refs import Ref, merge_refs
 

@@ -53,11 +53,22 @@ def _load_workspace_cached(path: str) -> Workspace:
 
 
 def resolve_workspace(state: dict[str, Any], deps: Deps) -> Workspace | None:
-    """The run's workspace: the input's ``workspace`` path, else the graph's default, else none."""
+    """The run's workspace: the input's ``workspace`` path, else the graph's default, else the
+    ``REFGATE_WORKSPACE`` folder (how a served graph gets one), else none."""
     path = state.get("workspace")
     if path:
-        return _load_workspace_cached(str(Path(path).expanduser().resolve()))
-    return deps.workspace
+        resolved = Path(path).expanduser().resolve()
+        allowed = [Path(p).expanduser().resolve()
+                   for p in os.environ.get("REFGATE_ALLOWED_WORKSPACES", "").split(os.pathsep) if p]
+        if allowed and not any(resolved == a or a in resolved.parents for a in allowed):
+            raise PermissionError(f"workspace {resolved} is outside REFGATE_ALLOWED_WORKSPACES")
+        return _load_workspace_cached(str(resolved))
+    if deps.workspace is not None:
+        return deps.workspace
+    env_path = os.environ.get("REFGATE_WORKSPACE")
+    if env_path:
+        return _load_workspace_cached(str(Path(env_path).expanduser().resolve()))
+    return None
 
 
 def now_iso() -> str:

@@ -86,7 +86,8 @@ def history_summary(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
     interrupts = 0
     stamps: list[str] = []
     steps = 0
-    for n, tup in enumerate(saver.list(cfg)):  # newest first
+    # Read a bounded list (not a half-consumed generator: async savers complain).
+    for n, tup in enumerate(list(saver.list(cfg, limit=HISTORY_LIMIT))):  # newest first
         if n >= HISTORY_LIMIT:
             break
         meta = tup.metadata or {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import signal
 import time
 import uuid
 from pathlib import Path
@@ -191,6 +192,10 @@ def _record_audit(workspace, thread_id, question, result, settings, started) -> 
     )
 
 
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
 @app.command()
 def ask(
     question: str = typer.Argument(None, help="The question (omit with --thread to resume)."),
@@ -203,6 +208,8 @@ def ask(
     model: str = typer.Option(None, "--model", "-m", help="Model name (overrides REFGATE_MODEL)."),
 ) -> None:
     """Answer a question about a workspace; every claim is gated on the refs it cites."""
+    # On SIGTERM unwind normally, so the local model server and the databases are closed.
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     code = run_question(question, workspace_path=workspace, thread=thread, model=model,
                         json_out=json_out)
     raise typer.Exit(code)

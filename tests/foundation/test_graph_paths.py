@@ -186,3 +186,10 @@ def test_empty_question_is_a_clear_error(settings):
     model = ScriptedChatModel(responses=[])
     with pytest.raises(ValueError, match="question is empty"):
         run(model, settings, question="   ")
+
+
+def test_served_graphs_can_restrict_workspaces(settings, monkeypatch, tmp_path):
+    monkeypatch.setenv("REFGATE_ALLOWED_WORKSPACES", str(tmp_path / "allowed"))
+    graph = build_graph(model=ScriptedChatModel(responses=[]), settings=settings)
+    with pytest.raises(PermissionError, match="outside REFGATE_ALLOWED_WORKSPACES"):
+        graph.invoke({"question": "q", "workspace": "/etc"})
