@@ -92,7 +92,8 @@ class LocalModelServer:
             "--host", "127.0.0.1",
             "--port", str(self.port),
             "--n_ctx", str(self.n_ctx),
-            "--n_threads", str(max(os.cpu_count() or 1, 1)),
+            # One thread: OpenMP's spinning threads collapse throughput when cores are shared.
+            "--n_threads", "1",
         ]
         self._proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
                                       start_new_session=True, preexec_fn=_die_with_parent)
