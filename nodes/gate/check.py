@@ -47,19 +47,22 @@ def _ranks(text: str) -> list[tuple[int, int, str]]:
         if glued and m.group()[0].isascii() and m.group()[0].isalpha():
             continue
         out.append((s, m.end(), text[s : m.end()]))
-    for m in _RANK_DIGIT.finditer(low):
-        s = m.start()
-        if s and (low[s - 1].isdigit() or low[s - 1] in ".,"):
-            continue
-        out.append((s, m.end(), text[s : m.end()]))
+    # _RANK_DIGIT needs 위, 등, or an ordinal followed by a superlative (…est), place or position.
+    if "위" in low or "등" in low or "est" in low or "place" in low or "position" in low:
+        for m in _RANK_DIGIT.finditer(low):
+            s = m.start()
+            if s and (low[s - 1].isdigit() or low[s - 1] in ".,"):
+                continue
+            out.append((s, m.end(), text[s : m.end()]))
     return out
 
 
 _BARE_YEAR = re.compile(r"(?:19|20)\d\d")
+_DIGIT = re.compile(r"\d")
 _EPS = 1e-14  # float slack, relative; far below any shown precision
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class _Mention:
     kind: str  # number | date | ranking
     text: str
@@ -113,17 +116,20 @@ def _mentions_in(text: str, header: str = "") -> list[_Mention]:
     for a, b, rtext in _ranks(text):
         out.append(_Mention("ranking", rtext))
         masked.append((a, b))
-    dms = find_dates(text)
+    digits = _DIGIT.search(text) is not None
+    # Without a digit the only possible date is an ordinal quarter with no year ("first quarter").
+    dms = find_dates(text) if digits or "quarter" in text.lower() else []
     for dm in dms:
-        if any(a <= dm.start < b for a, b in masked):
+        if masked and any(a <= dm.start < b for a, b in masked):
             continue
         out.append(_Mention("date", dm.text, keys=dm.keys))
         masked.append((dm.start, dm.end))
     for a, b in find_as_of(text):
         if not any(b <= d.start <= b + 40 for d in dms):
             out.append(_Mention("date", text[a:b], keys=("asof",)))
-    for num in find_numbers(text, masked):
-        out.append(_Mention("number", num.text.strip(), num=_with_header(num, header)))
+    if digits:
+        for num in find_numbers(text, masked):
+            out.append(_Mention("number", num.text.strip(), num=_with_header(num, header)))
     return out
 
 

@@ -105,9 +105,11 @@ _DATE_RE = re.compile("|".join(f"{_GUARDS[k]}(?:{'|'.join(v)})" for k, v in _bra
 _AS_OF = re.compile(r"\bas\s+(?:of|at)\b|기준|현재", re.I)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class DateMention:
-    """One date or period stated in text, as one or more canonical keys (a range gives two)."""
+    """One date or period stated in text, as one or more canonical keys (a range gives two).
+
+    Treat as immutable (not frozen only because frozen dataclasses are slower to build)."""
 
     text: str
     start: int
@@ -167,7 +169,14 @@ _ANCHOR_WORD = re.compile(
     r"Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec|Q|H|FY|CY|first|First|second|Second"
     r"|third|Third|fourth|Fourth|fiscal|Fiscal|상반기|하반기"
 )
-_DIGITS = re.compile(r"\d+")
+#: Digit runs that can start a date: a run starting 19/20 (a year), or a run of one or two digits
+#: followed by a blank, an ordinal suffix, "Q" or 분 (16 December, 1st quarter, 4Q08, 3분기).
+#: Other runs ("58" of "58,684.5", "10" of "10-K") cannot start any branch of ``_DATE_RE``.
+_DIGIT_ANCHOR = re.compile(r"(?<!\d)(?:19|20|\d\d?(?!\d)(?=[\ssnrtQ분]))")
+#: The named groups of each branch, as (key, group name) pairs.
+_GROUPS: dict[str, tuple[tuple[str, str], ...]] = {
+    name: tuple((k, f"{name}_{k}") for k in keys) for name, keys in _GROUP_NAMES.items()
+}
 
 
 def find_dates(text: str) -> list[DateMention]:
@@ -176,12 +185,12 @@ def find_dates(text: str) -> list[DateMention]:
     # Digit runs that start a token (not the "214" of "63,214" or the "5" of "1.5").
     anchors = [
         s
-        for m in _DIGITS.finditer(text)
+        for m in _DIGIT_ANCHOR.finditer(text)
         if not ((s := m.start()) and text[s - 1] in ",." and text[s - 2 : s - 1].isdigit())
     ]
     words = [m.start() for m in _ANCHOR_WORD.finditer(text)]
     if words:
-        anchors = sorted(set(anchors).union(words))
+        anchors = sorted(set(anchors).union(words)) if anchors else words
     last = -1
     match = _DATE_RE.match
     for pos in anchors:
@@ -194,7 +203,7 @@ def find_dates(text: str) -> list[DateMention]:
         if not name:
             continue
         name = name[1:]
-        g = {k: m.group(f"{name}_{k}") for k in _GROUP_NAMES[name]}
+        g = {k: m.group(full) for k, full in _GROUPS[name]}
         keys = _keys(name, g)
         if keys:
             out.append(DateMention(m.group(), m.start(), m.end(), keys))

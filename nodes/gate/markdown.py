@@ -73,6 +73,10 @@ _ABBREV = {
     "mo",
     "mos",
 }
+_CITE_SEP = re.compile(r"[,;\s]+")
+_BRACKETS_SEP = re.compile(r"[,;\s\[\]]+")
+_PIPE = re.compile(r"(?<!\\)\|")
+_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz.")
 _BOUNDARY = re.compile(r"[.!?。！？](?=\s)|(?<=다\.)(?=\S)")
 
 
@@ -108,7 +112,9 @@ def _scrub(text: str) -> str:
         return " " * len(m.group())
 
     text = _NOISE.sub(link, text)
-    return _EMPH.sub("", text)
+    if "**" in text or "__" in text or "~~" in text:
+        return _EMPH.sub("", text)
+    return text
 
 
 def extract_citations(text: str, known: set[str] | dict) -> tuple[str, list[str], list[str]]:
@@ -121,7 +127,7 @@ def extract_citations(text: str, known: set[str] | dict) -> tuple[str, list[str]
             return " "
         if link is not None:  # [text](url): keep the text
             return inner
-        tokens = [t for t in re.split(r"[,;\s]+", inner.strip()) if t]
+        tokens = [t for t in _CITE_SEP.split(inner.strip()) if t]
         if tokens and all(t in known or _ID_LIKE.match(t) for t in tokens):
             cites.extend(tokens)
             return " "
@@ -129,22 +135,35 @@ def extract_citations(text: str, known: set[str] | dict) -> tuple[str, list[str]
             return " "  # [1] footnote markers, [x] checkboxes
         return m.group()
 
-    out = _BRACKET.sub(repl, text)
-    out = _BARE_ID.sub(lambda m: " " * len(m.group()), out)
+    out = _BRACKET.sub(repl, text) if "[" in text else text
+    if "_" in out:
+        out = _BARE_ID.sub(_blank, out)
     return out, cites, []
+
+
+def _blank(m: re.Match[str]) -> str:
+    return " " * len(m.group())
 
 
 def _sentences(text: str, known: set[str] | dict) -> list[str]:
     parts: list[str] = []
     start = 0
+    n = len(text)
     for m in _BOUNDARY.finditer(text):
         end = m.end()
-        word = re.search(r"([A-Za-z.]+)[.]?$", text[start:end])
-        if m.group() == "." and word:
-            w = word.group(1).rstrip(".").lower()
-            if w in _ABBREV or ("." in w and w.replace(".", "").isalpha()) or len(w) == 1:
-                continue
-        nxt = text[end:].lstrip()[:1]
+        if m.group() == ".":
+            # The run of [A-Za-z.] that ends the sentence so far ("Inc.", "U.S.", "e.g.").
+            j = end
+            while j > start and text[j - 1] in _WORD_CHARS:
+                j -= 1
+            if j < end:
+                w = text[j:end].rstrip(".").lower()
+                if w in _ABBREV or ("." in w and w.replace(".", "").isalpha()) or len(w) == 1:
+                    continue
+        k = end
+        while k < n and text[k].isspace():
+            k += 1
+        nxt = text[k] if k < n else ""
         if nxt and nxt.islower() and nxt.isascii():
             continue
         parts.append(text[start:end])
@@ -166,7 +185,7 @@ _LEAD_CITES = re.compile(r"^\s*((?:\[[^\[\]\n]{1,400}\]\s*)+)")
 
 
 def _is_citation(brackets: str, known: set[str] | dict) -> bool:
-    tokens = [t for t in re.split(r"[,;\s\[\]]+", brackets) if t]
+    tokens = [t for t in _BRACKETS_SEP.split(brackets) if t]
     return bool(tokens) and all(t in known or _ID_LIKE.match(t) for t in tokens)
 
 
@@ -176,7 +195,7 @@ def _split_row(line: str) -> list[str]:
         s = s[1:]
     if s.endswith("|") and not s.endswith("\\|"):
         s = s[:-1]
-    return [c.strip() for c in re.split(r"(?<!\\)\|", s)]
+    return [c.strip() for c in _PIPE.split(s)]
 
 
 def split_units(answer: str, known: set[str] | dict) -> tuple[list[Unit], list[tuple[str, int]]]:
@@ -188,6 +207,9 @@ def split_units(answer: str, known: set[str] | dict) -> tuple[list[Unit], list[t
     para_line = 0
     in_fence = False
     prev_line_cites: list[str] = []
+    # The line before a table gives its rows their citations; read lazily, only when a table
+    # follows (a plain line's citations are found from ``prev_line_src``).
+    prev_line_src: str | None = None
     i = 0
     n = len(lines)
 
@@ -203,7 +225,7 @@ def split_units(answer: str, known: set[str] | dict) -> tuple[list[Unit], list[t
 
     while i < n:
         raw = lines[i]
-        if _FENCE.match(raw):
+        if ("`" in raw or "~" in raw) and _FENCE.match(raw):
             flush()
             in_fence = not in_fence
             i += 1
@@ -211,7 +233,7 @@ def split_units(answer: str, known: set[str] | dict) -> tuple[list[Unit], list[t
         if in_fence:
             i += 1
             continue
-        if _NOT_VERIFIED.match(raw):
+        if "#" in raw and _NOT_VERIFIED.match(raw):
             flush()
             level = len(raw.strip()) - len(raw.strip().lstrip("#"))
             i += 1
@@ -221,7 +243,7 @@ def split_units(answer: str, known: set[str] | dict) -> tuple[list[Unit], list[t
                     break
                 i += 1
             continue
-        line = _QUOTE.sub("", raw)
+        line = _QUOTE.sub("", raw) if ">" in raw else raw
         # Tables: a row of pipes followed by a separator row.
         if "|" in line and i + 1 < n and _TABLE_SEP.match(_QUOTE.sub("", lines[i + 1])):
             flush()
@@ -229,25 +251,24 @@ def split_units(answer: str, known: set[str] | dict) -> tuple[list[Unit], list[t
             h_clean, h_cites, _ = extract_citations(_scrub(line), known)
             all_cites.extend((c, i) for c in h_cites)
             heads = [extract_citations(_scrub(h), known)[0].strip() for h in header]
+            head_rank = [bool(_RANK_COL.match(h)) for h in heads]
+            head_period = [bool(_PERIOD_COL.search(h)) for h in heads]
+            if prev_line_src is not None:
+                prev_line_cites = extract_citations(prev_line_src, known)[1]
             inherit = h_cites or prev_line_cites
             i += 2
             while i < n and "|" in lines[i] and lines[i].strip():
-                row_raw = _QUOTE.sub("", lines[i])
+                row_raw = _QUOTE.sub("", lines[i]) if ">" in lines[i] else lines[i]
                 cells_raw = _split_row(row_raw)
                 row_cites: list[str] = []
                 cells: list[Cell] = []
                 for j, c in enumerate(cells_raw):
                     ctext, ccites, _ = extract_citations(_scrub(c), known)
                     row_cites.extend(ccites)
-                    head = heads[j] if j < len(heads) else ""
-                    cells.append(
-                        Cell(
-                            ctext.strip(),
-                            head,
-                            bool(_RANK_COL.match(head)),
-                            bool(_PERIOD_COL.search(head)),
-                        )
-                    )
+                    if j < len(heads):
+                        cells.append(Cell(ctext.strip(), heads[j], head_rank[j], head_period[j]))
+                    else:
+                        cells.append(Cell(ctext.strip(), "", False, False))
                 all_cites.extend((c, i) for c in row_cites)
                 text = " | ".join(c.text for c in cells)
                 units.append(
@@ -255,12 +276,13 @@ def split_units(answer: str, known: set[str] | dict) -> tuple[list[Unit], list[t
                 )
                 i += 1
             prev_line_cites = []
+            prev_line_src = None
             continue
         if not line.strip():
             flush()
             i += 1
             continue
-        hm = _HEADING.match(line)
+        hm = _HEADING.match(line) if "#" in line else None
         if hm:
             flush()
             body = _NUMBERING.sub("", hm.group(2).rstrip("#").strip())
@@ -268,15 +290,16 @@ def split_units(answer: str, known: set[str] | dict) -> tuple[list[Unit], list[t
             units.append(Unit(clean, "heading", i, cites, raw=hm.group(2)))
             all_cites.extend((c, i) for c in cites)
             prev_line_cites = cites
+            prev_line_src = None
             i += 1
             continue
-        fm = _FOOTDEF.match(line)
+        fm = _FOOTDEF.match(line) if "[^" in line else None
         lm = _LIST.match(line)
         if fm or lm:
             flush()
             para = [line[(fm or lm).end() :]]
             para_line = i
-            prev_line_cites = extract_citations(line, known)[1]
+            prev_line_src = line
             # Continuation lines of the item (indented, not a new block).
             i += 1
             while i < n and lines[i].strip() and lines[i].startswith((" ", "\t")):
@@ -289,7 +312,7 @@ def split_units(answer: str, known: set[str] | dict) -> tuple[list[Unit], list[t
         if not para:
             para_line = i
         para.append(line.strip())
-        prev_line_cites = extract_citations(line, known)[1]
+        prev_line_src = line
         i += 1
     flush()
     return units, all_cites

@@ -64,9 +64,10 @@ _CURRENCY = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Num:
-    """One number stated in text.
+    """One number stated in text (treat as immutable; not frozen only because frozen dataclasses
+    are several times slower to build, and the gate builds one per number of every claim and cell).
 
     ``shown`` is the value as written in its own scale (``4.5`` in "$4.5 billion"), ``step`` the
     place of its last shown digit in those units (0.1), ``scale`` the multiplier of its scale
@@ -149,6 +150,11 @@ _SCALE_FIRST = frozenset("tmbkKMB")
 _SUFFIX_FIRST = frozenset("%pbt퍼포배")
 _X_FIRST = frozenset("xX×")
 _CUR_FIRST = frozenset("deywUEGJKCR원달엔위")
+#: Characters right after a number that can begin its right context besides letters: blanks (a
+#: spaced scale word or unit), %, a closing parenthesis, ×.
+_RIGHT_FIRST = frozenset(" \t%)×")
+#: The last character of a non-blank left context (sign, parenthesis, currency symbol) or blank.
+_LEFT_LAST = frozenset(" \t-−+($€£¥₩")
 
 
 def _first(text: str, i: int, width: int) -> str:
@@ -166,120 +172,127 @@ def _in_spans(s: int, spans: list[tuple[int, int]]) -> bool:
 def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list[Num]:
     """Every number stated in ``text`` outside the ``masked`` spans (dates, ranks, ids)."""
     out: list[Num] = []
-    masked = masked or []
     pos = 0
     n = len(text)
+    search = _CORE.search
     while True:
-        m = _CORE.search(text, pos)
+        m = search(text, pos)
         if m is None:
             break
-        s, e = m.start(), m.end()
+        s, e = m.span()
         pos = e
         if masked and _in_spans(s, masked):
             continue
         prev = text[s - 1] if s else ""
         nxt = text[e] if e < n else ""
         # Glued to an identifier (Q4, v1.2, COVID-19, 10-K, x86) or a version string: not a number.
-        if prev and (prev.isascii() and (prev.isalnum() or prev in "_.") or prev in "/^"):
-            continue
-        if prev == "-" and s >= 2 and text[s - 2].isascii() and text[s - 2].isalpha():
-            continue
+        if prev and prev.isascii():
+            if prev.isalnum() or prev in "_./^":
+                continue
+            if prev == "-" and s >= 2 and text[s - 2].isascii() and text[s - 2].isalpha():
+                continue
         if nxt == "-" and e + 1 < n and text[e + 1].isascii() and text[e + 1].isalpha():
             continue
         if nxt == "." and e + 1 < n and text[e + 1].isdigit():
             continue
         digits = m.group()
-        shown = _to_float(digits)
-        step = _dec_step(digits)
-        end = e
-        # Left context: sign, parenthesis, currency prefix.
-        w0 = max(0, s - 8)
-        lm = _LEFT.search(text, w0, s) if _LEFT_HINT.search(text, w0, s) else None
+        shown = float(digits.replace(",", "")) if "," in digits else float(digits)
+        step = _dec_step(digits) if "." in digits else 1.0
+        # Left context: sign, parenthesis, currency prefix. Anything it can hold ends in one of
+        # _LEFT_LAST (or a blank, or a currency code, whose last letter would be glued to the
+        # number and was skipped above).
         sign = paren = negative = False
         cur = ""
         start = s
-        if lm and lm.group().strip():
-            sg_group = "sign" if lm.group("sign") else ("sign2" if lm.group("sign2") else "")
-            if sg_group:
-                sign_at = lm.start(sg_group)
-                before = text[sign_at - 1] if sign_at > 0 else ""
-                # "2017-2019", "10-20%": a dash between numbers is a range, not a sign.
-                if lm.group(sg_group) == "+" or not (before.isascii() and before.isalnum()):
-                    sign = True
-                    negative = lm.group(sg_group) != "+"
-            if lm.group("paren") or lm.group("paren2"):
-                paren = _CLOSE.match(text, e) is not None or bool(_CLOSE_AFTER.match(text, e))
-                if paren:
-                    negative = sign = True
-            if lm.group("cur"):
-                cur = _prefix_currency(lm.group("cur"))
-            if sign or paren or cur:
-                first = min(
-                    lm.start(g) for g in ("sign", "paren", "cur", "paren2", "sign2") if lm.group(g)
-                )
-                start = first
+        if prev and prev in _LEFT_LAST:
+            w0 = s - 8 if s > 8 else 0
+            lm = _LEFT.search(text, w0, s) if _LEFT_HINT.search(text, w0, s) else None
+            if lm and lm.group().strip():
+                sg_group = "sign" if lm.group("sign") else ("sign2" if lm.group("sign2") else "")
+                if sg_group:
+                    sign_at = lm.start(sg_group)
+                    before = text[sign_at - 1] if sign_at > 0 else ""
+                    # "2017-2019", "10-20%": a dash between numbers is a range, not a sign.
+                    if lm.group(sg_group) == "+" or not (before.isascii() and before.isalnum()):
+                        sign = True
+                        negative = lm.group(sg_group) != "+"
+                if lm.group("paren") or lm.group("paren2"):
+                    paren = _CLOSE.match(text, e) is not None or bool(_CLOSE_AFTER.match(text, e))
+                    if paren:
+                        negative = sign = True
+                if lm.group("cur"):
+                    cur = _prefix_currency(lm.group("cur"))
+                if sign or paren or cur:
+                    start = min(
+                        lm.start(g)
+                        for g in ("sign", "paren", "cur", "paren2", "sign2")
+                        if lm.group(g)
+                    )
         scale = 1.0
         has_scale = False
         kind = "plain"
         end = e
-        closed = False
-        if paren:
-            cm = _CLOSE.match(text, e)
-            if cm:  # "(12.3) million": the parenthesis closes before the scale word
-                end, closed = cm.end(), True
-        # Korean compound amounts: 1.2조, 3억 2천만, 5천억, 1,234백만. Each pattern of the right
-        # context is tried only when the character it must start with is there.
-        km = _KO_UNIT.match(text, end) if _first(text, end, 3) in _KO_FIRST else None
-        if km and (km.group("small") or km.group("big")):
-            total, lead, last_place, end = _korean_amount(text, shown, step, km)
-            if lead > 1.0:
-                shown, step, scale, has_scale = total / lead, last_place / lead, lead, True
+        # Right context. Each pattern is tried only when the character it must start with (after
+        # its optional blanks) is there; nothing can follow when ``nxt`` is none of these.
+        if nxt and (nxt in _RIGHT_FIRST or nxt.isalpha()):
+            closed = False
+            if paren:
+                cm = _CLOSE.match(text, e)
+                if cm:  # "(12.3) million": the parenthesis closes before the scale word
+                    end, closed = cm.end(), True
+            # Korean compound amounts: 1.2조, 3억 2천만, 5천억, 1,234백만.
+            km = _KO_UNIT.match(text, end) if _first(text, end, 3) in _KO_FIRST else None
+            if km and (km.group("small") or km.group("big")):
+                total, lead, last_place, end = _korean_amount(text, shown, step, km)
+                if lead > 1.0:
+                    shown, step, scale, has_scale = total / lead, last_place / lead, lead, True
+                else:
+                    shown, step = total, last_place
             else:
-                shown, step = total, last_place
-        else:
-            sm = _EN_SCALE.match(text, end) if _first(text, end, 2) in _SCALE_FIRST else None
-            if sm:
-                w = sm.group("w")
-                # Single letters (4.5m, 10K) count only when glued to the number.
-                if len(w) > 1 or not sm.group("sp"):
-                    scale = SCALE_WORDS[w.lower()]
-                    has_scale = True
-                    end = sm.end()
-        after = _first(text, end, 2)
-        sfx = _SUFFIX.match(text, end) if after in _SUFFIX_FIRST else None
-        xg = _XGLUED.match(text, end) if end == e and nxt in _X_FIRST else None
-        if xg:
-            kind = "x"
-            end = xg.end()
-        elif sfx:
-            if sfx.group("pct"):
-                kind = "percent"
-            elif sfx.group("bp"):
-                kind = "bp"
-            else:
+                sm = _EN_SCALE.match(text, end) if _first(text, end, 2) in _SCALE_FIRST else None
+                if sm:
+                    w = sm.group("w")
+                    # Single letters (4.5m, 10K) count only when glued to the number.
+                    if len(w) > 1 or not sm.group("sp"):
+                        scale = SCALE_WORDS[w.lower()]
+                        has_scale = True
+                        end = sm.end()
+            after = _first(text, end, 2)
+            sfx = _SUFFIX.match(text, end) if after in _SUFFIX_FIRST else None
+            xg = _XGLUED.match(text, end) if end == e and nxt in _X_FIRST else None
+            if xg:
                 kind = "x"
-            end = sfx.end()
-        else:
-            cm2 = _CUR_AFTER.match(text, end) if after in _CUR_FIRST else None
-            if cm2:
-                cur = cur or _CURRENCY.get(cm2.group("cur").lower(), "")
-                end = cm2.end()
-        if paren and not closed:
-            cm = _CLOSE.match(text, end)
-            if cm:
-                end = cm.end()
-        # 3D, 2nd, 3rd: glued letters that are not scale words or units.
-        if (
-            not (sign or has_scale or cur)
-            and kind == "plain"
-            and nxt.isascii()
-            and nxt.isalpha()
-            and not (nxt in _SCALE_FIRST and _EN_SCALE.match(text, e))
-        ):
-            continue
+                end = xg.end()
+            elif sfx:
+                if sfx.group("pct"):
+                    kind = "percent"
+                elif sfx.group("bp"):
+                    kind = "bp"
+                else:
+                    kind = "x"
+                end = sfx.end()
+            else:
+                cm2 = _CUR_AFTER.match(text, end) if after in _CUR_FIRST else None
+                if cm2:
+                    cur = cur or _CURRENCY.get(cm2.group("cur").lower(), "")
+                    end = cm2.end()
+            if paren and not closed:
+                cm = _CLOSE.match(text, end)
+                if cm:
+                    end = cm.end()
+            # 3D, 2nd, 3rd: glued letters that are not scale words or units.
+            if (
+                not (sign or has_scale or cur)
+                and kind == "plain"
+                and nxt.isascii()
+                and nxt.isalpha()
+                and not (nxt in _SCALE_FIRST and _EN_SCALE.match(text, e))
+            ):
+                continue
         value = -shown if negative else shown
         out.append(Num(text[start:end], start, end, value, step, scale, has_scale, kind, sign, cur))
-        pos = max(pos, end)
+        if end > pos:
+            pos = end
     return out
 
 
