@@ -27,6 +27,8 @@ TEXT_KEYS = ("excerpt", "quote", "text", "snippet", "content", "body", "abstract
 _DATE_KEYS = re.compile(
     r"^(?:period|asof|as_of|date|dates|label|start|end|fiscal_?year|fy|year|quarter)$", re.I
 )
+_ASCII_DIGIT = re.compile(r"[0-9]")
+_ASCII_ALPHA = re.compile(r"[A-Za-z]")
 _PERIOD_NAME = re.compile(
     r"\b(?:period|year|date|quarter|as\s?of|fy|fiscal)\b|기간|연도|년도|분기|기준일|일자|날짜", re.I
 )
@@ -42,13 +44,29 @@ def _is_period_name(name: str) -> bool:
     return _PERIOD_NAME.search(name) is not None
 
 
-@dataclass(slots=True)
 class Entry:
-    """One number in a ref: signed value as displayed, its canonical value in an array, where."""
+    """One number in a ref: signed value as displayed, where it is, its currency.
 
-    value: float
-    where: str
-    currency: str
+    ``where`` is formatted on first use (most entries never support a claim): it may be given as
+    a string or as a ``(format, *args)`` tuple.
+    """
+
+    __slots__ = ("_where", "currency", "value")
+
+    def __init__(self, value: float, where: str | tuple[Any, ...], currency: str) -> None:
+        self.value = value
+        self._where = where
+        self.currency = currency
+
+    @property
+    def where(self) -> str:
+        w = self._where
+        if type(w) is tuple:
+            w = self._where = w[0].format(*w[1:])
+        return w
+
+    def __repr__(self) -> str:
+        return f"Entry({self.value!r}, {self.where!r}, {self.currency!r})"
 
 
 def _magnitude(t: tuple[float, Entry]) -> float:
@@ -113,17 +131,21 @@ class RefIndex:
     def external(self) -> bool:
         return self.ref.is_external
 
-    def add_number(self, value: float, unit: Unit, where: str) -> None:
+    def add_number(self, value: float, unit: Unit, where: str | tuple[Any, ...]) -> None:
+        self._add(value, unit.kind, unit.scale, unit.currency, where)
+
+    def _add(
+        self, value: float, k: str, scale: float, currency: str, where: str | tuple[Any, ...]
+    ) -> None:
         if not math.isfinite(value):
             return
-        e = Entry(value, where, unit.currency)
+        e = Entry(value, where, currency)
         self.count += 1
         self.disp.add(value, e)
-        k = unit.kind
         if k == "plain":
-            self.abs.add(value * unit.scale, e)
+            self.abs.add(value * scale, e)
         elif k == "none":
-            self.abs.add(value * unit.scale, e)
+            self.abs.add(value * scale, e)
             self.pct.add(value, e)
             self.x.add(value, e)
         elif k == "percent":
@@ -137,27 +159,45 @@ class RefIndex:
 
     def add_text(self, text: str, base: Unit, where: str) -> None:
         """Numbers and dates stated in a string (a table cell, an excerpt)."""
-        if not any(ch.isdigit() for ch in text):
+        if not (_ASCII_DIGIT.search(text) if text.isascii() else any(c.isdigit() for c in text)):
             return
         dms = find_dates(text)
         for dm in dms:
             for key in dm.keys:
                 self.dates |= date_keys_frozen(key) or {key}
-        for num in find_numbers(text, [(d.start, d.end) for d in dms]):
-            if num.kind == "percent":
-                unit = Unit("percent")
-            elif num.kind == "bp":
-                unit = Unit("bp")
-            elif num.kind == "x":
-                unit = Unit("x")
+        for num in find_numbers(text, [(d.start, d.end) for d in dms] if dms else None):
+            kind = num.kind
+            if kind == "percent" or kind == "bp" or kind == "x":
+                self._add(num.shown, kind, 1.0, "", ("{}={}", where, num.text.strip()))
             elif num.has_scale:
-                unit = Unit("plain", num.scale, True, num.currency or base.currency)
+                cur = num.currency or base.currency
+                self._add(num.shown, "plain", num.scale, cur, ("{}={}", where, num.text.strip()))
             else:
-                unit = Unit(base.kind, base.scale, base.has_scale, num.currency or base.currency)
-            self.add_number(num.shown, unit, f"{where}={num.text.strip()}")
+                cur = num.currency or base.currency
+                where_n = ("{}={}", where, num.text.strip())
+                self._add(num.shown, base.kind, base.scale, cur, where_n)
 
     def freeze(self) -> None:
         """Mark the index complete; each array is sorted on its first lookup."""
+
+
+def _has_alpha(text: str) -> bool:
+    if text.isascii():
+        return _ASCII_ALPHA.search(text) is not None
+    return any(ch.isalpha() for ch in text)
+
+
+def _value_unit(scale: Any, unit: Any) -> Unit:
+    """The unit of a valueRef value from its ``scale`` and ``units`` entries (cached: they repeat)."""
+    try:
+        return _value_unit_cached(scale, unit)
+    except TypeError:  # unhashable
+        return merge_units(parse_unit(scale), parse_unit(unit))
+
+
+@lru_cache(maxsize=4096, typed=True)
+def _value_unit_cached(scale: Any, unit: Any) -> Unit:
+    return merge_units(parse_unit(scale), parse_unit(unit))
 
 
 def _num(value: Any) -> float | None:
@@ -196,14 +236,19 @@ def _index_value_ref(idx: RefIndex, p: dict[str, Any]) -> None:
     if isinstance(values, list):
         values = {str(i): v for i, v in enumerate(values)}
     if isinstance(values, dict):
+        scale_by_name = isinstance(scale, dict)
+        unit_by_name = isinstance(units, dict)
+        unit_raw = units if isinstance(units, str) else None
         for name, v in values.items():
-            s_unit = parse_unit(scale.get(name) if isinstance(scale, dict) else scale)
-            unit = merge_units(s_unit, _unit_for(units, name))
+            unit = _value_unit(
+                scale.get(name) if scale_by_name else scale,
+                units.get(name) if unit_by_name else unit_raw,
+            )
             f = _num(v)
             if f is not None:
                 if f.is_integer() and 1900 <= f <= 2099 and _is_period_name(str(name)):
                     idx.dates |= date_keys_frozen(int(f))
-                idx.add_number(f, unit, f"values.{name}={v}")
+                idx._add(f, unit.kind, unit.scale, unit.currency, ("values.{}={}", name, v))
             elif isinstance(v, str):
                 idx.add_text(v, unit, f"values.{name}")
     _add_dates_from(idx, p)
@@ -220,30 +265,38 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
     periodic = [_is_period_name(c) for c in columns]
     for c in columns:
         idx.dates |= date_keys_frozen(c)
-        if any(ch.isalpha() for ch in c):
+        if _has_alpha(c):
             idx.labels.append(c.lower())
+    n_cols = len(columns)
+    labels = idx.labels
+    add = idx._add
     rows = p.get("rows") or []
     for r, row in enumerate(rows):
         if isinstance(row, dict):
             cells = [row.get(c) for c in columns] if columns else list(row.values())
         elif isinstance(row, list | tuple):
-            cells = list(row)
+            cells = row
         else:
             continue
         for j, cell in enumerate(cells):
-            col = columns[j] if j < len(columns) else str(j)
-            unit = col_units[j] if j < len(col_units) else table_unit
-            if j < len(periodic) and periodic[j]:
-                idx.dates |= date_keys_frozen(cell)
-                if isinstance(cell, str):
-                    idx.labels.append(cell.lower())
-                continue
-            f = _num(cell)
+            if j < n_cols:
+                col = columns[j]
+                unit = col_units[j]
+                if periodic[j]:
+                    idx.dates |= date_keys_frozen(cell)
+                    if isinstance(cell, str):
+                        labels.append(cell.lower())
+                    continue
+            else:
+                col = str(j)
+                unit = table_unit
+            t = type(cell)
+            f = cell if t is float else float(cell) if t is int else _num(cell)
             if f is not None:
-                idx.add_number(f, unit, f"row {r} [{col}]={cell}")
+                add(f, unit.kind, unit.scale, unit.currency, ("row {} [{}]={}", r, col, cell))
             elif isinstance(cell, str) and cell.strip():
-                if any(ch.isalpha() for ch in cell):
-                    idx.labels.append(cell.strip().lower())
+                if _has_alpha(cell):
+                    labels.append(cell.strip().lower())
                 idx.add_text(cell, unit, f"row {r} [{col}]")
     _add_dates_from(idx, meta)
     _add_dates_from(idx, p)

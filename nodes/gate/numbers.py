@@ -155,6 +155,9 @@ _CUR_FIRST = frozenset("deywUEGJKCR원달엔위")
 _RIGHT_FIRST = frozenset(" \t%)×")
 #: The last character of a non-blank left context (sign, parenthesis, currency symbol) or blank.
 _LEFT_LAST = frozenset(" \t-−+($€£¥₩")
+#: Every character _LEFT can match: blanks, signs, parentheses, currency symbols and the letters
+#: of the currency codes and prefixes (US$, A$, C$, HK$, S$, USD, EUR, ...).
+_LEFT_CHARS = frozenset(" \t-−+($€£¥₩USDEURGBPJYKWCNMAH")
 
 
 def _first(text: str, i: int, width: int) -> str:
@@ -205,8 +208,13 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
         cur = ""
         start = s
         if prev and prev in _LEFT_LAST:
+            # A left context only holds characters of _LEFT_CHARS: search from the first of
+            # the run of them that ends at the number (at most 8 back, as before).
             w0 = s - 8 if s > 8 else 0
-            lm = _LEFT.search(text, w0, s) if _LEFT_HINT.search(text, w0, s) else None
+            q = s - 1
+            while q > w0 and text[q - 1] in _LEFT_CHARS:
+                q -= 1
+            lm = _LEFT.search(text, q, s) if _LEFT_HINT.search(text, q, s) else None
             if lm and lm.group().strip():
                 sg_group = "sign" if lm.group("sign") else ("sign2" if lm.group("sign2") else "")
                 if sg_group:
@@ -223,11 +231,11 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
                 if lm.group("cur"):
                     cur = _prefix_currency(lm.group("cur"))
                 if sign or paren or cur:
-                    start = min(
-                        lm.start(g)
-                        for g in ("sign", "paren", "cur", "paren2", "sign2")
-                        if lm.group(g)
-                    )
+                    # The groups are in text order: the first one matched starts the number.
+                    for g in ("sign", "paren", "cur", "paren2", "sign2"):
+                        if lm.group(g):
+                            start = lm.start(g)
+                            break
         scale = 1.0
         has_scale = False
         kind = "plain"
