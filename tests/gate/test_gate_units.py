@@ -431,3 +431,54 @@ def test_bare_year_number_falls_back_to_a_cited_number() -> None:
     count = val({"staff": 1900}, {"staff": "people"})
     assert passes(f"Headcount was 1900 [{V}].", count)
     assert codes(check_answer(f"Headcount was 1901 [{V}].", [count])) == ["unsupported_date_claim"]
+
+
+# --- fast paths of the scan and the index (pre-checks, caches, lazy strings) -----------------
+
+
+def test_digitless_claims_still_carry_dates_rankings_and_as_of() -> None:
+    dated = val({"x": 1.0}, period="2008Q1")
+    assert passes(f"Sales rose in the first quarter [{V}].", dated)
+    report = check_answer(f"Sales rose in the first quarter [{V}].", [val({"x": 1.0})])
+    assert codes(report) == ["unsupported_date_claim"]
+    assert [m.text for m in report.claims[0].mentions] == ["first quarter"]
+    report = check_answer("Samsung is the largest seller.", [])
+    assert codes(report)[:1] == ["uncited_claim"]
+    assert check_answer(f"As of today sales are up [{V}].", [val({"x": 1.0})]).passed is False
+
+
+def test_ordinal_and_korean_rank_words_are_found() -> None:
+    for claim in (
+        "Acme is the 2nd largest maker",
+        "Acme holds 3rd place",
+        "삼성은 1위",
+        "삼성은 2 등",
+    ):
+        report = check_answer(f"{claim} [{V}].", [val({"x": 1.0})])
+        assert "missing_ranking_table_ref" in codes(report), claim
+
+
+def test_match_names_the_ref_field_and_cell() -> None:
+    report = check_answer(f"Revenue was $4.5 billion [{V}].", [val({"rev": 4512}, scale="million")])
+    assert report.claims[0].mentions[0].matches[0].how == "values.rev=4512 (absolute)"
+    table = Ref(
+        id=T,
+        kind="tableRef",
+        payload={"columns": ["item", "2019"], "rows": [["Sales", "$ 1,452.4"], ["Cost", 12.5]]},
+    )
+    report = check_answer(f"Sales were $1,452.4 and cost 12.5 [{T}].", [table])
+    hows = [m.matches[0].how for m in report.claims[0].mentions]
+    assert hows == ["row 0 [2019]=$ 1,452.4 (absolute)", "row 1 [2019]=12.5 (absolute)"]
+
+
+def test_unit_parsing_is_cached_but_per_value() -> None:
+    refs = [
+        val({"a": 5.0, "b": 0.05}, {"a": "%", "b": "ratio"}),
+        val({"a": 5.0}, {"a": "USD"}, scale="million", rid="val_1123456789"),
+    ]
+    assert passes(f"Margin was 5% [{V}].", *refs)
+    assert passes("Revenue was $5 million [val_1123456789].", *refs)
+    assert not passes("Margin was 5% [val_1123456789].", *refs)
+    # Units given as unhashable values fall back to uncached parsing.
+    odd = val({"a": 5.0}, {"a": ["USD"]})
+    assert passes(f"Revenue was 5 [{V}].", odd)
