@@ -155,33 +155,62 @@ class PassTimer:
         return event("pass_end", self.pass_name, duration_ms=ms, **fields)
 
 
+#: Payload keys shown to a model per kind of ref (everything else stays in the ledger).
+DIGEST_KEYS: dict[str, tuple[str, ...]] = {
+    "valueRef": ("values", "units", "scale", "period", "asOf"),
+    "dateRef": ("date", "label"),
+    "skillRef": ("id", "category", "requiredEvidence", "capabilityRefs", "forbidden",
+                 "procedure"),
+    "apiRef": ("name", "signature", "summary"),
+    "executionRef": ("ok", "error", "emitted", "timed_out"),
+    "docRef": ("doc_id", "date", "section", "excerpt"),
+    "webRef": ("url", "date", "quote", "excerpt", "snippet", "votes"),
+    "artifactRef": ("path", "kind", "table_ref"),
+    "decisionRef": ("decision", "why"),
+    "verifyRef": ("passed",),
+}
+#: Longest text of one payload field in a prompt.
+MAX_FIELD_CHARS = 600
+#: Total characters of a refs block before later refs are listed by id and title only.
+MAX_BLOCK_CHARS = 24_000
+
+
+def _short(value: Any, limit: int = MAX_FIELD_CHARS) -> Any:
+    if isinstance(value, str) and len(value) > limit:
+        return value[:limit] + " ..."
+    if isinstance(value, list):
+        return [_short(v) for v in value[:20]] + (["..."] if len(value) > 20 else [])
+    if isinstance(value, dict):
+        return {k: _short(v) for k, v in list(value.items())[:30]}
+    return value
+
+
 def ref_digest(ref: Ref, *, max_rows: int = 12) -> dict[str, Any]:
     """A compact view of a ref for a prompt (values, table head, date); external text armored."""
     from refgate.provenance.boundaries import guard_external
 
     payload = ref.payload
-    view: dict[str, Any] = {"id": ref.id, "kind": ref.kind, "title": ref.title,
-                            "source_type": ref.source_type}
-    if ref.kind == "valueRef":
-        for key in ("values", "units", "scale", "period", "asOf"):
-            if key in payload:
-                view[key] = payload[key]
-    elif ref.kind == "tableRef":
+    view: dict[str, Any] = {"id": ref.id, "kind": ref.kind, "title": ref.title}
+    if ref.source_type != "internal":
+        view["source_type"] = ref.source_type
+    if ref.kind == "tableRef":
         view["columns"] = payload.get("columns")
         rows = payload.get("rows") or []
-        view["rows"] = rows[:max_rows]
+        view["rows"] = _short(rows[:max_rows])
         if len(rows) > max_rows:
             view["rows_omitted"] = len(rows) - max_rows
         for key in ("units", "meta"):
             if key in payload:
-                view[key] = payload[key]
-    elif ref.kind == "dateRef":
-        view.update({k: payload.get(k) for k in ("date", "label")})
+                view[key] = _short(payload[key])
     else:
-        text = json.dumps(payload, ensure_ascii=False, default=str)
-        if len(text) > 1500:
-            text = text[:1500] + " ..."
-        view["payload"] = text
+        keys = DIGEST_KEYS.get(ref.kind)
+        if keys is None:
+            keys = tuple(payload)[:8]
+        for key in keys:
+            if key in payload and payload[key] not in (None, "", [], {}):
+                view[key] = _short(payload[key], 1500 if key == "procedure" else MAX_FIELD_CHARS)
+        if ref.kind == "apiRef" and "summary" not in view and payload.get("doc"):
+            view["summary"] = str(payload["doc"]).strip().splitlines()[0][:200]
     if ref.is_external:
         body = json.dumps({k: v for k, v in view.items() if k not in ("id", "kind")},
                           ensure_ascii=False, default=str)
@@ -191,11 +220,17 @@ def ref_digest(ref: Ref, *, max_rows: int = 12) -> dict[str, Any]:
     return view
 
 
-def refs_block(refs: dict[str, Ref], *, kinds: set[str] | None = None) -> str:
-    """The ledger as JSON lines for a prompt."""
-    lines = []
-    for ref in refs.values():
-        if kinds is not None and ref.kind not in kinds:
-            continue
-        lines.append(json.dumps(ref_digest(ref), ensure_ascii=False, default=str))
+def refs_block(refs: dict[str, Ref], *, kinds: set[str] | None = None,
+               max_chars: int = MAX_BLOCK_CHARS) -> str:
+    """The ledger as JSON lines for a prompt, newest evidence kept in full within ``max_chars``."""
+    chosen = [r for r in refs.values() if kinds is None or r.kind in kinds]
+    lines: list[str] = []
+    used = 0
+    for ref in chosen:
+        line = json.dumps(ref_digest(ref), ensure_ascii=False, default=str)
+        if used + len(line) > max_chars:
+            line = json.dumps({"id": ref.id, "kind": ref.kind, "title": ref.title,
+                               "note": "details omitted (prompt budget)"}, ensure_ascii=False)
+        used += len(line)
+        lines.append(line)
     return "\n".join(lines) if lines else "(no refs)"
