@@ -1,5 +1,6 @@
 """``DocumentIndex``: chunks, a FAISS inner-product index on normalised vectors and a BM25 index,
-fused by reciprocal rank, with metadata pre-filters and MMR; persisted to a folder.
+fused by a convex combination of normalised scores (or reciprocal rank, see ``fusion.py``), with
+metadata pre-filters and MMR; persisted to a folder.
 
 Folder layout (``path``)::
 
@@ -45,7 +46,8 @@ from refgate.retrieval.embeddings import (
     embeddings_id,
     embeddings_spec,
 )
-from refgate.retrieval.mmr import RRF_K, mmr_select, rrf_fuse
+from refgate.retrieval.fusion import DENSE_WEIGHT, RRF_K, convex_fuse, rrf_fuse
+from refgate.retrieval.mmr import mmr_select
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -57,8 +59,13 @@ CACHE = "embeddings.sqlite"
 #: ``progress(stage, done, total)``; stages: "chunk", "embed", "index".
 Progress = Callable[[str, int, int], None]
 SearchMode = Literal["hybrid", "dense", "bm25"]
+FusionMethod = Literal["convex", "rrf"]
 
 DEFAULT_LAMBDA = 0.7
+#: Candidates taken from each of the dense and BM25 lists before fusion (at least; more when
+#: ``fetch_k`` asks for more). Fusing deeper lists lets a chunk ranked modestly by both methods
+#: surface; it costs one more FAISS / BM25 top-n, not another scan.
+CANDIDATES = 100
 
 
 class DocumentIndexError(RuntimeError):
@@ -543,15 +550,27 @@ class DocumentIndex:
         scores, rows = self.faiss_index.search(qvec, n, params=params)
         return [(int(r), float(s)) for r, s in zip(rows[0], scores[0], strict=True) if r >= 0]
 
-    def _bm25(self, query: str, n: int, mask: np.ndarray | None) -> list[tuple[int, float]]:
-        if self.bm25 is None or n <= 0:
-            return []
+    def _bm25_scores(self, query: str, mask: np.ndarray | None) -> np.ndarray | None:
+        """BM25 score of every chunk (0 outside ``mask``), or None if the query has no terms."""
+        if self.bm25 is None:
+            return None
         tokens = _bm25_tokens([query], self._stem, ids=False)[0]
         if not tokens:
-            return []
+            return None
         scores = np.asarray(self.bm25.get_scores(tokens), dtype=np.float32)
         if mask is not None:
             scores = np.where(mask, scores, 0.0)
+        return scores
+
+    def _bm25(
+        self, query: str, n: int, mask: np.ndarray | None, scores: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
+        if n <= 0:
+            return []
+        if scores is None:
+            scores = self._bm25_scores(query, mask)
+        if scores is None:
+            return []
         n = min(n, int(np.count_nonzero(scores > 0)))
         if n == 0:
             return []
@@ -572,33 +591,61 @@ class DocumentIndex:
         mode: SearchMode = "hybrid",
         lambda_mult: float | None = None,
         fetch_k: int | None = None,
+        fusion: FusionMethod = "convex",
+        dense_weight: float | None = None,
+        near_duplicate: float | None = None,
     ) -> list[Hit]:
         """The ``k`` best chunks for ``query``.
 
-        Filters are applied before ranking. ``mode="hybrid"`` fuses FAISS and BM25 rankings by
-        reciprocal rank (``score`` = the fused RRF score); ``"dense"`` / ``"bm25"`` use one of
-        them (``score`` = cosine / BM25). With ``mmr`` the ``k`` hits are picked from the
-        ``fetch_k`` best candidates by maximal marginal relevance (``lambda_mult``, default 0.7).
+        Filters are applied before ranking. ``mode="hybrid"`` takes the ``max(fetch_k, 100)`` best
+        chunks of FAISS and of BM25, scores every candidate by both and fuses them
+        (``fusion="convex"``: ``dense_weight`` (default 0.7) times the cosine normalised by its
+        theoretical minimum and the query's maximum plus the rest times BM25 / its maximum;
+        ``fusion="rrf"``: reciprocal rank); ``score`` = the fused score. ``"dense"`` / ``"bm25"``
+        use one of them (``score`` = cosine / BM25). With ``mmr`` the ``k`` hits are picked from
+        the ``fetch_k`` (default ``4 * k``) best candidates by maximal marginal relevance
+        (``lambda_mult``, default 0.7; relevance = the score min-max scaled over those candidates,
+        redundancy = cosine between chunks, or only its excess over ``near_duplicate``).
         """
         if k <= 0 or not self.chunks or not query.strip():
             return []
         if mode not in ("hybrid", "dense", "bm25"):
             raise ValueError(f"mode must be hybrid, dense or bm25, not {mode!r}")
+        if fusion not in ("convex", "rrf"):
+            raise ValueError(f"fusion must be convex or rrf, not {fusion!r}")
         lam = self.lambda_mult if lambda_mult is None else lambda_mult
+        alpha = DENSE_WEIGHT if dense_weight is None else dense_weight
         fetch = max(fetch_k or 4 * k, k)
         mask = self.filter_mask(filters)
         if mask is not None and not mask.any():
             return []
+        pool = max(fetch, CANDIDATES) if mode == "hybrid" else fetch
         dense: list[tuple[int, float]] = []
         lexical: list[tuple[int, float]] = []
+        qvec = None
+        bm25_all = None
         if mode in ("hybrid", "dense"):
-            dense = self._dense(self.embed_query(query), fetch, mask)
+            qvec = self.embed_query(query)
+            dense = self._dense(qvec, pool, mask)
         if mode in ("hybrid", "bm25"):
-            lexical = self._bm25(query, fetch, mask)
+            bm25_all = self._bm25_scores(query, mask)
+            lexical = self._bm25(query, pool, mask, bm25_all)
         dense_s = dict(dense)
         bm25_s = dict(lexical)
-        if mode == "hybrid":
+        if mode == "hybrid" and fusion == "rrf":
             ranked = rrf_fuse([[r for r, _ in dense], [r for r, _ in lexical]], k=RRF_K)[:fetch]
+        elif mode == "hybrid":
+            rows = list(dict.fromkeys([r for r, _ in dense] + [r for r, _ in lexical]))
+            # score every candidate by both methods: the cosine of BM25-only candidates and the
+            # BM25 score (possibly 0) of dense-only ones
+            for r in rows:
+                if r not in dense_s and qvec is not None and self.faiss_index is not None:
+                    dense_s[r] = float(self.faiss_index.reconstruct(int(r)) @ qvec[0])
+                if r not in bm25_s:
+                    bm25_s[r] = float(bm25_all[r]) if bm25_all is not None else 0.0
+            ranked = convex_fuse(
+                rows, [dense_s[r] for r in rows], [bm25_s[r] for r in rows], alpha=alpha
+            )[:fetch]
         elif mode == "dense":
             ranked = dense
         else:
@@ -609,7 +656,7 @@ class DocumentIndex:
         rel = np.array([s for _, s in ranked], dtype=np.float64)
         if mmr and len(rows) > 1 and self.faiss_index is not None:
             vecs = np.stack([self.faiss_index.reconstruct(int(r)) for r in rows])
-            order = mmr_select(np.clip(rel, 0.0, None), vecs, k, lambda_mult=lam)
+            order = mmr_select(rel, vecs, k, lambda_mult=lam, near_duplicate=near_duplicate)
         else:
             order = list(range(min(k, len(rows))))
         hits = []

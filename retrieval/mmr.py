@@ -1,49 +1,68 @@
-"""Reciprocal-rank fusion and maximal marginal relevance over fused candidates.
+"""Maximal marginal relevance over fused candidates.
 
 LangChain's ``maximal_marginal_relevance`` scores relevance as cosine similarity to the query
 embedding. Over hybrid candidates that would throw away the BM25 half of the ranking, so MMR here
-takes the fused relevance (RRF scores, scaled to [0, 1]) and uses the embeddings only for the
-redundancy term: ``lambda * relevance - (1 - lambda) * max cosine to the picked ones``.
+takes the fused relevance and uses the embeddings only for the redundancy term::
+
+    lambda * relevance - (1 - lambda) * redundancy(max cosine to the picked ones)
+
+Relevance is min-max scaled over the candidate pool (``relevance="minmax"``, the default), so
+``lambda`` weighs the pool's relevance range against cosine the same way whatever the fusion's
+score scale; ``relevance="max"`` divides by the maximum only. ``near_duplicate=t`` restricts the
+redundancy term to near-duplicates: ``max(0, cos - t) / (1 - t)``, zero below ``t``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 
-#: The usual RRF constant (Cormack et al. 2009).
-RRF_K = 60
+from refgate.retrieval.fusion import RRF_K, rrf_fuse
+
+__all__ = ["RRF_K", "mmr_select", "redundancy_matrix", "rrf_fuse"]
 
 
-def rrf_fuse(rankings: Sequence[Sequence[int]], *, k: int = RRF_K) -> list[tuple[int, float]]:
-    """Fuse ranked lists of row ids: ``score(d) = sum 1 / (k + rank)`` (rank from 1), best first."""
-    scores: dict[int, float] = {}
-    for ranking in rankings:
-        for rank, row in enumerate(ranking, start=1):
-            scores[row] = scores.get(row, 0.0) + 1.0 / (k + rank)
-    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+def redundancy_matrix(vectors: np.ndarray, near_duplicate: float | None = None) -> np.ndarray:
+    """Pairwise redundancy of unit-norm rows: cosine, or with ``near_duplicate`` the cosine's
+    excess over that threshold rescaled to [0, 1]."""
+    vecs = np.asarray(vectors, dtype=np.float32)
+    sims = (vecs @ vecs.T).astype(np.float64)
+    if near_duplicate is None:
+        return sims
+    if not -1.0 <= near_duplicate < 1.0:
+        raise ValueError("near_duplicate must be in [-1, 1)")
+    return np.clip((sims - near_duplicate) / (1.0 - near_duplicate), 0.0, None)
 
 
 def mmr_select(
-    relevance: np.ndarray, vectors: np.ndarray, k: int, *, lambda_mult: float = 0.7
+    relevance: np.ndarray,
+    vectors: np.ndarray,
+    k: int,
+    *,
+    lambda_mult: float = 0.7,
+    relevance_scale: Literal["minmax", "max"] = "minmax",
+    near_duplicate: float | None = None,
 ) -> list[int]:
-    """Indices (into ``relevance``) of ``k`` candidates picked by MMR.
-
-    ``relevance`` is scaled to [0, 1] by its maximum; ``vectors`` are unit-norm rows.
-    """
+    """Indices (into ``relevance``) of ``k`` candidates picked by MMR; ``vectors`` are unit-norm
+    rows. The first pick is always the most relevant candidate."""
     n = len(relevance)
     if n == 0 or k <= 0:
         return []
     if not 0.0 <= lambda_mult <= 1.0:
         raise ValueError("lambda_mult must be in [0, 1]")
     rel = np.asarray(relevance, dtype=np.float64)
-    top = rel.max()
-    rel = rel / top if top > 0 else rel
-    vecs = np.asarray(vectors, dtype=np.float32)
-    sims = vecs @ vecs.T
+    if relevance_scale == "minmax":
+        lo, hi = rel.min(), rel.max()
+        rel = (rel - lo) / (hi - lo) if hi > lo else np.ones_like(rel)
+    elif relevance_scale == "max":
+        top = rel.max()
+        rel = rel / top if top > 0 else rel
+    else:
+        raise ValueError("relevance_scale must be 'minmax' or 'max'")
+    sims = redundancy_matrix(vectors, near_duplicate)
     picked = [int(np.argmax(rel))]
-    max_sim = sims[picked[0]].astype(np.float64)
+    max_sim = sims[picked[0]].copy()
     while len(picked) < min(k, n):
         score = lambda_mult * rel - (1.0 - lambda_mult) * max_sim
         score[picked] = -np.inf

@@ -1,0 +1,149 @@
+"""Fusion math and MMR on small hand-built lists, and the hybrid search path that uses them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from langchain_core.documents import Document
+
+from refgate.retrieval import DocumentIndex, HashingEmbeddings
+from refgate.retrieval.fusion import convex_fuse, normalise_scores, rrf_fuse
+from refgate.retrieval.mmr import mmr_select, redundancy_matrix
+
+
+def test_rrf_fuse_sums_reciprocal_ranks_with_optional_weights():
+    fused = dict(rrf_fuse([[1, 2, 3], [3, 1]], k=60))
+    assert fused[1] == pytest.approx(1 / 61 + 1 / 62)
+    assert fused[3] == pytest.approx(1 / 63 + 1 / 61)
+    assert fused[2] == pytest.approx(1 / 62)
+    assert [r for r, _ in rrf_fuse([[1, 2, 3], [3, 1]])] == [1, 3, 2]
+    weighted = dict(rrf_fuse([[1, 2], [2, 1]], k=0, weights=[1.0, 0.5]))
+    assert weighted[1] == pytest.approx(1 + 0.5 / 2) and weighted[2] == pytest.approx(1 / 2 + 0.5)
+    with pytest.raises(ValueError):
+        rrf_fuse([[1]], weights=[1.0, 2.0])
+
+
+def test_normalise_scores_uses_the_floor_not_the_candidates_minimum():
+    cos = np.array([0.6, 0.5, 0.4])
+    assert normalise_scores(cos, floor=-1.0) == pytest.approx([1.0, 1.5 / 1.6, 1.4 / 1.6])
+    assert normalise_scores(np.array([4.0, 2.0, 0.0]), floor=0.0) == pytest.approx([1, 0.5, 0])
+    assert normalise_scores(np.array([0.0, 0.0]), floor=0.0) == pytest.approx([0, 0])
+    assert normalise_scores(np.array([]), floor=0.0).size == 0
+
+
+def test_convex_fuse_keeps_score_gaps_that_rank_fusion_discards():
+    # dense barely separates three near-identical texts (cosines 0.62 / 0.61 / 0.60);
+    # BM25 clearly prefers row 30, which dense ranks last
+    rows = [10, 20, 30]
+    dense = [0.62, 0.61, 0.60]
+    bm25 = [1.0, 1.0, 9.0]
+    fused = convex_fuse(rows, dense, bm25, alpha=0.7)
+    assert fused[0][0] == 30
+    # by hand: 0.7 * (0.60 + 1) / (0.62 + 1) + 0.3 * 9 / 9
+    assert fused[0][1] == pytest.approx(0.7 * 1.60 / 1.62 + 0.3)
+    assert fused[-1][0] == 20
+    # reciprocal rank fusion of the same lists ties row 30 with row 10 (ranks 3+1 vs 1+2/3)
+    rrf = rrf_fuse([[10, 20, 30], [30, 10, 20]])
+    assert rrf[0][0] == 10
+    # the weights are the extremes: alpha 1 is dense order, alpha 0 is BM25 order
+    assert [r for r, _ in convex_fuse(rows, dense, bm25, alpha=1.0)] == [10, 20, 30]
+    assert [r for r, _ in convex_fuse(rows, dense, bm25, alpha=0.0)][0] == 30
+    assert all(0.0 <= s <= 1.0 for _, s in fused)
+
+
+def test_convex_fuse_without_lexical_matches_is_dense_order_and_validates():
+    assert [r for r, _ in convex_fuse([1, 2, 3], [0.1, 0.3, 0.2], [0, 0, 0])] == [2, 3, 1]
+    assert convex_fuse([], [], []) == []
+    with pytest.raises(ValueError):
+        convex_fuse([1], [0.1], [1.0], alpha=1.5)
+    with pytest.raises(ValueError):
+        convex_fuse([1, 2], [0.1], [1.0, 2.0])
+
+
+def _unit(*rows):
+    m = np.array(rows, dtype=np.float32)
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+def test_mmr_relevance_is_min_max_scaled_over_the_pool():
+    # relevances on a narrow band (a fused score): scaling by the max alone would leave a tiny
+    # relevance range for lambda to weigh, and cosine would decide everything
+    vecs = _unit([1, 0, 0], [0.99, 0.14, 0], [0, 1, 0])
+    rel = np.array([0.95, 0.94, 0.90])
+    assert mmr_select(rel, vecs, 3, lambda_mult=0.7) == [0, 1, 2]  # 0.7*0.8 > 0.7*0 + 0.3*0.99
+    assert mmr_select(rel, vecs, 3, lambda_mult=0.7, relevance_scale="max")[:2] == [0, 2]
+    with pytest.raises(ValueError):
+        mmr_select(rel, vecs, 2, relevance_scale="rank")
+
+
+def test_mmr_near_duplicate_penalty_spares_distinct_relevant_chunks():
+    # 1 is a near-copy of 0; 2 is related to 0 (cosine 0.9) but says something else;
+    # 3 and 4 are unrelated to 0 and less relevant
+    vecs = _unit([1, 0, 0], [1, 0.01, 0], [0.9, 0.436, 0], [0, 0, 1], [0, 0.6, 0.8])
+    rel = np.array([1.0, 0.95, 0.9, 0.6, 0.1])
+    red = redundancy_matrix(vecs, near_duplicate=0.95)
+    assert red[0, 1] > 0.99 and red[0, 2] == 0.0 and red[0, 3] == 0.0
+    # full cosine redundancy pushes the related-but-distinct chunk 2 behind the unrelated 3 ...
+    assert mmr_select(rel, vecs, 2, lambda_mult=0.5) == [0, 3]
+    # ... the near-duplicate penalty keeps 2 and demotes only the copy 1, to the very end
+    assert mmr_select(rel, vecs, 5, lambda_mult=0.5, near_duplicate=0.95) == [0, 2, 3, 4, 1]
+    with pytest.raises(ValueError):
+        redundancy_matrix(vecs, near_duplicate=1.0)
+
+
+def test_mmr_edge_cases():
+    vecs = _unit([1, 0], [0, 1])
+    assert mmr_select(np.array([]), np.zeros((0, 2)), 3) == []
+    assert mmr_select(np.array([0.2, 0.2]), vecs, 5) == [0, 1]  # equal relevance, k > n
+    with pytest.raises(ValueError):
+        mmr_select(np.array([1.0]), vecs[:1], 1, lambda_mult=1.5)
+
+
+TEXTS = {
+    "a": "The committee raised the federal funds rate target to 2 percent citing inflation.",
+    "b": "Inflation pressures eased and the committee kept the policy rate unchanged.",
+    "c": "Housing starts declined and mortgage delinquencies rose across many regions.",
+    "d": "Swap lines with foreign central banks were extended to support dollar funding.",
+    "e": "Energy prices surged because crude oil supply was disrupted by a hurricane.",
+}
+
+
+@pytest.fixture()
+def small(tmp_path):
+    docs = [Document(page_content=t, metadata={"doc_id": d}) for d, t in TEXTS.items()]
+    return DocumentIndex.build(docs, tmp_path / "i", embeddings=HashingEmbeddings(64))
+
+
+def test_hybrid_hits_carry_both_scores_and_the_fused_score(small):
+    q = "swap lines foreign central banks"
+    hits = small.search(q, k=5, mmr=False)
+    assert hits[0].doc_id == "d"
+    assert all(h.dense_score is not None and h.bm25_score is not None for h in hits)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert all(0.0 <= h.score <= 1.0 for h in hits)
+    # the top hit's fused score, recomputed from its own two scores
+    cos_max = max(h.dense_score for h in hits)
+    bm_max = max(h.bm25_score for h in hits)
+    top = hits[0]
+    assert top.score == pytest.approx(
+        0.7 * (top.dense_score + 1) / (cos_max + 1) + 0.3 * top.bm25_score / bm_max, abs=1e-6
+    )
+    # a chunk that BM25 does not match still gets its cosine and a BM25 score of 0
+    assert any(h.bm25_score == 0.0 for h in hits)
+
+
+def test_fusion_options(small):
+    q = "committee inflation rate"
+    convex = small.search(q, k=5, mmr=False)
+    rrf = small.search(q, k=5, mmr=False, fusion="rrf")
+    assert {h.chunk_id for h in convex} == {h.chunk_id for h in rrf}
+    assert rrf[0].score <= 2 / 61  # an RRF score
+    dense_only = small.search(q, k=5, mmr=False, dense_weight=1.0)
+    assert [h.chunk_id for h in dense_only] == [
+        h.chunk_id for h in small.search(q, k=5, mmr=False, mode="dense")
+    ]
+    bm25_first = small.search(q, k=1, mmr=False, dense_weight=0.0)[0]
+    assert bm25_first.chunk_id == small.search(q, k=1, mode="bm25", mmr=False)[0].chunk_id
+    assert small.search(q, k=3, near_duplicate=0.9)
+    with pytest.raises(ValueError, match="fusion"):
+        small.search(q, fusion="borda")
