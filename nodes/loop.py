@@ -10,7 +10,9 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,10 +48,29 @@ class PassOutcome:
         return [o.event.get("tool", "") for o in self.outcomes]
 
 
+#: Bound models by (model identity, tool names); bounded, holds the model so ids stay valid.
+_BOUND: OrderedDict[tuple[int, tuple[str, ...]], tuple[BaseChatModel, Any]] = OrderedDict()
+_BOUND_MAX = 64
+_BOUND_LOCK = threading.Lock()
+
+
 def _bind(model: BaseChatModel, names: list[str]) -> Any:
+    """``model.bind_tools`` for these catalog tools, reused across passes and runs."""
     if not names:
         return model
-    return model.bind_tools([get_spec(n).openai_schema() for n in names])
+    specs = [get_spec(n) for n in names]
+    key = (id(model), tuple(f"{s.name}:{id(s)}" for s in specs))
+    with _BOUND_LOCK:
+        hit = _BOUND.get(key)
+        if hit is not None and hit[0] is model:
+            _BOUND.move_to_end(key)
+            return hit[1]
+    bound = model.bind_tools([s.openai_schema() for s in specs])
+    with _BOUND_LOCK:
+        _BOUND[key] = (model, bound)
+        while len(_BOUND) > _BOUND_MAX:
+            _BOUND.popitem(last=False)
+    return bound
 
 
 def _call_key(call: dict[str, Any]) -> str:

@@ -3,7 +3,6 @@ it returns (``ToolResult``, serialised to the model as a provenance-marked envel
 
 from __future__ import annotations
 
-import copy
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -110,7 +109,7 @@ class ToolSpec:
     outbound: bool = False
 
     def openai_schema(self) -> dict[str, Any]:
-        """The function schema given to ``bind_tools`` (built once per spec; a fresh copy)."""
+        """The function schema given to ``bind_tools`` (built once per spec; shared, read-only)."""
         key = (self.name, self.description, self.args_schema)
         cached = _SCHEMAS.get(key)
         if cached is None:
@@ -122,7 +121,7 @@ class ToolSpec:
                              "parameters": params},
             }
             _SCHEMAS[key] = cached
-        return copy.deepcopy(cached)
+        return cached
 
 
 _SCHEMAS: dict[tuple[str, str, type[BaseModel]], dict[str, Any]] = {}
