@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -12,7 +13,7 @@ from pydantic import ValidationError
 from refgate.refs import REF_KINDS, Ref, coerce_ref
 
 from .dates import find_as_of, find_dates
-from .index import NUMERIC_KINDS, RefIndex, build_index
+from .index import NUMERIC_KINDS, RefIndex, build_index, where_text
 from .markdown import Unit, split_units
 from .numbers import Num, find_numbers, parse_unit
 from .report import ClaimCheck, GateIssue, GateReport, Match, MentionCheck
@@ -174,21 +175,28 @@ def _targets(num: Num, idx: RefIndex):
 
 def _match_number(num: Num, indexes: list[RefIndex]) -> list[Match]:
     matches: list[Match] = []
+    signed, currency = num.signed, num.currency
     for idx in indexes:
         if idx.ref.kind not in NUMERIC_KINDS:
             continue
         for arr, target, tol, basis in _targets(num, idx):
             tol = tol + _EPS * max(abs(target), tol)
+            keys = arr.keys
+            a = abs(target)
+            lo = bisect_left(keys, a - tol)
+            hi = bisect_right(keys, a + tol, lo)
+            if lo == hi:
+                continue
             hit = None
-            for canon, entry in arr.find(target, tol):
-                if num.signed and canon != 0 and (canon < 0) != (target < 0):
+            for canon, item in arr.entries[lo:hi]:
+                if signed and canon != 0 and (canon < 0) != (target < 0):
                     continue
-                if num.currency and entry.currency and num.currency != entry.currency:
+                if currency and item[3] and currency != item[3]:
                     continue
-                hit = entry
+                hit = item
                 break
             if hit is not None:
-                matches.append(Match(idx.ref.id, f"{hit.where} ({basis})", idx.external))
+                matches.append(Match(idx.ref.id, f"{where_text(hit[4])} ({basis})", idx.external))
                 break
     return matches
 
@@ -204,7 +212,7 @@ def _nearest(num: Num, indexes: list[RefIndex]) -> str:
                 continue
             gap = abs(abs(near[0]) - abs(target))
             if best is None or gap < best[0]:
-                best = (gap, f"{idx.ref.id} {near[1].where} ({basis})")
+                best = (gap, f"{idx.ref.id} {where_text(near[1][4])} ({basis})")
     return f"; closest cited value: {best[1]}" if best else ""
 
 

@@ -173,6 +173,9 @@ _ANCHOR_WORD = re.compile(
 #: followed by a blank, an ordinal suffix, "Q" or 분 (16 December, 1st quarter, 4Q08, 3분기).
 #: Other runs ("58" of "58,684.5", "10" of "10-K") cannot start any branch of ``_DATE_RE``.
 _DIGIT_ANCHOR = re.compile(r"(?<!\d)(?:19|20|\d\d?(?!\d)(?=[\ssnrtQ분]))")
+#: Both kinds of anchor in one pattern (a digit anchor and a word anchor never start at the same
+#: character, and neither consumes a character the other could start at), found in text order.
+_ANCHOR = re.compile(f"(?P<d>{_DIGIT_ANCHOR.pattern})|{_ANCHOR_WORD.pattern}")
 #: The named groups of each branch, as (key, group name) pairs.
 _GROUPS: dict[str, tuple[tuple[str, str], ...]] = {
     name: tuple((k, f"{name}_{k}") for k in keys) for name, keys in _GROUP_NAMES.items()
@@ -182,19 +185,20 @@ _GROUPS: dict[str, tuple[tuple[str, str], ...]] = {
 def find_dates(text: str) -> list[DateMention]:
     """Every date or period stated in ``text`` (the first reading that fits at each anchor)."""
     out: list[DateMention] = []
-    # Digit runs that start a token (not the "214" of "63,214" or the "5" of "1.5").
-    anchors = [
-        s
-        for m in _DIGIT_ANCHOR.finditer(text)
-        if not ((s := m.start()) and text[s - 1] in ",." and text[s - 2 : s - 1].isdigit())
-    ]
-    words = [m.start() for m in _ANCHOR_WORD.finditer(text)]
-    if words:
-        anchors = sorted(set(anchors).union(words)) if anchors else words
     last = -1
     match = _DATE_RE.match
-    for pos in anchors:
+    # Anchors in text order; digit runs only where they start a token (not the "214" of
+    # "63,214" or the "5" of "1.5").
+    for am in _ANCHOR.finditer(text):
+        pos = am.start()
         if pos < last:
+            continue
+        if (
+            pos
+            and am.lastgroup == "d"
+            and text[pos - 1] in ",."
+            and text[pos - 2 : pos - 1].isdigit()
+        ):
             continue
         m = match(text, pos)
         if m is None:
@@ -213,6 +217,11 @@ def find_dates(text: str) -> list[DateMention]:
 
 def find_as_of(text: str) -> list[tuple[int, int]]:
     """Spans of "as of" / "as at" phrases."""
+    # Case-insensitive "as" is [aA][sSſ]; skip the (case-insensitive, slow) search without it.
+    if "기준" not in text and "현재" not in text:
+        low = text.lower()
+        if "as" not in low and "aſ" not in low:
+            return []
     return [(m.start(), m.end()) for m in _AS_OF.finditer(text)]
 
 

@@ -8,10 +8,8 @@ being compared with every value.
 
 from __future__ import annotations
 
-import math
 import re
-from bisect import bisect_left
-from dataclasses import dataclass, field
+from bisect import bisect_left, bisect_right
 from functools import lru_cache
 from typing import Any
 
@@ -44,69 +42,42 @@ def _is_period_name(name: str) -> bool:
     return _PERIOD_NAME.search(name) is not None
 
 
-class Entry:
-    """One number in a ref: signed value as displayed, where it is, its currency.
-
-    ``where`` is formatted on first use (most entries never support a claim): it may be given as
-    a string or as a ``(format, *args)`` tuple.
-    """
-
-    __slots__ = ("_where", "currency", "value")
-
-    def __init__(self, value: float, where: str | tuple[Any, ...], currency: str) -> None:
-        self.value = value
-        self._where = where
-        self.currency = currency
-
-    @property
-    def where(self) -> str:
-        w = self._where
-        if type(w) is tuple:
-            w = self._where = w[0].format(*w[1:])
-        return w
-
-    def __repr__(self) -> str:
-        return f"Entry({self.value!r}, {self.where!r}, {self.currency!r})"
+def where_text(where: str | tuple[Any, ...]) -> str:
+    """A value's location: given as a string or as a ``(format, *args)`` tuple, formatted only
+    when the value supports or nearly supports a claim (most values never do)."""
+    if type(where) is tuple:
+        return where[0].format(*where[1:])
+    return where  # type: ignore[return-value]
 
 
-def _magnitude(t: tuple[float, Entry]) -> float:
+#: One number in a ref: ``(value as displayed, unit kind, scale, currency, where)``.
+Item = tuple[float, str, float, str, Any]
+
+
+def _magnitude(t: tuple[float, Item]) -> float:
     return abs(t[0])
 
 
-@dataclass
 class _Arr:
-    keys: list[float] = field(default_factory=list)
-    entries: list[tuple[float, Entry]] = field(default_factory=list)
-    #: False until ``freeze``; sorted lazily, on the first lookup (most arrays of a ref are never
-    #: looked up: a percent claim only reads ``pct``).
-    frozen: bool = True
+    """Values of one basis (absolute, as displayed, percent points, multiples) sorted by
+    magnitude, as ``(canonical value, item)`` pairs with their magnitudes in ``keys``."""
 
-    def add(self, canon: float, entry: Entry) -> None:
-        self.entries.append((canon, entry))
-        self.frozen = False
+    __slots__ = ("entries", "keys")
 
-    def freeze(self) -> None:
-        if len(self.entries) > 1:
-            self.entries.sort(key=_magnitude)
-        self.keys = [abs(t[0]) for t in self.entries]
-        self.frozen = True
+    def __init__(self, entries: list[tuple[float, Item]]) -> None:
+        if len(entries) > 1:
+            entries.sort(key=_magnitude)
+        self.entries = entries
+        self.keys = [abs(t[0]) for t in entries]
 
-    def find(self, target: float, tol: float) -> list[tuple[float, Entry]]:
-        if not self.frozen:
-            self.freeze()
+    def find(self, target: float, tol: float) -> list[tuple[float, Item]]:
         keys = self.keys
-        lo = bisect_left(keys, abs(target) - tol)
-        out = []
-        hi = abs(target) + tol
-        n = len(keys)
-        while lo < n and keys[lo] <= hi:
-            out.append(self.entries[lo])
-            lo += 1
-        return out
+        a = abs(target)
+        lo = bisect_left(keys, a - tol)
+        hi = bisect_right(keys, a + tol, lo)
+        return self.entries[lo:hi]
 
-    def nearest(self, target: float) -> tuple[float, Entry] | None:
-        if not self.frozen:
-            self.freeze()
+    def nearest(self, target: float) -> tuple[float, Item] | None:
         if not self.keys:
             return None
         i = bisect_left(self.keys, abs(target))
@@ -114,22 +85,76 @@ class _Arr:
         return min((self.entries[j] for j in best), key=lambda t: abs(abs(t[0]) - abs(target)))
 
 
-@dataclass
-class RefIndex:
-    """What one ref can support."""
+def _abs_arr(items: list[Item]) -> _Arr:
+    return _Arr([(it[0] * it[2], it) for it in items if it[1] == "plain" or it[1] == "none"])
 
-    ref: Ref
-    abs: _Arr = field(default_factory=_Arr)
-    disp: _Arr = field(default_factory=_Arr)
-    pct: _Arr = field(default_factory=_Arr)
-    x: _Arr = field(default_factory=_Arr)
-    dates: set[str] = field(default_factory=set)
-    labels: list[str] = field(default_factory=list)
-    count: int = 0
+
+def _disp_arr(items: list[Item]) -> _Arr:
+    return _Arr([(it[0], it) for it in items])
+
+
+def _pct_arr(items: list[Item]) -> _Arr:
+    out = []
+    for it in items:
+        k = it[1]
+        if k == "none" or k == "percent":
+            out.append((it[0], it))
+        elif k == "ratio":
+            out.append((it[0] * 100.0, it))
+        elif k == "bp":
+            out.append((it[0] / 100.0, it))
+    return _Arr(out)
+
+
+def _x_arr(items: list[Item]) -> _Arr:
+    return _Arr([(it[0], it) for it in items if it[1] == "none" or it[1] == "x"])
+
+
+class RefIndex:
+    """What one ref can support. Numbers are kept as items in payload order; each basis array
+    (``abs``, ``disp``, ``pct``, ``x``) is built and sorted on its first lookup (most arrays of a
+    ref are never looked up: a percent claim only reads ``pct``)."""
+
+    __slots__ = ("_abs", "_disp", "_pct", "_x", "dates", "items", "labels", "ref")
+
+    def __init__(self, ref: Ref) -> None:
+        self.ref = ref
+        self.items: list[Item] = []
+        self.dates: set[str] = set()
+        self.labels: list[str] = []
+        self._abs = self._disp = self._pct = self._x = None
 
     @property
     def external(self) -> bool:
         return self.ref.is_external
+
+    @property
+    def abs(self) -> _Arr:
+        a = self._abs
+        if a is None:
+            a = self._abs = _abs_arr(self.items)
+        return a
+
+    @property
+    def disp(self) -> _Arr:
+        a = self._disp
+        if a is None:
+            a = self._disp = _disp_arr(self.items)
+        return a
+
+    @property
+    def pct(self) -> _Arr:
+        a = self._pct
+        if a is None:
+            a = self._pct = _pct_arr(self.items)
+        return a
+
+    @property
+    def x(self) -> _Arr:
+        a = self._x
+        if a is None:
+            a = self._x = _x_arr(self.items)
+        return a
 
     def add_number(self, value: float, unit: Unit, where: str | tuple[Any, ...]) -> None:
         self._add(value, unit.kind, unit.scale, unit.currency, where)
@@ -137,48 +162,49 @@ class RefIndex:
     def _add(
         self, value: float, k: str, scale: float, currency: str, where: str | tuple[Any, ...]
     ) -> None:
-        if not math.isfinite(value):
-            return
-        e = Entry(value, where, currency)
-        self.count += 1
-        self.disp.add(value, e)
-        if k == "plain":
-            self.abs.add(value * scale, e)
-        elif k == "none":
-            self.abs.add(value * scale, e)
-            self.pct.add(value, e)
-            self.x.add(value, e)
-        elif k == "percent":
-            self.pct.add(value, e)
-        elif k == "ratio":
-            self.pct.add(value * 100.0, e)
-        elif k == "bp":
-            self.pct.add(value / 100.0, e)
-        elif k == "x":
-            self.x.add(value, e)
+        if value - value == 0.0:  # finite (inf - inf and nan - nan are nan)
+            self.items.append((value, k, scale, currency, where))
 
     def add_text(self, text: str, base: Unit, where: str) -> None:
         """Numbers and dates stated in a string (a table cell, an excerpt)."""
         if not (_ASCII_DIGIT.search(text) if text.isascii() else any(c.isdigit() for c in text)):
             return
-        dms = find_dates(text)
-        for dm in dms:
-            for key in dm.keys:
-                self.dates |= date_keys_frozen(key) or {key}
-        for num in find_numbers(text, [(d.start, d.end) for d in dms] if dms else None):
-            kind = num.kind
+        dates, nums = _scan_text(text) if len(text) <= _SCAN_CACHE_MAX else _scan(text)
+        if dates:
+            self.dates.update(dates)
+        add = self._add
+        for shown, kind, scale, has_scale, currency, ntext in nums:
             if kind == "percent" or kind == "bp" or kind == "x":
-                self._add(num.shown, kind, 1.0, "", ("{}={}", where, num.text.strip()))
-            elif num.has_scale:
-                cur = num.currency or base.currency
-                self._add(num.shown, "plain", num.scale, cur, ("{}={}", where, num.text.strip()))
+                add(shown, kind, 1.0, "", ("{}={}", where, ntext))
+            elif has_scale:
+                add(shown, "plain", scale, currency or base.currency, ("{}={}", where, ntext))
             else:
-                cur = num.currency or base.currency
-                where_n = ("{}={}", where, num.text.strip())
-                self._add(num.shown, base.kind, base.scale, cur, where_n)
+                cur = currency or base.currency
+                add(shown, base.kind, base.scale, cur, ("{}={}", where, ntext))
 
-    def freeze(self) -> None:
-        """Mark the index complete; each array is sorted on its first lookup."""
+
+#: What a ref string states: its expanded date keys and its numbers as
+#: ``(shown, kind, scale, has_scale, currency, text)``.
+Scan = tuple[frozenset[str], tuple[tuple[float, str, float, bool, str, str], ...]]
+#: Ref strings up to this length (table cells, short values) are scanned once per process: the
+#: same ledger is checked again after each answer block. Longer ones (excerpts) are not kept.
+_SCAN_CACHE_MAX = 200
+
+
+def _scan(text: str) -> Scan:
+    dms = find_dates(text)
+    dates: set[str] = set()
+    for dm in dms:
+        for key in dm.keys:
+            dates.update(date_keys_frozen(key) or (key,))
+    nums = tuple(
+        (n.shown, n.kind, n.scale, n.has_scale, n.currency, n.text.strip())
+        for n in find_numbers(text, [(d.start, d.end) for d in dms] if dms else None)
+    )
+    return frozenset(dates), nums
+
+
+_scan_text = lru_cache(maxsize=16384)(_scan)
 
 
 def _has_alpha(text: str) -> bool:
@@ -222,9 +248,9 @@ def _add_dates_from(idx: RefIndex, mapping: Any) -> None:
             if isinstance(k, str) and _is_date_key(k):
                 if isinstance(v, list | tuple):
                     for item in v:
-                        idx.dates |= date_keys_frozen(item)
+                        idx.dates.update(date_keys_frozen(item))
                 else:
-                    idx.dates |= date_keys_frozen(v)
+                    idx.dates.update(date_keys_frozen(v))
 
 
 def _index_value_ref(idx: RefIndex, p: dict[str, Any]) -> None:
@@ -247,7 +273,7 @@ def _index_value_ref(idx: RefIndex, p: dict[str, Any]) -> None:
             f = _num(v)
             if f is not None:
                 if f.is_integer() and 1900 <= f <= 2099 and _is_period_name(str(name)):
-                    idx.dates |= date_keys_frozen(int(f))
+                    idx.dates.update(date_keys_frozen(int(f)))
                 idx._add(f, unit.kind, unit.scale, unit.currency, ("values.{}={}", name, v))
             elif isinstance(v, str):
                 idx.add_text(v, unit, f"values.{name}")
@@ -264,7 +290,7 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
     col_units = [merge_units(table_unit, _unit_for(units, c)) for c in columns]
     periodic = [_is_period_name(c) for c in columns]
     for c in columns:
-        idx.dates |= date_keys_frozen(c)
+        idx.dates.update(date_keys_frozen(c))
         if _has_alpha(c):
             idx.labels.append(c.lower())
     n_cols = len(columns)
@@ -283,7 +309,7 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
                 col = columns[j]
                 unit = col_units[j]
                 if periodic[j]:
-                    idx.dates |= date_keys_frozen(cell)
+                    idx.dates.update(date_keys_frozen(cell))
                     if isinstance(cell, str):
                         labels.append(cell.lower())
                     continue
@@ -330,5 +356,4 @@ def build_index(ref: Ref) -> RefIndex:
         # Other kinds (executionRef, skillRef, ...) support no values; their dates still count
         # only when stated as a period / asOf field.
         _add_dates_from(idx, p)
-    idx.freeze()
     return idx
