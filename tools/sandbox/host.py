@@ -260,6 +260,11 @@ class Worker:
             cmd += ["--setenv", key, value]
         cmd += ["--setenv", "REFGATE_SANDBOX_FD", str(fd)]
         cmd += _system_binds()
+        # The scratch tmpfs first: binds that land under /tmp (a checkout or venv there) must be
+        # mounted on top of it, not hidden by it.
+        if _bwrap_supports(bwrap, "--size"):  # bubblewrap >= 0.8; older ones: FSIZE only
+            cmd += ["--size", str(self.limits.scratch_mb << 20)]
+        cmd += ["--tmpfs", "/tmp"]
         binds = [(root, root) for root in _python_roots()]
         binds.append((str(WORKER_SCRIPT), f"{SANDBOX_ROOT}/worker.py"))
         binds += [(str(m.path), sandbox_path(m)) for m in self.datasets]
@@ -269,9 +274,6 @@ class Worker:
         for src, dest in binds:
             cmd += ["--ro-bind", src, dest]
         cmd += ["--proc", "/proc", "--dev", "/dev"]
-        if _bwrap_supports(bwrap, "--size"):  # bubblewrap >= 0.8; older ones: FSIZE only
-            cmd += ["--size", str(self.limits.scratch_mb << 20)]
-        cmd += ["--tmpfs", "/tmp"]
         cmd += ["--remount-ro", "/", "--chdir", "/tmp"]
         cmd += ["--", python, "-I", f"{SANDBOX_ROOT}/worker.py"]
         return cmd
