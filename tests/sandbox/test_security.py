@@ -184,7 +184,11 @@ except OSError as exc:
     seen = _lines(result)
     assert seen["shell"].startswith("65534 ")  # ran, but as nobody
     assert "No such file" in seen["shell"] or "denied" in seen["shell"]
-    assert "Read-only file system" in seen["shell"]
+    # Read-only when the checkout sits on the read-only root; a checkout under /tmp sits inside
+    # the private scratch tmpfs, where its folders belong to root: either way the touch fails.
+    assert "Read-only file system" in seen["shell"] or (
+        "cannot touch" in seen["shell"] and "Permission denied" in seen["shell"]
+    )
     assert seen["system"] != "0"
     assert seen["kill_worker"].startswith("denied")
     assert seen["setuid"].startswith("denied")
