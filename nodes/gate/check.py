@@ -24,6 +24,7 @@ PRIMARY_SOURCE = "primarySource"
 #: Ranking words, matched on lower-cased text. Every branch starts with a literal character, so
 #: the scan is a fast prefix search; word boundaries are checked after the first character.
 _RANK = re.compile(
+    r"(?=[tbfslghrn#상하최가])(?:"
     r"top(?<![a-z0-9_]top)[\s-]?(?:\d{1,3}|one|two|three|four|five|ten|twenty)\b"
     r"|bottom(?<![a-z0-9_]bottom)[\s-]?(?:\d{1,3}|one|two|three|four|five|ten|twenty)\b"
     r"|(?:first|second|third)(?<![a-z0-9_]first)(?<![a-z0-9_]second)(?<![a-z0-9_]third)"
@@ -31,10 +32,10 @@ _RANK = re.compile(
     r"|(?:largest|biggest|highest|lowest|smallest|greatest|fewest|ranked|ranks|ranking)\b"
     r"|#\s?\d{1,3}\b|no\.\s?\d{1,3}\b|number\s(?:one|two|three)\b"
     r"|상위(?:\s?\d{1,3}(?:개|위|곳|%)?)?|하위(?:\s?\d{1,3}(?:개|위|곳|%)?)?"
-    r"|최대|최고|최저|최소|가장"
+    r"|최대|최고|최저|최소|가장)"
 )
 _RANK_DIGIT = re.compile(
-    r"\d{1,3}(?:(?:st|nd|rd|th)[\s-](?:largest|biggest|highest|lowest|smallest|greatest"
+    r"(?=\d)\d{1,3}(?:(?:st|nd|rd|th)[\s-](?:largest|biggest|highest|lowest|smallest|greatest"
     r"|place|position)\b|\s?위(?!안)|\s?등(?!급))"
 )
 
@@ -104,10 +105,17 @@ def _with_header(num: Num, header: str) -> Num:
     if num.has_scale or num.kind != "plain" or not header:
         return num
     hu = parse_unit(header)
+    # Num(...) directly: dataclasses.replace is several times slower.
     if hu.kind in ("percent", "bp", "x"):
-        return dataclasses.replace(num, kind=hu.kind)
+        return Num(
+            num.text, num.start, num.end, num.shown, num.step, num.scale, num.has_scale,
+            hu.kind, num.signed, num.currency,
+        )  # fmt: skip
     if hu.has_scale:
-        return dataclasses.replace(num, scale=hu.scale, has_scale=True)
+        return Num(
+            num.text, num.start, num.end, num.shown, num.step, hu.scale, True,
+            num.kind, num.signed, num.currency,
+        )  # fmt: skip
     return num
 
 
@@ -176,13 +184,36 @@ def _targets(num: Num, idx: RefIndex):
 def _match_number(num: Num, indexes: list[RefIndex]) -> list[Match]:
     matches: list[Match] = []
     signed, currency = num.signed, num.currency
+    kind, v, half = num.kind, num.shown, 0.5 * num.step
     for idx in indexes:
         if idx.ref.kind not in NUMERIC_KINDS:
             continue
-        for arr, target, tol, basis in _targets(num, idx):
-            tol = tol + _EPS * max(abs(target), tol)
-            keys = arr.keys
+        # The bases of _targets, inline (the second, "as displayed", only when the first misses).
+        for b in (0, 1):
+            if kind == "percent":
+                if b:
+                    break
+                arr, target, tol, basis = idx.pct, v, half, "percent"
+            elif kind == "bp":
+                if b:
+                    break
+                arr, target, tol, basis = idx.pct, v / 100.0, half / 100.0, "bp"
+            elif kind == "x":
+                if b:
+                    break
+                arr, target, tol, basis = idx.x, v, half, "multiple"
+            elif num.has_scale:
+                if b:
+                    break
+                arr, target, tol = idx.abs, v * num.scale, half * num.scale
+                basis = "absolute"
+            elif b:
+                arr, target, tol, basis = idx.disp, v, half, "as displayed"
+            else:
+                arr, target, tol, basis = idx.abs, v, half, "absolute"
             a = abs(target)
+            tol = tol + _EPS * (a if a > tol else tol)
+            keys = arr.keys
             lo = bisect_left(keys, a - tol)
             hi = bisect_right(keys, a + tol, lo)
             if lo == hi:

@@ -28,11 +28,15 @@ _QUOTE = re.compile(r"^\s*(?:>\s?)+")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _NUMBERING = re.compile(r"^\s*(?:\d{1,3}(?:\.\d{1,3})*[.)]?|[IVX]{1,5}\.)\s+")
 _FOOTDEF = re.compile(r"^\s*\[\^[^\]]+\]:\s*")
+#: The leading guard holds the first character of every branch (same matches, faster scan).
 _NOISE = re.compile(
-    r"`[^`\n]*`|<!--.*?-->|https?://\S+|www\.\S+|\[\^[^\]]+\]|[¹²³⁴⁵⁶⁷⁸⁹⁰]+|<[^>\n]{1,80}>",
+    r"(?=[`<hw\[¹²³⁴⁵⁶⁷⁸⁹⁰])(?:"
+    r"`[^`\n]*`|<!--.*?-->|https?://\S+|www\.\S+|\[\^[^\]]+\]|[¹²³⁴⁵⁶⁷⁸⁹⁰]+|<[^>\n]{1,80}>)",
     re.S,
 )
 _EMPH = re.compile(r"\*\*|__|~~")
+#: Whatever _NOISE, _EMPH, _BRACKET or _BARE_ID could match needs one of these.
+_CELL_MARKUP = re.compile(r"[`<\[_*~¹²³⁴⁵⁶⁷⁸⁹⁰]|https?:|www\.")
 _NOT_VERIFIED = re.compile(r"^\s{0,3}#{1,6}\s+(?:not verified|미검증|검증되지 않음)", re.I)
 _RANK_COL = re.compile(r"^\s*(?:rank(?:ing)?|#|no\.?|순위|등수|place)\s*$", re.I)
 _PERIOD_COL = re.compile(
@@ -263,8 +267,12 @@ def split_units(answer: str, known: set[str] | dict) -> tuple[list[Unit], list[t
                 row_cites: list[str] = []
                 cells: list[Cell] = []
                 for j, c in enumerate(cells_raw):
-                    ctext, ccites, _ = extract_citations(_scrub(c), known)
-                    row_cites.extend(ccites)
+                    # A cell _scrub and extract_citations cannot change (most are) is kept as is.
+                    if _CELL_MARKUP.search(c) is None:
+                        ctext = c
+                    else:
+                        ctext, ccites, _ = extract_citations(_scrub(c), known)
+                        row_cites.extend(ccites)
                     if j < len(heads):
                         cells.append(Cell(ctext.strip(), heads[j], head_rank[j], head_period[j]))
                     else:
