@@ -8,6 +8,7 @@ are the OpenAI client's own (``max_retries``); timeouts come from settings.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlparse
 
 from langchain_core.language_models import BaseChatModel
 
@@ -39,8 +40,17 @@ def chat_model(settings: Settings, pass_name: str = "work", **overrides: Any) ->
         kwargs["base_url"] = settings.base_url
     if settings.max_tokens:
         kwargs["max_tokens"] = settings.max_tokens
+        if _is_loopback(settings.base_url):
+            # langchain-openai sends ``max_completion_tokens``; llama.cpp's server reads only
+            # the legacy ``max_tokens`` and would otherwise generate to the context limit.
+            kwargs["extra_body"] = {"max_tokens": settings.max_tokens}
     kwargs.update(overrides)
     return ChatOpenAI(**kwargs)
+
+
+def _is_loopback(url: str | None) -> bool:
+    host = urlparse(url or "").hostname or ""
+    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 class ModelProvider:
