@@ -3,7 +3,8 @@
 - Binds ``tools_for(pass_name)`` (minus the write tools once untrusted content was read: B1).
 - Each round: one model call; its tool calls go through ``execute_tool_call`` (whitelist,
   argument validation, provenance boundaries); invalid JSON arguments are answered too.
-- A withheld result (B5) is not retried: a repeat of the same call is answered from memory.
+- A withheld result (B5) is not retried: ``boundaries.check_call`` refuses a repeat of the same
+  call (its record is checkpointed, so this holds across passes too).
 - At ``max_rounds`` the pass stops with what it has and records why.
 """
 
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage
 
 from refgate.nodes.common import event, usage_of
 from refgate.tools.base import ToolContext
@@ -73,10 +74,6 @@ def _bind(model: BaseChatModel, names: list[str]) -> Any:
     return bound
 
 
-def _call_key(call: dict[str, Any]) -> str:
-    return json.dumps([call.get("name"), call.get("args")], sort_keys=True, default=str)
-
-
 def invoke_model(
     model: Any, messages: list[BaseMessage], pass_name: str, events: list[dict[str, Any]]
 ) -> AIMessage:
@@ -112,7 +109,6 @@ def run_tool_pass(
     bound = _bind(model, names)
     msgs = list(messages)
     out = PassOutcome(messages=msgs, final=None)
-    withheld: dict[str, ToolMessage] = {}
 
     for round_no in range(1, max_rounds + 1):
         reply = invoke_model(bound, msgs, pass_name, out.events)
@@ -124,24 +120,12 @@ def run_tool_pass(
             return out
         round_untrusted = False
         for call in reply.tool_calls:
-            key = _call_key(call)
-            if key in withheld:
-                # B5: a call whose result was withheld is not retried.
-                note = ToolMessage(
-                    content=json.dumps({"ok": False, "error": "not retried: this call's result "
-                                        "was withheld after an injection signal (boundary B5)"}),
-                    tool_call_id=str(call.get("id")), name=call.get("name", ""), status="error")
-                msgs.append(note)
-                out.events.append(event("tool_call", pass_name, tool=call.get("name"),
-                                        status="not_retried", args=call.get("args"), refs=[]))
-                continue
             outcome = execute_tool_call(call, names, ctx)
             msgs.append(outcome.message)
             out.events.append(outcome.event)
             out.outcomes.append(outcome)
             out.caveats.extend(outcome.caveats)
             if outcome.withheld:
-                withheld[key] = outcome.message
                 out.events.append(event("injection_withheld", pass_name, tool=call.get("name"),
                                         signals=outcome.event.get("signals", [])))
             round_untrusted = round_untrusted or outcome.untrusted

@@ -142,7 +142,7 @@ def test_b5_withheld_result_is_not_retried_and_becomes_a_caveat(settings, saved)
         out, state = run_graph(model, settings)
     assert searched == ["rates"]  # executed once
     statuses = [e["status"] for e in work_tool_events(state)]
-    assert statuses[0] == "withheld" and statuses[1] in ("not_retried", "refused")
+    assert statuses[0] == "withheld" and statuses[1] == "refused"
     assert saved == []
     work_text = " ".join(str(m.content) for c in model.calls[:4] for m in c["messages"])
     assert "ignore all previous instructions" not in work_text.lower()
