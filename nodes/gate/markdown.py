@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from refgate.text import ABBREVIATIONS
+
 #: Ref id prefixes (refgate.refs.KIND_PREFIX) and the shape of a drawn id.
 _ID_LIKE = re.compile(
     r"^(?:skl|api|exe|val|tbl|dat|web|doc|art|vfy|dec)_[0-9A-Za-z]*$|^[A-Za-z]{2,12}_[0-9a-f]{3,}$"
@@ -42,41 +44,8 @@ _RANK_COL = re.compile(r"^\s*(?:rank(?:ing)?|#|no\.?|순위|등수|place)\s*$", 
 _PERIOD_COL = re.compile(
     r"\b(?:period|year|date|quarter|as\s?of|fy|fiscal)\b|기간|연도|년도|분기|기준일|일자|날짜", re.I
 )
-_ABBREV = {
-    "mr",
-    "mrs",
-    "ms",
-    "dr",
-    "vs",
-    "etc",
-    "inc",
-    "co",
-    "corp",
-    "ltd",
-    "no",
-    "nos",
-    "approx",
-    "fig",
-    "st",
-    "jan",
-    "feb",
-    "mar",
-    "apr",
-    "jun",
-    "jul",
-    "aug",
-    "sep",
-    "sept",
-    "oct",
-    "nov",
-    "dec",
-    "est",
-    "avg",
-    "yr",
-    "yrs",
-    "mo",
-    "mos",
-}
+#: Sentence-splitting abbreviations: the shared ones plus units common in answers.
+_ABBREV = ABBREVIATIONS | {"avg", "yr", "yrs", "mo", "mos"}
 _CITE_SEP = re.compile(r"[,;\s]+")
 _BRACKETS_SEP = re.compile(r"[,;\s\[\]]+")
 _PIPE = re.compile(r"(?<!\\)\|")

@@ -220,30 +220,6 @@ SEND = (
     "include",
     "attach",
 )
-SECRET = (
-    "password",
-    "passwords",
-    "passwd",
-    "credential",
-    "credentials",
-    "apikey",
-    "secret",
-    "secrets",
-    "cookie",
-    "cookies",
-    "ssh",
-    "env",
-    "environment",
-    "conversation",
-    "chat",
-    "history",
-    "token",
-    "tokens",
-    "key",
-    "keys",
-    "memory",
-    "transcript",
-)
 SECRET_STRONG = (
     "password",
     "passwords",
@@ -257,6 +233,19 @@ SECRET_STRONG = (
     "cookies",
     "ssh",
     "transcript",
+)
+#: Every secret word: the strong ones plus those that only count near other signals.
+SECRET = SECRET_STRONG + (
+    "env",
+    "environment",
+    "conversation",
+    "chat",
+    "history",
+    "token",
+    "tokens",
+    "key",
+    "keys",
+    "memory",
 )
 DEST = (
     "url",

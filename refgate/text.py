@@ -1,0 +1,12 @@
+"""Small text facts shared by the modules that split prose into sentences (GATE, chunking)."""
+
+from __future__ import annotations
+
+#: Lower-case words that end with a full stop without ending a sentence ("Mr.", "Jan.", "Corp.").
+ABBREVIATIONS: frozenset[str] = frozenset(
+    {
+        "mr", "mrs", "ms", "dr", "st", "vs", "etc", "inc", "co", "corp", "ltd", "no", "nos",
+        "fig", "approx", "est",
+        "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+    }
+)
