@@ -10,11 +10,19 @@ Corpora:
   the first set generalises.
 - TAT-QA: paragraphs of 100 dev contexts (tests/data/tatqa_paragraphs, CC BY 4.0); every text /
   table-text question with its rel_paragraphs as the evidence.
+- TAT-QA tuning split: the other 178 dev contexts (the project's shared copy of the dev set,
+  ``--tatqa-dev``), the same kind of questions. It is disjoint from every reported set and is
+  where MMR's lambda is tuned (printed separately; skipped when the file is absent).
+
+MMR's lambda: recall@10 of hybrid+MMR for every lambda of ``LAMBDA_GRID`` on every set, and the
+tuning protocol's choices: the smallest lambda (most diversity) whose recall is at least the
+hybrid's without MMR on the tuning split plus one FOMC set, the other FOMC set being reported
+(two folds). "ILS" = mean pairwise cosine of the 10 returned chunks (lower = more diverse).
 
 recall@10 = |relevant in the top 10 documents| / min(|relevant|, 10), averaged over questions.
-Methods: hybrid (convex score fusion, the default) with and without MMR, hybrid with reciprocal
-rank fusion (``fusion="rrf"``) with and without MMR, dense only, BM25 only, LangChain's FAISS MMR.
-Run: ``python benchmarks/retrieval_quality.py [--workdir DIR]`` (about 3 minutes on 2 cores, most
+Methods: hybrid (convex score fusion, the default) with and without MMR (and with MMR at the
+previous lambda, 0.7), hybrid with reciprocal rank fusion (``fusion="rrf"``) with and without MMR, dense only, BM25 only, LangChain's FAISS MMR.
+Run: ``python benchmarks/retrieval_quality.py [--workdir DIR]`` (about 6-7 minutes on 2 cores, most
 of it embedding; with ``--workdir`` the indexes and their embedding caches persist, so a re-run
 embeds nothing).
 """
@@ -29,13 +37,18 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
 from refgate.retrieval import DocumentIndex, MiniLMEmbeddings, load_documents
+from refgate.retrieval.mmr import DEFAULT_LAMBDA, LAMBDA_GRID
 
 REPO = Path(__file__).resolve().parents[1]
+TATQA_DEV = REPO.parent / "shared/data/tatqa-dev/tatqa_dataset_dev.json"
+TATQA_SUBSET = REPO / "tests/data/tatqa_paragraphs/tatqa_dev_paragraphs_subset.json"
 K = 10
+PREVIOUS_LAMBDA = 0.7
 
 #: (question, regex whose matches in a statement's text make it relevant)
 FOMC_QUESTIONS = [
@@ -153,6 +166,7 @@ FOMC_HELDOUT = [
 
 METHODS = (
     "hybrid+MMR",
+    "hybrid+MMR (0.7)",
     "hybrid",
     "RRF+MMR",
     "RRF",
@@ -161,6 +175,12 @@ METHODS = (
     "LC FAISS MMR",
 )
 SINGLE = ("dense", "BM25", "LC FAISS MMR")
+#: Methods whose diversity (ILS) is printed.
+DIVERSITY = ("hybrid+MMR", "hybrid+MMR (0.7)", "hybrid")
+#: Reported FOMC sets; each is reported at the lambda the other one (with the tuning split) chose.
+FOMC_FIRST = "FOMC statements"
+FOMC_HELD = "FOMC statements, held-out"
+TUNING = "TAT-QA dev, tuning split"
 
 
 class QueryMemo(Embeddings):
@@ -183,14 +203,27 @@ def flat(text: str) -> str:
     return re.sub(r"\s+", " ", text)
 
 
+def ils(index: DocumentIndex, hits: list) -> float:
+    """Intra-list similarity: mean pairwise cosine of the hits' chunk vectors."""
+    if len(hits) < 2:
+        return 0.0
+    vecs = np.stack([index.faiss_index.reconstruct(index._by_id[h.chunk_id]) for h in hits])
+    sims = vecs @ vecs.T
+    return float(sims[np.triu_indices(len(hits), 1)].mean())
+
+
 def evaluate(index: DocumentIndex, questions: list[tuple[str, set[str]]]) -> dict:
+    """Mean recall@10 per method and per lambda of the sweep, and mean ILS of ``DIVERSITY``."""
     memo = QueryMemo(index.embeddings)
     index.embeddings = memo
     lc_store = langchain_store(index, memo)
     sums = dict.fromkeys(METHODS, 0.0)
+    sweep = dict.fromkeys(LAMBDA_GRID, 0.0)
+    div = dict.fromkeys(DIVERSITY, 0.0)
     for q, relevant in questions:
         runs = {
             "hybrid+MMR": index.search(q, k=K),
+            "hybrid+MMR (0.7)": index.search(q, k=K, lambda_mult=PREVIOUS_LAMBDA),
             "hybrid": index.search(q, k=K, mmr=False),
             "RRF+MMR": index.search(q, k=K, fusion="rrf"),
             "RRF": index.search(q, k=K, mmr=False, fusion="rrf"),
@@ -200,9 +233,31 @@ def evaluate(index: DocumentIndex, questions: list[tuple[str, set[str]]]) -> dic
         got = {m: {h.doc_id for h in hits} for m, hits in runs.items()}
         lc = lc_store.max_marginal_relevance_search(q, k=K, fetch_k=4 * K)
         got["LC FAISS MMR"] = {d.metadata["doc_id"] for d in lc}
+        denom = min(len(relevant), K)
         for m in METHODS:
-            sums[m] += len(got[m] & relevant) / min(len(relevant), K)
-    return {m: sums[m] / len(questions) for m in METHODS}
+            sums[m] += len(got[m] & relevant) / denom
+        for m in DIVERSITY:
+            div[m] += ils(index, runs[m])
+        for lam in LAMBDA_GRID:
+            hits = index.search(q, k=K, lambda_mult=lam)
+            sweep[lam] += len({h.doc_id for h in hits} & relevant) / denom
+    n = len(questions)
+    return {
+        "recall": {m: sums[m] / n for m in METHODS},
+        "sweep": {lam: v / n for lam, v in sweep.items()},
+        "ils": {m: v / n for m, v in div.items()},
+    }
+
+
+def choose_lambda(results: dict, sets: list[str]) -> float | None:
+    """The tuning protocol: the smallest lambda of the grid whose hybrid+MMR recall is at least the
+    hybrid's without MMR on every set of ``sets`` (None if no lambda qualifies)."""
+    for lam in LAMBDA_GRID:
+        if all(
+            results[s][1]["sweep"][lam] >= results[s][1]["recall"]["hybrid"] - 1e-9 for s in sets
+        ):
+            return lam
+    return None
 
 
 def langchain_store(index: DocumentIndex, embeddings):
@@ -215,20 +270,31 @@ def langchain_store(index: DocumentIndex, embeddings):
     return FAISS.from_embeddings(pairs, embeddings, metadatas=metas)
 
 
-def tatqa_corpus() -> tuple[list[Document], list[tuple[str, set[str]]]]:
-    data = json.loads(
-        (REPO / "tests/data/tatqa_paragraphs/tatqa_dev_paragraphs_subset.json").read_text("utf-8")
-    )
+def tatqa_corpus(
+    contexts: list[dict] | None = None,
+) -> tuple[list[Document], list[tuple[str, set[str]]]]:
+    """Paragraphs and text / table-text questions of TAT-QA contexts (default: the reported 100)."""
+    if contexts is None:
+        contexts = json.loads(TATQA_SUBSET.read_text("utf-8"))
     docs, questions = [], []
-    for ctx in data:
+    for ctx in contexts:
         by_order = {str(p["order"]): p["uid"] for p in ctx["paragraphs"]}
         for p in ctx["paragraphs"]:
             docs.append(Document(page_content=p["text"], metadata={"doc_id": p["uid"]}))
         for q in ctx["questions"]:
-            rel = {by_order[o] for o in q["rel_paragraphs"] if o in by_order}
+            if q.get("answer_from", "text") not in ("text", "table-text"):
+                continue
+            rel = {by_order[str(o)] for o in q["rel_paragraphs"] if str(o) in by_order}
             if rel:
                 questions.append((q["question"], rel))
     return docs, questions
+
+
+def tatqa_tuning_contexts(path: Path) -> list[dict]:
+    """The dev contexts whose table is not among the reported subset's (disjoint by table uid)."""
+    reported = {c["table_uid"] for c in json.loads(TATQA_SUBSET.read_text("utf-8"))}
+    data = json.loads(path.read_text("utf-8"))
+    return [c for c in data if c["table"]["uid"] not in reported]
 
 
 def fomc_questions(
@@ -242,53 +308,96 @@ def fomc_questions(
     return questions
 
 
+def build(docs: list[Document], path: Path, emb: Embeddings, name: str) -> DocumentIndex:
+    t0 = time.perf_counter()
+    index = DocumentIndex.build(docs, path, embeddings=emb)
+    print(
+        f"{name}: {len(docs)} documents, {len(index)} chunks, built in "
+        f"{time.perf_counter() - t0:.0f} s",
+        file=sys.stderr,
+    )
+    return index
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--workdir", type=Path, help="keep the indexes (and embedding caches) here")
+    ap.add_argument(
+        "--tatqa-dev", type=Path, default=TATQA_DEV, help="the full TAT-QA dev set (tuning split)"
+    )
     args = ap.parse_args()
     emb = MiniLMEmbeddings()
-    results = {}
+    results: dict[str, tuple[int, dict]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         work = args.workdir or Path(tmp)
         fomc = load_documents(REPO / "examples/us-macro/documents", date_from_filename="%Y%m%d")
         texts = {d.metadata["doc_id"]: flat(d.page_content) for d in fomc}
         questions = fomc_questions(texts, FOMC_QUESTIONS)
         heldout = fomc_questions(texts, FOMC_HELDOUT)
-        t0 = time.perf_counter()
-        index = DocumentIndex.build(fomc, work / "fomc", embeddings=emb)
-        print(
-            f"FOMC: {len(fomc)} statements, {len(index)} chunks, built in "
-            f"{time.perf_counter() - t0:.0f} s",
-            file=sys.stderr,
-        )
-        results["FOMC statements"] = (len(questions), evaluate(index, questions))
-        results["FOMC statements, held-out"] = (len(heldout), evaluate(index, heldout))
+        index = build(fomc, work / "fomc", emb, "FOMC")
+        results[FOMC_FIRST] = (len(questions), evaluate(index, questions))
+        results[FOMC_HELD] = (len(heldout), evaluate(index, heldout))
         results["FOMC statements, all"] = (
             len(questions) + len(heldout),
             evaluate(index, questions + heldout),
         )
-
         docs, tq = tatqa_corpus()
-        t0 = time.perf_counter()
-        index = DocumentIndex.build(docs, work / "tatqa", embeddings=emb)
-        print(
-            f"TAT-QA: {len(docs)} paragraphs, {len(index)} chunks, built in "
-            f"{time.perf_counter() - t0:.0f} s",
-            file=sys.stderr,
-        )
+        index = build(docs, work / "tatqa", emb, "TAT-QA")
         results["TAT-QA dev paragraphs"] = (len(tq), evaluate(index, tq))
+        if args.tatqa_dev.is_file():
+            docs, tq = tatqa_corpus(tatqa_tuning_contexts(args.tatqa_dev))
+            index = build(docs, work / "tatqa_tune", emb, "TAT-QA tuning split")
+            results[TUNING] = (len(tq), evaluate(index, tq))
+        else:
+            print(f"no {args.tatqa_dev}: the tuning split is skipped", file=sys.stderr)
 
-    print(f"\nrecall@{K} (all methods on the same chunks and MiniLM vectors)\n")
+    reported = [name for name in results if name != TUNING]
+    print(
+        f"\nrecall@{K} (all methods on the same chunks and MiniLM vectors; "
+        f"hybrid+MMR at lambda {DEFAULT_LAMBDA})\n"
+    )
     print("| corpus | questions | " + " | ".join(METHODS) + " |")
     print("|---|---|" + "---|" * len(METHODS))
-    for name, (n, scores) in results.items():
-        print(f"| {name} | {n} | " + " | ".join(f"{scores[m]:.3f}" for m in METHODS) + " |")
-    for name, (_, scores) in results.items():
-        best_single = max(scores[m] for m in SINGLE)
+    for name, (n, r) in results.items():
+        row = " | ".join(f"{r['recall'][m]:.3f}" for m in METHODS)
+        print(f"| {name} | {n} | {row} |")
+    print()
+    for name in reported:
+        scores = results[name][1]["recall"]
+        best = max(scores[m] for m in SINGLE)
         print(
-            f"{name}: hybrid+MMR / best single method = {scores['hybrid+MMR'] / best_single:.3f}, "
-            f"hybrid / best single = {scores['hybrid'] / best_single:.3f}"
+            f"{name}: / best single method: hybrid+MMR {scores['hybrid+MMR'] / best:.3f}, "
+            f"hybrid+MMR (0.7) {scores['hybrid+MMR (0.7)'] / best:.3f}, "
+            f"hybrid {scores['hybrid'] / best:.3f}"
         )
+
+    print(f"\ndiversity: mean pairwise cosine of the top {K} chunks (ILS; lower = more diverse)\n")
+    print("| corpus | " + " | ".join(DIVERSITY) + " |")
+    print("|---|" + "---|" * len(DIVERSITY))
+    for name, (_, r) in results.items():
+        print(f"| {name} | " + " | ".join(f"{r['ils'][m]:.3f}" for m in DIVERSITY) + " |")
+
+    print(f"\nrecall@{K} of hybrid+MMR by lambda (1.0 = hybrid without MMR)\n")
+    print("| corpus | " + " | ".join(f"{lam:.2f}" for lam in LAMBDA_GRID) + " | 1.0 |")
+    print("|---|" + "---|" * (len(LAMBDA_GRID) + 1))
+    for name, (_, r) in results.items():
+        row = " | ".join(f"{r['sweep'][lam]:.3f}" for lam in LAMBDA_GRID)
+        print(f"| {name} | {row} | {r['recall']['hybrid']:.3f} |")
+
+    if TUNING in results:
+        print("\ntuning protocol: smallest lambda with hybrid+MMR recall >= hybrid recall on")
+        print(f"  {TUNING} alone: {choose_lambda(results, [TUNING])}")
+        for tune, report in ((FOMC_FIRST, FOMC_HELD), (FOMC_HELD, FOMC_FIRST)):
+            lam = choose_lambda(results, [TUNING, tune])
+            line = f"  {TUNING} + {tune}: {lam}"
+            if lam is not None:
+                r = results[report][1]
+                best = max(r["recall"][m] for m in SINGLE)
+                line += (
+                    f" -> reported {report}: hybrid+MMR {r['sweep'][lam]:.3f}, "
+                    f"best single method {best:.3f}"
+                )
+            print(line)
 
 
 if __name__ == "__main__":

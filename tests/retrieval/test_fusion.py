@@ -8,7 +8,7 @@ from langchain_core.documents import Document
 
 from refgate.retrieval import DocumentIndex, HashingEmbeddings
 from refgate.retrieval.fusion import convex_fuse, normalise_scores, rrf_fuse
-from refgate.retrieval.mmr import mmr_select, redundancy_matrix
+from refgate.retrieval.mmr import DEFAULT_LAMBDA, LAMBDA_GRID, mmr_select, redundancy_matrix
 
 
 def test_rrf_fuse_sums_reciprocal_ranks_with_optional_weights():
@@ -89,6 +89,26 @@ def test_mmr_near_duplicate_penalty_spares_distinct_relevant_chunks():
     assert mmr_select(rel, vecs, 5, lambda_mult=0.5, near_duplicate=0.95) == [0, 2, 3, 4, 1]
     with pytest.raises(ValueError):
         redundancy_matrix(vecs, near_duplicate=1.0)
+
+
+def test_default_lambda_is_the_tuned_one_and_still_diversifies():
+    # chosen by the tuning protocol (benchmarks/retrieval_quality.py) from a grid fixed beforehand
+    assert DEFAULT_LAMBDA == 0.9 and DEFAULT_LAMBDA in LAMBDA_GRID
+    # 1 is an exact copy of 0, 2 a distinct chunk slightly less relevant, 3 the pool's floor:
+    # the default still puts the distinct chunk before the copy (0.9*0.93 - 0.1*0.3 > 0.9*0.99 - 0.1)
+    vecs = _unit([1, 0, 0], [1, 0, 0], [0.3, 0.954, 0], [0, 0, 1])
+    rel = np.array([1.0, 0.99, 0.93, 0.0])
+    assert mmr_select(rel, vecs, 3) == [0, 2, 1]
+    assert mmr_select(rel, vecs, 3, lambda_mult=1.0) == [0, 1, 2]
+
+
+def test_default_lambda_keeps_a_relevant_chunk_that_resembles_the_first():
+    # 1 is relevant and close to 0 (cosine 0.95: FOMC statements repeating an announcement are),
+    # 2 unrelated and clearly less relevant: the default keeps 1, the previous 0.7 swapped it out
+    vecs = _unit([1, 0, 0], [0.95, 0.312, 0], [0.2, 0, 0.98], [0, 1, 0])
+    rel = np.array([1.0, 0.9, 0.7, 0.0])
+    assert mmr_select(rel, vecs, 2) == [0, 1]
+    assert mmr_select(rel, vecs, 2, lambda_mult=0.7) == [0, 2]
 
 
 def test_mmr_edge_cases():
