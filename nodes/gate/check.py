@@ -15,7 +15,7 @@ from refgate.refs import REF_KINDS, Ref, coerce_ref
 from .dates import find_as_of, find_dates
 from .index import NUMERIC_KINDS, RefIndex, build_index, where_text
 from .markdown import Unit, split_units
-from .numbers import Num, find_numbers, parse_unit
+from .numbers import Num, _in_spans, find_numbers, parse_unit
 from .report import ClaimCheck, GateIssue, GateReport, Match, MentionCheck
 
 EMITTED_KINDS = frozenset({"valueRef", "tableRef", "dateRef"})
@@ -40,15 +40,24 @@ _RANK_DIGIT = re.compile(
 )
 
 
-def _ranks(text: str) -> list[tuple[int, int, str]]:
-    low = text.lower()
+#: A literal every _RANK match contains: most text holds none, and one search for them is far
+#: cheaper than _RANK's scan, whose first characters (t, s, l, h, ...) are everywhere in prose.
+_RANK_HINT = re.compile(
+    r"top|bottom|first|second|third|largest|biggest|highest|lowest|smallest|greatest|fewest"
+    r"|rank|#|no\.|number|상위|하위|최대|최고|최저|최소|가장"
+)
+
+
+def _ranks(text: str, low: str) -> list[tuple[int, int, str]]:
+    """Ranking phrases of ``text`` (``low`` is ``text.lower()``) as (start, end, text)."""
     out = []
-    for m in _RANK.finditer(low):
-        s = m.start()
-        glued = s and low[s - 1].isascii() and (low[s - 1].isalnum() or low[s - 1] == "_")
-        if glued and m.group()[0].isascii() and m.group()[0].isalpha():
-            continue
-        out.append((s, m.end(), text[s : m.end()]))
+    if _RANK_HINT.search(low) is not None:
+        for m in _RANK.finditer(low):
+            s = m.start()
+            glued = s and low[s - 1].isascii() and (low[s - 1].isalnum() or low[s - 1] == "_")
+            if glued and m.group()[0].isascii() and m.group()[0].isalpha():
+                continue
+            out.append((s, m.end(), text[s : m.end()]))
     # _RANK_DIGIT needs 위, 등, or an ordinal followed by a superlative (…est), place or position.
     if "위" in low or "등" in low or "est" in low or "place" in low or "position" in low:
         for m in _RANK_DIGIT.finditer(low):
@@ -122,24 +131,42 @@ def _with_header(num: Num, header: str) -> Num:
 def _mentions_in(text: str, header: str = "") -> list[_Mention]:
     out: list[_Mention] = []
     masked: list[tuple[int, int]] = []
-    for a, b, rtext in _ranks(text):
+    low = text.lower()
+    for a, b, rtext in _ranks(text, low):
         out.append(_Mention("ranking", rtext))
         masked.append((a, b))
     digits = _DIGIT.search(text) is not None
     # Without a digit the only possible date is an ordinal quarter with no year ("first quarter").
-    dms = find_dates(text) if digits or "quarter" in text.lower() else []
+    dms = find_dates(text) if digits or "quarter" in low else []
     for dm in dms:
-        if masked and any(a <= dm.start < b for a, b in masked):
+        start = dm.start
+        if masked and _in_spans(start, masked):
             continue
         out.append(_Mention("date", dm.text, keys=dm.keys))
-        masked.append((dm.start, dm.end))
-    for a, b in find_as_of(text):
-        if not any(b <= d.start <= b + 40 for d in dms):
-            out.append(_Mention("date", text[a:b], keys=("asof",)))
+        masked.append((start, dm.end))
+    # "as of" / "as at" / 기준 / 현재 (the case-insensitive "as" is [aA][sSſ]).
+    if "as" in low or "aſ" in low or "기준" in text or "현재" in text:
+        for a, b in find_as_of(text):
+            if not any(b <= d.start <= b + 40 for d in dms):
+                out.append(_Mention("date", text[a:b], keys=("asof",)))
     if digits:
         for num in find_numbers(text, masked):
             out.append(_Mention("number", num.text.strip(), num=_with_header(num, header)))
     return out
+
+
+#: A table cell holding one plain number ("1,234.5", "17", ".5"): read directly, as
+#: ``_mentions_in`` would (a cell starting 19 or 20 may be a year, so it takes the full path).
+_PLAIN_CELL = re.compile(r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+")
+
+
+def _cell_mentions(text: str, header: str) -> list[_Mention]:
+    if _PLAIN_CELL.fullmatch(text) is None or text.startswith(("19", "20")):
+        return _mentions_in(text, header)
+    digits = text.replace(",", "") if "," in text else text
+    step = 10.0 ** -(len(digits) - digits.index(".") - 1) if "." in digits else 1.0
+    num = Num(text, 0, len(text), float(digits), step, 1.0, False, "plain", False)
+    return [_Mention("number", text, num=_with_header(num, header))]
 
 
 def _unit_mentions(unit: Unit) -> tuple[list[_Mention], list[str]]:
@@ -159,7 +186,7 @@ def _unit_mentions(unit: Unit) -> tuple[list[_Mention], list[str]]:
             out.extend(_Mention("date", d.text, keys=d.keys) for d in found)
             if found:
                 continue
-        ms = _mentions_in(cell.text, cell.header)
+        ms = _cell_mentions(cell.text, cell.header)
         if not ms and any(ch.isalpha() for ch in cell.text):
             labels.append(cell.text.lower())
         out.extend(ms)
@@ -181,6 +208,12 @@ def _targets(num: Num, idx: RefIndex):
         yield idx.disp, v, 0.5 * step, "as displayed"
 
 
+#: Refs with at most this many numbers are matched by a linear scan of their items; larger ones
+#: by bisection in sorted per-basis arrays (built on first use). Both find the same value: the
+#: smallest magnitude within the rounding interval, first in payload order on ties.
+_LINEAR_MAX = 16
+
+
 def _match_number(num: Num, indexes: list[RefIndex]) -> list[Match]:
     matches: list[Match] = []
     signed, currency = num.signed, num.currency
@@ -188,46 +221,91 @@ def _match_number(num: Num, indexes: list[RefIndex]) -> list[Match]:
     for idx in indexes:
         if idx.ref.kind not in NUMERIC_KINDS:
             continue
+        items = idx.items
+        linear = len(items) <= _LINEAR_MAX
         # The bases of _targets, inline (the second, "as displayed", only when the first misses).
         for b in (0, 1):
             if kind == "percent":
                 if b:
                     break
-                arr, target, tol, basis = idx.pct, v, half, "percent"
+                basis_id, target, tol, basis = 2, v, half, "percent"
             elif kind == "bp":
                 if b:
                     break
-                arr, target, tol, basis = idx.pct, v / 100.0, half / 100.0, "bp"
+                basis_id, target, tol, basis = 2, v / 100.0, half / 100.0, "bp"
             elif kind == "x":
                 if b:
                     break
-                arr, target, tol, basis = idx.x, v, half, "multiple"
+                basis_id, target, tol, basis = 3, v, half, "multiple"
             elif num.has_scale:
                 if b:
                     break
-                arr, target, tol = idx.abs, v * num.scale, half * num.scale
+                basis_id, target, tol = 0, v * num.scale, half * num.scale
                 basis = "absolute"
             elif b:
-                arr, target, tol, basis = idx.disp, v, half, "as displayed"
+                basis_id, target, tol, basis = 1, v, half, "as displayed"
             else:
-                arr, target, tol, basis = idx.abs, v, half, "absolute"
+                basis_id, target, tol, basis = 0, v, half, "absolute"
             a = abs(target)
             tol = tol + _EPS * (a if a > tol else tol)
-            keys = arr.keys
-            lo = bisect_left(keys, a - tol)
-            hi = bisect_right(keys, a + tol, lo)
-            if lo == hi:
-                continue
+            lo_mag, hi_mag = a - tol, a + tol
             hit = None
-            for canon, item in arr.entries[lo:hi]:
-                if signed and canon != 0 and (canon < 0) != (target < 0):
+            if linear:
+                best = 0.0
+                for item in items:
+                    val, k = item[0], item[1]
+                    if basis_id == 0:
+                        if k != "plain" and k != "none":
+                            continue
+                        canon = val * item[2]
+                    elif basis_id == 1:
+                        canon = val
+                    elif basis_id == 2:
+                        if k == "none" or k == "percent":
+                            canon = val
+                        elif k == "ratio":
+                            canon = val * 100.0
+                        elif k == "bp":
+                            canon = val / 100.0
+                        else:
+                            continue
+                    elif k == "none" or k == "x":
+                        canon = val
+                    else:
+                        continue
+                    mag = -canon if canon < 0 else canon
+                    if mag < lo_mag or mag > hi_mag or (hit is not None and mag >= best):
+                        continue
+                    if signed and canon != 0 and (canon < 0) != (target < 0):
+                        continue
+                    if currency and item[3] and currency != item[3]:
+                        continue
+                    hit, best = item, mag
+            else:
+                if basis_id == 0:
+                    arr = idx.abs
+                elif basis_id == 1:
+                    arr = idx.disp
+                elif basis_id == 2:
+                    arr = idx.pct
+                else:
+                    arr = idx.x
+                keys = arr.keys
+                lo = bisect_left(keys, lo_mag)
+                hi = bisect_right(keys, hi_mag, lo)
+                if lo == hi:
                     continue
-                if currency and item[3] and currency != item[3]:
-                    continue
-                hit = item
-                break
+                for canon, item in arr.entries[lo:hi]:
+                    if signed and canon != 0 and (canon < 0) != (target < 0):
+                        continue
+                    if currency and item[3] and currency != item[3]:
+                        continue
+                    hit = item
+                    break
             if hit is not None:
-                matches.append(Match(idx.ref.id, f"{where_text(hit[4])} ({basis})", idx.external))
+                where = hit[4]
+                where = where[0].format(*where[1:]) if type(where) is tuple else where
+                matches.append(Match(idx.ref.id, f"{where} ({basis})", idx.external))
                 break
     return matches
 
@@ -324,12 +402,6 @@ def check_answer(
 
     cache: dict[str, RefIndex] = {}
 
-    def index_of(rid: str) -> RefIndex:
-        idx = cache.get(rid)
-        if idx is None:
-            idx = cache[rid] = build_index(ref_map[rid])
-        return idx
-
     claims: list[ClaimCheck] = []
     ranking_prose: list[str] = []
     has_rank_table = False
@@ -337,7 +409,11 @@ def check_answer(
         mentions, row_labels = _unit_mentions(unit)
         if not mentions:
             continue
-        cited = list(dict.fromkeys(c for c in unit.cites if c in ref_map))
+        unit_cites = unit.cites
+        if len(unit_cites) == 1:  # the common case, without the de-duplication
+            cited = list(unit_cites) if unit_cites[0] in ref_map else []
+        else:
+            cited = list(dict.fromkeys(c for c in unit_cites if c in ref_map))
         claim_text = unit.claim
         checks: list[MentionCheck] = []
         if unit.cells is not None and any(c.rank and c.text for c in unit.cells):
@@ -359,13 +435,19 @@ def check_answer(
             if unit.cells is None and any(m.kind == "ranking" for m in mentions):
                 ranking_prose.append(claim_text)
             continue
-        indexes = [index_of(c) for c in cited]
+        indexes: list[RefIndex] = []
+        for c in cited:
+            idx = cache.get(c)
+            if idx is None:
+                idx = cache[c] = build_index(ref_map[c])
+            indexes.append(idx)
         table_hits: set[str] = set()
         for m in mentions:
             if m.kind == "number":
                 assert m.num is not None
                 found = _match_number(m.num, indexes)
-                table_hits.update(x.ref_id for x in found)
+                for x in found:
+                    table_hits.add(x.ref_id)
                 if not found:
                     kinds_cited = ", ".join(f"{i.ref.id} ({i.ref.kind})" for i in indexes)
                     detail = (
@@ -377,7 +459,11 @@ def check_answer(
                         MentionCheck("number", m.text, False, note="no cited ref holds it")
                     )
                     continue
-                internal = [x for x in found if not x.external]
+                internal = False
+                for x in found:
+                    if not x.external:
+                        internal = True
+                        break
                 if not internal:
                     issues.append(
                         GateIssue(
@@ -390,9 +476,7 @@ def check_answer(
                         )
                     )
                 checks.append(
-                    MentionCheck(
-                        "number", m.text, True, found, note="" if internal else "external only"
-                    )
+                    MentionCheck("number", m.text, True, found, "" if internal else "external only")
                 )
             elif m.kind == "date":
                 found_d: list[Match] = []

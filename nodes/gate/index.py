@@ -215,10 +215,15 @@ def _has_alpha(text: str) -> bool:
 
 def _value_unit(scale: Any, unit: Any) -> Unit:
     """The unit of a valueRef value from its ``scale`` and ``units`` entries (cached: they repeat)."""
+    if scale is None and unit is None:
+        return _NO_UNITS
     try:
         return _value_unit_cached(scale, unit)
     except TypeError:  # unhashable
         return merge_units(parse_unit(scale), parse_unit(unit))
+
+
+_NO_UNITS = merge_units(parse_unit(None), parse_unit(None))
 
 
 @lru_cache(maxsize=4096, typed=True)
@@ -265,16 +270,21 @@ def _index_value_ref(idx: RefIndex, p: dict[str, Any]) -> None:
         scale_by_name = isinstance(scale, dict)
         unit_by_name = isinstance(units, dict)
         unit_raw = units if isinstance(units, str) else None
+        items = idx.items
         for name, v in values.items():
             unit = _value_unit(
                 scale.get(name) if scale_by_name else scale,
                 units.get(name) if unit_by_name else unit_raw,
             )
-            f = _num(v)
+            t = type(v)
+            f = v if t is float else float(v) if t is int else _num(v)
             if f is not None:
                 if f.is_integer() and 1900 <= f <= 2099 and _is_period_name(str(name)):
                     idx.dates.update(date_keys_frozen(int(f)))
-                idx._add(f, unit.kind, unit.scale, unit.currency, ("values.{}={}", name, v))
+                if f - f == 0.0:  # finite (inf - inf and nan - nan are nan)
+                    items.append(
+                        (f, unit.kind, unit.scale, unit.currency, ("values.{}={}", name, v))
+                    )
             elif isinstance(v, str):
                 idx.add_text(v, unit, f"values.{name}")
     _add_dates_from(idx, p)

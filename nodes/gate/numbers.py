@@ -212,7 +212,14 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
             q = s - 1
             while q > w0 and text[q - 1] in _LEFT_CHARS:
                 q -= 1
-            lm = _LEFT.search(text, q, s) if _LEFT_HINT.search(text, q, s) else None
+            # A lone blank before the number holds no sign, parenthesis or currency.
+            lm = (
+                None
+                if q == s - 1 and (prev == " " or prev == "\t")
+                else _LEFT.search(text, q, s)
+                if _LEFT_HINT.search(text, q, s)
+                else None
+            )
             if lm and lm.group().strip():
                 # _LEFT's groups, in order (one call instead of one per group).
                 g_sign, g_paren, g_cur, g_paren2, g_sign2 = lm.groups()
