@@ -14,7 +14,7 @@ from refgate.refs import REF_KINDS, Ref, coerce_ref
 
 from .dates import find_as_of, find_dates
 from .index import NUMERIC_KINDS, RefIndex, build_index, where_text
-from .markdown import Unit, split_units
+from .markdown import Cell, Unit, split_units
 from .numbers import Num, _in_spans, find_numbers, parse_unit
 from .report import ClaimCheck, GateIssue, GateReport, Match, MentionCheck
 
@@ -128,31 +128,49 @@ def _with_header(num: Num, header: str) -> Num:
     return num
 
 
-def _mentions_in(text: str, header: str = "") -> list[_Mention]:
-    out: list[_Mention] = []
-    masked: list[tuple[int, int]] = []
-    low = text.lower()
-    for a, b, rtext in _ranks(text, low):
-        out.append(_Mention("ranking", rtext))
-        masked.append((a, b))
-    digits = _DIGIT.search(text) is not None
+def _mentions_batch(texts: list[str], headers: list[str] | None = None) -> list[list[_Mention]]:
+    """The mentions of each text: rankings, dates, "as of" phrases, then numbers (outside the
+    ranking and date spans), each cell's numbers taking its column header's unit (``headers``).
+
+    Each scanner runs over all the texts before the next one starts: one kind of work at a time
+    keeps its patterns and code hot in the CPU caches (per-text interleaving was ~2x slower)."""
+    lows = [t.lower() for t in texts]
+    outs: list[list[_Mention]] = [[] for _ in texts]
+    masks: list[list[tuple[int, int]]] = [[] for _ in texts]
+    for text, low, out, masked in zip(texts, lows, outs, masks, strict=True):
+        for a, b, rtext in _ranks(text, low):
+            out.append(_Mention("ranking", rtext))
+            masked.append((a, b))
+    has_digit = [_DIGIT.search(t) is not None for t in texts]
     # Without a digit the only possible date is an ordinal quarter with no year ("first quarter").
-    dms = find_dates(text) if digits or "quarter" in low else []
-    for dm in dms:
-        start = dm.start
-        if masked and _in_spans(start, masked):
-            continue
-        out.append(_Mention("date", dm.text, keys=dm.keys))
-        masked.append((start, dm.end))
-    # "as of" / "as at" / 기준 / 현재 (the case-insensitive "as" is [aA][sSſ]).
-    if "as" in low or "aſ" in low or "기준" in text or "현재" in text:
-        for a, b in find_as_of(text):
-            if not any(b <= d.start <= b + 40 for d in dms):
-                out.append(_Mention("date", text[a:b], keys=("asof",)))
-    if digits:
-        for num in find_numbers(text, masked):
-            out.append(_Mention("number", num.text.strip(), num=_with_header(num, header)))
-    return out
+    all_dms = [
+        find_dates(t) if d or "quarter" in low else []
+        for t, low, d in zip(texts, lows, has_digit, strict=True)
+    ]
+    for dms, out, masked in zip(all_dms, outs, masks, strict=True):
+        for dm in dms:
+            start = dm.start
+            if masked and _in_spans(start, masked):
+                continue
+            out.append(_Mention("date", dm.text, keys=dm.keys))
+            masked.append((start, dm.end))
+    for text, low, dms, out in zip(texts, lows, all_dms, outs, strict=True):
+        # "as of" / "as at" / 기준 / 현재 (the case-insensitive "as" is [aA][sSſ]).
+        if "as" in low or "aſ" in low or "기준" in text or "현재" in text:
+            for a, b in find_as_of(text):
+                if not any(b <= d.start <= b + 40 for d in dms):
+                    out.append(_Mention("date", text[a:b], keys=("asof",)))
+    for i, (text, out, masked) in enumerate(zip(texts, outs, masks, strict=True)):
+        if has_digit[i]:
+            header = headers[i] if headers else ""
+            for num in find_numbers(text, masked):
+                out.append(_Mention("number", num.text.strip(), num=_with_header(num, header)))
+    return outs
+
+
+def _mentions_in(text: str, header: str = "") -> list[_Mention]:
+    """The mentions of one text (see ``_mentions_batch``)."""
+    return _mentions_batch([text], [header])[0]
 
 
 #: A table cell holding one plain number ("1,234.5", "17", ".5"): read directly, as
@@ -160,37 +178,70 @@ def _mentions_in(text: str, header: str = "") -> list[_Mention]:
 _PLAIN_CELL = re.compile(r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+")
 
 
-def _cell_mentions(text: str, header: str) -> list[_Mention]:
+def _plain_cell(text: str, header: str) -> _Mention | None:
     if _PLAIN_CELL.fullmatch(text) is None or text.startswith(("19", "20")):
-        return _mentions_in(text, header)
+        return None
     digits = text.replace(",", "") if "," in text else text
     step = 10.0 ** -(len(digits) - digits.index(".") - 1) if "." in digits else 1.0
     num = Num(text, 0, len(text), float(digits), step, 1.0, False, "plain", False)
-    return [_Mention("number", text, num=_with_header(num, header))]
+    return _Mention("number", text, num=_with_header(num, header))
 
 
-def _unit_mentions(unit: Unit) -> tuple[list[_Mention], list[str]]:
-    """Mentions of a unit, and (for table rows) its identifier cells."""
-    if unit.cells is None:
-        return _mentions_in(unit.text), []
-    out: list[_Mention] = []
-    labels: list[str] = []
-    for cell in unit.cells:
-        if not cell.text:
+def _scan_units(units: list[Unit]) -> list[tuple[list[_Mention], list[str]]]:
+    """Mentions of each unit, and (for table rows) its identifier cells."""
+    prose = [u.text for u in units if u.cells is None]
+    prose_found = iter(_mentions_batch(prose))
+    # Table cells: rank and period cells, and plain numbers, are read here; the rest are
+    # scanned in one batch, then each row's mentions are put back together in cell order.
+    cell_texts: list[str] = []
+    cell_heads: list[str] = []
+    plans: list[list[tuple[str, Any, Cell]]] = []
+    for u in units:
+        if u.cells is None:
             continue
-        if cell.rank:
-            out.append(_Mention("ranking", f"{cell.header or 'rank'} {cell.text}"))
-            continue
-        if cell.period:
-            found = find_dates(cell.text)
-            out.extend(_Mention("date", d.text, keys=d.keys) for d in found)
-            if found:
+        plan: list[tuple[str, Any, Cell]] = []
+        for cell in u.cells:
+            if not cell.text:
                 continue
-        ms = _cell_mentions(cell.text, cell.header)
-        if not ms and any(ch.isalpha() for ch in cell.text):
-            labels.append(cell.text.lower())
-        out.extend(ms)
-    return out, labels
+            if cell.rank:
+                plan.append(
+                    ("direct", [_Mention("ranking", f"{cell.header or 'rank'} {cell.text}")], cell)
+                )
+                continue
+            if cell.period:
+                found = find_dates(cell.text)
+                if found:
+                    plan.append(
+                        ("direct", [_Mention("date", d.text, keys=d.keys) for d in found], cell)
+                    )
+                    continue
+            plain = _plain_cell(cell.text, cell.header)
+            if plain is not None:
+                plan.append(("direct", [plain], cell))
+                continue
+            plan.append(("scan", len(cell_texts), cell))
+            cell_texts.append(cell.text)
+            cell_heads.append(cell.header)
+        plans.append(plan)
+    cells_found = _mentions_batch(cell_texts, cell_heads) if cell_texts else []
+    rows = iter(plans)
+    out: list[tuple[list[_Mention], list[str]]] = []
+    for u in units:
+        if u.cells is None:
+            out.append((next(prose_found), []))
+            continue
+        mentions: list[_Mention] = []
+        labels: list[str] = []
+        for how, what, cell in next(rows):
+            if how == "direct":
+                mentions.extend(what)
+                continue
+            ms = cells_found[what]
+            if not ms and any(ch.isalpha() for ch in cell.text):
+                labels.append(cell.text.lower())
+            mentions.extend(ms)
+        out.append((mentions, labels))
+    return out
 
 
 def _targets(num: Num, idx: RefIndex):
@@ -400,13 +451,20 @@ def check_answer(
             )
         )
 
-    cache: dict[str, RefIndex] = {}
-
     claims: list[ClaimCheck] = []
     ranking_prose: list[str] = []
     has_rank_table = False
-    for unit in units:
-        mentions, row_labels = _unit_mentions(unit)
+    # Scan every unit, then index every ref a claim cites, then check: one kind of work at a
+    # time keeps each phase's patterns and code hot in the CPU caches (interleaving them made the
+    # scan several times slower).
+    scanned = _scan_units(units)
+    cache: dict[str, RefIndex] = {}
+    for unit, (mentions, _) in zip(units, scanned, strict=True):
+        if mentions:
+            for c in unit.cites:
+                if c not in cache and c in ref_map:
+                    cache[c] = build_index(ref_map[c])
+    for unit, (mentions, row_labels) in zip(units, scanned, strict=True):
         if not mentions:
             continue
         unit_cites = unit.cites
@@ -435,12 +493,7 @@ def check_answer(
             if unit.cells is None and any(m.kind == "ranking" for m in mentions):
                 ranking_prose.append(claim_text)
             continue
-        indexes: list[RefIndex] = []
-        for c in cited:
-            idx = cache.get(c)
-            if idx is None:
-                idx = cache[c] = build_index(ref_map[c])
-            indexes.append(idx)
+        indexes = [cache[c] for c in cited]
         table_hits: set[str] = set()
         for m in mentions:
             if m.kind == "number":

@@ -27,6 +27,7 @@ _DATE_KEYS = re.compile(
 )
 _ASCII_DIGIT = re.compile(r"[0-9]")
 _ASCII_ALPHA = re.compile(r"[A-Za-z]")
+_NO_UNIT = Unit()
 _PERIOD_NAME = re.compile(
     r"\b(?:period|year|date|quarter|as\s?of|fy|fiscal)\b|기간|연도|년도|분기|기준일|일자|날짜", re.I
 )
@@ -165,22 +166,27 @@ class RefIndex:
         if value - value == 0.0:  # finite (inf - inf and nan - nan are nan)
             self.items.append((value, k, scale, currency, where))
 
-    def add_text(self, text: str, base: Unit, where: str) -> None:
-        """Numbers and dates stated in a string (a table cell, an excerpt)."""
+    def add_text(self, text: str, base: Unit, where: str, *where_args: Any) -> None:
+        """Numbers and dates stated in a string (a table cell, an excerpt). ``where`` names the
+        field, as a format string filled with ``where_args`` only when shown."""
         if not (_ASCII_DIGIT.search(text) if text.isascii() else any(c.isdigit() for c in text)):
             return
         dates, nums = _scan_text(text) if len(text) <= _SCAN_CACHE_MAX else _scan(text)
         if dates:
             self.dates.update(dates)
-        add = self._add
+        items = self.items
+        fmt = where + "={}"
         for shown, kind, scale, has_scale, currency, ntext in nums:
+            if shown - shown != 0.0:  # not finite (inf - inf and nan - nan are nan)
+                continue
             if kind == "percent" or kind == "bp" or kind == "x":
-                add(shown, kind, 1.0, "", ("{}={}", where, ntext))
+                items.append((shown, kind, 1.0, "", (fmt, *where_args, ntext)))
             elif has_scale:
-                add(shown, "plain", scale, currency or base.currency, ("{}={}", where, ntext))
+                cur = currency or base.currency
+                items.append((shown, "plain", scale, cur, (fmt, *where_args, ntext)))
             else:
                 cur = currency or base.currency
-                add(shown, base.kind, base.scale, cur, ("{}={}", where, ntext))
+                items.append((shown, base.kind, base.scale, cur, (fmt, *where_args, ntext)))
 
 
 #: What a ref string states: its expanded date keys and its numbers as
@@ -286,7 +292,7 @@ def _index_value_ref(idx: RefIndex, p: dict[str, Any]) -> None:
                         (f, unit.kind, unit.scale, unit.currency, ("values.{}={}", name, v))
                     )
             elif isinstance(v, str):
-                idx.add_text(v, unit, f"values.{name}")
+                idx.add_text(v, unit, "values.{}", name)
     _add_dates_from(idx, p)
 
 
@@ -305,7 +311,8 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
             idx.labels.append(c.lower())
     n_cols = len(columns)
     labels = idx.labels
-    add = idx._add
+    items = idx.items
+    dates = idx.dates
     rows = p.get("rows") or []
     for r, row in enumerate(rows):
         if isinstance(row, dict):
@@ -319,7 +326,7 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
                 col = columns[j]
                 unit = col_units[j]
                 if periodic[j]:
-                    idx.dates.update(date_keys_frozen(cell))
+                    dates.update(date_keys_frozen(cell))
                     if isinstance(cell, str):
                         labels.append(cell.lower())
                     continue
@@ -329,11 +336,13 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
             t = type(cell)
             f = cell if t is float else float(cell) if t is int else _num(cell)
             if f is not None:
-                add(f, unit.kind, unit.scale, unit.currency, ("row {} [{}]={}", r, col, cell))
+                if f - f == 0.0:  # finite (inf - inf and nan - nan are nan)
+                    where = ("row {} [{}]={}", r, col, cell)
+                    items.append((f, unit.kind, unit.scale, unit.currency, where))
             elif isinstance(cell, str) and cell.strip():
                 if _has_alpha(cell):
                     labels.append(cell.strip().lower())
-                idx.add_text(cell, unit, f"row {r} [{col}]")
+                idx.add_text(cell, unit, "row {} [{}]", r, col)
     _add_dates_from(idx, meta)
     _add_dates_from(idx, p)
 
@@ -342,11 +351,11 @@ def _index_text_ref(idx: RefIndex, p: dict[str, Any]) -> None:
     for key in TEXT_KEYS:
         v = p.get(key)
         if isinstance(v, str):
-            idx.add_text(v, Unit(), key)
+            idx.add_text(v, _NO_UNIT, key)
         elif isinstance(v, list):
             for i, item in enumerate(v):
                 if isinstance(item, str):
-                    idx.add_text(item, Unit(), f"{key}[{i}]")
+                    idx.add_text(item, _NO_UNIT, key + "[{}]", i)
     _add_dates_from(idx, p)
 
 
