@@ -91,6 +91,9 @@ def _coerce_refs(refs: Any, issues: list[GateIssue]) -> dict[str, Ref]:
         raise TypeError(f"refs must be a mapping or an iterable of refs, got {type(refs).__name__}")
     out: dict[str, Ref] = {}
     for n, item in enumerate(items):
+        if type(item) is Ref:  # the common case, without a call
+            out[item.id] = item
+            continue
         try:
             ref = coerce_ref(item)
         except (TypeError, ValueError, ValidationError) as exc:
@@ -168,13 +171,8 @@ def _mentions_batch(texts: list[str], headers: list[str] | None = None) -> list[
     return outs
 
 
-def _mentions_in(text: str, header: str = "") -> list[_Mention]:
-    """The mentions of one text (see ``_mentions_batch``)."""
-    return _mentions_batch([text], [header])[0]
-
-
 #: A table cell holding one plain number ("1,234.5", "17", ".5"): read directly, as
-#: ``_mentions_in`` would (a cell starting 19 or 20 may be a year, so it takes the full path).
+#: ``_mentions_batch`` would (a cell starting 19 or 20 may be a year, so it takes the full path).
 _PLAIN_CELL = re.compile(r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+")
 
 

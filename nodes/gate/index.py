@@ -334,7 +334,12 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
                 col = str(j)
                 unit = table_unit
             t = type(cell)
-            f = cell if t is float else float(cell) if t is int else _num(cell)
+            if t is float:
+                f = cell
+            elif t is int:
+                f = float(cell)
+            else:
+                f = None if t is str else _num(cell)
             if f is not None:
                 if f - f == 0.0:  # finite (inf - inf and nan - nan are nan)
                     where = ("row {} [{}]={}", r, col, cell)

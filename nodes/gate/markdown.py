@@ -180,8 +180,11 @@ def _split_row(line: str) -> list[str]:
 def split_units(answer: str, known: set[str] | dict) -> tuple[list[Unit], list[tuple[str, int]]]:
     """Cut ``answer`` into claim units; also return every cited id with its line (for id checks)."""
     lines = answer.splitlines()
-    units: list[Unit] = []
-    all_cites: list[tuple[str, int]] = []
+    # Units and cited ids in answer order; a paragraph holds its place with its number in
+    # ``paragraphs`` and is cut into sentence units after the line scan, all paragraphs together.
+    units: list[Unit | int] = []
+    all_cites: list[tuple[str, int] | int] = []
+    paragraphs: list[tuple[str, str, int]] = []  # (text, unit kind, first line)
     para: list[str] = []
     para_line = 0
     in_fence = False
@@ -195,12 +198,9 @@ def split_units(answer: str, known: set[str] | dict) -> tuple[list[Unit], list[t
     def flush(kind: str = "sentence") -> None:
         nonlocal para
         if para:
-            text = " ".join(para)
-            for sent in _sentences(text, known):
-                clean, cites, _ = extract_citations(_scrub(sent), known)
-                units.append(Unit(clean, kind, para_line, cites, raw=sent))
-                for c in cites:
-                    all_cites.append((c, para_line))
+            units.append(len(paragraphs))
+            all_cites.append(len(paragraphs))
+            paragraphs.append((" ".join(para), kind, para_line))
         para = []
 
     while i < n:
@@ -299,4 +299,40 @@ def split_units(answer: str, known: set[str] | dict) -> tuple[list[Unit], list[t
         prev_line_src = line
         i += 1
     flush()
-    return units, all_cites
+    return _with_sentences(units, all_cites, paragraphs, known)
+
+
+def _with_sentences(
+    units: list[Unit | int],
+    all_cites: list[tuple[str, int] | int],
+    paragraphs: list[tuple[str, str, int]],
+    known: set[str] | dict,
+) -> tuple[list[Unit], list[tuple[str, int]]]:
+    """Put each paragraph's sentence units (and their cited ids) in its place. Each step runs
+    over all sentences before the next (one kind of work at a time keeps it in the CPU caches)."""
+    sentences = [_sentences(text, known) for text, _, _ in paragraphs]
+    flat = [sent for sents in sentences for sent in sents]
+    extracted = iter([extract_citations(_scrub(sent), known) for sent in flat])
+    para_units: list[list[Unit]] = []
+    for (_, kind, line), sents in zip(paragraphs, sentences, strict=True):
+        made = []
+        for sent in sents:
+            clean, cites, _ = next(extracted)
+            made.append(Unit(clean, kind, line, cites, raw=sent))
+        para_units.append(made)
+    out_units: list[Unit] = []
+    for u in units:
+        if type(u) is int:
+            out_units.extend(para_units[u])
+        else:
+            out_units.append(u)  # type: ignore[arg-type]
+    out_cites: list[tuple[str, int]] = []
+    for c in all_cites:
+        if type(c) is int:
+            for unit in para_units[c]:
+                line = unit.line
+                for cite in unit.cites:
+                    out_cites.append((cite, line))
+        else:
+            out_cites.append(c)  # type: ignore[arg-type]
+    return out_units, out_cites

@@ -198,7 +198,7 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
             continue
         digits = m.group()
         shown = float(digits.replace(",", "")) if "," in digits else float(digits)
-        step = _dec_step(digits) if "." in digits else 1.0
+        step = 10.0 ** -(len(digits) - digits.index(".") - 1) if "." in digits else 1.0
         # Left context: sign, parenthesis, currency prefix. Anything it can hold ends in one of
         # _LEFT_LAST (or a blank, or a currency code, whose last letter would be glued to the
         # number and was skipped above).
