@@ -1,0 +1,190 @@
+"""The GATE's fast paths give what the general paths give.
+
+Each shortcut taken for speed (a literal pre-search before the rank scan, plain numeric table cells
+read directly, a linear look-up for refs with few numbers, scanning all units scanner by scanner,
+paragraphs cut into sentences after the line scan) is checked here against the path it skips.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from refgate.nodes.gate import check as gate_check
+from refgate.nodes.gate import check_answer
+from refgate.nodes.gate.index import build_index
+from refgate.nodes.gate.markdown import split_units
+from refgate.nodes.gate.numbers import Num
+from refgate.refs import Ref
+
+RANK_PIECES = [
+    "top", "top 3", "top-five", "bottom 10", "first largest", "second place", "third-highest",
+    "largest", "Biggest", "highest", "lowest", "smallest", "greatest", "fewest", "ranked",
+    "ranks", "ranking", "#1", "# 2", "No. 3", "no.4", "number one", "number two", "상위", "상위 5",
+    "하위 3개", "최대", "최고", "최저", "최소", "가장", "stop", "atop", "laptop", "#", "no.",
+    "numbers", "firstly", "raNk", "TOP 10", " ", " ", "the", "a", "x", "1", "2", "3위", ",", ".",
+]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(RANK_PIECES), min_size=1, max_size=12), st.booleans())
+def test_rank_hint_precedes_every_rank_match(pieces, glue):
+    text = ("" if glue else " ").join(pieces)
+    low = text.lower()
+    if gate_check._RANK.search(low):
+        assert gate_check._RANK_HINT.search(low), text
+    # _ranks with and without the pre-search agree.
+    full = []
+    for m in gate_check._RANK.finditer(low):
+        s = m.start()
+        glued = s and low[s - 1].isascii() and (low[s - 1].isalnum() or low[s - 1] == "_")
+        if glued and m.group()[0].isascii() and m.group()[0].isalpha():
+            continue
+        full.append((s, m.end(), text[s : m.end()]))
+    got = [r for r in gate_check._ranks(text, low) if gate_check._RANK.match(low, r[0])]
+    assert got == full
+
+
+def _mention_tuple(m):
+    num = m.num
+    return (m.kind, m.text, m.keys, None if num is None else tuple(getattr(num, f) for f in (
+        "text", "start", "end", "shown", "step", "scale", "has_scale", "kind", "signed", "currency"
+    )))  # fmt: skip
+
+
+HEADERS = [
+    "",
+    "Revenue (USD million)",
+    "Margin (%)",
+    "Spread (bp)",
+    "Cover (x)",
+    "매출 (억원)",
+    "Value",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.one_of(
+        st.integers(0, 10**9).map(str),
+        st.integers(0, 10**9).map(lambda v: f"{v:,}"),
+        st.floats(0, 1e7, allow_nan=False).map(lambda v: f"{v:,.2f}"),
+        st.floats(0, 1e4, allow_nan=False).map(lambda v: f"{v:.3f}"),
+        st.integers(0, 999).map(lambda v: f".{v}"),
+        st.sampled_from(["1999", "2019", "2019.5", "20", "19.5", "2,019", "0", "007"]),
+    ),
+    st.sampled_from(HEADERS),
+)
+def test_plain_cell_reads_as_the_full_scan_does(text, header):
+    full = [_mention_tuple(m) for m in gate_check._mentions_batch([text], [header])[0]]
+    fast = gate_check._plain_cell(text, header)
+    if fast is not None:
+        assert [_mention_tuple(fast)] == full
+    else:
+        assert text.startswith(("19", "20")) or gate_check._PLAIN_CELL.fullmatch(text) is None
+
+
+SENTENCES = [
+    "In Q3 2015 revenue was $1,234.5 million at a 12.3% margin.",
+    "2018년 2분기 매출은 66,575억 7천만 원, 이익률은 22.78%였다.",
+    "As of December 16, 2008 the target range was 0 to 1/4 percent.",
+    "The largest three were (12.3) and -4.5% and 2.3x, top 3 by revenue.",
+    "Revenue reached $4.5bn in FY2023, 45 bp above the first quarter.",
+    "no numbers here at all",
+    "1위 기업은 3억 2천만 원, 기준 2024년 3월 현재",
+]
+
+
+@given(st.lists(st.sampled_from(SENTENCES), min_size=1, max_size=6))
+def test_batch_scan_equals_one_text_at_a_time(texts):
+    batch = gate_check._mentions_batch(texts)
+    single = [gate_check._mentions_batch([t])[0] for t in texts]
+    assert [[_mention_tuple(m) for m in ms] for ms in batch] == [
+        [_mention_tuple(m) for m in ms] for ms in single
+    ]
+
+
+values = st.one_of(
+    st.floats(-1e6, 1e6, allow_nan=False).map(lambda v: round(v, 3)),
+    st.integers(-5000, 5000),
+    st.sampled_from([12.3, -12.3, 12.34, 12.0, 0.123, 1230.0, 0.0]),
+)
+units = st.sampled_from(["USD", "%", "ratio", "bp", "x", "KRW", "", "USD millions", "thousand"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(values, units), min_size=1, max_size=16),
+    st.sampled_from(
+        [
+            "12.3",
+            "12",
+            "-12.3",
+            "12.3%",
+            "$12.3",
+            "12.3 million",
+            "1.23 thousand",
+            "45 bp",
+            "2.3x",
+            "1,230",
+            "0.1",
+            "(12.3)",
+            "₩12",
+            "0",
+            "5,000",
+            "12.34%",
+        ]  # fmt: skip
+    ),
+)
+def test_linear_lookup_equals_sorted_arrays(vals, claim):
+    payload = {
+        "values": {f"v{i}": v for i, (v, _) in enumerate(vals)},
+        "units": {f"v{i}": u for i, (_, u) in enumerate(vals)},
+    }
+    ref = Ref(id="val_00000000aa", kind="valueRef", payload=payload)
+    nums = [m.num for m in gate_check._mentions_batch([claim])[0] if m.num is not None]
+    assert nums
+    for num in nums:
+        linear = gate_check._match_number(num, [build_index(ref)])
+        saved = gate_check._LINEAR_MAX
+        gate_check._LINEAR_MAX = -1  # force the sorted arrays
+        try:
+            arrays = gate_check._match_number(num, [build_index(ref)])
+        finally:
+            gate_check._LINEAR_MAX = saved
+        assert linear == arrays
+
+
+def test_num_is_the_scanner_record():
+    # _plain_cell builds Num positionally: guard the field order it relies on.
+    assert [f for f in Num.__dataclass_fields__] == [
+        "text", "start", "end", "shown", "step", "scale", "has_scale", "kind", "signed", "currency"
+    ]  # fmt: skip
+
+
+def test_units_and_citations_keep_answer_order_across_blocks():
+    answer = "\n".join(
+        [
+            "Revenue was 12.3 [val_aaaaaaaaa1]. Costs were 4.5 [val_ffff1].",
+            "# Heading 7 [val_ffff2]",
+            "",
+            "| Company | Revenue |",
+            "|---|---|",
+            "| A | 1.0 | [val_ffff3]",
+            "",
+            "- item with 9 [val_ffff4]",
+            "Closing line 3 [val_ffff5].",
+        ]
+    )
+    units, cites = split_units(answer, {"val_aaaaaaaaa1": None})
+    assert [(u.kind, u.line) for u in units] == [
+        ("sentence", 0), ("sentence", 0), ("heading", 1), ("row", 5), ("item", 7), ("sentence", 8)
+    ]  # fmt: skip
+    assert [c for c, _ in cites] == [
+        "val_aaaaaaaaa1", "val_ffff1", "val_ffff2", "val_ffff3", "val_ffff4", "val_ffff5"
+    ]  # fmt: skip
+    report = check_answer(
+        answer, [Ref(id="val_aaaaaaaaa1", kind="valueRef", payload={"values": {"v": 12.3}})]
+    )
+    fakes = [i.ref_ids[0] for i in report.issues if i.code == "fake_ref_token"]
+    assert fakes == ["val_ffff1", "val_ffff2", "val_ffff3", "val_ffff4", "val_ffff5"]
