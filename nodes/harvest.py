@@ -23,6 +23,7 @@ from langgraph.runtime import Runtime
 
 from refgate.nodes.common import Deps, PassTimer, event, load_prompt, make_context
 from refgate.nodes.loop import run_tool_pass
+from refgate.refs import Ref
 
 #: A pass slower than this (ms) is an improvement candidate.
 SLOW_PASS_MS = 60_000
@@ -78,6 +79,10 @@ def history_summary(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
     thread_id = configurable.get("thread_id")
     if saver is None or not thread_id or not hasattr(saver, "list"):
         return None
+    # The saver in the config is the server's own: under LANGGRAPH_STRICT_MSGPACK it lacks the
+    # allowlist LangGraph derives from the state schema, and reading refs back would be blocked.
+    if hasattr(saver, "with_allowlist"):
+        saver = saver.with_allowlist([(Ref.__module__, Ref.__name__)])
     # Inside a node the namespace is the task's ("harvest:<id>"); the graph's is its parent.
     task_ns = str(configurable.get("checkpoint_ns") or "")
     graph_ns = "|".join(task_ns.split("|")[:-1])

@@ -157,6 +157,15 @@ def server(tmp_path_factory, stub):
     finally:
         srv.stop()
     assert not stub.misses, f"the stub had no answer for {len(stub.misses)} request(s)"
+    # Refs in checkpoints deserialize through the allowlist LangGraph derives from the state
+    # schema: nothing is blocked, nothing is let through as "unregistered".
+    log = srv.log_path.read_text(errors="replace")
+    bad = [
+        ln
+        for ln in log.splitlines()
+        if "Blocked deserialization" in ln or "unregistered type" in ln
+    ]
+    assert not bad, "\n".join(bad[:5])
 
 
 @pytest.fixture(scope="module")
@@ -196,6 +205,8 @@ def test_langgraph_json_declares_the_graphs_store_and_env():
     index = CONFIG["store"]["index"]
     assert index["dims"] == 384 and index["embed"] == "./refgate/store.py:embeddings"
     assert CONFIG["env"]["HF_HUB_OFFLINE"] == "1"
+    # Checkpoints deserialize only allowlisted types (refs through the state schema).
+    assert CONFIG["env"]["LANGGRAPH_STRICT_MSGPACK"] == "true"
     assert "checkpointer" not in CONFIG  # the server brings its own
 
 
