@@ -53,7 +53,7 @@ _WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz.")
 _BOUNDARY = re.compile(r"[.!?。！？](?=\s)|(?<=다\.)(?=\S)")
 
 
-@dataclass
+@dataclass(slots=True)
 class Cell:
     """One table cell and what its column header says about it."""
 
@@ -63,7 +63,7 @@ class Cell:
     period: bool = False
 
 
-@dataclass
+@dataclass(slots=True)
 class Unit:
     """One claim candidate: a sentence, list item, heading or table row."""
 

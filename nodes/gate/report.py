@@ -26,7 +26,7 @@ ISSUE_CODES: dict[str, str] = {
 }
 
 
-@dataclass
+@dataclass(slots=True)
 class GateIssue:
     """One finding. ``claim`` is the sentence, list item or table row it is about ('' if global)."""
 
@@ -40,7 +40,7 @@ class GateIssue:
         return asdict(self)
 
 
-@dataclass
+@dataclass(slots=True)
 class Match:
     """A ref value that supports a mention, and how (``where`` names the payload field/cell)."""
 
@@ -49,7 +49,7 @@ class Match:
     external: bool = False
 
 
-@dataclass
+@dataclass(slots=True)
 class MentionCheck:
     """One number, date or ranking inside a claim, and what supports it."""
 
@@ -60,7 +60,7 @@ class MentionCheck:
     note: str = ""
 
 
-@dataclass
+@dataclass(slots=True)
 class ClaimCheck:
     """One claim (sentence, list item, heading or table row) with its citations and mentions."""
 
@@ -75,7 +75,7 @@ class ClaimCheck:
         return bool(self.ref_ids) and all(m.supported for m in self.mentions)
 
 
-@dataclass
+@dataclass(slots=True)
 class GateReport:
     """The verdict: ``passed`` is False iff some issue has severity "block"."""
 
