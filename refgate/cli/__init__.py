@@ -1,4 +1,5 @@
-"""Command-line interface: ``refgate ask | trace | index | research | provenance-map | review | audit``."""
+"""Command-line interface: ``refgate ask | trace | check | index | research | provenance-map | review |
+audit``."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import importlib
 from refgate.cli.app import app
 
 #: Modules whose import registers their commands on ``app``.
-COMMAND_MODULES = ["ask", "trace", "index", "research", "provenance_map", "review"]
+COMMAND_MODULES = ["ask", "trace", "check", "index", "research", "provenance_map", "review"]
 
 for _name in COMMAND_MODULES:
     _module = f"refgate.cli.{_name}"

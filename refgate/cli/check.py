@@ -1,0 +1,109 @@
+"""``refgate check [ANSWER] --refs FILE``: run the GATE alone on an answer and a ref ledger."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.markup import escape
+
+from refgate.cli.app import EXIT_CONFIG, EXIT_OK, EXIT_UNMET, app, console, err_console
+
+
+def _fail(message: str) -> typer.Exit:
+    err_console.print(f"[red]check:[/red] {message}")
+    return typer.Exit(EXIT_CONFIG)
+
+
+def _read_text(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _fail(f"cannot read {path}: {exc}") from exc
+
+
+def load_ledger(path: str) -> tuple[list[Any], str | None]:
+    """The refs in ``path`` (a JSON list of refs, an object mapping ids to refs, or an object
+    with a ``refs`` key such as ``refgate ask --json`` prints) and its ``answer``, if any."""
+    try:
+        data = json.loads(_read_text(path))
+    except json.JSONDecodeError as exc:
+        raise _fail(f"{path} is not JSON: {exc}") from exc
+    answer = None
+    if isinstance(data, dict) and "refs" in data:
+        answer = data.get("answer") if isinstance(data.get("answer"), str) else None
+        data = data["refs"]
+    if isinstance(data, dict):
+        refs = [
+            {"id": rid, **ref} if isinstance(ref, dict) and "id" not in ref else ref
+            for rid, ref in data.items()
+        ]
+    elif isinstance(data, list):
+        refs = data
+    else:
+        raise _fail(
+            f"{path} holds a JSON {type(data).__name__}; expected a list of refs, an object "
+            "mapping ids to refs, or an object with a 'refs' key"
+        )
+    return refs, answer
+
+
+@app.command()
+def check(
+    answer: str = typer.Argument(
+        None,
+        help="The answer: a markdown file, or - for standard input (default: the 'answer' of "
+        "the refs file, as `refgate ask --json` prints it).",
+    ),
+    refs: str = typer.Option(
+        ..., "--refs", "-r", help="JSON file of refs (a list, an id->ref object, or `ask --json`)."
+    ),
+    require: list[str] = typer.Option(
+        [], "--require", help="A ref kind (or 'primarySource') the answer's evidence must include."
+    ),
+    require_emitted: bool = typer.Option(
+        False, "--require-emitted", help="Block when no valueRef, tableRef or dateRef exists."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print the GATE report as JSON."),
+) -> None:
+    """Run the GATE alone: check every number, date and ranking of an answer against the refs it
+    cites. Exit 0 when it passes, 3 when it blocks, 2 on unreadable input."""
+    from refgate.nodes.gate import check_answer
+
+    ledger, stored_answer = load_ledger(refs)
+    if answer is not None:
+        text = _read_text(answer)
+    elif stored_answer is not None:
+        text = stored_answer
+    else:
+        raise _fail(f"no answer given and {refs} holds none: pass a file or - for stdin")
+    report = check_answer(
+        text, ledger, required_evidence=tuple(require), require_emitted=require_emitted
+    )
+    if json_out:
+        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        _render(report)
+    raise typer.Exit(EXIT_OK if report.passed else EXIT_UNMET)
+
+
+def _render(report: Any) -> None:
+    counts = report.to_dict()["counts"]
+    verdict = "[green]passed[/green]" if report.passed else "[red]blocked[/red]"
+    console.print(
+        f"GATE {verdict}: {counts['supported_claims']} of {counts['claims']} claims supported, "
+        f"{counts['blocking']} blocking issue(s), {counts['warnings']} warning(s)"
+    )
+    for issue in report.issues:
+        colour = "red" if issue.severity == "block" else "yellow"
+        claim = " ".join(issue.claim.split())
+        claim = claim if len(claim) <= 160 else claim[:159] + "…"
+        console.print(f"- [{colour}]{issue.severity}[/{colour}] {issue.code}", highlight=False)
+        if claim:
+            console.print(f"  claim: {escape(claim)}", highlight=False)
+        console.print(f"  why: {escape(issue.detail)}", highlight=False)
