@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 app = typer.Typer(
     name="refgate",
@@ -17,6 +18,13 @@ app = typer.Typer(
 #: Progress and diagnostics go to stderr so ``--json`` output on stdout stays clean.
 err_console = Console(stderr=True)
 console = Console()
+
+
+def esc(value: object) -> str:
+    """``value`` as literal text inside a rich markup string: brackets in data (ids, paths,
+    excerpts, error messages, tool names a model made up) are shown, not read as markup."""
+    return escape(str(value))
+
 
 #: Exit codes shared by the commands.
 EXIT_OK = 0

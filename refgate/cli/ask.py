@@ -13,7 +13,16 @@ import typer
 from rich.markdown import Markdown
 from rich.table import Table
 
-from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, EXIT_UNMET, app, console, err_console
+from refgate.cli.app import (
+    EXIT_CONFIG,
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_UNMET,
+    app,
+    console,
+    err_console,
+    esc,
+)
 from refgate.cli.common import dumps, open_settings, open_workspace, to_jsonable
 from refgate.config import ConfigError, Settings
 from refgate.refs import as_ref_map
@@ -30,8 +39,10 @@ def value_preview(ref: Any) -> str:
     p = ref.payload
     if ref.kind == "valueRef":
         units = p.get("units") or {}
-        parts = [f"{k}={v}{' ' + str(units[k]) if k in units else ''}"
-                 for k, v in (p.get("values") or {}).items()]
+        parts = [
+            f"{k}={v}{' ' + str(units[k]) if k in units else ''}"
+            for k, v in (p.get("values") or {}).items()
+        ]
         scale = f" ({p['scale']})" if p.get("scale") else ""
         return ", ".join(parts)[:120] + scale
     if ref.kind == "tableRef":
@@ -47,17 +58,23 @@ def value_preview(ref: Any) -> str:
 def _progress_line(chunk: dict[str, Any]) -> str | None:
     kind = chunk.get("event")
     if kind == "pass_started":
-        return f"[bold cyan]{chunk.get('pass', '').upper():9}[/] started"
+        return f"[bold cyan]{esc(chunk.get('pass', '').upper()):9}[/] started"
     if kind == "pass_finished":
         refs = chunk.get("refs") or []
         extra = f", {len(refs)} refs" if refs else ""
-        return f"[cyan]{chunk.get('pass', '').upper():9}[/] done in {chunk.get('duration_ms', 0):.0f} ms{extra}"
+        name = esc(chunk.get("pass", "").upper())
+        return f"[cyan]{name:9}[/] done in {chunk.get('duration_ms', 0):.0f} ms{extra}"
     if kind == "tool_call":
-        return (f"          tool {chunk.get('tool')} -> {chunk.get('status')}"
-                f"{' ' + ', '.join(chunk.get('refs') or []) if chunk.get('refs') else ''}")
+        return (
+            f"          tool {esc(chunk.get('tool'))} -> {esc(chunk.get('status'))}"
+            f"{' ' + esc(', '.join(chunk.get('refs') or [])) if chunk.get('refs') else ''}"
+        )
     if kind == "gate_verdict":
-        verdict = "[green]passed[/]" if chunk.get("passed") else (
-            "[yellow]blocked[/] (" + ", ".join(chunk.get("issues") or []) + ")")
+        verdict = (
+            "[green]passed[/]"
+            if chunk.get("passed")
+            else ("[yellow]blocked[/] (" + esc(", ".join(chunk.get("issues") or [])) + ")")
+        )
         return f"          gate {verdict}"
     return None
 
@@ -79,9 +96,12 @@ def model_endpoint(settings: Settings, quiet: bool):
     if not quiet:
         err_console.print(local_llm.SMOKE_NOTICE)
     with local_llm.LocalModelServer() as server:
-        yield settings.with_overrides(base_url=server.base_url, api_key="local",
-                                      model=server.model_name,
-                                      max_tokens=settings.max_tokens or local_llm.MAX_TOKENS)
+        yield settings.with_overrides(
+            base_url=server.base_url,
+            api_key="local",
+            model=server.model_name,
+            max_tokens=settings.max_tokens or local_llm.MAX_TOKENS,
+        )
 
 
 def _render(result: dict[str, Any], thread: str) -> None:
@@ -95,14 +115,21 @@ def _render(result: dict[str, Any], thread: str) -> None:
             table.add_column(col)
         for ref_id in ids:
             ref = refs[ref_id]
-            table.add_row(ref_id, ref.kind, (ref.source or ref.created_by)[:40], value_preview(ref))
+            table.add_row(
+                esc(ref_id),
+                esc(ref.kind),
+                esc((ref.source or ref.created_by)[:40]),
+                esc(value_preview(ref)),
+            )
         console.print(table)
     gate = result.get("gate") or {}
     if gate.get("passed"):
-        console.print(f"[green]GATE passed[/green] (thread {thread})")
+        console.print(f"[green]GATE passed[/green] (thread {esc(thread)})")
     else:
         issues = [i for i in gate.get("issues") or [] if i.get("severity", "block") == "block"]
-        console.print(f"[yellow]GATE blocked: {len(issues)} unmet claim(s)[/yellow] (thread {thread})")
+        console.print(
+            f"[yellow]GATE blocked: {len(issues)} unmet claim(s)[/yellow] (thread {esc(thread)})"
+        )
 
 
 def run_question(
@@ -123,26 +150,35 @@ def run_question(
     config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 50}
     started = time.perf_counter()
     try:
-        with model_endpoint(settings, quiet=json_out) as live, open_persistence(live, workspace) as (
-            checkpointer,
-            store,
+        with (
+            model_endpoint(settings, quiet=json_out) as live,
+            open_persistence(live, workspace) as (
+                checkpointer,
+                store,
+            ),
         ):
-            graph = build_graph(checkpointer=checkpointer, store=store, workspace=workspace,
-                                settings=live)
+            graph = build_graph(
+                checkpointer=checkpointer, store=store, workspace=workspace, settings=live
+            )
             snapshot = graph.get_state(config)
             if snapshot.next:
-                err_console.print(f"resuming thread {thread_id} at {', '.join(snapshot.next)}")
+                err_console.print(
+                    f"resuming thread {esc(thread_id)} at {esc(', '.join(snapshot.next))}"
+                )
                 inputs: Any = None
             elif snapshot.values.get("answer") and thread:
                 if question:
-                    err_console.print(f"[red]thread {thread_id} already finished[/red]; "
-                                      "use a new --thread to ask a new question")
+                    err_console.print(
+                        f"[red]thread {esc(thread_id)} already finished[/red]; "
+                        "use a new --thread to ask a new question"
+                    )
                     return EXIT_CONFIG
                 inputs = "done"
             else:
                 if not question:
-                    err_console.print("[red]no question given[/red] and nothing to resume on "
-                                      f"thread {thread_id}")
+                    err_console.print(
+                        f"[red]no question given[/red] and nothing to resume on thread {esc(thread_id)}"
+                    )
                     return EXIT_CONFIG
                 inputs = {"question": question, "workspace": str(workspace.root)}
             if inputs != "done":
@@ -153,14 +189,14 @@ def run_question(
             result = dict(graph.get_state(config).values)
             _record_audit(workspace, thread_id, question, result, live, started)
     except ConfigError as exc:
-        err_console.print(f"[red]configuration error:[/red] {exc}")
+        err_console.print(f"[red]configuration error:[/red] {esc(exc)}")
         return EXIT_CONFIG
     except KeyboardInterrupt:
-        err_console.print(f"\ninterrupted; resume with: refgate ask --thread {thread_id}")
+        err_console.print(f"\ninterrupted; resume with: refgate ask --thread {esc(thread_id)}")
         return EXIT_ERROR
     except Exception as exc:
-        err_console.print(f"[red]run failed:[/red] {type(exc).__name__}: {exc}")
-        err_console.print(f"nothing is lost; resume with: refgate ask --thread {thread_id}")
+        err_console.print(f"[red]run failed:[/red] {type(exc).__name__}: {esc(exc)}")
+        err_console.print(f"nothing is lost; resume with: refgate ask --thread {esc(thread_id)}")
         return EXIT_ERROR
     passed = bool((result.get("gate") or {}).get("passed"))
     if json_out:
@@ -185,8 +221,10 @@ def _record_audit(workspace, thread_id, question, result, settings, started) -> 
             "gate": result.get("gate"),
             "events": result.get("trace") or [],
             "trace_summary": result.get("trace_summary"),
-            "models": {p: settings.model_for(p) for p in ("brief", "work", "critique",
-                                                         "compose", "harvest")},
+            "models": {
+                p: settings.model_for(p)
+                for p in ("brief", "work", "critique", "compose", "harvest")
+            },
             "duration_s": round(time.perf_counter() - started, 3),
         },
     )
@@ -199,17 +237,27 @@ def _exit_on_sigterm(signum: int, frame: Any) -> None:
 @app.command()
 def ask(
     question: str = typer.Argument(None, help="The question (omit with --thread to resume)."),
-    workspace: Path = typer.Option(None, "--workspace", "-w", help="Workspace folder "
-                                   "(default: the current folder if it has refgate.toml, "
-                                   "else the sample workspace)."),
-    thread: str = typer.Option(None, "--thread", "-t", help="Thread id: resumes an "
-                               "interrupted run; new runs get a fresh id."),
+    workspace: Path = typer.Option(
+        None,
+        "--workspace",
+        "-w",
+        help="Workspace folder "
+        "(default: the current folder if it has refgate.toml, "
+        "else the sample workspace).",
+    ),
+    thread: str = typer.Option(
+        None,
+        "--thread",
+        "-t",
+        help="Thread id: resumes an interrupted run; new runs get a fresh id.",
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
     model: str = typer.Option(None, "--model", "-m", help="Model name (overrides REFGATE_MODEL)."),
 ) -> None:
     """Answer a question about a workspace; every claim is gated on the refs it cites."""
     # On SIGTERM unwind normally, so the local model server and the databases are closed.
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    code = run_question(question, workspace_path=workspace, thread=thread, model=model,
-                        json_out=json_out)
+    code = run_question(
+        question, workspace_path=workspace, thread=thread, model=model, json_out=json_out
+    )
     raise typer.Exit(code)

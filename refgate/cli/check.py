@@ -10,11 +10,11 @@ from typing import Any
 import typer
 from rich.markup import escape
 
-from refgate.cli.app import EXIT_CONFIG, EXIT_OK, EXIT_UNMET, app, console, err_console
+from refgate.cli.app import EXIT_CONFIG, EXIT_OK, EXIT_UNMET, app, console, err_console, esc
 
 
 def _fail(message: str) -> typer.Exit:
-    err_console.print(f"[red]check:[/red] {message}")
+    err_console.print(f"[red]check:[/red] {esc(message)}")
     return typer.Exit(EXIT_CONFIG)
 
 

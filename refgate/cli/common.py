@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from refgate.cli.app import EXIT_CONFIG, err_console
+from refgate.cli.app import EXIT_CONFIG, err_console, esc
 from refgate.config import ConfigError, Settings, load_settings
 from refgate.workspace import Workspace, WorkspaceError, load_workspace
 
@@ -30,7 +30,7 @@ def open_workspace(path: Path | None) -> Workspace:
     try:
         return load_workspace(path or default_workspace_path())
     except WorkspaceError as exc:
-        err_console.print(f"[red]workspace error:[/red] {exc}")
+        err_console.print(f"[red]workspace error:[/red] {esc(exc)}")
         raise typer.Exit(EXIT_CONFIG) from exc
 
 
@@ -39,7 +39,7 @@ def open_settings(workspace: Workspace | None, **overrides: Any) -> Settings:
     try:
         settings = load_settings(os.environ, workspace.settings if workspace else None)
     except ConfigError as exc:
-        err_console.print(f"[red]configuration error:[/red] {exc}")
+        err_console.print(f"[red]configuration error:[/red] {esc(exc)}")
         raise typer.Exit(EXIT_CONFIG) from exc
     return settings.with_overrides(**overrides)
 

@@ -8,7 +8,7 @@ from typing import Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, app, console, err_console
+from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, app, console, err_console, esc
 from refgate.cli.common import dumps, open_settings, open_workspace
 
 STAGES = {"chunk": "chunking documents", "embed": "embedding chunks", "index": "writing index"}
@@ -56,9 +56,13 @@ def index_command(
     ws = open_workspace(workspace)
     settings = open_settings(ws)
     if ws.documents_path is None:
-        err_console.print(f"[red]workspace {ws.name!r} has no [documents] table: nothing to index")
+        err_console.print(
+            f"[red]workspace {esc(repr(ws.name))} has no {esc('[documents]')} table: nothing to index"
+        )
         raise typer.Exit(EXIT_CONFIG)
-    err_console.print(f"indexing [bold]{ws.documents_path}[/] ({settings.embeddings} embeddings)")
+    err_console.print(
+        f"indexing [bold]{esc(ws.documents_path)}[/] ({settings.embeddings} embeddings)"
+    )
     with Progress(
         TextColumn("{task.description:<20}"),
         BarColumn(),
@@ -77,7 +81,7 @@ def index_command(
         try:
             result = run_index(ws, settings, rebuild=rebuild, progress=progress)
         except Exception as exc:  # a clear message, not a traceback
-            err_console.print(f"[red]indexing failed:[/red] {type(exc).__name__}: {exc}")
+            err_console.print(f"[red]indexing failed:[/red] {type(exc).__name__}: {esc(exc)}")
             raise typer.Exit(EXIT_ERROR) from exc
     summary = {"workspace": str(ws.root), "index": str(ws.state_dir / "index"), **result.to_dict()}
     if as_json:
@@ -87,6 +91,7 @@ def index_command(
             f"indexed {result.documents} documents into {result.chunks} chunks: "
             f"{result.embedded} embedded, {result.reused} reused "
             f"({result.reuse_rate:.0%} from cache), {result.removed_documents} documents removed, "
-            f"in {result.seconds:.1f} s -> {summary['index']}"
+            f"in {result.seconds:.1f} s -> {summary['index']}",
+            markup=False,
         )
     raise typer.Exit(EXIT_OK)

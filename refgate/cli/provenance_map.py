@@ -8,7 +8,7 @@ import json
 import typer
 from rich.table import Table
 
-from refgate.cli.app import app, console
+from refgate.cli.app import app, console, esc
 
 
 @app.command("provenance-map")
@@ -28,12 +28,14 @@ def provenance_map_command(
     for name, entry in pmap["tools"].items():
         slots = ", ".join(f"{k}={v}" for k, v in (entry.get("argSlots") or {}).items())
         if entry.get("error"):
-            table.add_row(name, "-", f"not loadable: {entry['error']}", slots)
+            table.add_row(esc(name), "-", esc(f"not loadable: {entry['error']}"), esc(slots))
             continue
         origins = entry.get("origins") or {}
         if not origins:
-            table.add_row(name, "(none: engine or workspace data)", "", slots)
+            table.add_row(esc(name), "(none: engine or workspace data)", "", esc(slots))
         for i, (path, why) in enumerate(origins.items()):
-            table.add_row(name if i == 0 else "", path, why, slots if i == 0 else "")
+            table.add_row(
+                esc(name) if i == 0 else "", esc(path), esc(why), esc(slots) if i == 0 else ""
+            )
     console.print(table)
-    console.print(pmap["policy"])
+    console.print(pmap["policy"], markup=False)

@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, EXIT_UNMET, app, err_console
+from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, EXIT_UNMET, app, err_console, esc
 
 #: Statuses whose report carries at least one verified claim.
 _USEFUL = ("complete", "synthesis_failed")
@@ -59,7 +59,7 @@ class _Progress:
             line = f"report: {event['status']}, {event['findings']} findings"
         else:
             line = f"{step}"
-        err_console.print(f"[dim]·[/dim] {line}", highlight=False, markup=True)
+        err_console.print(f"[dim]·[/dim] {esc(line)}", highlight=False, markup=True)
 
 
 def _workspace(path: Path | None):
@@ -103,7 +103,7 @@ def research(
         settings = load_settings(workspace_settings=getattr(ws, "settings", None))
         search, fetch = default_providers(ws)
     except (WorkspaceError, ConfigError, WebProviderError) as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
+        err_console.print(f"[red]error:[/red] {esc(exc)}")
         raise typer.Exit(EXIT_CONFIG) from None
 
     kwargs: dict[str, Any] = {"web_search": search, "web_fetch": fetch, "workspace": ws}
@@ -111,18 +111,20 @@ def research(
         from refgate.models import NO_MODEL_HELP, ModelProvider
 
         if not settings.has_endpoint:
-            err_console.print(f"[red]error:[/red] {NO_MODEL_HELP}")
+            err_console.print(f"[red]error:[/red] {esc(NO_MODEL_HELP)}")
             raise typer.Exit(EXIT_CONFIG)
         kwargs["model"] = ModelProvider().for_pass("research", settings)
     elif backend in ("codex", "agy"):
         from refgate.nodes.research.backends import make_backend
 
         if shutil.which(backend) is None:
-            err_console.print(f"[red]error:[/red] `{backend}` is not on PATH")
+            err_console.print(f"[red]error:[/red] `{esc(backend)}` is not on PATH")
             raise typer.Exit(EXIT_CONFIG)
         kwargs["backend"] = make_backend(backend)
     else:
-        err_console.print(f"[red]error:[/red] unknown backend {backend!r}; use chat, codex or agy")
+        err_console.print(
+            f"[red]error:[/red] unknown backend {esc(repr(backend))}; use chat, codex or agy"
+        )
         raise typer.Exit(EXIT_CONFIG)
     if search.name == "none" and not quiet:
         err_console.print("[yellow]note:[/yellow] no web snapshot or search provider is configured")
@@ -145,15 +147,15 @@ def research(
     )
     if conn is not None and not quiet:
         err_console.print(
-            f"[dim]thread {thread_id} (continue an interrupted run with --resume {thread_id})[/dim]"
+            f"[dim]thread {esc(thread_id)} (continue an interrupted run with --resume {esc(thread_id)})[/dim]"
         )
     try:
         final = stream_research(graph, None if resume else question, config, _Progress(quiet))
     except Exception as exc:
-        err_console.print(f"[red]research stopped:[/red] {type(exc).__name__}: {exc}")
+        err_console.print(f"[red]research stopped:[/red] {type(exc).__name__}: {esc(exc)}")
         if conn is not None:
             err_console.print(
-                f"resume with: refgate research --workspace {ws.root} --resume {thread_id}"
+                f"resume with: refgate research --workspace {esc(ws.root)} --resume {esc(thread_id)}"
             )
         raise typer.Exit(EXIT_ERROR) from None
     finally:

@@ -15,7 +15,7 @@ import typer
 from rich.table import Table
 
 from refgate.audit import AuditError, append_review, list_runs, read_audit, thread_ids
-from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, app, console, err_console
+from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, app, console, err_console, esc
 from refgate.cli.common import open_workspace
 
 _WS_HELP = (
@@ -38,14 +38,14 @@ def review(
     ws = open_workspace(workspace)
     verdict = verdict.strip().lower()
     if verdict not in ("pass", "fail"):
-        err_console.print(f"[red]--verdict must be pass or fail[/red], got {verdict!r}")
+        err_console.print(f"[red]--verdict must be pass or fail[/red], got {esc(repr(verdict))}")
         raise typer.Exit(EXIT_CONFIG)
     known = thread_ids(ws)
     if thread not in known:
         recent = ", ".join(list(reversed(known))[:5]) or "none yet"
         err_console.print(
-            f"[red]no run with thread {thread!r}[/red] in {ws.state_dir / 'audit.jsonl'}"
-            f" (recent threads: {recent})"
+            f"[red]no run with thread {esc(repr(thread))}[/red] in {esc(ws.state_dir / 'audit.jsonl')}"
+            f" (recent threads: {esc(recent)})"
         )
         raise typer.Exit(EXIT_ERROR)
     if reviewer is None:
@@ -56,9 +56,9 @@ def review(
     try:
         rec = append_review(ws, thread, verdict, note, reviewer=reviewer)
     except AuditError as exc:
-        err_console.print(f"[red]{exc}[/red]")
+        err_console.print(f"[red]{esc(exc)}[/red]")
         raise typer.Exit(EXIT_CONFIG) from exc
-    console.print(f"review recorded: thread {thread} -> {rec['verdict']}")
+    console.print(f"review recorded: thread {esc(thread)} -> {esc(rec['verdict'])}")
     raise typer.Exit(EXIT_OK)
 
 
@@ -75,9 +75,9 @@ def audit(
     if json_out:
         print(json.dumps(rows, ensure_ascii=False, default=str, indent=2))
     elif not rows:
-        console.print(f"no runs recorded yet in {ws.state_dir / 'audit.jsonl'}")
+        console.print(f"no runs recorded yet in {esc(ws.state_dir / 'audit.jsonl')}")
     else:
-        table = Table(title=f"refgate audit: {ws.name}")
+        table = Table(title=f"refgate audit: {esc(ws.name)}")
         for col in ("when", "thread", "gate", "review", "note", "question"):
             table.add_column(col, overflow="fold")
         for row in rows:
@@ -87,12 +87,12 @@ def audit(
                 rev.get("verdict", ""), "-"
             )
             table.add_row(
-                str(row.get("recorded_at") or "")[:19].replace("T", " "),
-                str(row.get("thread_id")),
+                esc(str(row.get("recorded_at") or "")[:19].replace("T", " ")),
+                esc(row.get("thread_id")),
                 gate,
                 verdict,
-                str(rev.get("note") or "")[:60],
-                str(row.get("question") or "")[:80],
+                esc(str(rev.get("note") or "")[:60]),
+                esc(str(row.get("question") or "")[:80]),
             )
         console.print(table)
     if unreadable:

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from refgate.cli.app import EXIT_CONFIG, app, console, err_console
+from refgate.cli.app import EXIT_CONFIG, app, console, err_console, esc
 from refgate.cli.common import dumps, open_settings, open_workspace
 
 
@@ -24,8 +24,11 @@ def _describe(e: dict) -> str:
         codes = ", ".join(i.get("code", "") for i in e.get("issues") or [])
         return "passed" if e.get("passed") else f"blocked: {codes}"
     if kind in ("pass_start", "pass_end"):
-        return ", ".join(f"{k}={v}" for k, v in e.items()
-                         if k not in ("type", "pass", "t", "plan") and v not in (None, [], {}))
+        return ", ".join(
+            f"{k}={v}"
+            for k, v in e.items()
+            if k not in ("type", "pass", "t", "plan") and v not in (None, [], {})
+        )
     return ", ".join(f"{k}={v}" for k, v in e.items() if k not in ("type", "pass", "t"))[:160]
 
 
@@ -42,23 +45,30 @@ def trace(
     ws = open_workspace(workspace)
     settings = open_settings(ws)
     with open_persistence(settings, ws) as (checkpointer, store):
-        graph = build_graph(checkpointer=checkpointer, store=store, workspace=ws,
-                            settings=settings)
+        graph = build_graph(checkpointer=checkpointer, store=store, workspace=ws, settings=settings)
         snapshot = graph.get_state({"configurable": {"thread_id": thread}})
     events = list(snapshot.values.get("trace") or [])
     if not events:
-        err_console.print(f"[red]no run stored for thread {thread}[/red] in {ws.state_dir}")
+        err_console.print(
+            f"[red]no run stored for thread {esc(thread)}[/red] in {esc(ws.state_dir)}"
+        )
         raise typer.Exit(EXIT_CONFIG)
     if json_out:
         print(dumps(events))
         return
-    table = Table(title=f"trace of thread {thread}")
+    table = Table(title=f"trace of thread {esc(thread)}")
     for col in ("time", "pass", "event", "detail"):
         table.add_column(col)
     for e in events:
-        table.add_row(str(e.get("t", ""))[11:23], str(e.get("pass", "")), str(e.get("type", "")),
-                      _describe(e))
+        table.add_row(
+            esc(str(e.get("t", ""))[11:23]),
+            esc(e.get("pass", "")),
+            esc(e.get("type", "")),
+            esc(_describe(e)),
+        )
     console.print(table)
     if snapshot.next:
-        console.print(f"[yellow]unfinished[/yellow]: next {', '.join(snapshot.next)}; "
-                      f"resume with refgate ask --thread {thread}")
+        console.print(
+            f"[yellow]unfinished[/yellow]: next {esc(', '.join(snapshot.next))}; "
+            f"resume with refgate ask --thread {esc(thread)}"
+        )

@@ -1,0 +1,104 @@
+"""CLI output shows data as written: brackets in excerpts, paths, questions, error messages and
+tool names a model made up are text, not rich markup (which would drop them or crash on "[/x]")."""
+
+from __future__ import annotations
+
+import io
+import shutil
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from refgate.audit import append_run
+from refgate.cli import app
+from refgate.cli import app as app_module
+from refgate.cli import ask as ask_cli
+from refgate.refs import Ref
+from refgate.workspace import load_workspace
+
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "us-macro"
+NASTY = "see [/x] and [bold]this[/bold] and [link=x]y"
+runner = CliRunner()
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.fixture
+def recorder(monkeypatch) -> io.StringIO:
+    """Both CLI consoles write into one buffer, wide enough not to wrap."""
+    buf = io.StringIO()
+    console = Console(file=buf, width=400, color_system=None)
+    for module in (app_module, ask_cli):
+        monkeypatch.setattr(module, "console", console, raising=False)
+        monkeypatch.setattr(module, "err_console", console, raising=False)
+    return buf
+
+
+@pytest.fixture
+def workspace(tmp_path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / "data").mkdir(parents=True)
+    shutil.copy(SAMPLE / "data" / "statsmodels_macrodata.csv", ws / "data")
+    (ws / "refgate.toml").write_text(
+        'name = "mini"\n[datasets.macro]\npath = "data/statsmodels_macrodata.csv"\n'
+        'description = "US quarterly macro data"\n',
+        encoding="utf-8",
+    )
+    return ws
+
+
+def test_progress_line_with_a_made_up_tool_name_prints_verbatim(recorder):
+    chunk = {"event": "tool_call", "tool": "[/x]Evil", "status": "error", "refs": ["val_[b]"]}
+    ask_cli.err_console.print(ask_cli._progress_line(chunk))
+    gate = {"event": "gate_verdict", "passed": False, "issues": ["[/code]"]}
+    ask_cli.err_console.print(ask_cli._progress_line(gate))
+    out = recorder.getvalue()
+    assert "tool [/x]Evil -> error val_[b]" in out
+    assert "blocked ([/code])" in out
+
+
+def test_cited_ref_table_shows_excerpts_and_sources_verbatim(recorder):
+    ref = Ref(
+        id="doc_00000000c3",
+        kind="docRef",
+        payload={"excerpt": NASTY},
+        source="https://example.org/[a]/b",
+        source_type="external",
+    )
+    result = {
+        "answer": "It says so [doc_00000000c3].",
+        "refs": {ref.id: ref},
+        "gate": {"passed": True},
+    }
+    ask_cli._render(result, "thread-[1]")
+    out = recorder.getvalue()
+    assert "[/x]" in out and "[bold]this[/bold]" in out
+    assert "https://example.org/[a]/b" in out
+    assert "(thread thread-[1])" in out
+
+
+def test_audit_lists_questions_verbatim(workspace):
+    ws = load_workspace(workspace)
+    append_run(
+        ws, {"thread_id": "t-[1]", "question": f"What is {NASTY}?", "gate": {"passed": True}}
+    )
+    res = runner.invoke(app, ["audit", "--workspace", str(workspace)], env={"COLUMNS": "300"})
+    assert res.exit_code == 0, res.output
+    assert "[/x]" in res.output and "t-[1]" in res.output
+
+
+def test_index_without_documents_names_the_table(workspace):
+    res = runner.invoke(app, ["index", "--workspace", str(workspace)])
+    assert res.exit_code == 2
+    assert "has no [documents] table" in flat(res.output)
+
+
+def test_workspace_errors_show_bracketed_paths(tmp_path):
+    missing = tmp_path / "no[such]" / "[ws]"
+    res = runner.invoke(app, ["audit", "--workspace", str(missing)])
+    assert res.exit_code == 2
+    assert "[ws]" in flat(res.output) and "[such]" in flat(res.output)
