@@ -161,6 +161,45 @@ def _at_full_speed(cpu: list[float], ref: list[float], ref_best: float) -> float
     return statistics.median(c * ref_best / r for c, r in zip(cpu, ref, strict=True))
 
 
+def adversarial_answers(n: int) -> dict[str, str]:
+    """Degenerate answers of ``n`` repeated pieces (what a looping or injected model could write):
+    each must cost time linear in its length."""
+    cite = "[val_00000000a1]"
+    return {
+        "1,1,1,...": "1," * n + f"5 {cite}.",
+        "[a][a][a]...": "[a]" * n + " 5.",
+        "| | | table": "| " * n + "\n|---|\n" + "| 1 " * (n // 4),
+        "1억 2억 3억 ...": "".join(f"{i % 9 + 1}억 " for i in range(n)) + f"{cite}.",
+        "<!--<!--<!--": "<!--" * n + "5",
+        "2019-2019-...": "2019-" * n,
+        "Q1 Q1 Q1 ...": "Q1 " * n,
+        "Q1 5 Q1 5 ...": "Q1 5 " * n,
+        "top 3 in Q1 2019": "top 3 in Q1 2019 " * n,
+        "5\\n5\\n5...": "5\n" * n,
+        "# 5 headings": "# 5\n" * n,
+        "[^[^[^": "[^" * n,
+        "e.g. e.g. ...": "e.g. " * n + f"5 {cite}.",
+        "as of as of": "as of " * n,
+    }
+
+
+def adversarial(small: int = 5000, big: int = 20000) -> None:
+    """Wall ms of each degenerate answer at two sizes, side by side (4x input -> ~4x time)."""
+    refs = [Ref(id="val_00000000a1", kind="valueRef", payload={"values": {"x": 1.5}})]
+    a_small, a_big = adversarial_answers(small), adversarial_answers(big)
+    print(f"degenerate answers: {small:,} vs {big:,} repeats (linear: x{big / small:.0f})")
+    worst = 0.0
+    for name in a_small:
+        times = []
+        for answer in (a_small[name], a_big[name]):
+            t0 = time.perf_counter()
+            check_answer(answer, refs)
+            times.append((time.perf_counter() - t0) * 1000)
+        worst = max(worst, times[1] / times[0])
+        print(f"  {name:<18} {times[0]:>9.1f} ms {times[1]:>9.1f} ms  x{times[1] / times[0]:.1f}")
+    print(f"  worst growth x{worst:.1f} for x{big / small:.0f} input")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=9, help="interleaved rounds (default 9)")
@@ -212,6 +251,7 @@ def main() -> None:
         f"target <= 20 ms at 200 claims: median {med[200]:.2f} ms, best {best[200]:.2f} ms, "
         f"full-speed median {full[200]:.2f} ms"
     )
+    adversarial()
 
 
 if __name__ == "__main__":

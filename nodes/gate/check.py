@@ -15,7 +15,7 @@ from refgate.refs import REF_KINDS, Ref, coerce_ref
 from .dates import find_as_of, find_dates
 from .index import NUMERIC_KINDS, RefIndex, build_index, where_text
 from .markdown import Cell, Unit, split_units
-from .numbers import Num, _in_spans, find_numbers, parse_unit
+from .numbers import Num, find_numbers, parse_unit, span_test
 from .report import ClaimCheck, GateIssue, GateReport, Match, MentionCheck
 
 EMITTED_KINDS = frozenset({"valueRef", "tableRef", "dateRef"})
@@ -151,9 +151,12 @@ def _mentions_batch(texts: list[str], headers: list[str] | None = None) -> list[
         for t, low, d in zip(texts, lows, has_digit, strict=True)
     ]
     for dms, out, masked in zip(all_dms, outs, masks, strict=True):
+        # Dates never overlap one another (find_dates reads on after each), so a date is masked
+        # only by a ranking span.
+        in_rank = span_test(list(masked)) if masked else None
         for dm in dms:
             start = dm.start
-            if masked and _in_spans(start, masked):
+            if in_rank is not None and in_rank(start):
                 continue
             out.append(_Mention("date", dm.text, keys=dm.keys))
             masked.append((start, dm.end))

@@ -30,11 +30,12 @@ _QUOTE = re.compile(r"^\s*(?:>\s?)+")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _NUMBERING = re.compile(r"^\s*(?:\d{1,3}(?:\.\d{1,3})*[.)]?|[IVX]{1,5}\.)\s+")
 _FOOTDEF = re.compile(r"^\s*\[\^[^\]]+\]:\s*")
-#: The leading guard holds the first character of every branch (same matches, faster scan).
+#: Inline code, URLs, footnote markers (up to 200 characters), superscripts and HTML tags; HTML
+#: comments are found by ``_noise_spans``. The leading guard holds the first character of every
+#: branch (same matches, faster scan).
 _NOISE = re.compile(
     r"(?=[`<hw\[¹²³⁴⁵⁶⁷⁸⁹⁰])(?:"
-    r"`[^`\n]*`|<!--.*?-->|https?://\S+|www\.\S+|\[\^[^\]]+\]|[¹²³⁴⁵⁶⁷⁸⁹⁰]+|<[^>\n]{1,80}>)",
-    re.S,
+    r"`[^`\n]*`|https?://\S+|www\.\S+|\[\^[^\]]{1,200}\]|[¹²³⁴⁵⁶⁷⁸⁹⁰]+|<[^>\n]{1,80}>)"
 )
 _EMPH = re.compile(r"\*\*|__|~~")
 #: Whatever _NOISE, _EMPH, _BRACKET or _BARE_ID could match needs one of these.
@@ -85,9 +86,47 @@ class Unit:
 _NOISE_HINT = re.compile(r"[`<¹²³⁴⁵⁶⁷⁸⁹⁰]|https?://|www\.|\[\^")
 
 
+def _noise_spans(text: str) -> list[tuple[int, int]]:
+    """Spans of ``_NOISE`` and of HTML comments (``<!--`` to the first ``-->``), leftmost first, a
+    comment winning over an HTML tag at the same ``<``. Comments are found with ``str.find`` so
+    that many unclosed ``<!--`` cost one look-up each, not a scan to the end each (quadratic)."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    n = len(text)
+    m = _NOISE.search(text)
+    c = text.find("<!--")
+    while pos < n:
+        if m is not None and m.start() < pos:
+            m = _NOISE.search(text, pos)
+        if c != -1 and c < pos:
+            c = text.find("<!--", pos)
+        if c != -1 and (m is None or c <= m.start()):
+            close = text.find("-->", c + 4)
+            if close != -1:
+                spans.append((c, close + 3))
+                pos = close + 3
+                continue
+            c = -1  # no "-->" after this one, so none after any later "<!--" either
+        if m is None:
+            break
+        spans.append(m.span())
+        pos = m.end()
+    return spans
+
+
 def _scrub(text: str) -> str:
     if _NOISE_HINT.search(text) is not None:
-        text = _NOISE.sub(_blank, text)
+        if "<!--" in text:
+            parts = []
+            last = 0
+            for a, b in _noise_spans(text):
+                parts.append(text[last:a])
+                parts.append(" " * (b - a))
+                last = b
+            parts.append(text[last:])
+            text = "".join(parts)
+        else:
+            text = _NOISE.sub(_blank, text)
     if "**" in text or "__" in text or "~~" in text:
         return _EMPH.sub("", text)
     return text

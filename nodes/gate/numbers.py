@@ -8,6 +8,8 @@ scale word, its kind (plain / percent / bp / x) and whether it carries an explic
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -170,19 +172,46 @@ def _in_spans(s: int, spans: list[tuple[int, int]]) -> bool:
     return False
 
 
+#: Up to this many spans a linear test is cheapest; beyond, ``span_test`` bisects (a text with
+#: thousands of dates would otherwise cost dates x numbers comparisons).
+_LINEAR_SPANS = 8
+
+
+def span_test(spans: list[tuple[int, int]]) -> Callable[[int], bool]:
+    """``s -> any(a <= s < b for a, b in spans)``, in O(log n) per test for many spans."""
+    if len(spans) <= _LINEAR_SPANS:
+        return lambda s: _in_spans(s, spans)
+    starts: list[int] = []
+    ends: list[int] = []
+    for a, b in sorted(spans):
+        if starts and a <= ends[-1]:
+            if b > ends[-1]:
+                ends[-1] = b
+        elif a < b:
+            starts.append(a)
+            ends.append(b)
+
+    def inside(s: int) -> bool:
+        i = bisect_right(starts, s) - 1
+        return i >= 0 and s < ends[i]
+
+    return inside
+
+
 def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list[Num]:
     """Every number stated in ``text`` outside the ``masked`` spans (dates, ranks, ids)."""
     out: list[Num] = []
     pos = 0
     n = len(text)
     search = _CORE.search
+    masked_at = span_test(masked) if masked else None
     while True:
         m = search(text, pos)
         if m is None:
             break
         s, e = m.span()
         pos = e
-        if masked and _in_spans(s, masked):
+        if masked_at is not None and masked_at(s):
             continue
         prev = text[s - 1] if s else ""
         nxt = text[e] if e < n else ""

@@ -7,14 +7,16 @@ paragraphs cut into sentences after the line scan) is checked here against the p
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from refgate.nodes.gate import check as gate_check
-from refgate.nodes.gate import check_answer
+from refgate.nodes.gate import check_answer, markdown
 from refgate.nodes.gate.index import build_index
 from refgate.nodes.gate.markdown import split_units
-from refgate.nodes.gate.numbers import Num
+from refgate.nodes.gate.numbers import Num, span_test
 from refgate.refs import Ref
 
 RANK_PIECES = [
@@ -188,3 +190,33 @@ def test_units_and_citations_keep_answer_order_across_blocks():
     )
     fakes = [i.ref_ids[0] for i in report.issues if i.code == "fake_ref_token"]
     assert fakes == ["val_ffff1", "val_ffff2", "val_ffff3", "val_ffff4", "val_ffff5"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 300), st.integers(0, 40)), max_size=40),
+    st.lists(st.integers(-5, 350), min_size=1, max_size=30),
+)
+def test_span_test_equals_the_linear_scan(raw, positions):
+    spans = [(a, a + w) for a, w in raw]
+    inside = span_test(spans)
+    for s in positions:
+        assert inside(s) == any(a <= s < b for a, b in spans)
+
+
+#: The scrub pattern as a single regular expression, HTML comments included (quadratic on many
+#: unclosed "<!--", hence replaced by ``_noise_spans``): the reference for what is blanked.
+_REFERENCE_NOISE = re.compile(
+    r"`[^`\n]*`|<!--.*?-->|https?://\S+|www\.\S+|\[\^[^\]]{1,200}\]|[¹²³⁴⁵⁶⁷⁸⁹⁰]+|<[^>\n]{1,80}>",
+    re.S,
+)
+NOISE_PIECES = ["<!--", "-->", "<", ">", "`", "http://x", "www.z", "[^", "]", "[^1]", "¹", " ",
+                "a", "\n", "-", "<b>", "<!-->", "<!---->", "`c`"]  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(NOISE_PIECES), min_size=1, max_size=30))
+def test_scrub_blanks_what_the_single_pattern_blanks(pieces):
+    text = "".join(pieces)
+    expected = _REFERENCE_NOISE.sub(lambda m: " " * len(m.group()), text)
+    assert markdown._scrub(text) == expected
