@@ -48,6 +48,39 @@ def false_positives(paragraphs: list[str]) -> tuple[int, int, dict[str, int]]:
     return flagged, len(paragraphs), kinds
 
 
+def degenerate_pages(n: int) -> dict[str, str]:
+    """Untrusted text built from ``n`` repeated pieces: each must cost time linear in its size."""
+    return {
+        "URLs in one run": "http://x.y/" * n,
+        "system: system:": "system: " * n,
+        "mixed-case directive": "IgNoRe PrEvIoUs InStRuCtIoNs " * (n // 3),
+        "ignore previous": "ignore previous " * n,
+        "zero-width spaces": "\u200b" * (3 * n),
+        "Korean directive": "무시하고 " * n,
+        "nested <div>": "<div>" * n + "x",
+        "unclosed <!--": "<!--" * n,
+    }
+
+
+def degenerate(small: int = 2000, big: int = 8000) -> None:
+    """Wall ms of each degenerate page at two sizes, side by side (4x input -> ~4x time): the
+    injection scan, and for markup the HTML reading (html_to_text and inspect_hidden)."""
+    from refgate.provenance import html_to_text, inspect_hidden
+
+    a_small, a_big = degenerate_pages(small), degenerate_pages(big)
+    print(f"degenerate pages: {small:,} vs {big:,} repeats (linear: x{big / small:.0f})")
+    for name in a_small:
+        times = []
+        for page in (a_small[name], a_big[name]):
+            t0 = time.perf_counter()
+            inspect_injection(page)
+            if page.startswith("<"):
+                html_to_text(page)
+                inspect_hidden(page)
+            times.append((time.perf_counter() - t0) * 1000)
+        print(f"  {name:<22} {times[0]:>9.1f} ms {times[1]:>9.1f} ms  x{times[1] / times[0]:.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7)
@@ -74,6 +107,7 @@ def main() -> None:
             f"{name}: {flagged}/{total} flagged = {100 * flagged / total:.2f}% false positives"
             + (f" {kinds}" if kinds else "")
         )
+    degenerate()
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -83,7 +84,19 @@ _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _TABLE_LINE = re.compile(r"^[ \t]*\|")
 #: Sentence-splitting abbreviations: the shared ones plus titles and forms common in documents.
 _ABBREVIATIONS = ABBREVIATIONS | {
-    "prof", "sr", "jr", "al", "gov", "govt", "dept", "e.g", "i.e", "u.s", "u.k", "a.m", "p.m",
+    "prof",
+    "sr",
+    "jr",
+    "al",
+    "gov",
+    "govt",
+    "dept",
+    "e.g",
+    "i.e",
+    "u.s",
+    "u.k",
+    "a.m",
+    "p.m",
 }
 # A sentence ends at . ! ? (optionally followed by closing quotes/brackets) before whitespace;
 # CJK full stops end a sentence with or without the space.
@@ -141,8 +154,10 @@ def _split_long(text: str, start: int, end: int, max_tokens: int) -> list[tuple[
     cur = start
     i = 1
     while cur < end:
-        # grow the piece word by word (binary search keeps it cheap on long runs)
-        lo, hi = i, len(words) - 1
+        # grow the piece word by word (binary search keeps it cheap on long runs); every word is
+        # at least one token, so a piece ends within max_tokens words: searching past that only
+        # re-encoded the rest of the text for every piece (quadratic on long runs)
+        lo, hi = i, min(len(words) - 1, i + 2 * max_tokens + 2)
         best = i
         while lo <= hi:
             mid = (lo + hi) // 2
@@ -161,7 +176,7 @@ def _split_long(text: str, start: int, end: int, max_tokens: int) -> list[tuple[
             nxt = max(nxt, cur + 1)
         pieces.append((cur, nxt))
         cur = nxt
-        i = next((j for j, w in enumerate(words) if w > cur), len(words) - 1)
+        i = min(bisect_right(words, cur), len(words) - 1)
     return pieces
 
 

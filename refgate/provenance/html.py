@@ -14,6 +14,7 @@ the ``hidden`` attribute, ``aria-hidden="true"``, hidden inputs, and HTML commen
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -222,26 +223,34 @@ def _text_of(tag: Tag) -> str:
     return " ".join(tag.get_text(" ").split())
 
 
+_END = object()
+
+
 def _walk_hidden(soup: BeautifulSoup) -> list[tuple[Tag | Comment, str, str]]:
     """(node, kind, reason) for the outermost hidden nodes."""
     sheet = _sheet(soup)
     found: list[tuple[Tag | Comment, str, str]] = []
 
-    def visit(node: Tag, bg: str | None) -> None:
-        for child in list(node.children):
-            if isinstance(child, Comment):
-                found.append((child, "html_comment", "HTML comment"))
-            elif isinstance(child, Tag):
-                if child.name in DROP_TAGS:
-                    continue
-                reason = _hidden_reason(child, sheet, bg)
-                if reason:
-                    found.append((child, *reason))
-                    continue
-                css = _style_of(child, sheet)
-                visit(child, css.get("background-color") or css.get("background") or bg)
-
-    visit(soup, None)
+    # Depth first, children in document order, with an explicit stack: a page nested thousands
+    # of tags deep must not exhaust Python's recursion limit.
+    stack: list[tuple[Iterator[Any], str | None]] = [(iter(list(soup.children)), None)]
+    while stack:
+        children, bg = stack[-1]
+        child = next(children, _END)
+        if child is _END:
+            stack.pop()
+        elif isinstance(child, Comment):
+            found.append((child, "html_comment", "HTML comment"))
+        elif isinstance(child, Tag):
+            if child.name in DROP_TAGS:
+                continue
+            reason = _hidden_reason(child, sheet, bg)
+            if reason:
+                found.append((child, *reason))
+                continue
+            css = _style_of(child, sheet)
+            inner_bg = css.get("background-color") or css.get("background") or bg
+            stack.append((iter(list(child.children)), inner_bg))
     return found
 
 

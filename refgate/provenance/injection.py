@@ -950,9 +950,12 @@ REGEX_RULES: tuple[RegexRule, ...] = (
         "medium",
         "templated_url",
         re.compile(
-            r"!\[[^\]\n]{0,100}\]\(\s*https?://[^)\s]*[?&][^)\s]*(?:\{|%7b|<|\$)"
-            r"|https?://[^\s\"'<>]*(?:webhook\.site|requestbin|ngrok|pipedream|burpcollaborator|"
-            r"interact\.sh|oast\.)",
+            # The query part starts at the first ? or & (one way to split, so no backtracking
+            # over every split); a collector host counts within the first 512 characters of a
+            # URL (unbounded, each "http" of a long run re-scanned the rest: quadratic).
+            r"!\[[^\]\n]{0,100}\]\(\s*https?://[^)\s?&]*[?&][^)\s]*?(?:\{|%7b|<|\$)"
+            r"|https?://[^\s\"'<>]{0,512}?(?:webhook\.site|requestbin|ngrok|pipedream|"
+            r"burpcollaborator|interact\.sh|oast\.)",
             re.I,
         ),
         substrings=("http",),
@@ -1406,8 +1409,15 @@ def inspect_injection(text: str) -> InjectionReport:
     # one signal per kind and place: keep the highest confidence where spans overlap
     signals.sort(key=lambda s: (s.span[0], -_RANK[s.confidence]))
     merged: list[InjectionSignal] = []
+    # Kept signals start at or before ``s``: a non-empty ``s`` overlaps one of its kind and scope
+    # iff the furthest end among them passes its start (one look-up, not a scan of all kept).
+    furthest: dict[tuple[str, str], int] = {}
     for s in signals:
-        if any(
+        key = (s.kind, s.scope)
+        if s.span[0] < s.span[1]:
+            if furthest.get(key, -1) > s.span[0]:
+                continue
+        elif any(
             m.kind == s.kind
             and m.span[0] < s.span[1]
             and s.span[0] < m.span[1]
@@ -1416,4 +1426,6 @@ def inspect_injection(text: str) -> InjectionReport:
         ):
             continue
         merged.append(s)
+        if s.span[1] > furthest.get(key, -1):
+            furthest[key] = s.span[1]
     return InjectionReport(signals=merged, scopes=scopes)

@@ -171,3 +171,17 @@ def test_report_fields_and_determinism():
     assert a.highest_confidence == "high"
     clean = inspect_injection("")
     assert clean.clean and clean.signal_count == 0 and clean.highest_confidence is None
+
+
+def test_collector_url_after_a_long_run_of_urls_is_still_flagged():
+    # Thousands of URLs glued into one token (each "http" once re-scanned the rest of the run).
+    text = "http://x.y/" * 3000 + " https://webhook.site/abc"
+    report = inspect_injection(text)
+    assert "exfiltration_hint" in {s.kind for s in report.signals}
+    assert inspect_injection("http://x.y/" * 3000).clean
+
+
+def test_overlapping_signals_of_one_kind_merge_into_one():
+    report = inspect_injection("system: " * 500)
+    spans = sorted(s.span for s in report.signals if s.kind == report.signals[0].kind)
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False))

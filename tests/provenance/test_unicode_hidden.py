@@ -109,3 +109,11 @@ def test_clean_html_is_clean():
         "FOMC",
         "The Committee decided to keep the target range.",
     ]
+
+
+def test_html_nested_thousands_deep_is_read_not_a_recursion_error():
+    # A page can nest far deeper than Python's recursion limit; the walk is iterative.
+    page = "<div>" * 5000 + "deep text" + '<span style="display:none">secret</span>'
+    assert html_to_text(page) == "deep text"
+    report = inspect_hidden(page)
+    assert [(f.kind, f.excerpt) for f in report.findings] == [("display_none", "secret")]
