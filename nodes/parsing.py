@@ -24,7 +24,7 @@ def parse_json_object(text: str) -> dict[str, Any] | None:
     for cand in _candidates(text or ""):
         try:
             value = json.loads(cand)
-        except (json.JSONDecodeError, TypeError):
+        except (ValueError, TypeError, RecursionError):  # nested past the decoder's limit too
             continue
         if isinstance(value, dict):
             return value
@@ -36,11 +36,14 @@ def parse_string_list(text: str) -> list[str]:
     for cand in _candidates(text or ""):
         try:
             value = json.loads(cand)
-        except (json.JSONDecodeError, TypeError):
+        except (ValueError, TypeError, RecursionError):  # nested past the decoder's limit too
             continue
         if isinstance(value, list):
             return [str(v).strip() for v in value if str(v).strip()]
     lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
-    bullets = [re.sub(r"^(?:[-*•]|\d+[.)])\s+", "", ln) for ln in lines
-               if re.match(r"^(?:[-*•]|\d+[.)])\s+", ln)]
+    bullets = [
+        re.sub(r"^(?:[-*•]|\d+[.)])\s+", "", ln)
+        for ln in lines
+        if re.match(r"^(?:[-*•]|\d+[.)])\s+", ln)
+    ]
     return bullets or lines

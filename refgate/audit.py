@@ -195,7 +195,7 @@ def read_audit(workspace: Any) -> AuditLog:
                 continue
             try:
                 rec = json.loads(line)
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):
                 log.unreadable.append(no)
                 continue
             if not isinstance(rec, dict):

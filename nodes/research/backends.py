@@ -21,6 +21,8 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from bisect import bisect_left
+from collections.abc import Iterator
 from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -114,7 +116,31 @@ class ChatModelBackend:
         return None
 
 
-_FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
+#: A fenced block opening on an object, and the end of one: ``}`` then ```` ``` ````.
+_FENCE_OPEN = re.compile(r"```(?:json)?\s*\{")
+_FENCE_CLOSE = re.compile(r"\}\s*```")
+#: Where a JSON object can start, and how many such places ``extract_json_block`` tries.
+_OBJECT_START = re.compile(r"\{(?=\s*[\"}])")
+_MAX_DECODE_TRIES = 1000
+
+
+def _fenced_objects(text: str) -> Iterator[str]:
+    """What ``re.finditer(r"```(?:json)?\\s*(\\{.*?\\})\\s*```", text, re.S)`` yields as group 1,
+    with every closing position found once: a run of unclosed fences does not rescan the rest
+    of the text from each opening (quadratic)."""
+    closes = [(m.start(), m.end()) for m in _FENCE_CLOSE.finditer(text)]
+    starts = [a for a, _ in closes]
+    pos = 0
+    while True:
+        m = _FENCE_OPEN.search(text, pos)
+        if m is None:
+            return
+        brace = m.end() - 1
+        k = bisect_left(starts, brace)
+        if k == len(starts):
+            return  # no "}```" after this opening, so none after any later one
+        yield text[brace : starts[k] + 1]
+        pos = closes[k][1]
 
 
 def extract_json_block(text: str) -> dict | None:
@@ -122,20 +148,22 @@ def extract_json_block(text: str) -> dict | None:
     ``{...}`` that parses."""
     if not text:
         return None
-    for m in _FENCE.finditer(text):
+    for block in _fenced_objects(text):
         try:
-            obj = json.loads(m.group(1))
-        except json.JSONDecodeError:
+            obj = json.loads(block)
+        except (ValueError, RecursionError):
             continue
         if isinstance(obj, dict):
             return obj
     decoder = json.JSONDecoder()
-    for i, ch in enumerate(text):
-        if ch != "{":
-            continue
+    # Only where an object can start ("{" then '"' or "}"), from i without copying the rest, and
+    # at most _MAX_DECODE_TRIES times: each failed decode costs O(i) (the error's line number).
+    for n, m in enumerate(_OBJECT_START.finditer(text)):
+        if n >= _MAX_DECODE_TRIES:
+            break
         try:
-            obj, _ = decoder.raw_decode(text[i:])
-        except json.JSONDecodeError:
+            obj, _ = decoder.raw_decode(text, m.start())
+        except (ValueError, RecursionError):
             continue
         if isinstance(obj, dict):
             return obj
@@ -168,7 +196,7 @@ def extract_final_json(jsonl_stdout: str) -> dict | None:
             continue
         try:
             event = json.loads(line)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             continue
         text = _agent_text(event)
         if text is not None:
@@ -177,7 +205,7 @@ def extract_final_json(jsonl_stdout: str) -> dict | None:
         return None
     try:
         obj = json.loads(final)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
         obj = extract_json_block(final)
     return obj if isinstance(obj, dict) else None
 

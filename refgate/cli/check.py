@@ -34,6 +34,8 @@ def load_ledger(path: str) -> tuple[list[Any], str | None]:
         data = json.loads(_read_text(path))
     except json.JSONDecodeError as exc:
         raise _fail(f"{path} is not JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise _fail(f"{path} is nested too deeply to read") from exc
     answer = None
     if isinstance(data, dict) and "refs" in data:
         answer = data.get("answer") if isinstance(data.get("answer"), str) else None

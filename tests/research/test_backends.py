@@ -174,3 +174,16 @@ def test_chat_backend_lets_transport_errors_through():
     model = KeyedChatModel(rules=[], default=ConnectionError("down"))
     with pytest.raises(ConnectionError):
         ChatModelBackend(model).run("p", Verdict, label="v")
+
+
+def test_degenerate_model_output_is_unparsable_not_a_crash():
+    from refgate.nodes.parsing import parse_json_object, parse_string_list
+
+    nested = "[" * 5000 + "]" * 5000  # deeper than the JSON decoder's recursion limit
+    assert parse_json_object(nested) is None
+    assert parse_string_list(nested) == [nested]
+    assert extract_json_block("{" + '"a":' * 3000 + "[" * 5000) is None
+    assert extract_final_json(json.dumps({"type": "agent_message", "text": nested})) is None
+    # Unclosed fences and braces by the thousand, then the object: found (in linear time).
+    assert extract_json_block("```json\n{" * 5000 + '```json\n{"ok": 1}\n```') == {"ok": 1}
+    assert extract_json_block("{" * 20000 + '{"ok": 2}') == {"ok": 2}

@@ -95,7 +95,7 @@ class FrameReader:
         del self.buf[: 4 + size]
         try:
             return json.loads(raw)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise ProtocolError(f"frame is not JSON: {exc}") from None
 
     def read(self, timeout: float | None = None):
