@@ -73,31 +73,38 @@ SCALES: dict[str, float] = {
 }
 
 
-def plain(value: Any, path: str = "payload") -> Any:
+#: How deep a payload may nest (JSON decoders, checkpoint serialisers and the GATE all recurse).
+MAX_PAYLOAD_DEPTH = 64
+
+
+def plain(value: Any, path: str = "payload", _depth: int = 0) -> Any:
     """``value`` as plain JSON-like data (dict, list, str, int, float, bool, None).
 
-    numpy scalars and arrays, pandas timestamps, dates and decimals are converted; anything else
-    is an error naming its path, so every ref survives checkpoint and JSON round trips.
+    numpy scalars and arrays, pandas timestamps, dates and decimals are converted; anything else,
+    or nesting deeper than ``MAX_PAYLOAD_DEPTH``, is an error naming its path, so every ref
+    survives checkpoint and JSON round trips.
     """
     if value is None:
         return None
     for base in (bool, int, float, str):  # exact types: numpy.float64 subclasses float
         if isinstance(value, base):
             return value if type(value) is base else base(value)
+    if _depth >= MAX_PAYLOAD_DEPTH and isinstance(value, Mapping | list | tuple | set | frozenset):
+        raise ValueError(f"{path}: nested deeper than {MAX_PAYLOAD_DEPTH} levels")
     if isinstance(value, Mapping):
-        return {str(k): plain(v, f"{path}.{k}") for k, v in value.items()}
+        return {str(k): plain(v, f"{path}.{k}", _depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
-        return [plain(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        return [plain(v, f"{path}[{i}]", _depth + 1) for i, v in enumerate(value)]
     if isinstance(value, dt.datetime | dt.date | dt.time):
         return value.isoformat()
     if isinstance(value, decimal.Decimal):
         return float(value)
     item = getattr(value, "item", None)  # numpy scalars
     if callable(item) and getattr(value, "shape", None) == ():
-        return plain(item(), path)
+        return plain(item(), path, _depth)
     tolist = getattr(value, "tolist", None)  # numpy arrays
     if callable(tolist):
-        return plain(tolist(), path)
+        return plain(tolist(), path, _depth)
     isoformat = getattr(value, "isoformat", None)  # pandas Timestamp
     if callable(isoformat):
         return isoformat()

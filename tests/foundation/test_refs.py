@@ -57,11 +57,20 @@ def test_ledger_redraws_a_clashing_id():
 
 
 def test_refs_survive_a_sqlite_checkpoint_round_trip(tmp_path):
-    external = Ref.new("docRef", {"doc_id": "20081216", "excerpt": "0 to 1/4 percent"},
-                       title="FOMC statement", source="documents/20081216.txt",
-                       source_type="external", created_by="work/EngineCall")
-    value = Ref.new("valueRef", {"values": {"tbilrate": 0.12}, "units": {"tbilrate": "%"},
-                                 "period": "2008Q4"}, source_type="internal", created_by="work")
+    external = Ref.new(
+        "docRef",
+        {"doc_id": "20081216", "excerpt": "0 to 1/4 percent"},
+        title="FOMC statement",
+        source="documents/20081216.txt",
+        source_type="external",
+        created_by="work/EngineCall",
+    )
+    value = Ref.new(
+        "valueRef",
+        {"values": {"tbilrate": 0.12}, "units": {"tbilrate": "%"}, "period": "2008Q4"},
+        source_type="internal",
+        created_by="work",
+    )
 
     def issue(state):
         return {"refs": {external.id: external, value.id: value}}
@@ -93,11 +102,43 @@ def test_payloads_become_plain_data():
     import numpy as np
     import pandas as pd
 
-    ref = Ref.new("tableRef", {"rows": [[np.int64(3), np.float64(2.5), pd.Timestamp("2009-09-30")]],
-                               "when": dt.date(2008, 12, 16), "arr": np.array([1, 2])})
-    assert ref.payload == {"rows": [[3, 2.5, "2009-09-30T00:00:00"]], "when": "2008-12-16",
-                           "arr": [1, 2]}
+    ref = Ref.new(
+        "tableRef",
+        {
+            "rows": [[np.int64(3), np.float64(2.5), pd.Timestamp("2009-09-30")]],
+            "when": dt.date(2008, 12, 16),
+            "arr": np.array([1, 2]),
+        },
+    )
+    assert ref.payload == {
+        "rows": [[3, 2.5, "2009-09-30T00:00:00"]],
+        "when": "2008-12-16",
+        "arr": [1, 2],
+    }
     assert type(ref.payload["rows"][0][0]) is int
     assert type(ref.payload["rows"][0][1]) is float
     with pytest.raises(ValidationError, match="payload.bad"):
         Ref.new("valueRef", {"bad": object()})
+
+
+def test_payload_nested_too_deeply_is_a_clear_error_and_a_gate_verdict():
+    from refgate.nodes.gate import check_answer
+    from refgate.refs import MAX_PAYLOAD_DEPTH
+
+    deep: dict = {}
+    cur = deep
+    for _ in range(3000):  # deeper than Python's recursion limit
+        cur["a"] = {}
+        cur = cur["a"]
+    with pytest.raises(ValueError, match=f"nested deeper than {MAX_PAYLOAD_DEPTH} levels"):
+        Ref.new("valueRef", {"deep": deep})
+    ok = {"a": [1]}
+    for _ in range(MAX_PAYLOAD_DEPTH - 3):  # with the payload and {"a": [1]}: MAX levels
+        ok = {"a": ok}
+    assert Ref.new("valueRef", {"ok": ok}).payload["ok"]["a"]
+    report = check_answer(
+        "Revenue was 5 [val_00000000a1].",
+        [{"id": "val_00000000a1", "kind": "valueRef", "payload": {"values": {"x": 5}, "d": deep}}],
+    )
+    assert report.passed is False
+    assert report.issues[0].code == "invalid_ref"
