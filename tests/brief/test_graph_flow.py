@@ -37,7 +37,10 @@ def run(model, settings, workspace, *, store=None, thread="t1", question="q"):
         settings=settings,
     )
     config = {"configurable": {"thread_id": thread}}
-    graph.invoke({"question": question}, config)
+    # durability="sync": every step's checkpoint is saved before the next step runs, so HARVEST's
+    # read of the thread's history sees all of them (with the default "async" the latest saves
+    # may still be in flight on a loaded machine, and the count below would race).
+    graph.invoke({"question": question}, config, durability="sync")
     return graph.get_state(config).values
 
 
