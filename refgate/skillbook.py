@@ -226,6 +226,8 @@ def parse_skill(text: str, file: Path | str = "<skill>", *, origin: str = "built
         meta = yaml.safe_load(match.group(1))
     except yaml.YAMLError as exc:
         raise SkillError(file, None, f"front matter is not valid YAML: {exc}") from exc
+    except RecursionError as exc:
+        raise SkillError(file, None, "front matter is nested too deeply to read") from exc
     if not isinstance(meta, dict):
         raise SkillError(file, None, "front matter must be a mapping of fields")
     unknown = sorted(str(k) for k in meta if k not in FIELDS)

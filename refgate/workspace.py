@@ -199,6 +199,10 @@ def load_workspace(path: Path | str) -> Workspace:
         raw = tomllib.loads(config_file.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise WorkspaceError(f"{config_file}: not valid TOML: {exc}") from exc
+    except RecursionError as exc:
+        raise WorkspaceError(f"{config_file}: nested too deeply to read") from exc
+    except UnicodeDecodeError as exc:
+        raise WorkspaceError(f"{config_file}: not UTF-8 text: {exc}") from exc
 
     where = str(config_file)
     datasets: dict[str, DatasetSpec] = {}

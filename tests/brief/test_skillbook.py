@@ -166,3 +166,9 @@ def test_a_workspace_skill_replaces_a_builtin_one(tmp_path):
     book = load_skillbook(workspace_dir=tmp_path)
     skill = book.get("ranking-top-n")
     assert skill.origin == "workspace" and skill.required_evidence == ("tableRef",)
+
+
+def test_front_matter_nested_too_deeply_is_a_skill_error():
+    text = "---\nid: x\nrequiredEvidence: " + "[" * 3000 + "]" * 3000 + "\n---\nbody\n"
+    with pytest.raises(SkillError, match="nested too deeply"):
+        parse_skill(text)

@@ -87,3 +87,12 @@ def test_missing_folder_and_config(tmp_path):
         load_workspace(tmp_path / "nope")
     with pytest.raises(WorkspaceError, match="missing"):
         load_workspace(tmp_path)
+
+
+def test_refgate_toml_nested_too_deeply_or_not_utf8_is_a_workspace_error(tmp_path):
+    (tmp_path / "refgate.toml").write_text("a = " + "[" * 3000 + "]" * 3000 + "\n")
+    with pytest.raises(WorkspaceError, match="nested too deeply"):
+        load_workspace(tmp_path)
+    (tmp_path / "refgate.toml").write_bytes(b'name = "\xff\xfe"\n')
+    with pytest.raises(WorkspaceError, match="not UTF-8"):
+        load_workspace(tmp_path)
