@@ -113,8 +113,10 @@ class SnapshotCorpus:
             raise WebProviderError(f"{index_path}: missing (a web snapshot needs an index.json)")
         try:
             raw = json.loads(index_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise WebProviderError(f"{index_path}: not valid JSON: {exc}") from exc
+        except (ValueError, RecursionError) as exc:  # bad JSON, not UTF-8, nested too deeply
+            raise WebProviderError(f"{index_path}: not valid JSON: {exc!r:.300}") from exc
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("pages", []), list):
+            raise WebProviderError(f"{index_path}: expected an object with a 'pages' list")
         self.pages: list[dict[str, Any]] = []
         self._by_url: dict[str, dict[str, Any]] = {}
         for i, entry in enumerate(raw.get("pages", [])):

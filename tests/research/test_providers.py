@@ -63,6 +63,17 @@ def test_snapshot_rejects_bad_indexes(tmp_path):
     )
     with pytest.raises(WebProviderError, match="outside"):
         SnapshotCorpus(tmp_path)
+    for bad, why in (
+        ("[" * 5000 + "]" * 5000, "not valid JSON"),  # nested past the decoder's limit
+        ('[{"url": "https://a", "file": "a.html"}]', "expected an object"),
+        ('{"pages": {"url": "https://a"}}', "expected an object"),
+    ):
+        (tmp_path / "index.json").write_text(bad, encoding="utf-8")
+        with pytest.raises(WebProviderError, match=why):
+            SnapshotCorpus(tmp_path)
+    (tmp_path / "index.json").write_bytes(b'{"pages": ["\xff"]}')
+    with pytest.raises(WebProviderError, match="not valid JSON"):
+        SnapshotCorpus(tmp_path)
 
 
 def test_default_providers_use_the_workspace_snapshot_and_env_opt_ins(monkeypatch):
