@@ -46,11 +46,33 @@ def _trim(text: str, limit: int = MAX_ERROR_CHARS) -> str:
     return f"{text[:half]}\n... [{len(text) - limit} characters trimmed] ...\n{text[-half:]}"
 
 
+#: Deepest nesting of arguments accepted (tools take flat arguments; JSON encoders, checkpoint
+#: serialisers and validators all recurse, so a deeper structure would crash them, not the call).
+MAX_ARGS_DEPTH = 32
+
+
+def nested_deeper_than(value: Any, limit: int) -> bool:
+    """True when dicts/lists/tuples in ``value`` nest more than ``limit`` levels (no recursion)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
 def _args_for_trace(args: Any) -> Any:
     try:
         text = json.dumps(args, default=str, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(args)
+    except (TypeError, ValueError, RecursionError):
+        return _trim(repr(type(args)), MAX_TRACE_ARGS_CHARS)
     return args if len(text) <= MAX_TRACE_ARGS_CHARS else _trim(text, MAX_TRACE_ARGS_CHARS)
 
 
@@ -78,11 +100,14 @@ def execute_tool_call(
     call_id = str(call.get("id") or f"call_{name}")
     args = call.get("args")
     started = time.perf_counter()
+    too_deep = nested_deeper_than(args, MAX_ARGS_DEPTH)
     event: dict[str, Any] = {
         "type": "tool_call",
         "pass": ctx.pass_name,
         "tool": name,
-        "args": _args_for_trace(args),
+        "args": f"(arguments nested deeper than {MAX_ARGS_DEPTH} levels)"
+        if too_deep
+        else _args_for_trace(args),
         "refs": [],
     }
 
@@ -92,18 +117,33 @@ def execute_tool_call(
         if status != "ok" and "error" not in event:
             event["error"] = _trim(str(message.content), 500)
         outcome = CallOutcome(message=message, event=event, **extra)
-        ctx.emit({"event": "tool_call", "pass": ctx.pass_name, "tool": name, "status": status,
-                  "refs": list(event["refs"])})
+        ctx.emit(
+            {
+                "event": "tool_call",
+                "pass": ctx.pass_name,
+                "tool": name,
+                "status": status,
+                "refs": list(event["refs"]),
+            }
+        )
         return outcome
 
     if name not in allowed:
         bound = ", ".join(sorted(allowed)) or "none"
-        msg = (f"tool {name!r} is not available in the {ctx.pass_name} pass (bound: {bound}). "
-               "The call was not executed.")
+        msg = (
+            f"tool {name!r} is not available in the {ctx.pass_name} pass (bound: {bound}). "
+            "The call was not executed."
+        )
         return finish("rejected", _error(call_id, name, msg))
     spec = get_spec(name)
     if not isinstance(args, dict):
         msg = f"malformed arguments for {name}: expected a JSON object. The call was not executed."
+        return finish("rejected", _error(call_id, name, msg))
+    if too_deep:
+        msg = (
+            f"malformed arguments for {name}: nested deeper than {MAX_ARGS_DEPTH} levels. "
+            "The call was not executed."
+        )
         return finish("rejected", _error(call_id, name, msg))
     try:
         parsed = spec.args_schema.model_validate(args)
@@ -156,9 +196,18 @@ def answer_invalid_call(call: dict[str, Any], ctx: ToolContext) -> CallOutcome:
     """Answer a tool call whose arguments the model emitted as invalid JSON."""
     name = str(call.get("name") or "")
     call_id = str(call.get("id") or f"call_{name}")
-    msg = (f"malformed arguments for {name or 'a tool'}: not valid JSON ({call.get('error') or 'parse error'}). "
-           "The call was not executed.")
-    event = {"type": "tool_call", "pass": ctx.pass_name, "tool": name, "status": "rejected",
-             "args": _args_for_trace(call.get("args")), "refs": [], "duration_ms": 0.0,
-             "error": msg}
+    msg = (
+        f"malformed arguments for {name or 'a tool'}: not valid JSON ({call.get('error') or 'parse error'}). "
+        "The call was not executed."
+    )
+    event = {
+        "type": "tool_call",
+        "pass": ctx.pass_name,
+        "tool": name,
+        "status": "rejected",
+        "args": _args_for_trace(call.get("args")),
+        "refs": [],
+        "duration_ms": 0.0,
+        "error": msg,
+    }
     return CallOutcome(message=_error(call_id, name, msg), event=event)

@@ -128,6 +128,28 @@ def test_malformed_arguments_are_answered_and_not_executed(settings, gdp_tool):
     assert out["gate"]["passed"] is True
 
 
+def test_arguments_nested_past_every_recursion_limit_are_rejected_not_a_crash(settings, gdp_tool):
+    deep: list = []
+    cur = deep
+    for _ in range(5000):  # JSON encoders and checkpoint serialisers would recurse past 1,000
+        cur.append([])
+        cur = cur[0]
+    model = ScriptedChatModel(responses=[
+        PLAN,
+        calls(tool_call("RunPython", {"code": deep}, call_id="call_deep")),
+        calls(tool_call("RunPython", {"code": "a"})), "done",
+        "[]", GOOD,
+    ])
+    graph, config, out = run(model, settings)  # the state (trace included) is checkpointed
+    msgs = [m for m in model.calls[2]["messages"] if isinstance(m, ToolMessage)]
+    assert "nested deeper than" in msgs[0].content
+    state = graph.get_state(config).values
+    (event,) = [e for e in state["trace"] if e["type"] == "tool_call" and e["status"] == "rejected"]
+    assert event["args"] == "(arguments nested deeper than 32 levels)"
+    assert gdp_tool.func.executed == ["a"]
+    assert out["gate"]["passed"] is True
+
+
 def test_invalid_json_arguments_are_answered(settings, gdp_tool):
     from langchain_core.messages import AIMessage
 
