@@ -15,7 +15,7 @@ from refgate.refs import REF_KINDS, Ref, coerce_ref
 from .dates import find_as_of, find_dates
 from .index import NUMERIC_KINDS, RefIndex, build_index, where_text
 from .markdown import Cell, Unit, split_units
-from .numbers import Num, find_numbers, parse_unit, span_test
+from .numbers import Num, dec_step, find_numbers, parse_unit, span_test
 from .report import ClaimCheck, GateIssue, GateReport, Match, MentionCheck
 
 EMITTED_KINDS = frozenset({"valueRef", "tableRef", "dateRef"})
@@ -183,7 +183,7 @@ def _plain_cell(text: str, header: str) -> _Mention | None:
     if _PLAIN_CELL.fullmatch(text) is None or text.startswith(("19", "20")):
         return None
     digits = text.replace(",", "") if "," in text else text
-    step = 10.0 ** -(len(digits) - digits.index(".") - 1) if "." in digits else 1.0
+    step = dec_step(digits)
     num = Num(text, 0, len(text), float(digits), step, 1.0, False, "plain", False)
     return _Mention("number", text, num=_with_header(num, header))
 

@@ -137,7 +137,8 @@ def _prefix_currency(token: str) -> str:
     return _CURRENCY.get(t, t.upper())
 
 
-def _dec_step(digits: str) -> float:
+def dec_step(digits: str) -> float:
+    """The place of the last digit ``digits`` shows ("12.34" -> 0.01, "1,200" -> 1)."""
     if "." in digits:
         return 10.0 ** -(len(digits) - digits.index(".") - 1)
     return 1.0
@@ -381,7 +382,7 @@ def _korean_amount(text: str, first: float, first_step: float, km: re.Match[str]
         if nm is None or not (nm.group("small") or nm.group("big")):
             break
         value = _to_float(nm.group("num"))
-        step = _dec_step(nm.group("num"))
+        step = dec_step(nm.group("num"))
         m = nm
     return total, lead, last_place, end
 

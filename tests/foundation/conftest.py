@@ -1,3 +1,4 @@
+import shutil
 import sys
 from pathlib import Path
 
@@ -29,3 +30,18 @@ def gdp_tool():
 @pytest.fixture
 def saver():
     return InMemorySaver()
+
+
+@pytest.fixture
+def mini_workspace(tmp_path) -> Path:
+    """A workspace with one dataset (the sample's macro CSV) and no documents."""
+    sample = Path(__file__).resolve().parents[2] / "examples" / "us-macro"
+    ws = tmp_path / "ws"
+    (ws / "data").mkdir(parents=True)
+    shutil.copy(sample / "data" / "statsmodels_macrodata.csv", ws / "data")
+    (ws / "refgate.toml").write_text(
+        'name = "mini"\n[datasets.macro]\npath = "data/statsmodels_macrodata.csv"\n'
+        'description = "US quarterly macro data"\n',
+        encoding="utf-8",
+    )
+    return ws

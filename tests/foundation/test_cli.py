@@ -1,8 +1,6 @@
 """`refgate ask` and `refgate trace` in-process, with the real ChatOpenAI path to a loopback stub."""
 
 import json
-import shutil
-from pathlib import Path
 
 import pytest
 from foundation_helpers import ids_in
@@ -11,7 +9,6 @@ from typer.testing import CliRunner
 from refgate.cli import app
 from refgate.testing_openai import OpenAIStub, http_error, tool, tool_reply
 
-SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "us-macro"
 PLAN = '{"lens": "single value", "criteria": []}'
 HARVEST = "nothing worth remembering"
 
@@ -22,17 +19,6 @@ def good(req) -> str:
 
 def bad(req) -> str:
     return f"Real GDP in 2009Q3 was 15,000 billion USD [{ids_in(req.text, 'val')[-1]}]."
-
-
-@pytest.fixture
-def workspace(tmp_path) -> Path:
-    ws = tmp_path / "ws"
-    (ws / "data").mkdir(parents=True)
-    shutil.copy(SAMPLE / "data" / "statsmodels_macrodata.csv", ws / "data")
-    (ws / "refgate.toml").write_text(
-        'name = "mini"\n[datasets.macro]\npath = "data/statsmodels_macrodata.csv"\n'
-        'description = "US quarterly macro data"\n', encoding="utf-8")
-    return ws
 
 
 @pytest.fixture
@@ -49,41 +35,41 @@ def use(stub, env):
     env.setenv("REFGATE_MODEL", "stub-model")
 
 
-def test_ask_passes_with_exit_0_and_json_output(workspace, env, gdp_tool):
+def test_ask_passes_with_exit_0_and_json_output(mini_workspace, env, gdp_tool):
     runner = CliRunner()
     script = [PLAN, tool_reply(tool("RunPython", code="emit")), "done", "[]", good, HARVEST]
     with OpenAIStub(script=script) as stub:
         use(stub, env)
         result = runner.invoke(app, ["ask", "What was real GDP in 2009Q3?", "--workspace",
-                                     str(workspace), "--json", "--thread", "cli-1"])
+                                     str(mini_workspace), "--json", "--thread", "cli-1"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["gate"]["passed"] is True and out["thread_id"] == "cli-1"
     cited = ids_in(out["answer"], "val")[0]
     assert out["refs"][cited]["payload"]["values"]["realgdp"] == 12990.341
-    assert (workspace / ".refgate").is_dir()
+    assert (mini_workspace / ".refgate").is_dir()
 
-    trace = runner.invoke(app, ["trace", "cli-1", "--workspace", str(workspace), "--json"])
+    trace = runner.invoke(app, ["trace", "cli-1", "--workspace", str(mini_workspace), "--json"])
     assert trace.exit_code == 0, trace.output
     events = json.loads(trace.stdout)
     assert [e["pass"] for e in events if e["type"] == "pass_start"] == [
         "brief", "work", "critique", "compose", "gate", "harvest"]
 
 
-def test_ask_exits_3_when_the_answer_goes_out_with_unmet_claims(workspace, env, gdp_tool):
+def test_ask_exits_3_when_the_answer_goes_out_with_unmet_claims(mini_workspace, env, gdp_tool):
     script = [PLAN, tool_reply(tool("RunPython", code="emit")), "done", "[]", bad, "no more", bad,
               HARVEST]
     with OpenAIStub(script=script) as stub:
         use(stub, env)
         result = CliRunner().invoke(app, ["ask", "What was real GDP in 2009Q3?",
-                                          "--workspace", str(workspace)])
+                                          "--workspace", str(mini_workspace)])
     assert result.exit_code == 3, result.output
     assert "GATE blocked" in result.stdout
 
 
-def test_ask_without_any_model_exits_2_naming_the_settings(workspace, env):
+def test_ask_without_any_model_exits_2_naming_the_settings(mini_workspace, env):
     env.setenv("REFGATE_LOCAL_LLM", "0")
-    result = CliRunner().invoke(app, ["ask", "anything", "--workspace", str(workspace)])
+    result = CliRunner().invoke(app, ["ask", "anything", "--workspace", str(mini_workspace)])
     assert result.exit_code == 2
     assert "OPENAI_API_KEY" in result.output and "REFGATE_MODEL" in result.output
 
@@ -93,17 +79,17 @@ def test_bad_workspace_exits_2(tmp_path, env):
     assert result.exit_code == 2 and "workspace" in result.output
 
 
-def test_interrupted_run_resumes_with_thread(workspace, env, gdp_tool):
+def test_interrupted_run_resumes_with_thread(mini_workspace, env, gdp_tool):
     runner = CliRunner()
     with OpenAIStub(script=[PLAN, tool_reply(tool("RunPython", code="emit")), "done",
                             http_error(500), http_error(500)]) as stub:
         use(stub, env)
         first = runner.invoke(app, ["ask", "What was real GDP in 2009Q3?", "--workspace",
-                                    str(workspace), "--thread", "resume-me"])
+                                    str(mini_workspace), "--thread", "resume-me"])
         assert first.exit_code == 1
         assert "refgate ask --thread resume-me" in first.output
         stub.add("[]", good, HARVEST)
-        second = runner.invoke(app, ["ask", "--workspace", str(workspace), "--thread",
+        second = runner.invoke(app, ["ask", "--workspace", str(mini_workspace), "--thread",
                                      "resume-me", "--json"])
     assert second.exit_code == 0, second.output
     assert gdp_tool.func.executed == ["emit"], "finished passes were not redone"

@@ -4,8 +4,6 @@ tool names a model made up are text, not rich markup (which would drop them or c
 from __future__ import annotations
 
 import io
-import shutil
-from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -18,7 +16,6 @@ from refgate.cli import ask as ask_cli
 from refgate.refs import Ref
 from refgate.workspace import load_workspace
 
-SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "us-macro"
 NASTY = "see [/x] and [bold]this[/bold] and [link=x]y"
 runner = CliRunner()
 
@@ -36,19 +33,6 @@ def recorder(monkeypatch) -> io.StringIO:
         monkeypatch.setattr(module, "console", console, raising=False)
         monkeypatch.setattr(module, "err_console", console, raising=False)
     return buf
-
-
-@pytest.fixture
-def workspace(tmp_path) -> Path:
-    ws = tmp_path / "ws"
-    (ws / "data").mkdir(parents=True)
-    shutil.copy(SAMPLE / "data" / "statsmodels_macrodata.csv", ws / "data")
-    (ws / "refgate.toml").write_text(
-        'name = "mini"\n[datasets.macro]\npath = "data/statsmodels_macrodata.csv"\n'
-        'description = "US quarterly macro data"\n',
-        encoding="utf-8",
-    )
-    return ws
 
 
 def test_progress_line_with_a_made_up_tool_name_prints_verbatim(recorder):
@@ -81,18 +65,18 @@ def test_cited_ref_table_shows_excerpts_and_sources_verbatim(recorder):
     assert "(thread thread-[1])" in out
 
 
-def test_audit_lists_questions_verbatim(workspace):
-    ws = load_workspace(workspace)
+def test_audit_lists_questions_verbatim(mini_workspace):
+    ws = load_workspace(mini_workspace)
     append_run(
         ws, {"thread_id": "t-[1]", "question": f"What is {NASTY}?", "gate": {"passed": True}}
     )
-    res = runner.invoke(app, ["audit", "--workspace", str(workspace)], env={"COLUMNS": "300"})
+    res = runner.invoke(app, ["audit", "--workspace", str(mini_workspace)], env={"COLUMNS": "300"})
     assert res.exit_code == 0, res.output
     assert "[/x]" in res.output and "t-[1]" in res.output
 
 
-def test_index_without_documents_names_the_table(workspace):
-    res = runner.invoke(app, ["index", "--workspace", str(workspace)])
+def test_index_without_documents_names_the_table(mini_workspace):
+    res = runner.invoke(app, ["index", "--workspace", str(mini_workspace)])
     assert res.exit_code == 2
     assert "has no [documents] table" in flat(res.output)
 
