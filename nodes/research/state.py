@@ -1,0 +1,50 @@
+"""The deep-research graph's state schemas: the run, one angle's subgraph, and their edges."""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, TypedDict
+
+
+class ResearchInput(TypedDict):
+    question: str
+
+
+class ResearchState(TypedDict, total=False):
+    question: str
+    run_token: str
+    status: str
+    scope: dict[str, Any] | None
+    searches: Annotated[list[dict[str, Any]], operator.add]
+    sources: Annotated[list[dict[str, Any]], operator.add]
+    claims: list[dict[str, Any]]
+    claims_extracted: int
+    votes: Annotated[list[dict[str, Any]], operator.add]
+    tallied: list[dict[str, Any]]
+    synthesis: dict[str, Any] | None
+    findings: list[dict[str, Any]]
+    notes: Annotated[list[str], operator.add]
+    model_calls: Annotated[int, operator.add]
+    report: dict[str, Any]
+    markdown: str
+
+
+class AngleState(TypedDict, total=False):
+    question: str
+    run_token: str
+    angle: dict[str, Any]
+    searches: Annotated[list[dict[str, Any]], operator.add]
+    sources: Annotated[list[dict[str, Any]], operator.add]
+    model_calls: Annotated[int, operator.add]
+
+
+class AngleInput(TypedDict):
+    question: str
+    run_token: str
+    angle: dict[str, Any]
+
+
+class AngleOutput(TypedDict, total=False):
+    searches: Annotated[list[dict[str, Any]], operator.add]
+    sources: Annotated[list[dict[str, Any]], operator.add]
+    model_calls: Annotated[int, operator.add]
