@@ -383,7 +383,9 @@ while True:  # never read the replies: the host's sends back up
 """
     t0 = time.monotonic()
     result = run_python(code, settings=settings, timeout=2)
-    assert not result.ok and result.timed_out
+    assert not result.ok
+    # Unsigned requests are refused at the first frame (the call is killed), never served.
+    assert "not written by refgate's emit_result" in result.error
     assert time.monotonic() - t0 < 2 + 8
     assert run_python("print(3)", settings=settings).stdout == "3\n"
 
@@ -407,3 +409,35 @@ print(kinds)
     assert kinds[0] == "chr" and kinds[1] == "fifo" and kinds[2] == "fifo"
     assert sorted(k for k in kinds.values() if k == "sock") == ["sock"]  # one socket only
     assert len(kinds) == 4
+
+
+def test_frames_written_by_the_code_itself_are_rejected_and_void_the_call(settings):
+    """Issue 13 item 9: null emit_result, hand-write an emit frame and a `result ok` frame on the
+    channel, then os._exit(0): the call fails and the forged valueRef is not kept."""
+    code = r"""
+import json, os, stat, struct
+globals()["emit_" + "result"] = None
+fd = next(fd for fd in map(int, os.listdir("/proc/self/fd"))
+          if stat.S_ISSOCK(os.fstat(fd).st_mode))
+def send(obj):
+    data = json.dumps(obj).encode()
+    os.write(fd, struct.pack(">I", len(data)) + data)
+send({"op": "emit", "values": {"forged": 1e9}, "units": "USD"})
+os.read(fd, 65536)
+send({"op": "result", "ok": True, "error": None, "tampered": False})
+os._exit(0)
+"""
+    result = run_python(code, settings=settings)
+    assert not result.ok
+    assert "not written by refgate's emit_result" in result.error
+    assert [r.kind for r in result.refs] == ["executionRef"]
+    assert result.refs[0].payload["emitted"] == []
+
+
+def test_a_code_that_exits_early_after_a_real_emit_keeps_nothing(settings):
+    """The result is valid only when the prelude itself reports the end of the run."""
+    code = "import os\nemit_result(values={'a': 1.0}, units='USD')\nos._exit(0)"
+    result = run_python(code, settings=settings)
+    assert not result.ok
+    assert "without reporting a result" in result.error
+    assert [r.kind for r in result.refs] == ["executionRef"]

@@ -20,6 +20,7 @@ import atexit
 import contextlib
 import functools
 import os
+import secrets
 import select
 import shutil
 import socket
@@ -34,7 +35,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from refgate.tools.sandbox.worker import FrameReader, ProtocolError, encode_frame, send_frame
+from refgate.tools.sandbox.worker import (
+    FrameReader,
+    ProtocolError,
+    Seal,
+    encode_frame,
+    send_frame,
+)
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 SANDBOX_ROOT = "/workspace"
@@ -439,9 +446,12 @@ class Worker:
         host_chan, child_chan = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
+        key = secrets.token_hex(32)
+        seal = Seal(key)
         request = {
             "op": "run",
             "id": self.calls,
+            "seal": key,
             "code": code,
             "timeout": timeout,
             "limits": self._limits_frame(timeout),
@@ -501,8 +511,11 @@ class Worker:
                             open_fds.discard(fd)
                             continue
                         try:
-                            while (msg := chan_reader.pop()) is not None:
-                                op = msg.get("op") if isinstance(msg, dict) else None
+                            while (frame := chan_reader.pop()) is not None:
+                                msg = seal.verify(frame)
+                                if msg is None or result is not None:
+                                    raise ProtocolError(_FORGED)
+                                op = msg.get("op")
                                 if op == "result":
                                     result = msg
                                 elif op in ("emit", "engine"):
@@ -577,6 +590,12 @@ class Worker:
             maxrss_kb=int(exit_frame.get("maxrss_kb") or 0),
             cpu_s=float(exit_frame.get("cpu_s") or 0.0),
         )
+
+
+_FORGED = (
+    "a frame on the result channel was not written by refgate's emit_result (unsigned, out of "
+    "sequence or after the end of the run): the code wrote to the channel itself"
+)
 
 
 def _describe_exit(rc: int | None, stderr: str) -> str:

@@ -62,6 +62,49 @@ def send_frame(sock: socket.socket, obj, fds=()) -> None:
     sock.sendall(data)
 
 
+class Seal:
+    """Signs the frames refgate's own prelude writes on a call's channel (HMAC-SHA256 over a
+    sequence number and the canonical JSON), so the host can reject frames the code wrote
+    itself. The key arrives in the ``run`` frame and lives only in the prelude's channel."""
+
+    def __init__(self, key: str) -> None:
+        self._key = bytes.fromhex(key)
+        self.seq = 0
+
+    def _mac(self, seq: int, body: dict) -> str:
+        import hashlib
+        import hmac
+
+        data = json.dumps(
+            body, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=False
+        ).encode()
+        return hmac.new(self._key, b"%d:" % seq + data, hashlib.sha256).hexdigest()
+
+    def sign(self, body: dict) -> dict:
+        """``body`` plus its ``seq`` and ``mac`` (the next frame in this call's sequence)."""
+        self.seq += 1
+        return {**body, "seq": self.seq, "mac": self._mac(self.seq, body)}
+
+    def verify(self, frame) -> dict | None:
+        """The frame's body when it is the next signed frame of the sequence, else None."""
+        import hmac
+
+        if not isinstance(frame, dict):
+            return None
+        body = {k: v for k, v in frame.items() if k not in ("seq", "mac")}
+        seq, mac = frame.get("seq"), frame.get("mac")
+        if type(seq) is not int or seq != self.seq + 1 or not isinstance(mac, str):
+            return None
+        try:
+            expected = self._mac(seq, body)
+        except (TypeError, ValueError, RecursionError):
+            return None
+        if not hmac.compare_digest(expected, mac):
+            return None
+        self.seq = seq
+        return body
+
+
 class FrameReader:
     """Reassembles frames from a stream socket, collecting any passed fds in arrival order."""
 
@@ -579,14 +622,18 @@ def _date_payload(date) -> dict:
 
 
 class _Channel:
-    """The private channel to the host (request/reply frames)."""
+    """The private channel to the host (request/reply frames, each signed by the seal)."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, seal: Seal) -> None:
         self._sock = sock
         self._reader = FrameReader(sock)
+        self._seal = seal
+
+    def send(self, message: dict) -> None:
+        send_frame(self._sock, self._seal.sign(message))
 
     def call(self, message: dict) -> dict:
-        send_frame(self._sock, message)
+        self.send(message)
         reply = self._reader.read()
         if reply is None:
             raise RuntimeError("the sandbox host closed the result channel")
@@ -796,9 +843,9 @@ def _run_cell(req: dict, chan: socket.socket) -> None:
         write_through=True,
     )
     code = req["code"]
-    channel = _Channel(chan)
+    channel = _Channel(chan, Seal(req.pop("seal", "")))
     emit = _make_emit(channel)
-    emit_code, send = emit.__code__, _Channel.call
+    emit_code, call, send, sign = emit.__code__, _Channel.call, _Channel.send, Seal.sign
     specs = _State.config.get("datasets", {})
     namespace = {
         "__name__": "__main__",
@@ -821,7 +868,9 @@ def _run_cell(req: dict, chan: socket.socket) -> None:
     tampered = (
         namespace.get("emit_result") is not emit
         or emit.__code__ is not emit_code
-        or _Channel.call is not send
+        or _Channel.call is not call
+        or _Channel.send is not send
+        or Seal.sign is not sign
         or hasattr(builtins, "emit_result")
     )
     if tampered:
@@ -834,7 +883,7 @@ def _run_cell(req: dict, chan: socket.socket) -> None:
         with contextlib.suppress(Exception):
             stream.flush()
     with contextlib.suppress(OSError):
-        send_frame(chan, {"op": "result", "ok": ok, "error": error, "tampered": tampered})
+        channel.send({"op": "result", "ok": ok, "error": error, "tampered": tampered})
     os._exit(0 if ok else 1)
 
 
