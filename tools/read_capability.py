@@ -81,9 +81,9 @@ class ReadCapabilityArgs(BaseModel):
 
 @cache
 def _prelude_entries() -> tuple[dict[str, str], ...]:
-    from refgate.tools.sandbox.worker import _make_emit
+    from refgate.tools.sandbox.worker.prelude import make_emit
 
-    emit = _make_emit(None)
+    emit = make_emit(None)
     sig = f"emit_result{inspect.signature(emit)}"
     doc = inspect.getdoc(emit) or ""
     doc += (

@@ -42,7 +42,7 @@ def worker_process(worker) -> int:
                 argv = fh.read().split(b"\0")
         except OSError:
             continue
-        if b"bwrap" not in argv[0] and any(a.endswith(b"worker.py") for a in argv):
+        if b"bwrap" not in argv[0] and any(b"worker.template" in a for a in argv):
             return pid
     raise AssertionError("no sandbox worker process found")
 

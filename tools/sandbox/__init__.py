@@ -1,3 +1,3 @@
 """RunPython's sandbox: ``host`` (warm workers under bubblewrap or rlimits-only), ``worker``
-(the template that runs inside and forks one isolated child per call), ``policy`` (the
+(the package that runs inside: the template that forks one isolated child per call), ``policy`` (the
 ``emit_result`` reservation check) and ``emit`` (host-side validation of emitted results)."""

@@ -7,7 +7,7 @@ returns a ``RawRun``. ``get_worker`` keeps a small pool of warm workers keyed by
 (file path, size and mtime, so an edited file starts a fresh worker).
 
 What the bubblewrap sandbox sees: ``/usr`` (and the ``/bin``, ``/lib*`` links), the Python
-installation(s) the project's interpreter needs (its venv and base prefix), the worker script,
+installation(s) the project's interpreter needs (its venv and base prefix), the worker package,
 each dataset file read-only at ``/workspace/datasets/<name>.<ext>``, a fresh ``/proc`` and
 ``/dev``, and a size-capped ``/tmp`` holding the per-call scratch dir. No network (its own empty
 network namespace), its own PID/IPC/UTS namespaces, no inherited environment; ``/`` is
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from refgate.tools.sandbox.worker import (
+from refgate.tools.sandbox.worker.protocol import (
     FrameReader,
     ProtocolError,
     Seal,
@@ -43,7 +43,8 @@ from refgate.tools.sandbox.worker import (
     send_frame,
 )
 
-WORKER_SCRIPT = Path(__file__).with_name("worker.py")
+#: The worker package (standard library only; the sandbox binds this one folder of refgate).
+WORKER_PACKAGE = Path(__file__).with_name("worker")
 SANDBOX_ROOT = "/workspace"
 MODES = ("bwrap", "rlimits")
 NOBODY = 65534
@@ -105,6 +106,12 @@ class RawRun:
     tampered: bool = False
     maxrss_kb: int = 0
     cpu_s: float = 0.0
+
+
+def _worker_argv(python: str, parent: str) -> list[str]:
+    """Run the worker package found under ``parent`` (``-I``: no user site, no cwd on the path)."""
+    boot = f"import sys; sys.path.insert(0, {parent!r}); from worker.template import main; main()"
+    return [python, "-I", "-c", boot]
 
 
 def find_bwrap() -> str | None:
@@ -243,7 +250,7 @@ class Worker:
     def _command(self, fd: int) -> list[str]:
         python = sys.executable
         if self.mode == "rlimits":
-            return [python, "-I", str(WORKER_SCRIPT)]
+            return _worker_argv(python, str(WORKER_PACKAGE.parent))
         bwrap = find_bwrap()
         if bwrap is None:
             raise SandboxUnavailable(_mode_refusal())
@@ -273,7 +280,7 @@ class Worker:
             cmd += ["--size", str(self.limits.scratch_mb << 20)]
         cmd += ["--tmpfs", "/tmp"]
         binds = [(root, root) for root in _python_roots()]
-        binds.append((str(WORKER_SCRIPT), f"{SANDBOX_ROOT}/worker.py"))
+        binds.append((str(WORKER_PACKAGE), f"{SANDBOX_ROOT}/sandbox/worker"))
         binds += [(str(m.path), sandbox_path(m)) for m in self.datasets]
         # bwrap creates missing parent dirs 0700; the unprivileged call must traverse them.
         for parent in _parents(dest for _, dest in binds):
@@ -282,7 +289,7 @@ class Worker:
             cmd += ["--ro-bind", src, dest]
         cmd += ["--proc", "/proc", "--dev", "/dev"]
         cmd += ["--remount-ro", "/", "--chdir", "/tmp"]
-        cmd += ["--", python, "-I", f"{SANDBOX_ROOT}/worker.py"]
+        cmd += ["--", *_worker_argv(python, f"{SANDBOX_ROOT}/sandbox")]
         return cmd
 
     def start(self, timeout: float = 30.0) -> None:
