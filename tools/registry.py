@@ -12,6 +12,7 @@ import importlib
 from collections.abc import Iterator
 from functools import cache
 
+from refgate.provenance.injection import register_tool_names
 from refgate.tools.base import ToolSpec
 
 #: tool name -> module holding its ``SPEC``.
@@ -26,6 +27,8 @@ CATALOG: dict[str, str] = {
     "SaveArtifact": "refgate.tools.save_artifact",
     "RememberDecision": "refgate.tools.remember_decision",
 }
+# The injection detector (core) recognises tool names without importing this layer.
+register_tool_names(CATALOG)
 
 #: Seed 000's whitelist. CRITIQUE and COMPOSE think only; GATE is code, not an LLM.
 PASS_TOOLS: dict[str, tuple[str, ...]] = {

@@ -1,0 +1,60 @@
+"""The word lists of the detector, read from ``lexicon/*.toml`` (data reviewed like code)."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+#: Tags that start a rule check (everything else is only looked at around an anchor).
+ANCHORS = frozenset({"IGN", "TOOL", "AUTH", "SECRET_ANCHOR", "K_IGN", "K_AUTH", "K_SEND"})
+
+
+def read_data(folder: str, name: str) -> dict[str, Any]:
+    """One TOML file shipped with this package (``folder/name``)."""
+    path = resources.files(__package__).joinpath(folder, name)
+    return tomllib.loads(path.read_text(encoding="utf-8"))
+
+
+def data_files(folder: str) -> list[str]:
+    """Names of the TOML files of ``folder``, sorted."""
+    root = resources.files(__package__).joinpath(folder)
+    return sorted(p.name for p in root.iterdir() if p.name.endswith(".toml"))
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    words: dict[str, frozenset[str]]  # English word -> tags
+    no_fuzzy: frozenset[str]
+    fragment_stoplist: frozenset[str]
+    ign_base: tuple[str, ...]
+    colon_words: frozenset[str]
+    k_stems: tuple[tuple[str, str], ...]  # (stem, tag)
+    k_imperative: tuple[str, ...]
+    k_colon_stems: tuple[str, ...]
+
+    def words_with(self, tag: str) -> tuple[str, ...]:
+        return tuple(sorted(w for w, tags in self.words.items() if tag in tags))
+
+
+@cache
+def lexicon() -> Lexicon:
+    en, ko = read_data("lexicon", "en.toml"), read_data("lexicon", "ko.toml")
+    words: dict[str, set[str]] = {}
+    for tag, items in en["words"].items():
+        for w in items:
+            words.setdefault(w, set()).add(tag)
+    stems = tuple((s, tag) for tag, items in ko["stems"].items() for s in items)
+    return Lexicon(
+        words={w: frozenset(t) for w, t in words.items()},
+        no_fuzzy=frozenset(en["matching"]["no_fuzzy"]),
+        fragment_stoplist=frozenset(en["matching"]["fragment_stoplist"]),
+        ign_base=tuple(en["words"]["IGN_BASE"]),
+        colon_words=frozenset(en["matching"]["colon_words"])
+        | frozenset(ko["matching"]["colon_words"]),
+        k_stems=stems,
+        k_imperative=tuple(ko["matching"]["imperative"]),
+        k_colon_stems=tuple(ko["matching"]["colon_stems"]),
+    )

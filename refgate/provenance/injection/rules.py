@@ -1,0 +1,234 @@
+"""Rules over a window of tokens: co-occurrence rules on tags (word order, distances), and the
+regex rules of ``patterns/`` run on the window's words joined by single spaces.
+
+Hits are ``(kind, confidence, rule, family, first token, last token)``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from refgate.provenance.injection.lexicon import ANCHORS
+from refgate.provenance.injection.patterns import all_rules
+from refgate.provenance.injection.tokens import TOKEN_RE, TokenInfo, classify
+
+Hit = tuple[str, str, str, str, int, int]
+_EARLIER = ("previous", "prior", "above", "earlier", "preceding", "foregoing")
+_LABEL_PUNCT_RE = re.compile(r"^[\[\](){}<>*#|\-=_~]+|[\[\](){}<>*#|\-=_~:：]+$")
+_LINE_START_RE = re.compile(r"(?m)^[ \t>*#\[(<{|\-=_~]*(\S+)")
+
+
+def _window(infos: list[TokenInfo], lo: int, hi: int) -> range:
+    return range(max(0, lo), min(len(infos), hi))
+
+
+def _has(infos: list[TokenInfo], rng: range, tag: str) -> int:
+    for j in rng:
+        if tag in infos[j].tags:
+            return j
+    return -1
+
+
+def _ignore(infos: list[TokenInfo], i: int) -> Hit | None:
+    tags = infos[i].tags
+    j = _has(infos, _window(infos, i + 1, i + 7), "INSTR")
+    if j >= 0:
+        between = range(i + 1, j)
+        strong = "INSTR_STRONG" in infos[j].tags and "IGN_BASE" in tags
+        prior = _has(infos, between, "PRIOR") >= 0
+        after = _has(infos, _window(infos, j + 1, j + 3), "POS") >= 0
+        if prior or strong or after:
+            return (
+                "instruction_override",
+                "high",
+                "ignore_instructions",
+                "instruction_override",
+                i,
+                j,
+            )
+    j = _has(infos, _window(infos, i + 1, i + 5), "EVERY")
+    if j >= 0:
+        k = _has(infos, _window(infos, j + 1, j + 5), "POS")
+        if k < 0:
+            k = _has(infos, _window(infos, j + 1, j + 4), "PRIOR")
+            if k >= 0 and infos[k].word not in _EARLIER:
+                k = -1
+        if k >= 0:
+            return (
+                "instruction_override",
+                "high",
+                "ignore_everything",
+                "instruction_override",
+                i,
+                k,
+            )
+    return None
+
+
+def _korean_ignore(infos: list[TokenInfo], i: int) -> Hit | None:
+    """Korean order: (prior) instructions ... ignore."""
+    j = -1
+    for jj in range(i, max(-1, i - 5), -1):
+        if "K_INSTR" in infos[jj].tags:
+            if jj == i:
+                pos = dict((t, o) for o, t in infos[i].ordered)
+                if pos.get("K_INSTR", 99) > pos.get("K_IGN", -1):
+                    continue
+            j = jj
+            break
+    if j < 0:
+        return None
+    prior = any(
+        "K_PRIOR" in infos[k].tags or "PRIOR" in infos[k].tags for k in range(max(0, j - 3), i + 1)
+    )
+    if prior or "K_IMPER" in infos[i].tags:
+        return ("instruction_override", "high", "korean_ignore", "instruction_override", j, i)
+    return None
+
+
+def _tool(infos: list[TokenInfo], i: int) -> Hit | None:
+    if not infos[i].tool:
+        return None
+    rng = _window(infos, i - 6, i + 7)
+    verb = any(("VERB" in infos[j].tags or "K_TOOLV" in infos[j].tags) for j in rng if j != i)
+    toolword = any(("TOOLWORD" in infos[j].tags or "K_TOOLWORD" in infos[j].tags) for j in rng)
+    if verb or toolword:
+        return ("tool_directive", "high", "tool_named", "tool_call", i, i)
+    return ("tool_directive", "medium", "tool_mentioned", "tool_call", i, i)
+
+
+def _authority(infos: list[TokenInfo], i: int) -> Hit | None:
+    rng = _window(infos, i - 8, i + 9)
+    cue = [j for j in rng if j != i and (infos[j].tags & {"AUTH_CUE", "K_AUTH_CUE"})]
+    addr = [j for j in rng if infos[j].tags & {"ADDR", "K_ADDR"}]
+    # "you" alone is everyday text; it needs a command-like cue, or an AI addressee
+    strong = any(infos[j].tags & {"AUTH_STRONG", "K_AUTH_CUE"} for j in cue) or any(
+        infos[j].tags & {"ADDR_AI"}
+        or (infos[j].tags & {"K_ADDR"} and infos[j].norm[:1] not in ("너", "당"))
+        for j in addr
+    )
+    if cue and addr and strong:
+        lo, hi = min([i, *cue, *addr]), max([i, *cue, *addr])
+        return ("authority_claim", "medium", "authority_addresses_model", "impersonation", lo, hi)
+    return None
+
+
+def _exfiltration(infos: list[TokenInfo], i: int) -> Hit | None:
+    tags = infos[i].tags
+    rng = _window(infos, i - 8, i + 9)
+    if "K_SEND" in tags:
+        sec = [j for j in rng if "K_SECRET" in infos[j].tags]
+        if sec and any("K_DEST" in infos[j].tags or "DEST" in infos[j].tags for j in rng):
+            return (
+                "exfiltration_hint",
+                "medium",
+                "korean_send_secret",
+                "exfiltration",
+                min(i, *sec),
+                max(i, *sec),
+            )
+        return None
+    send = [j for j in rng if "SEND" in infos[j].tags]
+    dest = [j for j in rng if "DEST" in infos[j].tags]
+    strong = "SECRET_STRONG" in tags
+    if send and (dest or (strong and _has(infos, rng, "ADDR") >= 0)):
+        return (
+            "exfiltration_hint",
+            "medium",
+            "send_secret",
+            "exfiltration",
+            min(i, *send),
+            max(i, *send, *dest),
+        )
+    return None
+
+
+def token_rule_hits(infos: list[TokenInfo], centers: list[int]) -> list[Hit]:
+    """Hits of the co-occurrence rules at each center (first rule that fires wins)."""
+    hits: list[Hit] = []
+    for i in centers:
+        tags = infos[i].tags
+        if not tags & ANCHORS:
+            continue
+        checks = []
+        if "IGN" in tags:
+            checks.append(_ignore)
+        if "K_IGN" in tags:
+            checks.append(_korean_ignore)
+        if "TOOL" in tags:
+            checks.append(_tool)
+        if "AUTH" in tags or "K_AUTH" in tags:
+            checks.append(_authority)
+        if "SECRET_ANCHOR" in tags or "K_SEND" in tags:
+            checks.append(_exfiltration)
+        for check in checks:
+            hit = check(infos, i)
+            if hit:
+                hits.append(hit)
+                break
+    return hits
+
+
+def _directive_context(window: str) -> bool:
+    """A spaced tool name (``Save Artifact``) counts only beside a verb and the word tool."""
+    tags: set[str] = set()
+    for tok in TOKEN_RE.findall(window):
+        tags |= classify(tok).tags
+    return bool(tags & {"VERB", "K_TOOLV"}) and bool(tags & {"TOOLWORD", "K_TOOLWORD"})
+
+
+def _token_at(starts: list[int], offset: int) -> int:
+    lo, hi = 0, len(starts) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if starts[mid] <= offset:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _is_label(words: list[str], a: int, text: str, state: dict[str, Any]) -> bool:
+    """A role word followed by a colon speaks as that role when it starts a line or a sentence,
+    or is written in capitals (``SYSTEM:``)."""
+    word = words[a]
+    core = _LABEL_PUNCT_RE.sub("", word)
+    if core.isupper() and len(core) > 1:
+        return True
+    if a == 0 and state.get("window_start_is_text_start"):
+        return True
+    if a > 0 and words[a - 1][-1:] in ".!?]})>⟧\"'":
+        return True
+    if "line_starts" not in state:
+        state["line_starts"] = {m.group(1) for m in _LINE_START_RE.finditer(text)}
+    return word in state["line_starts"]
+
+
+def regex_window_hits(
+    tokens: list[str], lo: int, hi: int, rule_ids: set[int], text: str, state: dict[str, Any]
+) -> list[Hit]:
+    """Regex rule hits in tokens[lo:hi]."""
+    words = tokens[lo:hi]
+    window = " ".join(words)
+    starts = []
+    pos = 0
+    for w in words:
+        starts.append(pos)
+        pos += len(w) + 1
+    rules = all_rules()
+    hits: list[Hit] = []
+    for k in sorted(rule_ids):
+        rule = rules[k]
+        for m in rule.pattern.finditer(window):
+            a = _token_at(starts, m.start())
+            b = _token_at(starts, max(m.start(), m.end() - 1))
+            if rule.check == "directive_context" and not _directive_context(
+                " ".join(words[max(0, a - 8) : b + 9])
+            ):
+                continue
+            if rule.check == "label" and not _is_label(words, a, text, state):
+                continue
+            name = rule.name.split(":")[0]
+            hits.append((rule.kind, rule.confidence, name, rule.family, lo + a, lo + b))
+    return hits

@@ -1,0 +1,220 @@
+"""The scan: find anchor words, run rules in small windows around them, map hits to character
+spans, add the hidden scopes (tag characters, encoded payloads) and merge overlapping signals.
+
+Speed: the text is split once with ``str.split``; each distinct word is classified once
+(memoised across calls); rules run only around the rare anchor words; per-character offsets are
+computed only when a candidate signal exists.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from itertools import repeat
+from typing import Any
+
+from refgate.provenance.injection import catalog
+from refgate.provenance.injection.lexicon import ANCHORS
+from refgate.provenance.injection.report import (
+    RANK,
+    InjectionReport,
+    InjectionSignal,
+    excerpt,
+)
+from refgate.provenance.injection.rules import Hit, regex_window_hits, token_rule_hits
+from refgate.provenance.injection.tokens import (
+    _MEMO_LIMIT,
+    EMPTY_TOKEN,
+    NO_RAW,
+    RawInfo,
+    TokenInfo,
+    classify,
+    classify_raw,
+)
+from refgate.provenance.unicode_scan import decode_tags
+
+_SEEN_RAW: set[str] = set()
+_HOT_RAW: set[str] = set()
+_SHORT_RUN_RE = re.compile(rb"[\x01-\x03]{3,}")
+_TAG_RUN_RE = re.compile("[\U000e0000-\U000e007f]+")
+_RAW_TOKEN_RE = re.compile(r"\S+")
+_WIN_BEFORE, _WIN_AFTER = 10, 12
+
+
+def _forget_seen() -> None:
+    _SEEN_RAW.clear()
+    _HOT_RAW.clear()
+
+
+catalog.on_change(_forget_seen)
+
+
+def _letter_runs(
+    tokens: list[str], anchors: list[int]
+) -> tuple[dict[int, RawInfo], dict[int, int]]:
+    """Letter-spaced runs (``i g n o r e``): three or more one-character words in a row, found
+    on a byte string of token lengths (C speed), joined when the joined word is hot."""
+    override: dict[int, RawInfo] = {}
+    run_end: dict[int, int] = {}
+    lengths = bytes(map(min, map(len, tokens), repeat(9)))
+    for m in _SHORT_RUN_RE.finditer(lengths):
+        run = [j for j in range(m.start(), m.end()) if classify_raw(tokens[j]).single]
+        stretch: list[int] = []
+        for j in [*run, -2]:
+            if stretch and j == stretch[-1] + 1:
+                stretch.append(j)
+                continue
+            if len(stretch) >= 3:
+                joined = classify_raw("".join(tokens[k] for k in stretch))
+                if joined.hot:
+                    override[stretch[0]] = joined
+                    run_end[stretch[0]] = stretch[-1]
+                    for k in stretch[1:]:
+                        override[k] = NO_RAW
+                    anchors.append(stretch[0])
+            stretch = [j]
+    return override, run_end
+
+
+def _rejoin_fragments(infos: list[TokenInfo]) -> None:
+    """Rejoin words split in two or three (``ign ore``) when the whole is a rule word."""
+    for k in range(len(infos) - 1):
+        if infos[k].fragment:
+            for extra in (1, 2):
+                if k + extra >= len(infos):
+                    break
+                probe = classify("".join(infos[m].norm for m in range(k, k + extra + 1)))
+                if probe.tags & ANCHORS or "INSTR" in probe.tags:
+                    infos[k] = probe
+                    for m in range(k + 1, k + extra + 1):
+                        infos[m] = EMPTY_TOKEN
+                    break
+
+
+def token_hits(text: str) -> list[tuple[str, str, str, str, int, int]]:
+    """Rule hits of ``text`` as (kind, confidence, rule, family, start char, end char)."""
+    tokens = text.split()
+    if not tokens:
+        return []
+    uniq = set(tokens)
+    new = uniq - _SEEN_RAW
+    if new:
+        if len(_SEEN_RAW) >= _MEMO_LIMIT:
+            _forget_seen()
+        for t in new:
+            if classify_raw(t).hot:
+                _HOT_RAW.add(t)
+        _SEEN_RAW.update(new)
+    hot = uniq & _HOT_RAW
+    anchors = [i for i, t in enumerate(tokens) if t in hot] if hot else []
+    override, run_end = _letter_runs(tokens, anchors)
+    if not anchors:
+        return []
+    raw_hits: list[Hit] = []
+    state: dict[str, Any] = {}
+    for i in sorted(set(anchors)):
+        hinted = classify_raw(tokens[i]).rules
+        if hinted:
+            rlo = max(0, i - 8)
+            state["window_start_is_text_start"] = rlo == 0
+            raw_hits += regex_window_hits(
+                tokens, rlo, min(len(tokens), i + 14), set(hinted), text, state
+            )
+        if not (i in override or classify_raw(tokens[i]).anchor):
+            continue
+        lo, hi = max(0, i - _WIN_BEFORE), min(len(tokens), run_end.get(i, i) + _WIN_AFTER)
+        infos: list[TokenInfo] = []
+        owner: list[int] = []
+        for j in range(lo, hi):
+            raw = override.get(j) or classify_raw(tokens[j])
+            infos.extend(raw.subs)
+            owner.extend([j] * len(raw.subs))
+        _rejoin_fragments(infos)
+        centers = [k for k, o in enumerate(owner) if o == i]
+        for kind, conf, rule, family, a, b in token_rule_hits(infos, centers):
+            raw_hits.append((kind, conf, rule, family, owner[a], run_end.get(owner[b], owner[b])))
+    if not raw_hits:
+        return []
+    offsets = [m.span() for m in _RAW_TOKEN_RE.finditer(text)]
+    return [(k, c, r, f, offsets[a][0], offsets[b][1]) for k, c, r, f, a, b in raw_hits]
+
+
+def scan(
+    text: str, scope: str, span_of: Callable[[int, int], tuple[int, int]] | None = None
+) -> list[InjectionSignal]:
+    """Signals of one scope; ``span_of`` maps spans of a decoded scope back to ``text``'s."""
+    signals: list[InjectionSignal] = []
+    seen: set[tuple[str, int, int]] = set()
+    for kind, conf, rule, family, start, end in sorted(
+        token_hits(text), key=lambda h: (h[4], h[5])
+    ):
+        if (kind, start, end) in seen:
+            continue
+        seen.add((kind, start, end))
+        span = span_of(start, end) if span_of else (start, end)
+        signals.append(
+            InjectionSignal(kind, conf, excerpt(text, start, end), span, scope, rule, family)  # type: ignore[arg-type]
+        )
+    return signals
+
+
+def _tag_scope(text: str) -> list[InjectionSignal]:
+    """Text spelled with Unicode tag characters, decoded and scanned as a scope of its own."""
+    hidden = [(m.span(), decode_tags(m.group())) for m in _TAG_RUN_RE.finditer(text)]
+    hidden = [(s, h) for s, h in hidden if h.strip()]
+    if not hidden:
+        return []
+    joined = " ".join(h for _, h in hidden)
+    bounds = []
+    pos = 0
+    for span, h in hidden:
+        bounds.append((pos, pos + len(h), span))
+        pos += len(h) + 1
+
+    def to_original(start: int, end: int) -> tuple[int, int]:
+        spans = [sp for lo, hi, sp in bounds if lo < end and start < hi]
+        if not spans:
+            return hidden[0][0]
+        return spans[0][0], spans[-1][1]
+
+    return scan(joined, "tag_characters", to_original)
+
+
+def merge(signals: list[InjectionSignal]) -> list[InjectionSignal]:
+    """One signal per kind and place: keep the highest confidence where spans overlap."""
+    signals.sort(key=lambda s: (s.span[0], -RANK[s.confidence]))
+    merged: list[InjectionSignal] = []
+    # Kept signals start at or before ``s``: a non-empty ``s`` overlaps one of its kind and scope
+    # iff the furthest end among them passes its start (one look-up, not a scan of all kept).
+    furthest: dict[tuple[str, str], int] = {}
+    for s in signals:
+        key = (s.kind, s.scope)
+        if s.span[0] < s.span[1]:
+            if furthest.get(key, -1) > s.span[0]:
+                continue
+        elif any(
+            m.kind == s.kind
+            and m.span[0] < s.span[1]
+            and s.span[0] < m.span[1]
+            and m.scope == s.scope
+            for m in merged
+        ):
+            continue
+        merged.append(s)
+        if s.span[1] > furthest.get(key, -1):
+            furthest[key] = s.span[1]
+    return merged
+
+
+def inspect_injection(text: str) -> InjectionReport:
+    """Deterministic injection signals in ``text`` (English and Korean)."""
+    if not text:
+        return InjectionReport()
+    signals = scan(text, "text")
+    scopes = ["text"]
+    if not text.isascii() and _TAG_RUN_RE.search(text):
+        hidden = [decode_tags(m.group()) for m in _TAG_RUN_RE.finditer(text)]
+        if any(h.strip() for h in hidden):
+            scopes.append("tag_characters")
+            signals += _tag_scope(text)
+    return InjectionReport(signals=merge(signals), scopes=scopes)
