@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -216,8 +216,19 @@ class RefLedger:
         self._refs: dict[str, Ref] = as_ref_map(existing)
         self.issued: list[Ref] = []
 
-    def issue(self, kind: str, payload: Mapping[str, Any], **fields: Any) -> Ref:
-        """Issue a new ref with an id unique in this ledger."""
+    def issue(
+        self, kind: str, payload: Mapping[str, Any], *, same_as: Sequence[str] = (), **fields: Any
+    ) -> Ref:
+        """Issue a new ref with an id unique in this ledger.
+
+        ``same_as`` names payload keys (dotted for nested ones) that identify the evidence: when
+        a ref of this kind already in the ledger agrees on all of them, that ref is returned
+        instead (the same document chunk found by two searches of a run is cited once).
+        """
+        if same_as:
+            found = self.find_same(kind, payload, same_as)
+            if found is not None:
+                return found
         ref = Ref.new(kind, payload, **fields)
         while ref.id in self._refs:
             ref = ref.model_copy(update={"id": new_ref_id(kind)})
@@ -234,6 +245,16 @@ class RefLedger:
             self.issued.append(ref)
         return ref
 
+    def find_same(
+        self, kind: str, payload: Mapping[str, Any], keys: Sequence[str]
+    ) -> Ref | None:
+        """A ref of ``kind`` whose payload agrees with ``payload`` on every key of ``keys``."""
+        want = [_dotted(payload, k) for k in keys]
+        for ref in self._refs.values():
+            if ref.kind == kind and [_dotted(ref.payload, k) for k in keys] == want:
+                return ref
+        return None
+
     def get(self, ref_id: str) -> Ref | None:
         return self._refs.get(ref_id)
 
@@ -245,3 +266,13 @@ class RefLedger:
 
     def all(self) -> dict[str, Ref]:
         return dict(self._refs)
+
+
+def _dotted(payload: Any, key: str) -> Any:
+    """``payload["a"]["b"]`` for ``"a.b"`` (None where a level is missing)."""
+    value = payload
+    for part in key.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(part)
+    return value

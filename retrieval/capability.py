@@ -13,7 +13,14 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from refgate.retrieval.citations import dedupe_hits, doc_ref_title, hits_to_refspecs
+from refgate.retrieval.chunking import count_tokens
+from refgate.retrieval.citations import (
+    dedupe_hits,
+    doc_ref_title,
+    hit_tables,
+    hits_to_refspecs,
+    table_refspecs,
+)
 from refgate.retrieval.documents import index_dir
 from refgate.retrieval.index import MANIFEST, DocumentIndex, DocumentIndexError
 from refgate.tools.engine import EngineEnv, Evidence, capability
@@ -21,6 +28,12 @@ from refgate.tools.engine import EngineEnv, Evidence, capability
 #: Document-derived paths in the capability's data (section titles come from the text too).
 UNTRUSTED_FIELDS = ["hits[].text", "hits[].section"]
 MAX_K = 50
+#: Tokens of hit text WORK sees from one search by default: whole hits in rank order until the
+#: budget is spent (the first hit always), the rest left out and counted (``left_out``). A chunk
+#: is at most 1,024 tokens, so the default shows 3-5 whole chunks; the JSON stays under
+#: EngineCall's preview limit, which would otherwise cut hits in the middle.
+HIT_TOKEN_BUDGET = 2400
+MAX_TOKEN_BUDGET = 8000
 
 _lock = threading.Lock()
 _loaded: dict[Path, tuple[tuple[int, int], DocumentIndex]] = {}
@@ -62,6 +75,24 @@ def _as_list(value: str | list[str] | None) -> list[str] | None:
     return [value] if isinstance(value, str) else [str(v) for v in value]
 
 
+def _tokens(hit: Any) -> int:
+    n = hit.metadata.get("tokens")
+    return int(n) if isinstance(n, int) and n > 0 else count_tokens(hit.text)
+
+
+def within_budget(hits: list[Any], budget: int) -> tuple[list[Any], list[Any]]:
+    """Whole hits in rank order while their tokens fit ``budget`` (the first always)."""
+    kept: list[Any] = []
+    used = 0
+    for n, hit in enumerate(hits):
+        t = _tokens(hit)
+        if kept and used + t > budget:
+            return kept, hits[n:]
+        kept.append(hit)
+        used += t
+    return kept, []
+
+
 @capability
 def search_documents(
     query: str,
@@ -71,25 +102,33 @@ def search_documents(
     date_from: str | None = None,
     date_to: str | None = None,
     mmr: bool = True,
+    max_tokens: int = HIT_TOKEN_BUDGET,
     *,
     env: EngineEnv,
 ) -> Evidence:
-    """Search the workspace's documents (hybrid FAISS + BM25, fused by reciprocal rank, then MMR).
+    """Search the workspace's documents: FAISS (MiniLM) and BM25 candidates fused by a convex
+    combination of normalised scores (0.7 dense, 0.3 BM25), then diversified by MMR (lambda 0.9).
 
     Args:
         query: what to look for, in words.
-        k: how many chunks to return (1-50, default 10).
+        k: how many chunks to rank (1-50, default 10).
         doc_id: only these documents (an id or a list; ids are file names without suffix,
-            e.g. "20081216").
+            e.g. "20081216" or "annual-report-2023"; a PDF's id selects all its pages).
         entity: only documents of this entity (e.g. "FOMC").
         date_from: only documents dated on or after this ISO date ("2008-01-01").
         date_to: only documents dated on or before this ISO date.
         mmr: pick diverse chunks by maximal marginal relevance (default true).
+        max_tokens: tokens of hit text to return (default 2400, at most 8000): the best hits are
+            returned whole until the budget is spent; ``left_out`` counts the ranked hits that
+            did not fit (search again with a narrower query or filter to see others).
 
-    Returns data ``{"query", "k", "filters", "hits": [{"doc_id", "chunk_id", "score", "date",
-    "entity", "section", "start", "end", "ref_title", "text"}], "index": {...}}`` and one docRef
-    per distinct chunk (source_type external: the text is untrusted document content). Cite the
-    docRef, not the text. ``start``/``end`` are character offsets of the chunk in its document.
+    Returns data ``{"query", "k", "filters", "hits": [{"doc_id", "chunk_id", "source", "page",
+    "cite_as", "score", "date", "entity", "section", "start", "end", "ref_title", "tables",
+    "text"}], "left_out", "left_out_chunk_ids", "index": {...}}``, one docRef per returned chunk
+    (source_type external: untrusted document text, primary evidence of what the document says)
+    and one tableRef per table on a returned page (PDF tables, DOCX tables, XLSX sheets; cite it
+    for a number in a cell). The same chunk found again in a later search keeps its docRef id.
+    ``cite_as`` is how the citation reads ("report.pdf p. 37"); cite the ref id, not the text.
     """
     workspace = env.workspace
     if workspace is None:
@@ -99,6 +138,9 @@ def search_documents(
     k = int(k)
     if not 1 <= k <= MAX_K:
         raise ValueError(f"k must be between 1 and {MAX_K}, got {k}")
+    budget = int(max_tokens)
+    if not 1 <= budget <= MAX_TOKEN_BUDGET:
+        raise ValueError(f"max_tokens must be between 1 and {MAX_TOKEN_BUDGET}, got {budget}")
     index = open_index(workspace, env.settings)
     filters: dict[str, Any] = {}
     if doc_id is not None:
@@ -109,7 +151,8 @@ def search_documents(
         filters["date_from"] = str(date_from)
     if date_to:
         filters["date_to"] = str(date_to)
-    hits = dedupe_hits(index.search(query, k=k, filters=filters or None, mmr=bool(mmr)))
+    ranked = dedupe_hits(index.search(query, k=k, filters=filters or None, mmr=bool(mmr)))
+    hits, rest = within_budget(ranked, budget)
     data = {
         "query": query,
         "k": k,
@@ -118,6 +161,9 @@ def search_documents(
             {
                 "doc_id": h.doc_id,
                 "chunk_id": h.chunk_id,
+                "source": h.metadata.get("source"),
+                "page": h.metadata.get("page"),
+                "cite_as": doc_ref_title(h),
                 "score": round(h.score, 6),
                 "date": h.metadata.get("date"),
                 "entity": h.metadata.get("entity"),
@@ -125,14 +171,18 @@ def search_documents(
                 "start": h.start,
                 "end": h.end,
                 "ref_title": doc_ref_title(h),
+                "tables": len(hit_tables(h)),
                 "text": h.text,
             }
             for h in hits
         ],
+        "left_out": len(rest),
+        "left_out_chunk_ids": [h.chunk_id for h in rest],
         "index": {
             "documents": len(index.doc_ids),
             "chunks": len(index),
             "updated_at": index.manifest.get("updated_at"),
         },
     }
-    return Evidence(data=data, refs=hits_to_refspecs(hits), untrusted_fields=list(UNTRUSTED_FIELDS))
+    refs = hits_to_refspecs(hits) + table_refspecs(hits)
+    return Evidence(data=data, refs=refs, untrusted_fields=list(UNTRUSTED_FIELDS))

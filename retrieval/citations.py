@@ -1,14 +1,23 @@
 """Turning search hits into docRefs.
 
 Document text is untrusted: every docRef has ``source_type="external"``. Its payload holds
-``doc_id``, ``chunk_id``, the character offsets (``start``, ``end``) of the chunk in its document,
-the ``excerpt`` (the chunk text, or its first ``max_chars``), plus ``date``, ``entity``,
-``section``, ``source`` and ``content_hash``. A chunk hit several times (in one result list, or
-across searches of one run) is cited once: the same chunk content maps to the same ref.
+``doc_id``, ``chunk_id``, the character offsets (``start``, ``end``) of the chunk in its document
+(its page, for a PDF page), the ``excerpt`` (the chunk text, or its first ``max_chars``), plus
+``source`` (the file, relative to the workspace), ``page`` (1-based, PDFs), ``sheet`` (XLSX),
+``date``, ``entity``, ``section``, ``origin`` and ``content_hash``. Its title is the citation a
+reader follows: ``report.pdf p. 37`` (file name and page; never document text). A chunk hit
+several times (in one result list, or across searches of one run) is cited once: the same chunk
+content maps to the same ref (``DOC_REF_IDENTITY``).
+
+A table the document's page holds (PDF tables found by pdfplumber, DOCX tables, XLSX sheets) is
+issued as a ``tableRef`` with ``columns``/``rows`` and ``meta`` ``source``/``page``/``table``, so
+the GATE checks a number against the cell it came from.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -34,6 +43,12 @@ def dedupe_hits(hits: Iterable[Hit]) -> list[Hit]:
     return out
 
 
+#: Payload keys that identify a docRef's evidence: a later search finding the same chunk reuses it.
+DOC_REF_IDENTITY = ("doc_id", "chunk_id", "content_hash")
+#: Payload keys that identify a document table's tableRef.
+TABLE_REF_IDENTITY = ("source", "page", "sheet", "table", "content_hash")
+
+
 def doc_ref_payload(hit: Hit, *, max_chars: int | None = None) -> dict[str, Any]:
     """The docRef payload for one hit."""
     meta = hit.metadata
@@ -48,17 +63,86 @@ def doc_ref_payload(hit: Hit, *, max_chars: int | None = None) -> dict[str, Any]
         "entity": meta.get("entity"),
         "section": meta.get("section") or None,
         "source": meta.get("source"),
+        "page": meta.get("page"),
+        "sheet": meta.get("sheet"),
+        "origin": meta.get("origin"),
         "content_hash": meta.get("content_hash"),
     }
     if excerpt != hit.text:
         payload["excerpt_truncated"] = True
-    return payload
+    return {k: v for k, v in payload.items() if v is not None or k in DOC_REF_IDENTITY}
+
+
+def citation_label(source: Any, page: Any = None, sheet: Any = None) -> str:
+    """How a reader finds the evidence: ``report.pdf p. 37``, ``book.xlsx sheet Revenue``."""
+    name = str(source or "").rsplit("/", 1)[-1]
+    if page not in (None, ""):
+        return f"{name} p. {page}"
+    if sheet not in (None, ""):
+        return f"{name} sheet {sheet}"
+    return name
 
 
 def doc_ref_title(hit: Hit) -> str:
-    """A short title built from ids and dates only (never from document text)."""
-    date = hit.metadata.get("date")
+    """The citation of a hit: file name, then page (PDF) or sheet (XLSX), else the chunk id and
+    date; built from paths and ids only (never from document text)."""
+    meta = hit.metadata
+    if meta.get("page") is not None or meta.get("sheet") is not None:
+        return citation_label(meta.get("source") or hit.doc_id, meta.get("page"), meta.get("sheet"))
+    date = meta.get("date")
     return f"{hit.chunk_id}" + (f" ({date})" if date else "")
+
+
+def hit_tables(hit: Hit) -> list[dict[str, Any]]:
+    """The tables of a hit's page / sheet / file (``metadata["tables"]``, JSON), or []."""
+    raw = hit.metadata.get("tables")
+    if not raw:
+        return []
+    try:
+        tables = json.loads(raw) if isinstance(raw, str) else raw
+    except (TypeError, ValueError):
+        return []
+    return [t for t in tables if isinstance(t, dict) and t.get("columns") and t.get("rows")]
+
+
+def table_refspecs(hits: Iterable[Hit]) -> list[RefSpec]:
+    """One external tableRef spec per distinct table on the hits' pages, in hit order."""
+    specs: list[RefSpec] = []
+    seen: set[tuple[Any, ...]] = set()
+    for hit in hits:
+        meta = hit.metadata
+        for n, table in enumerate(hit_tables(hit), start=1):
+            key = (meta.get("source"), meta.get("page"), meta.get("sheet"), n)
+            if key in seen:
+                continue
+            seen.add(key)
+            label = citation_label(meta.get("source") or hit.doc_id, meta.get("page"),
+                                   meta.get("sheet"))
+            body = json.dumps([table["columns"], table["rows"]], ensure_ascii=False)
+            specs.append(
+                RefSpec(
+                    kind="tableRef",
+                    payload={
+                        "columns": [str(c) for c in table["columns"]],
+                        "rows": [[str(c) for c in row] for row in table["rows"]],
+                        "units": {},
+                        "meta": {
+                            "source": meta.get("source"),
+                            "page": meta.get("page"),
+                            "sheet": meta.get("sheet"),
+                            "table": n,
+                            "doc_id": hit.doc_id,
+                            "origin": meta.get("origin"),
+                            "content_hash": hashlib.sha256(body.encode("utf-8")).hexdigest(),
+                        },
+                    },
+                    title=f"{label} table {n}",
+                    source=str(meta.get("source") or hit.doc_id),
+                    source_type="external",
+                    same_as=tuple(f"meta.{k}" for k in TABLE_REF_IDENTITY),
+                )
+            )
+    return specs
 
 
 def hits_to_refspecs(hits: Iterable[Hit], *, max_chars: int | None = None) -> list[RefSpec]:
@@ -70,6 +154,7 @@ def hits_to_refspecs(hits: Iterable[Hit], *, max_chars: int | None = None) -> li
             title=doc_ref_title(h),
             source=str(h.metadata.get("source") or h.doc_id),
             source_type="external",
+            same_as=DOC_REF_IDENTITY,
         )
         for h in dedupe_hits(hits)
     ]

@@ -1,26 +1,87 @@
 """Loading a workspace's ``[documents]`` folder as LangChain ``Document``s.
 
-Each file becomes one Document with ``metadata``: ``doc_id`` (path inside the folder without the
-suffix, e.g. ``20081216``), ``source`` (path relative to the workspace root), ``date`` (ISO date
-parsed from the file name with ``date_from_filename``, e.g. ``%Y%m%d``), ``entity`` (the
-``[documents]`` table's ``entity``) and ``title``. HTML is reduced to text with headings kept as
-markdown ``#`` lines so the chunker sees the sections.
+Formats (readers in ``refgate.retrieval.loaders``): ``.txt``/``.md``, ``.html`` (through the core's
+one HTML-to-text, hidden text removed), ``.pdf`` (one Document per page with a text layer),
+``.docx`` (one per file), ``.xlsx`` (one per non-empty sheet). Files that cannot be read
+(encrypted, scanned without a text layer, corrupt, empty, outside the workspace) are skipped and
+reported with the reason (``LoadReport.skipped``), never raised.
+
+Each Document's ``metadata``: ``doc_id`` (unique: the file's path inside the folder without the
+suffix, e.g. ``20081216``, plus ``#p37`` for a PDF page or ``#sheet-Revenue`` for a sheet),
+``file_id`` (the file part of it, what a ``doc_id`` filter matches too), ``source`` (path relative
+to the workspace root), ``page`` (1-based, PDFs) and ``pages``, ``sheet`` (XLSX), ``format``,
+``title`` (the file name), ``date`` (ISO date parsed from the file name with
+``date_from_filename``), ``entity`` (the ``[documents]`` table's ``entity``), ``tables`` (JSON of
+the unit's tables, when it has any) and ``origin`` = ``"workspace_document"``: text that may not
+steer the agent (untrusted) but is primary evidence for what the document says.
 """
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.documents import Document
 
+from refgate.retrieval.loaders import READERS, SUFFIXES, Unreadable
+from refgate.retrieval.loaders.base import tables_json
+
 if TYPE_CHECKING:
     from refgate.workspace import Workspace
 
-SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm")
+log = logging.getLogger(__name__)
+
+#: ``metadata["origin"]`` of every workspace document: untrusted (it may not steer the agent),
+#: primary (it is the evidence for what the document says).
+ORIGIN = "workspace_document"
+
+__all__ = [
+    "ORIGIN",
+    "SUFFIXES",
+    "LoadReport",
+    "SkippedFile",
+    "date_from_name",
+    "index_dir",
+    "iter_document_files",
+    "load_documents",
+    "read_documents",
+    "workspace_documents",
+    "workspace_load",
+]
+
+#: ``progress(stage, done, total)`` with stage "load" (files read).
+LoadProgress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class SkippedFile:
+    """A file (or part of one) left out of the index, and why."""
+
+    source: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.reason}"
+
+
+@dataclass
+class LoadReport:
+    """What ``read_documents`` found: the Documents, the files read, and what was skipped."""
+
+    documents: list[Document] = field(default_factory=list)
+    files: int = 0
+    skipped: list[SkippedFile] = field(default_factory=list)
+    #: Pages without a text layer inside PDFs that otherwise have text, per source.
+    blank_pages: dict[str, list[int]] = field(default_factory=dict)
+
+    @property
+    def pages(self) -> int:
+        return sum(1 for d in self.documents if d.metadata.get("page") is not None)
 
 
 def index_dir(workspace: Workspace) -> Path:
@@ -45,27 +106,94 @@ def date_from_name(name: str, fmt: str | None) -> str | None:
         return None
 
 
-def html_to_text(html: str) -> str:
-    """Visible text of an HTML page (scripts and styles dropped; h1-h6 become ``#`` lines)."""
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup(html, "lxml")
-    for tag in soup(["script", "style", "noscript", "template"]):
-        tag.decompose()
-    for level in range(1, 7):
-        for h in soup.find_all(f"h{level}"):
-            h.replace_with(f"\n\n{'#' * level} {h.get_text(' ', strip=True)}\n\n")
-    for tag in soup.find_all(["p", "div", "li", "tr", "br"]):
-        tag.insert_after("\n")
-    text = soup.get_text()
-    text = re.sub(r"[ \t]+\n", "\n", text)
-    return re.sub(r"\n{3,}", "\n\n", text).strip()
-
-
 def iter_document_files(folder: Path) -> Iterator[Path]:
+    """Files of a supported format under ``folder`` (hidden files and folders left out)."""
     for path in sorted(folder.rglob("*")):
-        if path.is_file() and path.suffix.lower() in SUFFIXES and not path.name.startswith("."):
+        rel = path.relative_to(folder).parts
+        if any(p.startswith(".") for p in rel):
+            continue
+        if path.suffix.lower() in SUFFIXES and path.is_file():
             yield path
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root.resolve())
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def read_documents(
+    folder: Path | str,
+    *,
+    root: Path | str | None = None,
+    date_from_filename: str | None = None,
+    entity: str | None = None,
+    progress: LoadProgress | None = None,
+) -> LoadReport:
+    """Read every supported file under ``folder``; unreadable files are reported, not raised.
+
+    ``root`` (default ``folder``) is the workspace: ``source`` is relative to it, and a file
+    whose real path (after symlinks) lies outside it is skipped, not opened.
+    """
+    folder = Path(folder)
+    root = Path(root) if root is not None else folder
+    say = progress or (lambda stage, done, total: None)
+    files = list(iter_document_files(folder)) if folder.is_dir() else []
+    stems: dict[str, int] = {}
+    for p in files:
+        key = p.relative_to(folder).with_suffix("").as_posix()
+        stems[key] = stems.get(key, 0) + 1
+    report = LoadReport(files=len(files))
+    say("load", 0, len(files))
+    for n, path in enumerate(files, start=1):
+        rel = path.relative_to(folder)
+        stem = rel.with_suffix("").as_posix()
+        file_id = stem if stems[stem] == 1 else rel.as_posix()
+        try:
+            source = path.relative_to(root).as_posix()
+        except ValueError:
+            source = str(path)
+        try:
+            if not _inside(path, root):
+                raise Unreadable("resolves outside the workspace (symlink); not opened")
+            parts = READERS[path.suffix.lower()](path)
+        except Unreadable as exc:
+            report.skipped.append(SkippedFile(source, exc.reason))
+            log.warning("skipped %s: %s", source, exc.reason)
+            say("load", n, len(files))
+            continue
+        except (OSError, UnicodeError, ValueError, KeyError, RuntimeError) as exc:
+            reason = f"could not be read ({type(exc).__name__}: {exc})"
+            report.skipped.append(SkippedFile(source, reason))
+            log.warning("skipped %s: %s", source, reason)
+            say("load", n, len(files))
+            continue
+        pages = next((p.meta.get("pages") for p in parts if p.meta.get("pages")), None)
+        if pages:
+            have = {p.meta.get("page") for p in parts}
+            blank = [i for i in range(1, int(pages) + 1) if i not in have]
+            if blank:
+                report.blank_pages[source] = blank
+        for part in parts:
+            meta: dict[str, Any] = {
+                "doc_id": f"{file_id}#{part.key}" if part.key else file_id,
+                "file_id": file_id,
+                "source": source,
+                "title": path.name,
+                "format": path.suffix.lower().lstrip("."),
+                "date": date_from_name(path.name, date_from_filename),
+                "entity": entity,
+                "origin": ORIGIN,
+                **part.meta,
+            }
+            tables = tables_json(part.tables)
+            if tables:
+                meta["tables"] = tables
+            report.documents.append(Document(page_content=part.text, metadata=meta))
+        say("load", n, len(files))
+    return report
 
 
 def load_documents(
@@ -75,44 +203,27 @@ def load_documents(
     date_from_filename: str | None = None,
     entity: str | None = None,
 ) -> list[Document]:
-    """Read every .txt/.md/.html file under ``folder`` as a ``Document``."""
-    folder = Path(folder)
-    root = Path(root) if root is not None else folder
-    files = list(iter_document_files(folder))
-    stems: dict[str, int] = {}
-    for p in files:
-        key = p.relative_to(folder).with_suffix("").as_posix()
-        stems[key] = stems.get(key, 0) + 1
-    docs: list[Document] = []
-    for path in files:
-        rel = path.relative_to(folder)
-        stem = rel.with_suffix("").as_posix()
-        doc_id = stem if stems[stem] == 1 else rel.as_posix()
-        raw = path.read_text(encoding="utf-8", errors="replace").lstrip("\ufeff")
-        text = html_to_text(raw) if path.suffix.lower() in (".html", ".htm") else raw
-        try:
-            source = path.relative_to(root).as_posix()
-        except ValueError:
-            source = str(path)
-        meta: dict[str, Any] = {
-            "doc_id": doc_id,
-            "source": source,
-            "title": path.name,
-            "date": date_from_name(path.name, date_from_filename),
-            "entity": entity,
-        }
-        docs.append(Document(page_content=text, metadata=meta))
-    return docs
+    """Every supported file under ``folder`` as ``Document``s (one per PDF page / sheet / file);
+    skipped files are logged (``read_documents`` returns them)."""
+    return read_documents(
+        folder, root=root, date_from_filename=date_from_filename, entity=entity
+    ).documents
 
 
-def workspace_documents(workspace: Workspace) -> list[Document]:
-    """The documents named by a workspace's ``[documents]`` table (empty when it has none)."""
+def workspace_load(workspace: Workspace, *, progress: LoadProgress | None = None) -> LoadReport:
+    """The ``LoadReport`` of a workspace's ``[documents]`` table (empty when it has none)."""
     if workspace.documents_path is None:
-        return []
+        return LoadReport()
     opts = workspace.documents_options
-    return load_documents(
+    return read_documents(
         workspace.documents_path,
         root=workspace.root,
         date_from_filename=opts.get("date_from_filename"),
         entity=opts.get("entity"),
+        progress=progress,
     )
+
+
+def workspace_documents(workspace: Workspace) -> list[Document]:
+    """The documents named by a workspace's ``[documents]`` table (empty when it has none)."""
+    return workspace_load(workspace).documents

@@ -500,7 +500,8 @@ class DocumentIndex:
     def filter_mask(self, filters: Mapping[str, Any] | None) -> np.ndarray | None:
         """Boolean mask of chunks passing ``filters`` (None = no filter).
 
-        Keys: ``doc_id``, ``entity`` (a value or a list of values), ``date_from`` / ``date_to``
+        Keys: ``doc_id`` (a unit's id, or a file's ``file_id`` for all its pages), ``entity``
+        (a value or a list of values), ``date_from`` / ``date_to``
         (ISO dates, inclusive; ``date`` may also be ``{"from": ..., "to": ...}`` or a pair);
         any other key is an equality test on the chunk metadata.
         """
@@ -522,7 +523,10 @@ class DocumentIndex:
             allowed = (
                 {str(v) for v in value} if isinstance(value, list | tuple | set) else {str(value)}
             )
-            mask &= np.isin(self._column(key), list(allowed))
+            hit = np.isin(self._column(key), list(allowed))
+            if key == "doc_id":  # a file's id selects all its pages / sheets
+                hit |= np.isin(self._column("file_id"), list(allowed))
+            mask &= hit
         if date_from or date_to:
             dates = self._column("date")
             ok = dates != ""

@@ -48,6 +48,9 @@ class RefSpec:
     title: str = ""
     source: str = ""
     source_type: str = "internal"
+    #: Payload keys (dotted for nested) identifying the evidence: a ref of the same kind already
+    #: in the run's ledger that agrees on them is reused, not issued again.
+    same_as: tuple[str, ...] = ()
 
 
 @dataclass

@@ -21,8 +21,9 @@ from refgate.refs import Ref
 from refgate.tools.base import ToolContext, ToolResult, ToolSpec
 from refgate.tools.engine import EngineEnv, Evidence, get_capability
 
-#: Characters of a capability's data shown to the model before it is cut.
-DATA_PREVIEW_CHARS = 6000
+#: Characters of a capability's data shown to the model before it is cut (about 3,000 tokens:
+#: search_documents' default hit budget fits whole).
+DATA_PREVIEW_CHARS = 12_000
 
 Issue = Callable[..., Ref]
 
@@ -101,9 +102,11 @@ def invoke_capability(
                 title=spec.title,
                 source=spec.source,
                 source_type=spec.source_type,
+                **({"same_as": spec.same_as} if spec.same_as else {}),
             )
             for spec in result.refs
         ]
+        refs = list({r.id: r for r in refs}.values())
         return Invocation(name, json_safe(result.data), refs, list(result.untrusted_fields))
     return Invocation(name, json_safe(result))
 
@@ -112,6 +115,19 @@ def _preview(data: Any) -> tuple[Any, bool]:
     text = json.dumps(data, ensure_ascii=False, default=str)
     if len(text) <= DATA_PREVIEW_CHARS:
         return data, False
+    if isinstance(data, dict) and isinstance(data.get("hits"), list) and data["hits"]:
+        # whole hits (document chunks), never one cut in the middle; the rest are counted
+        hits, kept, used = data["hits"], [], len(text) - len(json.dumps(data["hits"], default=str))
+        for hit in hits:
+            size = len(json.dumps(hit, ensure_ascii=False, default=str))
+            if kept and used + size > DATA_PREVIEW_CHARS:
+                break
+            kept.append(hit)
+            used += size
+        dropped = [h.get("chunk_id") for h in hits[len(kept) :] if isinstance(h, dict)]
+        cut = dict(data, hits=kept, left_out=int(data.get("left_out") or 0) + len(dropped))
+        cut["left_out_chunk_ids"] = list(data.get("left_out_chunk_ids") or []) + dropped
+        return cut, True
     if isinstance(data, dict) and isinstance(data.get("rows"), list):
         rows = data["rows"]
         keep = max(1, len(rows) * DATA_PREVIEW_CHARS // max(len(text), 1))

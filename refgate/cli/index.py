@@ -11,21 +11,31 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, app, console, err_console, esc
 from refgate.cli.common import dumps, open_settings, open_workspace
 
-STAGES = {"chunk": "chunking documents", "embed": "embedding chunks", "index": "writing index"}
+STAGES = {
+    "load": "reading files",
+    "chunk": "chunking pages",
+    "embed": "embedding chunks",
+    "index": "writing index",
+}
 
 
-def run_index(workspace: Any, settings: Any, *, rebuild: bool = False, progress: Any = None) -> Any:
+def run_index(
+    workspace: Any, settings: Any, *, rebuild: bool = False, progress: Any = None, report: Any = None
+) -> Any:
     """Build (or update) the index of ``workspace``; returns the ``UpdateResult``.
+
+    ``report`` (a ``LoadReport`` from ``workspace_load``) is what was read; default: read now.
 
     An existing index built with the embedder the settings ask for is updated incrementally;
     otherwise (none yet, ``rebuild``, another embedder, an unreadable index) it is built anew,
     still reusing cached vectors of the same embedder.
     """
-    from refgate.retrieval import DocumentIndex, default_embeddings, index_dir, workspace_documents
+    from refgate.retrieval import DocumentIndex, default_embeddings, index_dir
+    from refgate.retrieval.documents import workspace_load
     from refgate.retrieval.embeddings import embeddings_id
     from refgate.retrieval.index import MANIFEST, DocumentIndexError
 
-    docs = workspace_documents(workspace)
+    docs = (report or workspace_load(workspace, progress=progress)).documents
     path = index_dir(workspace)
     wanted = default_embeddings(settings)
     if (path / MANIFEST).is_file() and not rebuild:
@@ -36,6 +46,20 @@ def run_index(workspace: Any, settings: Any, *, rebuild: bool = False, progress:
         if index is not None and index.manifest.get("embeddings_id") == embeddings_id(wanted):
             return index.update(docs, progress=progress)
     return DocumentIndex.build(docs, path, embeddings=wanted, progress=progress).last_result
+
+
+def _print_skipped(loaded: Any) -> None:
+    """The skipped files and why, on stderr (the JSON summary lists them too)."""
+    if loaded.skipped:
+        err_console.print(f"skipped {len(loaded.skipped)} of {loaded.files} files:", markup=False)
+        for f in loaded.skipped:
+            err_console.print(f"  {f.source}: {f.reason}", markup=False)
+    for source, pages in loaded.blank_pages.items():
+        shown = ", ".join(map(str, pages[:10])) + (" ..." if len(pages) > 10 else "")
+        err_console.print(
+            f"  {source}: {len(pages)} pages without a text layer left out (p. {shown})",
+            markup=False,
+        )
 
 
 @app.command("index")
@@ -79,16 +103,29 @@ def index_command(
             bar.update(tasks[stage], completed=done, total=max(total, 1))
 
         try:
-            result = run_index(ws, settings, rebuild=rebuild, progress=progress)
+            from refgate.retrieval.documents import workspace_load
+
+            loaded = workspace_load(ws, progress=progress)
+            result = run_index(ws, settings, rebuild=rebuild, progress=progress, report=loaded)
         except Exception as exc:  # a clear message, not a traceback
             err_console.print(f"[red]indexing failed:[/red] {type(exc).__name__}: {esc(exc)}")
             raise typer.Exit(EXIT_ERROR) from exc
-    summary = {"workspace": str(ws.root), "index": str(ws.state_dir / "index"), **result.to_dict()}
+    summary = {
+        "workspace": str(ws.root),
+        "index": str(ws.state_dir / "index"),
+        **result.to_dict(),
+        "files": loaded.files,
+        "pages": loaded.pages,
+        "skipped": [{"source": f.source, "reason": f.reason} for f in loaded.skipped],
+        "blank_pages": loaded.blank_pages,
+    }
+    _print_skipped(loaded)
     if as_json:
         console.print_json(dumps(summary))
     else:
         console.print(
-            f"indexed {result.documents} documents into {result.chunks} chunks: "
+            f"indexed {loaded.files - len(loaded.skipped)} files ({result.documents} documents, "
+            f"{loaded.pages} PDF pages) into {result.chunks} chunks: "
             f"{result.embedded} embedded, {result.reused} reused "
             f"({result.reuse_rate:.0%} from cache), {result.removed_documents} documents removed, "
             f"in {result.seconds:.1f} s -> {summary['index']}",

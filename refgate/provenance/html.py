@@ -271,13 +271,22 @@ def inspect_hidden(html: str) -> HiddenReport:
     return HiddenReport(findings)
 
 
-def html_to_text(html: str) -> str:
-    """Visible text of ``html`` (scripts, styles, comments and hidden elements removed)."""
+def html_to_text(html: str, *, markdown_headings: bool = False) -> str:
+    """Visible text of ``html`` (scripts, styles, comments and hidden elements removed).
+
+    With ``markdown_headings`` h1-h6 become ``#``-lines between blank lines (the document
+    chunker starts a section at them); the one HTML-to-text of refgate, documents included.
+    """
     soup = _parse(html)
     for node, _, _ in _walk_hidden(soup):
         node.extract()
     for tag in soup.find_all(DROP_TAGS):
         tag.decompose()
+    if markdown_headings:
+        for tag in soup.find_all(["h1", "h2", "h3", "h4", "h5", "h6"]):
+            title = " ".join(tag.get_text(" ").split())
+            level = int(tag.name[1])
+            tag.replace_with(NavigableString(f"\n\n{'#' * level} {title}\n\n") if title else "")
     parts: list[str] = []
     for el in soup.descendants:
         if isinstance(el, NavigableString) and not isinstance(el, Comment):

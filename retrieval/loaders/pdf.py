@@ -1,0 +1,110 @@
+"""PDF: text per page with pypdfium2 (Apache-2.0/BSD), tables with pdfplumber (MIT).
+
+One ``Part`` per page that has a text layer, ``key`` ``p<n>`` and ``meta`` ``page`` (1-based,
+the physical page, as a viewer numbers it), ``pages`` and ``page_label`` (the label printed in
+the PDF's page tree, when it has one). Tables are looked for only on pages that draw lines or
+rectangles (pdfplumber's table finder needs ruling lines), so text-only pages cost nothing
+extra. A file without text on any page is ``Unreadable`` ("no text layer; OCR is not
+supported"), and so are encrypted and corrupt files.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from refgate.retrieval.loaders.base import Part, Unreadable, table_from_rows
+
+log = logging.getLogger(__name__)
+
+NO_TEXT = "no text layer; OCR is not supported"
+#: Characters pdfium puts in extracted text that are not text (soft hyphen marks, NULs).
+_JUNK = str.maketrans({"\ufffe": "", "\x02": "", "\x00": "", "\r": ""})
+
+
+def _open(path: Path) -> Any:
+    import pypdfium2 as pdfium
+
+    if path.stat().st_size == 0:
+        raise Unreadable("empty file (0 bytes)")
+    try:
+        return pdfium.PdfDocument(str(path))
+    except pdfium.PdfiumError as exc:
+        msg = str(exc).lower()
+        if "password" in msg:
+            raise Unreadable("encrypted (a password is required to open it)") from None
+        if "format" in msg or "file" in msg:
+            raise Unreadable("corrupt or not a PDF (PDFium could not parse it)") from None
+        raise Unreadable(f"unreadable PDF ({exc})") from None
+
+
+def _has_lines(page: Any) -> bool:
+    import pypdfium2.raw as raw
+
+    return next(iter(page.get_objects(filter=[raw.FPDF_PAGEOBJ_PATH], max_depth=2)), None) is not None
+
+
+def _tables(path: Path, pages: list[int]) -> dict[int, list[dict[str, Any]]]:
+    """Tables found by pdfplumber on the given 1-based pages (best effort: none on failure)."""
+    if not pages:
+        return {}
+    try:
+        import pdfplumber
+    except ImportError:  # pragma: no cover - a declared dependency
+        return {}
+    found: dict[int, list[dict[str, Any]]] = {}
+    try:
+        with pdfplumber.open(str(path)) as pdf:
+            for n in pages:
+                tables = [table_from_rows(t) for t in pdf.pages[n - 1].extract_tables()]
+                kept = [t for t in tables if t is not None]
+                if kept:
+                    found[n] = kept
+    except Exception as exc:  # pdfminer fails on some files pdfium reads: keep the text
+        log.warning("%s: table extraction failed (%s: %s)", path.name, type(exc).__name__, exc)
+    return found
+
+
+def read_pdf(path: Path) -> list[Part]:
+    """The pages of a PDF that carry text, one ``Part`` each."""
+    doc = _open(path)
+    try:
+        count = len(doc)
+        if count == 0:
+            raise Unreadable("the PDF has no pages")
+        texts: dict[int, str] = {}
+        labels: dict[int, str] = {}
+        ruled: list[int] = []
+        for i in range(count):
+            page = doc[i]
+            try:
+                textpage = page.get_textpage()
+                text = textpage.get_text_range().translate(_JUNK).strip()
+                textpage.close()
+                if text:
+                    texts[i + 1] = text
+                    if _has_lines(page):
+                        ruled.append(i + 1)
+                try:
+                    label = doc.get_page_label(i)
+                except Exception:
+                    label = ""
+                if label:
+                    labels[i + 1] = str(label)
+            finally:
+                page.close()
+    finally:
+        doc.close()
+    if not texts:
+        raise Unreadable(NO_TEXT)
+    tables = _tables(path, ruled)
+    return [
+        Part(
+            text=text,
+            key=f"p{n}",
+            meta={"page": n, "pages": count, "page_label": labels.get(n)},
+            tables=tables.get(n, []),
+        )
+        for n, text in texts.items()
+    ]
