@@ -27,6 +27,7 @@ from refgate.tools.engine_call import CapabilityError, invoke_capability
 from refgate.tools.sandbox.emit import EmitCollector, EmitRejected
 from refgate.tools.sandbox.host import (
     DatasetMount,
+    Limits,
     SandboxError,
     get_worker,
 )
@@ -114,6 +115,29 @@ def _mounts(workspace: Workspace | None) -> list[DatasetMount]:
     ]
 
 
+#: Most sql() queries one executionRef records (the count of the rest is kept).
+MAX_RECORDED_QUERIES = 50
+
+
+def record_query(queries: list[dict[str, Any]], msg: dict[str, Any]) -> dict[str, Any]:
+    """Keep one ``sql()`` query the code ran (text, rows, time) for the executionRef."""
+    query = msg.get("query")
+    if not isinstance(query, str):
+        return {"ok": False, "error": "a query record needs its text"}
+    if len(queries) >= MAX_RECORDED_QUERIES:
+        return {"ok": True}
+    entry: dict[str, Any] = {"query": trim(query, 4000)}
+    for key in ("rows", "ms"):
+        value = msg.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            entry[key] = value
+    tables = msg.get("warehouse")
+    if isinstance(tables, list) and tables:
+        entry["warehouse"] = [str(t)[:200] for t in tables[:20]]
+    queries.append(entry)
+    return {"ok": True}
+
+
 def _capability_listing() -> list[dict[str, str]]:
     from refgate.tools.read_capability import clean_signature
 
@@ -130,6 +154,7 @@ def execute(
     ledger: RefLedger,
     settings: Settings,
     pass_name: str = "work",
+    limits: Limits | None = None,
 ) -> RunResult:
     """Check, run and account for one call; every outcome issues an executionRef."""
     t0 = time.perf_counter()
@@ -146,6 +171,7 @@ def execute(
     collector = EmitCollector(workspace, draw_id, exe_id)
     engine_refs: list[Ref] = []
     engine_calls: list[dict[str, Any]] = []
+    queries: list[dict[str, Any]] = []
     untrusted = False
     env = EngineEnv(workspace=workspace, settings=settings)
 
@@ -162,6 +188,10 @@ def execute(
                 return {"ok": True, "refs": collector.accept(msg)}
             except EmitRejected as exc:
                 return {"ok": False, "error": str(exc)}
+        if msg.get("op") == "sql":
+            return record_query(queries, msg)
+        if msg.get("op") == "warehouse":
+            return {"ok": False, "error": "no warehouse datasets are configured"}
         name = msg.get("name")
         args, kwargs = msg.get("args", []), msg.get("kwargs", {})
         if not isinstance(args, list) or not isinstance(kwargs, dict):
@@ -189,7 +219,7 @@ def execute(
         check_code(code)
         if not MIN_TIMEOUT <= timeout <= MAX_TIMEOUT:
             raise CodeRejected(f"timeout must be between {MIN_TIMEOUT} and {MAX_TIMEOUT} seconds")
-        worker = get_worker(sandbox_mode, _mounts(workspace))
+        worker = get_worker(sandbox_mode, _mounts(workspace), limits)
         raw = worker.run(code, timeout=timeout, handler=handler, capabilities=_capability_listing())
         ok, error, timed_out = raw.ok, raw.error, raw.timed_out
         stdout, stderr = raw.stdout, raw.stderr
@@ -234,6 +264,7 @@ def execute(
             "sandbox": sandbox_mode,
             "emitted": [r.id for r in emitted],
             "engine_calls": engine_calls,
+            "sql": queries,
         },
         title=f"RunPython: {'ok' if ok else 'error'}"
         + (f", {len(emitted)} emitted" if emitted else ""),
@@ -262,12 +293,14 @@ def run_python(
     ledger: RefLedger | None = None,
     settings: Settings | None = None,
     pass_name: str = "work",
+    limits: Limits | None = None,
 ) -> RunResult:
     """Run ``code`` in the sandbox. ``workspace=None`` runs with no datasets.
 
     The code sees ``pd``, ``np``, ``datasets["<name>"]`` (DataFrames of the workspace's
-    datasets), ``engine.<capability>(...)`` and ``emit_result(table=, values=, units=, date=,
-    sources=)``. Returns a ``RunResult`` (``.ok``, ``.error``, ``.stdout``, ``.stderr``,
+    datasets), ``sql(query)`` (DuckDB over the same datasets, for data of any size),
+    ``engine.<capability>(...)`` and ``emit_result(table=, values=, units=, date=,
+    sources=)``. ``limits`` overrides the sandbox's resource limits. Returns a ``RunResult`` (``.ok``, ``.error``, ``.stdout``, ``.stderr``,
     ``.refs``); refs go into ``ledger`` (a fresh one if not given).
     """
     if settings is None:
@@ -283,6 +316,7 @@ def run_python(
         ledger=ledger if ledger is not None else RefLedger(),
         settings=settings,
         pass_name=pass_name,
+        limits=limits,
     )
 
 
@@ -322,7 +356,9 @@ class RunPythonArgs(BaseModel):
             "Python 3 source to run in an isolated sandbox (no network, read-only datasets, a "
             "fresh process each call: nothing persists between calls). Predefined: pd, np, "
             "datasets['<name>'] (a DataFrame per workspace dataset; datasets.meta(name) gives "
-            "column units), engine.<capability>(...) (the catalog capabilities), and "
+            "column units), sql('SELECT ... FROM <name> ...') -> DataFrame (DuckDB over the "
+            "same datasets: use it for large data and for warehouse tables), "
+            "engine.<capability>(...) (the catalog capabilities), and "
             "emit_result(table=DataFrame, values={name: number}, units={name: unit} or 'USD', "
             "date='2009-09-30' or '2009Q3', sources=['macro'], title=..., scale='billion', "
             "period='2009Q3'). Only emit_result creates evidence refs; printing does not. Never "

@@ -27,6 +27,7 @@ MAX_VALUES = 200
 MAX_TEXT = 1000
 MAX_NAME = 200
 MAX_UNIT = 40
+MAX_SQL = 20_000
 
 
 class EmitRejected(ValueError):
@@ -163,7 +164,9 @@ class EmitCollector:
         self.count += 1
         if self.count > MAX_EMITS:
             raise EmitRejected(f"at most {MAX_EMITS} emit_result calls per run")
-        allowed = {"op", "table", "values", "units", "date", "sources", "title", "scale", "period"}
+        allowed = {
+            "op", "table", "values", "units", "date", "sources", "title", "scale", "period", "sql"
+        }
         extra = sorted(set(msg) - allowed)
         if extra:
             raise EmitRejected(f"unknown emit_result field(s): {', '.join(extra)}")
@@ -177,6 +180,9 @@ class EmitCollector:
             raise EmitRejected("sources must be a list of at most 20 names or ref ids")
         sources = [_text(s, "a source", MAX_NAME) for s in sources_raw]
         title = _text(msg["title"], "title", MAX_NAME) if "title" in msg else ""
+        query = _text(msg["sql"], "sql", MAX_SQL) if "sql" in msg else None
+        if query is not None and table is None:
+            raise EmitRejected("sql= describes an emitted table; it needs table=")
         period = _text(msg["period"], "period", 40) if "period" in msg else None
         scale = msg.get("scale")
         if scale is not None and scale not in SCALES:
@@ -236,6 +242,8 @@ class EmitCollector:
                 meta["scale"] = scale
             if scales:
                 meta["scales"] = scales
+            if query:
+                meta["sql"] = query
             if inferred:
                 meta["units_from_workspace"] = inferred
             payload = {**table, "units": col_units, "meta": meta}

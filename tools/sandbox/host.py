@@ -204,6 +204,11 @@ _THREAD_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
     "PYTHONDONTWRITEBYTECODE": "1",
     "MPLBACKEND": "Agg",
+    # Address space is the sandbox's memory limit (RLIMIT_AS): pyarrow's mimalloc pool reserves
+    # about 1 GB of it at first use and glibc 64 MB per thread arena (DuckDB's threads), so
+    # both are turned to their frugal settings (measured in benchmarks/data_scale.py).
+    "ARROW_DEFAULT_MEMORY_POOL": "system",
+    "MALLOC_ARENA_MAX": "2",
 }
 
 
@@ -341,7 +346,8 @@ class Worker:
                     "path": sandbox_path(m) if self.mode == "bwrap" else str(m.path),
                     "format": m.format,
                     "date_columns": list(m.date_columns),
-                    "preload": _size(m.path) <= PRELOAD_MAX_BYTES,
+                    "preload": _memory_bytes(m) <= PRELOAD_MAX_BYTES,
+                    "memory_bytes": _memory_bytes(m),
                     "columns": {k: dict(v) for k, v in m.columns.items()},
                 }
                 for m in self.datasets
@@ -525,7 +531,7 @@ class Worker:
                                 op = msg.get("op")
                                 if op == "result":
                                     result = msg
-                                elif op in ("emit", "engine"):
+                                elif op in ("emit", "engine", "sql", "warehouse"):
                                     try:
                                         reply = handler(msg)
                                     except Exception as exc:  # never crash the host loop
@@ -627,11 +633,26 @@ def _describe_exit(rc: int | None, stderr: str) -> str:
     return f"the code's process exited with status {rc} without reporting a result{detail}"
 
 
-def _size(path: Path) -> int:
+@functools.lru_cache(maxsize=256)
+def _estimate(path: str, fmt: str, size: int, mtime_ns: int) -> int:
+    if fmt == "parquet":
+        try:
+            import pyarrow.parquet as pq
+
+            meta = pq.read_metadata(path)
+            return max(size, sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)))
+        except Exception:  # unreadable: the call reports it when the code loads the file
+            return size
+    return size
+
+
+def _memory_bytes(mount: DatasetMount) -> int:
+    """Estimated size of the dataset in memory: a CSV's size, a parquet file's uncompressed size."""
     try:
-        return path.stat().st_size
+        st = mount.path.stat()
     except OSError:
         return 1 << 62
+    return _estimate(str(mount.path), mount.format, st.st_size, st.st_mtime_ns)
 
 
 # --------------------------------------------------------------------------- the pool

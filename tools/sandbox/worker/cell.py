@@ -11,6 +11,7 @@ import sys
 from .data import Datasets
 from .prelude import Channel, Engine, make_emit
 from .protocol import Seal
+from .sql import Sql
 from .state import State
 
 
@@ -59,7 +60,8 @@ def run_cell(req: dict, chan: socket.socket) -> None:
         "__builtins__": builtins,
         "pd": State.pd,
         "np": State.np,
-        "datasets": Datasets(specs),
+        "datasets": Datasets(specs, req.get("limits")),
+        "sql": Sql(specs, channel, req.get("limits", {}), os.getcwd()),
         "engine": Engine(channel, req.get("capabilities", [])),
         "emit_result": emit,
     }

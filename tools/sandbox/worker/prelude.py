@@ -235,6 +235,9 @@ def make_emit(channel: Channel):
         message = {"op": "emit"}
         if table is not None:
             message["table"] = table_payload(table)
+            query = (getattr(table, "attrs", None) or {}).get("sql")
+            if isinstance(query, str):  # a frame returned by sql(): record its query
+                message["sql"] = query[:20_000]
         if values is not None:
             message["values"] = values_payload(values)
         if date is not None:

@@ -108,6 +108,7 @@ def _warm_up_steps(pd, np) -> list:
             frame.assign(d=pd.to_datetime(frame["d"])).set_index("d")["x"].resample("MS").mean()
         ),
         lambda: np.percentile(frame["x"].to_numpy(), 50),
+        lambda: __import__("duckdb"),  # for sql(); importing starts no thread (fork-safe)
     )
 
     def guarded(step):
