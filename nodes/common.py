@@ -19,7 +19,7 @@ from refgate.config import Settings, load_settings
 from refgate.models import ModelProvider
 from refgate.refs import Ref, RefLedger
 from refgate.tools.base import ToolContext
-from refgate.workspace import Workspace, load_workspace
+from refgate.workspace import Workspace, load_served_workspace, load_workspace
 
 PROMPT_DIR = Path(__file__).parent
 
@@ -57,17 +57,12 @@ def resolve_workspace(state: dict[str, Any], deps: Deps) -> Workspace | None:
     ``REFGATE_WORKSPACE`` folder (how a served graph gets one), else none."""
     path = state.get("workspace")
     if path:
-        resolved = Path(path).expanduser().resolve()
-        allowed = [Path(p).expanduser().resolve()
-                   for p in os.environ.get("REFGATE_ALLOWED_WORKSPACES", "").split(os.pathsep) if p]
-        if allowed and not any(resolved == a or a in resolved.parents for a in allowed):
-            raise PermissionError(f"workspace {resolved} is outside REFGATE_ALLOWED_WORKSPACES")
-        return _load_workspace_cached(str(resolved))
+        return load_served_workspace(path, loader=_load_workspace_cached)
     if deps.workspace is not None:
         return deps.workspace
     env_path = os.environ.get("REFGATE_WORKSPACE")
     if env_path:
-        return _load_workspace_cached(str(Path(env_path).expanduser().resolve()))
+        return load_served_workspace(env_path, loader=_load_workspace_cached)
     return None
 
 

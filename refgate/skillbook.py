@@ -40,6 +40,7 @@ from typing import Any
 
 import yaml
 
+from refgate.paths import is_within, real
 from refgate.refs import REF_KINDS
 
 #: The front matter fields, in the order skill files write them.
@@ -416,6 +417,8 @@ def _collect(folder: Path, origin: str, out: dict[str, Skill], seen: dict[str, P
     for path in sorted(folder.glob("*.md")):
         if path.name.lower() == "readme.md":
             continue
+        if not is_within(path, [folder]):
+            raise SkillError(path, None, f"resolves to {real(path)}, outside the skills folder")
         skill = load_skill_file(path, origin=origin)
         if skill.id in seen and seen[skill.id].parent == path.parent:
             raise SkillError(path, "id", f"{skill.id!r} is also declared by {seen[skill.id]}")

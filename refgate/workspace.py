@@ -23,17 +23,27 @@ Example::
     [skills]
     path = "skills"             # optional; refgate's built-in skills are always available
 
+    [paths]
+    allowed_roots = ["../shared-data"]   # optional: folders outside the workspace it may use
+
+Every path (datasets, documents, skills, web snapshot) must resolve, symlinks included, inside the
+workspace folder or one of its ``allowed_roots``; ``refgate.paths`` holds the rule.
+
     [settings]
     work_max_rounds = 8
 """
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from refgate.paths import PathEscape, check_served, confine, recheck, served_allowlist
 
 #: Units a dataset column may declare.
 KNOWN_UNITS = frozenset(
@@ -108,6 +118,14 @@ class DatasetSpec:
     def format(self) -> str:
         return "parquet" if self.path.suffix.lower() in (".parquet", ".pq") else "csv"
 
+    def checked_path(self) -> Path:
+        """The file's path, re-checked now: ``WorkspaceError`` when it no longer resolves to
+        the real path confined at load time (a symlink swapped in since)."""
+        try:
+            return recheck(self.path, what=f"dataset {self.name!r}")
+        except PathEscape as exc:
+            raise WorkspaceError(str(exc)) from exc
+
     @property
     def date_columns(self) -> tuple[str, ...]:
         """Columns declared with unit ``date`` (parsed as dates when the data is loaded)."""
@@ -124,6 +142,21 @@ class Workspace:
     skills_path: Path | None = None
     web_snapshot_path: Path | None = None
     settings: dict[str, Any] = field(default_factory=dict)
+    #: Folders outside ``root`` the workspace may use (``[paths] allowed_roots``), real paths.
+    allowed_roots: tuple[Path, ...] = ()
+
+    @property
+    def roots(self) -> tuple[Path, ...]:
+        """Where every path the workspace names must resolve: its folder and ``allowed_roots``."""
+        return (self.root, *self.allowed_roots)
+
+    @property
+    def untrusted_folders(self) -> tuple[Path, ...]:
+        """Folders whose files are untrusted text (documents and web pages): ``documents/``,
+        ``web/``, the declared documents folder and the web snapshot."""
+        found = [self.root / "documents", self.root / "web"]
+        found += [p for p in (self.documents_path, self.web_snapshot_path) if p is not None]
+        return tuple(dict.fromkeys(found))
 
     @property
     def state_dir(self) -> Path:
@@ -205,6 +238,8 @@ def load_workspace(path: Path | str) -> Workspace:
         raise WorkspaceError(f"{config_file}: not UTF-8 text: {exc}") from exc
 
     where = str(config_file)
+    allowed_roots = _allowed_roots(raw, root, where)
+    roots = (root, *allowed_roots)
     datasets: dict[str, DatasetSpec] = {}
     for name, spec in _table(raw.get("datasets"), f"{where}: [datasets]").items():
         spec = _table(spec, f"{where}: [datasets.{name}]")
@@ -216,7 +251,7 @@ def load_workspace(path: Path | str) -> Workspace:
         _unknown_keys(spec, _DATASET_KEYS, f"{where}: datasets.{name}")
         if "path" not in spec:
             raise WorkspaceError(f"{where}: datasets.{name}.path is required")
-        data_path = (root / spec["path"]).resolve()
+        data_path = _confined(root / str(spec["path"]), roots, f"{where}: datasets.{name}.path")
         if not data_path.is_file():
             raise WorkspaceError(f"{where}: datasets.{name}.path: file not found: {data_path}")
         if data_path.suffix.lower() not in (".csv", ".parquet", ".pq"):
@@ -282,7 +317,7 @@ def load_workspace(path: Path | str) -> Workspace:
             return None, {}
         if "path" not in table:
             raise WorkspaceError(f"{where}: {section}.path is required")
-        folder = (root / table["path"]).resolve()
+        folder = _confined(root / str(table["path"]), roots, f"{where}: {section}.path")
         if not folder.is_dir():
             raise WorkspaceError(f"{where}: {section}.path: folder not found: {folder}")
         return folder, {k: v for k, v in table.items() if k != "path"}
@@ -307,4 +342,47 @@ def load_workspace(path: Path | str) -> Workspace:
         skills_path=skills_path,
         web_snapshot_path=web_path,
         settings=settings,
+        allowed_roots=allowed_roots,
     )
+
+
+def _confined(path: Path, roots: tuple[Path, ...], where: str) -> Path:
+    try:
+        return confine(path, roots, what=where)
+    except PathEscape as exc:
+        raise WorkspaceError(
+            f"{exc}; list the folder under [paths] allowed_roots to use it"
+        ) from exc
+
+
+def _allowed_roots(raw: dict[str, Any], root: Path, where: str) -> tuple[Path, ...]:
+    table = _table(raw.get("paths"), f"{where}: [paths]")
+    _unknown_keys(table, frozenset({"allowed_roots"}), f"{where}: [paths]")
+    items = table.get("allowed_roots", [])
+    if not isinstance(items, list) or not all(isinstance(i, str) and i for i in items):
+        raise WorkspaceError(f"{where}: paths.allowed_roots: expected a list of folder paths")
+    out: list[Path] = []
+    for i, item in enumerate(items):
+        folder = Path(os.path.realpath(root / Path(item).expanduser()))
+        if not folder.is_dir():
+            raise WorkspaceError(
+                f"{where}: paths.allowed_roots[{i}]: folder not found: {item} ({folder})"
+            )
+        out.append(folder)
+    return tuple(dict.fromkeys(out))
+
+
+def load_served_workspace(
+    path: Path | str, env: Any = None, *, loader: Callable[[str], Workspace] | None = None
+) -> Workspace:
+    """``load_workspace`` for a folder a client named: with ``REFGATE_ALLOWED_WORKSPACES`` set,
+    the folder and every ``allowed_roots`` entry must lie inside it (``PathEscape`` otherwise; an
+    allowlist with no usable entry refuses everything). Every served graph loads through here."""
+    allowlist = served_allowlist(env)
+    check_served(path, allowlist, what="workspace")
+    ws = (loader or load_workspace)(str(Path(path).expanduser().resolve()))
+    for i, extra in enumerate(ws.allowed_roots):
+        check_served(
+            extra, allowlist, what=f"{ws.root / 'refgate.toml'}: paths.allowed_roots[{i}]"
+        )
+    return ws

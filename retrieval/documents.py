@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.documents import Document
 
+from refgate.paths import is_within
 from refgate.retrieval.loaders import READERS, SUFFIXES, Unreadable
 from refgate.retrieval.loaders.base import tables_json
 
@@ -116,14 +117,6 @@ def iter_document_files(folder: Path) -> Iterator[Path]:
             yield path
 
 
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.resolve().relative_to(root.resolve())
-    except (ValueError, OSError):
-        return False
-    return True
-
-
 def read_documents(
     folder: Path | str,
     *,
@@ -131,14 +124,17 @@ def read_documents(
     date_from_filename: str | None = None,
     entity: str | None = None,
     progress: LoadProgress | None = None,
+    roots: Sequence[Path | str] | None = None,
 ) -> LoadReport:
     """Read every supported file under ``folder``; unreadable files are reported, not raised.
 
     ``root`` (default ``folder``) is the workspace: ``source`` is relative to it, and a file
-    whose real path (after symlinks) lies outside it is skipped, not opened.
+    whose real path (after symlinks) lies outside ``roots`` (default: ``root``; a workspace's
+    are its folder and ``allowed_roots``) is skipped, not opened.
     """
     folder = Path(folder)
     root = Path(root) if root is not None else folder
+    allowed = list(roots) if roots is not None else [root]
     say = progress or (lambda stage, done, total: None)
     files = list(iter_document_files(folder)) if folder.is_dir() else []
     stems: dict[str, int] = {}
@@ -156,7 +152,7 @@ def read_documents(
         except ValueError:
             source = str(path)
         try:
-            if not _inside(path, root):
+            if not is_within(path, allowed):
                 raise Unreadable("resolves outside the workspace (symlink); not opened")
             parts = READERS[path.suffix.lower()](path)
         except Unreadable as exc:
@@ -221,6 +217,7 @@ def workspace_load(workspace: Workspace, *, progress: LoadProgress | None = None
         date_from_filename=opts.get("date_from_filename"),
         entity=opts.get("entity"),
         progress=progress,
+        roots=workspace.roots,
     )
 
 

@@ -53,13 +53,14 @@ def load_frame(spec: "DatasetSpec") -> "pd.DataFrame":
     """The dataset as a DataFrame (date-unit columns parsed); cached until the file changes."""
     import pandas as pd
 
-    st = spec.path.stat()
-    key = (str(spec.path), st.st_size, st.st_mtime_ns, spec.date_columns)
+    path = spec.checked_path()  # confined at load time; refused if swapped for a symlink since
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns, spec.date_columns)
     with _FRAMES_LOCK:
         cached = _FRAMES.get(key)
     if cached is not None:
         return cached
-    frame = pd.read_parquet(spec.path) if spec.format == "parquet" else pd.read_csv(spec.path)
+    frame = pd.read_parquet(path) if spec.format == "parquet" else pd.read_csv(path)
     for col in spec.date_columns:
         if col in frame.columns:
             frame[col] = pd.to_datetime(frame[col], errors="coerce")

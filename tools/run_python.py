@@ -32,6 +32,7 @@ from refgate.tools.sandbox.host import (
     get_worker,
 )
 from refgate.tools.sandbox.policy import CodeRejected, check_code
+from refgate.workspace import WorkspaceError
 
 if TYPE_CHECKING:
     from refgate.config import Settings
@@ -103,7 +104,7 @@ def _mounts(workspace: Workspace | None) -> list[DatasetMount]:
     return [
         DatasetMount(
             name=spec.name,
-            path=Path(spec.path),
+            path=spec.checked_path(),
             format=spec.format,
             date_columns=tuple(spec.date_columns),
             columns={
@@ -225,7 +226,7 @@ def execute(
         stdout, stderr = raw.stdout, raw.stderr
     except CodeRejected as exc:
         error = f"rejected before running: {exc}"
-    except SandboxError as exc:
+    except (SandboxError, WorkspaceError) as exc:
         error = str(exc)
 
     duration = time.perf_counter() - t0

@@ -34,8 +34,11 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from refgate.nodes.research.core import norm_url, split_sentences, terms
+from refgate.paths import read_confined
 
 INDEX_FILE = "index.json"
+#: Largest snapshot page read (bytes).
+MAX_PAGE_BYTES = 32 * 1024 * 1024
 
 
 @dataclass
@@ -94,8 +97,10 @@ class WebProviderError(RuntimeError):
 # --------------------------------------------------------------------------- offline snapshot
 
 
-def _read_page_text(path: Path) -> str:
-    raw = path.read_text(encoding="utf-8", errors="replace").lstrip("\ufeff")
+def _read_page_text(path: Path, folder: Path) -> str:
+    # The page was confined to the snapshot folder at load; re-checked now (no symlink swap).
+    raw = read_confined(path, [folder], limit=MAX_PAGE_BYTES, what="snapshot page")
+    raw = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
     if path.suffix.lower() in (".html", ".htm"):
         return extract_text(raw) or ""
     return raw
@@ -140,7 +145,7 @@ class SnapshotCorpus:
         key = page["url"]
         with self._lock:
             if key not in self._texts:
-                self._texts[key] = _read_page_text(page["path"])
+                self._texts[key] = _read_page_text(page["path"], self.folder)
             return self._texts[key]
 
     def _index(self) -> tuple[list[Counter], list[int], dict[str, int], float]:

@@ -17,7 +17,7 @@ from refgate.config import load_settings
 from refgate.models import ModelProvider
 from refgate.nodes.research.backends import ChatModelBackend, make_backend
 from refgate.tools.web_providers import default_providers
-from refgate.workspace import load_workspace
+from refgate.workspace import load_served_workspace, load_workspace
 
 #: The model-factory pass name research uses (``REFGATE_MODEL_RESEARCH`` is not read; the default
 #: model applies unless settings carry a ``research`` entry in ``pass_models``).
@@ -48,7 +48,9 @@ class ResearchDeps:
         self._lock = threading.Lock()
         self._cache: dict[Any, Any] = {}
 
-    def _workspace(self, config: RunnableConfig) -> Any:
+    def workspace_for(self, config: RunnableConfig) -> Any:
+        """The run's workspace (the graph's, else ``configurable.workspace``, else
+        ``REFGATE_WORKSPACE``), loaded through the served allowlist check."""
         if self.workspace is not None:
             return self.workspace
         where = (config.get("configurable") or {}).get("workspace") or os.environ.get(
@@ -56,11 +58,15 @@ class ResearchDeps:
         )
         if not where:
             return None
-        key = ("ws", str(where))
-        with self._lock:
-            if key not in self._cache:
-                self._cache[key] = load_workspace(where)
-            return self._cache[key]
+
+        def cached(folder: str) -> Any:
+            with self._lock:
+                if ("ws", folder) not in self._cache:
+                    self._cache[("ws", folder)] = load_workspace(folder)
+                return self._cache[("ws", folder)]
+
+        # The same allowlist check as the workbench (REFGATE_ALLOWED_WORKSPACES), every run.
+        return load_served_workspace(where, loader=cached)
 
     def backend(self, config: RunnableConfig) -> Any:
         if self.fixed_backend is not None:
@@ -72,7 +78,7 @@ class ResearchDeps:
                     self._cache[key] = ChatModelBackend(self.model)
                 return self._cache[key]
         name = (config.get("configurable") or {}).get("backend") or "chat"
-        ws = self._workspace(config)
+        ws = self.workspace_for(config)
         key = ("backend", name, getattr(ws, "root", None))
         with self._lock:
             if key not in self._cache:
@@ -89,7 +95,7 @@ class ResearchDeps:
     def web(self, config: RunnableConfig) -> tuple[Any, Any]:
         if self.web_search is not None and self.web_fetch is not None:
             return self.web_search, self.web_fetch
-        ws = self._workspace(config)
+        ws = self.workspace_for(config)
         key = ("web", getattr(ws, "root", None))
         with self._lock:
             if key not in self._cache:

@@ -45,6 +45,8 @@ class ResearchSteps:
             emit("scope", status="empty_question")
             return {"question": question, "run_token": token, "status": "empty_question"}
         emit("scope", status="started", question=question)
+        # The workspace a client named passes the served allowlist check before anything runs.
+        self.deps.workspace_for(config)
         backend_ = self.deps.backend(config)
         with self._shared(token, config).limiter:
             result = run_scope(question, backend_)

@@ -211,6 +211,7 @@ def test_empty_question_is_a_clear_error(settings):
 
 
 def test_served_graphs_can_restrict_workspaces(settings, monkeypatch, tmp_path):
+    (tmp_path / "allowed").mkdir()
     monkeypatch.setenv("REFGATE_ALLOWED_WORKSPACES", str(tmp_path / "allowed"))
     graph = build_graph(model=ScriptedChatModel(responses=[]), settings=settings)
     with pytest.raises(PermissionError, match="outside REFGATE_ALLOWED_WORKSPACES"):

@@ -187,6 +187,17 @@ def _parents(paths: Iterable[str]) -> list[str]:
     return sorted(kept, key=lambda p: (p.count("/"), p))
 
 
+def confined_source(mount: DatasetMount) -> str:
+    """The dataset's file, re-checked at mount time: it must still resolve to the real path
+    confined when the workspace was loaded (``refgate.paths.recheck``; no symlink swap)."""
+    from refgate.paths import PathEscape, recheck
+
+    try:
+        return str(recheck(mount.path, what=f"dataset {mount.name!r}"))
+    except PathEscape as exc:
+        raise SandboxError(str(exc)) from exc
+
+
 def sandbox_path(mount: DatasetMount) -> str:
     suffix = mount.path.suffix.lower() or ".csv"
     return f"{SANDBOX_ROOT}/datasets/{mount.name}{suffix}"
@@ -286,7 +297,7 @@ class Worker:
         cmd += ["--tmpfs", "/tmp"]
         binds = [(root, root) for root in _python_roots()]
         binds.append((str(WORKER_PACKAGE), f"{SANDBOX_ROOT}/sandbox/worker"))
-        binds += [(str(m.path), sandbox_path(m)) for m in self.datasets]
+        binds += [(confined_source(m), sandbox_path(m)) for m in self.datasets]
         # bwrap creates missing parent dirs 0700; the unprivileged call must traverse them.
         for parent in _parents(dest for _, dest in binds):
             cmd += ["--perms", "0755", "--dir", parent]
