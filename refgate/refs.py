@@ -38,6 +38,10 @@ RefKind = Literal[
     "decisionRef",
 ]
 SourceType = Literal["internal", "external", "llm"]
+#: Is a ref primary evidence for a number (a dataset, a computation, a filing) or secondary (a web
+#: page reporting it, model output)? Separate from trust: a workspace document is untrusted text
+#: (``source_type="external"``) and yet primary evidence for its own numbers.
+Authority = Literal["primary", "secondary"]
 
 REF_KINDS: tuple[str, ...] = get_args(RefKind)
 
@@ -130,6 +134,9 @@ class Ref(BaseModel):
     source: str = ""
     source_type: SourceType = "internal"
     created_by: str = ""
+    #: None: by origin (``is_secondary``); set where the tool knows better (a web page read as a
+    #: file is secondary).
+    authority: Authority | None = None
 
     @field_validator("payload", mode="before")
     @classmethod
@@ -153,6 +160,7 @@ class Ref(BaseModel):
         source: str = "",
         source_type: str = "internal",
         created_by: str = "",
+        authority: str | None = None,
     ) -> Ref:
         """Build a ref with a freshly drawn id."""
         return cls(
@@ -163,6 +171,7 @@ class Ref(BaseModel):
             source=source,
             source_type=source_type,
             created_by=created_by,
+            authority=authority,
         )
 
     def __hash__(self) -> int:
@@ -171,8 +180,16 @@ class Ref(BaseModel):
 
     @property
     def is_external(self) -> bool:
-        """True when the evidence came from outside the workspace (web pages, documents)."""
+        """True when the text is untrusted: written by others (documents, web pages)."""
         return self.source_type == "external"
+
+    @property
+    def is_secondary(self) -> bool:
+        """True when the ref is not primary evidence for a number: web pages (webRefs) and
+        model output, unless ``authority`` says otherwise."""
+        if self.authority is not None:
+            return self.authority == "secondary"
+        return self.kind == "webRef" or self.source_type == "llm"
 
 
 def coerce_ref(value: Ref | Mapping[str, Any]) -> Ref:

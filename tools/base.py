@@ -107,6 +107,11 @@ class ToolSpec:
     untrusted_fields: Mapping[str, str] = field(default_factory=dict)
     #: Sends data out of the machine beyond search and fetch (needs human approval, B3).
     outbound: bool = False
+    #: The tool tracks the origin of what it returns: its declared ``untrusted_fields`` say what
+    #: the fields *may* carry, and each result says whether they do (``ToolResult.
+    #: untrusted_fields``); a result marked ``untrusted_content=False`` is trusted (RunPython
+    #: over datasets only). Other tools' declared fields are always treated as untrusted.
+    origin_tracked: bool = False
 
     def openai_schema(self) -> dict[str, Any]:
         """The function schema given to ``bind_tools`` (built once per spec; shared, read-only)."""

@@ -1,11 +1,14 @@
 """read (BRIEF): read a text file, or list a folder, and issue a docRef for what was read.
 
-- A path inside the workspace (or refgate's own skills folder) is internal: its text reaches the
-  model as is. Relative paths resolve against the workspace root.
-- Anything outside is external: its text comes back under ``external_text`` (folder listings
-  under ``external_entries``), paths the spec declares untrusted, and the docRef has
-  ``source_type="external"``, so the executor armors it and boundary B1 applies. Internal text
-  comes back under ``text`` / ``entries``, which are never armored.
+- Confined: the path (relative paths resolve against the workspace root) must resolve, symlinks
+  included, inside the workspace, its ``[paths] allowed_roots`` or a skills folder; the file
+  actually opened is checked again (``refgate.paths.read_confined``). ``.refgate/`` (refgate's
+  own state) is refused.
+- Trust follows origin: workspace files are internal (``text`` / ``entries``, never armored);
+  documents and web pages (``documents/``, ``web/``, the declared documents folder and web
+  snapshot) are untrusted: their text comes back under ``external_text`` (listings under
+  ``external_entries``), the docRef has ``source_type="external"`` (web pages also
+  ``authority="secondary"``), so the executor scans and armors it and boundary B1 applies.
 - Refused, with a clear error: binary files (a NUL byte or invalid UTF-8), files over
   ``MAX_FILE_BYTES``, device and process files, and well-known secret stores (``.ssh``, ``.env``,
   key files, cloud credentials).
@@ -18,6 +21,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from refgate.paths import PathEscape, is_within, read_confined, real
 from refgate.tools.base import ToolContext, ToolResult, ToolSpec
 
 #: Largest file read at all (bytes); larger files are refused rather than sampled.
@@ -63,19 +67,32 @@ def _resolve(raw: str, ctx: ToolContext) -> Path:
     path = Path(raw).expanduser()
     if not path.is_absolute() and ctx.workspace is not None:
         path = ctx.workspace.root / path
-    return path.resolve()
+    return real(path)
 
 
-def _is_internal(path: Path, ctx: ToolContext) -> bool:
-    if ctx.workspace is not None and ctx.workspace.contains(path):
-        return True
+def _roots(ctx: ToolContext) -> list[Path]:
+    """Where read may look: the workspace, its allowed_roots and skills, refgate's skills."""
     from refgate.skillbook import builtin_skills_dir
 
-    try:
-        path.relative_to(builtin_skills_dir().resolve())
-    except ValueError:
+    roots = [real(builtin_skills_dir())]
+    if ctx.workspace is not None:
+        roots[:0] = list(ctx.workspace.roots)
+        if ctx.workspace.skills_path is not None:
+            roots.append(ctx.workspace.skills_path)
+    return roots
+
+
+def _is_untrusted(path: Path, ctx: ToolContext) -> bool:
+    """Documents and web pages (``documents/``, ``web/``, the declared documents folder and web
+    snapshot) are text written by others: untrusted, whatever tool carries them."""
+    return ctx.workspace is not None and is_within(path, ctx.workspace.untrusted_folders)
+
+
+def _is_web(path: Path, ctx: ToolContext) -> bool:
+    ws = ctx.workspace
+    if ws is None:
         return False
-    return True
+    return is_within(path, [p for p in (ws.root / "web", ws.web_snapshot_path) if p is not None])
 
 
 def _refusal(path: Path) -> str | None:
@@ -95,21 +112,36 @@ def _refusal(path: Path) -> str | None:
     return None
 
 
+def _shown(path: Path, ctx: ToolContext) -> str:
+    if ctx.workspace is not None and ctx.workspace.contains(path):
+        return str(path.relative_to(ctx.workspace.root)) or "."
+    return str(path)
+
+
 def read_path(args: ReadArgs, ctx: ToolContext) -> ToolResult:
     path = _resolve(args.path, ctx)
+    roots = _roots(ctx)
+    if not is_within(path, roots):
+        where = (
+            "the workspace, its [paths] allowed_roots and the skills folders"
+            if ctx.workspace is not None
+            else "the skills folders (no workspace is loaded)"
+        )
+        return ToolResult.failure(f"read refused {args.path!r}: it is outside {where}")
+    if ctx.workspace is not None and is_within(path, [ctx.workspace.state_dir]):
+        return ToolResult.failure(
+            f"read refused {args.path!r}: .refgate/ holds refgate's own state (checkpoints, "
+            "memory, audit), not workspace material"
+        )
     refusal = _refusal(path)
     if refusal:
         return ToolResult.failure(f"read refused {args.path!r}: {refusal}")
     if not path.exists():
         where = f" (relative paths resolve against {ctx.workspace.root})" if ctx.workspace else ""
         return ToolResult.failure(f"no such file or folder: {args.path!r}{where}")
-    internal = _is_internal(path, ctx)
-    source_type = "internal" if internal else "external"
-    shown = (
-        str(path.relative_to(ctx.workspace.root.resolve()))
-        if ctx.workspace is not None and ctx.workspace.contains(path)
-        else str(path)
-    )
+    untrusted = _is_untrusted(path, ctx)
+    source_type = "external" if untrusted else "internal"
+    shown = _shown(path, ctx)
     if path.is_dir():
         entries = []
         for child in sorted(path.iterdir())[:MAX_ENTRIES]:
@@ -118,14 +150,14 @@ def read_path(args: ReadArgs, ctx: ToolContext) -> ToolResult:
             "path": shown,
             "kind": "folder",
             "source_type": source_type,
-            ("entries" if internal else "external_entries"): entries,
+            ("external_entries" if untrusted else "entries"): entries,
             "truncated": len(entries) >= MAX_ENTRIES,
         }
         return ToolResult(
             ok=True,
             data=data,
-            untrusted_fields=[] if internal else ["external_entries[]"],
-            untrusted_content=not internal,
+            untrusted_fields=["external_entries[]"] if untrusted else [],
+            untrusted_content=untrusted,
         )
     if not path.is_file():
         return ToolResult.failure(f"{args.path!r} is not a regular file")
@@ -136,7 +168,13 @@ def read_path(args: ReadArgs, ctx: ToolContext) -> ToolResult:
             "for a dataset use InspectDataset in WORK, for documents the search_documents "
             "capability"
         )
-    raw = path.read_bytes()
+    try:
+        # Checked again on the descriptor actually opened (no symlink swap after the check).
+        raw = read_confined(path, roots, limit=MAX_FILE_BYTES + 1, what="read")
+    except PathEscape as exc:
+        return ToolResult.failure(f"read refused {args.path!r}: {exc}")
+    except OSError as exc:
+        return ToolResult.failure(f"cannot read {args.path!r}: {exc.strerror or exc}")
     if b"\x00" in raw[:8192]:
         return ToolResult.failure(f"{args.path!r} is a binary file; read returns text only")
     try:
@@ -159,7 +197,12 @@ def read_path(args: ReadArgs, ctx: ToolContext) -> ToolResult:
         "truncated": truncated,
     }
     ref = ctx.issue(
-        "docRef", payload, title=f"file {shown}"[:120], source=str(path), source_type=source_type
+        "docRef",
+        payload,
+        title=f"file {shown}"[:120],
+        source=str(path),
+        source_type=source_type,
+        **({"authority": "secondary"} if _is_web(path, ctx) else {}),
     )
     data = {
         "path": shown,
@@ -169,10 +212,10 @@ def read_path(args: ReadArgs, ctx: ToolContext) -> ToolResult:
         "offset": args.offset,
         "truncated": truncated,
         "next_offset": args.offset + len(chunk) if truncated else None,
-        ("text" if internal else "external_text"): chunk,
+        ("external_text" if untrusted else "text"): chunk,
     }
     return ToolResult(
-        ok=True, data=data, refs=[ref], untrusted_fields=[] if internal else ["external_text"]
+        ok=True, data=data, refs=[ref], untrusted_fields=["external_text"] if untrusted else []
     )
 
 
@@ -180,15 +223,16 @@ SPEC = ToolSpec(
     name="read",
     description=(
         "Read a text file (or list a folder) of the workspace, e.g. a dataset's notes or "
-        "sources file. Files outside the workspace are external and returned as untrusted "
-        "data. Issues a docRef for a file."
+        "sources file, or a skill file. Only the workspace (and folders its refgate.toml lists "
+        "as allowed_roots) can be read; documents and web pages come back as untrusted data. "
+        "Issues a docRef for a file."
     ),
     args_schema=ReadArgs,
     func=read_path,
     read_only=True,
     issues=("docRef",),
     untrusted_fields={
-        "external_text": "the text of a file outside the workspace",
-        "external_entries[]": "file names in a folder outside the workspace",
+        "external_text": "the text of a workspace document or web page (documents/, web/)",
+        "external_entries[]": "file names in a documents or web folder",
     },
 )

@@ -422,19 +422,26 @@ def run_python_tool(args: RunPythonArgs, ctx: ToolContext) -> ToolResult:
         data["note"] = (
             "nothing was emitted: call emit_result(...) to turn results into citable refs"
         )
+    # Taint by origin: the result is untrusted only when the code could have seen untrusted
+    # text (a capability returned document or web text, or the code itself carries some);
+    # computations over the datasets stay trusted, so B1 leaves SaveArtifact bound.
+    saw_untrusted = result.untrusted or _code_carries_taint(args.code, ctx)
     untrusted = (
-        ["stdout", "stderr", "emitted[].preview", "emitted[].values"] if result.untrusted else []
+        ["stdout", "stderr", "emitted[].preview", "emitted[].values"] if saw_untrusted else []
     )
-    if result.ok:
-        return ToolResult(ok=True, data=data, refs=result.refs, untrusted_fields=untrusted)
     return ToolResult(
-        ok=False,
-        error=result.error,
+        ok=result.ok,
+        error=None if result.ok else result.error,
         data=data,
         refs=result.refs,
         untrusted_fields=untrusted,
         untrusted_content=bool(untrusted) or any(r.is_external for r in result.refs),
     )
+
+
+def _code_carries_taint(code: str, ctx: ToolContext) -> bool:
+    taint = ctx.taint
+    return hasattr(taint, "tainted_by") and taint.tainted_by(code) is not None
 
 
 SPEC = ToolSpec(
@@ -450,6 +457,7 @@ SPEC = ToolSpec(
     func=run_python_tool,
     read_only=True,
     issues=("executionRef", "valueRef", "tableRef", "dateRef"),
+    origin_tracked=True,
     untrusted_fields={
         "stdout": "the code may print text returned by document capabilities (search_documents)",
         "stderr": "as stdout",

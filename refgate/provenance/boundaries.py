@@ -106,6 +106,10 @@ def check_call(spec: ToolSpec, args: dict[str, Any], ctx: ToolContext) -> str | 
                 f"argument {name!r} is a URL that no search in this run returned; only "
                 "URLs from this run's search results (or the user's question) may be used"
             )
+    for slot, _, text in _slot_values(spec, args):
+        if slot in ("query", "code"):
+            # The model's own words, checked above: echoed back by a result they are no taint.
+            prov.register_echo(text)
     return None
 
 
@@ -128,6 +132,8 @@ def approve_outbound(spec: ToolSpec, args: dict[str, Any], ctx: ToolContext) -> 
 
 def _untrusted_paths(spec: ToolSpec, result: ToolResult) -> list[str]:
     marked = result.untrusted_content
+    if spec.origin_tracked and marked is False:
+        return list(result.untrusted_fields)
     paths = list(dict.fromkeys([*result.untrusted_fields, *spec.untrusted_fields]))
     if marked is None or (marked and not result.untrusted_fields and not spec.untrusted_fields):
         return ["*"]
@@ -232,9 +238,12 @@ def render_result(spec: ToolSpec, result: ToolResult, ctx: ToolContext) -> Rende
 
     paths = _untrusted_paths(spec, result)
     if paths:
-        untrusted = True
+        # Untrusted when something is actually there (or the result said so): declared fields
+        # that a result leaves out do not make it untrusted.
+        untrusted = untrusted or "*" in paths
         for path, text in list(string_leaves(data)):
             if any(covers(p, path) for p in paths):
+                untrusted = True
                 _set_path(data, path, guard(f"data.{path}", text, f"{spec.name} data.{path}"))
     env["data"] = data
 

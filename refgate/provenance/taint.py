@@ -29,6 +29,8 @@ MAX_TAINT_CHARS = 4_000_000
 _INVISIBLE_RE = re.compile("[\u00ad\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069]")
 _URL_RE = re.compile(r"https?://[^\s<>\"'`)\]]+", re.I)
 SEP = "\x00"
+#: Most echoed arguments remembered per run (the newest are kept).
+MAX_ECHOES = 64
 
 
 def normalise(text: str) -> str:
@@ -99,6 +101,9 @@ class RunProvenance:
     spans: list[dict[str, str]] = field(default_factory=list)  # {"source", "text"} normalised
     urls: dict[str, str] = field(default_factory=dict)  # normalised url -> source
     trusted: list[str] = field(default_factory=list)  # normalised trusted texts
+    #: Slot arguments the model wrote that passed the taint check: echoed back in a result
+    #: (a search repeating its query) they are not external text.
+    echoes: list[str] = field(default_factory=list)
     withheld: list[dict[str, Any]] = field(default_factory=list)
     _digests: set[str] = field(default_factory=set, repr=False)
     _joined: str | None = field(default=None, repr=False)
@@ -111,6 +116,7 @@ class RunProvenance:
             spans=[dict(s) for s in state.get("spans", [])],
             urls=dict(state.get("urls", {})),
             trusted=list(state.get("trusted", [])),
+            echoes=list(state.get("echoes", [])),
             withheld=[dict(w) for w in state.get("withheld", [])],
         )
         prov._digests = {hashlib.sha1(s["text"].encode()).hexdigest() for s in prov.spans}
@@ -122,6 +128,7 @@ class RunProvenance:
             "spans": [dict(s) for s in self.spans],
             "urls": dict(self.urls),
             "trusted": list(self.trusted),
+            "echoes": list(self.echoes),
             "withheld": [dict(w) for w in self.withheld],
         }
 
@@ -157,6 +164,14 @@ class RunProvenance:
         for url in _URL_RE.findall(str(text)):
             self.urls.setdefault(normalise_url(url.rstrip(".,;")), "trusted")
 
+    def register_echo(self, text: str) -> None:
+        """A slot argument the model wrote (checked untainted): a result that echoes it does not
+        taint it. Unlike ``register_trusted``, its URLs do not become fetchable."""
+        norm = normalise(text)
+        if len(norm) >= MIN_SPAN and norm not in self.echoes:
+            self.echoes.append(norm)
+            del self.echoes[:-MAX_ECHOES]
+
     def record_withheld(self, tool: str, key: str, signals: list[dict[str, Any]]) -> None:
         self.withheld.append({"tool": tool, "key": key, "signals": signals})
 
@@ -180,7 +195,7 @@ class RunProvenance:
         ext = _runs(arg, self._haystack())
         if not ext:
             return None
-        trusted = SEP.join(self.trusted)
+        trusted = SEP.join([*self.trusted, *self.echoes])
         covered = [False] * len(arg)
         for lo, hi in _runs(arg, trusted) if trusted else []:
             for k in range(lo, hi):

@@ -61,9 +61,13 @@ def _web_search(ctx):
 
 
 def _read(ctx, tmp_path):
-    outside = tmp_path / "outside.txt"
-    outside.write_text(CANARY + "\n", encoding="utf-8")
-    return {"path": str(outside)}
+    from refgate.workspace import load_workspace
+
+    (tmp_path / "documents").mkdir()
+    (tmp_path / "documents" / "filing.txt").write_text(CANARY + "\n", encoding="utf-8")
+    (tmp_path / "refgate.toml").write_text('name = "canary"\n', encoding="utf-8")
+    ctx.workspace = load_workspace(tmp_path)
+    return {"path": "documents/filing.txt"}
 
 
 RUNNERS = {"WebSearch": lambda ctx, tmp: _web_search(ctx), "read": _read}
