@@ -8,7 +8,7 @@ import importlib
 from refgate.cli.app import app
 
 #: Modules whose import registers their commands on ``app``.
-COMMAND_MODULES = ["ask", "trace", "check", "index", "research", "provenance_map", "review"]
+COMMAND_MODULES = ["ask", "trace", "check", "index", "research", "provenance_map", "review", "eval"]
 
 for _name in COMMAND_MODULES:
     _module = f"refgate.cli.{_name}"

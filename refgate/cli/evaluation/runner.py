@@ -1,0 +1,173 @@
+"""Run a question set: concurrently, resumably, one thread per question.
+
+``run_eval`` takes an ``execute(question, thread_id) -> Outcome`` callable (the CLI passes one that
+drives the workbench graph; tests may pass their own), scores each outcome, and appends its result
+to the run's store as soon as it finishes. Questions already in the store are skipped, so a killed
+run continues where it stopped; a question killed mid-run resumes on its thread (finished passes
+are not redone, since the graph is checkpointed).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+from refgate.audit import usage_from_events
+from refgate.cli.evaluation.metrics import cell_of
+from refgate.cli.evaluation.questions import EvalQuestion
+from refgate.cli.evaluation.scoring import score_answer
+from refgate.cli.evaluation.store import RunStore
+
+#: Exit codes of a question, as ``refgate ask`` would have returned them.
+EXIT_PASSED, EXIT_FAILED, EXIT_UNMET = 0, 1, 3
+
+
+@dataclass
+class Outcome:
+    """What one run of one question produced."""
+
+    answer: str | None = None
+    gate: dict[str, Any] = field(default_factory=dict)
+    refs: dict[str, Any] = field(default_factory=dict)
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    model: str | None = None
+    error: str | None = None
+
+
+def thread_for(run_id: str, question_id: str) -> str:
+    """The thread of one question in one run (``refgate trace`` reads it)."""
+    return f"eval-{run_id}-{question_id}"
+
+
+def _plain_refs(refs: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for ref_id, ref in (refs or {}).items():
+        out[str(ref_id)] = ref.model_dump(mode="json") if hasattr(ref, "model_dump") else ref
+    return out
+
+
+def result_record(
+    q: EvalQuestion,
+    outcome: Outcome,
+    *,
+    thread: str,
+    seconds: float,
+    price: Callable[[str | None, dict[str, int]], float | None] | None = None,
+) -> dict[str, Any]:
+    """One question's result: the score, the GATE verdict, the cell, usage and cost."""
+    refs = _plain_refs(outcome.refs)
+    score = score_answer(q, outcome.answer, refs)
+    passed = bool(outcome.gate.get("passed")) and not outcome.error
+    usage = usage_from_events(outcome.trace)
+    tokens = {
+        k: v
+        for k, v in usage["total"].items()
+        if k in ("input_tokens", "output_tokens", "total_tokens")
+    }
+    tool_calls = sum(
+        len(e.get("tool_calls") or []) for e in outcome.trace if e.get("type") == "model_call"
+    )
+    rec: dict[str, Any] = {
+        "id": q.id,
+        "question": q.question,
+        "expect": q.expect,
+        "correct": score.correct and not outcome.error,
+        "passed": passed,
+        "exit": EXIT_FAILED if outcome.error else (EXIT_PASSED if passed else EXIT_UNMET),
+        "answer": outcome.answer or "",
+        "why": outcome.error or score.why,
+        "refused": score.refused,
+        "gold_numbers": [str(n) for n in q.numbers],
+        "gold_text": list(q.text),
+        "numbers_found": score.numbers_found,
+        "numbers_missing": score.numbers_missing,
+        "text_missing": score.text_missing,
+        "kinds_missing": score.kinds_missing,
+        "gate_issues": sorted(
+            {
+                str(i.get("code"))
+                for i in outcome.gate.get("issues") or []
+                if i.get("severity", "block") == "block"
+            }
+        ),
+        "tokens": tokens,
+        "model_calls": usage["model_calls"],
+        "cost_usd": price(outcome.model, tokens) if price else None,
+        "seconds": round(seconds, 3),
+        "tool_calls": tool_calls,
+        "retries": max(
+            0,
+            sum(
+                1
+                for e in outcome.trace
+                if e.get("type") == "pass_start" and e.get("pass") == "work"
+            )
+            - 1,
+        ),
+        "thread": thread,
+        "error": outcome.error,
+    }
+    rec["cell"] = cell_of(rec)
+    return rec
+
+
+def run_eval(
+    questions: list[EvalQuestion],
+    store: RunStore,
+    execute: Callable[[EvalQuestion, str], Outcome],
+    *,
+    concurrency: int = 1,
+    price: Callable[[str | None, dict[str, int]], float | None] | None = None,
+    on_result: Callable[[dict[str, Any], int, int], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Run every question not yet in ``store``; return all results in question-file order.
+
+    ``on_result(result, done, total)`` is called after each question is recorded. An exception
+    from ``execute`` is recorded as that question's failure (exit 1) and the run goes on;
+    ``KeyboardInterrupt`` stops starting new questions and re-raises (recorded ones are kept).
+    """
+    done = {r["id"]: r for r in store.results()}
+    todo = [q for q in questions if q.id not in done]
+    total = len(questions)
+
+    def one(q: EvalQuestion) -> dict[str, Any]:
+        thread = thread_for(store.run_id, q.id)
+        started = time.perf_counter()
+        try:
+            outcome = execute(q, thread)
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # recorded, never fatal to the run
+            outcome = Outcome(error=f"{type(exc).__name__}: {exc}"[:2000])
+        rec = result_record(
+            q, outcome, thread=thread, seconds=time.perf_counter() - started, price=price
+        )
+        store.append(rec)
+        return rec
+
+    pending = iter(todo)
+    running: set[Future] = set()
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        try:
+            for q in pending:
+                running.add(pool.submit(one, q))
+                if len(running) >= max(1, concurrency):
+                    break
+            while running:
+                finished, running = wait(running, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    rec = fut.result()
+                    done[rec["id"]] = rec
+                    if on_result:
+                        on_result(rec, len(done), total)
+                    nxt = next(pending, None)
+                    if nxt is not None:
+                        running.add(pool.submit(one, nxt))
+        except KeyboardInterrupt:
+            for fut in running:
+                fut.cancel()
+            raise
+    return [done[q.id] for q in questions if q.id in done]

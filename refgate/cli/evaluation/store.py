@@ -1,0 +1,136 @@
+"""Eval runs on disk: ``<workspace>/.refgate/eval/<run>/`` with ``meta.json`` (what was run: the
+question file and its hash, the model, the settings, when) and ``results.jsonl`` (one line per
+finished question, appended and flushed as each finishes, so a killed run keeps what it did)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import fcntl
+import hashlib
+import json
+import os
+import re
+import threading
+import uuid
+from pathlib import Path
+from typing import Any
+
+from refgate.cli.evaluation.questions import EvalError
+
+META = "meta.json"
+RESULTS = "results.jsonl"
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,80}")
+
+
+def eval_root(state_dir: Path) -> Path:
+    """The folder holding a workspace's eval runs."""
+    return Path(state_dir) / "eval"
+
+
+def new_run_id() -> str:
+    """A fresh run id: UTC time to the second plus 4 random hex digits (sorts by time)."""
+    return dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:4]
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def file_hash(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+class RunStore:
+    """One run's folder: its metadata and its appended results (thread-safe appends)."""
+
+    def __init__(self, root: Path, run_id: str):
+        if not _RUN_ID.fullmatch(run_id):
+            raise EvalError(f"bad run id {run_id!r}")
+        self.run_id = run_id
+        self.dir = Path(root) / run_id
+        self._lock = threading.Lock()
+
+    @classmethod
+    def create(cls, root: Path, meta: dict[str, Any], run_id: str | None = None) -> RunStore:
+        store = cls(root, run_id or new_run_id())
+        if store.dir.exists():
+            raise EvalError(f"eval run {store.run_id} already exists; resume it with --resume")
+        store.dir.mkdir(parents=True)
+        store.write_meta({"run_id": store.run_id, **meta})
+        return store
+
+    @classmethod
+    def open(cls, root: Path, run_id: str) -> RunStore:
+        store = cls(root, run_id)
+        if not (store.dir / META).is_file():
+            known = ", ".join(list_runs(root)[-5:]) or "none"
+            raise EvalError(f"no eval run {run_id!r} under {root} (recent runs: {known})")
+        return store
+
+    def meta(self) -> dict[str, Any]:
+        try:
+            return json.loads((self.dir / META).read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError) as exc:
+            raise EvalError(f"{self.dir / META}: unreadable ({exc})") from None
+
+    def write_meta(self, meta: dict[str, Any]) -> None:
+        tmp = self.dir / (META + ".tmp")
+        tmp.write_text(
+            json.dumps(meta, indent=2, ensure_ascii=False, default=str), encoding="utf-8"
+        )
+        os.replace(tmp, self.dir / META)
+
+    def results(self) -> list[dict[str, Any]]:
+        """Finished results in the order they finished; a torn last line (a kill mid-write) is
+        dropped, and a question recorded twice keeps its last record."""
+        path = self.dir / RESULTS
+        if not path.is_file():
+            return []
+        by_id: dict[str, dict[str, Any]] = {}
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                rec = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(rec, dict) and isinstance(rec.get("id"), str):
+                by_id.pop(rec["id"], None)
+                by_id[rec["id"]] = rec
+        return list(by_id.values())
+
+    def append(self, result: dict[str, Any]) -> None:
+        line = json.dumps(result, ensure_ascii=False, default=str) + "\n"
+        with self._lock, open(self.dir / RESULTS, "a", encoding="utf-8") as fh:
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+def list_runs(root: Path) -> list[str]:
+    """Run ids under ``root``, oldest first."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / META).is_file())
+
+
+class RunLock:
+    """An exclusive, non-blocking lock on a run folder: one process runs a run at a time."""
+
+    def __init__(self, store: RunStore):
+        self.path = store.dir / "run.lock"
+        self._fh: Any = None
+
+    def __enter__(self) -> RunLock:
+        self._fh = open(self.path, "a+")
+        try:
+            fcntl.flock(self._fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._fh.close()
+            raise EvalError(
+                f"eval run {self.path.parent.name} is running in another process"
+            ) from None
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._fh is not None:
+            self._fh.close()

@@ -1,0 +1,42 @@
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "foundation"))
+
+
+@pytest.fixture
+def env(monkeypatch):
+    """No model, database or workspace from the machine's environment."""
+    for name in (
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "REFGATE_MODEL",
+        "REFGATE_DATABASE_URL",
+        "REFGATE_WORKSPACE",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("REFGATE_MAX_RETRIES", "1")
+    monkeypatch.setenv("REFGATE_LOCAL_LLM", "0")
+    return monkeypatch
+
+
+@pytest.fixture
+def mini_workspace(tmp_path) -> Path:
+    """One dataset (the sample's macro CSV), no documents."""
+    sample = ROOT / "examples" / "us-macro"
+    ws = tmp_path / "ws"
+    (ws / "data").mkdir(parents=True)
+    shutil.copy(sample / "data" / "statsmodels_macrodata.csv", ws / "data")
+    (ws / "refgate.toml").write_text(
+        'name = "mini"\n[datasets.macro]\npath = "data/statsmodels_macrodata.csv"\n'
+        'description = "US quarterly macro data"\n'
+        '[datasets.macro.columns.unemp]\nunit = "%"\ndescription = "Unemployment rate"\n'
+        '[datasets.macro.columns.realgdp]\nunit = "USD"\nscale = "billion"\n'
+        'description = "Real GDP"\n',
+        encoding="utf-8",
+    )
+    return ws
