@@ -12,9 +12,13 @@ PYTHON="${PYTHON:-python3}"
 
 say() { printf '\033[1;34m[setup]\033[0m %s\n' "$*" >&2; }
 
-# 1. System packages: bubblewrap isolates RunPython; PostgreSQL serves the scale tests.
+# 1. System packages: bubblewrap isolates RunPython; PostgreSQL serves the scale tests;
+#    Chromium runs the HTML report's browser tests (with the dev extra).
 need_apt=()
 command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
+if [[ ",$EXTRAS," == *",dev,"* ]] && ! command -v chromium >/dev/null 2>&1; then
+  need_apt+=(chromium)
+fi
 if [[ ",$EXTRAS," == *",postgres,"* ]] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   need_apt+=(postgresql)
 fi

@@ -1,5 +1,5 @@
 """Command-line interface: ``refgate ask | trace | check | index | research | provenance-map | review |
-audit``."""
+audit | report``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import importlib
 from refgate.cli.app import app
 
 #: Modules whose import registers their commands on ``app``.
-COMMAND_MODULES = ["ask", "trace", "check", "index", "research", "provenance_map", "review", "eval"]
+COMMAND_MODULES = [
+    "ask", "trace", "check", "index", "research", "provenance_map", "review", "eval", "report",
+]
 
 for _name in COMMAND_MODULES:
     _module = f"refgate.cli.{_name}"

@@ -139,10 +139,15 @@ def run_question(
     thread: str | None,
     model: str | None,
     json_out: bool,
+    output: Path | None = None,
 ) -> int:
     """Run (or resume) one question; return the exit code."""
+    from refgate.cli.report import check_output, write_run_output
     from refgate.graph import build_graph
     from refgate.persistence import open_persistence
+    from refgate.report import run_record
+
+    check_output(output)
 
     workspace = open_workspace(workspace_path)
     settings = open_settings(workspace, model=model)
@@ -199,12 +204,19 @@ def run_question(
         err_console.print(f"nothing is lost; resume with: refgate ask --thread {esc(thread_id)}")
         return EXIT_ERROR
     passed = bool((result.get("gate") or {}).get("passed"))
+    record = run_record(
+        result,
+        thread_id=thread_id,
+        workspace=workspace,
+        models={p: live.model_for(p) for p in ("brief", "work", "critique", "compose", "harvest")},
+        duration_s=round(time.perf_counter() - started, 3),
+    )
     if json_out:
-        out = {k: result.get(k) for k in ("question", "answer", "refs", "gate", "trace_summary")}
-        out["thread_id"] = thread_id
-        print(dumps(out))
+        print(dumps(record))
     else:
         _render(result, thread_id)
+    if output is not None and not write_run_output(output, record, workspace):
+        return EXIT_ERROR
     return EXIT_OK if passed else EXIT_UNMET
 
 
@@ -253,11 +265,19 @@ def ask(
     ),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
     model: str = typer.Option(None, "--model", "-m", help="Model name (overrides REFGATE_MODEL)."),
+    output: Path = typer.Option(
+        None, "--output", "-o", help="Also write a report: .md, .html (self-contained) or .json."
+    ),
 ) -> None:
     """Answer a question about a workspace; every claim is gated on the refs it cites."""
     # On SIGTERM unwind normally, so the local model server and the databases are closed.
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     code = run_question(
-        question, workspace_path=workspace, thread=thread, model=model, json_out=json_out
+        question,
+        workspace_path=workspace,
+        thread=thread,
+        model=model,
+        json_out=json_out,
+        output=output,
     )
     raise typer.Exit(code)

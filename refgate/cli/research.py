@@ -89,15 +89,20 @@ def research(
         None, "--resume", help="Thread id of an interrupted run to continue (needs a workspace)."
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+    output: Path | None = typer.Option(
+        None, "--output", "-o", help="Also write the report: .md, .html (self-contained) or .json."
+    ),
 ) -> None:
     """Research a question: search, read, extract claims, verify each by 3 skeptical votes,
     and synthesise a report whose every citation is a page read in this run."""
+    from refgate.cli.report import check_output
     from refgate.config import ConfigError, load_settings
     from refgate.graph.research import build_research_graph, run_config, stream_research
     from refgate.nodes.research.report import to_json, to_markdown
     from refgate.tools.web_providers import WebProviderError, default_providers
     from refgate.workspace import WorkspaceError
 
+    check_output(output)
     try:
         ws = _workspace(workspace)
         settings = load_settings(workspace_settings=getattr(ws, "settings", None))
@@ -169,6 +174,16 @@ def research(
         typer.echo(to_json(report))
     else:
         typer.echo(to_markdown(report))
+    if output is not None:
+        from refgate.report import ReportError, write_research_report
+
+        try:
+            written = write_research_report(output, report, to_markdown)
+        except ReportError as exc:
+            err_console.print(f"[red]report not written:[/red] {esc(exc)}")
+            raise typer.Exit(EXIT_ERROR) from None
+        if not quiet:
+            err_console.print(f"report written to {esc(written)}")
     raise typer.Exit(EXIT_OK if report["status"] in _USEFUL else EXIT_UNMET)
 
 

@@ -1,0 +1,125 @@
+"""``refgate report THREAD --output FILE``: a stored run as a shareable report, and the
+``--output`` helpers ``refgate ask`` and ``refgate research`` use. The format follows the
+extension: ``.md``, ``.html`` (one self-contained file) or ``.json``."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, app, err_console, esc
+from refgate.cli.common import open_settings, open_workspace
+from refgate.report import ReportError, collect_charts, output_format, write_run_report
+
+
+def check_output(path: Path | None) -> None:
+    """Exit 2 with the reason when ``path`` cannot take a report (checked before any run)."""
+    if path is None:
+        return
+    try:
+        output_format(path)
+    except ReportError as exc:
+        err_console.print(f"[red]error:[/red] {esc(exc)}")
+        raise typer.Exit(EXIT_CONFIG) from None
+
+
+def chart_roots(workspace: Any) -> list[Path]:
+    """Where a run's charts may be read from: the workspace's artifacts folder."""
+    return [Path(workspace.state_dir) / "artifacts"] if workspace is not None else []
+
+
+def write_run_output(path: Path, record: Mapping[str, Any], workspace: Any) -> bool:
+    """Write a run's report; print where (or why not) on stderr. True when written."""
+    try:
+        charts = collect_charts(record.get("refs") or {}, chart_roots(workspace))
+        written = write_run_report(path, record, charts)
+    except ReportError as exc:
+        err_console.print(f"[red]report not written:[/red] {esc(exc)}")
+        return False
+    err_console.print(f"report written to {esc(written)}")
+    return True
+
+
+def _audit_facts(workspace: Any, thread: str) -> dict[str, Any]:
+    from refgate.audit import read_audit
+
+    runs = [r for r in read_audit(workspace).runs if str(r.get("thread_id")) == thread]
+    if not runs:
+        return {}
+    last = runs[-1]
+    return {
+        "models": last.get("models") or {},
+        "duration_s": last.get("duration_s"),
+        "created_at": last.get("recorded_at"),
+    }
+
+
+def _workbench_state(ws: Any, thread: str) -> dict[str, Any]:
+    from refgate.graph import build_graph
+    from refgate.persistence import open_persistence
+
+    settings = open_settings(ws)
+    with open_persistence(settings, ws) as (checkpointer, store):
+        graph = build_graph(checkpointer=checkpointer, store=store, workspace=ws, settings=settings)
+        return dict(graph.get_state({"configurable": {"thread_id": thread}}).values)
+
+
+def _research_report(ws: Any, thread: str) -> dict[str, Any] | None:
+    path = ws.state_dir / "research.sqlite"
+    if not path.is_file():
+        return None
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+    try:
+        tup = SqliteSaver(conn).get_tuple(
+            {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+        )
+    finally:
+        conn.close()
+    values = (tup.checkpoint or {}).get("channel_values", {}) if tup else {}
+    report = values.get("report")
+    return report if isinstance(report, dict) else None
+
+
+@app.command()
+def report(
+    thread: str = typer.Argument(..., help="The thread id of a stored run (ask or research)."),
+    output: Path = typer.Option(
+        ..., "--output", "-o", help="Report file: .md, .html (self-contained) or .json."
+    ),
+    workspace: Path = typer.Option(None, "--workspace", "-w", help="Workspace folder."),
+) -> None:
+    """Render a stored run again as a report file (the format follows the extension)."""
+    from refgate.report import run_record, write_research_report
+
+    check_output(output)
+    ws = open_workspace(workspace)
+    try:
+        values = _workbench_state(ws, thread)
+    except Exception as exc:
+        err_console.print(
+            f"[red]cannot read the stored run:[/red] {type(exc).__name__}: {esc(exc)}"
+        )
+        raise typer.Exit(EXIT_ERROR) from None
+    if values.get("answer") or values.get("refs"):
+        record = run_record(values, thread_id=thread, workspace=ws, **_audit_facts(ws, thread))
+        raise typer.Exit(EXIT_OK if write_run_output(output, record, ws) else EXIT_ERROR)
+    research = _research_report(ws, thread)
+    if research is None:
+        err_console.print(
+            f"[red]no finished run stored for thread {esc(thread)}[/red] in {esc(ws.state_dir)}"
+        )
+        raise typer.Exit(EXIT_CONFIG)
+    from refgate.nodes.research.report import to_markdown
+
+    try:
+        written = write_research_report(output, research, to_markdown)
+    except ReportError as exc:
+        err_console.print(f"[red]report not written:[/red] {esc(exc)}")
+        raise typer.Exit(EXIT_ERROR) from None
+    err_console.print(f"report written to {esc(written)}")

@@ -1,0 +1,98 @@
+"""The answer's markdown as safe HTML, each ``[refId]`` a link to its evidence card.
+
+markdown-it-py (CommonMark + tables) with raw HTML off, images off (an image would be a network
+request) and links only to http(s) URLs; citations are found in text tokens after inline parsing,
+so a citation inside code or inside a link stays text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from refgate.report.cards import anchor, is_http
+
+_CITATION = re.compile(r"\[([^\[\]\n]{1,400})\]")
+#: What the GATE appends to a blocked answer (``nodes/gate/report.py: unmet_section``); the HTML
+#: report shows the same issues as its own section instead.
+UNMET_HEADING = "### Not verified\n\nThese claims could not be checked against the cited evidence:"
+
+
+def strip_unmet_section(answer: str) -> str:
+    """``answer`` without the trailing "Not verified" section the GATE appended, if any."""
+    at = answer.rfind("\n" + UNMET_HEADING)
+    if at < 0 and answer.startswith(UNMET_HEADING):
+        at = 0
+    return answer[:at].rstrip() if at >= 0 else answer
+
+
+def _split(token: Token, refs: Mapping[str, Any]) -> list[Token] | None:
+    text = token.content
+    out: list[Token] = []
+    pos = 0
+    for m in _CITATION.finditer(text):
+        ids = [p.strip() for p in m.group(1).split(",")]
+        if not ids or any(i not in refs for i in ids):
+            continue
+        if m.start() > pos:
+            out.append(_text(text[pos : m.start()]))
+        out.append(_text("["))
+        for n, ref_id in enumerate(ids):
+            if n:
+                out.append(_text(", "))
+            link = Token("link_open", "a", 1)
+            link.attrs = {"href": "#" + anchor(ref_id), "class": "cite"}
+            out += [link, _text(ref_id), Token("link_close", "a", -1)]
+        out.append(_text("]"))
+        pos = m.end()
+    if not out:
+        return None
+    if pos < len(text):
+        out.append(_text(text[pos:]))
+    return out
+
+
+def _text(content: str) -> Token:
+    tok = Token("text", "", 0)
+    tok.content = content
+    return tok
+
+
+def _citations_rule(refs: Mapping[str, Any]):
+    def rule(state: Any) -> None:
+        for block in state.tokens:
+            if block.type != "inline" or not block.children:
+                continue
+            children: list[Token] = []
+            depth = 0
+            for tok in block.children:
+                if tok.type == "link_open":
+                    depth += 1
+                elif tok.type == "link_close":
+                    depth -= 1
+                parts = _split(tok, refs) if tok.type == "text" and depth == 0 else None
+                children.extend(parts or [tok])
+            block.children = children
+
+    return rule
+
+
+def _link_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    tok = tokens[idx]
+    if tok.attrGet("class") != "cite":
+        tok.attrSet("rel", "noopener noreferrer nofollow")
+    return self.renderToken(tokens, idx, options, env)
+
+
+def answer_html(answer: str, refs: Mapping[str, Any]) -> str:
+    """The answer as HTML (escaped; only http(s) links; citations link to ``#ref-<id>``)."""
+    md = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
+    md.disable("image")
+    md.validateLink = lambda url: is_http(url.strip())  # type: ignore[method-assign]
+    md.core.ruler.push("refgate_citations", _citations_rule(refs))
+    md.add_render_rule("link_open", _link_open)
+    return md.render(answer)

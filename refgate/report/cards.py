@@ -1,0 +1,319 @@
+"""Evidence cards: what each ref of a run shows in a report, as plain data.
+
+Input is plain data only (refs as dicts, the GATE's report dict), so the renderer needs nothing
+from the graph, the nodes or the tools. A card says what the evidence is (kind, title, values with
+units, scale and period), where it came from (dataset and column, document and page, URL) with its
+trust and authority, the first rows of a table with the cells the GATE matched highlighted, and,
+for computed evidence, the code that produced it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+#: Table rows shown per card (rows holding a cited cell are shown too, wherever they are).
+MAX_ROWS = 12
+#: Characters of an excerpt, of a value and of code shown on a card.
+MAX_EXCERPT = 1500
+MAX_CELL = 200
+MAX_CODE = 6000
+MAX_CARDS = 300
+
+#: Kinds that are evidence for an answer (the others are bookkeeping: skills, verdicts, ...).
+EVIDENCE_KINDS = ("valueRef", "tableRef", "dateRef", "docRef", "webRef", "artifactRef")
+
+#: How the GATE names a matched table cell / value (``nodes/gate/index.py``: ``row {r} [{col}]``
+#: and ``values.{name}``); tests/report ties these to the GATE's real output.
+_CELL = re.compile(r"^row (\d+) \[(.*?)\](?:=| \()")
+_VALUE = re.compile(r"^values\.(.+?)=")
+_SAFE_ANCHOR = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def anchor(ref_id: str) -> str:
+    """The HTML id of a ref's card: ``ref-<id>`` for ordinary ids, a hash otherwise."""
+    if _SAFE_ANCHOR.match(ref_id):
+        return f"ref-{ref_id}"
+    return "ref-h" + hashlib.sha256(ref_id.encode("utf-8", "replace")).hexdigest()[:16]
+
+
+def clip(value: Any, limit: int) -> str:
+    """``value`` as text, cut at ``limit`` characters with an ellipsis."""
+    text = value if isinstance(value, str) else ("" if value is None else str(value))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def trust_of(ref: Mapping[str, Any]) -> dict[str, str]:
+    """Trust (may it steer the agent) and authority (is it primary evidence) of a ref's origin."""
+    kind, origin = ref.get("kind"), ref.get("source_type", "internal")
+    if origin == "llm":
+        return {"trust": "untrusted", "authority": "model-written", "badge": "model-written"}
+    if kind == "webRef" or (origin == "external" and kind != "docRef"):
+        return {"trust": "untrusted", "authority": "secondary", "badge": "untrusted, secondary"}
+    if kind == "docRef" or origin == "external":
+        return {"trust": "untrusted", "authority": "primary", "badge": "untrusted, primary"}
+    return {"trust": "trusted", "authority": "primary", "badge": "trusted, primary"}
+
+
+def cited_cells(gate: Mapping[str, Any] | None) -> dict[str, dict[str, set]]:
+    """Per ref id, the table cells (``(row, column)``) and value names the GATE matched."""
+    out: dict[str, dict[str, set]] = {}
+    for claim in (gate or {}).get("claims") or []:
+        if not isinstance(claim, Mapping):
+            continue
+        for mention in claim.get("mentions") or []:
+            if not isinstance(mention, Mapping):
+                continue
+            for match in mention.get("matches") or []:
+                if not isinstance(match, Mapping):
+                    continue
+                ref_id, how = str(match.get("ref_id", "")), str(match.get("how", ""))
+                slot = out.setdefault(ref_id, {"cells": set(), "values": set()})
+                if m := _CELL.match(how):
+                    slot["cells"].add((int(m.group(1)), m.group(2)))
+                elif m := _VALUE.match(how):
+                    slot["values"].add(m.group(1))
+    return out
+
+
+def _source(ref: Mapping[str, Any]) -> dict[str, Any]:
+    """Where the evidence came from: a label, details, and a URL (shown; linked only if http(s))."""
+    p = ref.get("payload") if isinstance(ref.get("payload"), Mapping) else {}
+    meta = p.get("meta") if isinstance(p.get("meta"), Mapping) else {}
+    src = str(ref.get("source") or "")
+    details: list[tuple[str, str]] = []
+    url = None
+    if ref.get("kind") == "webRef" or p.get("url"):
+        url = clip(p.get("url") or src, 2000)
+        label = "web page"
+    elif ref.get("kind") == "docRef":
+        label = "workspace document"
+        for key, name in (
+            ("source", "file"),
+            ("doc_id", "document"),
+            ("page", "page"),
+            ("section", "section"),
+            ("date", "date"),
+        ):
+            if p.get(key) not in (None, ""):
+                details.append((name, clip(p.get(key), 300)))
+    elif src.startswith("dataset:") or meta.get("dataset"):
+        label = "dataset"
+        details.append(("dataset", clip(meta.get("dataset") or src.split(":", 1)[1], 200)))
+        if meta.get("column"):
+            details.append(("column", clip(meta["column"], 200)))
+    elif src.startswith("RunPython:"):
+        label = "computed by RunPython"
+    else:
+        label = clip(src or ref.get("created_by") or "unknown", 200)
+    if src and src != url and ("source", src) not in details:
+        details.append(("ref source", clip(src, 300)))
+    return {"label": label, "details": details, "url": url, "linkable": is_http(url)}
+
+
+def is_http(url: Any) -> bool:
+    """True for an absolute http(s) URL (the only kind a report links)."""
+    return isinstance(url, str) and re.match(r"^https?://[^\s<>\"']+$", url, re.I) is not None
+
+
+def _values(p: Mapping[str, Any], hits: set) -> list[dict[str, Any]]:
+    values = p.get("values")
+    if values is None and "value" in p:
+        values = {"value": p["value"]}
+    if isinstance(values, list):
+        values = {str(i): v for i, v in enumerate(values)}
+    if not isinstance(values, Mapping):
+        return []
+    units = p.get("units") if isinstance(p.get("units"), Mapping) else {}
+    unit_all = p.get("units") if isinstance(p.get("units"), str) else p.get("unit")
+    scale = p.get("scale")
+    rows = []
+    for name, v in list(values.items())[:50]:
+        rows.append(
+            {
+                "name": clip(name, MAX_CELL),
+                "value": clip(v, MAX_CELL),
+                "unit": clip(units.get(name, unit_all) or "", 80),
+                "scale": clip(scale.get(name) if isinstance(scale, Mapping) else scale or "", 40),
+                "cited": str(name) in hits,
+            }
+        )
+    return rows
+
+
+def _table(p: Mapping[str, Any], cells: set) -> dict[str, Any] | None:
+    columns = p.get("columns")
+    rows = p.get("rows")
+    if not isinstance(columns, list) or not isinstance(rows, list):
+        return None
+    names = [str(c) for c in columns]
+    units = p.get("units") if isinstance(p.get("units"), Mapping) else {}
+    cited_rows = sorted({r for r, _ in cells if 0 <= r < len(rows)})
+    shown = sorted(set(range(min(MAX_ROWS, len(rows)))) | set(cited_rows[:MAX_ROWS]))
+    body = []
+    last = -1
+    for r in shown:
+        row = rows[r]
+        cells_in = (
+            [row.get(c) for c in columns]
+            if isinstance(row, Mapping)
+            else list(row)
+            if isinstance(row, list | tuple)
+            else [row]
+        )
+        body.append(
+            {
+                "index": r,
+                "gap": r != last + 1,
+                "cells": [
+                    {
+                        "text": clip(v, MAX_CELL),
+                        "cited": (r, names[j] if j < len(names) else str(j)) in cells,
+                    }
+                    for j, v in enumerate(cells_in[:60])
+                ],
+            }
+        )
+        last = r
+    return {
+        "columns": [
+            {"name": clip(c, MAX_CELL), "unit": clip(units.get(c) or "", 80)} for c in names[:60]
+        ],
+        "rows": body,
+        "total_rows": len(rows),
+        "hidden_rows": len(rows) - len(shown),
+        "cited_cells": len(cells),
+    }
+
+
+def _code(ref: Mapping[str, Any], refs: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The code that computed a ref: its own executionRef payload, or the one its source names."""
+    p = ref.get("payload") if isinstance(ref.get("payload"), Mapping) else {}
+    if ref.get("kind") == "executionRef":
+        return clip(p.get("code"), MAX_CODE) or None
+    src = str(ref.get("source") or "")
+    if src.startswith("RunPython:"):
+        exe = refs.get(src.split(":", 1)[1])
+        if isinstance(exe, Mapping) and isinstance(exe.get("payload"), Mapping):
+            return clip(exe["payload"].get("code"), MAX_CODE) or None
+    return None
+
+
+def card(
+    ref: Mapping[str, Any],
+    refs: Mapping[str, Mapping[str, Any]],
+    hits: Mapping[str, set] | None = None,
+) -> dict[str, Any]:
+    """One evidence card (plain data) for ``ref`` (a ref dict)."""
+    hits = hits or {"cells": set(), "values": set()}
+    p = ref.get("payload") if isinstance(ref.get("payload"), Mapping) else {}
+    ref_id = str(ref.get("id", ""))
+    kind = str(ref.get("kind", ""))
+    period = p.get("period") or p.get("asOf") or p.get("as_of") or p.get("date")
+    if kind == "tableRef" and isinstance(p.get("meta"), Mapping):
+        period = period or p["meta"].get("period") or p["meta"].get("asOf")
+    excerpt = None
+    for key in ("excerpt", "text", "quote", "decision", "summary"):
+        if isinstance(p.get(key), str) and p[key].strip():
+            excerpt = clip(p[key], MAX_EXCERPT)
+            break
+    return {
+        "id": clip(ref_id, 200),
+        "anchor": anchor(ref_id),
+        "kind": clip(kind, 40),
+        "title": clip(ref.get("title") or p.get("title") or "", 300),
+        "period": clip(period or "", 120),
+        "label": clip(p.get("label") or "", 200) if kind == "dateRef" else "",
+        "value_rows": _values(p, hits["values"]) if kind == "valueRef" else [],
+        "table": _table(p, hits["cells"]) if kind == "tableRef" else None,
+        "excerpt": excerpt,
+        "source": _source(ref),
+        "trust": trust_of(ref),
+        "code": _code(ref, refs),
+        "chart": None,
+    }
+
+
+def cited_ids(answer: str, refs: Mapping[str, Any]) -> list[str]:
+    """Ids of ledger refs cited in ``answer`` as ``[id]`` (or ``[id, id]``), first citation first."""
+    seen: dict[str, None] = {}
+    for m in re.finditer(r"\[([^\[\]\n]{1,400})\]", answer):
+        for part in m.group(1).split(","):
+            part = part.strip()
+            if part in refs:
+                seen.setdefault(part, None)
+    return list(seen)
+
+
+def build_cards(
+    answer: str, refs: Mapping[str, Mapping[str, Any]], gate: Mapping[str, Any] | None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Cards for the cited refs (in citation order) and for the other evidence of the run."""
+    hits = cited_cells(gate)
+    cited = cited_ids(answer, refs)
+    first = [card(refs[i], refs, hits.get(i)) for i in cited[:MAX_CARDS]]
+    rest_ids = [
+        i for i, r in refs.items() if i not in set(cited) and r.get("kind") in EVIDENCE_KINDS
+    ]
+    rest = [card(refs[i], refs, hits.get(i)) for i in rest_ids[: max(0, MAX_CARDS - len(first))]]
+    return first, rest
+
+
+def unmet_claims(gate: Mapping[str, Any] | None) -> list[dict[str, str]]:
+    """The GATE's blocking issues, one per (code, claim, detail)."""
+    rows: list[dict[str, str]] = []
+    seen: set[tuple[str, str, str]] = set()
+    for issue in (gate or {}).get("issues") or []:
+        if not isinstance(issue, Mapping) or issue.get("severity", "block") != "block":
+            continue
+        key = (
+            str(issue.get("code", "")),
+            str(issue.get("claim", "")),
+            str(issue.get("detail", "")),
+        )
+        if key in seen:
+            continue
+        seen.add(key)
+        rows.append(
+            {"code": clip(key[0], 80), "claim": clip(key[1], 600), "detail": clip(key[2], 800)}
+        )
+    return rows
+
+
+def warnings(gate: Mapping[str, Any] | None) -> list[dict[str, str]]:
+    """The GATE's warnings (severity ``warn``)."""
+    return [
+        {
+            "code": clip(i.get("code"), 80),
+            "claim": clip(i.get("claim"), 600),
+            "detail": clip(i.get("detail"), 800),
+        }
+        for i in (gate or {}).get("issues") or []
+        if isinstance(i, Mapping) and i.get("severity") == "warn"
+    ]
+
+
+def verdict(gate: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``passed`` / ``passed with warnings`` / ``blocked with N unmet claims`` (or no verdict)."""
+    if not gate:
+        return {"status": "none", "text": "no GATE verdict"}
+    unmet = len(unmet_claims(gate))
+    warns = len(warnings(gate))
+    if gate.get("passed") and not unmet:
+        if warns:
+            return {"status": "warn", "text": f"passed with {warns} warning(s)"}
+        return {"status": "passed", "text": "passed"}
+    return {"status": "blocked", "text": f"blocked with {unmet} unmet claim(s)"}
+
+
+def as_ref_dicts(refs: Mapping[str, Any] | Sequence[Any] | None) -> dict[str, dict[str, Any]]:
+    """Refs (``Ref`` objects or dicts, as a mapping or a list) as ``{id: dict}``."""
+    items = refs.values() if isinstance(refs, Mapping) else (refs or [])
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        d = item.model_dump(mode="json") if hasattr(item, "model_dump") else item
+        if isinstance(d, Mapping) and d.get("id") is not None:
+            out[str(d["id"])] = dict(d)
+    return out

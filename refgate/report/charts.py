@@ -1,0 +1,92 @@
+"""The run's charts as inline data: each chart artifactRef's PNG, read from inside the allowed
+folders only, checked against the hash SaveArtifact recorded, as a ``data:`` URI.
+
+A chart that cannot be embedded (file gone, outside the workspace, changed since the run, not a
+PNG, too large) is reported with the reason instead of a picture; nothing is fetched.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+MAX_CHART_BYTES = 5 * 1024 * 1024
+
+
+class ChartError(ValueError):
+    """A chart file that may not or cannot be embedded."""
+
+
+def _inside(path: Path, roots: Iterable[Path]) -> bool:
+    for root in roots:
+        try:
+            path.relative_to(Path(root).resolve())
+        except ValueError:
+            continue
+        return True
+    return False
+
+
+def read_png(path: str | Path, roots: Iterable[Path], sha256: str | None = None) -> bytes:
+    """The bytes of a PNG file that resolves inside one of ``roots`` (checked when opened)."""
+    real = Path(path).expanduser().resolve()
+    if not _inside(real, list(roots)):
+        raise ChartError("the file is outside the workspace")
+    try:
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        raise ChartError(f"cannot open the file: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as fh:
+        body = fh.read(MAX_CHART_BYTES + 1)
+    if len(body) > MAX_CHART_BYTES:
+        raise ChartError(f"the file is larger than {MAX_CHART_BYTES // (1024 * 1024)} MB")
+    if not body.startswith(PNG_MAGIC):
+        raise ChartError("the file is not a PNG image")
+    if sha256 and hashlib.sha256(body).hexdigest() != sha256:
+        raise ChartError("the file changed since the run saved it")
+    return body
+
+
+def png_data_uri(body: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(body).decode("ascii")
+
+
+def chart_of(ref: Mapping[str, Any], roots: Iterable[Path]) -> dict[str, Any] | None:
+    """``{ref_id, title, source_ref, data_uri | error}`` for a chart artifactRef, else None."""
+    p = ref.get("payload") if isinstance(ref.get("payload"), Mapping) else {}
+    if ref.get("kind") != "artifactRef" or p.get("format") != "chart":
+        return None
+    files = [f for f in p.get("files") or [] if isinstance(f, Mapping) and f.get("format") == "png"]
+    out: dict[str, Any] = {
+        "ref_id": str(ref.get("id", "")),
+        "title": str(p.get("title") or ref.get("title") or "chart"),
+        "source_ref": str(p.get("source_ref") or ""),
+        "data_uri": None,
+        "error": None,
+    }
+    if not files:
+        out["error"] = "the artifact lists no PNG file"
+        return out
+    try:
+        body = read_png(str(files[0].get("path", "")), roots, files[0].get("sha256"))
+    except ChartError as exc:
+        out["error"] = str(exc)
+    else:
+        out["data_uri"] = png_data_uri(body)
+    return out
+
+
+def collect_charts(refs: Mapping[str, Mapping[str, Any]], roots: Iterable[Path]) -> list[dict]:
+    """Every chart of the run, in ledger order."""
+    roots = [Path(r) for r in roots]
+    charts = []
+    for ref in refs.values():
+        chart = chart_of(ref, roots)
+        if chart is not None:
+            charts.append(chart)
+    return charts

@@ -1,0 +1,114 @@
+"""The self-contained HTML report (Jinja2, autoescape on; templates beside this module).
+
+One file with its CSS, its small script and its charts inline: it makes no network request, reads
+without JavaScript, and shows every string that came from a model, a document or a web page as
+text (escaped; URLs linked only when http(s)). A Content-Security-Policy meta tag allows only the
+report's own style and script (by hash) and ``data:`` images.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Mapping, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup
+
+from refgate.report import cards as cardlib
+from refgate.report.answer import answer_html, strip_unmet_section
+from refgate.report.cards import is_http
+from refgate.report.run import header_facts
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+@cache
+def _env() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.tests["http_url"] = is_http
+    return env
+
+
+def _digest(text: str) -> str:
+    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode()
+
+
+@cache
+def _assets() -> dict[str, str]:
+    css = (TEMPLATES / "report.css").read_text(encoding="utf-8")
+    js = (TEMPLATES / "report.js").read_text(encoding="utf-8")
+    csp = (
+        "default-src 'none'; img-src data:; "
+        f"style-src '{_digest(css)}'; script-src '{_digest(js)}'; "
+        "base-uri 'none'; form-action 'none'"
+    )
+    return {"css": css, "js": js, "csp": csp}
+
+
+def _page(template: str, **context: Any) -> str:
+    assets = _assets()
+    return (
+        _env()
+        .get_template(template)
+        .render(css=Markup(assets["css"]), js=Markup(assets["js"]), csp=assets["csp"], **context)
+    )
+
+
+def render_run_html(record: Mapping[str, Any], charts: Sequence[Mapping[str, Any]] = ()) -> str:
+    """The HTML report of a workbench run (``record`` from ``run_record``; ``charts`` from
+    ``collect_charts``)."""
+    refs = record.get("refs") or {}
+    gate = record.get("gate") or {}
+    answer = str(record.get("answer") or "")
+    cited, other = cardlib.build_cards(answer, refs, gate)
+    by_id = {c["id"]: c for c in cited + other}
+    charts = [dict(chart, anchor=f"chart-{n}") for n, chart in enumerate(charts, 1)]
+    for chart in charts:  # a card links to the chart of its table (each chart is embedded once)
+        for key in ("source_ref", "ref_id"):
+            target = by_id.get(chart.get(key))
+            if target is not None and target["chart"] is None:
+                target["chart"] = {"anchor": chart["anchor"], "title": chart["title"]}
+    body = strip_unmet_section(answer) if not gate.get("passed") else answer
+    return _page(
+        "run.html.j2",
+        record=record,
+        facts=header_facts(record),
+        verdict=cardlib.verdict(gate),
+        answer=Markup(answer_html(body, refs)),
+        cited=cited,
+        other=other,
+        charts=charts,
+        unmet=cardlib.unmet_claims(gate),
+        warnings=cardlib.warnings(gate),
+        critiques=[cardlib.clip(c, 2000) for c in record.get("critiques") or []],
+        caveats=[cardlib.clip(c, 2000) for c in record.get("caveats") or []],
+    )
+
+
+def render_research_html(report: Mapping[str, Any]) -> str:
+    """The HTML report of a deep-research run (``report`` as ``build_report`` returns it)."""
+
+    def claims(key: str) -> list[dict[str, Any]]:
+        return [c for c in report.get(key) or [] if isinstance(c, Mapping)]
+
+    return _page(
+        "research.html.j2",
+        report=report,
+        groups=[
+            ("verified", "Verified claims", claims("confirmed")),
+            ("refuted", "Refuted claims", claims("refuted")),
+            ("unverified", "Unverified claims", claims("unverified")),
+        ],
+        findings=[f for f in report.get("findings") or [] if isinstance(f, Mapping)],
+        sources=[s for s in report.get("sources") or [] if isinstance(s, Mapping)],
+    )

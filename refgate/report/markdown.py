@@ -1,0 +1,88 @@
+"""The markdown report of a workbench run: the answer, then a references section (one entry per
+cited ref: kind, title, values or excerpt, source), the "Not verified" claims and the CRITIQUE."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from refgate.report import cards as cardlib
+from refgate.report.run import header_facts
+
+
+def _one_line(text: Any, limit: int = 300) -> str:
+    return cardlib.clip(" ".join(str(text or "").split()), limit)
+
+
+def _reference(c: Mapping[str, Any]) -> str:
+    parts = [f"- **[{c['id']}]** {c['kind']}"]
+    if c["title"]:
+        parts.append(f": {_one_line(c['title'], 160)}")
+    lines = ["".join(parts)]
+    if c["value_rows"]:
+        vals = ", ".join(
+            f"{v['name']} = {v['value']}{' ' + v['unit'] if v['unit'] else ''}"
+            f"{' (' + v['scale'] + ')' if v['scale'] else ''}"
+            for v in c["value_rows"]
+        )
+        lines.append(f"  - values: {_one_line(vals, 600)}")
+    if c["table"]:
+        t = c["table"]
+        cols = ", ".join(col["name"] for col in t["columns"])
+        lines.append(f"  - table: {t['total_rows']} row(s); columns: {_one_line(cols, 400)}")
+        cited = [
+            f"row {row['index']} [{t['columns'][j]['name']}] = {cell['text']}"
+            for row in t["rows"]
+            for j, cell in enumerate(row["cells"])
+            if cell["cited"] and j < len(t["columns"])
+        ]
+        if cited:
+            lines.append(f"  - cited cells: {_one_line('; '.join(cited), 600)}")
+    if c["period"]:
+        lines.append(f"  - period: {_one_line(c['period'], 120)}")
+    if c["excerpt"]:
+        lines.append(f"  - excerpt: > {_one_line(c['excerpt'], 400)}")
+    src = c["source"]
+    where = src["label"] + "".join(f"; {k}: {v}" for k, v in src["details"])
+    if src["url"]:
+        where += f"; <{src['url']}>" if src["linkable"] else f"; `{src['url']}`"
+    lines.append(f"  - source: {_one_line(where, 600)} ({c['trust']['badge']})")
+    return "\n".join(lines)
+
+
+def render_run_markdown(record: Mapping[str, Any]) -> str:
+    """The run as one markdown document."""
+    refs = record.get("refs") or {}
+    gate = record.get("gate") or {}
+    answer = str(record.get("answer") or "").rstrip()
+    facts = header_facts(record)
+    verdict = cardlib.verdict(gate)
+    head = [f"# {_one_line(record.get('question') or '(no question)', 500)}", ""]
+    meta = [f"GATE: **{verdict['text']}**"]
+    if record.get("workspace"):
+        meta.append(f"workspace: {record['workspace'].get('name')}")
+    if facts["models"]:
+        meta.append("model: " + ", ".join(facts["models"]))
+    meta.append(f"date: {record.get('created_at')}")
+    meta.append(f"thread: {record.get('thread_id')}")
+    if facts["tokens"] is not None:
+        meta.append(f"tokens: {facts['tokens']}")
+    if facts["seconds"] is not None:
+        meta.append(f"time: {facts['seconds']} s")
+    out = [*head, " · ".join(meta), "", "## Answer", "", answer or "_(no answer)_", ""]
+    cited, _ = cardlib.build_cards(answer, refs, gate)
+    if cited:
+        out += ["## References", "", *(_reference(c) for c in cited), ""]
+    unmet = cardlib.unmet_claims(gate)
+    if unmet and "### Not verified" not in answer:
+        out += ["## Not verified", ""]
+        out += [
+            f'- "{_one_line(u["claim"], 200) or "(whole answer)"}": {_one_line(u["detail"])}'
+            f" (`{u['code']}`)"
+            for u in unmet
+        ]
+        out.append("")
+    critiques = record.get("critiques") or []
+    if critiques:
+        out += ["## CRITIQUE", "", *(f"- {_one_line(c, 600)}" for c in critiques), ""]
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,81 @@
+"""The record of one workbench run: the plain data every report format is made from.
+
+``run_record`` turns a finished run's state (``Ref`` objects or dicts) into JSON-able data; it is
+the ``refgate ask --json`` document and the input of the markdown and HTML renderers.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any
+
+from refgate.report.cards import as_ref_dicts
+
+VERSION = 1
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def run_record(
+    result: Mapping[str, Any],
+    *,
+    thread_id: str,
+    workspace: Any = None,
+    models: Mapping[str, str] | None = None,
+    duration_s: float | None = None,
+    created_at: str | None = None,
+) -> dict[str, Any]:
+    """The run as plain data: question, answer, refs (``{id: dict}``), GATE report, critiques,
+    trace summary, and where, when and with which models it ran."""
+    ws = None
+    if workspace is not None:
+        ws = {
+            "name": str(getattr(workspace, "name", "")),
+            "root": str(getattr(workspace, "root", workspace)),
+        }
+    return {
+        "type": "run",
+        "version": VERSION,
+        "thread_id": thread_id,
+        "question": result.get("question") or "",
+        "answer": result.get("answer") or "",
+        "refs": as_ref_dicts(result.get("refs") or {}),
+        "gate": _plain(result.get("gate") or {}),
+        "critiques": [str(c) for c in result.get("critiques") or []],
+        "caveats": [str(c) for c in result.get("caveats") or []],
+        "trace_summary": _plain(result.get("trace_summary") or {}),
+        "workspace": ws,
+        "models": dict(models or {}),
+        "duration_s": duration_s,
+        "created_at": created_at or dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    }
+
+
+def header_facts(record: Mapping[str, Any]) -> dict[str, Any]:
+    """Tokens, time and model names of a run, for a report's header."""
+    summary = record.get("trace_summary") or {}
+    tokens = summary.get("tokens") or {}
+    total = tokens.get("total_tokens")
+    if total is None and tokens:
+        total = (tokens.get("input_tokens") or 0) + (tokens.get("output_tokens") or 0)
+    seconds = record.get("duration_s")
+    if seconds is None and summary.get("duration_ms"):
+        seconds = sum(v for v in summary["duration_ms"].values() if isinstance(v, int | float))
+        seconds = seconds / 1000
+    models = record.get("models") or {}
+    names = list(dict.fromkeys(str(m) for m in models.values() if m))
+    return {
+        "tokens": total,
+        "seconds": round(seconds, 1) if isinstance(seconds, int | float) else None,
+        "models": names,
+        "model_calls": summary.get("model_calls"),
+    }

@@ -1,0 +1,40 @@
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from report_runs import SAMPLE_CSV, ask_with_report  # noqa: E402
+
+
+def make_workspace(root: Path) -> Path:
+    ws = root / "ws"
+    (ws / "data").mkdir(parents=True)
+    shutil.copy(SAMPLE_CSV, ws / "data")
+    (ws / "refgate.toml").write_text(
+        'name = "mini"\n[datasets.macro]\npath = "data/statsmodels_macrodata.csv"\n'
+        'description = "US quarterly macro data"\n',
+        encoding="utf-8",
+    )
+    return ws
+
+
+@pytest.fixture(scope="package")
+def reports(tmp_path_factory):
+    """Two scripted runs written by `refgate ask --output`: a clean one (.html, .md, .json via
+    `refgate report`) and one whose document and answer carry injection attempts."""
+    root = tmp_path_factory.mktemp("reports")
+    ws = make_workspace(root)
+    out = {"workspace": ws}
+    with pytest.MonkeyPatch.context() as env:
+        for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "REFGATE_MODEL", "REFGATE_DATABASE_URL"):
+            env.delenv(name, raising=False)
+        env.setenv("REFGATE_MAX_RETRIES", "1")
+        for key, hostile in (("clean", False), ("hostile", True)):
+            path = root / f"{key}.html"
+            result = ask_with_report(ws, path, hostile=hostile, thread=f"t-{key}", env=env)
+            out[key] = path
+            out[f"{key}_result"] = result
+    return out

@@ -1,0 +1,308 @@
+"""The report files without a browser: formats by extension, stored runs, escaping of untrusted
+text, charts read only from the run's artifacts folder, cited cells as the GATE matched them."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from html.parser import HTMLParser
+
+from report_runs import HOSTILE_URL, ask_with_report
+from typer.testing import CliRunner
+
+from refgate.cli import app
+from refgate.nodes.gate import check_answer
+from refgate.refs import Ref
+from refgate.report import collect_charts, render_research_html, render_run_html, run_record
+from refgate.report.cards import cited_cells
+from refgate.testing_openai import OpenAIStub
+
+#: Every element the report template writes; a document must not be able to add one.
+ALLOWED_TAGS = {
+    "html",
+    "head",
+    "meta",
+    "title",
+    "style",
+    "body",
+    "main",
+    "header",
+    "footer",
+    "section",
+    "article",
+    "h1",
+    "h2",
+    "h3",
+    "p",
+    "dl",
+    "dt",
+    "dd",
+    "div",
+    "span",
+    "a",
+    "ul",
+    "ol",
+    "li",
+    "q",
+    "code",
+    "pre",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "blockquote",
+    "details",
+    "summary",
+    "figure",
+    "figcaption",
+    "img",
+    "label",
+    "input",
+    "strong",
+    "em",
+    "br",
+    "script",
+    "del",
+    "s",
+}
+
+
+def _tags(page: str) -> list[tuple[str, list[tuple[str, str | None]]]]:
+    found: list[tuple[str, list[tuple[str, str | None]]]] = []
+
+    class Collect(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            found.append((tag, attrs))
+
+    Collect().feed(page)
+    return found
+
+
+def _report(ws, thread, path):
+    return CliRunner().invoke(
+        app, ["report", thread, "--workspace", str(ws), "--output", str(path)]
+    )
+
+
+def test_ask_output_html_is_one_self_contained_file(reports):
+    assert reports["clean_result"].exit_code == 0, reports["clean_result"].output
+    html = reports["clean"].read_text(encoding="utf-8")
+    assert "GATE: passed" in html and "9.6 percent" in html
+    # nothing to fetch: no external src/href other than data: images and in-page anchors
+    assert not re.search(r"""<(?:link|iframe|object|embed)\b""", html)
+    assert all(
+        src.startswith("data:image/png;base64,") for src in re.findall(r'src="([^"]*)"', html)
+    )
+    assert html.count("<script>") == 1 and "Content-Security-Policy" in html
+    assert re.search(r'<img src="data:image/png;base64,[A-Za-z0-9+/=]{200,}"', html)
+
+
+def test_stored_run_renders_again_as_md_json_and_html(reports, tmp_path):
+    ws = reports["workspace"]
+    md, js, html = tmp_path / "r.md", tmp_path / "r.json", tmp_path / "r.html"
+    for path in (md, js, html):
+        result = _report(ws, "t-clean", path)
+        assert result.exit_code == 0, result.output
+    record = json.loads(js.read_text(encoding="utf-8"))
+    assert record["thread_id"] == "t-clean" and record["gate"]["passed"] is True
+    assert record["models"]["compose"] == "stub-model" and record["critiques"]
+    cited = re.findall(r"\[((?:val|tbl)_[0-9a-f]{10})\]", record["answer"])
+    assert cited and all(c in record["refs"] for c in cited)
+    text = md.read_text(encoding="utf-8")
+    assert text.startswith("# What was the US unemployment rate")
+    assert "## References" in text and all(f"**[{c}]**" in text for c in set(cited))
+    assert "cited cells: row 2 [unemp] = 6.0; row 6 [unemp] = 9.6" in text
+    assert "## CRITIQUE" in text and "seasonally adjusted" in text
+    page = html.read_text(encoding="utf-8")
+    assert all(f'id="ref-{c}"' in page for c in cited) and '<img src="data:image/png' in page
+
+
+def test_unknown_extension_or_folder_exits_2_before_anything_runs(reports, tmp_path, monkeypatch):
+    with OpenAIStub(script=[]) as stub:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        for bad in (tmp_path / "out.pdf", tmp_path / "missing" / "out.html"):
+            result = CliRunner().invoke(
+                app, ["ask", "q", "-w", str(reports["workspace"]), "--output", str(bad)]
+            )
+            assert result.exit_code == 2, result.output
+            said = " ".join(result.output.split())
+            assert ".md, .html or .json" in said or "does not exist" in said
+        assert stub.chat_requests() == []
+    missing = _report(reports["workspace"], "no-such-thread", tmp_path / "x.html")
+    assert missing.exit_code == 2 and "no finished run" in " ".join(missing.output.split())
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_hostile_text_is_shown_as_text_never_as_markup(reports):
+    result = reports["hostile_result"]
+    assert result.exit_code == 3, result.output
+    html = reports["hostile"].read_text(encoding="utf-8")
+    body = html.split("<body>", 1)[1]
+    assert "<script>alert" not in body and body.count("<script>") == 1
+    assert not re.search(r"<(?:iframe|link|style|object)\b", body)
+    tags = _tags(html)
+    assert {t for t, _ in tags} <= ALLOWED_TAGS, {t for t, _ in tags} - ALLOWED_TAGS
+    attrs = [(t, a, v or "") for t, pairs in tags for a, v in pairs]
+    assert not [a for _, a, _ in attrs if a.startswith("on") or a in ("style", "srcdoc")]
+    assert all(v.startswith(("#", "http://", "https://")) for _, a, v in attrs if a == "href")
+    assert all(v.startswith("data:image/png;base64,") for _, a, v in attrs if a == "src")
+    assert "&lt;script&gt;alert(&#39;doc&#39;)&lt;/script&gt;" in body  # shown, as text
+    assert HOSTILE_URL.replace("'", "&#39;") in body  # the URL is shown, not linked
+    assert "untrusted, secondary" in body and "untrusted, primary" in body
+    assert 'id="not-verified"' in body and "unsupported_numeric_claim" in body
+    assert "[val_0000000000]" in body  # a made-up citation stays text, it links nowhere
+
+
+def test_cited_cells_are_the_cells_the_gate_matched():
+    table = Ref.new(
+        "tableRef",
+        {
+            "columns": ["period", "unemp"],
+            "rows": [["2008Q3", 6.0], ["2009Q3", 9.6]],
+            "units": {"unemp": "percent"},
+        },
+    )
+    value = Ref.new(
+        "valueRef",
+        {"values": {"unemp": 9.6, "other": 1.0}, "units": {"unemp": "percent"}, "period": "2009Q3"},
+    )
+    answer = (
+        f"It was 6.0 percent in 2008Q3 [{table.id}]. It was 9.6 percent in 2009Q3 [{value.id}]."
+    )
+    gate = check_answer(answer, [table, value]).to_dict()
+    assert gate["passed"], gate["issues"]
+    hits = cited_cells(gate)
+    assert hits[table.id]["cells"] == {(0, "unemp")}
+    assert hits[value.id]["values"] == {"unemp"}
+    record = run_record({"answer": answer, "refs": [table, value], "gate": gate}, thread_id="x")
+    page = render_run_html(record)
+    assert len(re.findall(r'<td class="cited"', page)) == 2  # one table cell, one value
+
+
+def _chart_ref(path, sha):
+    return {
+        "id": "art_0123456789",
+        "kind": "artifactRef",
+        "payload": {
+            "format": "chart",
+            "title": "c",
+            "source_ref": "tbl_0123456789",
+            "files": [{"path": str(path), "format": "png", "sha256": sha}],
+        },
+    }
+
+
+def test_charts_are_read_only_inside_the_artifacts_folder_and_unchanged(tmp_path):
+    root = tmp_path / "ws" / ".refgate" / "artifacts"
+    root.mkdir(parents=True)
+    png = b"\x89PNG\r\n\x1a\n" + b"\0" * 32
+    good = root / "c.png"
+    good.write_bytes(png)
+    outside = tmp_path / "secret.png"
+    outside.write_bytes(png)
+    link = root / "link.png"
+    link.symlink_to(outside)
+    not_png = root / "x.png"
+    not_png.write_bytes(b"<svg onload=alert(1)>")
+    sha = hashlib.sha256(png).hexdigest()
+    cases = {
+        "ok": (good, sha),
+        "outside": (outside, sha),
+        "symlink": (link, sha),
+        "changed": (good, "0" * 64),
+        "svg": (not_png, None),
+        "gone": (root / "none.png", None),
+    }
+    out = {k: collect_charts({"a": _chart_ref(p, s)}, [root])[0] for k, (p, s) in cases.items()}
+    assert out["ok"]["data_uri"].startswith("data:image/png;base64,") and out["ok"]["error"] is None
+    assert out["outside"]["error"] == out["symlink"]["error"] == "the file is outside the workspace"
+    assert out["changed"]["error"] == "the file changed since the run saved it"
+    assert out["svg"]["error"] == "the file is not a PNG image"
+    assert out["gone"]["error"].startswith("cannot open the file")
+    assert all(out[k]["data_uri"] is None for k in cases if k != "ok")
+
+
+def test_research_report_shows_claims_votes_and_sources_as_text():
+    hostile = "<script>alert(1)</script><img src=x onerror=alert(2)>"
+    claim = {
+        "id": "c1",
+        "claim": "Tunnel opened in 1998 " + hostile,
+        "quote": hostile,
+        "source": "https://example.org/t?a=1&b=<x>",
+        "sourceTitle": hostile,
+        "sourceQuality": "primary",
+        "publishDate": "2021-01-01",
+        "importance": "central",
+        "outcome": "survives",
+        "vote": "3/3",
+        "votes": {"support": 3, "refute": 0, "abstain": 0},
+        "verdicts": [
+            {
+                "refuted": False,
+                "confidence": "high",
+                "evidence": hostile,
+                "counterSource": "javascript:alert(3)",
+            }
+        ],
+    }
+    refuted = dict(
+        claim,
+        id="c2",
+        claim="Refuted one",
+        outcome="refuted",
+        vote="0/3",
+        votes={"support": 0, "refute": 3, "abstain": 0},
+        source="javascript:alert(4)",
+    )
+    report = {
+        "question": "Aurora " + hostile,
+        "status": "complete",
+        "summary": hostile,
+        "findings": [
+            {
+                "claim": "Merged",
+                "confidence": "high",
+                "evidence": hostile,
+                "sources": ["https://example.org/t"],
+            }
+        ],
+        "confirmed": [claim],
+        "refuted": [refuted],
+        "unverified": [],
+        "caveats": "",
+        "openQuestions": [hostile],
+        "sources": [
+            {
+                "url": "https://example.org/t",
+                "title": hostile,
+                "fetched": True,
+                "claimCount": 2,
+                "error": None,
+            }
+        ],
+        "notes": [],
+        "stats": {},
+    }
+    page = render_research_html(report)
+    body = page.split("<body>", 1)[1]
+    assert "<script>alert" not in body and "<img" not in body and body.count("<script>") == 1
+    assert "Verified claims (1)" in body and "Refuted claims (1)" in body
+    assert "3 support, 0 refute, 0 abstain" in body and "0 support, 3 refute" in body
+    assert '<a class="url" href="https://example.org/t"' in body
+    assert '<span class="url">https://example.org/t?a=1&amp;b=&lt;x&gt;</span>' in body
+    assert 'href="javascript' not in body and "javascript:alert(4)" in body
+
+
+def test_ask_json_and_output_json_are_the_same_document(reports, tmp_path, monkeypatch):
+    out = tmp_path / "run.json"
+    result = ask_with_report(
+        reports["workspace"], out, hostile=False, thread="t-json", env=monkeypatch
+    )
+    assert result.exit_code == 0, result.output
+    record = json.loads(out.read_text(encoding="utf-8"))
+    assert set(record) >= {"question", "answer", "refs", "gate", "trace_summary", "thread_id"}
+    assert record["thread_id"] == "t-json" and record["trace_summary"]["passes"][0] == "brief"
