@@ -189,16 +189,63 @@ def _table(raw: Any, where: str) -> dict[str, Any]:
     return raw
 
 
+#: Most columns a dataset may have, and the longest CSV header line read to find them.
+MAX_COLUMNS = 10_000
+MAX_HEADER_CHARS = 1_000_000
+#: Largest parquet footer (the schema and statistics) read to find the columns.
+MAX_PARQUET_FOOTER = 64 << 20
+
+
+def listing(names: list[str] | tuple[str, ...], limit: int = 20) -> str:
+    """``a, b, c`` for a few names; the first ``limit`` and a count for many."""
+    shown = ", ".join(str(n)[:80] for n in names[:limit])
+    more = len(names) - limit
+    return f"{shown}, ... and {more} more" if more > 0 else shown
+
+
+def _too_wide(path: Path, what: str) -> WorkspaceError:
+    return WorkspaceError(
+        f"{path.name} has {what}; refgate reads datasets of at most {MAX_COLUMNS:,} columns "
+        "(split the table, or keep the columns the analysis needs)"
+    )
+
+
+def _csv_header(path: Path) -> list[str]:
+    import csv
+
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        line = fh.readline(MAX_HEADER_CHARS + 1)
+    if len(line) > MAX_HEADER_CHARS:
+        raise _too_wide(path, f"a header line longer than {MAX_HEADER_CHARS:,} characters")
+    header = next(csv.reader([line]), [])
+    if len(header) > MAX_COLUMNS:
+        raise _too_wide(path, f"{len(header):,} columns")
+    return header
+
+
+def _parquet_header(path: Path) -> list[str]:
+    import pyarrow.parquet as pq
+
+    with path.open("rb") as fh:
+        fh.seek(0, 2)
+        if fh.tell() >= 12:
+            fh.seek(-8, 2)
+            footer = int.from_bytes(fh.read(4), "little")
+            if footer > MAX_PARQUET_FOOTER:
+                raise _too_wide(path, f"a {footer >> 20} MB parquet footer (schema)")
+    meta = pq.read_metadata(path)
+    if meta.num_columns > MAX_COLUMNS:
+        raise _too_wide(path, f"{meta.num_columns:,} columns")
+    return list(meta.schema.to_arrow_schema().names)
+
+
 def _read_header(path: Path, where: str) -> list[str]:
     try:
         if path.suffix.lower() == ".csv":
-            import csv
-
-            with path.open(newline="", encoding="utf-8-sig") as fh:
-                return next(csv.reader(fh), [])
-        import pyarrow.parquet as pq
-
-        return list(pq.read_schema(path).names)
+            return _csv_header(path)
+        return _parquet_header(path)
+    except WorkspaceError as exc:
+        raise WorkspaceError(f"{where}: {exc}") from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise WorkspaceError(f"{where}: cannot read the header of {path}: {exc}") from exc
     except Exception as exc:  # pyarrow raises its own error types for corrupt files
@@ -215,7 +262,7 @@ def _names(value: Any, where: str, header: list[str]) -> tuple[str, ...]:
     for item in items:
         if item not in header:
             raise WorkspaceError(
-                f"{where}: unknown column {item!r} (the file has: {', '.join(header)})"
+                f"{where}: unknown column {item[:200]!r} (the file has: {listing(header)})"
             )
     return tuple(items)
 
@@ -265,8 +312,8 @@ def load_workspace(path: Path | str) -> Workspace:
             _unknown_keys(cspec, _COLUMN_KEYS, f"{where}: datasets.{name}.columns.{col}")
             if col not in header:
                 raise WorkspaceError(
-                    f"{where}: datasets.{name}.columns.{col}: unknown column "
-                    f"(the file has: {', '.join(header)})"
+                    f"{where}: datasets.{name}.columns.{col[:200]}: unknown column "
+                    f"(the file has: {listing(header)})"
                 )
             unit = cspec.get("unit")
             if unit is not None and unit not in KNOWN_UNITS:

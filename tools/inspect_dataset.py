@@ -8,6 +8,8 @@ with the rest in ``meta``.
 
 from __future__ import annotations
 
+import numbers
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -19,7 +21,13 @@ from refgate.tools.capabilities import (
     periods_of,
     unit_label,
 )
+from refgate.tools.dataset_scan import ScanTimeout, estimated_memory, scan_profile
 from refgate.tools.engine_call import json_safe
+
+#: Datasets estimated larger than this in memory are profiled by DuckDB, not loaded in pandas.
+IN_MEMORY_MAX_BYTES = 256 << 20
+#: Wall-clock bound of a DuckDB profile (seconds).
+SCAN_SECONDS = 120.0
 
 SCHEMA_COLUMNS = ["column", "dtype", "unit", "scale", "description", "non_null", "min", "max"]
 
@@ -45,18 +53,37 @@ def _sample(frame, rows: list, periods) -> list[dict[str, Any]]:
     return out
 
 
-def inspect_dataset(args: InspectDatasetArgs, ctx: ToolContext) -> ToolResult:
-    ws = ctx.workspace
-    if ws is None:
-        return ToolResult.failure("no workspace is loaded, so there are no datasets to inspect")
-    if args.dataset not in ws.datasets:
-        known = ", ".join(sorted(ws.datasets)) or "none"
-        return ToolResult.failure(f"unknown dataset {args.dataset!r}; datasets: {known}")
-    spec = ws.datasets[args.dataset]
-    try:
-        frame = load_frame(spec)
-    except Exception as exc:  # unreadable file: a clear error for the model
-        return ToolResult.failure(f"cannot read dataset {spec.name!r} ({spec.path.name}): {exc}")
+@dataclass
+class _Profile:
+    rows: int
+    schema_rows: list[list[Any]]
+    period_columns: tuple[str, ...] = ()
+    frequency: str | None = None
+    first: str | None = None
+    latest: str | None = None
+    as_of: str | None = None
+    metrics: list[str] = field(default_factory=list)
+    latest_values: dict[str, Any] = field(default_factory=dict)
+    head: list[dict[str, Any]] = field(default_factory=list)
+    tail: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _schema_row(spec, col: str, dtype: str, non_null, lo, hi) -> list[Any]:
+    cspec = spec.columns.get(str(col))
+    return [
+        str(col),
+        dtype,
+        cspec.unit if cspec else None,
+        cspec.scale if cspec else None,
+        cspec.description if cspec else "",
+        non_null,
+        lo,
+        hi,
+    ]
+
+
+def _in_memory(spec, frame, n: int) -> _Profile:
+    """The profile of a dataset loaded into pandas (small files)."""
     import pandas as pd
 
     periods = periods_of(spec, frame)
@@ -68,7 +95,6 @@ def inspect_dataset(args: InspectDatasetArgs, ctx: ToolContext) -> ToolResult:
     schema_rows = []
     for col in frame.columns:
         series = frame[col]
-        cspec = spec.columns.get(str(col))
         lo = hi = None
         if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
             valid = series.dropna()
@@ -79,51 +105,146 @@ def inspect_dataset(args: InspectDatasetArgs, ctx: ToolContext) -> ToolResult:
             if len(valid):
                 lo, hi = valid.min().date().isoformat(), valid.max().date().isoformat()
         schema_rows.append(
-            [
-                str(col),
-                str(series.dtype),
-                cspec.unit if cspec else None,
-                cspec.scale if cspec else None,
-                cspec.description if cspec else "",
-                int(series.notna().sum()),
-                lo,
-                hi,
-            ]
+            _schema_row(spec, col, str(series.dtype), int(series.notna().sum()), lo, hi)
         )
-    first = latest = None
+    profile = _Profile(rows=len(frame), schema_rows=schema_rows)
     if periods is not None:
+        profile.period_columns, profile.frequency = tuple(periods.columns), periods.frequency
         labels = periods.labels.loc[ordered].dropna()
         if len(labels):
-            first, latest = labels.iloc[0], labels.iloc[-1]
-    metrics = metric_candidates(spec, frame)
-    n = args.sample_rows
-    head = _sample(frame, ordered[:n], periods) if n else []
-    tail = _sample(frame, ordered[-n:], periods) if n and len(ordered) > n else []
-    latest_values: dict[str, Any] = {}
+            profile.first, profile.latest = labels.iloc[0], labels.iloc[-1]
+            profile.as_of = periods.as_of.loc[ordered].dropna().iloc[-1]
+    profile.metrics = metric_candidates(spec, frame)
+    profile.head = _sample(frame, ordered[:n], periods) if n else []
+    profile.tail = _sample(frame, ordered[-n:], periods) if n and len(ordered) > n else []
     if periods is not None:
-        for metric in metrics:
+        for metric in profile.metrics:
             valid = frame.loc[ordered, metric].dropna()
             if len(valid):
                 idx = valid.index[-1]
-                latest_values[metric] = {
+                profile.latest_values[metric] = {
                     "value": json_safe(valid.iloc[-1]),
                     "period": periods.labels.loc[idx],
                 }
+    return profile
+
+
+def _iso_day(value) -> Any:
+    if hasattr(value, "date") and callable(value.date):
+        return value.date().isoformat()
+    return json_safe(value)
+
+
+def _order_key(value) -> Any:
+    import pandas as pd
+
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return float(value)
+    try:
+        return pd.Timestamp(value)
+    except (TypeError, ValueError):
+        return value
+
+
+def _framed(spec, frame):
+    """A sample frame with date-unit columns parsed, as ``load_frame`` does."""
+    import pandas as pd
+
+    for col in spec.date_columns:
+        if col in frame.columns:
+            frame[col] = pd.to_datetime(frame[col], errors="coerce")
+    return frame
+
+
+def _scanned(spec, n: int, seconds: float) -> _Profile:
+    """The profile of a large dataset, computed by DuckDB without loading it into pandas."""
+    from refgate.tools.capabilities import _infer_period_columns
+
+    scan = scan_profile(
+        spec,
+        period_columns=lambda sample: _infer_period_columns(spec, _framed(spec, sample)),
+        metrics=lambda sample: metric_candidates(spec, _framed(spec, sample)),
+        sample_rows=n,
+        seconds=seconds,
+    )
+    sample = _framed(spec, scan.sample)
+    schema_rows = []
+    for col, kind in scan.types.items():
+        lo, hi = scan.ranges.get(col, (None, None))
+        dtype = str(sample[col].dtype) if col in sample.columns else kind.lower()
+        if hasattr(lo, "date") or hasattr(hi, "date"):
+            lo, hi = _iso_day(lo), _iso_day(hi)
+        else:
+            lo, hi = json_safe(lo), json_safe(hi)
+        schema_rows.append(_schema_row(spec, col, dtype, scan.non_null.get(col), lo, hi))
+    profile = _Profile(rows=scan.rows, schema_rows=schema_rows)
+    profile.metrics = metric_candidates(spec, sample)
+    labels: dict[Any, str] = {}
+    if scan.periods is not None and len(scan.periods):
+        periods = periods_of(spec, _framed(spec, scan.periods))
+        if periods is not None:
+            order = periods.order.sort_values(kind="stable").index
+            named = periods.labels.loc[order].dropna()
+            profile.period_columns, profile.frequency = tuple(periods.columns), periods.frequency
+            if len(named):
+                profile.first, profile.latest = named.iloc[0], named.iloc[-1]
+                profile.as_of = periods.as_of.loc[order].dropna().iloc[-1]
+            labels = {
+                _order_key(periods.order.loc[i]): periods.labels.loc[i]
+                for i in periods.order.index
+                if periods.labels.loc[i] is not None
+            }
+    for part in ("head", "tail"):
+        frame = getattr(scan, part)
+        if frame is not None and len(frame):
+            frame = _framed(spec, frame)
+            periods = periods_of(spec, frame)
+            frame = frame.astype(object).where(frame.notna(), None)  # NA as null, as pandas has
+            setattr(profile, part, _sample(frame, list(frame.index), periods))
+    for metric, (value, at) in scan.latest.items():
+        profile.latest_values[metric] = {
+            "value": json_safe(value),
+            "period": labels.get(_order_key(at)),
+        }
+    return profile
+
+
+def inspect_dataset(args: InspectDatasetArgs, ctx: ToolContext) -> ToolResult:
+    ws = ctx.workspace
+    if ws is None:
+        return ToolResult.failure("no workspace is loaded, so there are no datasets to inspect")
+    if args.dataset not in ws.datasets:
+        known = ", ".join(sorted(ws.datasets)) or "none"
+        return ToolResult.failure(f"unknown dataset {args.dataset!r}; datasets: {known}")
+    spec = ws.datasets[args.dataset]
+    n = args.sample_rows
+    try:
+        if estimated_memory(spec) <= IN_MEMORY_MAX_BYTES:
+            profile = _in_memory(spec, load_frame(spec), n)
+        else:
+            profile = _scanned(spec, n, SCAN_SECONDS)
+    except ScanTimeout as exc:
+        return ToolResult.failure(
+            f"cannot inspect dataset {spec.name!r} ({spec.path.name}) in bounded time: {exc}. "
+            "Query it directly in RunPython with sql('SELECT ... FROM ...')"
+        )
+    except Exception as exc:  # unreadable file: a clear error for the model
+        return ToolResult.failure(
+            f"cannot read dataset {spec.name!r} ({spec.path.name}): {str(exc)[:2000]}"
+        )
+    schema_rows, metrics, latest_values = profile.schema_rows, profile.metrics, profile.latest_values
+    first, latest, head, tail = profile.first, profile.latest, profile.head, profile.tail
     meta = {
         "dataset": spec.name,
         "description": spec.description,
         "source": spec.source,
         "file": spec.path.name,
-        "rows": len(frame),
-        "period_columns": list(periods.columns) if periods else [],
-        "frequency": periods.frequency if periods else None,
+        "rows": profile.rows,
+        "period_columns": list(profile.period_columns),
+        "frequency": profile.frequency,
         "first_period": first,
         "latest_period": latest,
-        "asOf": (
-            periods.as_of.loc[ordered].dropna().iloc[-1]
-            if periods is not None and latest
-            else spec.as_of
-        ),
+        "asOf": profile.as_of if latest else spec.as_of,
         "labels": list(spec.labels),
         "metric_candidates": metrics,
         "latest_values": latest_values,
@@ -139,7 +260,7 @@ def inspect_dataset(args: InspectDatasetArgs, ctx: ToolContext) -> ToolResult:
             "units": {"non_null": "count"},
             "meta": dict(meta, column_units=units),
         },
-        title=f"Schema of dataset {spec.name} ({len(frame)} rows"
+        title=f"Schema of dataset {spec.name} ({profile.rows} rows"
         + (f", {first} to {latest})" if latest else ")"),
         source=f"dataset:{spec.name}",
     )
@@ -147,7 +268,7 @@ def inspect_dataset(args: InspectDatasetArgs, ctx: ToolContext) -> ToolResult:
         "ref": ref.id,
         "dataset": spec.name,
         "description": spec.description,
-        "rows": len(frame),
+        "rows": profile.rows,
         "frequency": meta["frequency"],
         "first_period": first,
         "latest_period": latest,

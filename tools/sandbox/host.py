@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from refgate.tools.dataset_scan import estimated_bytes
 from refgate.tools.sandbox.worker.protocol import (
     FrameReader,
     ProtocolError,
@@ -644,26 +645,8 @@ def _describe_exit(rc: int | None, stderr: str) -> str:
     return f"the code's process exited with status {rc} without reporting a result{detail}"
 
 
-@functools.lru_cache(maxsize=256)
-def _estimate(path: str, fmt: str, size: int, mtime_ns: int) -> int:
-    if fmt == "parquet":
-        try:
-            import pyarrow.parquet as pq
-
-            meta = pq.read_metadata(path)
-            return max(size, sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)))
-        except Exception:  # unreadable: the call reports it when the code loads the file
-            return size
-    return size
-
-
 def _memory_bytes(mount: DatasetMount) -> int:
-    """Estimated size of the dataset in memory: a CSV's size, a parquet file's uncompressed size."""
-    try:
-        st = mount.path.stat()
-    except OSError:
-        return 1 << 62
-    return _estimate(str(mount.path), mount.format, st.st_size, st.st_mtime_ns)
+    return estimated_bytes(mount.path, mount.format)
 
 
 # --------------------------------------------------------------------------- the pool

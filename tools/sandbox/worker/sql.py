@@ -22,6 +22,8 @@ import time
 
 from .state import State
 
+#: How CSV datasets are read (as pandas reads them; as InspectDataset's scans read them).
+CSV_OPTIONS = "header = true, delim = ',', null_padding = true"
 #: Longest query text accepted (characters).
 MAX_QUERY_CHARS = 100_000
 #: Most rows one query may return into pandas (aggregate in SQL for more).
@@ -53,7 +55,7 @@ def _ident(name: str) -> str:
 def view_sql(name: str, spec: dict) -> str:
     """``CREATE VIEW`` for one file dataset (parquet or CSV, read as DuckDB detects it)."""
     path = _literal(spec["path"])
-    reader = f"read_parquet({path})" if spec.get("format") == "parquet" else f"read_csv({path})"
+    reader = f"read_parquet({path})" if spec.get("format") == "parquet" else f"read_csv({path}, {CSV_OPTIONS})"
     return f"CREATE VIEW {_ident(name)} AS SELECT * FROM {reader}"
 
 

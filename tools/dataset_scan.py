@@ -1,0 +1,222 @@
+"""Host-side DuckDB scans of a dataset file, for files too large to load into pandas.
+
+``scan_profile`` computes what InspectDataset reports (row count, per-column non-null counts and
+ranges, the distinct periods, the latest value of each metric, head and tail samples) in a few
+streaming queries, with a wall-clock bound: past ``deadline`` seconds the queries are interrupted
+and ``ScanTimeout`` says so. Column profiling is bounded (``MAX_PROFILED_COLUMNS``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import duckdb
+    import pandas as pd
+
+    from refgate.workspace import DatasetSpec
+
+#: Columns whose non-null count and range are computed (the rest are listed with their type).
+MAX_PROFILED_COLUMNS = 500
+#: Most distinct periods read to find the first and latest period.
+MAX_PERIODS = 200_000
+#: Metrics whose latest value is reported.
+MAX_METRICS = 50
+#: How CSV datasets are read (as pandas reads them: a header row, commas, short rows padded);
+#: the same options as the sandbox's sql() views.
+CSV_OPTIONS = "header = true, delim = ',', null_padding = true"
+#: DuckDB's memory limit for host-side scans.
+SCAN_MEMORY = "1GB"
+
+_RANGED = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT")
+_RANGED += ("UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL", "DATE", "TIMESTAMP")
+
+
+@functools.lru_cache(maxsize=256)
+def _estimate(path: str, fmt: str, size: int, mtime_ns: int) -> int:
+    if fmt == "parquet":
+        try:
+            import pyarrow.parquet as pq
+
+            meta = pq.read_metadata(path)
+            groups = range(meta.num_row_groups)
+            return max(size, sum(meta.row_group(i).total_byte_size for i in groups))
+        except Exception:  # unreadable: whoever loads the file reports it
+            return size
+    return size
+
+
+def estimated_bytes(path: Path, fmt: str) -> int:
+    """A dataset file's estimated size in memory: a CSV's size, a parquet's uncompressed size
+    (from its footer). A missing file counts as huge."""
+    try:
+        st = path.stat()
+    except OSError:
+        return 1 << 62
+    return _estimate(str(path), fmt, st.st_size, st.st_mtime_ns)
+
+
+def estimated_memory(spec: DatasetSpec) -> int:
+    return estimated_bytes(spec.path, spec.format)
+
+
+class ScanTimeout(RuntimeError):
+    """The scan did not finish within its deadline."""
+
+
+def quote(name: str) -> str:
+    return '"' + str(name).replace('"', '""') + '"'
+
+
+def source_sql(spec: DatasetSpec) -> str:
+    """The table function reading the dataset's file."""
+    path = "'" + str(spec.path).replace("'", "''") + "'"
+    return f"read_parquet({path})" if spec.format == "parquet" else f"read_csv({path}, {CSV_OPTIONS})"
+
+
+def connect() -> duckdb.DuckDBPyConnection:
+    import duckdb
+
+    return duckdb.connect(
+        ":memory:",
+        config={
+            "memory_limit": SCAN_MEMORY,
+            "threads": "2",
+            "autoinstall_known_extensions": False,
+            "autoload_known_extensions": False,
+        },
+    )
+
+
+@contextlib.contextmanager
+def deadline(con: duckdb.DuckDBPyConnection, seconds: float) -> Iterator[None]:
+    """Interrupt ``con``'s running query after ``seconds``; raise ``ScanTimeout`` then."""
+    import duckdb
+
+    fired = threading.Event()
+
+    def stop() -> None:
+        fired.set()
+        con.interrupt()
+
+    timer = threading.Timer(seconds, stop)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    except duckdb.InterruptException:
+        raise ScanTimeout(f"the scan took longer than {seconds:g} s and was stopped") from None
+    finally:
+        timer.cancel()
+    if fired.is_set():
+        raise ScanTimeout(f"the scan took longer than {seconds:g} s and was stopped")
+
+
+@dataclass
+class ScanProfile:
+    """What a scan found; ``frame``-shaped parts are small pandas frames."""
+
+    rows: int
+    types: dict[str, str]
+    non_null: dict[str, int] = field(default_factory=dict)
+    ranges: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    sample: pd.DataFrame | None = None
+    periods: pd.DataFrame | None = None
+    head: pd.DataFrame | None = None
+    tail: pd.DataFrame | None = None
+    latest: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+
+
+def _order_sql(columns: tuple[str, ...], date_like: bool) -> str:
+    if len(columns) == 2:
+        a, b = (f"TRY_CAST({quote(c)} AS DOUBLE)" for c in columns)
+        return f"({a} * 100 + {b})"
+    cast = "TIMESTAMP" if date_like else "DOUBLE"
+    return f"TRY_CAST({quote(columns[0])} AS {cast})"
+
+
+def scan_profile(
+    spec: DatasetSpec,
+    *,
+    period_columns,
+    metrics,
+    sample_rows: int,
+    seconds: float,
+) -> ScanProfile:
+    """Profile ``spec``'s file. ``period_columns(sample)`` and ``metrics(sample)`` choose, from a
+    1,000-row sample frame, the period columns and the metric columns (InspectDataset's rules)."""
+    con = connect()
+    src = source_sql(spec)
+    try:
+        with deadline(con, seconds):
+            described = con.execute(f"DESCRIBE SELECT * FROM {src}").fetchall()
+            types = {str(r[0]): str(r[1]) for r in described}
+            sample = con.execute(f"SELECT * FROM {src} LIMIT 1000").df()
+            profiled = list(types)[:MAX_PROFILED_COLUMNS]
+            parts = ["COUNT(*)"]
+            ranged: set[str] = set()
+            for col in profiled:
+                parts.append(f"COUNT({quote(col)})")
+                kind = types[col].split("(")[0]
+                if kind in _RANGED or kind.startswith("TIMESTAMP"):
+                    parts += [f"MIN({quote(col)})", f"MAX({quote(col)})"]
+                    ranged.add(col)
+                elif col in spec.date_columns:
+                    cast = f"TRY_CAST({quote(col)} AS TIMESTAMP)"
+                    parts += [f"MIN({cast})", f"MAX({cast})"]
+                    ranged.add(col)
+            values = con.execute(f"SELECT {', '.join(parts)} FROM {src}").fetchone()
+            profile = ScanProfile(rows=int(values[0]), types=types, sample=sample)
+            at = 1
+            for col in profiled:
+                profile.non_null[col] = int(values[at])
+                at += 1
+                if col in ranged:
+                    profile.ranges[col] = (values[at], values[at + 1])
+                    at += 2
+            cols = tuple(period_columns(sample))
+            n = sample_rows
+            if cols:
+                date_like = len(cols) == 1 and (
+                    cols[0] in spec.date_columns
+                    or "DATE" in types.get(cols[0], "")
+                    or "TIMESTAMP" in types.get(cols[0], "")
+                )
+                order = _order_sql(cols, date_like)
+                listed = ", ".join(quote(c) for c in cols)
+                profile.periods = con.execute(
+                    f"SELECT DISTINCT {listed} FROM {src} LIMIT {MAX_PERIODS + 1}"
+                ).df()
+                if len(profile.periods) > MAX_PERIODS:
+                    profile.periods = None
+                if n:
+                    profile.head = con.execute(
+                        f"SELECT * FROM {src} ORDER BY {order} ASC NULLS LAST LIMIT {n}"
+                    ).df()
+                    profile.tail = con.execute(
+                        f"SELECT * FROM (SELECT * FROM {src} ORDER BY {order} DESC NULLS LAST "
+                        f"LIMIT {n}) ORDER BY {order} ASC NULLS LAST"
+                    ).df()
+                chosen = [m for m in metrics(sample) if m in types][:MAX_METRICS]
+                if chosen:
+                    picks = []
+                    for m in chosen:
+                        keep = f"FILTER (WHERE {quote(m)} IS NOT NULL AND {order} IS NOT NULL)"
+                        picks += [f"arg_max({quote(m)}, {order}) {keep}", f"max({order}) {keep}"]
+                    row = con.execute(f"SELECT {', '.join(picks)} FROM {src}").fetchone()
+                    for i, m in enumerate(chosen):
+                        if row[2 * i + 1] is not None:
+                            profile.latest[m] = (row[2 * i], row[2 * i + 1])
+            elif n:
+                profile.head = con.execute(f"SELECT * FROM {src} LIMIT {n}").df()
+                skip = max(profile.rows - n, 0)
+                profile.tail = con.execute(f"SELECT * FROM {src} LIMIT {n} OFFSET {skip}").df()
+            return profile
+    finally:
+        con.close()
