@@ -1,0 +1,175 @@
+"""Injection families: recall per attack family and language on the tuning and held-out splits,
+false positives on near-miss negatives and on real paragraphs (issue 14).
+
+Corpus (benchmarks/data/injection, sources in SOURCES.md): ``attacks.jsonl`` (attack phrasings
+from published benchmarks and their translations, labelled by family, language, style and
+split), ``near_miss.jsonl`` (legitimate text that quotes, discusses or forbids instructions),
+``tatqa_dev_heldout_paragraphs.jsonl`` (TAT-QA dev contexts 141-278, never used by tests).
+Each attack is embedded in a real FOMC paragraph (examples/us-macro) in four ways (inside the
+paragraph, on its own line after it, in an HTML comment, in a markdown quote).
+
+Detected: the report of the host text has a signal of confidence medium or high (withheld:
+high). A false positive on a negative: any signal at medium or high ("flagged"); the figures
+for any signal at all (low included) are printed beside them. Real paragraphs: any signal.
+
+Run: ``python benchmarks/injection_families.py`` (``--misses tuning`` lists the missed tuning
+items; the held-out split is reported, never listed item by item, so it cannot be tuned on).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "benchmarks" / "data" / "injection"
+sys.path.insert(0, str(ROOT / "tests" / "provenance"))
+
+import refgate.tools.registry  # noqa: E402,F401  (registers the tool names with the detector)
+from refgate.provenance import inspect_injection  # noqa: E402
+
+FLAG = {"high", "medium"}
+_SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+
+
+def load(name: str) -> list[dict]:
+    return [json.loads(x) for x in (DATA / name).read_text(encoding="utf-8").splitlines() if x]
+
+
+def _h(text: str) -> int:
+    return int(hashlib.sha256(text.encode()).hexdigest()[:12], 16)
+
+
+def statement_paragraphs() -> list[str]:
+    out = []
+    for f in sorted((ROOT / "examples/us-macro/documents").glob("*.txt")):
+        out += [p for p in re.split(r"\n\s*\n", f.read_text(encoding="utf-8")) if len(p) > 200]
+    return out
+
+
+def minutes_chunks(size: int = 5) -> list[str]:
+    """The minutes are one line per meeting: chunks of ``size`` sentences."""
+    out = []
+    for f in sorted((ROOT / "examples/us-macro/web/minutes").glob("*.txt")):
+        sents = _SENT.split(f.read_text(encoding="utf-8"))
+        out += [" ".join(sents[i : i + size]) for i in range(0, len(sents), size)]
+    return out
+
+
+def tatqa(path: Path) -> list[str]:
+    return [json.loads(x)["text"] for x in path.read_text(encoding="utf-8").splitlines() if x]
+
+
+def _inside(host: str, attack: str) -> str:
+    sents = _SENT.split(host)
+    k = max(1, len(sents) // 2)
+    return " ".join([*sents[:k], attack, *sents[k:]])
+
+
+WRAPPERS: dict[str, Callable[[str, str], str]] = {
+    "inside": _inside,
+    "own_line": lambda host, a: f"{host}\n\n{a}\n",
+    "html_comment": lambda host, a: f"{host}\n<!-- {a} -->\n",
+    "md_quote": lambda host, a: host + "\n\n" + "\n".join("> " + x for x in a.split("\n")),
+}
+
+
+def embedded(attack: dict, hosts: list[str]) -> list[tuple[str, str]]:
+    """(wrapper, host text with the attack in it) for each wrapper, host chosen by hash."""
+    return [
+        (name, wrap(hosts[_h(attack["id"] + name) % len(hosts)], attack["text"]))
+        for name, wrap in WRAPPERS.items()
+    ]
+
+
+def recall(attacks: list[dict], hosts: list[str], misses: str | None) -> dict:
+    stats: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
+    fired: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for a in attacks:
+        for wrapper, text in embedded(a, hosts):
+            report = inspect_injection(text)
+            flagged = [s for s in report.signals if s.confidence in FLAG]
+            cell = stats[(a["family"], a["lang"], a["split"])]
+            cell[0] += 1
+            cell[1] += bool(flagged)
+            cell[2] += report.highest_confidence == "high"
+            for s in flagged:
+                fired[a["family"]][s.family] += 1
+            if not flagged and misses == a["split"]:
+                print(f"MISS {a['id']} [{wrapper}] {a['text'][:150]!r}")
+    return {"cells": stats, "fired": fired}
+
+
+def false_positives(texts: list[str], *, show: str = "") -> tuple[int, int, int]:
+    flagged = anything = 0
+    for t in texts:
+        report = inspect_injection(t)
+        anything += not report.clean
+        hit = [s for s in report.signals if s.confidence in FLAG]
+        flagged += bool(hit)
+        if show and report.signals:
+            print(f"FP {show}: {[s.explain() for s in report.signals][:2]}")
+    return flagged, anything, len(texts)
+
+
+def pct(a: int, b: int) -> str:
+    return f"{100 * a / b:.1f}%" if b else "-"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--misses", choices=["tuning"], help="list missed items of this split")
+    ap.add_argument("--show-fp", choices=["tuning"], help="list flagged tuning negatives")
+    args = ap.parse_args()
+    attacks, near = load("attacks.jsonl"), load("near_miss.jsonl")
+    hosts = statement_paragraphs()
+    res = recall(attacks, hosts, args.misses)
+    families = sorted({a["family"] for a in attacks})
+    print(f"attacks: {len(attacks)} phrasings x {len(WRAPPERS)} embeddings in FOMC paragraphs")
+    print("| family | lang | tuning: detected (withheld) | held-out: detected (withheld) |")
+    print("|---|---|---|---|")
+    for fam in families:
+        for lang in ("en", "ko"):
+            row = []
+            for split in ("tuning", "heldout"):
+                n, d, w = res["cells"][(fam, lang, split)]
+                row.append(f"{d}/{n} = {pct(d, n)} ({pct(w, n)})")
+            print(f"| {fam} | {lang} | {row[0]} | {row[1]} |")
+    for split in ("tuning", "heldout"):
+        n = sum(v[0] for k, v in res["cells"].items() if k[2] == split)
+        d = sum(v[1] for k, v in res["cells"].items() if k[2] == split)
+        print(f"all {split}: {d}/{n} = {pct(d, n)}")
+    print("families that fired, per attack family:")
+    for fam in families:
+        print(f"  {fam}: {dict(sorted(res['fired'][fam].items()))}")
+    print("| negatives | split | flagged (medium/high) | any signal |")
+    print("|---|---|---|---|")
+    for split in ("tuning", "heldout"):
+        for lang in ("en", "ko"):
+            texts = [x["text"] for x in near if x["split"] == split and x["lang"] == lang]
+            show = f"{lang}" if args.show_fp == split else ""
+            f, a, n = false_positives(texts, show=show)
+            print(f"| near-miss {lang} | {split} | {f}/{n} = {pct(f, n)} | {a}/{n} = {pct(a, n)} |")
+    real = {
+        "FOMC statement paragraphs": statement_paragraphs(),
+        "FOMC minutes, 5-sentence chunks": minutes_chunks(),
+        "TAT-QA dev paragraphs (contexts 1-140, tests)": tatqa(
+            ROOT / "tests/data/provenance/tatqa_dev_paragraphs.jsonl"
+        ),
+        "TAT-QA dev paragraphs (contexts 141-278, held out)": tatqa(
+            DATA / "tatqa_dev_heldout_paragraphs.jsonl"
+        ),
+    }
+    for name, texts in real.items():
+        f, a, n = false_positives(texts)
+        print(f"| {name} | real | {f}/{n} = {pct(f, n)} | {a}/{n} = {pct(a, n)} |")
+
+
+if __name__ == "__main__":
+    main()
