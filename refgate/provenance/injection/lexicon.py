@@ -34,6 +34,10 @@ class Lexicon:
     k_stems: tuple[tuple[str, str], ...]  # (stem, tag)
     k_imperative: tuple[str, ...]
     k_colon_stems: tuple[str, ...]
+    mention_cues: frozenset[str]  # English words and Korean stems
+    negators: frozenset[str]
+    risky: tuple[str, ...]
+    k_negated_endings: tuple[str, ...]
 
     def words_with(self, tag: str) -> tuple[str, ...]:
         return tuple(sorted(w for w, tags in self.words.items() if tag in tags))
@@ -57,4 +61,9 @@ def lexicon() -> Lexicon:
         k_stems=stems,
         k_imperative=tuple(ko["matching"]["imperative"]),
         k_colon_stems=tuple(ko["matching"]["colon_stems"]),
+        mention_cues=frozenset(en["context"]["mention_cues"])
+        | frozenset(ko["context"]["mention_cues"]),
+        negators=frozenset(en["context"]["negators"]),
+        risky=tuple(en["context"]["risky"]),
+        k_negated_endings=tuple(ko["context"]["negated_endings"]),
     )

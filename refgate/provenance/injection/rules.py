@@ -7,9 +7,10 @@ Hits are ``(kind, confidence, rule, family, first token, last token)``.
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
 
-from refgate.provenance.injection.lexicon import ANCHORS
+from refgate.provenance.injection.lexicon import ANCHORS, lexicon
 from refgate.provenance.injection.patterns import all_rules
 from refgate.provenance.injection.tokens import TOKEN_RE, TokenInfo, classify
 
@@ -30,8 +31,16 @@ def _has(infos: list[TokenInfo], rng: range, tag: str) -> int:
     return -1
 
 
+def _negated(infos: list[TokenInfo], i: int) -> bool:
+    """One of the three words before ``i`` negates it (not, never, don't)."""
+    neg = lexicon().negators
+    return any(infos[j].norm in neg or infos[j].norm == "t" for j in range(max(0, i - 3), i))
+
+
 def _ignore(infos: list[TokenInfo], i: int) -> Hit | None:
     tags = infos[i].tags
+    if _negated(infos, i):
+        return None
     j = _has(infos, _window(infos, i + 1, i + 7), "INSTR")
     if j >= 0:
         between = range(i + 1, j)
@@ -66,8 +75,20 @@ def _ignore(infos: list[TokenInfo], i: int) -> Hit | None:
     return None
 
 
+def _korean_negated(tok: str) -> bool:
+    """무시해서는 (안 된다), 무시하지 말고, 무시하는 (운전자): not a command to ignore."""
+    for stem in ("무시", "우회", "잊"):
+        k = tok.find(stem)
+        if k >= 0:
+            rest = tok[k + len(stem) :]
+            return any(rest.startswith(e.strip()) for e in lexicon().k_negated_endings)
+    return False
+
+
 def _korean_ignore(infos: list[TokenInfo], i: int) -> Hit | None:
     """Korean order: (prior) instructions ... ignore."""
+    if _korean_negated(infos[i].norm):
+        return None
     j = -1
     for jj in range(i, max(-1, i - 5), -1):
         if "K_INSTR" in infos[jj].tags:
@@ -129,7 +150,9 @@ def _exfiltration(infos: list[TokenInfo], i: int) -> Hit | None:
                 max(i, *sec),
             )
         return None
-    send = [j for j in rng if "SEND" in infos[j].tags]
+    if _negated(infos, i) or (i > 0 and _negated(infos, i - 1)):
+        return None
+    send = [j for j in rng if "SEND" in infos[j].tags and not _negated(infos, j)]
     dest = [j for j in rng if "DEST" in infos[j].tags]
     strong = "SECRET_STRONG" in tags
     if send and (dest or (strong and _has(infos, rng, "ADDR") >= 0)):
@@ -168,6 +191,25 @@ def token_rule_hits(infos: list[TokenInfo], centers: list[int]) -> list[Hit]:
                 hits.append(hit)
                 break
     return hits
+
+
+_ADDRESS_RE = re.compile(
+    r"[\w.+-]+@[\w-]+\.\w+|https?://|www\.|\b[\w-]+\.(?:com|org|net|io|site|example)\b"
+    r"|\b[A-Z]{2}\d{2}[A-Z0-9]{10,}\b|\b\d{3}-\d{4}-\d{4}\b|[$€£]\s?\d"
+)
+
+
+def risky(text: str) -> bool:
+    """A consequential action: money, credentials, deletion, access, an external address."""
+    return bool(_ADDRESS_RE.search(text) or _risky_re().search(text))
+
+
+@cache
+def _risky_re() -> re.Pattern[str]:
+    words = sorted(lexicon().risky, key=len, reverse=True)
+    return re.compile(
+        "|".join(rf"\b{re.escape(w)}" if w.isascii() else re.escape(w) for w in words), re.I
+    )
 
 
 def _directive_context(window: str) -> bool:
@@ -229,6 +271,13 @@ def regex_window_hits(
                 continue
             if rule.check == "label" and not _is_label(words, a, text, state):
                 continue
+            confidence = rule.confidence
+            if rule.check == "risky_task":
+                # a labelled task counts only when it asks for a consequential action
+                if not risky(window[m.start() : m.end() + 200]):
+                    continue
+                end = _token_at(starts, min(len(window) - 1, m.end() + 200))
+                b = max(b, min(end, _token_at(starts, m.end()) + 12))
             name = rule.name.split(":")[0]
-            hits.append((rule.kind, rule.confidence, name, rule.family, lo + a, lo + b))
+            hits.append((rule.kind, confidence, name, rule.family, lo + a, lo + b))
     return hits

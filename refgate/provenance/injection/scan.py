@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from itertools import repeat
 from typing import Any
 
 from refgate.provenance.injection import catalog
+from refgate.provenance.injection.context import mention
+from refgate.provenance.injection.decode import decoded_scopes
 from refgate.provenance.injection.lexicon import ANCHORS
 from refgate.provenance.injection.report import (
     RANK,
@@ -115,10 +118,10 @@ def token_hits(text: str) -> list[tuple[str, str, str, str, int, int]]:
     for i in sorted(set(anchors)):
         hinted = classify_raw(tokens[i]).rules
         if hinted:
-            rlo = max(0, i - 8)
+            rlo = max(0, i - 12)
             state["window_start_is_text_start"] = rlo == 0
             raw_hits += regex_window_hits(
-                tokens, rlo, min(len(tokens), i + 14), set(hinted), text, state
+                tokens, rlo, min(len(tokens), i + 20), set(hinted), text, state
             )
         if not (i in override or classify_raw(tokens[i]).anchor):
             continue
@@ -151,6 +154,8 @@ def scan(
         if (kind, start, end) in seen:
             continue
         seen.add((kind, start, end))
+        if conf != "low" and mention(text, start, end):
+            conf, rule = "low", f"{rule}:mention"
         span = span_of(start, end) if span_of else (start, end)
         signals.append(
             InjectionSignal(kind, conf, excerpt(text, start, end), span, scope, rule, family)  # type: ignore[arg-type]
@@ -206,6 +211,21 @@ def merge(signals: list[InjectionSignal]) -> list[InjectionSignal]:
     return merged
 
 
+def _decoded(text: str, scopes: list[str]) -> list[InjectionSignal]:
+    """Signals of decoded payloads, reported under the family encoded_payload."""
+    out: list[InjectionSignal] = []
+    for scope, decoded, span_of in decoded_scopes(text):
+        found = scan(decoded, scope, span_of)
+        if scope == "rot13":
+            found = [s for s in found if s.rule != "decode_and_follow"]
+        if found and scope not in scopes:
+            scopes.append(scope)
+        out += [
+            replace(s, family="encoded_payload", rule=f"decoded_{scope}:{s.rule}") for s in found
+        ]
+    return out
+
+
 def inspect_injection(text: str) -> InjectionReport:
     """Deterministic injection signals in ``text`` (English and Korean)."""
     if not text:
@@ -217,4 +237,5 @@ def inspect_injection(text: str) -> InjectionReport:
         if any(h.strip() for h in hidden):
             scopes.append("tag_characters")
             signals += _tag_scope(text)
+    signals += _decoded(text, scopes)
     return InjectionReport(signals=merge(signals), scopes=scopes)

@@ -1,0 +1,71 @@
+"""The sentence around a hit: text that mentions an attack (news, training, a quoted example)
+rather than making it. A hit drops to low when its sentence has a mention cue before it
+(English), a cue anywhere in it up to the hit's end (Korean cues are particles-attached
+nouns: 공격은, 연구진은), or when it sits in quotes followed by a Korean quotative
+('...무시하라'는 문구)."""
+
+from __future__ import annotations
+
+import re
+
+from refgate.provenance.injection.lexicon import lexicon
+
+_SENTENCE_END = re.compile(r"[.!?\n](?=[\s\"'“”‘’)\]]|$)")
+_STRIP = "\"'“”‘’()[]{}<>,;:!?*"
+_QUOTES = "\"'“”‘’「」『』"
+_QUOTATIVE = re.compile(r"^[\"'”’」』]\s*(?:는|라는|이라는|라고|이라고|고|란|이란|와|과|같은)")
+_LOOKBACK = 160
+
+
+def _words(text: str) -> list[str]:
+    out = []
+    for raw in text.split():
+        if "@" in raw or "://" in raw:
+            continue
+        w = raw.strip(_STRIP).lower()
+        if w:
+            out.append(w)
+    return out
+
+
+def _is_cue(words: list[str], k: int, cues: frozenset[str]) -> bool:
+    w = words[k]
+    if w == "such":
+        return k + 1 < len(words) and words[k + 1] == "as"
+    if w in cues or w.rstrip(".") in cues:
+        return True
+    return not w.isascii() and any(w.startswith(c) for c in cues if not c.isascii())
+
+
+def _quoted(text: str, start: int, end: int) -> bool:
+    """Inside quotes that a Korean quotative follows: '이전 지시를 무시하라'는."""
+    before = text[max(0, start - 60) : start]
+    if not any(q in before for q in _QUOTES):
+        return False
+    after = text[end : end + 40]
+    for k, ch in enumerate(after):
+        if ch in _QUOTES:
+            return bool(_QUOTATIVE.match(after[k:]))
+        if ch in ".!?\n":
+            return False
+    return False
+
+
+def mention(text: str, start: int, end: int) -> bool:
+    """Whether the hit at ``start``-``end`` is a mention of an attack, not an attack."""
+    lo = max(0, start - _LOOKBACK)
+    before = text[lo:start]
+    ends = list(_SENTENCE_END.finditer(before))
+    if ends:
+        before = before[ends[-1].end() :]
+    cues = lexicon().mention_cues
+    words = _words(before)
+    if any(_is_cue(words, k, cues) for k in range(len(words))):
+        return True
+    span = text[start:end]
+    if not span.isascii():
+        words = _words(before + " " + span)
+        if any(not w.isascii() and _is_cue(words, k, cues) for k, w in enumerate(words)):
+            return True
+        return _quoted(text, start, end)
+    return False
