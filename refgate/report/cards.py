@@ -14,6 +14,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from refgate.refs import Ref
+
 #: Table rows shown per card (rows holding a cited cell are shown too, wherever they are).
 MAX_ROWS = 12
 #: Characters of an excerpt, of a value and of code shown on a card.
@@ -46,15 +48,22 @@ def clip(value: Any, limit: int) -> str:
 
 
 def trust_of(ref: Mapping[str, Any]) -> dict[str, str]:
-    """Trust (may it steer the agent) and authority (is it primary evidence) of a ref's origin."""
-    kind, origin = ref.get("kind"), ref.get("source_type", "internal")
-    if origin == "llm":
-        return {"trust": "untrusted", "authority": "model-written", "badge": "model-written"}
-    if kind == "webRef" or (origin == "external" and kind != "docRef"):
-        return {"trust": "untrusted", "authority": "secondary", "badge": "untrusted, secondary"}
-    if kind == "docRef" or origin == "external":
-        return {"trust": "untrusted", "authority": "primary", "badge": "untrusted, primary"}
-    return {"trust": "trusted", "authority": "primary", "badge": "trusted, primary"}
+    """Trust (may its text steer the agent) and authority (is it primary evidence for a number)
+    of a ref, as ``Ref.is_external`` and ``Ref.is_secondary`` judge them by origin."""
+    try:
+        parsed = Ref.model_validate(dict(ref))
+    except (ValueError, TypeError):
+        external, secondary = True, True  # a ref that is not valid is trusted with nothing
+    else:
+        external, secondary = parsed.is_external, parsed.is_secondary
+    if ref.get("source_type") == "llm":
+        external = True
+    trust = "untrusted" if external else "trusted"
+    authority = "secondary" if secondary else "primary"
+    badge = (
+        "model-written, secondary" if ref.get("source_type") == "llm" else (f"{trust}, {authority}")
+    )
+    return {"trust": trust, "authority": authority, "badge": badge}
 
 
 def cited_cells(gate: Mapping[str, Any] | None) -> dict[str, dict[str, set]]:
@@ -88,17 +97,19 @@ def _source(ref: Mapping[str, Any]) -> dict[str, Any]:
     if ref.get("kind") == "webRef" or p.get("url"):
         url = clip(p.get("url") or src, 2000)
         label = "web page"
-    elif ref.get("kind") == "docRef":
+    elif ref.get("kind") == "docRef" or (ref.get("source_type") == "external" and meta.get("page")):
         label = "workspace document"
+        fields = p if ref.get("kind") == "docRef" else meta  # a document's table: meta.source/page
         for key, name in (
             ("source", "file"),
             ("doc_id", "document"),
             ("page", "page"),
+            ("sheet", "sheet"),
             ("section", "section"),
             ("date", "date"),
         ):
-            if p.get(key) not in (None, ""):
-                details.append((name, clip(p.get(key), 300)))
+            if fields.get(key) not in (None, ""):
+                details.append((name, clip(fields.get(key), 300)))
     elif src.startswith("dataset:") or meta.get("dataset"):
         label = "dataset"
         details.append(("dataset", clip(meta.get("dataset") or src.split(":", 1)[1], 200)))

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+from refgate.paths import PathEscape, read_confined
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 MAX_CHART_BYTES = 5 * 1024 * 1024
@@ -22,27 +23,15 @@ class ChartError(ValueError):
     """A chart file that may not or cannot be embedded."""
 
 
-def _inside(path: Path, roots: Iterable[Path]) -> bool:
-    for root in roots:
-        try:
-            path.relative_to(Path(root).resolve())
-        except ValueError:
-            continue
-        return True
-    return False
-
-
 def read_png(path: str | Path, roots: Iterable[Path], sha256: str | None = None) -> bytes:
-    """The bytes of a PNG file that resolves inside one of ``roots`` (checked when opened)."""
-    real = Path(path).expanduser().resolve()
-    if not _inside(real, list(roots)):
-        raise ChartError("the file is outside the workspace")
+    """The bytes of a PNG file that resolves inside one of ``roots`` (checked on the opened
+    descriptor, ``refgate.paths``), unchanged since the run when ``sha256`` is given."""
     try:
-        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        body = read_confined(path, roots, limit=MAX_CHART_BYTES + 1, what="chart")
+    except PathEscape:
+        raise ChartError("the file is outside the workspace") from None
     except OSError as exc:
         raise ChartError(f"cannot open the file: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as fh:
-        body = fh.read(MAX_CHART_BYTES + 1)
     if len(body) > MAX_CHART_BYTES:
         raise ChartError(f"the file is larger than {MAX_CHART_BYTES // (1024 * 1024)} MB")
     if not body.startswith(PNG_MAGIC):

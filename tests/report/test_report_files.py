@@ -306,3 +306,38 @@ def test_ask_json_and_output_json_are_the_same_document(reports, tmp_path, monke
     record = json.loads(out.read_text(encoding="utf-8"))
     assert set(record) >= {"question", "answer", "refs", "gate", "trace_summary", "thread_id"}
     assert record["thread_id"] == "t-json" and record["trace_summary"]["passes"][0] == "brief"
+
+
+def test_cards_name_the_source_and_its_trust_and_authority():
+    from refgate.report.cards import card
+
+    doc_table = Ref.new(
+        "tableRef",
+        {
+            "columns": ["item", "2019"],
+            "rows": [["Revenue", 5.0]],
+            "meta": {"source": "reports/annual.pdf", "page": 37},
+        },
+        source="reports/annual.pdf",
+        source_type="external",
+    )
+    web = Ref.new(
+        "webRef",
+        {"url": "https://example.org/a", "excerpt": "x"},
+        source="https://example.org/a",
+        source_type="external",
+    )
+    data = Ref.new("valueRef", {"values": {"v": 1}}, source="dataset:macro")
+    model = Ref.new("valueRef", {"values": {"v": 1}}, source_type="llm")
+    cards = {
+        k: card(r.model_dump(mode="json"), {})
+        for k, r in {"doc": doc_table, "web": web, "data": data, "model": model}.items()
+    }
+    assert cards["doc"]["source"]["label"] == "workspace document"
+    assert ("page", "37") in cards["doc"]["source"]["details"]
+    assert cards["doc"]["trust"]["badge"] == "untrusted, primary"
+    assert cards["web"]["trust"]["badge"] == "untrusted, secondary"
+    assert cards["web"]["source"]["linkable"] is True
+    assert cards["data"]["trust"]["badge"] == "trusted, primary"
+    assert cards["data"]["source"]["details"][0] == ("dataset", "macro")
+    assert cards["model"]["trust"]["badge"] == "model-written, secondary"

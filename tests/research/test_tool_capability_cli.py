@@ -123,3 +123,28 @@ def test_cli_degenerate_and_config_errors(tmp_path, monkeypatch, h):
     monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
     missing = CliRunner().invoke(app, ["research", "q", "-w", str(ws), "--backend", "agy"])
     assert missing.exit_code == 2 and "not on PATH" in missing.stderr
+
+
+def test_cli_research_output_files_and_report_again(tmp_path, monkeypatch, h):
+    ws = _tiny_workspace(tmp_path, h)
+    _fake_codex(tmp_path, monkeypatch)
+    html = tmp_path / "r.html"
+    result = CliRunner().invoke(
+        app, ["research", h.QUESTION, "-w", str(ws), "--backend", "codex", "-q", "-o", str(html)]
+    )
+    assert result.exit_code == 0, result.output
+    page = html.read_text(encoding="utf-8")
+    assert "Verified claims (" in page and "untrusted, secondary" in page
+    assert 'href="https://' in page and "support," in page
+    md = tmp_path / "r.md"
+    again = CliRunner().invoke(
+        app, ["research", h.QUESTION, "-w", str(ws), "--backend", "codex", "-o", str(md)]
+    )
+    assert again.exit_code == 0 and md.read_text(encoding="utf-8").startswith("# Deep Research")
+    tid = again.stderr.split("--resume ", 1)[1].split(")", 1)[0].strip()
+    stored = tmp_path / "stored.json"
+    rerun = CliRunner().invoke(app, ["report", tid, "-w", str(ws), "-o", str(stored)])
+    assert rerun.exit_code == 0, rerun.output
+    assert json.loads(stored.read_text(encoding="utf-8"))["status"] == "complete"
+    bad = CliRunner().invoke(app, ["research", "q", "-w", str(ws), "-o", str(tmp_path / "r.pdf")])
+    assert bad.exit_code == 2 and ".md, .html or .json" in " ".join(bad.output.split())
