@@ -72,7 +72,12 @@ KNOWN_SCALES = frozenset({"thousand", "million", "billion", "trillion", "천", "
 KNOWN_FREQUENCIES = frozenset({"annual", "quarterly", "monthly", "weekly", "daily"})
 _DATASET_KEYS = frozenset(
     {"path", "description", "source", "columns", "period", "frequency", "labels", "as_of"}
+    | {"url", "table", "password_env"}
 )
+#: Database URL schemes a warehouse dataset may use (reached through Ibis on the host).
+WAREHOUSE_SCHEMES = frozenset({"postgresql", "postgres"})
+_TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]{0,62}(\.[A-Za-z_][A-Za-z0-9_$]{0,62})?$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _COLUMN_KEYS = frozenset({"unit", "scale", "description"})
 _DATASET_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 
@@ -100,7 +105,8 @@ class ColumnSpec:
 @dataclass(frozen=True)
 class DatasetSpec:
     name: str
-    path: Path
+    #: The file, or None for a warehouse dataset (a table in a database: ``url`` and ``table``).
+    path: Path | None
     description: str = ""
     columns: dict[str, ColumnSpec] = field(default_factory=dict)
     source: str = ""
@@ -113,14 +119,30 @@ class DatasetSpec:
     labels: tuple[str, ...] = ()
     #: Snapshot date (ISO) for a dataset whose rows carry no period.
     as_of: str | None = None
+    #: A warehouse dataset: the database URL (no password), the table, and the environment
+    #: variable holding the password (else libpq's own: PGPASSWORD, ~/.pgpass).
+    url: str | None = None
+    table: str | None = None
+    password_env: str | None = None
+
+    @property
+    def is_warehouse(self) -> bool:
+        return self.url is not None
 
     @property
     def format(self) -> str:
+        if self.is_warehouse:
+            return "warehouse"
         return "parquet" if self.path.suffix.lower() in (".parquet", ".pq") else "csv"
 
     def checked_path(self) -> Path:
         """The file's path, re-checked now: ``WorkspaceError`` when it no longer resolves to
         the real path confined at load time (a symlink swapped in since)."""
+        if self.path is None:
+            raise WorkspaceError(
+                f"dataset {self.name!r} is a table in a database, not a file: query it with "
+                "sql() in RunPython"
+            )
         try:
             return recheck(self.path, what=f"dataset {self.name!r}")
         except PathEscape as exc:
@@ -252,19 +274,60 @@ def _read_header(path: Path, where: str) -> list[str]:
         raise WorkspaceError(f"{where}: cannot read the header of {path}: {exc}") from exc
 
 
-def _names(value: Any, where: str, header: list[str]) -> tuple[str, ...]:
-    """A column name or list of names, each checked against the file's header."""
+def _names(value: Any, where: str, header: list[str] | None) -> tuple[str, ...]:
+    """A column name or list of names, each checked against the file's header (a warehouse
+    table's columns are not known until it is queried: ``header=None``)."""
     if value is None:
         return ()
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
         raise WorkspaceError(f"{where}: expected a column name or a list of column names")
     for item in items:
-        if item not in header:
+        if header is not None and item not in header:
             raise WorkspaceError(
                 f"{where}: unknown column {item[:200]!r} (the file has: {listing(header)})"
             )
     return tuple(items)
+
+
+def _warehouse(spec: dict[str, Any], where: str) -> dict[str, Any]:
+    """``url``, ``table`` and ``password_env`` of a warehouse dataset, checked (no connection
+    is made here). A password in the URL is refused: credentials come from the environment."""
+    from urllib.parse import urlsplit
+
+    if "path" in spec:
+        raise WorkspaceError(f"{where}: give either path (a file) or url (a database), not both")
+    url = spec.get("url")
+    if not isinstance(url, str) or not url.strip():
+        raise WorkspaceError(f"{where}.url: expected a database URL (postgresql://host:port/db)")
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError as exc:
+        raise WorkspaceError(f"{where}.url: not a URL: {exc}") from None
+    if parts.scheme not in WAREHOUSE_SCHEMES:
+        raise WorkspaceError(
+            f"{where}.url: unsupported database {parts.scheme or '(none)'!r} "
+            f"(supported: {', '.join(sorted(WAREHOUSE_SCHEMES))})"
+        )
+    if parts.password is not None:
+        raise WorkspaceError(
+            f"{where}.url: contains a password; refgate.toml holds no credentials: put the "
+            "password in an environment variable and name it in password_env"
+        )
+    if not parts.hostname or not parts.path.strip("/"):
+        raise WorkspaceError(f"{where}.url: needs a host and a database name")
+    table = spec.get("table")
+    if not isinstance(table, str) or not _TABLE_NAME.match(table):
+        raise WorkspaceError(
+            f"{where}.table: expected a table name (letters, digits, '_'; 'schema.table' allowed)"
+        )
+    password_env = spec.get("password_env")
+    if password_env is not None and (
+        not isinstance(password_env, str) or not _ENV_NAME.match(password_env)
+    ):
+        raise WorkspaceError(f"{where}.password_env: expected an environment variable name")
+    return {"url": url.strip(), "table": table, "password_env": password_env}
 
 
 def load_workspace(path: Path | str) -> Workspace:
@@ -296,21 +359,34 @@ def load_workspace(path: Path | str) -> Workspace:
                 "'_' or '-' (at most 64)"
             )
         _unknown_keys(spec, _DATASET_KEYS, f"{where}: datasets.{name}")
-        if "path" not in spec:
-            raise WorkspaceError(f"{where}: datasets.{name}.path is required")
-        data_path = _confined(root / str(spec["path"]), roots, f"{where}: datasets.{name}.path")
-        if not data_path.is_file():
-            raise WorkspaceError(f"{where}: datasets.{name}.path: file not found: {data_path}")
-        if data_path.suffix.lower() not in (".csv", ".parquet", ".pq"):
-            raise WorkspaceError(f"{where}: datasets.{name}.path: expected .csv or .parquet")
-        header = _read_header(data_path, f"{where}: datasets.{name}.path")
-        if not header:
-            raise WorkspaceError(f"{where}: datasets.{name}.path: {data_path} has no columns")
+        warehouse: dict[str, Any] = {}
+        data_path: Path | None = None
+        header: list[str] | None
+        if "url" in spec:
+            warehouse = _warehouse(spec, f"{where}: datasets.{name}")
+            header = None
+        else:
+            if "path" not in spec:
+                raise WorkspaceError(
+                    f"{where}: datasets.{name}.path is required (or url and table for a table "
+                    "in a database)"
+                )
+            for key in ("table", "password_env"):
+                if key in spec:
+                    raise WorkspaceError(f"{where}: datasets.{name}.{key} needs url")
+            data_path = _confined(root / str(spec["path"]), roots, f"{where}: datasets.{name}.path")
+            if not data_path.is_file():
+                raise WorkspaceError(f"{where}: datasets.{name}.path: file not found: {data_path}")
+            if data_path.suffix.lower() not in (".csv", ".parquet", ".pq"):
+                raise WorkspaceError(f"{where}: datasets.{name}.path: expected .csv or .parquet")
+            header = _read_header(data_path, f"{where}: datasets.{name}.path")
+            if not header:
+                raise WorkspaceError(f"{where}: datasets.{name}.path: {data_path} has no columns")
         columns: dict[str, ColumnSpec] = {}
         for col, cspec in _table(spec.get("columns"), f"{where}: datasets.{name}.columns").items():
             cspec = _table(cspec, f"{where}: datasets.{name}.columns.{col}")
             _unknown_keys(cspec, _COLUMN_KEYS, f"{where}: datasets.{name}.columns.{col}")
-            if col not in header:
+            if header is not None and col not in header:
                 raise WorkspaceError(
                     f"{where}: datasets.{name}.columns.{col[:200]}: unknown column "
                     f"(the file has: {listing(header)})"
@@ -351,11 +427,12 @@ def load_workspace(path: Path | str) -> Workspace:
             str(spec.get("description", "")),
             columns,
             str(spec.get("source", "")),
-            header=tuple(header),
+            header=tuple(header or ()),
             period=_names(spec.get("period"), f"{where}: datasets.{name}.period", header),
             frequency=frequency,
             labels=_names(spec.get("labels"), f"{where}: datasets.{name}.labels", header),
             as_of=as_of,
+            **warehouse,
         )
 
     def _folder(section: str) -> tuple[Path | None, dict[str, Any]]:

@@ -53,6 +53,10 @@ def load_frame(spec: "DatasetSpec") -> "pd.DataFrame":
     """The dataset as a DataFrame (date-unit columns parsed); cached until the file changes."""
     import pandas as pd
 
+    if spec.is_warehouse:  # a table in a database: loaded whole only when it is small
+        from refgate.tools.warehouse import load_table
+
+        return load_table(spec)
     path = spec.checked_path()  # confined at load time; refused if swapped for a symlink since
     st = path.stat()
     key = (str(path), st.st_size, st.st_mtime_ns, spec.date_columns)

@@ -63,6 +63,8 @@ def estimated_bytes(path: Path, fmt: str) -> int:
 
 
 def estimated_memory(spec: DatasetSpec) -> int:
+    if spec.path is None:  # a warehouse table: never loaded whole by size
+        return 1 << 62
     return estimated_bytes(spec.path, spec.format)
 
 
@@ -76,7 +78,7 @@ def quote(name: str) -> str:
 
 def source_sql(spec: DatasetSpec) -> str:
     """The table function reading the dataset's file."""
-    path = "'" + str(spec.path).replace("'", "''") + "'"
+    path = "'" + str(spec.checked_path()).replace("'", "''") + "'"
     return f"read_parquet({path})" if spec.format == "parquet" else f"read_csv({path}, {CSV_OPTIONS})"
 
 

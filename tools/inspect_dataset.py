@@ -209,6 +209,28 @@ def _scanned(spec, n: int, seconds: float) -> _Profile:
     return profile
 
 
+def _origin(spec) -> str:
+    """The file name, or the database table (URL without credentials) of a warehouse dataset."""
+    if spec.is_warehouse:
+        from refgate.tools.warehouse import redacted
+
+        return f"{spec.table} at {redacted(spec.url)}"
+    return spec.path.name
+
+
+def _warehouse(spec, n: int) -> _Profile:
+    """A warehouse table's profile: loaded whole (through Ibis) when it is small enough."""
+    from refgate.tools.warehouse import MAX_LOAD_ROWS, WarehouseError, table_rows
+
+    rows = table_rows(spec)
+    if rows > MAX_LOAD_ROWS:
+        raise WarehouseError(
+            f"the table has {rows:,} rows, more than InspectDataset profiles "
+            f"({MAX_LOAD_ROWS:,}); query it with sql() in RunPython"
+        )
+    return _in_memory(spec, load_frame(spec), n)
+
+
 def inspect_dataset(args: InspectDatasetArgs, ctx: ToolContext) -> ToolResult:
     ws = ctx.workspace
     if ws is None:
@@ -219,18 +241,20 @@ def inspect_dataset(args: InspectDatasetArgs, ctx: ToolContext) -> ToolResult:
     spec = ws.datasets[args.dataset]
     n = args.sample_rows
     try:
-        if estimated_memory(spec) <= IN_MEMORY_MAX_BYTES:
+        if spec.is_warehouse:
+            profile = _warehouse(spec, n)
+        elif estimated_memory(spec) <= IN_MEMORY_MAX_BYTES:
             profile = _in_memory(spec, load_frame(spec), n)
         else:
             profile = _scanned(spec, n, SCAN_SECONDS)
     except ScanTimeout as exc:
         return ToolResult.failure(
-            f"cannot inspect dataset {spec.name!r} ({spec.path.name}) in bounded time: {exc}. "
+            f"cannot inspect dataset {spec.name!r} ({_origin(spec)}) in bounded time: {exc}. "
             "Query it directly in RunPython with sql('SELECT ... FROM ...')"
         )
     except Exception as exc:  # unreadable file: a clear error for the model
         return ToolResult.failure(
-            f"cannot read dataset {spec.name!r} ({spec.path.name}): {str(exc)[:2000]}"
+            f"cannot read dataset {spec.name!r} ({_origin(spec)}): {str(exc)[:2000]}"
         )
     schema_rows, metrics, latest_values = profile.schema_rows, profile.metrics, profile.latest_values
     first, latest, head, tail = profile.first, profile.latest, profile.head, profile.tail
@@ -238,7 +262,7 @@ def inspect_dataset(args: InspectDatasetArgs, ctx: ToolContext) -> ToolResult:
         "dataset": spec.name,
         "description": spec.description,
         "source": spec.source,
-        "file": spec.path.name,
+        "file": _origin(spec),
         "rows": profile.rows,
         "period_columns": list(profile.period_columns),
         "frequency": profile.frequency,

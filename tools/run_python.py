@@ -104,7 +104,7 @@ def _mounts(workspace: Workspace | None) -> list[DatasetMount]:
     return [
         DatasetMount(
             name=spec.name,
-            path=spec.checked_path(),
+            path=None if spec.is_warehouse else spec.checked_path(),
             format=spec.format,
             date_columns=tuple(spec.date_columns),
             columns={
@@ -192,7 +192,9 @@ def execute(
         if msg.get("op") == "sql":
             return record_query(queries, msg)
         if msg.get("op") == "warehouse":
-            return {"ok": False, "error": "no warehouse datasets are configured"}
+            from refgate.tools.warehouse import run_query
+
+            return run_query(workspace, msg.get("query"))
         name = msg.get("name")
         args, kwargs = msg.get("args", []), msg.get("kwargs", {})
         if not isinstance(args, list) or not isinstance(kwargs, dict):

@@ -76,14 +76,23 @@ class Limits:
 
 @dataclass(frozen=True)
 class DatasetMount:
+    """A dataset the call sees: a file bound read-only, or (``path=None``, format
+    ``"warehouse"``) a database table reached only through ``sql()`` and the host's proxy."""
+
     name: str
-    path: Path
+    path: Path | None
     format: str = "csv"
     date_columns: tuple[str, ...] = ()
     columns: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
+    @property
+    def is_file(self) -> bool:
+        return self.path is not None
+
     def fingerprint(self) -> tuple:
         try:
+            if self.path is None:
+                raise OSError("no file")
             st = self.path.stat()
             stamp: tuple = (st.st_size, st.st_mtime_ns)
         except OSError:
@@ -298,7 +307,7 @@ class Worker:
         cmd += ["--tmpfs", "/tmp"]
         binds = [(root, root) for root in _python_roots()]
         binds.append((str(WORKER_PACKAGE), f"{SANDBOX_ROOT}/sandbox/worker"))
-        binds += [(confined_source(m), sandbox_path(m)) for m in self.datasets]
+        binds += [(confined_source(m), sandbox_path(m)) for m in self.datasets if m.is_file]
         # bwrap creates missing parent dirs 0700; the unprivileged call must traverse them.
         for parent in _parents(dest for _, dest in binds):
             cmd += ["--perms", "0755", "--dir", parent]
@@ -353,17 +362,7 @@ class Worker:
             "gid": self.uid,
             "pidns": self.mode == "bwrap",
             "scratch_base": "/tmp" if self.mode == "bwrap" else self._scratch_base,
-            "datasets": {
-                m.name: {
-                    "path": sandbox_path(m) if self.mode == "bwrap" else str(m.path),
-                    "format": m.format,
-                    "date_columns": list(m.date_columns),
-                    "preload": _memory_bytes(m) <= PRELOAD_MAX_BYTES,
-                    "memory_bytes": _memory_bytes(m),
-                    "columns": {k: dict(v) for k, v in m.columns.items()},
-                }
-                for m in self.datasets
-            },
+            "datasets": {m.name: self._dataset_entry(m) for m in self.datasets},
         }
         try:
             send_frame(host_sock, init)
@@ -388,6 +387,20 @@ class Worker:
             )
         self.ready = ready
         self.start_seconds = time.perf_counter() - t0
+
+    def _dataset_entry(self, m: DatasetMount) -> dict[str, Any]:
+        columns = {k: dict(v) for k, v in m.columns.items()}
+        if not m.is_file:
+            return {"kind": "warehouse", "format": m.format, "columns": columns}
+        return {
+            "kind": "file",
+            "path": sandbox_path(m) if self.mode == "bwrap" else str(m.path),
+            "format": m.format,
+            "date_columns": list(m.date_columns),
+            "preload": _memory_bytes(m) <= PRELOAD_MAX_BYTES,
+            "memory_bytes": _memory_bytes(m),
+            "columns": columns,
+        }
 
     def _drain_log(self) -> None:
         proc = self.proc
