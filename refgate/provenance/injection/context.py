@@ -42,7 +42,7 @@ def _quoted(text: str, start: int, end: int) -> bool:
     before = text[max(0, start - 60) : start]
     if not any(q in before for q in _QUOTES):
         return False
-    after = text[end : end + 40]
+    after = text[max(start, end - 3) : end + 40]
     for k, ch in enumerate(after):
         if ch in _QUOTES:
             return bool(_QUOTATIVE.match(after[k:]))

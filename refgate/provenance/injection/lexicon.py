@@ -36,6 +36,7 @@ class Lexicon:
     k_colon_stems: tuple[str, ...]
     mention_cues: frozenset[str]  # English words and Korean stems
     negators: frozenset[str]
+    describers: frozenset[str]
     risky: tuple[str, ...]
     k_negated_endings: tuple[str, ...]
 
@@ -64,6 +65,7 @@ def lexicon() -> Lexicon:
         mention_cues=frozenset(en["context"]["mention_cues"])
         | frozenset(ko["context"]["mention_cues"]),
         negators=frozenset(en["context"]["negators"]),
+        describers=frozenset(en["context"]["describers"]),
         risky=tuple(en["context"]["risky"]),
         k_negated_endings=tuple(ko["context"]["negated_endings"]),
     )

@@ -32,9 +32,14 @@ def _has(infos: list[TokenInfo], rng: range, tag: str) -> int:
 
 
 def _negated(infos: list[TokenInfo], i: int) -> bool:
-    """One of the three words before ``i`` negates it (not, never, don't)."""
-    neg = lexicon().negators
-    return any(infos[j].norm in neg or infos[j].norm == "t" for j in range(max(0, i - 3), i))
+    """One of the three words before ``i`` negates it (not, never, don't), or the word right
+    before makes it a description (staff who disregard ..., investors that ignore ...)."""
+    lex = lexicon()
+    if i > 0 and infos[i - 1].norm in lex.describers:
+        return True
+    return any(
+        infos[j].norm in lex.negators or infos[j].norm == "t" for j in range(max(0, i - 3), i)
+    )
 
 
 def _ignore(infos: list[TokenInfo], i: int) -> Hit | None:
@@ -139,6 +144,8 @@ def _exfiltration(infos: list[TokenInfo], i: int) -> Hit | None:
     tags = infos[i].tags
     rng = _window(infos, i - 8, i + 9)
     if "K_SEND" in tags:
+        if any(k in infos[j].norm for j in rng for k in ("절대", "금지", "마세요", "마십시오")):
+            return None  # 절대 ... 마세요: a warning, not a request
         sec = [j for j in rng if "K_SECRET" in infos[j].tags]
         if sec and any("K_DEST" in infos[j].tags or "DEST" in infos[j].tags for j in rng):
             return (
