@@ -168,7 +168,7 @@ def _table(p: Mapping[str, Any], cells: set) -> dict[str, Any] | None:
     for r in shown:
         row = rows[r]
         cells_in = (
-            [row.get(c) for c in columns]
+            [row.get(c) for c in names]
             if isinstance(row, Mapping)
             else list(row)
             if isinstance(row, list | tuple)

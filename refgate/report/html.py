@@ -22,6 +22,7 @@ from refgate.report import cards as cardlib
 from refgate.report.answer import answer_html, strip_unmet_section
 from refgate.report.cards import is_http
 from refgate.report.run import header_facts
+from refgate.report.shape import clean_research, clean_run
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -67,7 +68,8 @@ def _page(template: str, **context: Any) -> str:
 def render_run_html(record: Mapping[str, Any], charts: Sequence[Mapping[str, Any]] = ()) -> str:
     """The HTML report of a workbench run (``record`` from ``run_record``; ``charts`` from
     ``collect_charts``)."""
-    refs = record.get("refs") or {}
+    record = clean_run(record)
+    refs = record["refs"]
     gate = record.get("gate") or {}
     answer = str(record.get("answer") or "")
     cited, other = cardlib.build_cards(answer, refs, gate)
@@ -97,18 +99,15 @@ def render_run_html(record: Mapping[str, Any], charts: Sequence[Mapping[str, Any
 
 def render_research_html(report: Mapping[str, Any]) -> str:
     """The HTML report of a deep-research run (``report`` as ``build_report`` returns it)."""
-
-    def claims(key: str) -> list[dict[str, Any]]:
-        return [c for c in report.get(key) or [] if isinstance(c, Mapping)]
-
+    report = clean_research(report)
     return _page(
         "research.html.j2",
         report=report,
         groups=[
-            ("verified", "Verified claims", claims("confirmed")),
-            ("refuted", "Refuted claims", claims("refuted")),
-            ("unverified", "Unverified claims", claims("unverified")),
+            ("verified", "Verified claims", report["confirmed"]),
+            ("refuted", "Refuted claims", report["refuted"]),
+            ("unverified", "Unverified claims", report["unverified"]),
         ],
-        findings=[f for f in report.get("findings") or [] if isinstance(f, Mapping)],
-        sources=[s for s in report.get("sources") or [] if isinstance(s, Mapping)],
+        findings=report["findings"],
+        sources=report["sources"],
     )

@@ -8,6 +8,7 @@ from typing import Any
 
 from refgate.report import cards as cardlib
 from refgate.report.run import header_facts
+from refgate.report.shape import clean_run
 
 
 def _one_line(text: Any, limit: int = 300) -> str:
@@ -52,7 +53,8 @@ def _reference(c: Mapping[str, Any]) -> str:
 
 def render_run_markdown(record: Mapping[str, Any]) -> str:
     """The run as one markdown document."""
-    refs = record.get("refs") or {}
+    record = clean_run(record)
+    refs = record["refs"]
     gate = record.get("gate") or {}
     answer = str(record.get("answer") or "").rstrip()
     facts = header_facts(record)

@@ -341,3 +341,89 @@ def test_cards_name_the_source_and_its_trust_and_authority():
     assert cards["data"]["trust"]["badge"] == "trusted, primary"
     assert cards["data"]["source"]["details"][0] == ("dataset", "macro")
     assert cards["model"]["trust"]["badge"] == "model-written, secondary"
+
+
+def test_malformed_records_give_a_report_not_a_traceback():
+    """Stored runs and hand-edited JSON can hold anything: every field of the wrong type."""
+    import random
+
+    from refgate.report import render_run_markdown
+
+    junk = [None, 1, 1.5, "x", [], {}, [1, [2]], {"a": None}, True, "[val_1]", {"payload": 3}]
+    keys = [
+        "id",
+        "kind",
+        "payload",
+        "rows",
+        "columns",
+        "values",
+        "claims",
+        "mentions",
+        "matches",
+        "how",
+        "ref_id",
+        "issues",
+        "severity",
+        "files",
+        "units",
+        "tokens",
+    ]
+
+    def rnd(depth=0):
+        r = rng.random()
+        if depth > 2 or r < 0.4:
+            return rng.choice(junk)
+        if r < 0.7:
+            return {rng.choice(keys): rnd(depth + 1) for _ in range(3)}
+        return [rnd(depth + 1) for _ in range(3)]
+
+    rng = random.Random(7)
+    fields = [
+        "question",
+        "answer",
+        "refs",
+        "gate",
+        "critiques",
+        "caveats",
+        "trace_summary",
+        "workspace",
+        "models",
+        "duration_s",
+        "created_at",
+        "thread_id",
+    ]
+    for _ in range(300):
+        record = {k: rnd() for k in rng.sample(fields, 7)}
+        if rng.random() < 0.5:
+            record["refs"] = {
+                "tbl_1": {
+                    "id": "tbl_1",
+                    "kind": "tableRef",
+                    "payload": {"columns": rnd(), "rows": rnd(), "units": rnd(), "meta": rnd()},
+                },
+                "val_1": {
+                    "id": "val_1",
+                    "kind": "valueRef",
+                    "payload": {"values": rnd(), "units": rnd(), "scale": rnd()},
+                },
+            }
+            record["answer"] = "x [tbl_1] [val_1]"
+        assert "<html" in render_run_html(record)
+        assert render_run_markdown(record).startswith("# ")
+        assert "<html" in render_research_html(
+            {
+                k: rnd()
+                for k in (
+                    "question",
+                    "status",
+                    "summary",
+                    "findings",
+                    "confirmed",
+                    "refuted",
+                    "sources",
+                    "notes",
+                    "openQuestions",
+                    "caveats",
+                )
+            }
+        )

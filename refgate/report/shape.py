@@ -1,0 +1,147 @@
+"""Input as the renderers expect it: every field of a run record or research report coerced to its
+type (text, list, mapping), so a stored run, a hand-edited JSON file or a model's odd output gives
+a report with blanks, never a traceback."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def as_map(value: Any) -> dict[str, Any]:
+    return {str(k): v for k, v in value.items()} if isinstance(value, Mapping) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list | tuple) else []
+
+
+def as_text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else str(value)
+
+
+def maps(value: Any) -> list[dict[str, Any]]:
+    return [as_map(v) for v in as_list(value) if isinstance(v, Mapping)]
+
+
+def texts(value: Any) -> list[str]:
+    return [as_text(v) for v in as_list(value) if v is not None]
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if value == value else None
+
+
+def _ref(value: Any) -> dict[str, Any] | None:
+    if not isinstance(value, Mapping) or value.get("id") in (None, ""):
+        return None
+    ref = as_map(value)
+    ref["id"] = as_text(ref["id"])
+    ref["payload"] = as_map(ref.get("payload"))
+    for key in ("kind", "title", "source", "source_type", "created_by"):
+        ref[key] = as_text(ref.get(key))
+    return ref
+
+
+def _gate(value: Any) -> dict[str, Any]:
+    gate = as_map(value)
+    claims = []
+    for claim in maps(gate.get("claims")):
+        mentions = []
+        for m in maps(claim.get("mentions")):
+            m["matches"] = maps(m.get("matches"))
+            mentions.append(m)
+        claim["mentions"] = mentions
+        claims.append(claim)
+    gate["claims"] = claims
+    gate["issues"] = maps(gate.get("issues"))
+    gate["counts"] = as_map(gate.get("counts"))
+    return gate
+
+
+def clean_run(record: Any) -> dict[str, Any]:
+    """A run record (``run_record``'s shape) with every field of the right type."""
+    r = as_map(record)
+    refs: dict[str, dict[str, Any]] = {}
+    raw = r.get("refs")
+    for item in raw.values() if isinstance(raw, Mapping) else as_list(raw):
+        ref = _ref(item)
+        if ref is not None:
+            refs[ref["id"]] = ref
+    summary = as_map(r.get("trace_summary"))
+    summary["tokens"] = as_map(summary.get("tokens"))
+    summary["duration_ms"] = as_map(summary.get("duration_ms"))
+    ws = r.get("workspace")
+    return {
+        **r,
+        "thread_id": as_text(r.get("thread_id")),
+        "question": as_text(r.get("question")),
+        "answer": as_text(r.get("answer")),
+        "refs": refs,
+        "gate": _gate(r.get("gate")),
+        "critiques": texts(r.get("critiques")),
+        "caveats": texts(r.get("caveats")),
+        "trace_summary": summary,
+        "workspace": {"name": as_text(as_map(ws).get("name"))} if isinstance(ws, Mapping) else None,
+        "models": {k: as_text(v) for k, v in as_map(r.get("models")).items()},
+        "duration_s": _number(r.get("duration_s")),
+        "created_at": as_text(r.get("created_at")),
+    }
+
+
+def _claim(value: dict[str, Any]) -> dict[str, Any]:
+    c = {
+        k: as_text(value.get(k))
+        for k in ("claim", "quote", "source", "sourceTitle", "sourceQuality", "publishDate", "vote")
+    }
+    votes = as_map(value.get("votes"))
+    c["votes"] = {k: as_text(votes.get(k, 0)) for k in ("support", "refute", "abstain")}
+    c["verdicts"] = [
+        {
+            "refuted": bool(v.get("refuted")),
+            "confidence": as_text(v.get("confidence")),
+            "evidence": as_text(v.get("evidence")),
+            "counterSource": as_text(v.get("counterSource")),
+        }
+        for v in maps(value.get("verdicts"))
+    ]
+    return c
+
+
+def clean_research(report: Any) -> dict[str, Any]:
+    """A research report (``build_report``'s shape) with every field of the right type."""
+    r = as_map(report)
+    return {
+        "question": as_text(r.get("question")),
+        "status": as_text(r.get("status")) or "unknown",
+        "summary": as_text(r.get("summary")),
+        "caveats": as_text(r.get("caveats")),
+        "findings": [
+            {
+                "claim": as_text(f.get("claim")),
+                "confidence": as_text(f.get("confidence")),
+                "evidence": as_text(f.get("evidence")),
+                "sources": texts(f.get("sources")),
+            }
+            for f in maps(r.get("findings"))
+        ],
+        "confirmed": [_claim(c) for c in maps(r.get("confirmed"))],
+        "refuted": [_claim(c) for c in maps(r.get("refuted"))],
+        "unverified": [_claim(c) for c in maps(r.get("unverified"))],
+        "sources": [
+            {
+                "url": as_text(s.get("url")),
+                "title": as_text(s.get("title")),
+                "fetched": bool(s.get("fetched")),
+                "claimCount": as_text(s.get("claimCount", 0)),
+                "error": as_text(s.get("error")),
+            }
+            for s in maps(r.get("sources"))
+        ],
+        "openQuestions": texts(r.get("openQuestions")),
+        "notes": texts(r.get("notes")),
+    }
