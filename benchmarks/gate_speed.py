@@ -71,7 +71,7 @@ def _korean(won: int) -> str:
 def make_answer(n_claims: int, refs: list[Ref], rng: random.Random) -> str:
     vals = [r for r in refs if r.kind == "valueRef"]
     tables = [r for r in refs if r.kind == "tableRef"]
-    parts: list[str] = ["# Findings", ""]
+    parts: list[str] = ["# Findings: revenue of the companies in the dataset", ""]
     k = 0
     while k < n_claims:
         if k % 20 == 19:

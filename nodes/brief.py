@@ -29,10 +29,9 @@ from langgraph.runtime import Runtime
 from refgate.nodes.common import Deps, PassTimer, event, load_prompt, make_context
 from refgate.nodes.loop import run_tool_pass
 from refgate.nodes.parsing import parse_json_object
-from refgate.refs import Ref
+from refgate.refs import EMITTED_KINDS, Ref
 from refgate.tools.registry import get_spec
 
-EMITTED_KINDS = {"valueRef", "tableRef", "dateRef"}
 #: Most recalled decisions shown to BRIEF.
 RECALL_LIMIT = 5
 

@@ -19,13 +19,12 @@ from langgraph.runtime import Runtime
 from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context, refs_block
 from refgate.nodes.loop import invoke_model
 from refgate.nodes.parsing import parse_string_list
-from refgate.refs import REF_KINDS, as_ref_map
+from refgate.refs import REF_KINDS, as_ref_map, is_emitted_result
 
 PRIMARY_SOURCE = "primarySource"
 #: Kinds that carry numbers computed from workspace data.
 NUMERIC_KINDS = ("valueRef", "tableRef")
 EXTERNAL_KINDS = ("webRef", "docRef")
-EMITTED_KINDS = ("valueRef", "tableRef", "dateRef")
 
 
 def checklist(plan: Mapping[str, Any], refs: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -93,7 +92,7 @@ def checklist_gaps(
         if not row["met"]
     ]
     ledger = as_ref_map(refs)
-    if plan.get("require_emitted") and not any(r.kind in EMITTED_KINDS for r in ledger.values()):
+    if plan.get("require_emitted") and not any(is_emitted_result(r) for r in ledger.values()):
         gaps.append(
             "the chosen skills need emitted results and WORK emitted none "
             "(no valueRef, tableRef or dateRef)"

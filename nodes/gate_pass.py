@@ -31,6 +31,7 @@ def make_gate(deps: Deps):
             state.get("refs") or {},
             required_evidence=plan.get("required_evidence") or (),
             require_emitted=bool(plan.get("require_emitted")),
+            names=ctx.workspace.gate_names if ctx.workspace is not None else (),
         )
         verdict = report.to_dict()
         attempts = int(state.get("gate_attempts") or 0) + (0 if report.passed else 1)

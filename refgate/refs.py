@@ -61,6 +61,11 @@ KIND_PREFIX: dict[str, str] = {
 }
 PREFIX_KIND: dict[str, str] = {v: k for k, v in KIND_PREFIX.items()}
 
+#: Kinds WORK emits as results (RunPython's ``emit_result``, engine capabilities).
+EMITTED_KINDS = frozenset({"valueRef", "tableRef", "dateRef"})
+#: ``meta.role`` of a tableRef that describes a dataset (its schema) instead of a result.
+SCHEMA_ROLE = "schema"
+
 #: Hex characters after the prefix; fixed, so a truncated citation is detectable.
 ID_HEX_LEN = 10
 
@@ -293,3 +298,15 @@ def _dotted(payload: Any, key: str) -> Any:
             return None
         value = value.get(part)
     return value
+
+
+def is_emitted_result(ref: Ref) -> bool:
+    """True for a result WORK emitted: a valueRef, dateRef or tableRef, not a dataset's schema
+    (InspectDataset's table, ``meta.role == "schema"``)."""
+    if ref.kind not in EMITTED_KINDS:
+        return False
+    if ref.kind == "tableRef" and isinstance(ref.payload, dict):
+        meta = ref.payload.get("meta")
+        if isinstance(meta, dict) and meta.get("role") == SCHEMA_ROLE:
+            return False
+    return True

@@ -31,6 +31,9 @@ workspace folder or one of its ``allowed_roots``; ``refgate.paths`` holds the ru
 
     [settings]
     work_max_rounds = 8
+
+    [gate]
+    names = ["MSCI World 100"]  # optional: names with numbers, beside the built-in "S&P 500", ...
 """
 
 from __future__ import annotations
@@ -166,6 +169,8 @@ class Workspace:
     settings: dict[str, Any] = field(default_factory=dict)
     #: Folders outside ``root`` the workspace may use (``[paths] allowed_roots``), real paths.
     allowed_roots: tuple[Path, ...] = ()
+    #: Names that contain numbers, added to the GATE's built-in list (``[gate] names``).
+    gate_names: tuple[str, ...] = ()
 
     @property
     def roots(self) -> tuple[Path, ...]:
@@ -457,6 +462,17 @@ def load_workspace(path: Path | str) -> Workspace:
             load_settings({}, settings)
         except (ConfigError, TypeError) as exc:
             raise WorkspaceError(f"{where}: [settings]: {exc}") from exc
+    gate = _table(raw.get("gate"), f"{where}: [gate]")
+    _unknown_keys(gate, frozenset({"names"}), f"{where}: [gate]")
+    names = gate.get("names", [])
+    if not isinstance(names, list):
+        raise WorkspaceError(f"{where}: gate.names: expected a list of names")
+    from refgate.numbered_names import check_names
+
+    try:
+        gate_names = check_names(names, f"{where}: gate.names")
+    except ValueError as exc:
+        raise WorkspaceError(str(exc)) from exc
     return Workspace(
         root=root,
         name=str(raw.get("name") or root.name),
@@ -467,6 +483,7 @@ def load_workspace(path: Path | str) -> Workspace:
         web_snapshot_path=web_path,
         settings=settings,
         allowed_roots=allowed_roots,
+        gate_names=gate_names,
     )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from refgate.refs import SCHEMA_ROLE
 from refgate.tools.base import ToolContext, ToolResult, ToolSpec
 from refgate.tools.capabilities import (
     load_frame,
@@ -282,7 +283,7 @@ def inspect_dataset(args: InspectDatasetArgs, ctx: ToolContext) -> ToolResult:
             "columns": SCHEMA_COLUMNS,
             "rows": schema_rows,
             "units": {"non_null": "count"},
-            "meta": dict(meta, column_units=units),
+            "meta": dict(meta, column_units=units, role=SCHEMA_ROLE),
         },
         title=f"Schema of dataset {spec.name} ({profile.rows} rows"
         + (f", {first} to {latest})" if latest else ")"),

@@ -59,7 +59,33 @@ Rankings
     largest/highest/lowest/..., top N, #1, No. 1, 2nd largest, ranked first, N위, 상위, 하위, 최대,
     최고, 최저, 가장. A ranking needs a cited tableRef whose rows (or column headers) contain the
     ranked items (a row label named in the claim, or a value of the claim found in that table), and
-    a ranking answer must render a markdown evidence table with a rank column.
+    a ranking answer must render a markdown evidence table with a rank column. A ranking answer
+    (ranking prose or a rank table) must also state its frame (``missing_ranking_frame``): its
+    universe ("among the S&P 500 constituents", "of all quarters in the dataset", an index name),
+    its metric ("ranked by market capitalization", or a named value column of the table) and, in
+    the evidence table, the raw value.
+
+Documented behaviour
+    A claim cited only to documentation refs (apiRef: a capability's signature and docstring;
+    skillRef: a skill's procedure) that names what they document (the capability, one of its
+    parameters, the skill) and holds no proper name absent from that documentation is about a
+    documented behaviour: its ranking words ("ranks", "largest") are supported when the
+    documentation states a ranking, its numbers ("n=10", "1 to 100") when the documentation states
+    them. Any other claim cited to documentation is a data claim, which documentation cannot
+    support (its example dates support nothing either).
+
+Empty evidence
+    An answer with a data claim (a number, date or ranking not about documented behaviour nor
+    cited only to docRefs/webRefs) blocks with ``emit_result_missing`` when the ledger holds no
+    emitted result: no valueRef, dateRef or tableRef, InspectDataset's schema table
+    (``meta.role == "schema"``) excluded.
+
+Names with numbers
+    "S&P 500", "FTSE 100", "Nasdaq-100", "Russell 2000", "KOSPI 200", "Nikkei 225", "Fortune 500",
+    "Form 10-K", "Rule 10b-5", "Section 16", ... (``refgate.numbered_names.DEFAULT_NAMES``, extended
+    by a workspace's ``[gate] names`` and ``check_answer(names=...)``) are names, not claims; a name
+    matches only as written, so a number beside or glued to it ("S&P 5000", "FTSE 100,000") stays
+    a claim.
 """
 
 from .check import check_answer

@@ -10,16 +10,35 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from refgate.refs import REF_KINDS, Ref, coerce_ref
+from refgate.refs import REF_KINDS, Ref, coerce_ref, is_emitted_result
 
 from .dates import find_as_of, find_dates
-from .index import NUMERIC_KINDS, RefIndex, build_index, where_text
+from .index import DOC_KINDS, NUMERIC_KINDS, RefIndex, build_index, where_text
 from .markdown import Cell, Unit, split_units
+from .names import NamePattern, check_names, compiled
 from .numbers import Num, dec_step, find_numbers, parse_unit, span_test
 from .report import ClaimCheck, GateIssue, GateReport, Match, MentionCheck
 
-EMITTED_KINDS = frozenset({"valueRef", "tableRef", "dateRef"})
 PRIMARY_SOURCE = "primarySource"
+#: Refs of external text: a claim citing one is about a document or page, not about data.
+_TEXT_KINDS = frozenset({"docRef", "webRef"})
+
+#: A ranking answer states its universe (the set ranked) ...
+_UNIVERSE = re.compile(
+    r"\b(?:among|amongst|out of|universe|constituents?|components|members of|of all|across all"
+    r"|all (?:the )?(?:listed |\w+ )?(?:companies|firms|stocks|shares|countries|states|banks"
+    r"|funds|sectors|industries|issuers|quarters|years|months|periods)"
+    r"|in the (?:sample|dataset|index|table)|datasets?|sample of|screened|filtered)\b"
+    r"|중에서|가운데|대상|유니버스|구성\s?종목|전체"
+)
+#: ... and its metric (what it is ranked by), in the text or as the evidence table's value column.
+_METRIC = re.compile(
+    r"\b(?:ranked|ranks|ranking|rank|sorted|ordered|measured|largest|biggest|highest|lowest"
+    r"|smallest|greatest|fewest|top|bottom)\b[^.;\n]{0,60}?\b(?:by|on|in terms of|according to)"
+    r"\s+[^\W\d_]"
+    r"|\b(?:metric|formula|computed as|calculated as|defined as|measured as)\b"
+    r"|기준|지표|계산식|순으로"
+)
 
 #: Ranking words, matched on lower-cased text. Every branch starts with a literal character, so
 #: the scan is a fast prefix search; word boundaries are checked after the first character.
@@ -131,20 +150,29 @@ def _with_header(num: Num, header: str) -> Num:
     return num
 
 
-def _mentions_batch(texts: list[str], headers: list[str] | None = None) -> list[list[_Mention]]:
+def _mentions_batch(
+    texts: list[str], headers: list[str] | None = None, names: NamePattern | None = None
+) -> list[list[_Mention]]:
     """The mentions of each text: rankings, dates, "as of" phrases, then numbers (outside the
-    ranking and date spans), each cell's numbers taking its column header's unit (``headers``).
+    name, ranking and date spans), each cell's numbers taking its column header's unit
+    (``headers``). ``names`` matches names that contain numbers ("S&P 500": not a claim).
 
     Each scanner runs over all the texts before the next one starts: one kind of work at a time
     keeps its patterns and code hot in the CPU caches (see ``check_answer``)."""
     lows = [t.lower() for t in texts]
     outs: list[list[_Mention]] = [[] for _ in texts]
-    masks: list[list[tuple[int, int]]] = [[] for _ in texts]
+    has_digit = [_DIGIT.search(t) is not None for t in texts]
+    if names is not None:
+        masks: list[list[tuple[int, int]]] = [
+            names.spans(t, low) if d else []
+            for t, low, d in zip(texts, lows, has_digit, strict=True)
+        ]
+    else:
+        masks = [[] for _ in texts]
     for text, low, out, masked in zip(texts, lows, outs, masks, strict=True):
         for a, b, rtext in _ranks(text, low):
             out.append(_Mention("ranking", rtext))
             masked.append((a, b))
-    has_digit = [_DIGIT.search(t) is not None for t in texts]
     # Without a digit the only possible date is an ordinal quarter with no year ("first quarter").
     all_dms = [
         find_dates(t) if d or "quarter" in low else []
@@ -152,7 +180,7 @@ def _mentions_batch(texts: list[str], headers: list[str] | None = None) -> list[
     ]
     for dms, out, masked in zip(all_dms, outs, masks, strict=True):
         # Dates never overlap one another (find_dates reads on after each), so a date is masked
-        # only by a ranking span.
+        # only by a name or ranking span.
         in_rank = span_test(list(masked)) if masked else None
         for dm in dms:
             start = dm.start
@@ -188,10 +216,12 @@ def _plain_cell(text: str, header: str) -> _Mention | None:
     return _Mention("number", text, num=_with_header(num, header))
 
 
-def _scan_units(units: list[Unit]) -> list[tuple[list[_Mention], list[str]]]:
+def _scan_units(
+    units: list[Unit], names: NamePattern | None = None
+) -> list[tuple[list[_Mention], list[str]]]:
     """Mentions of each unit, and (for table rows) its identifier cells."""
     prose = [u.text for u in units if u.cells is None]
-    prose_found = iter(_mentions_batch(prose))
+    prose_found = iter(_mentions_batch(prose, None, names))
     # Table cells: rank and period cells, and plain numbers, are read here; the rest are
     # scanned in one batch, then each row's mentions are put back together in cell order.
     cell_texts: list[str] = []
@@ -224,7 +254,7 @@ def _scan_units(units: list[Unit]) -> list[tuple[list[_Mention], list[str]]]:
             cell_texts.append(cell.text)
             cell_heads.append(cell.header)
         plans.append(plan)
-    cells_found = _mentions_batch(cell_texts, cell_heads) if cell_texts else []
+    cells_found = _mentions_batch(cell_texts, cell_heads, names) if cell_texts else []
     rows = iter(plans)
     out: list[tuple[list[_Mention], list[str]]] = []
     for u in units:
@@ -266,12 +296,14 @@ def _targets(num: Num, idx: RefIndex):
 _LINEAR_MAX = 16
 
 
-def _match_number(num: Num, indexes: list[RefIndex]) -> list[Match]:
+def _match_number(
+    num: Num, indexes: list[RefIndex], kinds: frozenset[str] = NUMERIC_KINDS
+) -> list[Match]:
     matches: list[Match] = []
     signed, currency = num.signed, num.currency
     kind, v, half = num.kind, num.shown, 0.5 * num.step
     for idx in indexes:
-        if idx.ref.kind not in NUMERIC_KINDS:
+        if idx.ref.kind not in kinds:
             continue
         items = idx.items
         linear = len(items) <= _LINEAR_MAX
@@ -362,10 +394,10 @@ def _match_number(num: Num, indexes: list[RefIndex]) -> list[Match]:
     return matches
 
 
-def _nearest(num: Num, indexes: list[RefIndex]) -> str:
+def _nearest(num: Num, indexes: list[RefIndex], kinds: frozenset[str] = NUMERIC_KINDS) -> str:
     best: tuple[float, str] | None = None
     for idx in indexes:
-        if idx.ref.kind not in NUMERIC_KINDS:
+        if idx.ref.kind not in kinds:
             continue
         for arr, target, _tol, basis in _targets(num, idx):
             near = arr.nearest(target)
@@ -404,32 +436,114 @@ def _required(required_evidence: Sequence[str], kinds: set[str], issues: list[Ga
     return primary
 
 
+_NO_EMITTED = (
+    "WORK emitted no result (no valueRef, tableRef or dateRef; a dataset's schema from "
+    "InspectDataset is not a result) and the answer states data claims: compute the answer in "
+    "WORK and emit it with emit_result, or state no numbers, dates or rankings"
+)
+
+
+#: A proper name or ticker in a claim ("Apple", "AAPL", "S&P"): capitalised, not the first word.
+_PROPER = re.compile(r"(?<=[\w,;:)] )[A-Z][\w&.-]*")
+
+
+def _documented(claim: str, indexes: list[RefIndex]) -> bool:
+    """True when a claim cited only to documentation is about what it documents: it names the
+    capability, a parameter or the skill, and every proper name it holds is in that
+    documentation ("According to top_n, Apple is the largest" names Apple, a data item)."""
+    low = claim.lower()
+    if not _names_documented(low, indexes):
+        return False
+    text = "\n".join(i.doc_text for i in indexes)
+    names = " ".join(n for i in indexes for n in i.doc_names)
+    for m in _PROPER.finditer(claim):
+        word = m.group().rstrip(".-").lower()
+        if word and word not in text and word not in names:
+            return False
+    return True
+
+
+def _names_documented(claim_low: str, indexes: list[RefIndex]) -> bool:
+    """True when the claim names something a cited documentation ref documents (as a word)."""
+    for idx in indexes:
+        for name in idx.doc_names:
+            at = claim_low.find(name)
+            while at != -1:
+                end = at + len(name)
+                before = claim_low[at - 1] if at else " "
+                after = claim_low[end] if end < len(claim_low) else " "
+                if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+                    return True
+                at = claim_low.find(name, at + 1)
+    return False
+
+
+def _ranking_frame(
+    units: list[Unit], rank_rows: list[Unit], names: NamePattern | None
+) -> list[str]:
+    """What a ranking answer leaves unstated: its universe, its metric, the raw values."""
+    value_headers: list[str] = []
+    for row in rank_rows:
+        for c in row.cells or ():
+            if c.text and not c.rank and not c.period and _DIGIT.search(c.text) is not None:
+                value_headers.append(c.header)
+    # Unit by unit, stopping at the first that states it (the frame usually opens the answer).
+    universe = False
+    metric = any(_has_letters(h) for h in value_headers)
+    for u in units:
+        if u.cells is not None:
+            continue
+        low = u.text.lower()
+        if not universe:
+            universe = _UNIVERSE.search(low) is not None or (
+                names is not None and bool(names.spans(u.text, low))
+            )
+        if not metric:
+            metric = _METRIC.search(low) is not None
+        if universe and metric:
+            break
+    missing = []
+    if not universe:
+        missing.append(
+            "its universe (the set ranked, e.g. 'among the S&P 500 constituents' or 'of all "
+            "quarters in the dataset')"
+        )
+    if not metric:
+        missing.append("its metric (what it is ranked by, e.g. 'ranked by market capitalization')")
+    if rank_rows and not value_headers:
+        missing.append("the raw value of the metric in the evidence table (a value column)")
+    return missing
+
+
+def _has_letters(text: str) -> bool:
+    return any(ch.isalpha() for ch in text)
+
+
 def check_answer(
     answer: str,
     refs: Mapping[str, Ref] | Iterable[Ref],
     *,
     required_evidence: Sequence[str] = (),
     require_emitted: bool = False,
+    names: Sequence[str] = (),
 ) -> GateReport:
     """Check every number, date and ranking claim of ``answer`` against the refs it cites.
 
     Pure and deterministic; see the package docstring for the support rule. ``refs`` may hold
     ``Ref`` objects or their dict form; invalid ones are reported (``invalid_ref``), not raised.
+    ``names`` adds names that contain numbers to the built-in list (``names.DEFAULT_NAMES``);
+    ``require_emitted`` blocks when WORK emitted no result even if no claim needs one.
     """
     if not isinstance(answer, str):
         raise TypeError(f"answer must be a string, got {type(answer).__name__}")
+    name_pat = compiled(check_names(names) if names else ())
     issues: list[GateIssue] = []
     ref_map = _coerce_refs(refs, issues)
     kinds = {r.kind for r in ref_map.values()}
     primary = _required(required_evidence, kinds, issues)
-    if require_emitted and not kinds & EMITTED_KINDS:
-        issues.append(
-            GateIssue(
-                "emit_result_missing",
-                "",
-                "WORK emitted no result: no valueRef, tableRef or dateRef in the ledger",
-            )
-        )
+    emitted = any(is_emitted_result(r) for r in ref_map.values())
+    if require_emitted and not emitted:
+        issues.append(GateIssue("emit_result_missing", "", _NO_EMITTED))
     if not answer.strip():
         issues.append(GateIssue("empty_answer", "", "the answer is empty"))
 
@@ -455,10 +569,12 @@ def check_answer(
     claims: list[ClaimCheck] = []
     ranking_prose: list[str] = []
     has_rank_table = False
+    rank_rows: list[Unit] = []
+    data_claim = False
     # Scan every unit, then index every ref a claim cites, then check: one kind of work at a
     # time keeps each phase's patterns and code hot in the CPU caches (claim by claim, between
     # index builds and look-ups, the date-anchor scan ran ~3x slower; this order alone gave x1.3).
-    scanned = _scan_units(units)
+    scanned = _scan_units(units, name_pat)
     cache: dict[str, RefIndex] = {}
     for unit, (mentions, _) in zip(units, scanned, strict=True):
         if mentions:
@@ -477,7 +593,9 @@ def check_answer(
         checks: list[MentionCheck] = []
         if unit.cells is not None and any(c.rank and c.text for c in unit.cells):
             has_rank_table = True
+            rank_rows.append(unit)
         if not cited:
+            data_claim = True
             what = ", ".join(dict.fromkeys(m.text for m in mentions))
             bad = [c for c in unit.cites if c not in ref_map]
             note = "cites only unknown ids" if bad else "no citation"
@@ -495,19 +613,40 @@ def check_answer(
                 ranking_prose.append(claim_text)
             continue
         indexes = [cache[c] for c in cited]
+        # A claim cited only to documentation (apiRef / skillRef) that names what it documents
+        # (the capability, a parameter, the skill) is about a documented behaviour: its numbers
+        # must be in that documentation. Any other claim citing data is a data claim.
+        doc_only = True
+        for i in indexes:
+            if i.ref.kind not in DOC_KINDS:
+                doc_only = False
+                break
+        documented = doc_only and _documented(claim_text, indexes)
+        if not data_claim and not documented:
+            data_claim = not all(i.ref.kind in _TEXT_KINDS for i in indexes)
+        num_kinds = DOC_KINDS if doc_only else NUMERIC_KINDS
         table_hits: set[str] = set()
         for m in mentions:
             if m.kind == "number":
                 assert m.num is not None
-                found = _match_number(m.num, indexes)
+                found = _match_number(m.num, indexes, num_kinds) if documented or not doc_only else []
                 for x in found:
                     table_hits.add(x.ref_id)
                 if not found:
                     kinds_cited = ", ".join(f"{i.ref.id} ({i.ref.kind})" for i in indexes)
-                    detail = (
-                        f"{m.text} is not in the cited refs {kinds_cited}{_nearest(m.num, indexes)}"
-                        "; the gate does no arithmetic: emit a derived number as its own value"
-                    )
+                    if doc_only and not documented:
+                        detail = (
+                            f"{m.text} is cited only to documentation ({kinds_cited}) and the "
+                            "claim names nothing it documents: a documented default or bound must "
+                            "name its capability, parameter or skill; a value from data needs an "
+                            "emitted result"
+                        )
+                    else:
+                        detail = (
+                            f"{m.text} is not in the cited refs {kinds_cited}"
+                            f"{_nearest(m.num, indexes, num_kinds)}"
+                            "; the gate does no arithmetic: emit a derived number as its own value"
+                        )
                     issues.append(GateIssue("unsupported_numeric_claim", claim_text, detail, cited))
                     checks.append(
                         MentionCheck("number", m.text, False, note="no cited ref holds it")
@@ -560,6 +699,15 @@ def check_answer(
         for m in mentions:
             if m.kind != "ranking":
                 continue
+            if documented:
+                doc_hits = [
+                    Match(i.ref.id, "documented behaviour")
+                    for i in indexes
+                    if _ranks(i.doc_text, i.doc_text)
+                ]
+                if doc_hits:
+                    checks.append(MentionCheck("ranking", m.text, True, doc_hits))
+                    continue
             if unit.cells is None:
                 ranking_prose.append(claim_text)
             tables = [i for i in indexes if i.ref.kind == "tableRef"]
@@ -602,5 +750,19 @@ def check_answer(
                 "raw value, metric, rank) with each row citing its tableRef",
             )
         )
+    if ranking_prose or has_rank_table:
+        frame = _ranking_frame(units, rank_rows, name_pat)
+        if frame:
+            issues.append(
+                GateIssue(
+                    "missing_ranking_frame",
+                    ranking_prose[0] if ranking_prose else rank_rows[0].claim,
+                    "a ranking answer must state " + "; ".join(frame) + ". State the universe, "
+                    "filter and formula in the text and render the evidence table with "
+                    "identifier, period, raw value, metric and rank",
+                )
+            )
+    if data_claim and not emitted and not require_emitted:
+        issues.append(GateIssue("emit_result_missing", "", _NO_EMITTED))
     passed = not any(i.severity == "block" for i in issues)
     return GateReport(passed, issues, claims)

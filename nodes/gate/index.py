@@ -20,6 +20,15 @@ from .numbers import Unit, find_numbers, merge_units, parse_unit
 
 #: Ref kinds whose payload numbers support numeric claims.
 NUMERIC_KINDS = frozenset({"valueRef", "tableRef", "webRef", "docRef"})
+#: Documentation refs: what a capability does (apiRef), what a skill requires (skillRef). Their
+#: numbers support only claims about the documented thing (see ``check_answer``).
+DOC_KINDS = frozenset({"apiRef", "skillRef"})
+#: Payload keys of documentation text, per documentation kind.
+DOC_TEXT_KEYS = {
+    "apiRef": ("signature", "doc", "summary", "description"),
+    "skillRef": ("title", "purpose", "whenToUse", "procedure", "failureModes", "forbidden"),
+}
+_PARAM = re.compile(r"[(,]\s*\*{0,2}\s*([A-Za-z_]\w*)\s*(?=[:=,)])")
 #: Payload keys of external text (webRef / docRef).
 TEXT_KEYS = ("excerpt", "quote", "text", "snippet", "content", "body", "abstract", "summary")
 _DATE_KEYS = re.compile(
@@ -116,13 +125,19 @@ class RefIndex:
     (``abs``, ``disp``, ``pct``, ``x``) is built and sorted on its first lookup (most arrays of a
     ref are never looked up: a percent claim only reads ``pct``)."""
 
-    __slots__ = ("_abs", "_disp", "_pct", "_x", "dates", "items", "labels", "ref")
+    __slots__ = (
+        "_abs", "_disp", "_pct", "_x", "dates", "doc_names", "doc_text", "items", "labels", "ref",
+    )  # fmt: skip
 
     def __init__(self, ref: Ref) -> None:
         self.ref = ref
         self.items: list[Item] = []
         self.dates: set[str] = set()
         self.labels: list[str] = []
+        #: Documentation refs: the names a claim about them uses (capability, its parameters,
+        #: skill id and title) and their text, lower-cased.
+        self.doc_names: tuple[str, ...] = ()
+        self.doc_text = ""
         self._abs = self._disp = self._pct = self._x = None
 
     @property
@@ -364,6 +379,41 @@ def _index_text_ref(idx: RefIndex, p: dict[str, Any]) -> None:
     _add_dates_from(idx, p)
 
 
+def _doc_strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [v for v in value if isinstance(v, str)]
+    return []
+
+
+def _index_doc_ref(idx: RefIndex, kind: str, p: dict[str, Any]) -> None:
+    """A documentation ref: the numbers its text states (defaults, bounds) and what names it."""
+    texts: list[str] = []
+    for key in DOC_TEXT_KEYS[kind]:
+        for i, text in enumerate(_doc_strings(p.get(key))):
+            texts.append(text)
+            idx.add_text(text, _NO_UNIT, key + "[{}]", i)
+    # Example dates in documentation ("2008Q4") are no evidence of any period.
+    idx.dates.clear()
+    names: list[str] = []
+    if kind == "apiRef":
+        name = p.get("name")
+        if isinstance(name, str) and name.strip():
+            names += [name.strip(), name.strip().rsplit(".", 1)[-1]]
+        sig = p.get("signature")
+        if isinstance(sig, str):
+            names += [m.group(1) for m in _PARAM.finditer(sig) if m.group(1) not in ("env", "self")]
+    else:
+        sid = p.get("id")
+        if isinstance(sid, str) and sid.strip():
+            names += [sid.strip(), sid.strip().replace("-", " ").replace("_", " ")]
+        for key in ("title", "capabilityRefs", "toolRefs"):
+            names += [t.strip() for t in _doc_strings(p.get(key)) if t.strip()]
+    idx.doc_names = tuple(dict.fromkeys(n.lower() for n in names if n))
+    idx.doc_text = "\n".join(texts).lower()
+
+
 def build_index(ref: Ref) -> RefIndex:
     """Index one ref's payload (numbers only for value/table/web/doc refs; dates for all)."""
     idx = RefIndex(ref)
@@ -376,8 +426,11 @@ def build_index(ref: Ref) -> RefIndex:
         _index_text_ref(idx, p)
     elif ref.kind == "dateRef":
         _add_dates_from(idx, p)
+    elif ref.kind in DOC_KINDS:
+        _index_doc_ref(idx, ref.kind, p)
+        _add_dates_from(idx, p)
     else:
-        # Other kinds (executionRef, skillRef, ...) support no values; their dates still count
+        # Other kinds (executionRef, verifyRef, ...) support no values; their dates still count
         # only when stated as a period / asOf field.
         _add_dates_from(idx, p)
     return idx

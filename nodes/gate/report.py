@@ -15,10 +15,13 @@ ISSUE_CODES: dict[str, str] = {
     "unsupported_date_claim": "a date or period absent from the cited refs",
     "missing_ranking_table_ref": "a ranking without a cited tableRef holding the ranked items, "
     "or a ranking answer without its markdown evidence table",
+    "missing_ranking_frame": "a ranking answer that does not state its universe and metric, or "
+    "whose evidence table shows no raw value",
     "missing_required_evidence": "a ref kind the selected skills require is absent",
     "unknown_required_evidence": "a requiredEvidence item that is neither a ref kind nor "
     "'primarySource'",
-    "emit_result_missing": "emitted results were required and no valueRef/tableRef/dateRef exists",
+    "emit_result_missing": "the answer states data claims (or the skills require results) and "
+    "WORK emitted no valueRef/tableRef/dateRef (a dataset's schema table does not count)",
     "external_only_numeric": "a number supported only by external refs (warning; blocking when "
     "'primarySource' is required)",
     "invalid_ref": "a ref in the ledger that is not a valid Ref",

@@ -72,6 +72,10 @@ def _workspace(path: Path | None):
     return None
 
 
+#: Other names of the backends (the design calls ``agy`` antigravity).
+BACKEND_ALIASES = {"antigravity": "agy"}
+
+
 @app.command("research")
 def research(
     question: str = typer.Argument("", help="The research question."),
@@ -80,10 +84,10 @@ def research(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     backend: str = typer.Option(
-        "chat", "--backend", help="chat (the configured model), codex or agy."
+        "chat", "--backend", help="chat (the configured model), codex or agy (antigravity)."
     ),
     max_concurrency: int = typer.Option(
-        10, "--max-concurrency", min=1, help="Parallel agent calls."
+        10, "--max-concurrency", "--concurrency", min=1, help="Parallel agent calls."
     ),
     resume: str | None = typer.Option(
         None, "--resume", help="Thread id of an interrupted run to continue (needs a workspace)."
@@ -112,6 +116,7 @@ def research(
         raise typer.Exit(EXIT_CONFIG) from None
 
     kwargs: dict[str, Any] = {"web_search": search, "web_fetch": fetch, "workspace": ws}
+    backend = BACKEND_ALIASES.get(backend, backend)
     if backend == "chat":
         from refgate.models import NO_MODEL_HELP, ModelProvider
 

@@ -215,7 +215,8 @@ def test_citing_the_wrong_ref_blocks() -> None:
 def test_execution_ref_supports_no_number() -> None:
     exe = Ref(id="exe_0123456789", kind="executionRef", payload={"stdout": "4.5", "value": 4.5})
     report = check_answer("Revenue was $4.5 billion [exe_0123456789].", [exe])
-    assert codes(report) == ["unsupported_numeric_claim"]
+    # ... and with no emitted result in the ledger, a data claim blocks the answer as a whole.
+    assert codes(report) == ["unsupported_numeric_claim", "emit_result_missing"]
 
 
 # --- dates --------------------------------------------------------------------------------------
@@ -305,7 +306,7 @@ EVIDENCE = (
 
 
 def test_ranking_with_table_passes() -> None:
-    answer = f"Samsung had the largest revenue in 2023 [{T}].\n\n{EVIDENCE}"
+    answer = f"Among the companies in the dataset, Samsung had the largest revenue in 2023 [{T}].\n\n{EVIDENCE}"
     report = check_answer(answer, [ranking_table()])
     assert report.passed, report.to_dict()["issues"]
     rows = [c for c in report.claims if c.unit == "row"]
@@ -313,7 +314,10 @@ def test_ranking_with_table_passes() -> None:
 
 
 def test_ranking_without_evidence_table_blocks() -> None:
-    report = check_answer(f"Samsung had the largest revenue [{T}].", [ranking_table()])
+    report = check_answer(
+        f"Among the companies in the dataset, ranked by revenue, Samsung had the largest [{T}].",
+        [ranking_table()],
+    )
     assert codes(report) == ["missing_ranking_table_ref"]
     assert "evidence table" in report.issues[0].detail
 
@@ -325,7 +329,7 @@ def test_ranking_citing_value_ref_blocks() -> None:
 
 
 def test_ranking_items_must_be_in_the_table() -> None:
-    answer = f"Apple is the top 1 maker [{T}].\n\n{EVIDENCE}"
+    answer = f"Among the makers in the dataset, Apple is the top 1 maker [{T}].\n\n{EVIDENCE}"
     report = check_answer(answer, [ranking_table()])
     assert codes(report) == ["missing_ranking_table_ref"]
     assert "ranked items" in report.issues[0].detail
@@ -333,7 +337,7 @@ def test_ranking_items_must_be_in_the_table() -> None:
 
 def test_table_rows_checked_row_by_row() -> None:
     bad = EVIDENCE.replace("80.0", "81.0")
-    report = check_answer(f"Revenue ranking [{T}]:\n\n{bad}", [ranking_table()])
+    report = check_answer(f"Revenue ranking of the dataset's companies [{T}]:\n\n{bad}", [ranking_table()])
     assert codes(report) == ["unsupported_numeric_claim"]
     assert report.issues[0].claim.startswith("| 2 | LG")
 

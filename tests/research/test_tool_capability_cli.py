@@ -148,3 +148,18 @@ def test_cli_research_output_files_and_report_again(tmp_path, monkeypatch, h):
     assert json.loads(stored.read_text(encoding="utf-8"))["status"] == "complete"
     bad = CliRunner().invoke(app, ["research", "q", "-w", str(ws), "-o", str(tmp_path / "r.pdf")])
     assert bad.exit_code == 2 and ".md, .html or .json" in " ".join(bad.output.split())
+
+
+def test_cli_accepts_the_design_names_antigravity_and_concurrency(tmp_path, monkeypatch, h):
+    ws = _tiny_workspace(tmp_path, h)
+    _fake_codex(tmp_path, monkeypatch)
+    agy = tmp_path / "bin" / "agy"
+    agy.write_text((tmp_path / "bin" / "codex").read_text(encoding="utf-8"), encoding="utf-8")
+    agy.chmod(0o755)
+    args = ["research", h.QUESTION, "-w", str(ws), "--json", "--concurrency", "2"]
+    result = CliRunner().invoke(app, [*args, "--backend", "antigravity"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["status"] == "complete"
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    missing = CliRunner().invoke(app, ["research", "q", "-w", str(ws), "--backend", "antigravity"])
+    assert missing.exit_code == 2 and "`agy` is not on PATH" in missing.stderr
