@@ -85,7 +85,7 @@ def source_sql(spec: DatasetSpec) -> str:
 def connect() -> duckdb.DuckDBPyConnection:
     import duckdb
 
-    return duckdb.connect(
+    con = duckdb.connect(
         ":memory:",
         config={
             "memory_limit": SCAN_MEMORY,
@@ -94,6 +94,8 @@ def connect() -> duckdb.DuckDBPyConnection:
             "autoload_known_extensions": False,
         },
     )
+    con.execute("SET enable_progress_bar = false")  # it would print to the host's terminal
+    return con
 
 
 @contextlib.contextmanager

@@ -109,3 +109,16 @@ def test_sql_refuses_writes_other_files_and_bad_queries(sample_ws, settings, que
     assert result.ok, result.error
     assert result.stdout.startswith("SqlError"), result.stdout
     assert message in result.stdout
+
+
+def test_sql_prints_nothing_of_its_own(sample_ws, settings):
+    """DuckDB's progress bar (shown for queries over 2 s) would reach the code's stdout and so
+    the model: it is off, and the configuration is locked."""
+    code = (
+        "print(sql(\"SELECT current_setting('enable_progress_bar') AS p\").p[0])\n"
+        "try:\n    sql('SET enable_progress_bar = true')\nexcept Exception as exc:\n"
+        "    print(type(exc).__name__)\n"
+    )
+    result = run_python(code, workspace=sample_ws, settings=settings)
+    assert result.ok, result.error
+    assert result.stdout == "False\nSqlError\n" and result.stderr == ""

@@ -90,6 +90,7 @@ class Sql:
         files = [s for s in self._specs.values() if s.get("kind", "file") == "file"]
         allowed = sorted({os.path.dirname(s["path"]) + "/" for s in files} | {self._scratch + "/"})
         con.execute(f"SET allowed_directories = [{', '.join(_literal(d) for d in allowed)}]")
+        con.execute("SET enable_progress_bar = false")  # it would print to the code's stdout
         con.execute("SET enable_external_access = false")
         for name, spec in self._specs.items():
             if spec.get("kind", "file") == "file":
