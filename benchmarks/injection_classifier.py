@@ -38,8 +38,10 @@ def classifier(name: str, threshold: float) -> Callable[[str], bool]:
 
         return lambda text: jailguard.detect(text).score >= threshold
     if name == "nanoguard":
-        from nanoguard.scanner import NanoGuard  # optional benchmark-only dependency (torch)
+        import torch  # optional benchmark-only dependency (nanoguard runs on torch)
+        from nanoguard.scanner import NanoGuard
 
+        torch.set_num_threads(1)
         guard = NanoGuard(device="cpu")
         return lambda text: guard.scan(text).injection_score >= threshold
     raise SystemExit(f"unknown classifier {name!r}")
@@ -53,6 +55,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--classifier", default="jailguard")
     ap.add_argument("--threshold", type=float, default=0.5)
+    ap.add_argument("--every", type=int, default=1, help="use every Nth real paragraph")
     args = ap.parse_args()
     clf = classifier(args.classifier, args.threshold)
     attacks, near = load("attacks.jsonl"), load("near_miss.jsonl")
@@ -69,13 +72,15 @@ def main() -> None:
                 r += hit_r
                 c += hit_c
                 u += hit_r or hit_c
-        print(f"| attacks {split} | {pct(r, n)} | {pct(c, n)} | {pct(u, n)} |")
+        print(f"| attacks {split} | {pct(r, n)} | {pct(c, n)} | {pct(u, n)} |", flush=True)
     negatives = {
         "near-miss (all)": [x["text"] for x in near],
-        "FOMC statements": statement_paragraphs(),
-        "FOMC minutes chunks": minutes_chunks(),
-        "TAT-QA dev 1-140": tatqa(ROOT / "tests/data/provenance/tatqa_dev_paragraphs.jsonl"),
-        "TAT-QA dev 141-278": tatqa(DATA / "tatqa_dev_heldout_paragraphs.jsonl"),
+        "FOMC statements": statement_paragraphs()[:: args.every],
+        "FOMC minutes chunks": minutes_chunks()[:: args.every],
+        "TAT-QA dev 1-140": tatqa(ROOT / "tests/data/provenance/tatqa_dev_paragraphs.jsonl")[
+            :: args.every
+        ],
+        "TAT-QA dev 141-278": tatqa(DATA / "tatqa_dev_heldout_paragraphs.jsonl")[:: args.every],
     }
     for name, texts in negatives.items():
         r = sum(rules(t) for t in texts)
@@ -85,7 +90,8 @@ def main() -> None:
         u = sum(rules(t) or clf(t) for t in texts)
         print(
             f"| FP {name} ({len(texts)}) | {pct(r, len(texts))} | {pct(c, len(texts))} "
-            f"({ms:.1f} ms/text) | {pct(u, len(texts))} |"
+            f"({ms:.1f} ms/text) | {pct(u, len(texts))} |",
+            flush=True,
         )
 
 

@@ -185,12 +185,16 @@ def test_rot13_is_rescanned_only_when_named():
     assert any(s.scope == "rot13" and s.family == "encoded_payload" for s in report.signals)
 
 
-def test_benign_base64_and_hex_stay_clean():
+def test_hidden_prose_is_medium_and_hashes_stay_clean():
+    """Readable prose in base64 is an obfuscation signal by itself (medium: fenced, not
+    withheld); hashes and identifiers decode to nothing readable and stay clean."""
     text = HOST + base64.b64encode(b"Quarterly revenue rose 4 percent on higher volumes.").decode()
-    assert inspect_injection(text).clean
-    assert inspect_injection(
-        HOST + "Hash: " + "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
-    ).clean
+    report = inspect_injection(text)
+    assert report.highest_confidence == "medium"
+    assert [s.rule for s in report.signals] == ["decoded_base64:encoded_text"]
+    digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    assert inspect_injection(HOST + "Hash: " + digest).clean
+    assert inspect_injection(HOST + "Document ID: QmFsYW5jZVNoZWV0MjAxOQ").clean
 
 
 def test_every_rule_file_names_known_kinds_and_families():

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 _B64_RE = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _HEX_RE = re.compile(r"(?:[0-9a-fA-F]{2}){12,}")
 _ROT13_RE = re.compile(r"rot[\s-]?13", re.I)
+_BINARY_RE = re.compile(r"(?<![01])(?:[01]{8}[\s,]+){3,}[01]{8}(?![01])")
 _MAX_RUN = 20_000
 _LONG_RE = re.compile(r"(?<!\S)\S{16,}")
 
@@ -69,8 +70,21 @@ def encoded_runs(text: str) -> Iterator[tuple[str, tuple[int, int], str]]:
             decoded = _b64(m.group())
             if decoded:
                 yield "base64", (base + m.start(), base + m.end()), decoded
+    if "0100" in text or "0110" in text:
+        for m in _BINARY_RE.finditer(text):
+            chars = [int(b, 2) for b in re.findall(r"[01]{8}", m.group())]
+            decoded = bytes(chars).decode("utf-8", errors="replace")
+            if _printable(decoded + " ") and sum(c.isalpha() for c in decoded) >= 4:
+                yield "binary", m.span(), decoded
     if _ROT13_RE.search(text):
         yield "rot13", (0, len(text)), codecs.decode(text, "rot_13")
+
+
+def readable(decoded: str) -> bool:
+    """Decoded text of three words or more: hidden prose, suspicious in itself."""
+    return len(re.findall(r"[^\W\d_]{2,}", decoded)) >= 3 or (
+        len(decoded) <= 40 and sum(c.isalpha() for c in decoded) >= 8
+    )
 
 
 def decoded_scopes(text: str) -> list[tuple[str, str, Callable[[int, int], tuple[int, int]]]]:

@@ -94,21 +94,23 @@ def _korean_ignore(infos: list[TokenInfo], i: int) -> Hit | None:
     """Korean order: (prior) instructions ... ignore."""
     if _korean_negated(infos[i].norm):
         return None
-    j = -1
+    j, weak = -1, False
     for jj in range(i, max(-1, i - 5), -1):
-        if "K_INSTR" in infos[jj].tags:
+        tags = infos[jj].tags
+        if "K_INSTR" in tags or "K_INSTR_WEAK" in tags:
+            tag = "K_INSTR" if "K_INSTR" in tags else "K_INSTR_WEAK"
             if jj == i:
                 pos = dict((t, o) for o, t in infos[i].ordered)
-                if pos.get("K_INSTR", 99) > pos.get("K_IGN", -1):
+                if pos.get(tag, 99) > pos.get("K_IGN", -1):
                     continue
-            j = jj
+            j, weak = jj, tag == "K_INSTR_WEAK"
             break
     if j < 0:
         return None
     prior = any(
         "K_PRIOR" in infos[k].tags or "PRIOR" in infos[k].tags for k in range(max(0, j - 3), i + 1)
     )
-    if prior or "K_IMPER" in infos[i].tags:
+    if prior or ("K_IMPER" in infos[i].tags and not weak):
         return ("instruction_override", "high", "korean_ignore", "instruction_override", j, i)
     return None
 

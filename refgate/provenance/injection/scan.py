@@ -16,9 +16,10 @@ from typing import Any
 
 from refgate.provenance.injection import catalog
 from refgate.provenance.injection.context import mention
-from refgate.provenance.injection.decode import decoded_scopes
+from refgate.provenance.injection.decode import decoded_scopes, readable
 from refgate.provenance.injection.lexicon import ANCHORS
 from refgate.provenance.injection.report import (
+    MAX_EXCERPT,
     RANK,
     InjectionReport,
     InjectionSignal,
@@ -218,6 +219,18 @@ def _decoded(text: str, scopes: list[str]) -> list[InjectionSignal]:
         found = scan(decoded, scope, span_of)
         if scope == "rot13":
             found = [s for s in found if s.rule != "decode_and_follow"]
+        elif not found and readable(decoded):
+            # readable prose hidden in an encoding is an obfuscation signal by itself
+            found = [
+                InjectionSignal(
+                    "instruction_override",
+                    "medium",
+                    excerpt(decoded, 0, min(len(decoded), MAX_EXCERPT)),
+                    span_of(0, len(decoded)),
+                    scope,
+                    "encoded_text",
+                )
+            ]
         if found and scope not in scopes:
             scopes.append(scope)
         out += [
