@@ -9,6 +9,7 @@ search must not do silently; without an index it fails with a message telling to
 
 from __future__ import annotations
 
+import functools
 import threading
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from refgate.retrieval.citations import (
 )
 from refgate.retrieval.documents import index_dir
 from refgate.retrieval.index import MANIFEST, DocumentIndex, DocumentIndexError
+from refgate.retrieval.loaders.pdf import page_tables
 from refgate.tools.engine import EngineEnv, Evidence, capability
 
 #: Document-derived paths in the capability's data (section titles come from the text too).
@@ -75,6 +77,40 @@ def _as_list(value: str | list[str] | None) -> list[str] | None:
     return [value] if isinstance(value, str) else [str(v) for v in value]
 
 
+@functools.lru_cache(maxsize=256)
+def _pdf_tables(path: str, mtime_ns: int, page: int) -> tuple[dict[str, Any], ...]:
+    return tuple(page_tables(Path(path), page))
+
+
+def tables_of(workspace: Any) -> Any:
+    """``hit -> tables of its page``: kept in the index for DOCX/XLSX, read on demand (and
+    cached) for a PDF page from the workspace's file, which must still resolve inside the
+    workspace and still hold the hit's text (an edited file gives no tables until re-indexed)."""
+    root = Path(workspace.root).resolve()
+
+    def tables(hit: Any) -> list[dict[str, Any]]:
+        kept = hit_tables(hit)
+        meta = hit.metadata
+        if kept or meta.get("format") != "pdf" or not meta.get("page") or not meta.get("source"):
+            return kept
+        path = (root / str(meta["source"])).resolve()
+        try:
+            path.relative_to(root)
+            stat = path.stat()
+        except (ValueError, OSError):
+            return []
+        if stat.st_mtime_ns > _indexed_at_ns(hit):
+            return []
+        return [dict(t) for t in _pdf_tables(str(path), stat.st_mtime_ns, int(meta["page"]))]
+
+    return tables
+
+
+def _indexed_at_ns(hit: Any) -> int:
+    value = hit.metadata.get("file_mtime_ns")
+    return int(value) if isinstance(value, int) else 2**63
+
+
 def _tokens(hit: Any) -> int:
     n = hit.metadata.get("tokens")
     return int(n) if isinstance(n, int) and n > 0 else count_tokens(hit.text)
@@ -123,8 +159,7 @@ def search_documents(
             did not fit (search again with a narrower query or filter to see others).
 
     Returns data ``{"query", "k", "filters", "hits": [{"doc_id", "chunk_id", "source", "page",
-    "cite_as", "score", "date", "entity", "section", "start", "end", "ref_title", "tables",
-    "text"}], "left_out", "left_out_chunk_ids", "index": {...}}``, one docRef per returned chunk
+    "cite_as", "score", "date", "entity", "section", "start", "end", "ref_title", "text"}], "left_out", "left_out_chunk_ids", "index": {...}}``, one docRef per returned chunk
     (source_type external: untrusted document text, primary evidence of what the document says)
     and one tableRef per table on a returned page (PDF tables, DOCX tables, XLSX sheets; cite it
     for a number in a cell). The same chunk found again in a later search keeps its docRef id.
@@ -171,7 +206,6 @@ def search_documents(
                 "start": h.start,
                 "end": h.end,
                 "ref_title": doc_ref_title(h),
-                "tables": len(hit_tables(h)),
                 "text": h.text,
             }
             for h in hits
@@ -184,5 +218,5 @@ def search_documents(
             "updated_at": index.manifest.get("updated_at"),
         },
     }
-    refs = hits_to_refspecs(hits) + table_refspecs(hits)
+    refs = hits_to_refspecs(hits) + table_refspecs(hits, tables_of(workspace))
     return Evidence(data=data, refs=refs, untrusted_fields=list(UNTRUSTED_FIELDS))

@@ -9,7 +9,7 @@ reader follows: ``report.pdf p. 37`` (file name and page; never document text). 
 several times (in one result list, or across searches of one run) is cited once: the same chunk
 content maps to the same ref (``DOC_REF_IDENTITY``).
 
-A table the document's page holds (PDF tables found by pdfplumber, DOCX tables, XLSX sheets) is
+A table the document's page holds (ruled PDF tables found by pdfplumber, DOCX tables, XLSX sheets) is
 issued as a ``tableRef`` with ``columns``/``rows`` and ``meta`` ``source``/``page``/``table``, so
 the GATE checks a number against the cell it came from.
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from refgate.refs import Ref, RefLedger
@@ -105,13 +105,20 @@ def hit_tables(hit: Hit) -> list[dict[str, Any]]:
     return [t for t in tables if isinstance(t, dict) and t.get("columns") and t.get("rows")]
 
 
-def table_refspecs(hits: Iterable[Hit]) -> list[RefSpec]:
-    """One external tableRef spec per distinct table on the hits' pages, in hit order."""
+def table_refspecs(
+    hits: Iterable[Hit], tables_of: Callable[[Hit], list[dict[str, Any]]] = hit_tables
+) -> list[RefSpec]:
+    """One external tableRef spec per distinct table on the hits' pages, in hit order
+    (``tables_of(hit)``: the tables of the hit's page; default those kept in its metadata)."""
     specs: list[RefSpec] = []
     seen: set[tuple[Any, ...]] = set()
     for hit in hits:
         meta = hit.metadata
-        for n, table in enumerate(hit_tables(hit), start=1):
+        key0 = (meta.get("source"), meta.get("page"), meta.get("sheet"))
+        if key0 in seen:
+            continue
+        seen.add(key0)
+        for n, table in enumerate(tables_of(hit), start=1):
             key = (meta.get("source"), meta.get("page"), meta.get("sheet"), n)
             if key in seen:
                 continue

@@ -166,6 +166,7 @@ def read_documents(
             log.warning("skipped %s: %s", source, reason)
             say("load", n, len(files))
             continue
+        mtime_ns = path.stat().st_mtime_ns
         pages = next((p.meta.get("pages") for p in parts if p.meta.get("pages")), None)
         if pages:
             have = {p.meta.get("page") for p in parts}
@@ -175,6 +176,7 @@ def read_documents(
         for part in parts:
             meta: dict[str, Any] = {
                 "doc_id": f"{file_id}#{part.key}" if part.key else file_id,
+                "file_mtime_ns": mtime_ns,
                 "file_id": file_id,
                 "source": source,
                 "title": path.name,

@@ -2,10 +2,13 @@
 
 One ``Part`` per page that has a text layer, ``key`` ``p<n>`` and ``meta`` ``page`` (1-based,
 the physical page, as a viewer numbers it), ``pages`` and ``page_label`` (the label printed in
-the PDF's page tree, when it has one). Tables are looked for only on pages that draw lines or
-rectangles (pdfplumber's table finder needs ruling lines), so text-only pages cost nothing
-extra. A file without text on any page is ``Unreadable`` ("no text layer; OCR is not
-supported"), and so are encrypted and corrupt files.
+the PDF's page tree, when it has one). A file without text on any page is ``Unreadable`` ("no
+text layer; OCR is not supported"), and so are encrypted and corrupt files.
+
+Tables are read on demand, for one page (``page_tables``): pdfplumber parses every character of
+a page (about 0.6 s for a 10-K page here), which over a whole filing costs minutes while a search
+returns ten pages. Pages that draw no lines or rectangles are not parsed (pdfplumber's table
+finder needs ruling lines).
 """
 
 from __future__ import annotations
@@ -45,25 +48,34 @@ def _has_lines(page: Any) -> bool:
     return next(iter(page.get_objects(filter=[raw.FPDF_PAGEOBJ_PATH], max_depth=2)), None) is not None
 
 
-def _tables(path: Path, pages: list[int]) -> dict[int, list[dict[str, Any]]]:
-    """Tables found by pdfplumber on the given 1-based pages (best effort: none on failure)."""
-    if not pages:
-        return {}
+def page_tables(path: Path, page: int) -> list[dict[str, Any]]:
+    """The ruled tables pdfplumber finds on 1-based ``page`` of ``path`` (``{"columns",
+    "rows"}``, at least 2 columns and 1 data row each); [] when there are none or on failure."""
     try:
-        import pdfplumber
-    except ImportError:  # pragma: no cover - a declared dependency
-        return {}
-    found: dict[int, list[dict[str, Any]]] = {}
+        doc = _open(path)
+    except (Unreadable, OSError):
+        return []
     try:
-        with pdfplumber.open(str(path)) as pdf:
-            for n in pages:
-                tables = [table_from_rows(t) for t in pdf.pages[n - 1].extract_tables()]
-                kept = [t for t in tables if t is not None]
-                if kept:
-                    found[n] = kept
-    except Exception as exc:  # pdfminer fails on some files pdfium reads: keep the text
-        log.warning("%s: table extraction failed (%s: %s)", path.name, type(exc).__name__, exc)
-    return found
+        if not 1 <= page <= len(doc):
+            return []
+        pdf_page = doc[page - 1]
+        ruled = _has_lines(pdf_page)
+        pdf_page.close()
+    finally:
+        doc.close()
+    if not ruled:
+        return []
+    import pdfplumber
+
+    try:
+        with pdfplumber.open(str(path), pages=[page]) as pdf:
+            raw = pdf.pages[0].extract_tables()
+    except Exception as exc:  # pdfminer fails on some files pdfium reads: no tables, say so
+        log.warning("%s p. %d: table extraction failed (%s: %s)", path.name, page,
+                    type(exc).__name__, exc)
+        return []
+    tables = [table_from_rows(t) for t in raw]
+    return [t for t in tables if t is not None and len(t["columns"]) >= 2]
 
 
 def read_pdf(path: Path) -> list[Part]:
@@ -75,7 +87,6 @@ def read_pdf(path: Path) -> list[Part]:
             raise Unreadable("the PDF has no pages")
         texts: dict[int, str] = {}
         labels: dict[int, str] = {}
-        ruled: list[int] = []
         for i in range(count):
             page = doc[i]
             try:
@@ -84,8 +95,6 @@ def read_pdf(path: Path) -> list[Part]:
                 textpage.close()
                 if text:
                     texts[i + 1] = text
-                    if _has_lines(page):
-                        ruled.append(i + 1)
                 try:
                     label = doc.get_page_label(i)
                 except Exception:
@@ -98,13 +107,7 @@ def read_pdf(path: Path) -> list[Part]:
         doc.close()
     if not texts:
         raise Unreadable(NO_TEXT)
-    tables = _tables(path, ruled)
     return [
-        Part(
-            text=text,
-            key=f"p{n}",
-            meta={"page": n, "pages": count, "page_label": labels.get(n)},
-            tables=tables.get(n, []),
-        )
+        Part(text=text, key=f"p{n}", meta={"page": n, "pages": count, "page_label": labels.get(n)})
         for n, text in texts.items()
     ]

@@ -13,7 +13,7 @@ from refgate.nodes.gate import check_answer
 from refgate.refs import RefLedger
 from refgate.retrieval import DocumentIndex, HashingEmbeddings, index_dir, load_documents
 from refgate.retrieval.documents import ORIGIN, read_documents
-from refgate.retrieval.loaders.pdf import NO_TEXT
+from refgate.retrieval.loaders.pdf import NO_TEXT, page_tables
 from refgate.tools.base import ToolContext
 from refgate.tools.engine_call import EngineCallArgs, engine_call
 from refgate.workspace import load_workspace
@@ -87,14 +87,16 @@ def test_pdf_pages_are_numbered_and_carry_their_own_text(folder):
         assert page_value(n) in doc.page_content
         assert doc.metadata["source"] == "documents/report.pdf"
         assert doc.metadata["file_id"] == "report" and doc.metadata["pages"] == 5
-    tables = json.loads(pages[3].metadata["tables"])
+    assert "tables" not in pages[3].metadata  # PDF tables are read on demand, per page
+    assert page_tables(folder / "report.pdf", 2) == []
+    assert page_tables(folder / "report.pdf", 99) == []
+    tables = page_tables(folder / "report.pdf", 3)
     assert tables == [
         {
             "columns": ["Segment", "2023", "2022"],
             "rows": [["Cloud", "1,452.4", "1,201.0"], ["Devices", "(12.3)", "45.0"]],
         }
     ]
-    assert "tables" not in pages[2].metadata
 
 
 def test_docx_and_xlsx_keep_headings_and_tables(folder):
@@ -181,7 +183,7 @@ def test_page_citations_table_refs_and_one_ref_per_chunk_across_searches(workspa
     assert table.payload["meta"]["page"] == 3
     assert table.payload["rows"][0] == ["Cloud", "1,452.4", "1,201.0"]
     hit = next(h for h in first.data["result"]["hits"] if h["page"] == 3)
-    assert hit["cite_as"] == "report.pdf p. 3" and hit["tables"] == 1
+    assert hit["cite_as"] == "report.pdf p. 3"
 
     # the GATE checks a number against the cell
     ok = check_answer(f"Cloud revenue was 1,452.4 in 2023 [{table.id}].", [table])
