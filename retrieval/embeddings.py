@@ -55,10 +55,17 @@ class MiniLMEmbeddings(Embeddings):
                     self._model = load_minilm(self.device)
         return self._model
 
-    def _windows(self, text: str) -> list[tuple[int, int]]:
+    def window_spans(self, text: str, size: int | None = None) -> list[tuple[int, int]]:
+        """Character spans of consecutive windows of at most ``size`` word pieces (default and
+        at most the model's input, 254 + 2 special tokens)."""
+        return self._windows(text, size)
+
+    def _windows(self, text: str, size: int | None = None) -> list[tuple[int, int]]:
         """Character spans of consecutive windows that fit the model's input (256 word pieces)."""
         tok = self.model.tokenizer
         limit = max(16, int(self.model.max_seq_length) - 2)
+        if size is not None:
+            limit = max(8, min(limit, int(size)))
         offsets = tok(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)[
             "offset_mapping"
         ]

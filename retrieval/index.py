@@ -6,7 +6,11 @@ Folder layout (``path``)::
 
     manifest.json        format, embedder spec, chunking parameters, document hashes
     chunks.parquet       one row per chunk: ids, text, metadata (JSON)
-    vectors.faiss        faiss.IndexFlatIP, row i = chunk i
+    vectors.faiss        FAISS inner-product index: row i = chunk i (``dense="chunk"``), or one
+                         row per window, chunk by chunk (``dense="window"``; the chunk's
+                         window count is its ``windows`` column)
+    chunk_vectors.npy    (window mode) one unit vector per chunk, the mean of its windows: MMR's
+                         redundancy term
     bm25/                bm25s index (stemmed, English stop words removed)
     embeddings.sqlite    the embeddings cache by content hash (see ``cache.py``)
 
@@ -48,6 +52,7 @@ from refgate.retrieval.embeddings import (
 )
 from refgate.retrieval.fusion import DENSE_WEIGHT, RRF_K, convex_fuse, rrf_fuse
 from refgate.retrieval.mmr import DEFAULT_LAMBDA, mmr_select
+from refgate.retrieval.windows import WINDOW_TOKENS, chunk_windows
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -55,11 +60,17 @@ CHUNKS = "chunks.parquet"
 VECTORS = "vectors.faiss"
 BM25_DIR = "bm25"
 CACHE = "embeddings.sqlite"
+CHUNK_VECTORS = "chunk_vectors.npy"
 
 #: ``progress(stage, done, total)``; stages: "chunk", "embed", "index".
 Progress = Callable[[str, int, int], None]
 SearchMode = Literal["hybrid", "dense", "bm25"]
 FusionMethod = Literal["convex", "rrf"]
+DenseUnit = Literal["chunk", "window"]
+
+#: How the dense side represents a chunk (see ``windows.py``): "window" = one vector per window,
+#: a chunk scored by its best window; "chunk" = one vector, the mean of its windows.
+DENSE_UNIT: DenseUnit = "chunk"
 
 #: Candidates taken from each of the dense and BM25 lists before fusion (at least; more when
 #: ``fetch_k`` asks for more). Fusing deeper lists lets a chunk ranked modestly by both methods
@@ -199,6 +210,25 @@ class DocumentIndex:
         self._stem = _stemmer() if manifest.get("bm25", {}).get("stemmer") else None
         #: What the last build / update did (None after ``load``).
         self.last_result: UpdateResult | None = None
+        #: Window mode: windows per chunk, first window row of each chunk, window -> chunk row,
+        #: and the chunk vectors (mean of windows) for MMR.
+        self.window_counts: np.ndarray | None = None
+        self.chunk_vectors: np.ndarray | None = None
+        self.cache_path: Path | None = None
+        self._set_windows(None)
+
+    @property
+    def dense_unit(self) -> DenseUnit:
+        return (self.manifest.get("dense") or {}).get("unit", "chunk")
+
+    def _set_windows(self, counts: np.ndarray | None) -> None:
+        self.window_counts = counts
+        if counts is None:
+            self._first_window = None
+            self._window_chunk = None
+            return
+        self._first_window = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        self._window_chunk = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
 
     # ------------------------------------------------------------------ construction
 
@@ -213,9 +243,15 @@ class DocumentIndex:
         min_tokens: int = MIN_TOKENS,
         max_tokens: int = MAX_TOKENS,
         overlap_tokens: int = OVERLAP_TOKENS,
+        dense: DenseUnit = DENSE_UNIT,
+        window_tokens: int = WINDOW_TOKENS,
+        cache_path: Path | str | None = None,
     ) -> DocumentIndex:
-        """Chunk, embed (reusing the cache beside ``path``) and index ``documents`` at ``path``."""
+        """Chunk, embed (reusing the cache beside ``path``, or at ``cache_path``) and index
+        ``documents`` at ``path``; ``dense`` chooses one vector per chunk or per window."""
         path = Path(path)
+        if dense not in ("chunk", "window"):
+            raise ValueError(f"dense must be chunk or window, not {dense!r}")
         emb = embeddings if embeddings is not None else default_embeddings()
         manifest = {
             "format": FORMAT_VERSION,
@@ -232,9 +268,11 @@ class DocumentIndex:
                 "stemmer": "english" if _stemmer() else None,
                 "token_pattern": TOKEN_PATTERN,
             },
+            "dense": {"unit": dense, "window_tokens": int(window_tokens)},
             "documents": {},
         }
         empty = cls(path, [], None, None, emb, manifest)
+        empty.cache_path = Path(cache_path) if cache_path is not None else None
         empty._refresh(list(documents), progress=progress, existing=False)
         return empty
 
@@ -296,7 +334,11 @@ class DocumentIndex:
             import bm25s
 
             bm25 = bm25s.BM25.load(str(path / BM25_DIR), show_progress=False)
-        return cls(path, chunks, index, bm25, emb, manifest)
+        loaded = cls(path, chunks, index, bm25, emb, manifest)
+        if loaded.dense_unit == "window" and chunks:
+            loaded._set_windows(np.asarray(table["windows"], dtype=np.int64))
+            loaded.chunk_vectors = np.load(path / CHUNK_VECTORS)
+        return loaded
 
     def update(self, documents: Iterable[Any], *, progress: Progress | None = None) -> UpdateResult:
         """Bring the index to exactly ``documents``; returns chunks embedded vs reused."""
@@ -347,24 +389,32 @@ class DocumentIndex:
             say("chunk", n, len(docs))
         removed_docs = len(set(old_hashes) - set(new_hashes))
 
-        # 2. vectors: from the current index, else the cache, else embed (batches of 100)
+        # 2. vectors: from the current index, else the cache, else embed (batches of 100); one
+        #    per chunk, or one per window of each chunk (window mode)
         model_id = self.manifest["embeddings_id"]
-        hashes = [c.content_hash for c in chunks]
+        windowed = self.dense_unit == "window"
+        size = int((self.manifest.get("dense") or {}).get("window_tokens", WINDOW_TOKENS))
+        if windowed:
+            pieces = [chunk_windows(self.embeddings, c.text, size) for c in chunks]
+        else:
+            pieces = [[(c.content_hash, c.text)] for c in chunks]
+        hashes = [h for ws in pieces for h, _ in ws]
         have: dict[str, np.ndarray] = {}
         if existing and self.chunks and self.faiss_index is not None:
             current = self.faiss_index.reconstruct_n(0, self.faiss_index.ntotal)
             wanted = set(hashes)
-            for c, vec in zip(self.chunks, current, strict=True):
-                if c.content_hash in wanted:
-                    have[c.content_hash] = vec
+            for h, vec in zip(self._row_hashes(), current, strict=True):
+                if h in wanted:
+                    have[h] = vec
         self.path.mkdir(parents=True, exist_ok=True)
-        with EmbeddingCache(self.path / CACHE) as cache:
+        with EmbeddingCache(self.cache_path or self.path / CACHE) as cache:
             missing_from_index = [h for h in dict.fromkeys(hashes) if h not in have]
             have.update(cache.get_many(model_id, missing_from_index))
             todo: dict[str, str] = {}
-            for c in chunks:
-                if c.content_hash not in have:
-                    todo.setdefault(c.content_hash, c.text)
+            for ws in pieces:
+                for h, text in ws:
+                    if h not in have:
+                        todo.setdefault(h, text)
             items = list(todo.items())
             say("embed", 0, len(items))
             for i in range(0, len(items), BATCH_SIZE):
@@ -376,10 +426,11 @@ class DocumentIndex:
                 cache.put_many(model_id, fresh)
                 have.update(fresh)
                 say("embed", min(i + BATCH_SIZE, len(items)), len(items))
-            cache.prune(model_id, hashes)
+            if self.cache_path is None:
+                cache.prune(model_id, hashes)
         embedded_set = set(todo)
-        embedded = sum(1 for h in hashes if h in embedded_set)
-        reused = len(hashes) - embedded
+        embedded = sum(1 for ws in pieces if any(h in embedded_set for h, _ in ws))
+        reused = len(chunks) - embedded
 
         # 3. indexes
         say("index", 0, 1)
@@ -395,8 +446,20 @@ class DocumentIndex:
             index.add(mat)
             self.manifest["dimension"] = int(mat.shape[1])
             bm25 = self._build_bm25([c.text for c in chunks])
+            if windowed:
+                counts = np.array([len(ws) for ws in pieces], dtype=np.int64)
+                self._set_windows(counts)
+                weights = np.array([len(t) or 1 for ws in pieces for _, t in ws], np.float32)
+                sums = np.zeros((len(chunks), mat.shape[1]), dtype=np.float32)
+                np.add.at(sums, self._window_chunk, mat * weights[:, None])
+                self.chunk_vectors = _normalise(sums)
+            else:
+                self._set_windows(None)
+                self.chunk_vectors = None
         else:
             index, bm25 = None, None
+            self._set_windows(None)
+            self.chunk_vectors = None
         old_ids = {c.chunk_id for c in self.chunks}
         removed_chunks = len(old_ids - {c.chunk_id for c in chunks}) if existing else 0
         self.chunks, self.faiss_index, self.bm25 = chunks, index, bm25
@@ -423,6 +486,30 @@ class DocumentIndex:
         )
         return self.last_result
 
+    def _row_hashes(self) -> list[str]:
+        """The content hash of each FAISS row (a chunk's, or each of its windows')."""
+        if self.dense_unit != "window":
+            return [c.content_hash for c in self.chunks]
+        size = int((self.manifest.get("dense") or {}).get("window_tokens", WINDOW_TOKENS))
+        rows = [h for c in self.chunks for h, _ in chunk_windows(self.embeddings, c.text, size)]
+        if self.faiss_index is not None and len(rows) != self.faiss_index.ntotal:
+            return [""] * self.faiss_index.ntotal  # windows changed (embedder): reuse nothing
+        return rows
+
+    def chunk_vector(self, row: int) -> np.ndarray:
+        """The unit vector of chunk ``row`` (the mean of its windows in window mode)."""
+        if self.chunk_vectors is not None:
+            return self.chunk_vectors[row]
+        return self.faiss_index.reconstruct(int(row))
+
+    def _dense_of(self, row: int, qvec: np.ndarray) -> float:
+        """Cosine of chunk ``row`` with the query: its best window's in window mode."""
+        if self._first_window is None:
+            return float(self.faiss_index.reconstruct(int(row)) @ qvec[0])
+        first = int(self._first_window[row])
+        vecs = self.faiss_index.reconstruct_n(first, int(self.window_counts[row]))
+        return float(np.max(vecs @ qvec[0]))
+
     def _build_bm25(self, texts: Sequence[str]) -> Any:
         import bm25s
 
@@ -445,6 +532,11 @@ class DocumentIndex:
                 "doc_id": [c.doc_id for c in self.chunks],
                 "text": [c.text for c in self.chunks],
                 "metadata": [json.dumps(c.metadata, ensure_ascii=False) for c in self.chunks],
+                "windows": (
+                    [int(n) for n in self.window_counts]
+                    if self.window_counts is not None
+                    else [1] * len(self.chunks)
+                ),
             },
             schema=pa.schema(
                 [
@@ -452,11 +544,18 @@ class DocumentIndex:
                     ("doc_id", pa.string()),
                     ("text", pa.string()),
                     ("metadata", pa.string()),
+                    ("windows", pa.int64()),
                 ]
             ),
         )
         pq.write_table(table, p / (CHUNKS + ".tmp"))
         os.replace(p / (CHUNKS + ".tmp"), p / CHUNKS)
+        if self.chunk_vectors is not None:
+            with open(p / (CHUNK_VECTORS + ".tmp"), "wb") as fh:
+                np.save(fh, self.chunk_vectors)
+            os.replace(p / (CHUNK_VECTORS + ".tmp"), p / CHUNK_VECTORS)
+        else:
+            (p / CHUNK_VECTORS).unlink(missing_ok=True)
         if self.faiss_index is not None:
             faiss.write_index(self.faiss_index, str(p / (VECTORS + ".tmp")))
             os.replace(p / (VECTORS + ".tmp"), p / VECTORS)
@@ -543,15 +642,37 @@ class DocumentIndex:
         if self.faiss_index is None or n <= 0:
             return []
         params = None
+        windowed = self._window_chunk is not None
+        allowed = len(self.chunks)
         if mask is not None:
             ids = np.flatnonzero(mask).astype(np.int64)
             if len(ids) == 0:
                 return []
+            allowed = len(ids)
+            if windowed:
+                ids = np.flatnonzero(mask[self._window_chunk]).astype(np.int64)
             params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(ids))
-            n = min(n, len(ids))
-        n = min(n, self.faiss_index.ntotal)
-        scores, rows = self.faiss_index.search(qvec, n, params=params)
-        return [(int(r), float(s)) for r, s in zip(rows[0], scores[0], strict=True) if r >= 0]
+        n = min(n, allowed)
+        if not windowed:
+            n = min(n, self.faiss_index.ntotal)
+            scores, rows = self.faiss_index.search(qvec, n, params=params)
+            return [(int(r), float(s)) for r, s in zip(rows[0], scores[0], strict=True) if r >= 0]
+        # window mode: best windows, grouped by chunk (a chunk's score = its best window's);
+        # widen the window search until n distinct chunks are found or every window is seen
+        total = self.faiss_index.ntotal
+        want = min(total, max(4 * n, n + 16))
+        while True:
+            scores, rows = self.faiss_index.search(qvec, want, params=params)
+            best: dict[int, float] = {}
+            for r, sc in zip(rows[0], scores[0], strict=True):
+                if r < 0:
+                    continue
+                c = int(self._window_chunk[r])
+                if c not in best:
+                    best[c] = float(sc)
+            if len(best) >= n or want >= total:
+                return list(best.items())[:n]
+            want = min(total, want * 4)
 
     def _bm25_scores(self, query: str, mask: np.ndarray | None) -> np.ndarray | None:
         """BM25 score of every chunk (0 outside ``mask``), or None if the query has no terms."""
@@ -644,7 +765,7 @@ class DocumentIndex:
             # BM25 score (possibly 0) of dense-only ones
             for r in rows:
                 if r not in dense_s and qvec is not None and self.faiss_index is not None:
-                    dense_s[r] = float(self.faiss_index.reconstruct(int(r)) @ qvec[0])
+                    dense_s[r] = self._dense_of(r, qvec)
                 if r not in bm25_s:
                     bm25_s[r] = float(bm25_all[r]) if bm25_all is not None else 0.0
             ranked = convex_fuse(
@@ -659,7 +780,7 @@ class DocumentIndex:
         rows = [r for r, _ in ranked]
         rel = np.array([s for _, s in ranked], dtype=np.float64)
         if mmr and len(rows) > 1 and self.faiss_index is not None:
-            vecs = np.stack([self.faiss_index.reconstruct(int(r)) for r in rows])
+            vecs = np.stack([self.chunk_vector(r) for r in rows])
             order = mmr_select(rel, vecs, k, lambda_mult=lam, near_duplicate=near_duplicate)
         else:
             order = list(range(min(k, len(rows))))

@@ -1,0 +1,72 @@
+"""Window mode: one vector per window of a chunk, the chunk scored by its best window."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from langchain_core.documents import Document
+
+from refgate.retrieval import DocumentIndex, HashingEmbeddings
+from refgate.retrieval.windows import chunk_windows, window_spans
+
+FILLER = " ".join(f"routine{i} administrative{i} matters{i}." for i in range(120))
+
+
+def _docs(extra: str = "") -> list[Document]:
+    needle = "The committee approved the amended swap line with the central bank of Norway."
+    return [
+        Document(page_content=FILLER + " " + needle + " " + FILLER, metadata={"doc_id": "long"}),
+        Document(
+            page_content="Swap lines with central banks were discussed briefly. " + extra,
+            metadata={"doc_id": "short"},
+        ),
+        Document(page_content="Inflation expectations remained stable.", metadata={"doc_id": "x"}),
+    ]
+
+
+def test_window_spans_cover_the_text_in_order():
+    spans = window_spans(HashingEmbeddings(), FILLER, 40)
+    assert len(spans) > 5
+    assert "".join(FILLER[a:b] for a, b in spans) == FILLER
+    assert all(b == a2 for (_, b), (a2, _) in zip(spans, spans[1:], strict=False))
+    assert len(chunk_windows(HashingEmbeddings(), "short text", 40)) == 1
+
+
+@pytest.fixture()
+def built(tmp_path):
+    emb = HashingEmbeddings(512)
+    index = DocumentIndex.build(
+        _docs(), tmp_path / "w", embeddings=emb, dense="window", window_tokens=48
+    )
+    return index, emb, tmp_path
+
+
+def test_a_chunk_scores_as_its_best_window(built):
+    index, emb, _ = built
+    assert index.dense_unit == "window" and index.faiss_index.ntotal > len(index)
+    query = "amended swap line with the central bank of Norway"
+    qvec = index.embed_query(query)
+    (long_row,) = [i for i, c in enumerate(index.chunks) if c.doc_id == "long"][:1]
+    windows = [t for _, t in chunk_windows(emb, index.chunks[long_row].text, 48)]
+    best = max(float(np.dot(emb.embed_query(query), emb.embed_documents([w])[0])) for w in windows)
+    hits = index.search(query, k=3, mode="dense", mmr=False)
+    assert hits[0].doc_id == "long"
+    assert hits[0].score == pytest.approx(best, abs=1e-5)
+    mean = DocumentIndex.build(_docs(), built[2] / "m", embeddings=emb, dense="chunk")
+    mean_hits = mean.search(query, k=3, mode="dense", mmr=False)
+    assert mean_hits[0].score < hits[0].score  # the mean of 10+ windows blurs the needle
+    assert float(index.chunk_vector(long_row) @ qvec[0]) < hits[0].score
+
+
+def test_window_index_reloads_filters_and_updates_incrementally(built):
+    index, emb, tmp_path = built
+    query = "swap line central bank"
+    before = [(h.chunk_id, round(h.score, 6)) for h in index.search(query, k=3)]
+    again = DocumentIndex.load(tmp_path / "w", embeddings=emb)
+    assert again.dense_unit == "window"
+    assert [(h.chunk_id, round(h.score, 6)) for h in again.search(query, k=3)] == before
+    only = again.search(query, k=3, filters={"doc_id": "short"}, mode="dense")
+    assert [h.doc_id for h in only] == ["short"]
+    result = again.update(_docs(extra="A new sentence."))
+    assert result.changed_documents == 1 and result.unchanged_documents == 2
+    assert result.embedded == 1 and result.reused == len(again) - 1
