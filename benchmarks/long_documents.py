@@ -10,8 +10,8 @@ Sets (each split into a tuning part and a held-out part; only tuning parts choos
   pages are the dataset's ``evidence_page_num`` (0-based there; + 1 here, checked against the
   evidence's full-page text). The PDFs are read by refgate's own loader, one Document per page.
   The embedder manages ~3 windows a second on this shared machine, so the corpus is a sample of
-  the filings' pages: every gold page, its two neighbours on each side (the hardest distractors:
-  the other statements and notes) and every 12th page. Split by company (alternating in name
+  the filings' pages: every gold page, its neighbour on each side (the hardest distractors: the
+  other statements and notes) and every 25th page. Split by company (alternating in name
   order): no filing of a held-out company is tuned on.
 - **FOMC minutes as PDFs**: the 31 minutes of 2007-2010 (../shared/data/fomc-minutes, public
   domain), rendered into A4 PDFs with fpdf2 and read back by the loader. 20 questions written by
@@ -265,8 +265,8 @@ def financebench_set(folder: Path) -> tuple[list[Document], list, list]:
     ]
     for d in loaded:
         n, name = int(d.metadata["page"]), d.metadata["file_id"]
-        near = any(abs(n - g) <= 2 for g in gold[name])
-        if near or n % 12 == 0:
+        near = any(abs(n - g) <= 1 for g in gold[name])
+        if near or n % 25 == 0:
             docs.append(d)
     companies = sorted({c for c, _, _ in questions})
     held_companies = set(companies[1::2])

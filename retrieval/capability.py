@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from refgate.paths import PathEscape, confine
 from refgate.retrieval.chunking import count_tokens
 from refgate.retrieval.citations import (
     dedupe_hits,
@@ -86,18 +87,18 @@ def tables_of(workspace: Any) -> Any:
     """``hit -> tables of its page``: kept in the index for DOCX/XLSX, read on demand (and
     cached) for a PDF page from the workspace's file, which must still resolve inside the
     workspace and still hold the hit's text (an edited file gives no tables until re-indexed)."""
-    root = Path(workspace.root).resolve()
+    root = Path(workspace.root)
+    roots = list(getattr(workspace, "roots", None) or [root])
 
     def tables(hit: Any) -> list[dict[str, Any]]:
         kept = hit_tables(hit)
         meta = hit.metadata
         if kept or meta.get("format") != "pdf" or not meta.get("page") or not meta.get("source"):
             return kept
-        path = (root / str(meta["source"])).resolve()
         try:
-            path.relative_to(root)
+            path = confine(root / str(meta["source"]), roots, what="document")
             stat = path.stat()
-        except (ValueError, OSError):
+        except (PathEscape, OSError):
             return []
         if stat.st_mtime_ns > _indexed_at_ns(hit):
             return []

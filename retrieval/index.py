@@ -72,10 +72,36 @@ DenseUnit = Literal["chunk", "window"]
 #: a chunk scored by its best window; "chunk" = one vector, the mean of its windows.
 DENSE_UNIT: DenseUnit = "chunk"
 
+#: Vectors up to which the dense index is exact (``faiss.IndexFlatIP``, a full scan per query);
+#: a bigger index is an HNSW graph (``IndexHNSWFlat``, inner product), whose query time grows
+#: with log n instead of n. See docs/benchmarks.md ("Document scale") for the figures.
+FLAT_MAX_VECTORS = 50_000
+HNSW_M = 32
+HNSW_EF_CONSTRUCTION = 64
+HNSW_EF_SEARCH = 128
+
 #: Candidates taken from each of the dense and BM25 lists before fusion (at least; more when
 #: ``fetch_k`` asks for more). Fusing deeper lists lets a chunk ranked modestly by both methods
 #: surface; it costs one more FAISS / BM25 top-n, not another scan.
 CANDIDATES = 100
+
+
+def faiss_index_for(mat: np.ndarray) -> Any:
+    """The FAISS index for these unit vectors: exact up to ``FLAT_MAX_VECTORS``, HNSW above."""
+    import faiss
+
+    if len(mat) <= FLAT_MAX_VECTORS:
+        index = faiss.IndexFlatIP(mat.shape[1])
+    else:
+        index = faiss.IndexHNSWFlat(mat.shape[1], HNSW_M, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+        index.hnsw.efSearch = HNSW_EF_SEARCH
+    index.add(mat)
+    return index
+
+
+def faiss_kind(index: Any) -> str:
+    return "hnsw" if index is not None and hasattr(index, "hnsw") else "flat"
 
 
 class DocumentIndexError(RuntimeError):
@@ -347,7 +373,6 @@ class DocumentIndex:
     def _refresh(
         self, docs: list[Any], *, progress: Progress | None, existing: bool
     ) -> UpdateResult:
-        import faiss
 
         t0 = time.perf_counter()
         say = progress or (lambda stage, done, total: None)
@@ -442,9 +467,9 @@ class DocumentIndex:
                     f"{model_id!r} is not identified uniquely; give it an embeddings_id"
                 )
             mat = _normalise(np.stack([have[h] for h in hashes]))
-            index = faiss.IndexFlatIP(mat.shape[1])
-            index.add(mat)
+            index = faiss_index_for(mat)
             self.manifest["dimension"] = int(mat.shape[1])
+            self.manifest["faiss"] = faiss_kind(index)
             bm25 = self._build_bm25([c.text for c in chunks])
             if windowed:
                 counts = np.array([len(ws) for ws in pieces], dtype=np.int64)
@@ -643,6 +668,7 @@ class DocumentIndex:
             return []
         params = None
         windowed = self._window_chunk is not None
+        hnsw = faiss_kind(self.faiss_index) == "hnsw"
         allowed = len(self.chunks)
         if mask is not None:
             ids = np.flatnonzero(mask).astype(np.int64)
@@ -651,7 +677,17 @@ class DocumentIndex:
             allowed = len(ids)
             if windowed:
                 ids = np.flatnonzero(mask[self._window_chunk]).astype(np.int64)
-            params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(ids))
+            if hnsw and len(ids) <= FLAT_MAX_VECTORS:
+                # a selective filter on a graph index: score the allowed vectors exactly
+                return self._dense_exact(qvec, ids, min(n, allowed))
+            selector = faiss.IDSelectorBatch(ids)  # kept alive while params refer to it
+            params = (
+                faiss.SearchParametersHNSW(sel=selector, efSearch=max(HNSW_EF_SEARCH, 4 * n))
+                if hnsw
+                else faiss.SearchParameters(sel=selector)
+            )
+        elif hnsw:
+            params = faiss.SearchParametersHNSW(efSearch=max(HNSW_EF_SEARCH, 4 * n))
         n = min(n, allowed)
         if not windowed:
             n = min(n, self.faiss_index.ntotal)
@@ -673,6 +709,20 @@ class DocumentIndex:
             if len(best) >= n or want >= total:
                 return list(best.items())[:n]
             want = min(total, want * 4)
+
+    def _dense_exact(self, qvec: np.ndarray, ids: np.ndarray, n: int) -> list[tuple[int, float]]:
+        """Exact scores of the vectors ``ids`` (rows of the FAISS index), best ``n`` chunks."""
+        vecs = self.faiss_index.reconstruct_batch(ids)
+        scores = vecs @ qvec[0]
+        rows = ids if self._window_chunk is None else self._window_chunk[ids]
+        best: dict[int, float] = {}
+        for i in np.argsort(-scores, kind="stable"):
+            c = int(rows[i])
+            if c not in best:
+                best[c] = float(scores[i])
+                if len(best) >= n:
+                    break
+        return list(best.items())
 
     def _bm25_scores(self, query: str, mask: np.ndarray | None) -> np.ndarray | None:
         """BM25 score of every chunk (0 outside ``mask``), or None if the query has no terms."""

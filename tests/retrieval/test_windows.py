@@ -70,3 +70,33 @@ def test_window_index_reloads_filters_and_updates_incrementally(built):
     result = again.update(_docs(extra="A new sentence."))
     assert result.changed_documents == 1 and result.unchanged_documents == 2
     assert result.embedded == 1 and result.reused == len(again) - 1
+
+
+def test_a_big_index_is_an_hnsw_graph_that_filters_and_reloads(tmp_path, monkeypatch):
+    import refgate.retrieval.index as index_module
+
+    docs = [
+        Document(
+            page_content=f"page {i} about topic{i % 17} and item{i % 29} value {i}",
+            metadata={"doc_id": f"d{i}", "entity": "A" if i % 2 else "B"},
+        )
+        for i in range(300)
+    ]
+    emb = HashingEmbeddings(64)
+    flat = DocumentIndex.build(docs, tmp_path / "flat", embeddings=emb)
+    monkeypatch.setattr(index_module, "FLAT_MAX_VECTORS", 50)
+    graph = DocumentIndex.build(docs, tmp_path / "hnsw", embeddings=emb)
+    assert flat.manifest["faiss"] == "flat" and graph.manifest["faiss"] == "hnsw"
+    query = "topic3 item5"
+    assert [h.doc_id for h in graph.search(query, k=5, mode="dense")] == [
+        h.doc_id for h in flat.search(query, k=5, mode="dense")
+    ]
+    for filters in ({"entity": "A"}, {"doc_id": ["d1", "d2", "d3"]}):
+        got = graph.search(query, k=5, filters=filters)
+        want = flat.search(query, k=5, filters=filters)
+        assert [h.doc_id for h in got] == [h.doc_id for h in want]
+    again = DocumentIndex.load(tmp_path / "hnsw", embeddings=emb)
+    assert type(again.faiss_index).__name__ == "IndexHNSWFlat"
+    assert [h.doc_id for h in again.search(query, k=5)] == [
+        h.doc_id for h in flat.search(query, k=5)
+    ]
