@@ -166,8 +166,15 @@ DIGEST_KEYS: dict[str, tuple[str, ...]] = {
 }
 #: Longest text of one payload field in a prompt.
 MAX_FIELD_CHARS = 600
-#: Total characters of a refs block before later refs are listed by id and title only.
-MAX_BLOCK_CHARS = 24_000
+#: Document and web text of one ref (excerpt, quote, ...) is shown whole up to this many
+#: characters: a document chunk is at most 1,024 tokens (about 4,500 characters), so a cited
+#: chunk reaches the model whole rather than as a 600-character head.
+MAX_EXCERPT_CHARS = 5_000
+EXCERPT_KEYS = frozenset({"excerpt", "quote", "text", "snippet"})
+#: Tokens of refs each pass sees in full; refs past the budget are listed by id and title (and
+#: counted in a closing note). COMPOSE gets room for about ten whole document chunks.
+PASS_REF_TOKENS = {"work": 8_000, "critique": 8_000, "compose": 14_000}
+DEFAULT_REF_TOKENS = 8_000
 
 
 def _short(value: Any, limit: int = MAX_FIELD_CHARS) -> Any:
@@ -203,7 +210,9 @@ def ref_digest(ref: Ref, *, max_rows: int = 12) -> dict[str, Any]:
             keys = tuple(payload)[:8]
         for key in keys:
             if key in payload and payload[key] not in (None, "", [], {}):
-                view[key] = _short(payload[key], 1500 if key == "procedure" else MAX_FIELD_CHARS)
+                limit = (1500 if key == "procedure"
+                         else MAX_EXCERPT_CHARS if key in EXCERPT_KEYS else MAX_FIELD_CHARS)
+                view[key] = _short(payload[key], limit)
         if ref.kind == "apiRef" and "summary" not in view and payload.get("doc"):
             view["summary"] = str(payload["doc"]).strip().splitlines()[0][:200]
     if ref.is_external:
@@ -216,16 +225,30 @@ def ref_digest(ref: Ref, *, max_rows: int = 12) -> dict[str, Any]:
 
 
 def refs_block(refs: dict[str, Ref], *, kinds: set[str] | None = None,
-               max_chars: int = MAX_BLOCK_CHARS) -> str:
-    """The ledger as JSON lines for a prompt, newest evidence kept in full within ``max_chars``."""
+               pass_name: str | None = None, max_tokens: int | None = None) -> str:
+    """The ledger as JSON lines for a prompt: the newest refs whole within the pass's token
+    budget (``PASS_REF_TOKENS``), older ones by id and title, and a note saying how many."""
+    from refgate.retrieval.chunking import count_tokens
+
+    budget = max_tokens if max_tokens is not None else PASS_REF_TOKENS.get(
+        pass_name or "", DEFAULT_REF_TOKENS)
     chosen = [r for r in refs.values() if kinds is None or r.kind in kinds]
-    lines: list[str] = []
+    full: dict[str, str] = {}
     used = 0
-    for ref in chosen:
+    for ref in reversed(chosen):  # the newest evidence first
         line = json.dumps(ref_digest(ref), ensure_ascii=False, default=str)
-        if used + len(line) > max_chars:
-            line = json.dumps({"id": ref.id, "kind": ref.kind, "title": ref.title,
-                               "note": "details omitted (prompt budget)"}, ensure_ascii=False)
-        used += len(line)
-        lines.append(line)
+        cost = count_tokens(line)
+        if used + cost <= budget:
+            full[ref.id] = line
+            used += cost
+    lines = [
+        full.get(ref.id) or json.dumps({"id": ref.id, "kind": ref.kind, "title": ref.title,
+                                        "note": "details omitted (prompt budget)"},
+                                       ensure_ascii=False)
+        for ref in chosen
+    ]
+    left_out = len(chosen) - len(full)
+    if left_out:
+        lines.append(json.dumps({"note": f"{left_out} of {len(chosen)} refs listed by id and "
+                                 f"title only (this pass's budget: {budget} tokens)"}))
     return "\n".join(lines) if lines else "(no refs)"

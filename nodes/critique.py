@@ -146,7 +146,7 @@ def make_critique(deps: Deps):
             f"Chosen skills:\n{_skill_context(plan, refs)}\n\n"
             f"Required evidence checklist (checked by code):\n{check_lines}\n\n"
             f"WORK's notes: {state.get('work_notes', '')}\n\n"
-            f"Evidence refs:\n{refs_block(refs)}\n\n"
+            f"Evidence refs:\n{refs_block(refs, pass_name='critique')}\n\n"
             "Gaps found by code:\n" + ("\n".join(f"- {g}" for g in gaps) or "- none")
         )
         model = deps.model("critique", ctx.settings)

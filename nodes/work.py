@@ -44,7 +44,7 @@ def make_work(deps: Deps):
         timer = PassTimer("work", ctx)
         events = [timer.start_event(attempt=attempt + 1)]
         plan = state.get("plan") or {}
-        evidence = refs_block(state.get("refs") or {})
+        evidence = refs_block(state.get("refs") or {}, pass_name="work")
         human = (
             f"Question: {state.get('question', '')}\n\n"
             f"Plan: {json.dumps(plan, ensure_ascii=False, default=str)}\n\n"

@@ -1,0 +1,153 @@
+"""Document scale: index build and query figures at 1k, 10k and 100k pages, and an incremental
+update after 10% of the files change.
+
+Synthetic pages (about 250 words each, drawn from the FOMC statements' vocabulary so BM25 sees a
+realistic word distribution) grouped ten to a file like the pages of a PDF; the embedder is
+``HashingEmbeddings(384)`` (MiniLM's dimension; no model, so the figures are the index's own
+cost: chunking, BM25, FAISS, fusion, MMR, not the embedder's). The FAISS index type follows the
+size (``FLAT_MAX_VECTORS``): exact up to 50k vectors, HNSW above; at 100k pages both are built
+once so their query times and the HNSW top-10's overlap with the exact top-10 can be compared.
+
+Update: one page of every tenth file is edited (10% of the files); the figures are the pages
+re-embedded (must equal the edited pages), the vectors reused and the update's time against the
+full build's.
+
+Run: ``python benchmarks/document_scale.py [--sizes 1000,10000,100000] [--dense chunk|window]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from langchain_core.documents import Document
+
+import refgate.retrieval.index as index_module
+from refgate.retrieval import DocumentIndex, HashingEmbeddings
+
+REPO = Path(__file__).resolve().parents[1]
+PAGES_PER_FILE = 10
+QUERIES = 50
+
+
+def vocabulary() -> list[str]:
+    words: list[str] = []
+    for path in sorted((REPO / "examples/us-macro/documents").glob("*.txt")):
+        words += re.findall(r"[A-Za-z]{3,}", path.read_text(encoding="utf-8"))
+    return words
+
+
+def pages(n: int, words: list[str], seed: int = 7) -> list[Document]:
+    rng = random.Random(seed)
+    docs = []
+    for i in range(n):
+        sentences = []
+        for _ in range(12):
+            sentences.append(" ".join(rng.choice(words) for _ in range(20)) + ".")
+        sentences.append(f"Page total {rng.randint(100, 99999):,} million in {1990 + i % 30}.")
+        f, p = divmod(i, PAGES_PER_FILE)
+        docs.append(
+            Document(
+                page_content=" ".join(sentences),
+                metadata={
+                    "doc_id": f"file{f:05d}#p{p + 1}",
+                    "file_id": f"file{f:05d}",
+                    "page": p + 1,
+                    "source": f"documents/file{f:05d}.pdf",
+                },
+            )
+        )
+    return docs
+
+
+def timed_queries(index: DocumentIndex, queries: list[str], **kw) -> tuple[float, float]:
+    times = []
+    for q in queries:
+        t0 = time.perf_counter()
+        index.search(q, k=10, **kw)
+        times.append((time.perf_counter() - t0) * 1000)
+    times.sort()
+    return statistics.median(times), times[int(0.95 * (len(times) - 1))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--dense", default=index_module.DENSE_UNIT, choices=["chunk", "window"])
+    args = ap.parse_args()
+    words = vocabulary()
+    rng = random.Random(11)
+    queries = [" ".join(rng.choice(words) for _ in range(6)) for _ in range(QUERIES)]
+    emb = HashingEmbeddings(384)
+    print(f"dense={args.dense}, HashingEmbeddings(384), {QUERIES} queries, k=10\n")
+    print(
+        "| pages | chunks | vectors | FAISS | build (s) | load (s) | hybrid+MMR p50 / p95 (ms) "
+        "| dense p50 / p95 (ms) | update: pages re-embedded / edited | update (s) | update / build |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for n in [int(x) for x in args.sizes.split(",")]:
+        docs = pages(n, words)
+        with tempfile.TemporaryDirectory() as tmp:
+            t0 = time.perf_counter()
+            index = DocumentIndex.build(docs, Path(tmp) / "ix", embeddings=emb, dense=args.dense)
+            build = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            index = DocumentIndex.load(Path(tmp) / "ix", embeddings=emb)
+            load = time.perf_counter() - t0
+            index.search(queries[0], k=10)  # warm
+            hy = timed_queries(index, queries)
+            de = timed_queries(index, queries, mode="dense", mmr=False)
+            edited = 0
+            changed = list(docs)
+            for i in range(0, len(docs), PAGES_PER_FILE * 10):
+                d = changed[i]
+                changed[i] = Document(
+                    page_content=d.page_content + " Revised figure added.", metadata=d.metadata
+                )
+                edited += 1
+            t0 = time.perf_counter()
+            result = index.update(changed)
+            upd = time.perf_counter() - t0
+            print(
+                f"| {n:,} | {len(index):,} | {index.faiss_index.ntotal:,} | "
+                f"{index.manifest['faiss']} | {build:.1f} | {load:.2f} | {hy[0]:.1f} / {hy[1]:.1f} | "
+                f"{de[0]:.1f} / {de[1]:.1f} | {result.embedded} / {edited} | {upd:.1f} | "
+                f"{upd / build:.0%} |",
+                flush=True,
+            )
+            if index.manifest["faiss"] == "hnsw":
+                compare_exact(index, queries)
+
+
+def compare_exact(index: DocumentIndex, queries: list[str]) -> None:
+    """The same vectors in an exact index: query time and top-10 overlap with HNSW."""
+    import faiss
+
+    graph = index.faiss_index
+    mat = graph.reconstruct_n(0, graph.ntotal)
+    exact = faiss.IndexFlatIP(mat.shape[1])
+    exact.add(mat)
+    overlaps, t_graph, t_exact = [], [], []
+    for q in queries:
+        qv = index.embed_query(q)
+        t0 = time.perf_counter()
+        _, a = graph.search(qv, 10)
+        t_graph.append((time.perf_counter() - t0) * 1000)
+        t0 = time.perf_counter()
+        _, b = exact.search(qv, 10)
+        t_exact.append((time.perf_counter() - t0) * 1000)
+        overlaps.append(len(set(a[0]) & set(b[0])) / 10)
+    print(
+        f"\nat {graph.ntotal:,} vectors: FAISS search alone p50 HNSW {statistics.median(t_graph):.2f} ms"
+        f" vs exact {statistics.median(t_exact):.2f} ms; HNSW top-10 overlap with exact "
+        f"{statistics.mean(overlaps):.3f}\n"
+    )
+
+
+if __name__ == "__main__":
+    main()
