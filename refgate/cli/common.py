@@ -11,24 +11,22 @@ import typer
 
 from refgate.cli.app import EXIT_CONFIG, err_console, esc
 from refgate.config import ConfigError, Settings, load_settings
-from refgate.workspace import Workspace, WorkspaceError, load_workspace
+from refgate.workspace import Workspace, WorkspaceError
+from refgate.workspaces import resolve_workspace
 
-#: The sample workspace shipped with the repository (the README's main job runs on it).
-SAMPLE_WORKSPACE = Path(__file__).resolve().parents[2] / "examples" / "us-macro"
-
-
-def default_workspace_path() -> Path:
-    """The current folder when it holds a refgate.toml, else the sample workspace."""
-    cwd = Path.cwd()
-    if (cwd / "refgate.toml").is_file():
-        return cwd
-    return SAMPLE_WORKSPACE
+#: The --workspace help shared by the commands.
+WORKSPACE_HELP = (
+    "Workspace folder (default: the nearest folder at or above the current one with a "
+    "refgate.toml, else REFGATE_WORKSPACE; try examples/us-macro)."
+)
 
 
 def open_workspace(path: Path | None) -> Workspace:
-    """Load the workspace or exit with code 2 and a clear message."""
+    """The ``--workspace`` folder, else the nearest refgate.toml at or above the current folder,
+    else ``REFGATE_WORKSPACE``; exit 2 with a clear message (pointing at ``refgate init`` and the
+    sample) when there is none or it is invalid. Nothing is written."""
     try:
-        return load_workspace(path or default_workspace_path())
+        return resolve_workspace(path)
     except WorkspaceError as exc:
         err_console.print(f"[red]workspace error:[/red] {esc(exc)}")
         raise typer.Exit(EXIT_CONFIG) from exc

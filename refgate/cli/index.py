@@ -9,7 +9,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, app, console, err_console, esc
-from refgate.cli.common import dumps, open_settings, open_workspace
+from refgate.cli.common import WORKSPACE_HELP, dumps, open_settings, open_workspace
 
 STAGES = {
     "load": "reading files",
@@ -68,8 +68,7 @@ def index_command(
         None,
         "--workspace",
         "-w",
-        help="Workspace folder (default: the current folder if it has a refgate.toml, "
-        "else examples/us-macro).",
+        help=WORKSPACE_HELP,
     ),
     rebuild: bool = typer.Option(
         False, "--rebuild", help="Rebuild from scratch (the embeddings cache is still used)."

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import shutil
-import sqlite3
-import uuid
 from pathlib import Path
 from typing import Any
 
 import typer
 
 from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, EXIT_UNMET, app, err_console, esc
-
-#: Statuses whose report carries at least one verified claim.
-_USEFUL = ("complete", "synthesis_failed")
+from refgate.cli.common import WORKSPACE_HELP, open_workspace
 
 
 class _Progress:
@@ -62,25 +58,15 @@ class _Progress:
         err_console.print(f"[dim]·[/dim] {esc(line)}", highlight=False, markup=True)
 
 
-def _workspace(path: Path | None):
-    from refgate.workspace import load_workspace
-
-    if path is not None:
-        return load_workspace(path)
-    if (Path.cwd() / "refgate.toml").is_file():
-        return load_workspace(Path.cwd())
-    return None
-
-
 #: Other names of the backends (the design calls ``agy`` antigravity).
 BACKEND_ALIASES = {"antigravity": "agy"}
 
 
 @app.command("research")
 def research(
-    question: str = typer.Argument("", help="The research question."),
+    question: str = typer.Argument("", help="The research question (omit with --thread to resume)."),
     workspace: Path | None = typer.Option(
-        None, "--workspace", "-w", help="Workspace folder (its web snapshot is the default web)."
+        None, "--workspace", "-w", help=WORKSPACE_HELP + " Its web snapshot is the default web."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     backend: str = typer.Option(
@@ -89,8 +75,16 @@ def research(
     max_concurrency: int = typer.Option(
         10, "--max-concurrency", "--concurrency", min=1, help="Parallel agent calls."
     ),
-    resume: str | None = typer.Option(
-        None, "--resume", help="Thread id of an interrupted run to continue (needs a workspace)."
+    thread: str | None = typer.Option(
+        None,
+        "--thread",
+        "-t",
+        "--resume",
+        help="Thread id: continues an interrupted run (finished steps are not redone); "
+        "new runs get a fresh id.",
+    ),
+    model: str | None = typer.Option(
+        None, "--model", "-m", help="Model string (overrides REFGATE_MODEL), e.g. ollama:qwen2.5."
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
     output: Path | None = typer.Option(
@@ -98,98 +92,103 @@ def research(
     ),
 ) -> None:
     """Research a question: search, read, extract claims, verify each by 3 skeptical votes,
-    and synthesise a report whose every citation is a page read in this run."""
+    and synthesise a report whose every citation is a page read in this run.
+
+    The web is the workspace's offline snapshot unless REFGATE_WEB_SEARCH=searx:<url> (a SearxNG
+    server) and REFGATE_WEB_FETCH=http turn the network on."""
+    from refgate.api import RunFailed
+    from refgate.api import research as run_research
     from refgate.cli.report import check_output
-    from refgate.config import ConfigError, load_settings
-    from refgate.graph.research import build_research_graph, run_config, stream_research
+    from refgate.config import ConfigError
     from refgate.nodes.research.report import to_json, to_markdown
-    from refgate.tools.web_providers import WebProviderError, default_providers
-    from refgate.workspace import WorkspaceError
 
     check_output(output)
-    try:
-        ws = _workspace(workspace)
-        settings = load_settings(workspace_settings=getattr(ws, "settings", None))
-        search, fetch = default_providers(ws)
-    except (WorkspaceError, ConfigError, WebProviderError) as exc:
-        err_console.print(f"[red]error:[/red] {esc(exc)}")
-        raise typer.Exit(EXIT_CONFIG) from None
-
-    kwargs: dict[str, Any] = {"web_search": search, "web_fetch": fetch, "workspace": ws}
+    ws = open_workspace(workspace)
+    fixed_backend = None
     backend = BACKEND_ALIASES.get(backend, backend)
-    if backend == "chat":
-        from refgate.models import NO_MODEL_HELP, ModelProvider
-
-        if not settings.has_endpoint:
-            err_console.print(f"[red]error:[/red] {esc(NO_MODEL_HELP)}")
-            raise typer.Exit(EXIT_CONFIG)
-        kwargs["model"] = ModelProvider().for_pass("research", settings)
-    elif backend in ("codex", "agy"):
+    if backend in ("codex", "agy"):
         from refgate.nodes.research.backends import make_backend
 
         if shutil.which(backend) is None:
             err_console.print(f"[red]error:[/red] `{esc(backend)}` is not on PATH")
             raise typer.Exit(EXIT_CONFIG)
-        kwargs["backend"] = make_backend(backend)
-    else:
+        fixed_backend = make_backend(backend)
+    elif backend != "chat":
         err_console.print(
             f"[red]error:[/red] unknown backend {esc(repr(backend))}; use chat, codex or agy"
         )
         raise typer.Exit(EXIT_CONFIG)
-    if search.name == "none" and not quiet:
-        err_console.print("[yellow]note:[/yellow] no web snapshot or search provider is configured")
+    progress = _Progress(quiet)
+    started: dict[str, str] = {}
 
-    conn = None
-    if ws is not None:
-        ws.state_dir.mkdir(parents=True, exist_ok=True)
-        from langgraph.checkpoint.sqlite import SqliteSaver
+    def on_event(event: dict[str, Any]) -> None:
+        if event.get("event") == "run_started":
+            started["thread"] = str(event.get("thread"))
+            if not quiet:
+                err_console.print(
+                    f"[dim]thread {esc(started['thread'])} (continue an interrupted run with "
+                    f"--thread {esc(started['thread'])})[/dim]"
+                )
+        elif event.get("event") == "notice" and not quiet:
+            err_console.print(f"[yellow]note:[/yellow] {esc(event.get('message', ''))}")
+        else:
+            progress(event)
 
-        conn = sqlite3.connect(ws.state_dir / "research.sqlite", check_same_thread=False)
-        kwargs["checkpointer"] = SqliteSaver(conn)
-    elif resume:
-        err_console.print("[red]error:[/red] --resume needs a workspace (checkpoints live there)")
-        raise typer.Exit(EXIT_CONFIG)
+    if not quiet:
+        from refgate.tools.web_providers import WebProviderError, default_providers
 
-    thread_id = resume or uuid.uuid4().hex[:12]
-    graph = build_research_graph(**kwargs)
-    config = run_config(
-        thread_id=thread_id if conn is not None else None, max_concurrency=max_concurrency
-    )
-    if conn is not None and not quiet:
-        err_console.print(
-            f"[dim]thread {esc(thread_id)} (continue an interrupted run with --resume {esc(thread_id)})[/dim]"
-        )
+        try:
+            search, _ = default_providers(ws)
+            if search.name == "none":
+                err_console.print(
+                    "[yellow]note:[/yellow] no web snapshot or search provider is configured "
+                    "(set REFGATE_WEB_SEARCH=searx:<url> and REFGATE_WEB_FETCH=http)"
+                )
+        except WebProviderError:
+            pass  # reported by the run below
     try:
-        final = stream_research(graph, None if resume else question, config, _Progress(quiet))
-    except Exception as exc:
-        err_console.print(f"[red]research stopped:[/red] {type(exc).__name__}: {esc(exc)}")
-        if conn is not None:
+        result = run_research(
+            question,
+            workspace=ws,
+            model=model,
+            thread=thread,
+            on_event=on_event,
+            max_concurrency=max_concurrency,
+            backend=fixed_backend,
+        )
+    except ConfigError as exc:
+        err_console.print(f"[red]error:[/red] {esc(exc)}")
+        raise typer.Exit(EXIT_CONFIG) from None
+    except KeyboardInterrupt:
+        if started.get("thread"):
             err_console.print(
-                f"resume with: refgate research --workspace {esc(ws.root)} --resume {esc(thread_id)}"
+                f"\ninterrupted; resume with: refgate research --workspace {esc(ws.root)} "
+                f"--thread {esc(started['thread'])}"
             )
         raise typer.Exit(EXIT_ERROR) from None
-    finally:
-        if conn is not None:
-            conn.close()
-    report = final.get("report")
-    if report is None:
-        err_console.print("[red]error:[/red] the run ended without a report")
-        raise typer.Exit(EXIT_ERROR)
+    except RunFailed as exc:
+        err_console.print(f"[red]research stopped:[/red] {esc(exc)}")
+        err_console.print(
+            f"resume with: refgate research --workspace {esc(ws.root)} --thread {esc(exc.thread)}"
+        )
+        raise typer.Exit(EXIT_ERROR) from None
     if as_json:
-        typer.echo(to_json(report))
+        typer.echo(to_json(result.report))
     else:
-        typer.echo(to_markdown(report))
+        typer.echo(to_markdown(result.report))
     if output is not None:
         from refgate.report import ReportError, write_research_report
 
         try:
-            written = write_research_report(output, report, to_markdown)
+            written = write_research_report(output, result.report, to_markdown)
         except ReportError as exc:
             err_console.print(f"[red]report not written:[/red] {esc(exc)}")
             raise typer.Exit(EXIT_ERROR) from None
         if not quiet:
             err_console.print(f"report written to {esc(written)}")
-    raise typer.Exit(EXIT_OK if report["status"] in _USEFUL else EXIT_UNMET)
+    if not quiet:
+        err_console.print(f"[dim]{esc(result.usage.summary())}[/dim]")
+    raise typer.Exit(EXIT_OK if result.useful else EXIT_UNMET)
 
 
 __all__ = ["research"]

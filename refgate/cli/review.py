@@ -16,12 +16,7 @@ from rich.table import Table
 
 from refgate.audit import AuditError, append_review, list_runs, read_audit, thread_ids
 from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, app, console, err_console, esc
-from refgate.cli.common import open_workspace
-
-_WS_HELP = (
-    "Workspace folder (default: the current folder if it has refgate.toml, else the "
-    "sample workspace)."
-)
+from refgate.cli.common import WORKSPACE_HELP, open_workspace
 
 
 @app.command()
@@ -31,7 +26,7 @@ def review(
     ),
     verdict: str = typer.Option(..., "--verdict", help="Your judgement: pass or fail."),
     note: str = typer.Option("", "--note", help="Why: what was right or wrong in the answer."),
-    workspace: Path = typer.Option(None, "--workspace", "-w", help=_WS_HELP),
+    workspace: Path = typer.Option(None, "--workspace", "-w", help=WORKSPACE_HELP),
     reviewer: str = typer.Option(None, "--reviewer", help="Who reviewed (default: your login)."),
 ) -> None:
     """Record a human review (pass or fail) of a run's answer in the audit file."""
@@ -64,7 +59,7 @@ def review(
 
 @app.command()
 def audit(
-    workspace: Path = typer.Option(None, "--workspace", "-w", help=_WS_HELP),
+    workspace: Path = typer.Option(None, "--workspace", "-w", help=WORKSPACE_HELP),
     limit: int = typer.Option(20, "--limit", "-n", min=0, help="Most runs shown (0: all)."),
     json_out: bool = typer.Option(False, "--json", help="Print the runs as JSON."),
 ) -> None:

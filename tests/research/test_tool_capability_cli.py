@@ -115,9 +115,11 @@ def test_cli_degenerate_and_config_errors(tmp_path, monkeypatch, h):
     empty = CliRunner().invoke(
         app, ["research", "  ", "-w", str(ws), "--backend", "codex", "--json"]
     )
-    assert empty.exit_code == 3 and json.loads(empty.stdout)["status"] == "empty_question"
+    # a blank question is a usage error (exit 2), as for `refgate ask`
+    assert empty.exit_code == 2 and "no question" in empty.stderr and not empty.stdout
     for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("REFGATE_LOCAL_LLM", "0")  # else the embedded smoke model is the default
     no_model = CliRunner().invoke(app, ["research", "q", "-w", str(ws)])
     assert no_model.exit_code == 2 and "no model is configured" in no_model.stderr
     monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
@@ -141,7 +143,7 @@ def test_cli_research_output_files_and_report_again(tmp_path, monkeypatch, h):
         app, ["research", h.QUESTION, "-w", str(ws), "--backend", "codex", "-o", str(md)]
     )
     assert again.exit_code == 0 and md.read_text(encoding="utf-8").startswith("# Deep Research")
-    tid = again.stderr.split("--resume ", 1)[1].split(")", 1)[0].strip()
+    tid = again.stderr.split("--thread ", 1)[1].split(")", 1)[0].strip()
     stored = tmp_path / "stored.json"
     rerun = CliRunner().invoke(app, ["report", tid, "-w", str(ws), "-o", str(stored)])
     assert rerun.exit_code == 0, rerun.output

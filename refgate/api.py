@@ -1,0 +1,455 @@
+"""The Python API: ``refgate.ask(...)`` and ``refgate.research(...)`` for notebooks and apps.
+
+The CLI runs on these same functions; ``on_event`` receives the progress events it prints
+(``pass_started``, ``tool_call``, ``gate_verdict``, ``research_step``, ``notice``, ...).
+
+    import refgate
+    a = refgate.ask("What was US unemployment in 2009Q3?", workspace="examples/us-macro",
+                    model="anthropic:claude-sonnet-4-5")
+    print(a.answer, a.passed, a.usage.total)
+
+This module sits above the graph layer (it builds graphs); the core never imports it except
+lazily through ``refgate.__getattr__``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from refgate.config import ConfigError, Settings, load_settings
+from refgate.refs import Ref, as_ref_map
+from refgate.threadlock import thread_lock
+from refgate.usage import Usage, build_usage, from_trace
+from refgate.workspace import Workspace
+from refgate.workspaces import resolve_workspace
+
+EventHandler = Callable[[dict[str, Any]], None]
+
+#: Passes of the workbench that call a model.
+MODEL_PASSES = ("brief", "work", "critique", "compose", "harvest")
+
+
+class RunFailed(RuntimeError):
+    """A run stopped part-way; its checkpoints are kept, so ``thread`` can be resumed."""
+
+    def __init__(self, message: str, *, thread: str, workspace: Path | None = None) -> None:
+        super().__init__(message)
+        self.thread = thread
+        self.workspace = workspace
+
+
+@dataclass
+class Answer:
+    """The result of ``refgate.ask``: the answer and the evidence behind it."""
+
+    question: str
+    answer: str
+    passed: bool
+    gate: dict[str, Any]
+    refs: dict[str, Ref]
+    unverified: list[dict[str, str]]
+    thread: str
+    usage: Usage
+    workspace: str = ""
+    trace_summary: dict[str, Any] = field(default_factory=dict)
+    #: The run record of ``refgate.report`` (critiques, caveats, models, times) without usage.
+    record: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values: the run record (what ``refgate ask --json`` prints and
+        ``--output`` renders) with ``passed``, ``unverified`` and ``usage``."""
+        out = dict(self.record) or {
+            "thread_id": self.thread,
+            "question": self.question,
+            "answer": self.answer,
+            "refs": {k: v.model_dump(mode="json") for k, v in self.refs.items()},
+            "gate": self.gate,
+            "trace_summary": self.trace_summary,
+        }
+        out.update(passed=self.passed, unverified=self.unverified, usage=self.usage.to_dict())
+        return out
+
+
+@dataclass
+class ResearchResult:
+    """The result of ``refgate.research``: the report (findings with sources) and its markdown."""
+
+    question: str
+    report: dict[str, Any]
+    markdown: str
+    status: str
+    thread: str | None
+    usage: Usage
+
+    @property
+    def useful(self) -> bool:
+        """True when the report carries at least one verified claim."""
+        return self.status in ("complete", "synthesis_failed")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "report": self.report,
+            "status": self.status,
+            "thread_id": self.thread,
+            "usage": self.usage.to_dict(),
+        }
+
+
+def _emit(on_event: EventHandler | None, chunk: dict[str, Any]) -> None:
+    if on_event is not None:
+        on_event(chunk)
+
+
+def _settings(
+    ws: Workspace | None, model: str | BaseChatModel | None, settings: Settings | None
+) -> Settings:
+    base = settings or load_settings(os.environ, ws.settings if ws else None)
+    if isinstance(model, str):
+        if not model.strip():
+            raise ConfigError("model: empty model string")
+        base = base.with_overrides(model=model.strip())
+    return base
+
+
+@contextlib.contextmanager
+def model_endpoint(
+    settings: Settings, on_event: EventHandler | None = None, passes: tuple[str, ...] = MODEL_PASSES
+) -> Iterator[Settings]:
+    """Yield settings that reach a model: the configured one, else the embedded smoke model."""
+    from refgate.models import NO_MODEL_HELP, is_configured
+
+    if is_configured(settings, passes):
+        yield settings
+        return
+    from refgate import local_llm
+
+    if not local_llm.available():
+        raise ConfigError(NO_MODEL_HELP)
+    from rich.text import Text
+
+    _emit(on_event, {"event": "notice", "message": Text.from_markup(local_llm.SMOKE_NOTICE).plain})
+    with local_llm.LocalModelServer() as server:
+        yield settings.with_overrides(
+            base_url=server.base_url,
+            api_key="local",
+            model=server.model_name,
+            pass_models={},
+            max_tokens=settings.max_tokens or local_llm.MAX_TOKENS,
+        )
+
+
+def _same_question(a: str | None, b: str | None) -> bool:
+    return " ".join((a or "").split()) == " ".join((b or "").split())
+
+
+def _check_question(question: str | None, thread: str | None) -> str | None:
+    q = (question or "").strip()
+    if not q and not thread:
+        raise ConfigError("no question given (a blank question is not a question)")
+    return q or None
+
+
+def is_connection_error(exc: BaseException) -> bool:
+    """True for a refused, unreachable or timed-out model endpoint (any client library)."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        name = type(cur).__name__
+        if isinstance(cur, ConnectionError | TimeoutError) or name in (
+            "APIConnectionError",
+            "APITimeoutError",
+            "ConnectError",
+            "ConnectTimeout",
+            "ReadTimeout",
+        ):
+            return True
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
+def _failure(exc: Exception, settings: Settings, pass_name: str | None) -> str:
+    from refgate.models import endpoint_of
+
+    if is_connection_error(exc):
+        p = pass_name or "work"
+        return (
+            f"cannot reach the model {settings.model_for(p)!r} at {endpoint_of(settings, p)} "
+            f"({type(exc).__name__}: {exc}); check the endpoint (OPENAI_BASE_URL or the "
+            "provider's) and that the server is running"
+        )
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _unverified(gate: Mapping[str, Any]) -> list[dict[str, str]]:
+    out: list[dict[str, str]] = []
+    seen: set[tuple[str, str, str]] = set()
+    for issue in gate.get("issues") or []:
+        if issue.get("severity", "block") != "block":
+            continue
+        key = (str(issue.get("code")), str(issue.get("claim")), str(issue.get("detail")))
+        if key not in seen:
+            seen.add(key)
+            out.append({"claim": key[1], "code": key[0], "detail": key[2]})
+    return out
+
+
+def ask(
+    question: str | None,
+    *,
+    workspace: Workspace | Path | str | None = None,
+    model: str | BaseChatModel | None = None,
+    thread: str | None = None,
+    on_event: EventHandler | None = None,
+    settings: Settings | None = None,
+) -> Answer:
+    """Answer ``question`` about a workspace; every number, date and ranking is gated.
+
+    ``model`` is a model string (``"anthropic:claude-sonnet-4-5"``, ``"ollama:qwen2.5"``, a bare
+    OpenAI-compatible name) or a LangChain chat model. ``thread`` resumes an interrupted run
+    (``question`` may then be None; a different question is refused). Raises ``ConfigError``
+    (settings, workspace, thread busy or mismatched) or ``RunFailed`` (resumable)."""
+    from refgate.graph import build_graph
+    from refgate.persistence import open_persistence
+
+    q = _check_question(question, thread)
+    ws = resolve_workspace(workspace)
+    live_model = model if isinstance(model, BaseChatModel) else None
+    settings = _settings(ws, model, settings)
+    thread_id = thread or uuid.uuid4().hex[:12]
+    config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 50}
+    started = time.perf_counter()
+    current: dict[str, str | None] = {"pass": None}
+
+    def relay(chunk: dict[str, Any]) -> None:
+        if chunk.get("event") == "pass_started":
+            current["pass"] = chunk.get("pass")
+        _emit(on_event, chunk)
+
+    _emit(on_event, {"event": "run_started", "thread": thread_id, "workspace": str(ws.root)})
+    with thread_lock(ws.state_dir, thread_id):
+        endpoint = (
+            contextlib.nullcontext(settings)
+            if live_model is not None
+            else model_endpoint(settings, on_event)
+        )
+        with endpoint as live, open_persistence(live, ws) as (checkpointer, store):
+            graph = build_graph(
+                model=live_model, checkpointer=checkpointer, store=store, workspace=ws,
+                settings=live,
+            )
+            snapshot = graph.get_state(config)
+            stored_q = snapshot.values.get("question")
+            if stored_q and q and not _same_question(stored_q, q):
+                raise ConfigError(
+                    f"thread {thread_id!r} is about a different question ({stored_q!r}); "
+                    "resume it without a question or use a new --thread"
+                )
+            if snapshot.next:
+                _emit(on_event, {"event": "resuming", "thread": thread_id,
+                                 "next": list(snapshot.next)})
+                inputs: Any = None
+            elif snapshot.values.get("answer"):
+                inputs = "done"
+            elif q is None:
+                raise ConfigError(f"no question given and nothing to resume on thread {thread_id!r}")
+            else:
+                inputs = {"question": q, "workspace": str(ws.root)}
+            try:
+                if inputs != "done":
+                    for chunk in graph.stream(inputs, config, stream_mode="custom"):
+                        if isinstance(chunk, dict):
+                            relay(chunk)
+            except (ConfigError, KeyboardInterrupt):
+                raise
+            except Exception as exc:
+                raise RunFailed(_failure(exc, live, current["pass"]), thread=thread_id,
+                                workspace=ws.root) from exc
+            result = dict(graph.get_state(config).values)
+            answer = _answer(result, thread_id, ws, live, q, time.perf_counter() - started)
+            _record_audit(ws, answer, result, live, started)
+    return answer
+
+
+def _answer(
+    result: dict[str, Any],
+    thread_id: str,
+    ws: Workspace,
+    settings: Settings,
+    q: str | None,
+    duration_s: float,
+) -> Answer:
+    from refgate.report import run_record
+
+    models = {p: settings.model_for(p) for p in MODEL_PASSES}
+    usage = build_usage(from_trace(result.get("trace") or []), models, settings.prices)
+    gate = dict(result.get("gate") or {})
+    return Answer(
+        question=str(result.get("question") or q or ""),
+        answer=str(result.get("answer") or ""),
+        passed=bool(gate.get("passed")),
+        gate=gate,
+        refs=as_ref_map(result.get("refs") or {}),
+        unverified=_unverified(gate),
+        thread=thread_id,
+        usage=usage,
+        workspace=str(ws.root),
+        trace_summary=dict(result.get("trace_summary") or {}),
+        record=run_record(
+            {**result, "question": result.get("question") or q or ""},
+            thread_id=thread_id,
+            workspace=ws,
+            models=models,
+            duration_s=round(duration_s, 3),
+        ),
+    )
+
+
+def _record_audit(
+    ws: Workspace, answer: Answer, result: dict[str, Any], settings: Settings, started: float
+) -> None:
+    from refgate.audit import append_run
+
+    record = answer.to_dict()
+    append_run(
+        ws,
+        {
+            "thread_id": answer.thread,
+            "question": answer.question,
+            "answer": answer.answer,
+            "refs": record["refs"],
+            "gate": answer.gate,
+            "events": result.get("trace") or [],
+            "trace_summary": answer.trace_summary,
+            "models": {p: settings.model_for(p) for p in MODEL_PASSES},
+            "usage": record["usage"],
+            "duration_s": round(time.perf_counter() - started, 3),
+        },
+    )
+
+
+def research(
+    question: str | None,
+    *,
+    workspace: Workspace | Path | str | None = None,
+    model: str | BaseChatModel | None = None,
+    thread: str | None = None,
+    on_event: EventHandler | None = None,
+    settings: Settings | None = None,
+    max_concurrency: int = 10,
+    backend: Any = None,
+    web_search: Any = None,
+    web_fetch: Any = None,
+) -> ResearchResult:
+    """Research ``question`` on the web (or the workspace's offline snapshot): claims with
+    quotes, 3 skeptical votes each, a report citing only pages read in this run.
+
+    ``workspace`` may be omitted only when one is found (it holds the checkpoints that
+    ``thread`` resumes). Raises ``ConfigError`` or ``RunFailed`` like ``ask``."""
+    import sqlite3
+
+    from langchain_core.callbacks import UsageMetadataCallbackHandler
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from refgate.graph.research import PASS_NAME, build_research_graph, run_config, stream_research
+    from refgate.tools.web_providers import WebProviderError, default_providers
+
+    q = _check_question(question, thread)
+    ws = resolve_workspace(workspace)
+    live_model = model if isinstance(model, BaseChatModel) else None
+    settings = _settings(ws, model, settings)
+    try:
+        search, fetch = default_providers(ws)
+    except WebProviderError as exc:
+        raise ConfigError(str(exc)) from None
+    thread_id = thread or uuid.uuid4().hex[:12]
+    counter = UsageMetadataCallbackHandler()
+    ws.state_dir.mkdir(parents=True, exist_ok=True)
+    _emit(on_event, {"event": "run_started", "thread": thread_id, "workspace": str(ws.root)})
+    with thread_lock(ws.state_dir, f"research:{thread_id}"):
+        if backend is None and live_model is None:
+            endpoint: Any = model_endpoint(settings, on_event, passes=(PASS_NAME,))
+        else:
+            endpoint = contextlib.nullcontext(settings)
+        conn = sqlite3.connect(ws.state_dir / "research.sqlite", check_same_thread=False)
+        try:
+            with endpoint as live:
+                kwargs: dict[str, Any] = {
+                    "web_search": web_search or search,
+                    "web_fetch": web_fetch or fetch,
+                    "workspace": ws,
+                    "checkpointer": SqliteSaver(conn),
+                    "settings": live,
+                }
+                if backend is not None:
+                    kwargs["backend"] = backend
+                elif live_model is not None:
+                    kwargs["model"] = live_model
+                else:
+                    from refgate.models import ModelProvider
+
+                    kwargs["model"] = ModelProvider().for_pass(PASS_NAME, live)
+                graph = build_research_graph(**kwargs)
+                config = run_config(thread_id=thread_id, max_concurrency=max_concurrency)
+                config["callbacks"] = [counter]
+                snapshot = graph.get_state(config)
+                stored_q = snapshot.values.get("question")
+                if stored_q and q and not _same_question(stored_q, q):
+                    raise ConfigError(
+                        f"research thread {thread_id!r} is about a different question "
+                        f"({stored_q!r}); resume it without a question or use a new --thread"
+                    )
+                resume = bool(snapshot.next) or bool(snapshot.values.get("report"))
+                if not resume and q is None:
+                    raise ConfigError(
+                        f"no question given and nothing to resume on thread {thread_id!r}"
+                    )
+                try:
+                    if snapshot.values.get("report") and not snapshot.next:
+                        final = dict(snapshot.values)
+                    else:
+                        final = stream_research(graph, None if resume else q, config, on_event)
+                except (ConfigError, KeyboardInterrupt):
+                    raise
+                except Exception as exc:
+                    raise RunFailed(_failure(exc, live, PASS_NAME), thread=thread_id,
+                                    workspace=ws.root) from exc
+                model_name = live.model_for(PASS_NAME)
+        finally:
+            conn.close()
+    report = final.get("report")
+    if report is None:
+        raise RunFailed("the run ended without a report", thread=thread_id, workspace=ws.root)
+    per_pass = {PASS_NAME: _callback_totals(counter)}
+    usage = build_usage(per_pass, {PASS_NAME: model_name}, settings.prices)
+    if backend is not None:
+        usage.models[PASS_NAME] = getattr(backend, "name", "backend")
+    return ResearchResult(
+        question=str(final.get("question") or q or ""),
+        report=report,
+        markdown=str(final.get("markdown") or ""),
+        status=str(report.get("status") or ""),
+        thread=thread_id,
+        usage=usage,
+    )
+
+
+def _callback_totals(counter: Any) -> dict[str, int]:
+    totals = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+    for meta in (getattr(counter, "usage_metadata", None) or {}).values():
+        for k in totals:
+            totals[k] += int(meta.get(k, 0) or 0)
+    return totals
+
+
+__all__ = ["Answer", "ResearchResult", "RunFailed", "ask", "model_endpoint", "research"]

@@ -1,0 +1,133 @@
+"""Token usage of a run, per pass and in total, and its estimated cost.
+
+Counts come from the trace's ``model_call`` events (the workbench; they survive a resume) or from
+LangChain's usage callback (the research graph). Costs use list prices in USD per million tokens
+from a small table; a workspace extends or corrects it with ``[settings] prices``
+(``prices = { "my-model" = [0.5, 1.5] }``: input, output) or ``REFGATE_PRICES`` (JSON).
+A model with no known price has no cost (``None``), never a guessed one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+#: USD per million (input, output) tokens, list prices as published by the providers.
+PRICES: dict[str, tuple[float, float]] = {
+    "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4o": (2.50, 10.00),
+    "gpt-4.1": (2.00, 8.00),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1-nano": (0.10, 0.40),
+    "claude-sonnet-4-5": (3.00, 15.00),
+    "claude-haiku-4-5": (1.00, 5.00),
+    "claude-opus-4-1": (15.00, 75.00),
+    "gemini-2.5-flash": (0.30, 2.50),
+    "gemini-2.5-pro": (1.25, 10.00),
+}
+
+#: Providers that run on the user's machine: their tokens cost nothing.
+LOCAL_PROVIDERS = ("ollama",)
+
+KEYS = ("input_tokens", "output_tokens", "total_tokens")
+
+
+def _zero() -> dict[str, int]:
+    return dict.fromkeys(KEYS, 0)
+
+
+@dataclass
+class Usage:
+    """Tokens per pass (``per_pass[pass] = {input_tokens, output_tokens, total_tokens}``), the
+    total, the model per pass, and the estimated cost in USD (None when a price is unknown)."""
+
+    per_pass: dict[str, dict[str, int]] = field(default_factory=dict)
+    models: dict[str, str] = field(default_factory=dict)
+    cost_usd: float | None = None
+
+    @property
+    def total(self) -> dict[str, int]:
+        out = _zero()
+        for counts in self.per_pass.values():
+            for k in KEYS:
+                out[k] += int(counts.get(k, 0) or 0)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "per_pass": self.per_pass,
+            "total": self.total,
+            "models": self.models,
+            "cost_usd": self.cost_usd,
+        }
+
+    def summary(self) -> str:
+        """One line for the end of a CLI run."""
+        t = self.total
+        line = (
+            f"tokens: {t['total_tokens']:,} ({t['input_tokens']:,} in, "
+            f"{t['output_tokens']:,} out)"
+        )
+        if self.cost_usd is not None:
+            line += f", estimated cost ${self.cost_usd:.4f}"
+        elif t["total_tokens"]:
+            line += ", cost unknown (no price for the model; add it to [settings] prices)"
+        return line
+
+
+def from_trace(trace: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
+    """Tokens per pass from a workbench trace's ``model_call`` events."""
+    per_pass: dict[str, dict[str, int]] = {}
+    for e in trace:
+        if e.get("type") != "model_call":
+            continue
+        counts = per_pass.setdefault(str(e.get("pass") or "?"), _zero())
+        for k in KEYS:
+            counts[k] += int((e.get("usage") or {}).get(k, 0) or 0)
+    return per_pass
+
+
+def price_of(model: str, prices: Mapping[str, Any] | None = None) -> tuple[float, float] | None:
+    """(input, output) USD per million tokens for a model string, or None when unknown."""
+    from refgate.models import split_model
+
+    provider, name = split_model(model)
+    if provider in LOCAL_PROVIDERS:
+        return (0.0, 0.0)
+    table = {**PRICES, **{k: tuple(v) for k, v in (prices or {}).items()}}
+    for key in (model, name):
+        if key in table:
+            return table[key]  # type: ignore[return-value]
+    # dated snapshots ("gpt-4o-mini-2024-07-18", "claude-sonnet-4-5-20250929") use their family
+    for key in sorted(table, key=len, reverse=True):
+        if name.startswith(key + "-"):
+            return table[key]  # type: ignore[return-value]
+    return None
+
+
+def estimate_cost(
+    per_pass: Mapping[str, Mapping[str, int]],
+    models: Mapping[str, str],
+    prices: Mapping[str, Any] | None = None,
+) -> float | None:
+    """USD for the tokens of each pass at its model's price; None if any used price is unknown."""
+    cost = 0.0
+    for pass_name, counts in per_pass.items():
+        if not counts.get("total_tokens") and not counts.get("input_tokens"):
+            continue
+        price = price_of(models.get(pass_name, ""), prices)
+        if price is None:
+            return None
+        cost += counts.get("input_tokens", 0) * price[0] / 1e6
+        cost += counts.get("output_tokens", 0) * price[1] / 1e6
+    return round(cost, 6)
+
+
+def build_usage(
+    per_pass: dict[str, dict[str, int]],
+    models: Mapping[str, str],
+    prices: Mapping[str, Any] | None = None,
+) -> Usage:
+    used = {p: models.get(p, "") for p in per_pass}
+    return Usage(per_pass=per_pass, models=used, cost_usd=estimate_cost(per_pass, used, prices))

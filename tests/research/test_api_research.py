@@ -1,0 +1,53 @@
+"""`refgate.research(...)`: the deep-research graph through the Python API, with checkpoints in
+the workspace, --thread resume rules, progress events and token usage from the model's replies."""
+
+from __future__ import annotations
+
+import pytest
+
+import refgate
+from refgate.config import ConfigError
+from refgate.testing import KeyedChatModel
+
+USAGE = {"input_tokens": 100, "output_tokens": 20, "total_tokens": 120}
+
+
+def _workspace(tmp_path, h):
+    ws = tmp_path / "ws"
+    h.write_snapshot(ws / "web")
+    (ws / "refgate.toml").write_text('name = "tiny"\n[web_snapshot]\npath = "web"\n',
+                                     encoding="utf-8")
+    return ws
+
+
+def _with_usage(model: KeyedChatModel) -> KeyedChatModel:
+    """The same rules, each reply carrying token usage as a provider's would."""
+    def wrap(fn):
+        return lambda text: fn(text).model_copy(update={
+            "usage_metadata": dict(USAGE), "response_metadata": {"model_name": "keyed"}})
+
+    return KeyedChatModel(rules=[(key, wrap(fn)) for key, fn in model.rules])
+
+
+def test_research_api_report_usage_events_and_resume_rules(tmp_path, script, h):
+    ws = _workspace(tmp_path, h)
+    model = _with_usage(script().model())
+    events = []
+    result = refgate.research(h.QUESTION, workspace=ws, model=model, thread="r1",
+                              on_event=events.append)
+    assert result.status == "complete" and result.useful and result.thread == "r1"
+    assert result.report["findings"] and "# Deep Research" in result.markdown
+    calls = len(model.calls)
+    assert result.usage.total == {k: v * calls for k, v in USAGE.items()}
+    assert result.to_dict()["usage"]["per_pass"]["research"]["total_tokens"] == 120 * calls
+    steps = {e.get("step") for e in events if e.get("event") == "research_step"}
+    assert {"scope", "search", "fetch", "verify", "report"} <= steps
+    assert events[0] == {"event": "run_started", "thread": "r1", "workspace": str(ws.resolve())}
+    assert (ws / ".refgate" / "research.sqlite").is_file()
+    # the finished thread returns its stored report without a model call
+    again = refgate.research(None, workspace=ws, model=model, thread="r1")
+    assert again.report == result.report and len(model.calls) == calls
+    with pytest.raises(ConfigError, match="different question"):
+        refgate.research("Something else entirely?", workspace=ws, model=model, thread="r1")
+    with pytest.raises(ConfigError, match="no question"):
+        refgate.research("  ", workspace=ws, model=model)
