@@ -86,6 +86,19 @@ def timed_run(code: str, ws, settings, limits: Limits, timeout: float = 600.0):
     return result, time.perf_counter() - t0
 
 
+class Rows(list):
+    """Result rows, each also printed as it is measured (a long run shows progress)."""
+
+    def append(self, row) -> None:
+        print("  measured: " + " | ".join(row), flush=True)
+        super().append(row)
+
+    def __iadd__(self, rows):
+        for row in rows:
+            self.append(row)
+        return self
+
+
 def first_line(text: str | None) -> str:
     lines = [ln for ln in (text or "").strip().splitlines() if ln.strip()]
     return (lines[-1] if lines else "")[:160].replace("|", "/")
@@ -106,7 +119,7 @@ def main() -> None:
     base.mkdir(parents=True, exist_ok=True)
     settings = Settings(model="bench", api_key="bench", sandbox="bwrap")
     limits = Limits(memory_mb=args.memory_mb)
-    rows_out: list[tuple[str, str, str, str]] = []
+    rows_out = Rows()
     try:
         # ------------------------------------------------------------ 1. parquet 4x memory
         pq_root = base / "parquet"
@@ -120,7 +133,8 @@ def main() -> None:
         print(
             f"# parquet: {rows:,} rows x 3 int64/float64 columns = {_gb(rows * 24)} in memory "
             f"({args.factor:g}x the {args.memory_mb} MB sandbox limit), {_gb(disk)} on disk; "
-            f"generated in {gen:.0f} s"
+            f"generated in {gen:.0f} s",
+            flush=True,
         )
         group_by = (
             "df = sql('SELECT k, SUM(v) AS total, COUNT(*) AS n FROM big GROUP BY k ORDER BY k')\n"

@@ -17,7 +17,9 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from refgate.tools.dataset_scan import count_rows, estimated_memory
 from refgate.tools.engine import EngineEnv, Evidence, RefSpec, capability
+from refgate.tools.warehouse import load_table, table_rows
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -26,6 +28,8 @@ if TYPE_CHECKING:
 
 #: Most rows a capability puts in one tableRef.
 MAX_TABLE_ROWS = 2000
+#: Largest estimated in-memory size of a dataset the capabilities load whole into pandas.
+LOAD_MAX_BYTES = 1 << 30
 
 _FRAMES: dict[tuple, Any] = {}
 _FRAMES_LOCK = threading.Lock()
@@ -54,9 +58,14 @@ def load_frame(spec: "DatasetSpec") -> "pd.DataFrame":
     import pandas as pd
 
     if spec.is_warehouse:  # a table in a database: loaded whole only when it is small
-        from refgate.tools.warehouse import load_table
-
         return load_table(spec)
+    size = estimated_memory(spec)
+    if size > LOAD_MAX_BYTES:
+        raise ValueError(
+            f"dataset {spec.name!r} is about {size / (1 << 30):.1f} GB in memory, too large to "
+            "load whole for this capability: compute with RunPython and sql('SELECT ... FROM "
+            f"\"{spec.name}\" ...')"
+        )
     path = spec.checked_path()  # confined at load time; refused if swapped for a symlink since
     st = path.stat()
     key = (str(path), st.st_size, st.st_mtime_ns, spec.date_columns)
@@ -272,6 +281,22 @@ def _round(value: float | None, digits: int = 6) -> float | None:
 # --------------------------------------------------------------------------- capabilities
 
 
+def _large_entry(spec: "DatasetSpec") -> dict[str, Any]:
+    """A listing entry for a dataset not loaded whole (large, or a warehouse table)."""
+    rows = table_rows(spec) if spec.is_warehouse else count_rows(spec)
+    return {
+        "name": spec.name,
+        "rows": rows,
+        "first_period": None,
+        "latest_period": None,
+        "frequency": spec.frequency,
+        "as_of": spec.as_of,
+        "description": spec.description,
+        "metrics": [],
+        "note": "not loaded whole: InspectDataset for its profile, sql() in RunPython to compute",
+    }
+
+
 @capability
 def list_datasets(*, env: EngineEnv) -> Evidence:
     """List the workspace's datasets: name, rows, period span, frequency and description.
@@ -282,6 +307,9 @@ def list_datasets(*, env: EngineEnv) -> Evidence:
     ws = _workspace(env)
     entries = []
     for name, spec in sorted(ws.datasets.items()):
+        if spec.is_warehouse or estimated_memory(spec) > LOAD_MAX_BYTES:
+            entries.append(_large_entry(spec))
+            continue
         frame = load_frame(spec)
         periods = periods_of(spec, frame)
         first = latest = None

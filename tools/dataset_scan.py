@@ -68,6 +68,20 @@ def estimated_memory(spec: DatasetSpec) -> int:
     return estimated_bytes(spec.path, spec.format)
 
 
+def count_rows(spec: DatasetSpec, seconds: float = 60.0) -> int:
+    """The dataset's row count without loading it (a parquet footer, else a DuckDB count)."""
+    if spec.format == "parquet":
+        import pyarrow.parquet as pq
+
+        return int(pq.read_metadata(spec.checked_path()).num_rows)
+    con = connect()
+    try:
+        with deadline(con, seconds):
+            return int(con.execute(f"SELECT COUNT(*) FROM {source_sql(spec)}").fetchone()[0])
+    finally:
+        con.close()
+
+
 class ScanTimeout(RuntimeError):
     """The scan did not finish within its deadline."""
 

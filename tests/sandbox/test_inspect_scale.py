@@ -115,3 +115,27 @@ def test_a_parquet_with_too_many_columns_is_refused(tmp_path):
 
 def test_the_sample_workspace_still_loads():
     assert {"macro", "cpi", "employment", "sp500"} <= set(load_workspace(SAMPLE).datasets)
+
+
+def test_engine_capabilities_never_load_a_huge_dataset_on_the_host(tmp_path, monkeypatch):
+    import refgate.tools.capabilities as caps
+    from refgate.refs import RefLedger
+    from refgate.tools.engine import EngineEnv
+    from refgate.tools.engine_call import CapabilityError, invoke_capability
+
+    pq.write_table(
+        pa.table({"year": pa.array(range(1990, 2020)), "sales": pa.array([1.0] * 30)}),
+        tmp_path / "s.parquet",
+    )
+    (tmp_path / "refgate.toml").write_text('[datasets.s]\npath = "s.parquet"\n')
+    env = EngineEnv(workspace=load_workspace(tmp_path))
+    ledger = RefLedger()
+    monkeypatch.setattr(caps, "LOAD_MAX_BYTES", 1)  # as if the file were larger than memory
+    monkeypatch.setattr(caps, "_FRAMES", {})
+    with pytest.raises(CapabilityError, match=r"too large to load whole.*sql\("):
+        invoke_capability(
+            "latest_value", [], {"dataset": "s", "column": "sales"}, env=env, issue=ledger.issue
+        )
+    listed = invoke_capability("list_datasets", env=env, issue=ledger.issue)
+    (entry,) = listed.data["datasets"]
+    assert entry["rows"] == 30 and "not loaded whole" in entry["note"]
