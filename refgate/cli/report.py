@@ -39,6 +39,11 @@ def write_run_output(path: Path, record: Mapping[str, Any], workspace: Any) -> b
         written = write_run_report(path, record, charts)
     except ReportError as exc:
         err_console.print(f"[red]report not written:[/red] {esc(exc)}")
+        thread = record.get("thread_id")
+        if thread:
+            err_console.print(
+                f"the run is stored; write it again with: refgate report {esc(thread)} --output FILE"
+            )
         return False
     err_console.print(f"report written to {esc(written)}")
     return True

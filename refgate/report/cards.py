@@ -51,7 +51,7 @@ def trust_of(ref: Mapping[str, Any]) -> dict[str, str]:
     """Trust (may its text steer the agent) and authority (is it primary evidence for a number)
     of a ref, as ``Ref.is_external`` and ``Ref.is_secondary`` judge them by origin."""
     try:
-        parsed = Ref.model_validate(dict(ref))
+        parsed = Ref.model_validate({**ref, "payload": {}})  # origin only: skip the payload
     except (ValueError, TypeError):
         external, secondary = True, True  # a ref that is not valid is trusted with nothing
     else:
