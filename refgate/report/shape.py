@@ -75,6 +75,8 @@ def clean_run(record: Any) -> dict[str, Any]:
     summary = as_map(r.get("trace_summary"))
     summary["tokens"] = as_map(summary.get("tokens"))
     summary["duration_ms"] = as_map(summary.get("duration_ms"))
+    summary["tool_calls"] = as_map(summary.get("tool_calls"))
+    summary["tool_status"] = as_map(summary.get("tool_status"))
     ws = r.get("workspace")
     return {
         **r,

@@ -193,3 +193,68 @@ def ask_with_report(workspace: Path, output: Path, *, hostile: bool, thread: str
                 str(output),
             ],
         )
+
+
+def hostile_research_report() -> dict[str, Any]:
+    """A research report (``build_report``'s shape) whose claims, quotes and sources are hostile."""
+    hostile = "<script>alert(1)</script><img src=x onerror=alert(2)>"
+    claim = {
+        "id": "c1",
+        "claim": "Tunnel opened in 1998 " + hostile,
+        "quote": hostile,
+        "source": "https://example.org/t?a=1&b=<x>",
+        "sourceTitle": hostile,
+        "sourceQuality": "primary",
+        "publishDate": "2021-01-01",
+        "importance": "central",
+        "outcome": "survives",
+        "vote": "3/3",
+        "votes": {"support": 3, "refute": 0, "abstain": 0},
+        "verdicts": [
+            {
+                "refuted": False,
+                "confidence": "high",
+                "evidence": hostile,
+                "counterSource": "javascript:alert(3)",
+            }
+        ],
+    }
+    refuted = dict(
+        claim,
+        id="c2",
+        claim="Refuted one",
+        outcome="refuted",
+        vote="0/3",
+        votes={"support": 0, "refute": 3, "abstain": 0},
+        source="javascript:alert(4)",
+    )
+    report = {
+        "question": "Aurora " + hostile,
+        "status": "complete",
+        "summary": hostile,
+        "findings": [
+            {
+                "claim": "Merged",
+                "confidence": "high",
+                "evidence": hostile,
+                "sources": ["https://example.org/t"],
+            }
+        ],
+        "confirmed": [claim],
+        "refuted": [refuted],
+        "unverified": [],
+        "caveats": "",
+        "openQuestions": [hostile],
+        "sources": [
+            {
+                "url": "https://example.org/t",
+                "title": hostile,
+                "fetched": True,
+                "claimCount": 2,
+                "error": None,
+            }
+        ],
+        "notes": [],
+        "stats": {},
+    }
+    return report

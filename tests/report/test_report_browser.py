@@ -44,6 +44,7 @@ class Opened:
     def __init__(self, browser, path, width: int = 1100) -> None:
         self.url = path.resolve().as_uri()
         self.page = browser.new_page(viewport={"width": width, "height": 900})
+        self.page.set_default_timeout(5000)
         self.requests: list[str] = []
         self.dialogs: list[str] = []
         self.console: list[str] = []
@@ -133,3 +134,42 @@ def test_readable_at_375_px_without_horizontal_scroll(reports, opened):
         )
         assert widths[0] <= widths[1], f"{key}: the answer scrolls sideways {widths}"
         assert widths[2] <= 375, f"{key}: the page is wider than the screen {widths}"
+
+
+def test_the_research_report_runs_no_script_and_fits_375_px(tmp_path, opened):
+    from report_runs import hostile_research_report
+
+    from refgate.report import render_research_html
+
+    path = tmp_path / "research.html"
+    path.write_text(render_research_html(hostile_research_report()), encoding="utf-8")
+    o = opened(path, width=375)
+    page = o.page
+    assert page.locator("#verified article.card").count() == 1
+    assert "3 support, 0 refute, 0 abstain" in page.locator("#verified").inner_text()
+    assert page.locator("#sources a.url").first.get_attribute("href").startswith("https://")
+    assert page.locator("#verified a.url").count() == 0  # its URL holds <x>: shown, not linked
+    assert o.dialogs == [] and o.console == [] and o.outside == []
+    assert page.title().startswith("refgate research: Aurora <script>")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375
+
+
+def test_readable_without_javascript(browser, reports):
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.set_default_timeout(5000)
+        page.goto(reports["clean"].resolve().as_uri())
+        assert page.locator("#card-filter").is_hidden(), "script-only controls stay hidden"
+        link = page.locator("#answer a.cite").first
+        target = link.get_attribute("href")
+        link.click()
+        assert page.evaluate("location.hash") == target
+        assert page.locator(target).is_visible()
+        assert page.locator("#charts img").first.evaluate("e => e.naturalWidth") > 100
+        details = page.locator("details.code").first
+        assert not details.evaluate("e => e.open")
+        details.locator("summary").click()
+        assert "emit_result" in details.inner_text()
+    finally:
+        context.close()

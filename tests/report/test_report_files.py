@@ -8,7 +8,7 @@ import json
 import re
 from html.parser import HTMLParser
 
-from report_runs import HOSTILE_URL, ask_with_report
+from report_runs import HOSTILE_URL, ask_with_report, hostile_research_report
 from typer.testing import CliRunner
 
 from refgate.cli import app
@@ -227,67 +227,7 @@ def test_charts_are_read_only_inside_the_artifacts_folder_and_unchanged(tmp_path
 
 
 def test_research_report_shows_claims_votes_and_sources_as_text():
-    hostile = "<script>alert(1)</script><img src=x onerror=alert(2)>"
-    claim = {
-        "id": "c1",
-        "claim": "Tunnel opened in 1998 " + hostile,
-        "quote": hostile,
-        "source": "https://example.org/t?a=1&b=<x>",
-        "sourceTitle": hostile,
-        "sourceQuality": "primary",
-        "publishDate": "2021-01-01",
-        "importance": "central",
-        "outcome": "survives",
-        "vote": "3/3",
-        "votes": {"support": 3, "refute": 0, "abstain": 0},
-        "verdicts": [
-            {
-                "refuted": False,
-                "confidence": "high",
-                "evidence": hostile,
-                "counterSource": "javascript:alert(3)",
-            }
-        ],
-    }
-    refuted = dict(
-        claim,
-        id="c2",
-        claim="Refuted one",
-        outcome="refuted",
-        vote="0/3",
-        votes={"support": 0, "refute": 3, "abstain": 0},
-        source="javascript:alert(4)",
-    )
-    report = {
-        "question": "Aurora " + hostile,
-        "status": "complete",
-        "summary": hostile,
-        "findings": [
-            {
-                "claim": "Merged",
-                "confidence": "high",
-                "evidence": hostile,
-                "sources": ["https://example.org/t"],
-            }
-        ],
-        "confirmed": [claim],
-        "refuted": [refuted],
-        "unverified": [],
-        "caveats": "",
-        "openQuestions": [hostile],
-        "sources": [
-            {
-                "url": "https://example.org/t",
-                "title": hostile,
-                "fetched": True,
-                "claimCount": 2,
-                "error": None,
-            }
-        ],
-        "notes": [],
-        "stats": {},
-    }
-    page = render_research_html(report)
+    page = render_research_html(hostile_research_report())
     body = page.split("<body>", 1)[1]
     assert "<script>alert" not in body and "<img" not in body and body.count("<script>") == 1
     assert "Verified claims (1)" in body and "Refuted claims (1)" in body
