@@ -5,6 +5,8 @@ import ast
 import hashlib
 import os
 import socket
+import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -12,7 +14,7 @@ import pytest
 from sandbox_helpers import SAMPLE, call_processes, needs_bwrap
 
 from refgate.tools.run_python import run_python
-from refgate.tools.sandbox.host import get_worker, shutdown_pool
+from refgate.tools.sandbox.host import PRIVATE_UIDS, Worker, get_worker, shutdown_pool
 
 pytestmark = needs_bwrap
 
@@ -182,7 +184,7 @@ except OSError as exc:
     result = run_python(code, settings=settings)
     assert result.ok, result.error
     seen = _lines(result)
-    assert seen["shell"].startswith("65534 ")  # ran, but as nobody
+    assert int(seen["shell"].split()[0]) in PRIVATE_UIDS  # ran, but as the unprivileged call uid
     assert "No such file" in seen["shell"] or "denied" in seen["shell"]
     # Read-only when the checkout sits on the read-only root; a checkout under /tmp sits inside
     # the private scratch tmpfs, where its folders belong to root: either way the touch fails.
@@ -243,6 +245,52 @@ except OSError as exc:
     assert stopped.startswith("BlockingIOError after")
     assert int(stopped.rsplit(" ", 1)[1]) <= worker.limits.extra_processes + 16
     assert call_processes(worker) == []  # the sleeping children were killed with the call
+
+
+_FLOOD_AFTER_PAUSE = """
+import os, time
+time.sleep(3.5)
+children = []
+try:
+    while True:
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(60)
+            os._exit(0)
+        children.append(pid)
+except OSError as exc:
+    print("stopped: " + type(exc).__name__ + " after " + str(len(children)))
+"""
+
+
+def test_the_process_limit_holds_while_other_sandboxes_processes_come_and_go(settings):
+    """Other sandboxes' processes that exit during a call do not widen its process limit (under
+    one shared uid they did: the limit is set from the uid's process count when the call starts,
+    so 40 processes exiting gave the flood 40 more)."""
+    if os.geteuid() != 0:
+        pytest.skip("calls keep the host's own uid when the host is not root")
+    worker = _worker()
+    other = Worker("bwrap")  # another sandbox: the uid its calls would run as (never started)
+    assert other.uid != worker.uid
+    sleepers = [
+        subprocess.Popen(["sleep", "2"], user=other.uid, group=other.uid) for _ in range(40)
+    ]
+    # Reaped as they exit (a zombie still counts against the limit), while the call pauses.
+    reapers = [threading.Thread(target=p.wait, daemon=True) for p in sleepers]
+    for t in reapers:
+        t.start()
+    try:
+        result = run_python(_FLOOD_AFTER_PAUSE, settings=settings, timeout=20)
+    finally:
+        for p in sleepers:
+            p.kill()
+        for t in reapers:
+            t.join(5)
+    assert result.ok, result.error
+    stopped = _lines(result)["stopped"]
+    assert stopped.startswith("BlockingIOError after")
+    assert int(stopped.rsplit(" ", 1)[1]) <= worker.limits.extra_processes + 16
+    assert call_processes(worker) == []
 
 
 def test_a_fork_bomb_is_contained(settings):

@@ -11,7 +11,8 @@ installation(s) the project's interpreter needs (its venv and base prefix), the 
 each dataset file read-only at ``/workspace/datasets/<name>.<ext>``, a fresh ``/proc`` and
 ``/dev``, and a size-capped ``/tmp`` holding the per-call scratch dir. No network (its own empty
 network namespace), its own PID/IPC/UTS namespaces, no inherited environment; ``/`` is
-remounted read-only. Calls run as an unprivileged uid when the host runs as root.
+remounted read-only. When the host runs as root, calls run as an unprivileged uid of their own
+(one per worker, ``PRIVATE_UIDS``), so no other process counts against their process limit.
 """
 
 from __future__ import annotations
@@ -49,6 +50,12 @@ WORKER_PACKAGE = Path(__file__).with_name("worker")
 SANDBOX_ROOT = "/workspace"
 MODES = ("bwrap", "rlimits")
 NOBODY = 65534
+#: When the host runs as root, each worker's calls run as a uid of their own from this range (no
+#: account needed). RLIMIT_NPROC counts a uid's processes machine-wide: under a uid shared with
+#: every other sandbox (nobody), a call's process limit moved with how many processes the others
+#: ran at that moment (a flood got 89 processes against a limit of 80 when theirs exited), and
+#: one sandbox's processes could signal another's.
+PRIVATE_UIDS = range(600_000, 1_600_000)
 
 #: Datasets at most this large are parsed once in the warm template (shared copy-on-write).
 PRELOAD_MAX_BYTES = 32 << 20
@@ -245,6 +252,16 @@ def _count_uid_processes(uid: int) -> int:
     return count
 
 
+def _private_uid() -> int:
+    """A uid of ``PRIVATE_UIDS`` that runs no process now (drawn at random: two hosts starting
+    workers at once do not pick the same one in practice)."""
+    for _ in range(32):
+        uid = PRIVATE_UIDS[secrets.randbelow(len(PRIVATE_UIDS))]
+        if _count_uid_processes(uid) == 0:
+            return uid
+    raise SandboxError("no free sandbox uid found (32 draws from the private range were in use)")
+
+
 class Worker:
     """One warm sandbox template process."""
 
@@ -268,7 +285,7 @@ class Worker:
         self._log = bytearray()
         self._drain: threading.Thread | None = None
         self._scratch_base: str | None = None
-        self.uid: int | None = NOBODY if os.geteuid() == 0 else None
+        self.uid: int | None = _private_uid() if os.geteuid() == 0 else None
         self.calls = 0
 
     # ----------------------------------------------------------------- lifecycle
