@@ -17,6 +17,12 @@ from markdown_it.token import Token
 from refgate.report.cards import anchor, is_http
 
 _CITATION = re.compile(r"\[([^\[\]\n]{1,400})\]")
+_SEP = re.compile(r"[,;\s]+")
+#: What the GATE takes for a ref id (``nodes/gate/markdown.py``): a cited id not in the ledger is
+#: shown as a citation to nothing, not as text that looks like one.
+_ID_LIKE = re.compile(
+    r"^(?:skl|api|exe|val|tbl|dat|web|doc|art|vfy|dec)_[0-9A-Za-z]*$|^[A-Za-z]{2,12}_[0-9a-f]{3,}$"
+)
 #: What the GATE appends to a blocked answer (``nodes/gate/report.py: unmet_section``); the HTML
 #: report shows the same issues as its own section instead.
 UNMET_HEADING = "### Not verified\n\nThese claims could not be checked against the cited evidence:"
@@ -35,8 +41,8 @@ def _split(token: Token, refs: Mapping[str, Any]) -> list[Token] | None:
     out: list[Token] = []
     pos = 0
     for m in _CITATION.finditer(text):
-        ids = [p.strip() for p in m.group(1).split(",")]
-        if not ids or any(i not in refs for i in ids):
+        ids = [t for t in _SEP.split(m.group(1).strip()) if t]
+        if not ids or not all(i in refs or _ID_LIKE.match(i) for i in ids):
             continue
         if m.start() > pos:
             out.append(_text(text[pos : m.start()]))
@@ -44,9 +50,15 @@ def _split(token: Token, refs: Mapping[str, Any]) -> list[Token] | None:
         for n, ref_id in enumerate(ids):
             if n:
                 out.append(_text(", "))
-            link = Token("link_open", "a", 1)
-            link.attrs = {"href": "#" + anchor(ref_id), "class": "cite"}
-            out += [link, _text(ref_id), Token("link_close", "a", -1)]
+            if ref_id in refs:
+                open_ = Token("link_open", "a", 1)
+                open_.attrs = {"href": "#" + anchor(ref_id), "class": "cite"}
+                close = Token("link_close", "a", -1)
+            else:
+                open_ = Token("cite_open", "span", 1)
+                open_.attrs = {"class": "cite missing", "title": "no such ref in this run"}
+                close = Token("cite_close", "span", -1)
+            out += [open_, _text(ref_id), close]
         out.append(_text("]"))
         pos = m.end()
     if not out:

@@ -10,6 +10,7 @@ for computed evidence, the code that produced it.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -199,26 +200,61 @@ def _table(p: Mapping[str, Any], cells: set) -> dict[str, Any] | None:
     }
 
 
-def _code(ref: Mapping[str, Any], refs: Mapping[str, Mapping[str, Any]]) -> str | None:
-    """The code that computed a ref: its own executionRef payload, or the one its source names."""
-    p = ref.get("payload") if isinstance(ref.get("payload"), Mapping) else {}
-    if ref.get("kind") == "executionRef":
-        return clip(p.get("code"), MAX_CODE) or None
-    src = str(ref.get("source") or "")
-    if src.startswith("RunPython:"):
-        exe = refs.get(src.split(":", 1)[1])
-        if isinstance(exe, Mapping) and isinstance(exe.get("payload"), Mapping):
-            return clip(exe["payload"].get("code"), MAX_CODE) or None
-    return None
+def _call_text(name: Any, arguments: Any) -> str:
+    args = arguments if isinstance(arguments, Mapping) else {}
+    shown = ", ".join(
+        f"{k}={json.dumps(v, ensure_ascii=False, default=str)}" for k, v in list(args.items())[:20]
+    )
+    return f"engine.{name}({shown})"
+
+
+def producers_of(refs: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, str]]:
+    """Per ref id, the execution that computed it: ``{exe, label, code}`` (RunPython's code, or
+    the EngineCall capability and its arguments), from the run's executionRefs."""
+    out: dict[str, dict[str, str]] = {}
+    for exe_id, exe in refs.items():
+        if exe.get("kind") != "executionRef" or not isinstance(exe.get("payload"), Mapping):
+            continue
+        p = exe["payload"]
+        tool = str(p.get("tool") or "")
+        if tool == "EngineCall":
+            entry = {
+                "exe": exe_id,
+                "label": f"computed by EngineCall ({exe_id})",
+                "code": _call_text(p.get("capability"), p.get("arguments")),
+            }
+            produced = p.get("refs")
+        else:
+            entry = {
+                "exe": exe_id,
+                "label": f"computed by {tool or 'code'} ({exe_id})",
+                "code": clip(p.get("code"), MAX_CODE),
+            }
+            produced = list(p.get("emitted") or []) if isinstance(p.get("emitted"), list) else []
+            for call in p.get("engine_calls") or []:
+                if isinstance(call, Mapping) and isinstance(call.get("refs"), list):
+                    produced += call["refs"]
+        for ref_id in produced if isinstance(produced, list) else []:
+            out.setdefault(str(ref_id), entry)
+        out.setdefault(exe_id, entry)
+    for ref_id, ref in refs.items():  # emitted results name their execution in ``source``
+        src = str(ref.get("source") or "")
+        if ref_id not in out and src.startswith("RunPython:") and src[10:] in out:
+            out[ref_id] = out[src[10:]]
+    return out
 
 
 def card(
     ref: Mapping[str, Any],
     refs: Mapping[str, Mapping[str, Any]],
     hits: Mapping[str, set] | None = None,
+    producers: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, Any]:
     """One evidence card (plain data) for ``ref`` (a ref dict)."""
     hits = hits or {"cells": set(), "values": set()}
+    if producers is None:
+        producers = producers_of(refs)
+    producer = producers.get(str(ref.get("id", "")))
     p = ref.get("payload") if isinstance(ref.get("payload"), Mapping) else {}
     ref_id = str(ref.get("id", ""))
     kind = str(ref.get("kind", ""))
@@ -242,7 +278,8 @@ def card(
         "excerpt": excerpt,
         "source": _source(ref),
         "trust": trust_of(ref),
-        "code": _code(ref, refs),
+        "code": (producer or {}).get("code") or None,
+        "producer": (producer or {}).get("label") or "",
         "chart": None,
     }
 
@@ -264,11 +301,14 @@ def build_cards(
     """Cards for the cited refs (in citation order) and for the other evidence of the run."""
     hits = cited_cells(gate)
     cited = cited_ids(answer, refs)
-    first = [card(refs[i], refs, hits.get(i)) for i in cited[:MAX_CARDS]]
+    made = producers_of(refs)
+    first = [card(refs[i], refs, hits.get(i), made) for i in cited[:MAX_CARDS]]
     rest_ids = [
         i for i, r in refs.items() if i not in set(cited) and r.get("kind") in EVIDENCE_KINDS
     ]
-    rest = [card(refs[i], refs, hits.get(i)) for i in rest_ids[: max(0, MAX_CARDS - len(first))]]
+    rest = [
+        card(refs[i], refs, hits.get(i), made) for i in rest_ids[: max(0, MAX_CARDS - len(first))]
+    ]
     return first, rest
 
 

@@ -154,7 +154,10 @@ def test_hostile_text_is_shown_as_text_never_as_markup(reports):
     assert HOSTILE_URL.replace("'", "&#39;") in body  # the URL is shown, not linked
     assert "untrusted, secondary" in body and "untrusted, primary" in body
     assert 'id="not-verified"' in body and "unsupported_numeric_claim" in body
-    assert "[val_0000000000]" in body  # a made-up citation stays text, it links nowhere
+    # a made-up citation is marked as citing nothing, and links nowhere
+    assert (
+        '[<span class="cite missing" title="no such ref in this run">val_0000000000</span>]' in body
+    )
 
 
 def test_cited_cells_are_the_cells_the_gate_matched():
@@ -367,3 +370,37 @@ def test_malformed_records_give_a_report_not_a_traceback():
                 )
             }
         )
+
+
+def test_cards_show_the_execution_that_computed_them():
+    from refgate.report.cards import build_cards
+
+    value = Ref.new("valueRef", {"values": {"unemp": 9.6}}, source="dataset:macro")
+    call = Ref.new(
+        "executionRef",
+        {
+            "tool": "EngineCall",
+            "capability": "value_at",
+            "arguments": {"dataset": "macro", "period": "2009Q3"},
+            "refs": [value.id],
+        },
+    )
+    emitted = Ref.new("valueRef", {"values": {"x": 1.0}})
+    inner = Ref.new("tableRef", {"columns": ["a"], "rows": [[1]]}, source="dataset:macro")
+    run = Ref.new(
+        "executionRef",
+        {
+            "tool": "RunPython",
+            "code": "emit_result(x=1.0)",
+            "emitted": [emitted.id],
+            "engine_calls": [{"name": "series", "refs": [inner.id]}],
+        },
+    )
+    refs = {r.id: r.model_dump(mode="json") for r in (value, call, emitted, inner, run)}
+    answer = f"A [{value.id}]. B [{emitted.id}]. C [{inner.id}]."
+    cited, _ = build_cards(answer, refs, {})
+    by_id = {c["id"]: c for c in cited}
+    assert by_id[value.id]["code"] == 'engine.value_at(dataset="macro", period="2009Q3")'
+    assert by_id[value.id]["producer"] == f"computed by EngineCall ({call.id})"
+    assert by_id[emitted.id]["code"] == by_id[inner.id]["code"] == "emit_result(x=1.0)"
+    assert by_id[inner.id]["producer"] == f"computed by RunPython ({run.id})"
