@@ -39,6 +39,8 @@ from refgate.paths import read_confined
 INDEX_FILE = "index.json"
 #: Largest snapshot page read (bytes).
 MAX_PAGE_BYTES = 32 * 1024 * 1024
+#: Hidden text kept per fetched page for inspection (characters).
+MAX_HIDDEN_CHARS = 20_000
 
 
 @dataclass
@@ -292,11 +294,22 @@ def fomc_minutes_index(folder: Path | str, subdir: str = "minutes") -> dict[str,
 # --------------------------------------------------------------------------- real providers
 
 
-def extract_text(html: str, url: str | None = None) -> str | None:
-    """Main text of an HTML page with trafilatura (scripts, menus and boilerplate dropped)."""
+def extract_page(html: str, url: str | None = None) -> tuple[str, str]:
+    """``(main_text, hidden_text)`` of an HTML page: elements hidden by CSS, size, colour or
+    position are removed first (``refgate.provenance.html.strip_hidden``), then trafilatura
+    takes the main text (scripts, menus and boilerplate dropped)."""
     import trafilatura
 
-    return trafilatura.extract(html, url=url, include_comments=False, favor_precision=True)
+    from refgate.provenance.html import strip_hidden
+
+    visible, hidden = strip_hidden(html)
+    text = trafilatura.extract(visible, url=url, include_comments=False, favor_precision=True)
+    return text or "", hidden
+
+
+def extract_text(html: str, url: str | None = None) -> str | None:
+    """Main visible text of an HTML page (``extract_page`` without the hidden part)."""
+    return extract_page(html, url)[0] or None
 
 
 class SearxSearch:
@@ -365,16 +378,20 @@ class HttpFetch:
             return Page.failed(url, f"page larger than {self.max_bytes} bytes")
         ctype = resp.headers.get("content-type", "")
         body = resp.text
+        meta: dict[str, Any] = {"final_url": str(resp.url)}
         if "html" in ctype or body.lstrip()[:1] == "<":
-            text = extract_text(body, url=str(resp.url)) or ""
+            text, hidden = extract_page(body, url=str(resp.url))
             title, date = _html_meta(body, str(resp.url))
+            if hidden:
+                # Dropped from the text; kept aside so the research graph can inspect it.
+                meta["hidden_text"] = hidden[:MAX_HIDDEN_CHARS]
         elif ctype.startswith("text/"):
             text, title, date = body, "", None
         else:
             return Page.failed(url, f"unsupported content type {ctype or 'unknown'}")
         if not text.strip():
             return Page.failed(url, "no readable text on the page")
-        return Page(url=url, title=title, text=text, date=date, meta={"final_url": str(resp.url)})
+        return Page(url=url, title=title, text=text, date=date, meta=meta)
 
 
 def _html_meta(html: str, url: str) -> tuple[str, str | None]:

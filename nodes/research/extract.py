@@ -8,6 +8,7 @@ from typing import Any
 
 from refgate.nodes.research.common import armor
 from refgate.nodes.research.core import quote_in_text, select_passages
+from refgate.nodes.research.inspect import page_verdict
 from refgate.nodes.research.schemas import Extract
 from refgate.tools.web_providers import Page
 
@@ -42,7 +43,7 @@ def run_extract(
     page_chars: int,
 ) -> dict[str, Any]:
     """One source record: ``{url, title, angle, fetched, error, extracted, sourceQuality,
-    publishDate, claims, quotesRejected}``."""
+    publishDate, claims, quotesRejected}`` (plus ``withheld`` when the page was withheld)."""
     record: dict[str, Any] = {
         "url": source["url"],
         "title": source.get("title", ""),
@@ -66,6 +67,12 @@ def run_extract(
     record["fetched"] = True
     record["title"] = page.title or record["title"]
     record["publishDate"] = page.date or record["publishDate"]
+    verdict = page_verdict(page.title, page.text, str((page.meta or {}).get("hidden_text") or ""))
+    if verdict is not None:
+        # B5 for research: the page never reaches the extractor; the report lists it as killed.
+        record["withheld"] = verdict
+        record["error"] = f"withheld: {verdict['reason']}"
+        return record
     body = select_passages(page.text, question + " " + source.get("snippet", ""), page_chars)
     header = f"Title: {page.title}\n" + (f"Date: {page.date}\n" if page.date else "")
     block = armor(header + "\n" + body, source_label=source["url"])

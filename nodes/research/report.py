@@ -119,6 +119,7 @@ def build_report(
             "sourcesTried": len(sources),
             "fetchFailed": sum(1 for s in sources if not s.get("fetched")),
             "quotesRejected": sum(s.get("quotesRejected", 0) for s in sources),
+            "sourcesWithheld": sum(1 for s in sources if s.get("withheld")),
             "unretrievedUrlsDropped": sum(len(s.get("unretrieved", [])) for s in searches),
             "modelCalls": model_calls,
         }
@@ -152,10 +153,21 @@ def build_report(
                 "quality": s.get("sourceQuality"),
                 "publishDate": s.get("publishDate"),
                 "fetched": bool(s.get("fetched")),
+                "withheld": bool(s.get("withheld")),
                 "claimCount": len(s.get("claims", [])),
                 "error": s.get("error"),
             }
             for s in sources
+        ],
+        "killedSources": [
+            {
+                "url": s["url"],
+                "title": s.get("title", ""),
+                "reason": s["withheld"]["reason"],
+                "kinds": list(s["withheld"].get("kinds", [])),
+            }
+            for s in sources
+            if s.get("withheld")
         ],
         "notes": list(notes),
         "stats": stats,
@@ -206,11 +218,18 @@ def to_markdown(report: dict[str, Any]) -> str:
             *[_claim_line(c) for c in report["unverified"]],
             "",
         ]
+    killed = report.get("killedSources") or []
+    if killed:
+        lines.append("## Killed sources (withheld from the extractor)")
+        lines += [f"- <{k['url']}> — {k['title'] or 'untitled'}: {k['reason']}" for k in killed]
+        lines.append("")
     sources = report.get("sources") or []
     if sources:
         lines.append("## Sources read")
         for s in sources:
             state = f"{s['claimCount']} claims" if s["fetched"] else f"not read: {s['error']}"
+            if s.get("withheld"):
+                state = "withheld (see Killed sources)"
             lines.append(f"- <{s['url']}> — {s['title'] or 'untitled'} ({state})")
         lines.append("")
     if report.get("notes"):

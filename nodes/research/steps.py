@@ -151,8 +151,10 @@ class ResearchSteps:
             fetched=record["fetched"],
             claims=len(record["claims"]),
             error=record["error"],
+            withheld=bool(record.get("withheld")),
         )
-        return {"sources": [record], "model_calls": int(record["fetched"])}
+        called = record["fetched"] and not record.get("withheld")
+        return {"sources": [record], "model_calls": int(called)}
 
     # ----------------------------------------------------------------- rank / verify / tally
     def rank(self, state: ResearchState) -> dict[str, Any]:

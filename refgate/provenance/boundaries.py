@@ -162,8 +162,10 @@ def _copy(value: Any) -> Any:
     return value
 
 
-def _scan(text: str) -> tuple[list[dict[str, Any]], bool]:
-    """Signals (no excerpts: they may be bait) and whether any is high."""
+def scan_untrusted(text: str) -> tuple[list[dict[str, Any]], bool]:
+    """The workbench's inspection of untrusted text (``inspect_injection`` + ``inspect_unicode``):
+    its signals (kind, confidence, span, detector; no excerpts: they may be bait) and whether
+    any is high. Every path that shows untrusted text to a model runs this one."""
     signals: list[dict[str, Any]] = []
     inj = inspect_injection(text)
     for s in inj.signals:
@@ -182,6 +184,9 @@ def _scan(text: str) -> tuple[list[dict[str, Any]], bool]:
             {"kind": f.kind, "confidence": f.severity, "span": list(f.span), "detector": "unicode"}
         )
     return signals, any(s["confidence"] == "high" for s in signals)
+
+
+_scan = scan_untrusted
 
 
 def _notice(

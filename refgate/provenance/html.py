@@ -271,6 +271,20 @@ def inspect_hidden(html: str) -> HiddenReport:
     return HiddenReport(findings)
 
 
+def strip_hidden(html: str) -> tuple[str, str]:
+    """``(visible_html, hidden_text)``: ``html`` with every hidden element and comment removed
+    (the test of ``inspect_hidden``), and the text that was removed. For extractors that parse
+    HTML themselves (trafilatura on the live fetch path): they then never see hidden text."""
+    soup = _parse(html)
+    hidden: list[str] = []
+    for node, _, _ in _walk_hidden(soup):
+        text = str(node) if isinstance(node, Comment) else _text_of(node)
+        if text.strip():
+            hidden.append(" ".join(text.split()))
+        node.extract()
+    return str(soup), "\n".join(hidden)
+
+
 def html_to_text(html: str, *, markdown_headings: bool = False) -> str:
     """Visible text of ``html`` (scripts, styles, comments and hidden elements removed).
 

@@ -1,0 +1,38 @@
+"""The inspections every fetched page goes through before the extractor sees it: the workbench's
+own (``refgate.provenance.boundaries.scan_untrusted``: injection and unicode) on the page's title
+and text, and on the text the fetcher removed as hidden (CSS, size, colour, position). A page
+with a high-confidence signal, or hidden text carrying any injection signal, is withheld: it is
+never put in a prompt, and the report lists it among the killed sources with the reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from refgate.provenance.boundaries import scan_untrusted
+
+
+def _kinds(signals: list[dict[str, Any]], *, high_only: bool) -> list[str]:
+    return sorted({s["kind"] for s in signals if not high_only or s["confidence"] == "high"})
+
+
+def page_verdict(title: str, text: str, hidden_text: str = "") -> dict[str, Any] | None:
+    """Why a fetched page is withheld (``{"reason", "kinds", "where"}``), or None to read it."""
+    signals, high = scan_untrusted(f"{title}\n{text}")
+    if high:
+        kinds = _kinds(signals, high_only=True)
+        return {
+            "reason": f"high-confidence {', '.join(kinds)} signal in the page text",
+            "kinds": kinds,
+            "where": "text",
+        }
+    if hidden_text.strip():
+        hidden, hidden_high = scan_untrusted(hidden_text)
+        injection = [s for s in hidden if s["detector"] == "injection"]
+        if hidden_high or injection:
+            kinds = _kinds(injection or hidden, high_only=False)
+            return {
+                "reason": f"text hidden from readers carries a {', '.join(kinds)} signal",
+                "kinds": kinds,
+                "where": "hidden text",
+            }
+    return None
