@@ -60,16 +60,22 @@ def _recall(question: str, ctx, store: Any) -> tuple[list[str], list[dict[str, A
 
 
 def _recalled_block(ids: Sequence[str], ctx) -> str:
+    from refgate.provenance.boundaries import guard_external, provenance_of
+
     lines = []
     for rid in ids:
         ref = ctx.ledger.get(rid)
         if ref is None:
             continue
         why = ref.payload.get("why")
-        lines.append(
-            f"- [{rid}] {ref.payload.get('decision', ref.title)}"
-            + (f" (why: {why})" if why else "")
-        )
+        text = str(ref.payload.get("decision", ref.title)) + (f" (why: {why})" if why else "")
+        if ref.is_external:
+            # Remembered in a run that read untrusted content: fenced (or withheld on a high
+            # signal) and tainted, like any untrusted text.
+            provenance_of(ctx).register_text(text, source=f"recalled decision {rid}")
+            text = guard_external(text, source_label=f"decision {rid} (from a run that read "
+                                  "untrusted content)")
+        lines.append(f"- [{rid}] {text}")
     if not lines:
         return ""
     return (

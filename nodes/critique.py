@@ -22,6 +22,7 @@ from refgate.nodes.parsing import parse_string_list
 from refgate.refs import REF_KINDS, as_ref_map, is_emitted_result
 
 PRIMARY_SOURCE = "primarySource"
+SECONDARY_ALLOWED = "secondaryAllowed"
 #: Kinds that carry numbers computed from workspace data.
 NUMERIC_KINDS = ("valueRef", "tableRef")
 EXTERNAL_KINDS = ("webRef", "docRef")
@@ -32,6 +33,8 @@ def checklist(plan: Mapping[str, Any], refs: Mapping[str, Any]) -> list[dict[str
     ledger = as_ref_map(refs)
     rows = []
     for item in plan.get("required_evidence") or []:
+        if item == SECONDARY_ALLOWED:  # a relaxation of the GATE, not evidence to look for
+            continue
         if item == PRIMARY_SOURCE:
             primary = [
                 r.id for r in ledger.values() if r.kind in NUMERIC_KINDS and not r.is_external

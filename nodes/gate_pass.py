@@ -32,6 +32,7 @@ def make_gate(deps: Deps):
             required_evidence=plan.get("required_evidence") or (),
             require_emitted=bool(plan.get("require_emitted")),
             names=ctx.workspace.gate_names if ctx.workspace is not None else (),
+            secondary_numbers=ctx.settings.secondary_numbers,
         )
         verdict = report.to_dict()
         attempts = int(state.get("gate_attempts") or 0) + (0 if report.passed else 1)

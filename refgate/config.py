@@ -14,6 +14,7 @@
 | sandbox mode | ``REFGATE_SANDBOX`` (``bwrap`` or ``rlimits``) | ``bwrap`` |
 | embeddings | ``REFGATE_EMBEDDINGS`` (``minilm`` or ``openai``) | ``minilm`` |
 | checkpoint/store URL | ``REFGATE_DATABASE_URL`` (``postgresql://...``) | SQLite under ``.refgate/`` |
+| numbers backed only by web pages | ``REFGATE_SECONDARY_NUMBERS`` (``block`` or ``warn``) | ``block`` |
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ class Settings:
     embeddings: str = "minilm"
     database_url: str | None = None
     prices: Mapping[str, Any] = field(default_factory=dict)
+    #: GATE: a number whose only support is secondary evidence (web pages) blocks, or warns.
+    secondary_numbers: str = "block"
 
     def model_for(self, pass_name: str) -> str:
         """The model name a pass uses (its override, else the default)."""
@@ -114,6 +117,12 @@ def load_settings(
     embeddings = env.get("REFGATE_EMBEDDINGS") or base.embeddings
     if embeddings not in ("minilm", "openai"):
         raise ConfigError(f"REFGATE_EMBEDDINGS must be 'minilm' or 'openai', got {embeddings!r}")
+    secondary = env.get("REFGATE_SECONDARY_NUMBERS") or base.secondary_numbers
+    if secondary not in ("block", "warn"):
+        raise ConfigError(
+            f"REFGATE_SECONDARY_NUMBERS (or secondary_numbers) must be 'block' or 'warn', "
+            f"got {secondary!r}"
+        )
     return Settings(
         model=env.get("REFGATE_MODEL") or base.model,
         pass_models=pass_models,
@@ -127,4 +136,5 @@ def load_settings(
         sandbox=sandbox,
         embeddings=embeddings,
         database_url=env.get("REFGATE_DATABASE_URL") or base.database_url,
+        secondary_numbers=secondary,
     )

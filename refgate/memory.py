@@ -54,12 +54,38 @@ def _source(namespace: Sequence[str], key: str) -> str:
     return f"store:{'/'.join(namespace)}/{key}"
 
 
+#: Most untrusted origins recorded with a decision.
+MAX_ORIGINS = 5
+
+
+def untrusted_origins(ctx: ToolContext) -> list[str]:
+    """Where the untrusted content this run read came from (taint registry sources, external
+    refs of the ledger); empty when the run read none."""
+    found: list[str] = []
+    for span in getattr(ctx.taint, "spans", None) or []:
+        found.append(str(span.get("source", "external content")))
+    for ref in ctx.ledger.all().values():
+        if ref.is_external:
+            found.append(ref.source or ref.id)
+    return list(dict.fromkeys(found))
+
+
+def is_untrusted_decision(value: dict[str, Any]) -> bool:
+    """True for a stored decision remembered in a run that read untrusted content."""
+    prov = value.get("provenance")
+    return isinstance(prov, dict) and bool(prov.get("untrusted"))
+
+
 def remember_decision(
     store: Any, ctx: ToolContext, decision: str, why: str = "", *, tags: Sequence[str] = ()
 ) -> Ref:
-    """Store one decision under the workspace's namespace and issue its decisionRef."""
+    """Store one decision under the workspace's namespace and issue its decisionRef.
+
+    A decision made in a run that read untrusted content (documents, web pages) may echo that
+    content: it is stored with ``provenance = {"untrusted": true, "origins": [...]}`` and its
+    decisionRef (now and when recalled) is ``source_type="external"``, so it is fenced."""
     key = uuid.uuid4().hex
-    value = {
+    value: dict[str, Any] = {
         "decision": decision,
         "why": why,
         "tags": list(tags),
@@ -67,6 +93,9 @@ def remember_decision(
         "thread_id": ctx.thread_id,
         "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
+    origins = untrusted_origins(ctx)
+    if origins:
+        value["provenance"] = {"untrusted": True, "origins": origins[:MAX_ORIGINS]}
     ns = namespace_for(ctx)
     store.put(ns, key, value)
     return ctx.issue(
@@ -74,7 +103,7 @@ def remember_decision(
         {**value, "key": key, "recalled": False},
         title=decision[:80],
         source=_source(ns, key),
-        source_type="internal",
+        source_type="external" if origins else "internal",
     )
 
 
@@ -140,7 +169,7 @@ def recall_decisions(
             },
             title=str(value.get("decision", ""))[:80],
             source=_source(item.namespace, item.key),
-            source_type="internal",
+            source_type="external" if is_untrusted_decision(value) else "internal",
         )
         ids.append(ref.id)
         scores.append(None if score is None else round(float(score), 4))

@@ -22,8 +22,9 @@ truth)::
     1. ...
 
 Every field is required (lists may be empty); unknown fields are errors. ``requiredEvidence``
-items are ref kind names (``valueRef``, ``tableRef``, ...) or ``primarySource`` (numbers backed
-only by external refs block at the GATE). ``toolRefs`` name catalog tools; ``linkedSkills`` name
+items are ref kind names (``valueRef``, ``tableRef``, ...), ``primarySource`` (numbers backed
+only by secondary refs block at the GATE even where a setting relaxed it) or ``secondaryAllowed``
+(they only warn: the GATE blocks them by default). ``toolRefs`` name catalog tools; ``linkedSkills`` name
 skills of the same skillbook. Errors are ``SkillError`` and name the file and the field.
 
 Skills come from the built-in ``skills/`` folder of refgate plus a workspace's own ``[skills]``
@@ -73,7 +74,10 @@ LIST_FIELDS = frozenset(
 )
 #: The special requiredEvidence item: numbers backed only by external refs block at the GATE.
 PRIMARY_SOURCE = "primarySource"
-EVIDENCE_ITEMS: frozenset[str] = frozenset(REF_KINDS) | {PRIMARY_SOURCE}
+#: The special item that relaxes the GATE's default: a number backed only by secondary evidence
+#: (web pages) is a warning, not a block, for questions about what the web reports.
+SECONDARY_ALLOWED = "secondaryAllowed"
+EVIDENCE_ITEMS: frozenset[str] = frozenset(REF_KINDS) | {PRIMARY_SOURCE, SECONDARY_ALLOWED}
 STATUSES = ("active", "draft", "deprecated")
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,63}$")
 _IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
@@ -262,7 +266,7 @@ def parse_skill(text: str, file: Path | str = "<skill>", *, origin: str = "built
             raise SkillError(
                 file,
                 f"requiredEvidence[{i}]",
-                f"{item!r} is not a ref kind or {PRIMARY_SOURCE!r} (known: "
+                f"{item!r} is not a ref kind, {PRIMARY_SOURCE!r} or {SECONDARY_ALLOWED!r} (known: "
                 f"{', '.join(sorted(EVIDENCE_ITEMS))})",
             )
     if len(set(values["requiredEvidence"])) != len(values["requiredEvidence"]):

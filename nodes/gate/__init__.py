@@ -37,10 +37,13 @@ Support rule for numbers (no arithmetic)
        12 significant digits.
     5. Which refs count: values of valueRefs, numeric cells of tableRefs (strings such as
        "$ 1,452.4", "(12.3)", "12.5%" are parsed; table ``meta.scale``/``units`` apply), and
-       numbers in webRef/docRef text (excerpt/quote/text/snippet/content/body) which support a
-       claim only externally (``external_only_numeric``: a warning, blocking when
-       ``required_evidence`` holds "primarySource"). Refs with ``source_type="external"`` are
-       external whatever their kind. executionRefs, skillRefs and other kinds support no number.
+       numbers in webRef/docRef text (excerpt/quote/text/snippet/content/body). Authority: a
+       number supported only by secondary refs (``Ref.is_secondary``: webRefs, web pages read as
+       files, model output) is ``external_only_numeric``, blocking by default; a skill listing
+       "secondaryAllowed" or ``secondary_numbers="warn"`` makes it a warning, a skill listing
+       "primarySource" keeps it blocking. Workspace documents are untrusted text yet primary
+       evidence for their own numbers. executionRefs, skillRefs and other kinds support no
+       number.
     6. No arithmetic: a difference, ratio, growth rate or share is supported only when it was
        emitted as its own value.
 

@@ -40,6 +40,11 @@ _METRIC = re.compile(
     r"|기준|지표|계산식|순으로"
 )
 
+#: A skill's requiredEvidence item that relaxes external_only_numeric to a warning.
+SECONDARY_ALLOWED = "secondaryAllowed"
+#: ``secondary_numbers`` values: a number backed only by secondary refs blocks, or warns.
+SECONDARY_POLICIES = ("block", "warn")
+
 #: Ranking words, matched on lower-cased text. Every branch starts with a literal character, so
 #: the scan is a fast prefix search; word boundaries are checked after the first character.
 _RANK = re.compile(
@@ -389,7 +394,7 @@ def _match_number(
             if hit is not None:
                 where = hit[4]
                 where = where[0].format(*where[1:]) if type(where) is tuple else where
-                matches.append(Match(idx.ref.id, f"{where} ({basis})", idx.external))
+                matches.append(Match(idx.ref.id, f"{where} ({basis})", idx.secondary))
                 break
     return matches
 
@@ -409,12 +414,17 @@ def _nearest(num: Num, indexes: list[RefIndex], kinds: frozenset[str] = NUMERIC_
     return f"; closest cited value: {best[1]}" if best else ""
 
 
-def _required(required_evidence: Sequence[str], kinds: set[str], issues: list[GateIssue]) -> bool:
+def _required(
+    required_evidence: Sequence[str], kinds: set[str], issues: list[GateIssue]
+) -> tuple[bool, bool]:
+    """(primarySource required, secondaryAllowed listed); unknown or missing kinds are issues."""
     items = [required_evidence] if isinstance(required_evidence, str) else list(required_evidence)
-    primary = False
+    primary = relaxed = False
     for item in items:
         if item == PRIMARY_SOURCE:
             primary = True
+        elif item == SECONDARY_ALLOWED:
+            relaxed = True
         elif item in REF_KINDS:
             if item not in kinds:
                 issues.append(
@@ -430,10 +440,10 @@ def _required(required_evidence: Sequence[str], kinds: set[str], issues: list[Ga
                     "unknown_required_evidence",
                     "",
                     f"requiredEvidence item {item!r} is not a ref kind ({', '.join(REF_KINDS)}) "
-                    f"nor {PRIMARY_SOURCE!r}",
+                    f"nor {PRIMARY_SOURCE!r} / {SECONDARY_ALLOWED!r}",
                 )
             )
-    return primary
+    return primary, relaxed
 
 
 _NO_EMITTED = (
@@ -526,6 +536,7 @@ def check_answer(
     required_evidence: Sequence[str] = (),
     require_emitted: bool = False,
     names: Sequence[str] = (),
+    secondary_numbers: str = "block",
 ) -> GateReport:
     """Check every number, date and ranking claim of ``answer`` against the refs it cites.
 
@@ -540,7 +551,15 @@ def check_answer(
     issues: list[GateIssue] = []
     ref_map = _coerce_refs(refs, issues)
     kinds = {r.kind for r in ref_map.values()}
-    primary = _required(required_evidence, kinds, issues)
+    if secondary_numbers not in SECONDARY_POLICIES:
+        raise ValueError(
+            f"secondary_numbers must be one of {', '.join(SECONDARY_POLICIES)}, "
+            f"got {secondary_numbers!r}"
+        )
+    primary, relaxed = _required(required_evidence, kinds, issues)
+    # Authority: a number whose only support is secondary (web) evidence blocks by default; a
+    # skill (secondaryAllowed) or the setting relaxes it, unless a skill requires primarySource.
+    secondary_blocks = primary or (secondary_numbers == "block" and not relaxed)
     emitted = any(is_emitted_result(r) for r in ref_map.values())
     if require_emitted and not emitted:
         issues.append(GateIssue("emit_result_missing", "", _NO_EMITTED))
@@ -652,24 +671,21 @@ def check_answer(
                         MentionCheck("number", m.text, False, note="no cited ref holds it")
                     )
                     continue
-                internal = False
-                for x in found:
-                    if not x.external:
-                        internal = True
-                        break
+                internal = any(not x.secondary for x in found)
                 if not internal:
                     issues.append(
                         GateIssue(
                             "external_only_numeric",
                             claim_text,
-                            f"{m.text} is supported only by external refs "
-                            f"({', '.join(x.ref_id for x in found)}); confirm it from a primary source",
+                            f"{m.text} is supported only by secondary refs (web pages: "
+                            f"{', '.join(x.ref_id for x in found)}); confirm it from a primary "
+                            "source (a dataset, a computation, a workspace document)",
                             [x.ref_id for x in found],
-                            "block" if primary else "warn",
+                            "block" if secondary_blocks else "warn",
                         )
                     )
                 checks.append(
-                    MentionCheck("number", m.text, True, found, "" if internal else "external only")
+                    MentionCheck("number", m.text, True, found, "" if internal else "secondary only")
                 )
             elif m.kind == "date":
                 found_d: list[Match] = []

@@ -141,8 +141,9 @@ class RefIndex:
         self._abs = self._disp = self._pct = self._x = None
 
     @property
-    def external(self) -> bool:
-        return self.ref.is_external
+    def secondary(self) -> bool:
+        """Not primary evidence for a number (``Ref.is_secondary``: web pages, model output)."""
+        return self.ref.is_secondary
 
     @property
     def abs(self) -> _Arr:

@@ -22,8 +22,9 @@ ISSUE_CODES: dict[str, str] = {
     "'primarySource'",
     "emit_result_missing": "the answer states data claims (or the skills require results) and "
     "WORK emitted no valueRef/tableRef/dateRef (a dataset's schema table does not count)",
-    "external_only_numeric": "a number supported only by external refs (warning; blocking when "
-    "'primarySource' is required)",
+    "external_only_numeric": "a number supported only by secondary refs (web pages); blocking by "
+    "default, a warning when a skill lists 'secondaryAllowed' or secondary_numbers = 'warn' "
+    "(never when a skill requires 'primarySource')",
     "invalid_ref": "a ref in the ledger that is not a valid Ref",
     "empty_answer": "the answer is empty",
 }
@@ -49,7 +50,8 @@ class Match:
 
     ref_id: str
     how: str
-    external: bool = False
+    #: The ref is secondary evidence (a web page): alone it does not make a number primary.
+    secondary: bool = False
 
 
 @dataclass(slots=True)

@@ -97,6 +97,13 @@ def _render(result: dict[str, Any], thread: str) -> None:
             )
         console.print(table)
     gate = result.get("gate") or {}
+    for issue in gate.get("issues") or []:
+        if issue.get("severity") == "warn":
+            claim = str(issue.get("claim") or "")[:160]
+            console.print(
+                f"[yellow]GATE warning[/yellow] {esc(issue.get('code'))}: "
+                f"{esc(issue.get('detail') or '')}" + (f" (claim: {esc(claim)})" if claim else "")
+            )
     if gate.get("passed"):
         console.print(f"[green]GATE passed[/green] (thread {esc(thread)})")
     else:

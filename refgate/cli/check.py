@@ -10,7 +10,16 @@ from typing import Any
 import typer
 from rich.markup import escape
 
-from refgate.cli.app import EXIT_CONFIG, EXIT_OK, EXIT_UNMET, app, console, err_console, esc
+from refgate.cli.app import (
+    EXIT_CONFIG,
+    EXIT_OK,
+    EXIT_UNMET,
+    app,
+    console,
+    err_console,
+    esc,
+    json_safe,
+)
 
 
 def _fail(message: str) -> typer.Exit:
@@ -88,7 +97,7 @@ def check(
         text, ledger, required_evidence=tuple(require), require_emitted=require_emitted
     )
     if json_out:
-        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+        print(json_safe(json.dumps(report.to_dict(), ensure_ascii=False, indent=2)))
     else:
         _render(report)
     raise typer.Exit(EXIT_OK if report.passed else EXIT_UNMET)

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from refgate.cli.app import EXIT_CONFIG, err_console, esc
+from refgate.cli.app import EXIT_CONFIG, err_console, esc, json_safe
 from refgate.config import ConfigError, Settings, load_settings
 from refgate.workspace import Workspace, WorkspaceError
 from refgate.workspaces import resolve_workspace
@@ -54,4 +54,4 @@ def to_jsonable(value: Any) -> Any:
 
 
 def dumps(value: Any) -> str:
-    return json.dumps(to_jsonable(value), ensure_ascii=False, default=str, indent=2)
+    return json_safe(json.dumps(to_jsonable(value), ensure_ascii=False, default=str, indent=2))

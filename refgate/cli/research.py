@@ -8,7 +8,17 @@ from typing import Any
 
 import typer
 
-from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, EXIT_UNMET, app, err_console, esc
+from refgate.cli.app import (
+    EXIT_CONFIG,
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_UNMET,
+    app,
+    err_console,
+    esc,
+    json_safe,
+    terminal_safe,
+)
 from refgate.cli.common import WORKSPACE_HELP, open_workspace
 
 
@@ -173,9 +183,9 @@ def research(
         )
         raise typer.Exit(EXIT_ERROR) from None
     if as_json:
-        typer.echo(to_json(result.report))
+        typer.echo(json_safe(to_json(result.report)))
     else:
-        typer.echo(to_markdown(result.report))
+        typer.echo(terminal_safe(to_markdown(result.report)))
     if output is not None:
         from refgate.report import ReportError, write_research_report
 

@@ -15,7 +15,16 @@ import typer
 from rich.table import Table
 
 from refgate.audit import AuditError, append_review, list_runs, read_audit, thread_ids
-from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, app, console, err_console, esc
+from refgate.cli.app import (
+    EXIT_CONFIG,
+    EXIT_ERROR,
+    EXIT_OK,
+    app,
+    console,
+    err_console,
+    esc,
+    json_safe,
+)
 from refgate.cli.common import WORKSPACE_HELP, open_workspace
 
 
@@ -68,7 +77,7 @@ def audit(
     rows = list_runs(ws, limit=limit or None)
     unreadable = read_audit(ws).unreadable
     if json_out:
-        print(json.dumps(rows, ensure_ascii=False, default=str, indent=2))
+        print(json_safe(json.dumps(rows, ensure_ascii=False, default=str, indent=2)))
     elif not rows:
         console.print(f"no runs recorded yet in {esc(ws.state_dir / 'audit.jsonl')}")
     else:

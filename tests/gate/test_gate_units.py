@@ -375,7 +375,7 @@ def test_emit_result_missing() -> None:
     assert passes("Plain text.", dat, require_emitted=True)
 
 
-def test_external_only_numeric_warns_then_blocks_with_primary_source() -> None:
+def test_external_only_numeric_blocks_by_default_and_is_relaxable() -> None:
     web = Ref(
         id=W,
         kind="webRef",
@@ -383,14 +383,39 @@ def test_external_only_numeric_warns_then_blocks_with_primary_source() -> None:
         source_type="external",
     )
     answer = f"Sales rose 12.5% to $4.5 billion [{W}]."
-    report = check_answer(answer, [web])
-    assert report.passed
-    assert [i.code for i in report.warnings] == ["external_only_numeric"] * 2
-    blocked = check_answer(answer, [web], required_evidence=["primarySource"])
+    blocked = check_answer(answer, [web])
     assert not blocked.passed
     assert codes(blocked) == ["external_only_numeric"] * 2
+    for relaxed in (
+        check_answer(answer, [web], secondary_numbers="warn"),
+        check_answer(answer, [web], required_evidence=["secondaryAllowed"]),
+    ):
+        assert relaxed.passed
+        assert [i.code for i in relaxed.warnings] == ["external_only_numeric"] * 2
+    # a skill requiring primarySource keeps it blocking whatever the setting
+    strict = check_answer(
+        answer, [web], required_evidence=["primarySource"], secondary_numbers="warn"
+    )
+    assert codes(strict) == ["external_only_numeric"] * 2
     both = check_answer(f"Sales rose 12.5% [{W}][{V}].", [web, val({"g": 12.5}, {"g": "%"})])
     assert both.passed and not both.warnings
+    with pytest.raises(ValueError, match="secondary_numbers"):
+        check_answer(answer, [web], secondary_numbers="maybe")
+
+
+def test_a_workspace_document_is_primary_evidence_for_its_numbers() -> None:
+    doc = Ref(
+        id=D.replace("dat", "doc"),
+        kind="docRef",
+        payload={"doc_id": "10k", "excerpt": "Revenue was $4.5 billion in 2023."},
+        source_type="external",
+    )
+    report = check_answer(f"Revenue was $4.5 billion [{doc.id}].", [doc])
+    assert report.passed and not report.warnings
+    web_file = doc.model_copy(update={"authority": "secondary"})
+    assert codes(check_answer(f"Revenue was $4.5 billion [{doc.id}].", [web_file])) == [
+        "external_only_numeric"
+    ]
 
 
 def test_invalid_refs_and_dict_refs() -> None:
