@@ -31,6 +31,7 @@ def ws(tmp_path: Path):
     for folder in ("documents", "web", "filings", "data"):
         (root / folder).mkdir(parents=True)
     (root / "documents" / "x.txt").write_text(PLANTED)
+    (root / "documents" / "note.txt").write_text("The memo says GDP rose 2.2 percent.")
     (root / "web" / "page.txt").write_text("A blog says sales rose 12 percent.")
     (root / "filings" / "10k.txt").write_text("Revenue was 4.5 billion dollars.")
     (root / "NOTES.md").write_text("realgdp is in billions.")
@@ -70,7 +71,7 @@ def test_a_planted_document_reaches_the_brief_prompt_only_fenced(settings, ws):
 
 @pytest.mark.parametrize(
     ("path", "secondary"),
-    [("documents/x.txt", False), ("web/page.txt", True), ("filings/10k.txt", False)],
+    [("documents/note.txt", False), ("web/page.txt", True), ("filings/10k.txt", False)],
 )
 def test_documents_and_web_pages_are_untrusted(settings, ws, path, secondary):
     out, env = read(ctx_for(settings, ws), path)
