@@ -10,13 +10,18 @@ from refgate.report import cards as cardlib
 from refgate.report.run import header_facts
 from refgate.report.shape import clean_run
 
+#: Characters that would let text from a document, a page or a model become markup in a
+#: markdown viewer (raw HTML, links, images, code spans, entities).
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\<>[]!`&"})
+
 
 def _one_line(text: Any, limit: int = 300) -> str:
-    return cardlib.clip(" ".join(str(text or "").split()), limit)
+    """``text`` on one line, cut at ``limit``, with markup characters escaped (shown, inert)."""
+    return cardlib.clip(" ".join(str(text or "").split()), limit).translate(_MD_SPECIAL)
 
 
 def _reference(c: Mapping[str, Any]) -> str:
-    parts = [f"- **[{c['id']}]** {c['kind']}"]
+    parts = [f"- **[{c['id'].translate(_MD_SPECIAL)}]** {_one_line(c['kind'], 40)}"]
     if c["title"]:
         parts.append(f": {_one_line(c['title'], 160)}")
     lines = ["".join(parts)]
@@ -44,10 +49,10 @@ def _reference(c: Mapping[str, Any]) -> str:
     if c["excerpt"]:
         lines.append(f"  - excerpt: > {_one_line(c['excerpt'], 400)}")
     src = c["source"]
-    where = src["label"] + "".join(f"; {k}: {v}" for k, v in src["details"])
+    where = _one_line(src["label"] + "".join(f"; {k}: {v}" for k, v in src["details"]), 600)
     if src["url"]:
-        where += f"; <{src['url']}>" if src["linkable"] else f"; `{src['url']}`"
-    lines.append(f"  - source: {_one_line(where, 600)} ({c['trust']['badge']})")
+        where += f"; <{src['url']}>" if src["linkable"] else f"; {_one_line(src['url'], 600)}"
+    lines.append(f"  - source: {where} ({c['trust']['badge']})")
     return "\n".join(lines)
 
 

@@ -114,7 +114,7 @@ def test_stored_run_renders_again_as_md_json_and_html(reports, tmp_path):
     text = md.read_text(encoding="utf-8")
     assert text.startswith("# What was the US unemployment rate")
     assert "## References" in text and all(f"**[{c}]**" in text for c in set(cited))
-    assert "cited cells: row 2 [unemp] = 6.0; row 6 [unemp] = 9.6" in text
+    assert "cited cells: row 2 \\[unemp\\] = 6.0; row 6 \\[unemp\\] = 9.6" in text
     assert "## CRITIQUE" in text and "seasonally adjusted" in text
     page = html.read_text(encoding="utf-8")
     assert all(f'id="ref-{c}"' in page for c in cited) and '<img src="data:image/png' in page
@@ -404,3 +404,18 @@ def test_cards_show_the_execution_that_computed_them():
     assert by_id[value.id]["producer"] == f"computed by EngineCall ({call.id})"
     assert by_id[emitted.id]["code"] == by_id[inner.id]["code"] == "emit_result(x=1.0)"
     assert by_id[inner.id]["producer"] == f"computed by RunPython ({run.id})"
+
+
+def test_markdown_report_keeps_document_text_inert(reports, tmp_path):
+    md = tmp_path / "hostile.md"
+    result = _report(reports["workspace"], "t-hostile", md)
+    assert result.exit_code == 0, result.output
+    text = md.read_text(encoding="utf-8")
+    refs = text.split("## References", 1)[1]
+    assert not re.search(r"(?<!\\)<(?:script|img|a |iframe|link|style)", refs)
+    assert "](javascript" not in refs
+    assert "\\<script\\>alert('doc')\\</script\\>" in refs  # shown, escaped
+    from markdown_it import MarkdownIt
+
+    html = MarkdownIt("commonmark").render(refs)
+    assert "<script" not in html and "<img" not in html and "<a " not in html
