@@ -90,6 +90,7 @@ def embedded(attack: dict, hosts: list[str]) -> list[tuple[str, str]]:
 
 def recall(attacks: list[dict], hosts: list[str], misses: str | None) -> dict:
     stats: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
+    origin: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     fired: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for a in attacks:
         for wrapper, text in embedded(a, hosts):
@@ -99,11 +100,14 @@ def recall(attacks: list[dict], hosts: list[str], misses: str | None) -> dict:
             cell[0] += 1
             cell[1] += bool(flagged)
             cell[2] += report.highest_confidence == "high"
+            key = ("published" if a["style"] == "verbatim" else "written for refgate", a["split"])
+            origin[key][0] += 1
+            origin[key][1] += bool(flagged)
             for s in flagged:
                 fired[a["family"]][s.family] += 1
             if not flagged and misses == a["split"]:
                 print(f"MISS {a['id']} [{wrapper}] {a['text'][:150]!r}")
-    return {"cells": stats, "fired": fired}
+    return {"cells": stats, "fired": fired, "origin": origin}
 
 
 def false_positives(texts: list[str], *, show: str = "") -> tuple[int, int, int]:
@@ -145,6 +149,8 @@ def main() -> None:
         n = sum(v[0] for k, v in res["cells"].items() if k[2] == split)
         d = sum(v[1] for k, v in res["cells"].items() if k[2] == split)
         print(f"all {split}: {d}/{n} = {pct(d, n)}")
+    for (kind, split), (n, d) in sorted(res["origin"].items()):
+        print(f"{split}, {kind} phrasings: {d}/{n} = {pct(d, n)}")
     print("families that fired, per attack family:")
     for fam in families:
         print(f"  {fam}: {dict(sorted(res['fired'][fam].items()))}")
