@@ -6,8 +6,12 @@
   (``__error__`` writes), interrupts, the number of super-steps and the wall time.
 - Candidates are derived by code: gate issues, tool errors, slow passes, GATE retries, rounds that
   hit their bound, BRIEF fallbacks, withheld results, task errors.
-- With candidates and a store, the model decides which become decisions and records each through
-  RememberDecision (a decisionRef in the store's workspace namespace).
+- Every run's own decisions are recorded by code (``run_decisions``: the skills followed, each
+  dataset and column a capability read, each RunPython formula that emitted a result) as
+  decisionRefs, deduplicated against memory (``refgate.memory.remember_run_decision``); BRIEF
+  recalls them for similar questions.
+- With candidates and a store, the model also decides which lessons become decisions and records
+  each through RememberDecision (a decisionRef in the store's workspace namespace).
 """
 
 from __future__ import annotations
@@ -155,6 +159,53 @@ def improvement_candidates(
     return list(dict.fromkeys(found))
 
 
+#: Most characters of a RunPython formula kept in a decision.
+FORMULA_CHARS = 400
+_RESULT_PREFIXES = ("val_", "tbl_", "dat_")
+
+
+def run_decisions(
+    plan: Mapping[str, Any], trace: Sequence[Mapping[str, Any]]
+) -> list[tuple[str, str]]:
+    """The decisions this run made, as ``(kind, decision)``: the skills it followed (and lens),
+    the datasets and columns its capability calls read, and each RunPython formula whose call
+    emitted a result. Derived from the plan and the trace's successful WORK calls, in order."""
+    out: list[tuple[str, str]] = []
+    lens = str(plan.get("lens") or "").strip()
+    for skill in plan.get("skills") or []:
+        out.append(("skill", f"follow skill {skill}" + (f" ({lens} lens)" if lens else "")))
+    for e in trace:
+        if e.get("type") != "tool_call" or e.get("pass") != "work" or e.get("status") != "ok":
+            continue
+        args = e.get("args")
+        if not isinstance(args, Mapping):
+            continue
+        tool = e.get("tool")
+        if tool == "EngineCall":
+            name = str(args.get("name") or "")
+            kw = args.get("arguments") if isinstance(args.get("arguments"), Mapping) else {}
+            dataset, column = kw.get("dataset"), kw.get("column")
+            if name and dataset:
+                target = f"dataset {dataset}" + (f", column {column}" if column else "")
+                rest = {k: v for k, v in kw.items() if k not in ("dataset", "column")}
+                extra = f" with {json.dumps(rest, sort_keys=True, default=str)}" if rest else ""
+                out.append(("data", f"read {target} through {name}{extra}"))
+            elif name:
+                out.append(("data", f"call capability {name}"))
+        elif tool == "InspectDataset" and args.get("dataset"):
+            out.append(("data", f"inspect dataset {args['dataset']}"))
+        elif (
+            tool == "RunPython"
+            and isinstance(args.get("code"), str)
+            and any(str(r).startswith(_RESULT_PREFIXES) for r in e.get("refs") or [])
+        ):
+            code = args["code"].strip()
+            if len(code) > FORMULA_CHARS:
+                code = code[: FORMULA_CHARS - 1] + "…"
+            out.append(("formula", f"compute in RunPython: {code}"))
+    return list(dict.fromkeys(out))
+
+
 def make_harvest(deps: Deps):
     def harvest(state: dict[str, Any], config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
         """HARVEST pass: trace summary, improvement candidates, remembered decisions."""
@@ -171,6 +222,23 @@ def make_harvest(deps: Deps):
             events.append(event("history_failed", "harvest", error=f"{type(exc).__name__}: {exc}"))
         candidates = improvement_candidates(trace, gate, history)
         decisions: list[str] = []
+        made = run_decisions(state.get("plan") or {}, trace)
+        if made and store is not None:
+            from refgate.memory import remember_run_decision
+
+            outcome = "passed" if gate.get("passed") else "blocked"
+            try:
+                for kind, text in made:
+                    ref = remember_run_decision(
+                        store, ctx, text, str(state.get("question") or ""), kind=kind,
+                        outcome=outcome,
+                    )  # fmt: skip
+                    decisions.append(ref.id)
+            except Exception as exc:  # memory is an aid: a failing store must not end the run
+                events.append(
+                    event("remember_failed", "harvest", error=f"{type(exc).__name__}: {exc}")
+                )
+            events.append(event("run_decisions", "harvest", decisions=list(decisions)))
         if candidates and store is None:
             events.append(
                 event(
@@ -198,7 +266,9 @@ def make_harvest(deps: Deps):
                 max_rounds=ctx.settings.rounds_for("harvest"),
             )
             events.extend(out.events)
-            decisions = [r.id for r in ctx.ledger.issued if r.kind == "decisionRef"]
+            decisions += [
+                r.id for r in ctx.ledger.issued if r.kind == "decisionRef" and r.id not in decisions
+            ]
         issued = {r.id: r for r in ctx.ledger.issued}
         events.append(timer.end_event(candidates=len(candidates), refs=list(issued)))
         summary = summarize_trace(trace + events, gate)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import hashlib
 import math
 import re
 import uuid
@@ -104,6 +105,64 @@ def remember_decision(
         title=decision[:80],
         source=_source(ns, key),
         source_type="external" if origins else "internal",
+    )
+
+
+#: Most questions kept on an automatic decision (its ``why``: what recall matches on).
+RUN_DECISION_QUESTIONS = 5
+
+
+def run_decision_key(decision: str) -> str:
+    """The store key of an automatic decision: one item per distinct decision text."""
+    norm = " ".join(decision.lower().split())
+    return "run-" + hashlib.sha256(norm.encode("utf-8")).hexdigest()[:32]
+
+
+def remember_run_decision(
+    store: Any, ctx: ToolContext, decision: str, question: str, *, kind: str, outcome: str
+) -> Ref:
+    """Store a decision a run made (derived by code: a skill, dataset and column, formula) and
+    issue its decisionRef. Deduplicated against memory: a decision already stored gains this
+    run's question in its ``why`` (the last ``RUN_DECISION_QUESTIONS``) instead of a copy."""
+    ns = namespace_for(ctx)
+    key = run_decision_key(decision)
+    existing = store.get(ns, key)
+    now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    question = " ".join(question.split())[:300]
+    if existing is not None:
+        value = dict(existing.value)
+        questions = [q for q in value.get("questions") or [] if q != question]
+        questions = [*questions, question][-RUN_DECISION_QUESTIONS:]
+        value.update(
+            questions=questions,
+            runs=int(value.get("runs") or 1) + 1,
+            last_run_id=ctx.run_id,
+            last_outcome=outcome,
+            updated_at=now,
+        )
+    else:
+        questions = [question]
+        value = {
+            "decision": decision,
+            "kind": kind,
+            "auto": True,
+            "questions": questions,
+            "runs": 1,
+            "tags": [kind, "auto"],
+            "run_id": ctx.run_id,
+            "thread_id": ctx.thread_id,
+            "last_run_id": ctx.run_id,
+            "last_outcome": outcome,
+            "created_at": now,
+        }
+    value["why"] = "made for: " + " | ".join(questions)
+    store.put(ns, key, value)
+    return ctx.issue(
+        "decisionRef",
+        {**value, "key": key, "recalled": False, "new": existing is None},
+        title=decision[:80],
+        source=_source(ns, key),
+        source_type="internal",
     )
 
 

@@ -179,8 +179,11 @@ def test_a_decision_remembered_in_thread_a_is_recalled_in_thread_b(settings, wor
         assert state_a["plan"]["fallback"].startswith("the model called no tool")
         assert state_a["plan"]["skills"] == ["single-value-lookup"]
         assert state_a["gate"]["passed"] is True
-        (dec_a,) = state_a["decisions"]
+        # The model's decision, beside those HARVEST recorded by code (skill, formula).
+        (dec_a,) = [d for d in state_a["decisions"] if not state_a["refs"][d].payload.get("auto")]
         assert state_a["refs"][dec_a].kind == "decisionRef"
+        auto = [state_a["refs"][d].payload for d in state_a["decisions"] if d != dec_a]
+        assert {a["kind"] for a in auto} == {"skill", "formula"}
         assert any(
             "RunPython rejected" in c for c in state_a["trace_summary"]["improvement_candidates"]
         )
@@ -219,11 +222,13 @@ def test_a_decision_remembered_in_thread_a_is_recalled_in_thread_b(settings, wor
         )
     recalled = state_b["plan"]["recalled"]
     assert recalled and seen["dec"][0] == recalled[0]
-    ref_b = state_b["refs"][recalled[0]]
+    (mine,) = [r for r in recalled if not state_b["refs"][r].payload.get("auto")]
+    ref_b = state_b["refs"][mine]
     assert ref_b.kind == "decisionRef" and ref_b.payload["decision"] == decision
     assert ref_b.payload["recalled"] is True and ref_b.payload["thread_id"] == "A"
     assert ref_b.source == state_a["refs"][dec_a].source  # the same stored item
-    assert f"[{recalled[0]}]" in state_b["answer"] and state_b["gate"]["passed"] is True
+    assert any(f"[{r}]" in state_b["answer"] for r in recalled)
+    assert state_b["gate"]["passed"] is True
     recall_event = next(e for e in state_b["trace"] if e["type"] == "recall")
     assert recall_event["mode"] == "semantic"
 
@@ -260,3 +265,63 @@ def test_harvest_reads_only_the_current_run_of_a_thread():
         "the run needed a GATE retry",
         "a task failed at step 3: boom",
     ]
+
+
+def test_a_clean_run_remembers_its_own_decisions_once_and_brief_recalls_them(settings, workspace):
+    """HARVEST records the decisions of every run (skill, dataset and column, formula), not only
+    lessons from failures: a clean run (no improvement candidate) records them, a second similar
+    run finds them in BRIEF and records no copies."""
+    store = InMemoryStore(
+        index={"dims": 256, "embed": HashingEmbeddings(256), "fields": ["decision", "why"]}
+    )
+    engine = {"name": "value_at", "arguments": {"dataset": "macro", "column": "realgdp",
+                                                "period": "2009Q3"}}  # fmt: skip
+
+    def script(seen: dict) -> ScriptedChatModel:
+        def brief_plan(text: str) -> str:
+            seen["brief"] = text
+            return json.dumps({"skills": ["single-value-lookup"], "lens": "single value"})
+
+        return ScriptedChatModel(
+            responses=[
+                calls(tool_call("ReadSkill", {"id": "single-value-lookup"})),
+                brief_plan,
+                calls(tool_call("EngineCall", engine)),
+                calls(tool_call("RunPython", {"code": "emit_result(values={'realgdp': 1})"})),
+                "done",
+                "[]",
+                GDP_ANSWER,
+            ]
+        )
+
+    seen_a: dict = {}
+    with override_tool(evidence_spec()):
+        model_a = script(seen_a)
+        state_a = run(model_a, settings, workspace, store=store, thread="A",
+                      question="What was real GDP in 2009Q3?")  # fmt: skip
+    assert model_a.remaining == 0  # no HARVEST model call: nothing went wrong
+    assert state_a["gate"]["passed"] is True
+    assert state_a["trace_summary"]["improvement_candidates"] == []
+    made = {state_a["refs"][d].payload["kind"]: state_a["refs"][d].payload
+            for d in state_a["decisions"]}  # fmt: skip
+    assert set(made) == {"skill", "data", "formula"}
+    assert made["skill"]["decision"] == "follow skill single-value-lookup (single value lens)"
+    assert made["data"]["decision"] == (
+        'read dataset macro, column realgdp through value_at with {"period": "2009Q3"}'
+    )
+    assert made["formula"]["decision"].startswith("compute in RunPython: emit_result(")
+    assert all(p["new"] and p["auto"] and p["runs"] == 1 for p in made.values())
+    ns = ("refgate", workspace.name, "decisions")
+    assert len(store.search(ns, limit=50)) == 3
+
+    seen_b: dict = {}
+    with override_tool(evidence_spec()):
+        state_b = run(script(seen_b), settings, workspace, store=store, thread="B",
+                      question="What was US real GDP in the third quarter of 2009?")  # fmt: skip
+    recalled = [state_b["refs"][r].payload for r in state_b["plan"]["recalled"]]
+    assert {p["kind"] for p in recalled} == {"skill", "data", "formula"}
+    assert "read dataset macro, column realgdp" in seen_b["brief"]  # shown to BRIEF
+    again = [state_b["refs"][d].payload for d in state_b["decisions"]]
+    assert len(again) == 3 and not any(p["new"] for p in again)
+    assert all(p["runs"] == 2 and len(p["questions"]) == 2 for p in again)
+    assert len(store.search(ns, limit=50)) == 3  # deduplicated: no copies
