@@ -156,13 +156,20 @@ def remember_run_decision(
             "created_at": now,
         }
     value["why"] = "made for: " + " | ".join(questions)
+    # Trust follows origin, as for remember_decision: a decision made (or made again) in a run
+    # that read untrusted content stays marked untrusted.
+    origins = untrusted_origins(ctx)
+    if origins:
+        before = (value.get("provenance") or {}).get("origins") or []
+        merged = list(dict.fromkeys([*before, *origins]))[:MAX_ORIGINS]
+        value["provenance"] = {"untrusted": True, "origins": merged}
     store.put(ns, key, value)
     return ctx.issue(
         "decisionRef",
         {**value, "key": key, "recalled": False, "new": existing is None},
         title=decision[:80],
         source=_source(ns, key),
-        source_type="internal",
+        source_type="external" if is_untrusted_decision(value) else "internal",
     )
 
 

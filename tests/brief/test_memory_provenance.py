@@ -73,17 +73,22 @@ def test_a_decision_from_a_run_that_read_a_document_is_recalled_fenced(settings,
         config = {"configurable": {"thread_id": "A"}}
         graph.invoke({"question": "What was real GDP in 2009Q3?"}, config, durability="sync")
         state = graph.get_state(config).values
-    (dec,) = state["decisions"]
+    (dec,) = [d for d in state["decisions"] if not state["refs"][d].payload.get("auto")]
     assert state["refs"][dec].source_type == "external"
-    (item,) = mem.search(("refgate", workspace.name, "decisions"))
+    # The decisions HARVEST recorded by code for that run are untrusted too.
+    auto = [d for d in state["decisions"] if d != dec]
+    assert auto and all(state["refs"][d].source_type == "external" for d in auto)
+    items = mem.search(("refgate", workspace.name, "decisions"), limit=50)
+    (item,) = [i for i in items if not i.value.get("auto")]
+    assert all(i.value["provenance"]["untrusted"] for i in items)
     assert item.value["provenance"]["untrusted"] is True
     assert any("memo.txt" in o for o in item.value["provenance"]["origins"])
 
     # a later thread: recalled as untrusted, shown to BRIEF only inside a fence, and tainted
     later = ctx_for(settings, load_workspace(workspace.root))
     ids, _ = recall_decisions(mem, later, "real GDP question")
-    (rid,) = ids
-    assert later.ledger.get(rid).source_type == "external"
+    (rid,) = [i for i in ids if not later.ledger.get(i).payload.get("auto")]
+    assert all(later.ledger.get(i).source_type == "external" for i in ids)
     block = _recalled_block(ids, later)
     assert DECISION in block and DECISION not in FENCED.sub("", block)
     assert later.taint.tainted_by(DECISION) is not None
