@@ -151,6 +151,13 @@ class ScanProfile:
     latest: dict[str, tuple[Any, Any]] = field(default_factory=dict)
 
 
+def _rows_frame(rows, types: dict[str, str]):
+    """Rows returned as structs (dicts) by ``arg_min(t, ...)``, as a DataFrame."""
+    import pandas as pd
+
+    return pd.DataFrame(list(rows or []), columns=list(types))
+
+
 def _order_sql(columns: tuple[str, ...], date_like: bool) -> str:
     if len(columns) == 2:
         a, b = (f"TRY_CAST({quote(c)} AS DOUBLE)" for c in columns)
@@ -176,8 +183,12 @@ def scan_profile(
             described = con.execute(f"DESCRIBE SELECT * FROM {src}").fetchall()
             types = {str(r[0]): str(r[1]) for r in described}
             sample = con.execute(f"SELECT * FROM {src} LIMIT 1000").df()
-            profiled = list(types)[:MAX_PROFILED_COLUMNS]
+            cols = tuple(period_columns(sample))
+            n = sample_rows
+            # One pass over the file: counts, ranges, each metric's latest value and the head
+            # and tail rows in period order; a second one for the distinct periods.
             parts = ["COUNT(*)"]
+            profiled = list(types)[:MAX_PROFILED_COLUMNS]
             ranged: set[str] = set()
             for col in profiled:
                 parts.append(f"COUNT({quote(col)})")
@@ -189,7 +200,22 @@ def scan_profile(
                     cast = f"TRY_CAST({quote(col)} AS TIMESTAMP)"
                     parts += [f"MIN({cast})", f"MAX({cast})"]
                     ranged.add(col)
-            values = con.execute(f"SELECT {', '.join(parts)} FROM {src}").fetchone()
+            chosen: list[str] = []
+            order = ""
+            if cols:
+                date_like = len(cols) == 1 and (
+                    cols[0] in spec.date_columns
+                    or "DATE" in types.get(cols[0], "")
+                    or "TIMESTAMP" in types.get(cols[0], "")
+                )
+                order = _order_sql(cols, date_like)
+                chosen = [m for m in metrics(sample) if m in types][:MAX_METRICS]
+                for m in chosen:
+                    keep = f"FILTER (WHERE {quote(m)} IS NOT NULL AND {order} IS NOT NULL)"
+                    parts += [f"arg_max({quote(m)}, {order}) {keep}", f"max({order}) {keep}"]
+                if n:
+                    parts += [f"arg_min(t, {order}, {n})", f"arg_max(t, {order}, {n})"]
+            values = con.execute(f"SELECT {', '.join(parts)} FROM {src} AS t").fetchone()
             profile = ScanProfile(rows=int(values[0]), types=types, sample=sample)
             at = 1
             for col in profiled:
@@ -198,39 +224,20 @@ def scan_profile(
                 if col in ranged:
                     profile.ranges[col] = (values[at], values[at + 1])
                     at += 2
-            cols = tuple(period_columns(sample))
-            n = sample_rows
+            for m in chosen:
+                if values[at + 1] is not None:
+                    profile.latest[m] = (values[at], values[at + 1])
+                at += 2
             if cols:
-                date_like = len(cols) == 1 and (
-                    cols[0] in spec.date_columns
-                    or "DATE" in types.get(cols[0], "")
-                    or "TIMESTAMP" in types.get(cols[0], "")
-                )
-                order = _order_sql(cols, date_like)
+                if n:
+                    profile.head = _rows_frame(values[at], types)
+                    profile.tail = _rows_frame(list(reversed(values[at + 1] or [])), types)
                 listed = ", ".join(quote(c) for c in cols)
                 profile.periods = con.execute(
                     f"SELECT DISTINCT {listed} FROM {src} LIMIT {MAX_PERIODS + 1}"
                 ).df()
                 if len(profile.periods) > MAX_PERIODS:
                     profile.periods = None
-                if n:
-                    profile.head = con.execute(
-                        f"SELECT * FROM {src} ORDER BY {order} ASC NULLS LAST LIMIT {n}"
-                    ).df()
-                    profile.tail = con.execute(
-                        f"SELECT * FROM (SELECT * FROM {src} ORDER BY {order} DESC NULLS LAST "
-                        f"LIMIT {n}) ORDER BY {order} ASC NULLS LAST"
-                    ).df()
-                chosen = [m for m in metrics(sample) if m in types][:MAX_METRICS]
-                if chosen:
-                    picks = []
-                    for m in chosen:
-                        keep = f"FILTER (WHERE {quote(m)} IS NOT NULL AND {order} IS NOT NULL)"
-                        picks += [f"arg_max({quote(m)}, {order}) {keep}", f"max({order}) {keep}"]
-                    row = con.execute(f"SELECT {', '.join(picks)} FROM {src}").fetchone()
-                    for i, m in enumerate(chosen):
-                        if row[2 * i + 1] is not None:
-                            profile.latest[m] = (row[2 * i], row[2 * i + 1])
             elif n:
                 profile.head = con.execute(f"SELECT * FROM {src} LIMIT {n}").df()
                 skip = max(profile.rows - n, 0)

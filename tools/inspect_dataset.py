@@ -27,6 +27,9 @@ from refgate.tools.engine_call import json_safe
 
 #: Datasets estimated larger than this in memory are profiled by DuckDB, not loaded in pandas.
 IN_MEMORY_MAX_BYTES = 256 << 20
+#: Above this estimated size, the hint points at sql(): datasets[...] refuses it in the default
+#: sandbox (a fifth of its 2 GB address space).
+DATASETS_MAX_BYTES = 2048 * (1 << 20) // 5
 #: Wall-clock bound of a DuckDB profile (seconds).
 SCAN_SECONDS = 120.0
 
@@ -44,10 +47,22 @@ class InspectDatasetArgs(BaseModel):
     )
 
 
+#: Bounds of what the model sees: columns listed, fields per sample row, characters per cell.
+MAX_LISTED_COLUMNS, MAX_SAMPLE_FIELDS, MAX_SAMPLE_CHARS = 200, 50, 200
+
+
+def _cell(value: Any) -> Any:
+    value = json_safe(value)
+    if isinstance(value, str) and len(value) > MAX_SAMPLE_CHARS:
+        return f"{value[:MAX_SAMPLE_CHARS]}... ({len(value):,} characters)"
+    return value
+
+
 def _sample(frame, rows: list, periods) -> list[dict[str, Any]]:
     out = []
     for idx in rows:
-        record = {str(k): json_safe(v) for k, v in frame.loc[idx].items()}
+        items = list(frame.loc[idx].items())[:MAX_SAMPLE_FIELDS]
+        record = {str(k): _cell(v) for k, v in items}
         if periods is not None:
             record = {"period": periods.labels.loc[idx], **record}
         out.append(record)
@@ -242,6 +257,7 @@ def inspect_dataset(args: InspectDatasetArgs, ctx: ToolContext) -> ToolResult:
     spec = ws.datasets[args.dataset]
     n = args.sample_rows
     try:
+        large = spec.is_warehouse or estimated_memory(spec) > DATASETS_MAX_BYTES
         if spec.is_warehouse:
             profile = _warehouse(spec, n)
         elif estimated_memory(spec) <= IN_MEMORY_MAX_BYTES:
@@ -304,14 +320,24 @@ def inspect_dataset(args: InspectDatasetArgs, ctx: ToolContext) -> ToolResult:
                 for k, v in zip(SCHEMA_COLUMNS, row, strict=True)
                 if v not in (None, "") or k in ("column", "dtype")
             }
-            for row in schema_rows
+            for row in schema_rows[:MAX_LISTED_COLUMNS]
         ],
         "metric_candidates": metrics,
         "latest_values": latest_values,
         "head": head,
         "tail": tail,
-        "hint": f"in RunPython: df = datasets[{spec.name!r}]",
+        "hint": (
+            f"in RunPython: df = datasets[{spec.name!r}]"
+            if not large
+            else f"in RunPython: sql('SELECT ... FROM \"{spec.name}\" ...') (too large for "
+            "datasets[...]: filter and aggregate in SQL)"
+        ),
     }
+    if len(schema_rows) > MAX_LISTED_COLUMNS:
+        data["columns_listed"] = (
+            f"the first {MAX_LISTED_COLUMNS} of {len(schema_rows):,} columns (all are in the "
+            "tableRef)"
+        )
     return ToolResult(ok=True, data=data, refs=[ref])
 
 

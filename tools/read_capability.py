@@ -90,7 +90,22 @@ def _prelude_entries() -> tuple[dict[str, str], ...]:
         "\n\nAvailable only inside RunPython code, next to pd, np, datasets['<name>'] "
         "(DataFrames) and engine.<capability>(...). Reserved: never define, assign or wrap it."
     )
-    return ({"name": "emit_result", "signature": sig, "doc": doc, "kind": "prelude"},)
+    from refgate.tools.sandbox.worker.sql import Sql
+
+    sql_doc = (inspect.getdoc(Sql.__call__) or "") + (
+        "\n\nOne read-only SELECT (or WITH ... SELECT); every dataset is a view of its name. "
+        "Warehouse datasets (tables in a database) are reached only this way. A frame returned "
+        "by sql() and passed to emit_result(table=...) records its query in the tableRef."
+    )
+    return (
+        {"name": "emit_result", "signature": sig, "doc": doc, "kind": "prelude"},
+        {
+            "name": "sql",
+            "signature": "sql(query: str) -> DataFrame",
+            "doc": sql_doc,
+            "kind": "prelude",
+        },
+    )
 
 
 _QUOTED = re.compile(r"(:\s*|->\s*|=\s*)'([^']*)'")

@@ -450,7 +450,8 @@ SPEC = ToolSpec(
     name="RunPython",
     description=(
         "Compute with Python over the workspace datasets in an isolated sandbox. Load data with "
-        "datasets['<name>'], compute with pandas/numpy, then call emit_result(...) with the "
+        "datasets['<name>'] (or query it with sql('SELECT ... FROM <name>') when it is large or "
+        "a database table), compute with pandas/numpy, then call emit_result(...) with the "
         "table, values (with units) and as-of date the answer uses: each emitted part becomes a "
         "tableRef/valueRef/dateRef to cite. Returns stdout, errors as short tracebacks, and the "
         "emitted refs. Issues an executionRef per call."

@@ -139,3 +139,24 @@ def test_engine_capabilities_never_load_a_huge_dataset_on_the_host(tmp_path, mon
     listed = invoke_capability("list_datasets", env=env, issue=ledger.issue)
     (entry,) = listed.data["datasets"]
     assert entry["rows"] == 30 and "not loaded whole" in entry["note"]
+
+
+def test_inspect_output_stays_small_on_wide_tables_and_long_fields(tmp_path):
+    import json
+
+    header = ",".join(f"c{i}" for i in range(3_000))
+    cells = ",".join(["1"] * 2_999)
+    long_field = "x" * 5_000_000
+    (tmp_path / "w.csv").write_text(f'{header}\n"{long_field}",{cells}\n2,{cells}\n')
+    (tmp_path / "refgate.toml").write_text('[datasets.w]\npath = "w.csv"\n')
+    t0 = time.perf_counter()
+    result = _inspect(load_workspace(tmp_path), "w", sample_rows=2)
+    assert result.ok, result.error
+    assert time.perf_counter() - t0 < 20
+    envelope = json.dumps(result.data)
+    assert len(envelope) < 100_000
+    assert (
+        len(result.data["columns"]) == 200 and "of 3,000 columns" in result.data["columns_listed"]
+    )
+    assert result.data["head"][0]["c0"].endswith("(5,000,000 characters)")
+    assert len(result.refs[0].payload["rows"]) == 3_000  # the tableRef keeps every column
