@@ -26,10 +26,10 @@ from pathlib import Path
 
 from refgate.config import Settings
 from refgate.refs import RefLedger
-from refgate.tools.base import ToolContext
 from refgate.tools.registry import get_spec
 from refgate.tools.run_python import run_python
 from refgate.tools.sandbox.host import Limits
+from refgate.toolspec import ToolContext
 from refgate.workspace import load_workspace
 
 GROUPS = 1000

@@ -40,10 +40,10 @@ import numpy as np
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
+from refgate.embeddings import embeddings_id
 from refgate.retrieval import DocumentIndex, MiniLMEmbeddings, load_documents
 from refgate.retrieval.cache import EmbeddingCache
 from refgate.retrieval.chunking import content_hash
-from refgate.retrieval.embeddings import embeddings_id
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = next((p / "shared/data" for p in REPO.parents if (p / "shared/data").is_dir()), REPO)

@@ -26,7 +26,8 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from refgate.nodes.common import Deps, PassTimer, event, load_prompt, make_context
+from refgate.events import event
+from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context
 from refgate.nodes.loop import run_tool_pass
 from refgate.nodes.parsing import parse_json_object
 from refgate.refs import EMITTED_KINDS, Ref

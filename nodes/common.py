@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import time
@@ -16,9 +15,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 
 from refgate.config import Settings, load_settings
+from refgate.events import event, stream_writer
 from refgate.models import ModelProvider
+from refgate.provenance import RunProvenance
+from refgate.provenance.boundaries import guard_external
 from refgate.refs import Ref, RefLedger
-from refgate.tools.base import ToolContext
+from refgate.toolspec import ToolContext
 from refgate.workspace import Workspace, load_served_workspace, load_workspace
 
 PROMPT_DIR = Path(__file__).parent
@@ -66,25 +68,6 @@ def resolve_workspace(state: dict[str, Any], deps: Deps) -> Workspace | None:
     return None
 
 
-def now_iso() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
-
-
-def event(kind: str, pass_name: str, **fields: Any) -> dict[str, Any]:
-    """One trace event (JSON-able)."""
-    return {"type": kind, "pass": pass_name, "t": now_iso(), **fields}
-
-
-def stream_writer():
-    """The custom-stream writer of the running graph, or a no-op outside a stream."""
-    try:
-        from langgraph.config import get_stream_writer
-
-        return get_stream_writer()
-    except Exception:  # not inside a runnable context (direct node calls in tests)
-        return lambda _chunk: None
-
-
 def thread_id_of(config: dict[str, Any] | None) -> str:
     return str(((config or {}).get("configurable") or {}).get("thread_id") or "")
 
@@ -98,8 +81,6 @@ def make_context(
     store: Any = None,
 ) -> ToolContext:
     """Build the tool context of one pass: ledger seeded from state, fixed artifacts folder."""
-    from refgate.provenance import RunProvenance
-
     workspace = resolve_workspace(state, deps)
     settings = deps.settings_for(workspace)
     run_id = state.get("run_id") or uuid.uuid4().hex[:12]
@@ -189,8 +170,6 @@ def _short(value: Any, limit: int = MAX_FIELD_CHARS) -> Any:
 
 def ref_digest(ref: Ref, *, max_rows: int = 12) -> dict[str, Any]:
     """A compact view of a ref for a prompt (values, table head, date); external text armored."""
-    from refgate.provenance.boundaries import guard_external
-
     payload = ref.payload
     view: dict[str, Any] = {"id": ref.id, "kind": ref.kind, "title": ref.title}
     if ref.source_type != "internal":

@@ -11,7 +11,8 @@ from typing import Any, Literal
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
-from refgate.nodes.common import Deps, PassTimer, event, make_context
+from refgate.events import event
+from refgate.nodes.common import Deps, PassTimer, make_context
 from refgate.nodes.gate import check_answer, unmet_section
 
 #: How many times the gate may block before the answer goes out with its unmet claims.

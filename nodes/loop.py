@@ -20,10 +20,11 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 
-from refgate.nodes.common import event, usage_of
-from refgate.tools.base import ToolContext
+from refgate.events import event
+from refgate.nodes.common import usage_of
 from refgate.tools.executor import CallOutcome, answer_invalid_call, execute_tool_call
 from refgate.tools.registry import get_spec, tools_for
+from refgate.toolspec import ToolContext
 
 
 @dataclass

@@ -12,7 +12,8 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from refgate.nodes.common import Deps, PassTimer, event, load_prompt, make_context, refs_block
+from refgate.events import event
+from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context, refs_block
 from refgate.nodes.loop import run_tool_pass
 from refgate.tools.registry import tools_for
 

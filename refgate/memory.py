@@ -21,13 +21,20 @@ import datetime as dt
 import hashlib
 import math
 import re
+import sqlite3
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from langgraph.store.sqlite import SqliteStore
+
+from refgate.embeddings import default_embeddings as _default_embeddings
+from refgate.events import event
+from refgate.persistence import default_store_file
 from refgate.refs import Ref
-from refgate.tools.base import ToolContext
+from refgate.store import index_config
+from refgate.toolspec import ToolContext
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -204,8 +211,6 @@ def recall_decisions(
     Returns the ref ids (best first) and the trace events. Memory is an aid: a failing store is
     recorded as a ``recall_failed`` event, never raised.
     """
-    from refgate.nodes.common import event
-
     ns = namespace_for(ctx)
     try:
         if has_index(store):
@@ -252,8 +257,6 @@ def recall_decisions(
 
 def _connect(path: Path) -> tuple[Any, bool]:
     """A SQLite connection and whether it can load extensions (the vector index needs one)."""
-    import sqlite3
-
     if hasattr(sqlite3.Connection, "enable_load_extension"):
         return sqlite3.connect(str(path), check_same_thread=False, isolation_level=None), True
     try:  # Python builds without extension loading: pysqlite3-binary ships a SQLite that can
@@ -284,12 +287,8 @@ def _dims(emb: Any) -> int:
 
 
 def default_embeddings(settings: Settings | None) -> Embeddings | None:
-    """The settings' embedder, or None when the retrieval package is not available."""
-    try:
-        from refgate.retrieval.embeddings import default_embeddings as _default
-    except ImportError:
-        return None
-    return _default(settings)
+    """The settings' embedder (``refgate.embeddings.default_embeddings``)."""
+    return _default_embeddings(settings)
 
 
 #: The SQLite file under ``.refgate/`` (the same file ``refgate.persistence`` opens).
@@ -300,30 +299,18 @@ def store_path(workspace: Workspace, settings: Settings | None = None) -> Path:
     """Where a workspace's memory lives: the store file ``refgate.persistence`` opens for these
     settings (``<workspace>/.refgate/refgate.sqlite`` by default)."""
     if settings is not None:
-        try:
-            from refgate.persistence import default_store_file
-
-            return Path(default_store_file(settings, workspace))
-        except ImportError:
-            pass
+        return Path(default_store_file(settings, workspace))
     return workspace.state_dir / STORE_FILE
 
 
 def index_for(
     settings: Settings | None, embeddings: Embeddings | None | bool = True
 ) -> dict | None:
-    """The store's ``index`` config: ``refgate.store``'s shared shape when available, else one
-    built from ``embeddings`` (``True``: the settings' embedder; ``None``/``False``: no index)."""
+    """The store's ``index`` config: ``refgate.store``'s shared shape, or one built from
+    ``embeddings`` (``True``: the settings' embedder; ``None``/``False``: no index)."""
     if embeddings is None or embeddings is False:
         return None
     if embeddings is True:
-        try:
-            from refgate.store import index_config
-        except ImportError:
-            emb = default_embeddings(settings)
-            if emb is None:
-                return None
-            return {"dims": _dims(emb), "embed": emb, "fields": list(INDEX_FIELDS)}
         return index_config(settings)
     return {"dims": _dims(embeddings), "embed": embeddings, "fields": list(INDEX_FIELDS)}
 
@@ -342,8 +329,6 @@ def open_store(
     without an index (recall falls back to word overlap). The embedder loads lazily, on the first
     put or search. Use as ``with open_store(ws, settings) as store: build_graph(store=store)``.
     """
-    from langgraph.store.sqlite import SqliteStore
-
     db = Path(path) if path is not None else store_path(workspace, settings)
     db.parent.mkdir(parents=True, exist_ok=True)
     conn, can_index = _connect(db)

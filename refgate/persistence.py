@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from refgate.config import ConfigError, Settings
+from refgate.store import index_config
 
 CHECKPOINTS_FILE = "checkpoints.sqlite"
 STORE_FILE = "refgate.sqlite"
@@ -225,8 +226,6 @@ def open_persistence(
     target = persistence_target(settings, workspace)
     index = None
     if semantic:
-        from refgate.store import index_config
-
         index = index_config(settings)
     if target.backend == "postgres":
         with open_postgres(target.url, index=index) as pair:
@@ -281,8 +280,6 @@ async def open_async_persistence(
     target = persistence_target(settings, workspace)
     index = None
     if semantic:
-        from refgate.store import index_config
-
         index = index_config(settings)
     if target.backend == "postgres":
         async with open_async_postgres(target.url, index=index) as pair:

@@ -41,8 +41,10 @@ from typing import Any
 
 import yaml
 
+from refgate.engine import catalog
 from refgate.paths import is_within, real
 from refgate.refs import REF_KINDS
+from refgate.tool_catalog import CATALOG
 
 #: The front matter fields, in the order skill files write them.
 FIELDS: tuple[str, ...] = (
@@ -271,8 +273,6 @@ def parse_skill(text: str, file: Path | str = "<skill>", *, origin: str = "built
             )
     if len(set(values["requiredEvidence"])) != len(values["requiredEvidence"]):
         raise SkillError(file, "requiredEvidence", "lists an item twice")
-    from refgate.tools.registry import CATALOG
-
     for i, item in enumerate(values["toolRefs"]):
         if item not in CATALOG:
             raise SkillError(
@@ -522,11 +522,10 @@ def merge_required_evidence(skills: Iterable[Mapping[str, Any] | Skill]) -> list
 
 
 def check_capability_refs(book: Skillbook, known: Iterable[str] | None = None) -> list[SkillError]:
-    """``capabilityRefs`` naming no registered engine capability (the catalog is imported lazily,
-    so loading skills never needs it; call this from a lint step or a test)."""
+    """``capabilityRefs`` naming no registered engine capability (the catalog loads its plugin
+    modules on first use, so loading skills never needs it; call this from a lint step or a
+    test)."""
     if known is None:
-        from refgate.tools.engine import catalog
-
         known = catalog()
     names = set(known)
     errors = []

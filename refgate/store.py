@@ -29,6 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 
+from refgate.config import load_settings
+from refgate.embeddings import HashingEmbeddings, MiniLMEmbeddings, openai_embeddings
+
 if TYPE_CHECKING:
     from refgate.config import Settings
 
@@ -45,8 +48,6 @@ def backend_name(settings: Settings | None = None, env: Any = None) -> str:
     name = (env.get("REFGATE_STORE_EMBED") or "").strip().lower()
     if not name:
         if settings is None:
-            from refgate.config import load_settings
-
             settings = load_settings(env)
         name = settings.embeddings
     if name not in BACKENDS:
@@ -57,17 +58,11 @@ def backend_name(settings: Settings | None = None, env: Any = None) -> str:
 def make_embedder(name: str, settings: Settings | None = None) -> Embeddings:
     """The embedder ``name`` at ``STORE_DIMS`` dimensions."""
     if name == "hashing":
-        from refgate.retrieval.embeddings import HashingEmbeddings
-
         return HashingEmbeddings(STORE_DIMS)
     if name == "openai":
-        from refgate.retrieval.embeddings import openai_embeddings
-
         return openai_embeddings(settings, dimensions=STORE_DIMS)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    from refgate.retrieval.embeddings import MiniLMEmbeddings
-
     return MiniLMEmbeddings()
 
 

@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from refgate.engine import EngineEnv, Evidence, capability
 from refgate.paths import PathEscape, confine
 from refgate.retrieval.chunking import count_tokens
 from refgate.retrieval.citations import (
@@ -26,7 +27,6 @@ from refgate.retrieval.citations import (
 from refgate.retrieval.documents import index_dir
 from refgate.retrieval.index import MANIFEST, DocumentIndex, DocumentIndexError
 from refgate.retrieval.loaders.pdf import page_tables
-from refgate.tools.engine import EngineEnv, Evidence, capability
 
 #: Document-derived paths in the capability's data (section titles come from the text too).
 UNTRUSTED_FIELDS = ["hits[].text", "hits[].section"]

@@ -21,9 +21,9 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from refgate.engine import RefSpec
 from refgate.refs import Ref, RefLedger
 from refgate.retrieval.index import Hit
-from refgate.tools.engine import RefSpec
 
 
 def chunk_key(hit: Hit) -> tuple[str, str, str]:

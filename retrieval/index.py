@@ -34,6 +34,13 @@ from typing import Any, Literal
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from refgate.embeddings import (
+    BATCH_SIZE,
+    default_embeddings,
+    embeddings_from_spec,
+    embeddings_id,
+    embeddings_spec,
+)
 from refgate.retrieval.cache import EmbeddingCache
 from refgate.retrieval.chunking import (
     ENCODING,
@@ -42,13 +49,6 @@ from refgate.retrieval.chunking import (
     OVERLAP_TOKENS,
     Chunk,
     chunk_documents,
-)
-from refgate.retrieval.embeddings import (
-    BATCH_SIZE,
-    default_embeddings,
-    embeddings_from_spec,
-    embeddings_id,
-    embeddings_spec,
 )
 from refgate.retrieval.fusion import DENSE_WEIGHT, RRF_K, convex_fuse, rrf_fuse
 from refgate.retrieval.mmr import DEFAULT_LAMBDA, mmr_select

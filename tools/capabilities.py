@@ -17,8 +17,8 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from refgate.engine import EngineEnv, Evidence, RefSpec, capability
 from refgate.tools.dataset_scan import count_rows, estimated_memory
-from refgate.tools.engine import EngineEnv, Evidence, RefSpec, capability
 from refgate.tools.warehouse import load_table, table_rows
 
 if TYPE_CHECKING:

@@ -18,8 +18,8 @@ from langchain_core.messages import ToolMessage
 from pydantic import ValidationError
 
 from refgate.provenance import boundaries
-from refgate.tools.base import ToolContext, ToolResult, ToolSpec, ToolUnavailable
 from refgate.tools.registry import get_spec
+from refgate.toolspec import ToolContext, ToolResult, ToolSpec, ToolUnavailable
 
 #: Longest error text the model receives.
 MAX_ERROR_CHARS = 2000

@@ -15,7 +15,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from refgate.refs import SCHEMA_ROLE
-from refgate.tools.base import ToolContext, ToolResult, ToolSpec
 from refgate.tools.capabilities import (
     load_frame,
     metric_candidates,
@@ -24,6 +23,7 @@ from refgate.tools.capabilities import (
 )
 from refgate.tools.dataset_scan import ScanTimeout, estimated_memory, scan_profile
 from refgate.tools.engine_call import json_safe
+from refgate.toolspec import ToolContext, ToolResult, ToolSpec
 
 #: Datasets estimated larger than this in memory are profiled by DuckDB, not loaded in pandas.
 IN_MEMORY_MAX_BYTES = 256 << 20

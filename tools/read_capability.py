@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from refgate.tools.base import ToolContext, ToolResult, ToolSpec
-from refgate.tools.engine import catalog
+from refgate.engine import catalog
+from refgate.toolspec import ToolContext, ToolResult, ToolSpec
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOP = frozenset(
@@ -113,7 +113,7 @@ _RETURNS = re.compile(r"\)\s*->\s*[^)]*$")
 
 
 def clean_signature(signature: str) -> str:
-    """``f(x: 'str') -> refgate.tools.engine.Evidence`` -> ``f(x: str)``: what a caller needs."""
+    """``f(x: 'str') -> refgate.engine.Evidence`` -> ``f(x: str)``: what a caller needs."""
     plain = _QUOTED.sub(
         lambda m: m.group(1) + m.group(2) if m.group(1).startswith((":", "-")) else m.group(0),
         signature,

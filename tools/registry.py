@@ -1,8 +1,10 @@
 """The tool catalog: the one source of truth for what each pass may call.
 
-Each tool lives in its own module exposing ``SPEC: ToolSpec``; the catalog below maps tool names to
-those modules (imported lazily, so compiling the graph imports no heavy library). ``PASS_TOOLS`` is
-seed 000's per-pass whitelist: each LLM pass binds exactly ``tools_for(pass_name)``.
+Each tool lives in its own module exposing ``SPEC: ToolSpec``. The name table (``CATALOG``: tool
+name -> module; ``PASS_TOOLS``: seed 000's per-pass whitelist, ``tools_for``) is plain data in the
+core, ``refgate.tool_catalog``, so core modules can name tools without importing this layer; this
+module loads the specs (lazily, so compiling the graph imports no heavy library). Each LLM pass
+binds exactly ``tools_for(pass_name)``.
 """
 
 from __future__ import annotations
@@ -13,40 +15,22 @@ from collections.abc import Iterator
 from functools import cache
 
 from refgate.provenance.injection import register_tool_names
-from refgate.tools.base import ToolSpec
+from refgate.tool_catalog import CATALOG, PASS_TOOLS, tools_for
+from refgate.toolspec import ToolSpec
 
-#: tool name -> module holding its ``SPEC``.
-CATALOG: dict[str, str] = {
-    "ReadSkill": "refgate.tools.read_skill",
-    "ReadCapability": "refgate.tools.read_capability",
-    "read": "refgate.tools.read_file",
-    "RunPython": "refgate.tools.run_python",
-    "InspectDataset": "refgate.tools.inspect_dataset",
-    "EngineCall": "refgate.tools.engine_call",
-    "WebSearch": "refgate.tools.web_search",
-    "SaveArtifact": "refgate.tools.save_artifact",
-    "RememberDecision": "refgate.tools.remember_decision",
-}
 # The injection detector (core) recognises tool names without importing this layer.
 register_tool_names(CATALOG)
 
-#: Seed 000's whitelist. CRITIQUE and COMPOSE think only; GATE is code, not an LLM.
-PASS_TOOLS: dict[str, tuple[str, ...]] = {
-    "brief": ("ReadSkill", "ReadCapability", "read"),
-    "work": ("RunPython", "InspectDataset", "EngineCall", "WebSearch", "SaveArtifact"),
-    "critique": (),
-    "compose": (),
-    "gate": (),
-    "harvest": ("RememberDecision",),
-}
-
-
-def tools_for(pass_name: str) -> list[str]:
-    """The tool names bound for ``pass_name``."""
-    if pass_name not in PASS_TOOLS:
-        raise KeyError(f"unknown pass {pass_name!r}; passes: {', '.join(PASS_TOOLS)}")
-    return list(PASS_TOOLS[pass_name])
-
+__all__ = [
+    "CATALOG",
+    "PASS_TOOLS",
+    "get_spec",
+    "iter_specs",
+    "override_tool",
+    "specs_for",
+    "tools_for",
+    "write_tools",
+]
 
 #: Test doubles installed by ``override_tool`` (consulted before the catalog).
 _OVERRIDES: dict[str, ToolSpec] = {}
@@ -92,3 +76,13 @@ def specs_for(pass_name: str) -> list[ToolSpec]:
 def write_tools() -> set[str]:
     """Names of the tools that write (removed after untrusted reads, boundary B1)."""
     return {n for n in CATALOG if not get_spec(n).read_only}
+
+
+def iter_specs() -> Iterator[tuple[str, ToolSpec | None, str | None]]:
+    """(name, spec or None, error) for every catalog entry; a tool that fails to import yields its
+    error instead (a tool being written right now must not break the provenance map)."""
+    for name in CATALOG:
+        try:
+            yield name, get_spec(name), None
+        except Exception as exc:  # reported in the map, not raised
+            yield name, None, f"{type(exc).__name__}: {exc}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from refgate.memory import remember_decision as _remember
-from refgate.tools.base import ToolContext, ToolResult, ToolSpec
+from refgate.toolspec import ToolContext, ToolResult, ToolSpec
 
 
 class RememberDecisionArgs(BaseModel):

@@ -20,9 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from refgate.engine import EngineEnv, catalog
 from refgate.refs import Ref, RefLedger, new_ref_id
-from refgate.tools.base import ToolContext, ToolResult, ToolSpec
-from refgate.tools.engine import EngineEnv, catalog
 from refgate.tools.engine_call import CapabilityError, invoke_capability
 from refgate.tools.sandbox.emit import EmitCollector, EmitRejected
 from refgate.tools.sandbox.host import (
@@ -32,6 +31,7 @@ from refgate.tools.sandbox.host import (
     get_worker,
 )
 from refgate.tools.sandbox.policy import CodeRejected, check_code
+from refgate.toolspec import ToolContext, ToolResult, ToolSpec
 from refgate.workspace import WorkspaceError
 
 if TYPE_CHECKING:

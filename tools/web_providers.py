@@ -33,8 +33,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from refgate.nodes.research.core import norm_url, split_sentences, terms
+from refgate.lexical import terms
 from refgate.paths import read_confined
+from refgate.text import split_sentences
+from refgate.urls import norm_url
 
 INDEX_FILE = "index.json"
 #: Largest snapshot page read (bytes).

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from refgate.tools.base import ToolContext, ToolResult, ToolSpec
+from refgate.tools.web_providers import WebProviderError, default_providers
+from refgate.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.urls import host_of
 
 
 class WebSearchArgs(BaseModel):
@@ -24,16 +26,11 @@ def _provider(ctx: ToolContext):
     given = ctx.extra.get("web_search")
     if given is not None:
         return given
-    from refgate.tools.web_providers import default_providers
-
     return default_providers(ctx.workspace)[0]
 
 
 def _call(args: BaseModel, ctx: ToolContext) -> ToolResult:
     assert isinstance(args, WebSearchArgs)
-    from refgate.nodes.research.core import host_of
-    from refgate.tools.web_providers import WebProviderError
-
     try:
         provider = _provider(ctx)
         hits = provider.search(args.query, max_results=args.max_results)

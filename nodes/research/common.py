@@ -7,6 +7,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from refgate.events import stream_writer
 from refgate.nodes.research.core import Deduper
 
 
@@ -33,12 +34,7 @@ def armor(text: str, *, source_label: str) -> str:
 def emit(step: str, **fields: Any) -> None:
     """Send ``{"event": "research_step", "step": step, ...}`` to the custom stream; a no-op
     outside a graph run or when nobody streams."""
-    try:
-        from langgraph.config import get_stream_writer
-
-        writer = get_stream_writer()
-    except Exception:  # outside a runnable context
-        return
+    writer = stream_writer()
     try:
         writer({"event": "research_step", "step": step, **fields})
     except Exception:  # progress must never break a run

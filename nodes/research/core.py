@@ -13,7 +13,10 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlparse
+
+from refgate.lexical import terms
+from refgate.text import split_sentences
+from refgate.urls import norm_url
 
 #: Seed 001's constants.
 VOTES_PER_CLAIM = 3
@@ -43,35 +46,6 @@ class ResearchLimits:
     page_chars: int = 12_000
     #: Results asked of the search provider per angle.
     results_per_angle: int = 8
-
-
-def norm_url(url: str) -> str:
-    """A URL's identity for dedup: lower-case host without ``www.`` plus path without trailing ``/``.
-
-    Scheme, query, fragment and port are ignored, as in seed 001. Text that is not a URL comes back
-    lower-cased and stripped.
-    """
-    raw = (url or "").strip()
-    try:
-        parsed = urlparse(raw)
-        host = parsed.hostname or ""
-    except ValueError:
-        return raw.lower()
-    if not host:
-        return raw.lower()
-    if host.startswith("www."):
-        host = host[4:]
-    path = (parsed.path or "").rstrip("/")
-    return (host + path).lower()
-
-
-def host_of(url: str) -> str:
-    """The host of ``url`` without ``www.`` (``"unknown"`` when there is none)."""
-    try:
-        host = urlparse(url).hostname or "unknown"
-    except ValueError:
-        return "unknown"
-    return host[4:] if host.startswith("www.") else host
 
 
 class Deduper:
@@ -278,69 +252,6 @@ def quote_in_text(quote: str, text: str) -> bool:
             return False
         pos = idx + len(p)
     return True
-
-
-_SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
-_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-']+")
-_STOP = frozenset(
-    [
-        "the",
-        "a",
-        "an",
-        "and",
-        "or",
-        "of",
-        "to",
-        "in",
-        "on",
-        "for",
-        "by",
-        "with",
-        "at",
-        "from",
-        "as",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "what",
-        "how",
-        "why",
-        "which",
-        "who",
-        "whom",
-        "did",
-        "does",
-        "do",
-        "that",
-        "this",
-        "these",
-        "those",
-        "it",
-        "its",
-        "into",
-        "than",
-        "then",
-        "over",
-        "under",
-        "about",
-        "between",
-        "during",
-        "after",
-        "before",
-    ]
-)
-
-
-def terms(text: str) -> list[str]:
-    """Lower-case content words of ``text`` (stop words dropped)."""
-    return [w for w in (m.group(0).lower() for m in _WORD.finditer(text or "")) if w not in _STOP]
-
-
-def split_sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENT.split(_WS.sub(" ", text or "").strip()) if s.strip()]
 
 
 def select_passages(text: str, query: str, max_chars: int) -> str:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from refgate.nodes.research.common import armor
-from refgate.nodes.research.core import norm_url
 from refgate.nodes.research.schemas import Search
+from refgate.urls import norm_url
 
 
 def search_prompt(question: str, angle: dict[str, Any], results_block: str) -> str:

@@ -15,7 +15,7 @@ from langgraph.graph import END
 from langgraph.types import Send
 
 from refgate.nodes.research.common import RunShared, emit, release, shared
-from refgate.nodes.research.core import ResearchLimits, dedup_sources, norm_url, rank_claims, tally
+from refgate.nodes.research.core import ResearchLimits, dedup_sources, rank_claims, tally
 from refgate.nodes.research.deps import ResearchDeps
 from refgate.nodes.research.extract import run_extract
 from refgate.nodes.research.report import build_report, to_markdown
@@ -24,6 +24,7 @@ from refgate.nodes.research.search import run_search
 from refgate.nodes.research.state import AngleState, ResearchState
 from refgate.nodes.research.synthesize import ground_findings, run_synthesis
 from refgate.nodes.research.verify import run_vote
+from refgate.urls import norm_url
 
 
 class ResearchSteps:

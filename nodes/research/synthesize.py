@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from refgate.nodes.research.common import armor
-from refgate.nodes.research.core import build_synth_blocks, norm_url
+from refgate.nodes.research.core import build_synth_blocks
 from refgate.nodes.research.schemas import Report
+from refgate.urls import norm_url
 
 
 def synth_prompt(

@@ -30,9 +30,9 @@ def run_index(
     otherwise (none yet, ``rebuild``, another embedder, an unreadable index) it is built anew,
     still reusing cached vectors of the same embedder.
     """
+    from refgate.embeddings import embeddings_id
     from refgate.retrieval import DocumentIndex, default_embeddings, index_dir
     from refgate.retrieval.documents import workspace_load
-    from refgate.retrieval.embeddings import embeddings_id
     from refgate.retrieval.index import MANIFEST, DocumentIndexError
 
     docs = (report or workspace_load(workspace, progress=progress)).documents

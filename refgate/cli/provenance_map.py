@@ -9,6 +9,8 @@ import typer
 from rich.table import Table
 
 from refgate.cli.app import app, console, esc
+from refgate.provenance.map import provenance_map
+from refgate.tools.registry import iter_specs
 
 
 @app.command("provenance-map")
@@ -16,9 +18,7 @@ def provenance_map_command(
     json_out: bool = typer.Option(False, "--json", help="Print the map as JSON."),
 ) -> None:
     """Show which tool result fields carry document-derived (untrusted) values, and why."""
-    from refgate.provenance.map import provenance_map
-
-    pmap = provenance_map()
+    pmap = provenance_map(iter_specs())
     if json_out:
         typer.echo(json.dumps(pmap, indent=2, ensure_ascii=False))
         return

@@ -9,7 +9,8 @@ Public interface (external evaluation code calls these names):
 - ``inspect_unicode(text) -> UnicodeReport``; ``inspect_hidden(html) -> HiddenReport``
 - ``html_to_text(html) -> str``
 - ``guard_external(text, *, source_label) -> str``: armor, or withhold on a high signal
-- ``RunProvenance`` (``from_state`` / ``to_state``), ``refgate.provenance.map.provenance_map()``
+- ``RunProvenance`` (``from_state`` / ``to_state``); ``refgate.provenance.map.provenance_map(entries)``
+  (entries: ``refgate.tools.registry.iter_specs()``)
 """
 
 from __future__ import annotations

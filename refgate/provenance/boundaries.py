@@ -37,12 +37,14 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from langgraph.types import interrupt
+
 from refgate.provenance.armor import armor, clean_label
 from refgate.provenance.injection import inspect_injection
 from refgate.provenance.map import arg_slots, covers, string_leaves
 from refgate.provenance.taint import RunProvenance
 from refgate.provenance.unicode_scan import inspect_unicode
-from refgate.tools.base import ToolContext, ToolResult, ToolSpec
+from refgate.toolspec import ToolContext, ToolResult, ToolSpec
 
 #: The call being executed in this thread/task (check_call -> render_result).
 _CURRENT_CALL: ContextVar[tuple[str, str] | None] = ContextVar("refgate_current_call", default=None)
@@ -115,8 +117,6 @@ def check_call(spec: ToolSpec, args: dict[str, Any], ctx: ToolContext) -> str | 
 
 def approve_outbound(spec: ToolSpec, args: dict[str, Any], ctx: ToolContext) -> bool:
     """Ask a human through LangGraph ``interrupt``; anything but an explicit yes refuses (B3)."""
-    from langgraph.types import interrupt
-
     answer = interrupt(
         {
             "approve_outbound": spec.name,

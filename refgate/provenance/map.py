@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from refgate.tools.base import ToolResult, ToolSpec
+from refgate.toolspec import ToolResult, ToolSpec
 
 SLOTS = ("path", "url", "query", "tool_name", "code")
 #: Unmarked fields whose name implies a slot.
@@ -80,27 +80,18 @@ def arg_slots(args_schema: type[BaseModel]) -> dict[str, str]:
     return out
 
 
-def _catalog() -> dict[str, str]:
-    from refgate.tools.registry import CATALOG
-
-    return dict(CATALOG)
+#: One catalog entry as ``refgate.tools.registry.iter_specs`` yields it: (name, spec, load error).
+SpecEntry = tuple[str, ToolSpec | None, str | None]
 
 
-def iter_specs() -> Iterator[tuple[str, ToolSpec | None, str | None]]:
-    """(name, spec or None, error) for every catalog entry that can be imported."""
-    from refgate.tools.registry import get_spec
+def provenance_map(entries: Iterable[SpecEntry]) -> dict[str, Any]:
+    """Per tool: document-derived paths and why (origins), read/write, outbound, arg slots.
 
-    for name in _catalog():
-        try:
-            yield name, get_spec(name), None
-        except Exception as exc:  # a tool being written right now must not break the map
-            yield name, None, f"{type(exc).__name__}: {exc}"
-
-
-def provenance_map() -> dict[str, Any]:
-    """Per tool: document-derived paths and why (origins), read/write, outbound, arg slots."""
+    ``entries`` come from the catalog (``refgate.tools.registry.iter_specs()``); a tool that did
+    not load is listed with its error.
+    """
     tools: dict[str, Any] = {}
-    for name, spec, error in iter_specs():
+    for name, spec, error in entries:
         if spec is None:
             tools[name] = {"error": error, "untrusted": [], "origins": {}}
             continue

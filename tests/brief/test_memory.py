@@ -2,6 +2,7 @@
 
 from langgraph.store.memory import InMemoryStore
 
+from refgate.embeddings import HashingEmbeddings
 from refgate.memory import (
     has_index,
     namespace_for,
@@ -10,8 +11,7 @@ from refgate.memory import (
     remember_decision,
 )
 from refgate.refs import RefLedger
-from refgate.retrieval.embeddings import HashingEmbeddings
-from refgate.tools.base import ToolContext
+from refgate.toolspec import ToolContext
 from refgate.workspace import load_workspace
 
 

@@ -6,9 +6,9 @@ import pytest
 from langgraph.store.memory import InMemoryStore
 
 from refgate.refs import RefLedger
-from refgate.tools.base import ToolContext
 from refgate.tools.executor import execute_tool_call
 from refgate.tools.registry import get_spec, tools_for, write_tools
+from refgate.toolspec import ToolContext
 
 
 def ctx_for(settings, workspace=None, store=None, pass_name="brief"):

@@ -8,7 +8,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from refgate.config import Settings  # noqa: E402
 from refgate.provenance import RunProvenance  # noqa: E402
 from refgate.refs import RefLedger  # noqa: E402
-from refgate.tools.base import ToolContext  # noqa: E402
+from refgate.toolspec import ToolContext  # noqa: E402
 
 
 @pytest.fixture

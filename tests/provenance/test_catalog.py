@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from refgate.cli import app
 from refgate.provenance.boundaries import render_result
-from refgate.provenance.map import contract_violations, iter_specs, provenance_map
-from refgate.tools.registry import CATALOG
+from refgate.provenance.map import contract_violations, provenance_map
+from refgate.tools.registry import CATALOG, iter_specs
 
 CANARY = "CANARY-91c2 a paragraph written by an outside author for this contract test"
 PATH_RE = re.compile(r"^(\*|[A-Za-z_][\w]*(\[\])?(\.([A-Za-z_][\w]*(\[\])?|\*))*)$")
@@ -22,7 +22,7 @@ def loadable():
 
 
 def test_every_catalog_tool_is_in_the_map_with_well_formed_declarations():
-    pmap = provenance_map()
+    pmap = provenance_map(iter_specs())
     assert set(pmap["tools"]) == set(CATALOG)
     for name, spec in loadable():
         entry = pmap["tools"][name]
@@ -36,7 +36,7 @@ def test_cli_exports_the_map_as_json():
     result = CliRunner().invoke(app, ["provenance-map", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert data == json.loads(json.dumps(provenance_map()))
+    assert data == json.loads(json.dumps(provenance_map(iter_specs())))
     assert "WebSearch" in data["tools"]
 
 

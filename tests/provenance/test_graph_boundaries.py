@@ -8,8 +8,8 @@ from pydantic import BaseModel, Field
 
 from refgate.graph import build_graph
 from refgate.testing import ScriptedChatModel, calls, tool_call
-from refgate.tools.base import ToolResult, ToolSpec
 from refgate.tools.registry import override_tool
+from refgate.toolspec import ToolResult, ToolSpec
 
 PLAN = '{"lens": "single value", "criteria": ["value matches the source"]}'
 PAGE = (

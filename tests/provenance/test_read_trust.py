@@ -14,8 +14,8 @@ from refgate.nodes.loop import run_tool_pass
 from refgate.provenance import RunProvenance
 from refgate.refs import RefLedger
 from refgate.testing import ScriptedChatModel, calls, tool_call
-from refgate.tools.base import ToolContext
 from refgate.tools.executor import execute_tool_call
+from refgate.toolspec import ToolContext
 from refgate.workspace import load_workspace
 
 PLANTED = (

@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 
 from refgate.cli import app
 from refgate.testing_openai import OpenAIStub, tool, tool_reply
-from refgate.tools.base import ToolContext, ToolResult, ToolSpec
 from refgate.tools.registry import override_tool
+from refgate.toolspec import ToolContext, ToolResult, ToolSpec
 
 SAMPLE_CSV = (
     Path(__file__).resolve().parents[2] / "examples/us-macro/data/statsmodels_macrodata.csv"

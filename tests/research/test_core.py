@@ -7,13 +7,13 @@ from refgate.nodes.research.core import (
     build_stats,
     build_synth_blocks,
     dedup_sources,
-    norm_url,
     quote_in_text,
     rank_claims,
     select_passages,
     tally,
 )
 from refgate.nodes.research.schemas import Verdict
+from refgate.urls import norm_url
 
 
 def test_norm_url_strips_www_scheme_and_trailing_slash():

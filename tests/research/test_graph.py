@@ -10,8 +10,9 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from refgate.graph.research import build_research_graph, run_config, stream_research
-from refgate.nodes.research.core import ResearchLimits, norm_url
+from refgate.nodes.research.core import ResearchLimits
 from refgate.tools.web_providers import SnapshotCorpus
+from refgate.urls import norm_url
 
 QUESTION = "What is known about the Aurora rail tunnel?"
 

@@ -11,10 +11,10 @@ from typer.testing import CliRunner
 
 from refgate.cli import app
 from refgate.config import Settings
+from refgate.engine import get_capability
 from refgate.refs import RefLedger
-from refgate.tools.base import ToolContext
-from refgate.tools.engine import get_capability
 from refgate.tools.registry import get_spec
+from refgate.toolspec import ToolContext
 from refgate.workspace import load_workspace
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "us-macro"
@@ -52,7 +52,7 @@ class _Broken:
 
 
 def test_deep_research_capability_returns_confirmed_claims_as_external_webrefs(script, tiny_web):
-    from refgate.tools.engine import EngineEnv
+    from refgate.engine import EngineEnv
 
     cap = get_capability("deep_research")
     assert "question" in cap.signature and "env" not in cap.signature

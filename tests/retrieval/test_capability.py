@@ -7,10 +7,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from refgate.engine import EngineEnv, Evidence, catalog
 from refgate.refs import RefLedger
 from refgate.retrieval import DocumentIndex, HashingEmbeddings, index_dir, workspace_documents
 from refgate.retrieval.citations import cite_hits, dedupe_hits, hits_to_refspecs
-from refgate.tools.engine import EngineEnv, Evidence, catalog
 from refgate.workspace import load_workspace
 
 STATEMENTS = {

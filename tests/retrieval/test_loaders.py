@@ -14,8 +14,8 @@ from refgate.refs import RefLedger
 from refgate.retrieval import DocumentIndex, HashingEmbeddings, index_dir, load_documents
 from refgate.retrieval.documents import ORIGIN, read_documents
 from refgate.retrieval.loaders.pdf import NO_TEXT, page_tables
-from refgate.tools.base import ToolContext
 from refgate.tools.engine_call import EngineCallArgs, engine_call
+from refgate.toolspec import ToolContext
 from refgate.workspace import load_workspace
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -11,7 +11,7 @@ from sandbox_helpers import SAMPLE  # noqa: E402
 
 from refgate.config import Settings  # noqa: E402
 from refgate.refs import RefLedger  # noqa: E402
-from refgate.tools.base import ToolContext  # noqa: E402
+from refgate.toolspec import ToolContext  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,7 @@ import csv
 import pytest
 from sandbox_helpers import SAMPLE
 
-from refgate.tools.engine import EngineEnv, Evidence, catalog, get_capability
+from refgate.engine import EngineEnv, Evidence, catalog, get_capability
 
 
 def _rows(name: str) -> list[dict[str, str]]:

@@ -249,8 +249,8 @@ def test_tool_schema_describes_the_prelude():
 
 
 def test_document_text_reaching_the_code_marks_the_output_untrusted(ctx, monkeypatch):
-    from refgate.tools import engine
-    from refgate.tools.engine import Capability, Evidence, RefSpec
+    from refgate import engine
+    from refgate.engine import Capability, Evidence, RefSpec
 
     def probe_documents(query: str, *, env) -> Evidence:
         """Test double of a document capability: returns external text."""

@@ -8,8 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from refgate.nodes.research.core import ResearchLimits, host_of
-from refgate.tools.engine import EngineEnv, Evidence, RefSpec, capability
+from refgate.config import load_settings
+from refgate.engine import EngineEnv, Evidence, RefSpec, capability
+from refgate.graph.research import build_research_graph, run_config
+from refgate.models import ModelProvider
+from refgate.nodes.research.core import ResearchLimits
+from refgate.nodes.research.deps import PASS_NAME
+from refgate.urls import host_of
 
 #: Web-derived paths in the returned data.
 UNTRUSTED_FIELDS = [
@@ -26,8 +31,6 @@ UNTRUSTED_FIELDS = [
 
 
 def _run(question: str, env: EngineEnv, limits: ResearchLimits) -> dict[str, Any]:
-    from refgate.graph.research import build_research_graph, run_config
-
     extra = env.extra or {}
     kwargs: dict[str, Any] = {
         "model": extra.get("research_model"),
@@ -38,13 +41,10 @@ def _run(question: str, env: EngineEnv, limits: ResearchLimits) -> dict[str, Any
         "limits": limits,
     }
     if kwargs["model"] is None and kwargs["backend"] is None:
-        from refgate.config import load_settings
-        from refgate.models import ModelProvider
-
         settings = env.settings or load_settings(
             workspace_settings=getattr(env.workspace, "settings", None)
         )
-        kwargs["model"] = ModelProvider().for_pass("research", settings)
+        kwargs["model"] = ModelProvider().for_pass(PASS_NAME, settings)
     graph = build_research_graph(**kwargs)
     state = graph.invoke({"question": question}, run_config(max_concurrency=limits.max_concurrency))
     return state["report"]

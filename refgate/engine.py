@@ -1,0 +1,121 @@
+"""The engine capability catalog: plain Python functions with docstrings.
+
+Capabilities are the callable API of a workspace. The same functions are reached three ways:
+``EngineCall`` (WORK tool, by name with JSON arguments), ``engine.<name>`` inside RunPython, and
+``ReadCapability`` (BRIEF), which reads the catalog generated from their signatures and
+docstrings. The docstrings are the API's single source of truth.
+
+This module is the core's half (the contract and the catalog); the capabilities themselves live
+in the layer they need (``refgate.tools.capabilities``: datasets; ``refgate.retrieval.capability``:
+documents; ``refgate.graph.research_capability``: deep research). They are plugins: the catalog
+imports the modules named in ``CAPABILITY_MODULES`` by name on first use, so the core never
+imports a higher layer. A capability is registered with ``@capability`` in one of them. It receives its
+JSON arguments plus the keyword-only ``env: EngineEnv`` and returns ``Evidence`` (data for the
+caller plus ref specs; ids are drawn by the caller's ledger) or plain JSON-able data.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from refgate.config import Settings
+    from refgate.workspace import Workspace
+
+#: Modules whose import registers capabilities (imported lazily, in this order).
+CAPABILITY_MODULES: list[str] = [
+    "refgate.tools.capabilities",
+    "refgate.retrieval.capability",
+    "refgate.graph.research_capability",
+]
+
+
+@dataclass
+class EngineEnv:
+    """What a capability may use: the workspace and the settings."""
+
+    workspace: Workspace | None = None
+    settings: Settings | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RefSpec:
+    """A ref to issue, minus its id (the caller's ledger draws it)."""
+
+    kind: str
+    payload: dict[str, Any]
+    title: str = ""
+    source: str = ""
+    source_type: str = "internal"
+    #: Payload keys (dotted for nested) identifying the evidence: a ref of the same kind already
+    #: in the run's ledger that agrees on them is reused, not issued again.
+    same_as: tuple[str, ...] = ()
+
+
+@dataclass
+class Evidence:
+    """A capability's result: JSON-able ``data`` and the refs it backs."""
+
+    data: Any
+    refs: list[RefSpec] = field(default_factory=list)
+    untrusted_fields: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Capability:
+    name: str
+    func: Callable[..., Any]
+    signature: str
+    doc: str
+
+    def describe(self) -> dict[str, str]:
+        return {"name": self.name, "signature": self.signature, "doc": self.doc}
+
+
+_CATALOG: dict[str, Capability] = {}
+_loaded = False
+
+
+def capability(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Register ``func`` as an engine capability under its own name."""
+    doc = inspect.getdoc(func)
+    if not doc:
+        raise ValueError(f"capability {func.__name__} needs a docstring (it is the API's doc)")
+    sig = inspect.signature(func, eval_str=True)
+    params = [p for p in sig.parameters.values() if p.name != "env"]
+    shown = sig.replace(parameters=params)
+    _CATALOG[func.__name__] = Capability(func.__name__, func, f"{func.__name__}{shown}", doc)
+    return func
+
+
+def _load() -> None:
+    global _loaded
+    if _loaded:
+        return
+    for module in CAPABILITY_MODULES:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            # Only a module that does not exist yet is skipped; errors inside one propagate.
+            if exc.name != module:
+                raise
+    _loaded = True
+
+
+def catalog() -> dict[str, Capability]:
+    """All registered capabilities by name."""
+    _load()
+    return dict(_CATALOG)
+
+
+def get_capability(name: str) -> Capability:
+    caps = catalog()
+    if name not in caps:
+        known = ", ".join(sorted(caps)) or "none"
+        raise KeyError(f"unknown capability {name!r}; known: {known}")
+    return caps[name]

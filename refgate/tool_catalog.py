@@ -1,0 +1,38 @@
+"""The tool name table: which tools exist (and the module holding each one's ``SPEC``) and which
+pass may call which (seed 000's whitelist).
+
+Plain data in the core, so core modules (skills, injection inspection, the provenance map) can
+name tools without importing ``refgate.tools``; ``refgate.tools.registry`` loads the specs.
+"""
+
+from __future__ import annotations
+
+#: tool name -> module holding its ``SPEC``.
+CATALOG: dict[str, str] = {
+    "ReadSkill": "refgate.tools.read_skill",
+    "ReadCapability": "refgate.tools.read_capability",
+    "read": "refgate.tools.read_file",
+    "RunPython": "refgate.tools.run_python",
+    "InspectDataset": "refgate.tools.inspect_dataset",
+    "EngineCall": "refgate.tools.engine_call",
+    "WebSearch": "refgate.tools.web_search",
+    "SaveArtifact": "refgate.tools.save_artifact",
+    "RememberDecision": "refgate.tools.remember_decision",
+}
+
+#: Seed 000's whitelist. CRITIQUE and COMPOSE think only; GATE is code, not an LLM.
+PASS_TOOLS: dict[str, tuple[str, ...]] = {
+    "brief": ("ReadSkill", "ReadCapability", "read"),
+    "work": ("RunPython", "InspectDataset", "EngineCall", "WebSearch", "SaveArtifact"),
+    "critique": (),
+    "compose": (),
+    "gate": (),
+    "harvest": ("RememberDecision",),
+}
+
+
+def tools_for(pass_name: str) -> list[str]:
+    """The tool names bound for ``pass_name``."""
+    if pass_name not in PASS_TOOLS:
+        raise KeyError(f"unknown pass {pass_name!r}; passes: {', '.join(PASS_TOOLS)}")
+    return list(PASS_TOOLS[pass_name])

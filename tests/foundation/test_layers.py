@@ -1,0 +1,75 @@
+"""The layer map is enforced: import-linter's contracts (pyproject.toml) pass on the tree, and
+the check fails when a module imports upward or when a new core module is in no layer."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "scripts" / "lint_imports.py"
+
+
+def _run(root: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), "--root", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def copy_root(tmp_path_factory) -> Path:
+    """A copy of what the check reads: pyproject.toml and every mapped package folder."""
+    root = tmp_path_factory.mktemp("repo")
+    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    for folder in set(pyproject["tool"]["setuptools"]["package-dir"].values()):
+        shutil.copytree(REPO / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def test_the_tree_keeps_every_contract():
+    result = _run(REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "broken"),
+    [
+        ("refgate/refs.py", "import refgate.graph.state", "The core imports no layer above it"),
+        ("tools/registry.py", "from refgate.nodes import common", "Layers point one way"),
+        ("retrieval/mmr.py", "import refgate.tools.registry", "Layers point one way"),
+        ("nodes/loop.py", "import refgate.testing", "Test support"),
+    ],
+)
+def test_an_upward_import_breaks_a_contract(copy_root, module, line, broken):
+    path = copy_root / module
+    original = path.read_text(encoding="utf-8")
+    try:
+        path.write_text(original + f"\n{line}  # injected by the test\n", encoding="utf-8")
+        result = _run(copy_root)
+    finally:
+        path.write_text(original, encoding="utf-8")
+    assert result.returncode != 0
+    assert re.search(re.escape(broken) + r".*BROKEN", result.stdout), result.stdout
+
+
+def test_a_module_in_no_layer_is_reported(copy_root):
+    extra = copy_root / "refgate" / "orphan.py"
+    extra.write_text('"""A new core module nobody assigned."""\n', encoding="utf-8")
+    try:
+        result = _run(copy_root)
+    finally:
+        extra.unlink()
+    assert result.returncode == 2
+    assert "refgate.orphan" in result.stderr
