@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
-        env = {**os.environ, "PYTHONPATH": tmp}
+        env = {**os.environ, "PYTHONPATH": tmp, "COLUMNS": "200"}
         lint = Path(sys.executable).with_name("lint-imports")
         cmd = [
             str(lint) if lint.exists() else "lint-imports",
