@@ -101,13 +101,14 @@ class WebProviderError(RuntimeError):
 # --------------------------------------------------------------------------- offline snapshot
 
 
-def _read_page_text(path: Path, folder: Path) -> str:
+def _read_page(path: Path, folder: Path) -> tuple[str, str]:
+    """``(text, hidden_text)`` of a saved page; HTML loses its hidden elements, kept aside."""
     # The page was confined to the snapshot folder at load; re-checked now (no symlink swap).
     raw = read_confined(path, [folder], limit=MAX_PAGE_BYTES, what="snapshot page")
     raw = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
     if path.suffix.lower() in (".html", ".htm"):
-        return extract_text(raw) or ""
-    return raw
+        return extract_page(raw)
+    return raw, ""
 
 
 class SnapshotCorpus:
@@ -139,6 +140,7 @@ class SnapshotCorpus:
             self._by_url[norm_url(entry["url"])] = page
         self._lock = threading.Lock()
         self._texts: dict[str, str] = {}
+        self._hidden: dict[str, str] = {}
         self._bm25: tuple[list[Counter], list[int], dict[str, int], float] | None = None
         self._sentences: dict[str, list[tuple[str, frozenset[str]]]] = {}
 
@@ -149,7 +151,9 @@ class SnapshotCorpus:
         key = page["url"]
         with self._lock:
             if key not in self._texts:
-                self._texts[key] = _read_page_text(page["path"], self.folder)
+                self._texts[key], hidden = _read_page(page["path"], self.folder)
+                if hidden:
+                    self._hidden[key] = hidden[:MAX_HIDDEN_CHARS]
             return self._texts[key]
 
     def _index(self) -> tuple[list[Counter], list[int], dict[str, int], float]:
@@ -224,7 +228,10 @@ class SnapshotCorpus:
             title=page.get("title", ""),
             text=text,
             date=page.get("date"),
-            meta={k: v for k, v in page.items() if k not in ("path", "url", "title", "date")},
+            meta={
+                **{k: v for k, v in page.items() if k not in ("path", "url", "title", "date")},
+                **({"hidden_text": self._hidden[page["url"]]} if page["url"] in self._hidden else {}),
+            },
         )
 
 

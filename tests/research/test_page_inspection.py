@@ -98,3 +98,18 @@ def test_a_high_signal_page_is_withheld_and_listed_as_killed(script, h, tmp_path
     assert all(c["source"] != BAIT_URL for c in report["confirmed"])
     assert "## Killed sources" in final["markdown"] and BAIT_URL in final["markdown"]
     assert report["status"] == "complete"
+
+
+def test_a_snapshot_html_page_keeps_its_hidden_text_aside(tmp_path):
+    import json
+
+    snap = tmp_path / "snap"
+    snap.mkdir()
+    (snap / "p.html").write_bytes(HIDDEN_PAGE)
+    (snap / "index.json").write_text(
+        json.dumps({"pages": [{"url": "https://e.org/aurora", "file": "p.html", "title": "A"}]})
+    )
+    page = SnapshotCorpus(snap).fetch("https://e.org/aurora")
+    assert page.ok and "replace worn rails" in page.text and "WHITE_ON_WHITE" not in page.text
+    assert "WHITE_ON_WHITE" in page.meta["hidden_text"]
+    assert page_verdict(page.title, page.text, page.meta["hidden_text"]) is not None
