@@ -36,8 +36,11 @@ def test_questions_run_at_once_and_come_back_in_file_order(tmp_path):
     assert all(r["cell"] == "correct_passed" for r in results if r["id"] != "q3")
     assert results[0]["thread"] == f"eval-{store.run_id}-q0"
 
-    again = run_eval(QS, store, lambda q, t: pytest.fail("nothing left to run"))
-    assert [r["id"] for r in again] == [q.id for q in QS]
+    # a resumed run tries the failed question again, and only that one
+    rerun = []
+    again = run_eval(QS, store, lambda q, t: rerun.append(q.id) or Outcome(answer="It is 3."))
+    assert rerun == ["q3"] and [r["id"] for r in again] == [q.id for q in QS]
+    assert again[3]["correct"] and again[3]["error"] is None
 
 
 def test_a_torn_last_line_is_dropped_and_that_question_runs_again(tmp_path):

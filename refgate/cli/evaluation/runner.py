@@ -9,9 +9,10 @@ are not redone, since the graph is checkpointed).
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,6 +115,15 @@ def result_record(
     return rec
 
 
+def _get(q: queue.Queue) -> Any:
+    """``q.get()`` in short waits, so a signal reaches the main thread promptly."""
+    while True:
+        try:
+            return q.get(timeout=0.5)
+        except queue.Empty:
+            continue
+
+
 def run_eval(
     questions: list[EvalQuestion],
     store: RunStore,
@@ -127,47 +137,69 @@ def run_eval(
 
     ``on_result(result, done, total)`` is called after each question is recorded. An exception
     from ``execute`` is recorded as that question's failure (exit 1) and the run goes on;
-    ``KeyboardInterrupt`` stops starting new questions and re-raises (recorded ones are kept).
+    ``KeyboardInterrupt`` or ``SystemExit`` stops at once: nothing new starts, questions in flight
+    are not recorded (a resumed run finishes them on their threads), recorded ones are kept.
     """
-    done = {r["id"]: r for r in store.results()}
+    # A failed question produced no answer: a resumed run tries it again (on its thread).
+    done = {r["id"]: r for r in store.results() if not r.get("error")}
     todo = [q for q in questions if q.id not in done]
     total = len(questions)
+    stopping = threading.Event()
 
-    def one(q: EvalQuestion) -> dict[str, Any]:
+    def one(q: EvalQuestion) -> dict[str, Any] | None:
         thread = thread_for(store.run_id, q.id)
         started = time.perf_counter()
         try:
             outcome = execute(q, thread)
-        except KeyboardInterrupt:
-            raise
         except Exception as exc:  # recorded, never fatal to the run
             outcome = Outcome(error=f"{type(exc).__name__}: {exc}"[:2000])
+        if stopping.is_set():
+            return None  # interrupted: not recorded, so a resumed run finishes it
         rec = result_record(
             q, outcome, thread=thread, seconds=time.perf_counter() - started, price=price
         )
         store.append(rec)
         return rec
 
-    pending = iter(todo)
-    running: set[Future] = set()
-    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-        try:
-            for q in pending:
-                running.add(pool.submit(one, q))
-                if len(running) >= max(1, concurrency):
-                    break
-            while running:
-                finished, running = wait(running, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    rec = fut.result()
-                    done[rec["id"]] = rec
-                    if on_result:
-                        on_result(rec, len(done), total)
-                    nxt = next(pending, None)
-                    if nxt is not None:
-                        running.add(pool.submit(one, nxt))
-        except KeyboardInterrupt:
-            for fut in running:
-                fut.cancel()
-            raise
+    # Daemon workers: an interrupted run exits at once instead of waiting for a model reply.
+    work: queue.Queue[EvalQuestion | None] = queue.Queue()
+    out: queue.Queue[dict[str, Any] | None] = queue.Queue()
+    for q in todo:
+        work.put(q)
+    width = max(1, min(concurrency, len(todo)))
+
+    def worker() -> None:
+        while not stopping.is_set():
+            try:
+                q = work.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                out.put(one(q))
+            except BaseException as exc:  # never leave the collector waiting
+                out.put(
+                    result_record(
+                        q,
+                        Outcome(error=f"{type(exc).__name__}: {exc}"),
+                        thread=thread_for(store.run_id, q.id),
+                        seconds=0.0,
+                    )
+                )
+                raise
+
+    for _ in range(width):
+        threading.Thread(target=worker, name="refgate-eval", daemon=True).start()
+    try:
+        for _ in todo:
+            rec = _get(out)
+            if rec is None:
+                continue
+            done[rec["id"]] = rec
+            if on_result:
+                on_result(rec, len(done), total)
+    except BaseException:
+        # KeyboardInterrupt / SystemExit (SIGTERM): nothing new starts; questions in flight are
+        # not recorded, and their threads end with the process.
+        stopping.set()
+        raise
     return [done[q.id] for q in questions if q.id in done]
