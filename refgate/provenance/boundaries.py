@@ -175,6 +175,8 @@ def scan_untrusted(text: str) -> tuple[list[dict[str, Any]], bool]:
                 "confidence": s.confidence,
                 "span": list(s.span),
                 "scope": s.scope,
+                "family": s.family,
+                "rule": s.rule,
                 "detector": "injection",
             }
         )
@@ -196,11 +198,16 @@ def _notice(
     tail: str = "the call will not be retried",
 ) -> str:
     kinds = sorted({s["kind"] for s in signals if s["confidence"] == "high"})
+    families = sorted(
+        {s["family"] for s in signals if s["confidence"] == "high" and s.get("family")}
+    )
     spans = ", ".join(
         f"{s['span'][0]}-{s['span'][1]}" for s in signals if s["confidence"] == "high"
     )[:120]
     return (
-        f"[withheld by refgate: high-confidence {', '.join(kinds)} signal in {tool} "
+        f"[withheld by refgate: high-confidence {', '.join(kinds)} signal"
+        + (f" (attack family: {', '.join(families)})" if families else "")
+        + f" in {tool} "
         f"{location} (characters {spans}); the text is not shown and the call will not be "
         "retried]"
     )
