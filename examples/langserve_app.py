@@ -105,7 +105,12 @@ def create_app(
     ws = load_workspace(workspace) if workspace else None
     settings = settings or load_settings(os.environ, ws.settings if ws else None)
     graph = build_graph(
-        model=model, checkpointer=checkpointer, store=store, workspace=ws, settings=settings
+        model=model,
+        checkpointer=checkpointer,
+        store=store,
+        workspace=ws,
+        settings=settings,
+        audit=True,  # served runs leave an audit record, as `refgate ask` does
     )
 
     @contextlib.asynccontextmanager

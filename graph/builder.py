@@ -34,15 +34,20 @@ def build_graph(
     store: Any = None,
     workspace: Workspace | str | None = None,
     settings: Settings | None = None,
+    audit: bool = False,
 ):
     """Compile the workbench graph.
 
     Needs no network, configuration or model to compile: a model is built from settings only
-    when a pass runs (unless ``model`` is given, as tests and embedding apps do).
+    when a pass runs (unless ``model`` is given, as tests and embedding apps do). ``audit=True``
+    makes HARVEST append each run's audit record (the served graphs; ``refgate ask`` and
+    ``refgate.api`` write their own).
     """
     if isinstance(workspace, str):
         workspace = load_workspace(workspace)
-    deps = Deps(models=ModelProvider(model), settings=settings, workspace=workspace)
+    deps = Deps(
+        models=ModelProvider(model), settings=settings, workspace=workspace, audit=audit
+    )
     builder = StateGraph(
         WorkbenchState, input_schema=WorkbenchInput, output_schema=WorkbenchOutput
     )

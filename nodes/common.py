@@ -39,6 +39,8 @@ class Deps:
     models: ModelProvider = field(default_factory=ModelProvider)
     settings: Settings | None = None
     workspace: Workspace | None = None
+    #: HARVEST appends the run's audit record itself (served graphs: no CLI writes one).
+    audit: bool = False
 
     def settings_for(self, workspace: Workspace | None) -> Settings:
         if self.settings is not None:

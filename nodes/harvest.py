@@ -277,11 +277,63 @@ def make_harvest(deps: Deps):
         summary["decisions"] = decisions
         if history is not None:
             summary["history"] = history
+        summary = json.loads(json.dumps(summary, default=str))
+        if deps.audit:
+            events.append(_audit_run(state, ctx, config, store, trace + events, issued, summary))
         return {
             "refs": issued,
             "trace": events,
             "decisions": decisions,
-            "trace_summary": json.loads(json.dumps(summary, default=str)),
+            "trace_summary": summary,
         }
 
     return harvest
+
+
+#: The store namespace of audit records of served runs that have no workspace.
+AUDIT_NAMESPACE = ("refgate", "_none", "audit")
+
+
+def _audit_run(
+    state: Mapping[str, Any],
+    ctx: Any,
+    config: Mapping[str, Any] | None,
+    store: Any,
+    events: list[dict[str, Any]],
+    issued: Mapping[str, Ref],
+    summary: Mapping[str, Any],
+) -> dict[str, Any]:
+    """Append the run's audit record (a served run: no CLI writes one) to the workspace's
+    ``audit.jsonl``, or to the store when the run has no workspace; returns the trace event.
+    Never raises: an audit that cannot be written is reported in the trace."""
+    from refgate.audit import append_run
+    from refgate.config import PASSES
+
+    configurable = dict((config or {}).get("configurable") or {})
+    thread_id = str(configurable.get("thread_id") or ctx.thread_id or f"run-{ctx.run_id}")
+    refs = {**dict(state.get("refs") or {}), **dict(issued)}
+    record = {
+        "thread_id": thread_id,
+        "question": str(state.get("question") or ""),
+        "answer": str(state.get("answer") or ""),
+        "refs": refs,
+        "gate": dict(state.get("gate") or {}),
+        "events": events,
+        "trace_summary": dict(summary),
+        "models": {p: ctx.settings.model_for(p) for p in PASSES if p not in ("gate", "research")},
+        "served": True,
+    }
+    try:
+        if ctx.workspace is not None:
+            out = append_run(ctx.workspace, record)
+            return event("audit_recorded", "harvest", to="audit.jsonl", thread_id=thread_id,
+                         run_id=out.get("run_id"))  # fmt: skip
+        if store is not None:
+            from refgate.audit import build_run_record
+
+            key = f"{thread_id}:{ctx.run_id}"
+            store.put(AUDIT_NAMESPACE, key, build_run_record(record), index=False)
+            return event("audit_recorded", "harvest", to="store", key=key, thread_id=thread_id)
+        return event("audit_skipped", "harvest", reason="no workspace and no store to record in")
+    except Exception as exc:  # the audit is a record of the run: it must not end the run
+        return event("audit_failed", "harvest", error=f"{type(exc).__name__}: {exc}")

@@ -3,7 +3,10 @@
 File: ``<workspace>/.refgate/audit.jsonl``, appended only (one ``write`` per line under an
 exclusive ``flock``, so concurrent runs never interleave). Two line types:
 
-Run record (``type: "run"``), written by ``append_run(workspace, record)``. The caller passes:
+Run record (``type: "run"``), written by ``append_run(workspace, record)``: by ``refgate ask`` /
+``refgate.api``, and by HARVEST itself in the served graphs (``langgraph dev``, LangGraph Server,
+the LangServe app; ``served: true``; a served run without a workspace keeps it in the store under
+``("refgate", "_none", "audit")``). The caller passes:
 
 | field | what |
 | --- | --- |
@@ -130,6 +133,14 @@ def _run_id(events: list[Mapping[str, Any]]) -> str:
 
 def append_run(workspace: Any, record: Mapping[str, Any]) -> dict[str, Any]:
     """Append one run record (see the module docstring for the fields); return what was written."""
+    out = build_run_record(record, str(getattr(workspace, "root", workspace)))
+    _append(audit_path(workspace), out)
+    return out
+
+
+def build_run_record(record: Mapping[str, Any], workspace: str = "") -> dict[str, Any]:
+    """The JSON-able run record ``append_run`` writes (a served run without a workspace keeps
+    the same record in the store)."""
     if not record.get("thread_id"):
         raise AuditError("an audit run record needs a thread_id")
     events = list(record.get("events") or [])
@@ -138,7 +149,7 @@ def append_run(workspace: Any, record: Mapping[str, Any]) -> dict[str, Any]:
         "type": "run",
         "version": VERSION,
         "recorded_at": _now(),
-        "workspace": str(getattr(workspace, "root", workspace)),
+        "workspace": workspace,
     }
     out.update(_jsonable(dict(record)))
     out["events"] = _jsonable(events)
@@ -151,8 +162,7 @@ def append_run(workspace: Any, record: Mapping[str, Any]) -> dict[str, Any]:
         out["timings"] = timings
     if "usage" not in record:
         out["usage"] = usage_from_events(events)
-    _append(audit_path(workspace), out)
-    return out
+    return json.loads(json.dumps(out, ensure_ascii=False, default=str))
 
 
 def append_review(

@@ -325,3 +325,27 @@ def test_a_clean_run_remembers_its_own_decisions_once_and_brief_recalls_them(set
     assert len(again) == 3 and not any(p["new"] for p in again)
     assert all(p["runs"] == 2 and len(p["questions"]) == 2 for p in again)
     assert len(store.search(ns, limit=50)) == 3  # deduplicated: no copies
+
+
+def test_the_served_graph_audits_into_the_store_without_a_workspace(settings, workspace):
+    from refgate.nodes.harvest import AUDIT_NAMESPACE
+
+    def model():
+        return ScriptedChatModel(
+            responses=['{"lens": "overview"}', "nothing to compute", "[]", "A plain answer.",
+                       "still nothing", "A plain answer.", "nothing to remember"]
+        )  # fmt: skip
+
+    store = InMemoryStore()
+    graph = build_graph(model=model(), checkpointer=InMemorySaver(), store=store,
+                        settings=settings, audit=True)  # fmt: skip
+    config = {"configurable": {"thread_id": "served-1"}}
+    graph.invoke({"question": "What is refgate?"}, config)
+    (item,) = store.search(AUDIT_NAMESPACE)
+    assert item.value["thread_id"] == "served-1" and item.value["served"] is True
+    assert item.value["answer"].startswith("A plain answer.") and item.value["type"] == "run"
+    # Graphs built for the CLI and the API (audit=False) leave the record to their caller.
+    plain = build_graph(model=model(), checkpointer=InMemorySaver(), workspace=workspace,
+                        settings=settings)  # fmt: skip
+    plain.invoke({"question": "What is refgate?"}, {"configurable": {"thread_id": "cli-1"}})
+    assert not (workspace.state_dir / "audit.jsonl").exists()

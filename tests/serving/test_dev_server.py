@@ -247,6 +247,26 @@ def test_workbench_run_streams_progress_and_keeps_history(client, stub):
     assert ("brief",) in nexts and ("harvest",) in nexts
 
 
+def test_a_served_run_leaves_an_audit_record_that_refgate_audit_lists(client, tmp_path):
+    from serving_helpers import make_workspace
+    from typer.testing import CliRunner
+
+    from refgate.cli import app as cli
+
+    ws = make_workspace(tmp_path / "ws")
+    payload = {"question": "Tell me about topic quagga please", "workspace": str(ws)}
+    thread_id, parts = stream_run(client, "workbench", payload, ["updates"])
+    assert not errors(parts), errors(parts)
+    lines = (ws / ".refgate" / "audit.jsonl").read_text(encoding="utf-8").splitlines()
+    (rec,) = [json.loads(x) for x in lines]
+    assert rec["thread_id"] == thread_id and rec["served"] is True
+    assert "quagga" in rec["answer"] and rec["refs"] and rec["events"]
+    listed = CliRunner().invoke(cli, ["audit", "-w", str(ws), "--json"])
+    assert listed.exit_code == 0 and thread_id in listed.stdout
+    review = CliRunner().invoke(cli, ["review", thread_id, "--verdict", "fail", "-w", str(ws)])
+    assert review.exit_code == 0, review.output
+
+
 def test_store_memory_is_recalled_through_the_served_store(client):
     namespace = ["refgate", "_none", "decisions"]
     decision = "For yak questions say which herd the figures describe"

@@ -93,6 +93,32 @@ def test_invoke_keeps_the_clients_thread(served):
     assert started_passes(state.values["trace"])[-1] == "harvest"
 
 
+def test_a_served_run_is_audited_and_refgate_audit_and_review_see_it(served):
+    from typer.testing import CliRunner
+
+    from refgate.cli import app as cli
+
+    _, url, root = served
+    body = {
+        "input": {"question": "Tell me about topic quagga please"},
+        "config": {"configurable": {"thread_id": "ls-quagga"}},
+    }
+    r = httpx.post(f"{url}/workbench/invoke", json=body, timeout=60)
+    assert r.status_code == 200, r.text
+    lines = (root / ".refgate" / "audit.jsonl").read_text(encoding="utf-8").splitlines()
+    (rec,) = [json.loads(x) for x in lines if json.loads(x).get("thread_id") == "ls-quagga"]
+    assert rec["type"] == "run" and rec["served"] is True
+    assert "quagga" in rec["question"] and rec["answer"] == r.json()["output"]["answer"]
+    assert rec["gate_passed"] == r.json()["output"]["gate"]["passed"]
+    assert rec["timings"]["passes_ms"]["harvest"] >= 0 and rec["models"]["work"] == "stub-model"
+    listed = CliRunner().invoke(cli, ["audit", "-w", str(root), "--json"])
+    assert listed.exit_code == 0 and "ls-quagga" in listed.stdout
+    review = CliRunner().invoke(
+        cli, ["review", "ls-quagga", "--verdict", "pass", "--note", "on topic", "-w", str(root)]
+    )
+    assert review.exit_code == 0, review.output
+
+
 def test_thread_header_and_stream(served):
     app, url, _ = served
     body = {"input": {"question": "Tell me about topic tamarin please"}}
