@@ -113,103 +113,23 @@ def main() -> None:
     ap.add_argument("--pg-url", default=os.environ.get("REFGATE_TEST_POSTGRES_URL", ""))
     ap.add_argument("--pg-rows", type=int, default=5_000_000)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument(
+        "--parts", default="parquet,inspect,postgres", help="comma-separated subset to run"
+    )
     args = ap.parse_args()
 
     base = Path(args.dir)
     base.mkdir(parents=True, exist_ok=True)
     settings = Settings(model="bench", api_key="bench", sandbox="bwrap")
     limits = Limits(memory_mb=args.memory_mb)
-    rows_out = Rows()
+    rows_out: list = []
+    parts = set(args.parts.split(","))
     try:
-        # ------------------------------------------------------------ 1. parquet 4x memory
-        pq_root = base / "parquet"
-        pq_root.mkdir(exist_ok=True)
-        rows = int(args.factor * (args.memory_mb << 20) / 24)
-        t0 = time.perf_counter()
-        make_parquet(pq_root / "big.parquet", rows)
-        gen = time.perf_counter() - t0
-        disk = (pq_root / "big.parquet").stat().st_size
-        ws = load_workspace(workspace(pq_root, "big", "big.parquet"))
-        print(
-            f"# parquet: {rows:,} rows x 3 int64/float64 columns = {_gb(rows * 24)} in memory "
-            f"({args.factor:g}x the {args.memory_mb} MB sandbox limit), {_gb(disk)} on disk; "
-            f"generated in {gen:.0f} s",
-            flush=True,
-        )
-        group_by = (
-            "df = sql('SELECT k, SUM(v) AS total, COUNT(*) AS n FROM big GROUP BY k ORDER BY k')\n"
-            "emit_result(table=df.head(20), sources=['big'])\nprint(len(df), int(df.n.sum()))"
-        )
-        top_n = (
-            "df = sql('SELECT id, v FROM big ORDER BY v DESC LIMIT 10')\n"
-            "emit_result(table=df, sources=['big'])\nprint(df.v.iloc[0])"
-        )
-        for label, code in (
-            ("group-by (1,000 groups) via sql()", group_by),
-            ("top-10 via sql()", top_n),
-        ):
-            result, secs = timed_run(code, ws, settings, limits)
-            outcome = f"ok: {result.stdout.strip()}" if result.ok else first_line(result.error)
-            rows_out.append(("parquet " + _gb(rows * 24), label, f"{secs:.1f}", outcome))
-        pandas_guard = "df = datasets['big']\nprint(df.groupby('k').v.sum().head())"
-        result, secs = timed_run(pandas_guard, ws, settings, limits)
-        rows_out.append(
-            (
-                "parquet " + _gb(rows * 24),
-                "pandas: datasets['big'] (guarded)",
-                f"{secs:.1f}",
-                ("ok?! " if result.ok else "fails: ") + first_line(result.error),
-            )
-        )
-        raw = (
-            "import pandas as pd\n"
-            "df = pd.read_parquet('/workspace/datasets/big.parquet')\n"
-            "print(df.groupby('k').v.sum().head())"
-        )
-        result, secs = timed_run(raw, ws, settings, limits)
-        rows_out.append(
-            (
-                "parquet " + _gb(rows * 24),
-                "pandas: raw pd.read_parquet (no guard)",
-                f"{secs:.1f}",
-                ("ok?! " if result.ok else "fails: ") + first_line(result.error),
-            )
-        )
-        if not args.keep:
-            shutil.rmtree(pq_root, ignore_errors=True)
-
-        # ------------------------------------------------------------ 2. InspectDataset, 5 GB
-        csv_root = base / "csv"
-        csv_root.mkdir(exist_ok=True)
-        t0 = time.perf_counter()
-        csv_rows = make_csv(csv_root / "sales.csv", int(args.csv_gb * (1 << 30)))
-        gen = time.perf_counter() - t0
-        size = (csv_root / "sales.csv").stat().st_size
-        print(f"# csv: {csv_rows:,} rows, {_gb(size)}; generated in {gen:.0f} s")
-        ws = load_workspace(
-            workspace(
-                csv_root, "sales", "sales.csv", '[datasets.sales.columns.amount]\nunit = "USD"\n'
-            )
-        )
-        spec = get_spec("InspectDataset")
-        ctx = ToolContext("work", RefLedger(), settings, ws)
-        t0 = time.perf_counter()
-        out = spec.func(spec.args_schema(dataset="sales", sample_rows=3), ctx)
-        secs = time.perf_counter() - t0
-        outcome = (
-            f"ok: {out.data['rows']:,} rows, {out.data['first_period']} to "
-            f"{out.data['latest_period']}"
-            if out.ok
-            else first_line(out.error)
-        )
-        rows_out.append(
-            (f"csv {_gb(size)}", "InspectDataset (DuckDB profile)", f"{secs:.1f}", outcome)
-        )
-        if not args.keep:
-            shutil.rmtree(csv_root, ignore_errors=True)
-
-        # ------------------------------------------------------------ 3. PostgreSQL via Ibis
-        if args.pg_url:
+        if "parquet" in parts:
+            rows_out += parquet_rows(base, args, settings, limits)
+        if "inspect" in parts:
+            rows_out += inspect_rows(base, args, settings)
+        if "postgres" in parts and args.pg_url:
             rows_out += postgres_rows(base, args, settings, limits)
     finally:
         if not args.keep:
@@ -225,6 +145,94 @@ def main() -> None:
     print("|---|---|---|---|")
     for row in rows_out:
         print("| " + " | ".join(row) + " |")
+
+
+def parquet_rows(base: Path, args, settings, limits) -> list[tuple[str, str, str, str]]:
+    rows_out: list[tuple[str, str, str, str]] = Rows()
+    pq_root = base / "parquet"
+    pq_root.mkdir(exist_ok=True)
+    rows = int(args.factor * (args.memory_mb << 20) / 24)
+    t0 = time.perf_counter()
+    make_parquet(pq_root / "big.parquet", rows)
+    gen = time.perf_counter() - t0
+    disk = (pq_root / "big.parquet").stat().st_size
+    ws = load_workspace(workspace(pq_root, "big", "big.parquet"))
+    print(
+        f"# parquet: {rows:,} rows x 3 int64/float64 columns = {_gb(rows * 24)} in memory "
+        f"({args.factor:g}x the {args.memory_mb} MB sandbox limit), {_gb(disk)} on disk; "
+        f"generated in {gen:.0f} s",
+        flush=True,
+    )
+    group_by = (
+        "df = sql('SELECT k, SUM(v) AS total, COUNT(*) AS n FROM big GROUP BY k ORDER BY k')\n"
+        "emit_result(table=df.head(20), sources=['big'])\nprint(len(df), int(df.n.sum()))"
+    )
+    top_n = (
+        "df = sql('SELECT id, v FROM big ORDER BY v DESC LIMIT 10')\n"
+        "emit_result(table=df, sources=['big'])\nprint(df.v.iloc[0])"
+    )
+    for label, code in (
+        ("group-by (1,000 groups) via sql()", group_by),
+        ("top-10 via sql()", top_n),
+    ):
+        result, secs = timed_run(code, ws, settings, limits)
+        outcome = f"ok: {result.stdout.strip()}" if result.ok else first_line(result.error)
+        rows_out.append(("parquet " + _gb(rows * 24), label, f"{secs:.1f}", outcome))
+    pandas_guard = "df = datasets['big']\nprint(df.groupby('k').v.sum().head())"
+    result, secs = timed_run(pandas_guard, ws, settings, limits)
+    rows_out.append(
+        (
+            "parquet " + _gb(rows * 24),
+            "pandas: datasets['big'] (guarded)",
+            f"{secs:.1f}",
+            ("ok?! " if result.ok else "fails: ") + first_line(result.error),
+        )
+    )
+    raw = (
+        "import pandas as pd\n"
+        "df = pd.read_parquet('/workspace/datasets/big.parquet')\n"
+        "print(df.groupby('k').v.sum().head())"
+    )
+    result, secs = timed_run(raw, ws, settings, limits)
+    rows_out.append(
+        (
+            "parquet " + _gb(rows * 24),
+            "pandas: raw pd.read_parquet (no guard)",
+            f"{secs:.1f}",
+            ("ok?! " if result.ok else "fails: ") + first_line(result.error),
+        )
+    )
+    if not args.keep:
+        shutil.rmtree(pq_root, ignore_errors=True)
+    return rows_out
+
+
+def inspect_rows(base: Path, args, settings) -> list[tuple[str, str, str, str]]:
+    rows_out: list[tuple[str, str, str, str]] = Rows()
+    csv_root = base / "csv"
+    csv_root.mkdir(exist_ok=True)
+    t0 = time.perf_counter()
+    csv_rows = make_csv(csv_root / "sales.csv", int(args.csv_gb * (1 << 30)))
+    gen = time.perf_counter() - t0
+    size = (csv_root / "sales.csv").stat().st_size
+    print(f"# csv: {csv_rows:,} rows, {_gb(size)}; generated in {gen:.0f} s")
+    ws = load_workspace(
+        workspace(csv_root, "sales", "sales.csv", '[datasets.sales.columns.amount]\nunit = "USD"\n')
+    )
+    spec = get_spec("InspectDataset")
+    ctx = ToolContext("work", RefLedger(), settings, ws)
+    t0 = time.perf_counter()
+    out = spec.func(spec.args_schema(dataset="sales", sample_rows=3), ctx)
+    secs = time.perf_counter() - t0
+    outcome = (
+        f"ok: {out.data['rows']:,} rows, {out.data['first_period']} to {out.data['latest_period']}"
+        if out.ok
+        else first_line(out.error)
+    )
+    rows_out.append((f"csv {_gb(size)}", "InspectDataset (DuckDB profile)", f"{secs:.1f}", outcome))
+    if not args.keep:
+        shutil.rmtree(csv_root, ignore_errors=True)
+    return rows_out
 
 
 def postgres_rows(base: Path, args, settings, limits) -> list[tuple[str, str, str, str]]:
