@@ -10,6 +10,8 @@ unless ``--keep``. Figures go to stdout as markdown (copied into docs/benchmarks
 - the pandas path on the same file: ``datasets[...]`` (refused at once, pointing at sql()) and a
   raw ``pd.read_parquet`` (which must fail with MemoryError, not hang);
 - InspectDataset (DuckDB profile) on a ``--csv-gb`` (default 5) GB CSV;
+- the address space (what the sandbox's RLIMIT_AS counts) of pandas plus DuckDB with the
+  allocator defaults and with the sandbox's settings;
 - with ``--pg-url`` (or REFGATE_TEST_POSTGRES_URL): the group-by over ``--pg-rows`` rows in
   PostgreSQL through the host's Ibis query proxy, and over the same rows as parquet through DuckDB.
 
@@ -114,7 +116,7 @@ def main() -> None:
     ap.add_argument("--pg-rows", type=int, default=5_000_000)
     ap.add_argument("--keep", action="store_true")
     ap.add_argument(
-        "--parts", default="parquet,inspect,postgres", help="comma-separated subset to run"
+        "--parts", default="memory,parquet,inspect,postgres", help="comma-separated subset"
     )
     args = ap.parse_args()
 
@@ -125,6 +127,8 @@ def main() -> None:
     rows_out: list = []
     parts = set(args.parts.split(","))
     try:
+        if "memory" in parts:
+            rows_out += memory_rows()
         if "parquet" in parts:
             rows_out += parquet_rows(base, args, settings, limits)
         if "inspect" in parts:
@@ -145,6 +149,52 @@ def main() -> None:
     print("|---|---|---|---|")
     for row in rows_out:
         print("| " + " | ".join(row) + " |")
+
+
+_PROBE = """
+import duckdb, pandas as pd
+def vm():
+    return int([l.split()[1] for l in open('/proc/self/status') if l.startswith('VmSize')][0])
+frame = pd.DataFrame({"k": ["a", "b"], "d": ["2020-01-01"] * 2})
+frame.assign(d=pd.to_datetime(frame["d"])).groupby("k").size()
+after_pandas = vm()
+con = duckdb.connect(config={"memory_limit": "512MB", "threads": "2"})
+con.sql("SELECT SUM(i) FROM range(10000000) t(i)").fetchall()
+print(after_pandas, vm())
+"""
+
+
+def memory_rows() -> list[tuple[str, str, str, str]]:
+    """Address space (what RLIMIT_AS counts) of a process like a sandbox call, with the
+    allocator defaults and with the sandbox's settings (pyarrow system pool, 2 malloc arenas)."""
+    import subprocess
+    import sys
+
+    base_env = {"PATH": os.environ.get("PATH", "/usr/bin"), "OPENBLAS_NUM_THREADS": "1"}
+    variants = {
+        "allocator defaults": {},
+        "sandbox settings": {"ARROW_DEFAULT_MEMORY_POOL": "system", "MALLOC_ARENA_MAX": "2"},
+    }
+    out = []
+    for label, extra in variants.items():
+        done = subprocess.run(
+            [sys.executable, "-c", _PROBE],
+            env={**base_env, **extra},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        pandas_kb, duck_kb = (int(x) for x in done.stdout.split())
+        out.append(
+            (
+                "address space",
+                label,
+                "-",
+                f"after pandas {pandas_kb / 1024:,.0f} MB; after DuckDB (2 threads) "
+                f"{duck_kb / 1024:,.0f} MB",
+            )
+        )
+    return out
 
 
 def parquet_rows(base: Path, args, settings, limits) -> list[tuple[str, str, str, str]]:
