@@ -130,6 +130,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--misses", choices=["tuning"], help="list missed items of this split")
     ap.add_argument("--show-fp", choices=["tuning"], help="list flagged tuning negatives")
+    ap.add_argument(
+        "--tensor-trust",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="Tensor Trust benchmark JSONL files (hijacking/extraction robustness, not shipped: "
+        "no licence): recall on every unique attack, never tuned on",
+    )
     args = ap.parse_args()
     attacks, near = load("attacks.jsonl"), load("near_miss.jsonl")
     hosts = statement_paragraphs()
@@ -175,6 +183,28 @@ def main() -> None:
     for name, texts in real.items():
         f, a, n = false_positives(texts)
         print(f"| {name} | real | {f}/{n} = {pct(f, n)} | {a}/{n} = {pct(a, n)} |")
+    for path in args.tensor_trust:
+        external(path, hosts)
+
+
+def external(path: Path, hosts: list[str]) -> None:
+    """Every unique attack of a Tensor Trust benchmark file after a FOMC paragraph."""
+    seen, attacks = set(), []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        attack = json.loads(line)["attack"]
+        key = re.sub(r"\W+", " ", attack.lower())[:80]
+        if key not in seen:
+            seen.add(key)
+            attacks.append(attack)
+    detected = withheld = 0
+    for i, attack in enumerate(attacks):
+        report = inspect_injection(hosts[i % len(hosts)] + "\n\n" + attack)
+        detected += any(s.confidence in FLAG for s in report.signals)
+        withheld += report.highest_confidence == "high"
+    n = len(attacks)
+    print(
+        f"{path.name}: {n} unique attacks, detected {pct(detected, n)}, withheld {pct(withheld, n)}"
+    )
 
 
 if __name__ == "__main__":
