@@ -11,7 +11,7 @@ embedding index. Each remembered or recalled decision is a decisionRef the answe
   index over the ``decision`` and ``why`` fields (``refgate.store.index_config``: MiniLM by
   default). Tests pass an ``InMemoryStore`` with an index instead.
 - A store without an index (or whose SQLite cannot load the vector extension) still works:
-  recall then ranks by word overlap and says so in the trace event (``mode: "lexical"``).
+  recall then ranks by BM25 word matching (``refgate.lexical``) and says so in the trace event (``mode: "lexical"``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
-import math
 import re
 import sqlite3
 import uuid
@@ -31,6 +30,7 @@ from langgraph.store.sqlite import SqliteStore
 
 from refgate.embeddings import default_embeddings as _default_embeddings
 from refgate.events import event
+from refgate.lexical import LexicalRanker
 from refgate.persistence import default_store_file
 from refgate.refs import Ref
 from refgate.store import index_config
@@ -185,17 +185,15 @@ def has_index(store: Any) -> bool:
     return bool(getattr(store, "index_config", None))
 
 
+def _words(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text.lower()) if len(w) > 2]
+
+
 def _lexical_rank(items: list[Any], question: str, limit: int) -> list[tuple[Any, float]]:
-    q = {w for w in _WORD.findall(question.lower()) if len(w) > 2}
-    scored = []
-    for item in items:
-        text = " ".join(str(item.value.get(f, "")) for f in INDEX_FIELDS).lower()
-        words = set(_WORD.findall(text))
-        overlap = q & words
-        if overlap:
-            scored.append((item, round(len(overlap) / math.sqrt(len(q) * max(len(words), 1)), 4)))
-    scored.sort(key=lambda x: -x[1])
-    return scored[:limit]
+    """The stored decisions that share words with ``question``, by BM25 over their fields."""
+    texts = [" ".join(str(item.value.get(f, "")) for f in INDEX_FIELDS) for item in items]
+    ranker = LexicalRanker([_words(t) for t in texts])
+    return [(items[i], round(score, 4)) for i, score in ranker.rank(_words(question), limit)]
 
 
 def recall_decisions(

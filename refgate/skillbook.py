@@ -42,6 +42,7 @@ from typing import Any
 import yaml
 
 from refgate.engine import catalog
+from refgate.lexical import LexicalRanker
 from refgate.paths import is_within, real
 from refgate.refs import REF_KINDS
 from refgate.tool_catalog import CATALOG
@@ -362,7 +363,7 @@ class Skillbook:
         return self.skills.get(skill_id.strip())
 
     def search(self, query: str, *, limit: int = 3, include_drafts: bool = False) -> list[SkillHit]:
-        """Skills for ``query``: an exact id first, else ranked by word overlap (idf-weighted).
+        """Skills for ``query``: an exact id first, else ranked by BM25 over their text.
 
         Deprecated skills are never returned by text; drafts only with ``include_drafts``.
         """
@@ -379,22 +380,12 @@ class Skillbook:
         ]
         if not pool:
             return []
-        docs = {s.id: set(_tokens(s.search_text())) for s in pool}
-        n = len(pool)
-        q = set(_tokens(query))
-        hits = []
-        import math
-
-        for skill in pool:
-            overlap = q & docs[skill.id]
-            if not overlap:
-                continue
-            score = 0.0
-            for word in overlap:
-                df = sum(1 for d in docs.values() if word in d)
-                score += math.log(1 + n / df)
-            hits.append(SkillHit(skill, round(score, 4), "text"))
-        hits.sort(key=lambda h: (-h.score, h.skill.id))
+        pool.sort(key=lambda s: s.id)  # ties rank by id
+        ranker = LexicalRanker([_tokens(s.search_text()) for s in pool])
+        hits = [
+            SkillHit(pool[i], round(score, 4), "text")
+            for i, score in ranker.rank(_tokens(query), max(1, limit))
+        ]
         return hits[: max(1, limit)]
 
 

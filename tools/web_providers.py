@@ -23,17 +23,15 @@ Snapshot index format (``<folder>/index.json``)::
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import threading
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from refgate.lexical import terms
+from refgate.lexical import LexicalRanker, terms
 from refgate.paths import read_confined
 from refgate.text import split_sentences
 from refgate.urls import norm_url
@@ -141,7 +139,7 @@ class SnapshotCorpus:
         self._lock = threading.Lock()
         self._texts: dict[str, str] = {}
         self._hidden: dict[str, str] = {}
-        self._bm25: tuple[list[Counter], list[int], dict[str, int], float] | None = None
+        self._ranker: LexicalRanker | None = None
         self._sentences: dict[str, list[tuple[str, frozenset[str]]]] = {}
 
     def __len__(self) -> int:
@@ -156,39 +154,20 @@ class SnapshotCorpus:
                     self._hidden[key] = hidden[:MAX_HIDDEN_CHARS]
             return self._texts[key]
 
-    def _index(self) -> tuple[list[Counter], list[int], dict[str, int], float]:
-        if self._bm25 is None:
-            docs = [
-                Counter(terms(p.get("title", "")) * 3 + terms(self._text(p))) for p in self.pages
-            ]
-            lengths = [sum(d.values()) for d in docs]
-            df: Counter = Counter()
-            for d in docs:
-                df.update(d.keys())
-            avg = (sum(lengths) / len(lengths)) if lengths else 0.0
-            self._bm25 = (docs, lengths, dict(df), avg)
-        return self._bm25
+    def _index(self) -> LexicalRanker:
+        """BM25 over each page's title (weighted x3) and text, built on the first search."""
+        if self._ranker is None:
+            self._ranker = LexicalRanker(
+                [terms(p.get("title", "")) * 3 + terms(self._text(p)) for p in self.pages]
+            )
+        return self._ranker
 
     def search(self, query: str, *, max_results: int = 8) -> list[SearchHit]:
         qterms = list(dict.fromkeys(terms(query)))
         if not qterms or not self.pages:
             return []
-        docs, lengths, df, avg = self._index()
-        n = len(docs)
-        scored: list[tuple[float, int]] = []
-        for i, doc in enumerate(docs):
-            score = 0.0
-            for t in qterms:
-                tf = doc.get(t, 0)
-                if not tf:
-                    continue
-                idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
-                score += idf * tf * 2.5 / (tf + 1.5 * (0.25 + 0.75 * lengths[i] / (avg or 1)))
-            if score > 0:
-                scored.append((score, i))
-        scored.sort(key=lambda x: (-x[0], x[1]))
         hits = []
-        for score, i in scored[:max_results]:
+        for i, score in self._index().rank(qterms, max_results):
             page = self.pages[i]
             hits.append(
                 SearchHit(

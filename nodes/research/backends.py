@@ -16,16 +16,15 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import tempfile
 import threading
-from bisect import bisect_left
-from collections.abc import Iterator
 from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
+
+from refgate.nodes.parsing import parse_json_object
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -102,7 +101,7 @@ class ChatModelBackend:
                 obj: Any = calls[0].get("args")
             else:
                 content = reply.content if isinstance(reply.content, str) else str(reply.content)
-                obj = extract_json_block(content)
+                obj = parse_json_object(content)
             parsed = _validate(schema, obj)
             if parsed is not None:
                 return parsed
@@ -114,60 +113,6 @@ class ChatModelBackend:
                 ),
             ]
         return None
-
-
-#: A fenced block opening on an object, and the end of one: ``}`` then ```` ``` ````.
-_FENCE_OPEN = re.compile(r"```(?:json)?\s*\{")
-_FENCE_CLOSE = re.compile(r"\}\s*```")
-#: Where a JSON object can start, and how many such places ``extract_json_block`` tries.
-_OBJECT_START = re.compile(r"\{(?=\s*[\"}])")
-_MAX_DECODE_TRIES = 1000
-
-
-def _fenced_objects(text: str) -> Iterator[str]:
-    """What ``re.finditer(r"```(?:json)?\\s*(\\{.*?\\})\\s*```", text, re.S)`` yields as group 1,
-    with every closing position found once: a run of unclosed fences does not rescan the rest
-    of the text from each opening (quadratic)."""
-    closes = [(m.start(), m.end()) for m in _FENCE_CLOSE.finditer(text)]
-    starts = [a for a, _ in closes]
-    pos = 0
-    while True:
-        m = _FENCE_OPEN.search(text, pos)
-        if m is None:
-            return
-        brace = m.end() - 1
-        k = bisect_left(starts, brace)
-        if k == len(starts):
-            return  # no "}```" after this opening, so none after any later one
-        yield text[brace : starts[k] + 1]
-        pos = closes[k][1]
-
-
-def extract_json_block(text: str) -> dict | None:
-    """The first JSON object in ``text``: a fenced ```json block first, else the first balanced
-    ``{...}`` that parses."""
-    if not text:
-        return None
-    for block in _fenced_objects(text):
-        try:
-            obj = json.loads(block)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(obj, dict):
-            return obj
-    decoder = json.JSONDecoder()
-    # Only where an object can start ("{" then '"' or "}"), from i without copying the rest, and
-    # at most _MAX_DECODE_TRIES times: each failed decode costs O(i) (the error's line number).
-    for n, m in enumerate(_OBJECT_START.finditer(text)):
-        if n >= _MAX_DECODE_TRIES:
-            break
-        try:
-            obj, _ = decoder.raw_decode(text, m.start())
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(obj, dict):
-            return obj
-    return None
 
 
 def _agent_text(event: Any) -> str | None:
@@ -206,7 +151,7 @@ def extract_final_json(jsonl_stdout: str) -> dict | None:
     try:
         obj = json.loads(final)
     except (ValueError, RecursionError):
-        obj = extract_json_block(final)
+        obj = parse_json_object(final)
     return obj if isinstance(obj, dict) else None
 
 
@@ -332,7 +277,7 @@ class AntigravityBackend(_CliBackend):
             out = self._exec(cmd)
             if out is None:
                 continue
-            parsed = _validate(schema, extract_json_block(out))
+            parsed = _validate(schema, parse_json_object(out))
             if parsed is not None:
                 return parsed
             self.failures.append(f"{label}: no valid {schema.__name__} in the output")

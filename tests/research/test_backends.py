@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage
 
+from refgate.nodes.parsing import parse_json_object as extract_json_block
 from refgate.nodes.research.backends import (
     AntigravityBackend,
     BackendUnavailable,
     ChatModelBackend,
     CodexBackend,
     extract_final_json,
-    extract_json_block,
 )
 from refgate.nodes.research.schemas import Scope, Verdict
 from refgate.testing import KeyedChatModel

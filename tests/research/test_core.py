@@ -18,7 +18,14 @@ from refgate.urls import norm_url
 
 def test_norm_url_strips_www_scheme_and_trailing_slash():
     assert norm_url("http://www.Example.com/Path/") == "example.com/path"
-    assert norm_url("https://example.com/path?q=1#frag") == "example.com/path"
+    assert norm_url("https://example.com/path?q=1#frag") == "example.com/path?q=1"
+
+
+def test_norm_url_keeps_the_query_parameters_that_name_a_page():
+    assert norm_url("https://x.org/item?id=1") != norm_url("https://x.org/item?id=2")
+    assert norm_url("https://x.org/a?utm_source=t&id=3&fbclid=9") == norm_url("http://x.org/a?id=3")
+    assert norm_url("https://x.org/a?b=2&a=1") == norm_url("https://x.org/a/?a=1&b=2")
+    assert norm_url("https://x.org:443/a#top") == "x.org/a"
 
 
 def test_norm_url_bare_host_and_garbage():
@@ -198,3 +205,21 @@ def test_select_passages_keeps_relevant_sentences_within_budget():
     out = select_passages(text, "funds rate target", 600)
     assert len(out) <= 600 and "funds rate target was cut" in out
     assert select_passages("short text", "x", 600) == "short text"
+
+
+def test_snapshot_pages_differing_by_id_are_two_pages(tmp_path):
+    import json
+
+    from refgate.tools.web_providers import SnapshotCorpus
+
+    (tmp_path / "1.txt").write_text("Statement one.", encoding="utf-8")
+    (tmp_path / "2.txt").write_text("Statement two.", encoding="utf-8")
+    pages = [
+        {"url": "https://fed.test/s?id=1", "file": "1.txt"},
+        {"url": "https://fed.test/s?id=2", "file": "2.txt"},
+    ]
+    (tmp_path / "index.json").write_text(json.dumps({"pages": pages}), encoding="utf-8")
+    corpus = SnapshotCorpus(tmp_path)
+    assert corpus.fetch("https://fed.test/s?id=2").text == "Statement two."
+    assert corpus.fetch("http://www.fed.test/s?id=1&utm_source=mail").text == "Statement one."
+    assert corpus.fetch("https://fed.test/s").ok is False
