@@ -245,7 +245,10 @@ def ask(
         )
         with endpoint as live, open_persistence(live, ws) as (checkpointer, store):
             graph = build_graph(
-                model=live_model, checkpointer=checkpointer, store=store, workspace=ws,
+                model=live_model,
+                checkpointer=checkpointer,
+                store=store,
+                workspace=ws,
                 settings=live,
             )
             snapshot = graph.get_state(config)
@@ -256,13 +259,17 @@ def ask(
                     "resume it without a question or use a new --thread"
                 )
             if snapshot.next:
-                _emit(on_event, {"event": "resuming", "thread": thread_id,
-                                 "next": list(snapshot.next)})
+                _emit(
+                    on_event,
+                    {"event": "resuming", "thread": thread_id, "next": list(snapshot.next)},
+                )
                 inputs: Any = None
             elif snapshot.values.get("answer"):
                 inputs = "done"
             elif q is None:
-                raise ConfigError(f"no question given and nothing to resume on thread {thread_id!r}")
+                raise ConfigError(
+                    f"no question given and nothing to resume on thread {thread_id!r}"
+                )
             else:
                 inputs = {"question": q, "workspace": str(ws.root)}
             try:
@@ -273,8 +280,9 @@ def ask(
             except (ConfigError, KeyboardInterrupt):
                 raise
             except Exception as exc:
-                raise RunFailed(_failure(exc, live, current["pass"]), thread=thread_id,
-                                workspace=ws.root) from exc
+                raise RunFailed(
+                    _failure(exc, live, current["pass"]), thread=thread_id, workspace=ws.root
+                ) from exc
             result = dict(graph.get_state(config).values)
             answer = _answer(result, thread_id, ws, live, q, time.perf_counter() - started)
             _record_audit(ws, answer, result, live, started)
@@ -422,8 +430,9 @@ def research(
                 except (ConfigError, KeyboardInterrupt):
                     raise
                 except Exception as exc:
-                    raise RunFailed(_failure(exc, live, PASS_NAME), thread=thread_id,
-                                    workspace=ws.root) from exc
+                    raise RunFailed(
+                        _failure(exc, live, PASS_NAME), thread=thread_id, workspace=ws.root
+                    ) from exc
                 model_name = live.model_for(PASS_NAME)
         finally:
             conn.close()

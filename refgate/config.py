@@ -1,56 +1,145 @@
-"""Settings: environment variables first, then a workspace's ``[settings]`` table, then defaults.
+"""Settings: one pydantic-settings model for the environment, a ``.env`` file, a workspace's
+``refgate.toml [settings]`` table and the Studio run context.
 
-| setting | environment | default |
-| --- | --- | --- |
-| model | ``REFGATE_MODEL`` | ``gpt-4o-mini`` (or the local smoke model) |
-| per-pass model | ``REFGATE_MODEL_<PASS>`` (e.g. ``REFGATE_MODEL_WORK``) | the model |
-| endpoint | ``OPENAI_BASE_URL`` | none (OpenAI's default when a key is set) |
-| key | ``OPENAI_API_KEY`` | none |
-| request timeout (s) | ``REFGATE_TIMEOUT`` | 120 |
-| retries on 429/5xx | ``REFGATE_MAX_RETRIES`` | 3 |
-| reply length cap (tokens) | ``REFGATE_MAX_TOKENS`` | none (the server's default) |
-| WORK tool rounds | ``REFGATE_WORK_MAX_ROUNDS`` | 8 |
-| other passes' tool rounds | ``REFGATE_MAX_ROUNDS`` | 4 |
-| sandbox mode | ``REFGATE_SANDBOX`` (``bwrap`` or ``rlimits``) | ``bwrap`` |
-| embeddings | ``REFGATE_EMBEDDINGS`` (``minilm`` or ``openai``) | ``minilm`` |
-| checkpoint/store URL | ``REFGATE_DATABASE_URL`` (``postgresql://...``) | SQLite under ``.refgate/`` |
-| numbers backed only by web pages | ``REFGATE_SECONDARY_NUMBERS`` (``block`` or ``warn``) | ``block`` |
+Precedence, highest first: explicit overrides (``--model``, the Studio context) > environment >
+``.env`` (in the current folder) > ``[settings]`` > defaults. Every value is validated by the one
+model below (types and ranges); a bad one is a ``ConfigError`` naming where it came from and the
+field (``REFGATE_WORK_MAX_ROUNDS``, ``./.env: REFGATE_TIMEOUT``, ``[settings] work_max_rounds``);
+the CLI exits 2 with it. ``python -m refgate.config`` prints the README's table;
+``settings_table()`` renders the README's table from the model (a test
+checks the README against it).
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 PASSES = ("brief", "work", "critique", "compose", "gate", "harvest", "research")
+
+#: Environment names that do not follow ``REFGATE_<FIELD>``.
+ENV_OVERRIDES = {"base_url": "OPENAI_BASE_URL", "api_key": "OPENAI_API_KEY"}
 
 
 class ConfigError(ValueError):
     """A setting is missing or invalid; the CLI exits with code 2 and prints this message."""
 
 
-@dataclass(frozen=True)
-class Settings:
-    model: str = "gpt-4o-mini"
-    pass_models: Mapping[str, str] = field(default_factory=dict)
-    base_url: str | None = None
-    api_key: str | None = None
-    timeout: float = 120.0
-    max_retries: int = 3
-    max_tokens: int | None = None
-    work_max_rounds: int = 8
-    max_rounds: int = 4
-    sandbox: str = "bwrap"
-    embeddings: str = "minilm"
-    database_url: str | None = None
-    prices: Mapping[str, Any] = field(default_factory=dict)
-    #: GATE: a number whose only support is secondary evidence (web pages) blocks, or warns.
-    secondary_numbers: str = "block"
+class Settings(BaseSettings):
+    """refgate's settings (field descriptions are the README's and Studio's)."""
+
+    model_config = SettingsConfigDict(frozen=True, extra="forbid", validate_default=False)
+
+    model: str = Field(
+        "gpt-4o-mini",
+        description="model string: `provider:model` (`anthropic:claude-sonnet-4-5`, "
+        "`ollama:qwen2.5`, `google_genai:gemini-2.5-flash`, `openai:gpt-4.1-mini`) or a bare "
+        "name for the OpenAI-compatible endpoint",
+    )
+    pass_models: dict[str, str] = Field(
+        default_factory=dict,
+        description="per-pass model (`REFGATE_MODEL_BRIEF`, `REFGATE_MODEL_WORK`, ...)",
+        json_schema_extra={"env": "REFGATE_MODEL_<PASS>", "default_text": "the model"},
+    )
+    base_url: str | None = Field(
+        None,
+        description="OpenAI-compatible endpoint for bare model names (OpenAI, vLLM, Ollama, "
+        "llama.cpp)",
+        json_schema_extra={"default_text": "OpenAI"},
+    )
+    api_key: str | None = Field(None, description="key of that endpoint", repr=False)
+    timeout: float = Field(120.0, gt=0, le=3600, description="request timeout in seconds")
+    max_retries: int = Field(3, ge=0, le=20, description="retries on 429 and 5xx")
+    max_tokens: int | None = Field(
+        None,
+        ge=1,
+        le=1_000_000,
+        description="reply length cap in tokens",
+        json_schema_extra={"default_text": "the server's"},
+    )
+    work_max_rounds: int = Field(8, ge=1, le=100, description="WORK tool rounds")
+    max_rounds: int = Field(4, ge=1, le=100, description="tool rounds of the other passes")
+    sandbox: Literal["bwrap", "rlimits"] = Field(
+        "bwrap", description="`bwrap`, or `rlimits` (weaker; for machines without bubblewrap)"
+    )
+    embeddings: Literal["minilm", "openai"] = Field(
+        "minilm", description="`minilm` (local) or `openai`"
+    )
+    database_url: str | None = Field(
+        None,
+        description="checkpoints and memory (`postgresql://...`)",
+        json_schema_extra={"default_text": "SQLite under `<workspace>/.refgate/`"},
+    )
+    web_search: str | None = Field(
+        None,
+        description="web search for WebSearch and research: `snapshot` (the workspace's offline "
+        "web) or `searx:<url>` (a SearxNG server; the network)",
+        json_schema_extra={"default_text": "`snapshot` (offline)"},
+    )
+    web_fetch: Literal["snapshot", "http"] | None = Field(
+        None,
+        description="page fetching: `snapshot` or `http` (the network)",
+        json_schema_extra={"default_text": "`snapshot` (offline)"},
+    )
+    secondary_numbers: Literal["block", "warn"] = Field(
+        "block",
+        description="GATE: a number backed only by secondary evidence (web pages, model output) "
+        "blocks, or warns",
+    )
+    local_llm: bool = Field(
+        True,
+        description="the embedded smoke model when no model is configured (`0` disables it)",
+        json_schema_extra={"default_text": "on when `refgate[local]` is installed"},
+    )
+    prices: dict[str, tuple[float, float]] = Field(
+        default_factory=dict,
+        description="USD per million (input, output) tokens per model, added to the built-in "
+        "table (JSON in the environment)",
+        json_schema_extra={"default_text": "a small built-in table"},
+    )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        *args: Any,
+        **kwargs: Any,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # ``load_settings`` layers the sources itself so that an error names its origin;
+        # ``Settings(...)`` alone is the defaults plus what it is given.
+        return (init_settings,)
+
+    @field_validator("pass_models")
+    @classmethod
+    def _known_passes(cls, value: dict[str, str]) -> dict[str, str]:
+        unknown = sorted(set(value) - set(PASSES))
+        if unknown:
+            raise ValueError(f"unknown pass(es) {', '.join(unknown)}; passes: {', '.join(PASSES)}")
+        return value
+
+    @field_validator("web_search")
+    @classmethod
+    def _web_search(cls, value: str | None) -> str | None:
+        if value and value != "snapshot" and not (value.startswith("searx:") and value[6:]):
+            raise ValueError("expected 'snapshot' or 'searx:<url>'")
+        return value
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the model string is empty")
+        return value.strip()
 
     def model_for(self, pass_name: str) -> str:
-        """The model name a pass uses (its override, else the default)."""
+        """The model string a pass uses (its override, else the default)."""
         return self.pass_models.get(pass_name, self.model)
 
     def rounds_for(self, pass_name: str) -> int:
@@ -62,79 +151,124 @@ class Settings:
         return bool(self.base_url or self.api_key)
 
     def with_overrides(self, **values: Any) -> Settings:
-        return replace(self, **{k: v for k, v in values.items() if v is not None})
+        """A copy with the given values (None: unchanged), validated like any other source."""
+        changes = {k: v for k, v in values.items() if v is not None}
+        if not changes:
+            return self
+        data = {k: getattr(self, k) for k in type(self).model_fields}
+        data.update(changes)
+        return _validate(data, {k: k for k in changes})
 
 
-def _int(env: Mapping[str, str], name: str, default: int) -> int:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
+def env_name(field: str) -> str:
+    """The environment variable of a field."""
+    return ENV_OVERRIDES.get(field, f"REFGATE_{field.upper()}")
+
+
+def _from_env(env: Mapping[str, str], label: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """Field values from environment-style names, and where each came from."""
+    values: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    for name in Settings.model_fields:
+        if name == "pass_models":
+            continue
+        raw = env.get(env_name(name))
+        if raw is None or raw.strip() == "":
+            continue
+        where = f"{label}{env_name(name)}"
+        if name == "prices":
+            try:
+                raw = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"{where}: not JSON ({exc.msg})") from None
+        values[name] = raw.strip() if isinstance(raw, str) else raw
+        origin[name] = where
+    passes = {
+        p: env[f"REFGATE_MODEL_{p.upper()}"].strip()
+        for p in PASSES
+        if (env.get(f"REFGATE_MODEL_{p.upper()}") or "").strip()
+    }
+    if passes:
+        values["pass_models"] = passes
+        origin["pass_models"] = label + ", ".join(f"REFGATE_MODEL_{p.upper()}" for p in passes)
+    return values, origin
+
+
+def _read_dotenv(path: Path) -> dict[str, str]:
+    from dotenv import dotenv_values
+
     try:
-        value = int(raw)
-    except ValueError as exc:
-        raise ConfigError(f"{name} must be a whole number, got {raw!r}") from exc
-    if value < 1:
-        raise ConfigError(f"{name} must be at least 1, got {value}")
-    return value
+        return {k: v for k, v in dotenv_values(path).items() if v is not None}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read ({exc})") from None
 
 
-def _float(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
+def _validate(data: dict[str, Any], origin: Mapping[str, str]) -> Settings:
     try:
-        value = float(raw)
-    except ValueError as exc:
-        raise ConfigError(f"{name} must be a number of seconds, got {raw!r}") from exc
-    if value <= 0:
-        raise ConfigError(f"{name} must be positive, got {value}")
-    return value
+        return Settings(**data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = str(err["loc"][0]) if err.get("loc") else ""
+        where = origin.get(field, field)
+        msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+        got = err.get("input")
+        shown = "" if isinstance(got, dict) or got is None else f", got {got!r}"
+        more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
+        raise ConfigError(f"{where}: {msg}{shown}{more}") from None
 
 
 def load_settings(
-    env: Mapping[str, str] | None = None, workspace_settings: Mapping[str, Any] | None = None
+    env: Mapping[str, str] | None = None,
+    workspace_settings: Mapping[str, Any] | None = None,
+    *,
+    dotenv: Path | None = None,
 ) -> Settings:
-    """Build settings from a workspace's ``[settings]`` table overlaid by the environment."""
+    """Settings from ``[settings]``, a ``.env`` file and the environment (see the module doc).
+
+    With ``env`` omitted the process environment and ``./.env`` are read; an explicit ``env``
+    mapping reads ``dotenv`` only when given."""
+    use_process = env is None
     env = os.environ if env is None else env
-    base = Settings()
-    known = {f.name for f in fields(Settings)}
     ws = dict(workspace_settings or {})
+    known = set(Settings.model_fields)
     unknown = sorted(set(ws) - known)
     if unknown:
         raise ConfigError(
-            f"unknown workspace setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+            f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
         )
-    if ws:
-        base = replace(base, **ws)
-    pass_models = dict(base.pass_models)
-    for p in PASSES:
-        value = env.get(f"REFGATE_MODEL_{p.upper()}")
-        if value:
-            pass_models[p] = value
-    sandbox = env.get("REFGATE_SANDBOX") or base.sandbox
-    if sandbox not in ("bwrap", "rlimits"):
-        raise ConfigError(f"REFGATE_SANDBOX must be 'bwrap' or 'rlimits', got {sandbox!r}")
-    embeddings = env.get("REFGATE_EMBEDDINGS") or base.embeddings
-    if embeddings not in ("minilm", "openai"):
-        raise ConfigError(f"REFGATE_EMBEDDINGS must be 'minilm' or 'openai', got {embeddings!r}")
-    secondary = env.get("REFGATE_SECONDARY_NUMBERS") or base.secondary_numbers
-    if secondary not in ("block", "warn"):
-        raise ConfigError(
-            f"REFGATE_SECONDARY_NUMBERS (or secondary_numbers) must be 'block' or 'warn', "
-            f"got {secondary!r}"
-        )
-    return Settings(
-        model=env.get("REFGATE_MODEL") or base.model,
-        pass_models=pass_models,
-        base_url=env.get("OPENAI_BASE_URL") or base.base_url,
-        api_key=env.get("OPENAI_API_KEY") or base.api_key,
-        timeout=_float(env, "REFGATE_TIMEOUT", base.timeout),
-        max_retries=_int(env, "REFGATE_MAX_RETRIES", base.max_retries),
-        max_tokens=_int(env, "REFGATE_MAX_TOKENS", base.max_tokens or 0) or None,
-        work_max_rounds=_int(env, "REFGATE_WORK_MAX_ROUNDS", base.work_max_rounds),
-        max_rounds=_int(env, "REFGATE_MAX_ROUNDS", base.max_rounds),
-        sandbox=sandbox,
-        embeddings=embeddings,
-        database_url=env.get("REFGATE_DATABASE_URL") or base.database_url,
-        secondary_numbers=secondary,
-    )
+    data: dict[str, Any] = dict(ws)
+    origin: dict[str, str] = {k: f"[settings] {k}" for k in ws}
+    if dotenv is None and use_process and Path(".env").is_file():
+        dotenv = Path(".env")
+    layers = []
+    if dotenv is not None:
+        layers.append(_from_env(_read_dotenv(dotenv), f"{dotenv}: "))
+    layers.append(_from_env(env, ""))
+    for values, where in layers:
+        for key, value in values.items():
+            if key == "pass_models":  # per-pass entries merge across layers
+                value = {**(data.get("pass_models") or {}), **value}
+            data[key] = value
+        origin.update(where)
+    return _validate(data, origin)
+
+
+def settings_table() -> list[tuple[str, str, str, str]]:
+    """(environment variable, ``[settings]`` key, what, default) per setting, for the README."""
+    rows = []
+    for name, info in Settings.model_fields.items():
+        extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+        env = str(extra.get("env") or env_name(name))
+        default = extra.get("default_text")
+        if default is None:
+            value = info.get_default(call_default_factory=True)
+            default = "none" if value is None else f"`{value}`"
+        rows.append((env, name, str(info.description or name), str(default)))
+    return rows
+
+
+if __name__ == "__main__":  # python -m refgate.config: the README's settings table
+    print("| environment | `[settings]` key | what | default |")
+    print("| --- | --- | --- | --- |")
+    for _env, _key, _what, _default in settings_table():
+        print(f"| `{_env}` | `{_key}` | {_what} | {_default} |")

@@ -66,8 +66,7 @@ class Usage:
         """One line for the end of a CLI run."""
         t = self.total
         line = (
-            f"tokens: {t['total_tokens']:,} ({t['input_tokens']:,} in, "
-            f"{t['output_tokens']:,} out)"
+            f"tokens: {t['total_tokens']:,} ({t['input_tokens']:,} in, {t['output_tokens']:,} out)"
         )
         if self.cost_usd is not None:
             line += f", estimated cost ${self.cost_usd:.4f}"

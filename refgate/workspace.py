@@ -461,7 +461,7 @@ def load_workspace(path: Path | str) -> Workspace:
         try:
             load_settings({}, settings)
         except (ConfigError, TypeError) as exc:
-            raise WorkspaceError(f"{where}: [settings]: {exc}") from exc
+            raise WorkspaceError(f"{where}: {exc}") from exc
     gate = _table(raw.get("gate"), f"{where}: [gate]")
     _unknown_keys(gate, frozenset({"names"}), f"{where}: [gate]")
     names = gate.get("names", [])

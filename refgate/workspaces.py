@@ -95,7 +95,13 @@ def init_workspace(folder: Path, *, name: str | None = None, force: bool = False
     )
     data = [p for p in files if p.suffix.lower() in DATA_SUFFIXES]
     docs = [p for p in files if p.suffix.lower() in DOC_SUFFIXES and p.name != "README.md"]
-    lines = [f"name = {_toml_str(name or root.name)}", ""]
+    lines = [
+        '# Written by `refgate init`. Fill in each column\'s unit ("USD", "percent", "date", ...)',
+        '# and scale ("thousand", "million", "billion") where it has one, and each dataset\'s',
+        "# description and source: the GATE compares numbers in their units.",
+        f"name = {_toml_str(name or root.name)}",
+        "",
+    ]
     taken: set[str] = set()
     for path in data:
         rel = path.relative_to(root).as_posix()
@@ -109,7 +115,7 @@ def init_workspace(folder: Path, *, name: str | None = None, force: bool = False
         for col in header:
             lines += [
                 f"[datasets.{ds}.columns.{_toml_key(col)}]",
-                '# unit = ""        # e.g. "USD", "percent", "date"; scale = "billion"',
+                '# unit = ""',
                 'description = ""',
             ]
         lines.append("")

@@ -1,5 +1,5 @@
-"""Command-line interface: ``refgate ask | trace | check | index | research | provenance-map | review |
-audit | report``."""
+"""Command-line interface: ``refgate init | ask | trace | check | index | research | provenance-map |
+review | audit | eval | report``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from refgate.cli.app import app
 
 #: Modules whose import registers their commands on ``app``.
 COMMAND_MODULES = [
-    "ask", "trace", "check", "index", "research", "provenance_map", "review", "eval", "report",
+    "init", "ask", "trace", "check", "index", "research", "provenance_map", "review", "eval",
+    "report",
 ]
 
 for _name in COMMAND_MODULES:

@@ -2,9 +2,11 @@
 stub: answer, gate, refs, usage, events, audit record, resume rules, the thread lock."""
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from foundation_helpers import ids_in
@@ -29,8 +31,13 @@ def bad(req) -> str:
 
 @pytest.fixture
 def env(monkeypatch):
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "REFGATE_MODEL", "REFGATE_DATABASE_URL",
-                 "REFGATE_WORKSPACE"):
+    for name in (
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "REFGATE_MODEL",
+        "REFGATE_DATABASE_URL",
+        "REFGATE_WORKSPACE",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("REFGATE_MAX_RETRIES", "1")
     return monkeypatch
@@ -48,8 +55,9 @@ def test_ask_returns_an_answer_with_gate_refs_usage_and_events(mini_workspace, e
     with OpenAIStub(script=script) as stub:
         # a provider:model string on the OpenAI path reaches OPENAI_BASE_URL like a bare name
         use(stub, env, model="openai:stub-model")
-        result = refgate.ask(QUESTION, workspace=mini_workspace, thread="api-1",
-                             on_event=events.append)
+        result = refgate.ask(
+            QUESTION, workspace=mini_workspace, thread="api-1", on_event=events.append
+        )
         assert stub.remaining == 0
         assert {r.model for r in stub.chat_requests()} == {"stub-model"}
     assert isinstance(result, refgate.Answer)
@@ -74,8 +82,17 @@ def test_ask_returns_an_answer_with_gate_refs_usage_and_events(mini_workspace, e
 
 
 def test_unverified_claims_are_listed(mini_workspace, env, gdp_tool):
-    script = [PLAN, tool_reply(tool("RunPython", code="emit")), "done", "[]", bad,
-              tool_reply(tool("RunPython", code="emit")), "done", bad, HARVEST]
+    script = [
+        PLAN,
+        tool_reply(tool("RunPython", code="emit")),
+        "done",
+        "[]",
+        bad,
+        tool_reply(tool("RunPython", code="emit")),
+        "done",
+        bad,
+        HARVEST,
+    ]
     with OpenAIStub(script=script) as stub:
         use(stub, env)
         result = refgate.ask(QUESTION, workspace=mini_workspace)
@@ -107,15 +124,20 @@ def test_a_blank_question_is_a_configuration_error(mini_workspace, env, question
 def test_a_second_process_on_the_same_thread_is_refused(mini_workspace, env, tmp_path):
     state = mini_workspace / ".refgate"
     holder = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(f"""
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
             import sys, time
             from pathlib import Path
             from refgate.threadlock import thread_lock
             with thread_lock(Path({str(state)!r}), "busy"):
                 print("held", flush=True)
                 time.sleep(60)
-        """)],
-        stdout=subprocess.PIPE, text=True,
+        """),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "held"
@@ -144,9 +166,27 @@ def test_an_unreachable_endpoint_names_the_endpoint_and_the_model(mini_workspace
 
 
 def test_importing_refgate_loads_no_graph_layer():
-    code = ("import sys, refgate\n"
-            "bad = [m for m in sys.modules if m.split('.')[:2] in (['refgate','graph'],"
-            "['refgate','nodes'],['refgate','tools'],['refgate','retrieval'],['refgate','api'])]\n"
-            "assert not bad, bad\n"
-            "assert callable(refgate.ask) and 'refgate.api' in sys.modules\n")
+    code = (
+        "import sys, refgate\n"
+        "bad = [m for m in sys.modules if m.split('.')[:2] in (['refgate','graph'],"
+        "['refgate','nodes'],['refgate','tools'],['refgate','retrieval'],['refgate','api'])]\n"
+        "assert not bad, bad\n"
+        "assert callable(refgate.ask) and 'refgate.api' in sys.modules\n"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_api_example_runs(mini_workspace, env):
+    """examples/api_quickstart.py as a user runs it, against a scripted endpoint."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "api_quickstart.py"
+    script = [PLAN, "no tools needed", "[]", "The workspace holds US macro data.", HARVEST]
+    with OpenAIStub(script=script, default="nothing more") as stub:  # default: a GATE retry
+        run_env = {**os.environ, **stub.env(), "REFGATE_MAX_RETRIES": "1"}
+        out = subprocess.run(
+            [sys.executable, str(example), "What data is there?", "--workspace",
+             str(mini_workspace), "--model", "openai:stub-model"],
+            capture_output=True, text=True, timeout=300, env=run_env,
+        )
+    assert out.returncode in (0, 3), out.stderr
+    assert "GATE passed:" in out.stdout and "tokens:" in out.stdout and "thread:" in out.stdout
+    assert "... brief" in out.stderr and "... compose" in out.stderr

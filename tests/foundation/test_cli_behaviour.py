@@ -26,8 +26,13 @@ def good(req) -> str:
 
 @pytest.fixture
 def env(monkeypatch):
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "REFGATE_MODEL", "REFGATE_DATABASE_URL",
-                 "REFGATE_WORKSPACE"):
+    for name in (
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "REFGATE_MODEL",
+        "REFGATE_DATABASE_URL",
+        "REFGATE_WORKSPACE",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("REFGATE_MAX_RETRIES", "1")
     monkeypatch.setenv("REFGATE_LOCAL_LLM", "0")
@@ -40,17 +45,24 @@ def test_version():
 
 
 def test_shell_completion_completes_commands(tmp_path):
-    env = {**os.environ, "_REFGATE_COMPLETE": "complete_bash", "COMP_WORDS": "refgate res",
-           "COMP_CWORD": "1"}
+    env = {
+        **os.environ,
+        "_REFGATE_COMPLETE": "complete_bash",
+        "COMP_WORDS": "refgate res",
+        "COMP_CWORD": "1",
+    }
     script = Path(sys.executable).parent / "refgate"  # the console script (completion keys on it)
-    out = subprocess.run([str(script)],
-                         env=env, capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    out = subprocess.run(
+        [str(script)], env=env, capture_output=True, text=True, cwd=tmp_path, timeout=60
+    )
     assert out.stdout.split() == ["research"]
     assert "--install-completion" in CliRunner().invoke(app, ["--help"]).stdout
 
 
-@pytest.mark.parametrize("command", [["ask", "What was GDP?"], ["research", "What is X?"],
-                                     ["audit"], ["trace", "t1"], ["index"]])
+@pytest.mark.parametrize(
+    "command",
+    [["ask", "What was GDP?"], ["research", "What is X?"], ["audit"], ["trace", "t1"], ["index"]],
+)
 def test_outside_a_workspace_commands_say_so_and_write_nothing(tmp_path, env, command):
     env.chdir(tmp_path)
     result = CliRunner().invoke(app, command)
@@ -86,7 +98,10 @@ def test_a_busy_thread_is_refused_with_exit_2(mini_workspace, env):
     with thread_lock(mini_workspace / ".refgate", "busy"):
         out = subprocess.run(
             [*REFGATE, "ask", "What was GDP?", "-w", str(mini_workspace), "--thread", "busy"],
-            capture_output=True, text=True, timeout=120, env={**os.environ},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ},
         )
     assert out.returncode == 2, out.stderr
     assert "already running" in " ".join(out.stderr.split())
@@ -95,8 +110,19 @@ def test_a_busy_thread_is_refused_with_exit_2(mini_workspace, env):
 def test_an_unreachable_endpoint_names_endpoint_and_model(mini_workspace, env):
     env.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     env.setenv("OPENAI_API_KEY", "k")
-    result = CliRunner().invoke(app, ["ask", "What was GDP?", "-w", str(mini_workspace),
-                                      "--model", "missing-model", "--thread", "c1"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "ask",
+            "What was GDP?",
+            "-w",
+            str(mini_workspace),
+            "--model",
+            "missing-model",
+            "--thread",
+            "c1",
+        ],
+    )
     assert result.exit_code == 1
     text = " ".join(result.output.split())
     assert "http://127.0.0.1:9/v1" in text and "missing-model" in text
@@ -108,8 +134,17 @@ def test_token_totals_are_printed_and_audited(mini_workspace, env, gdp_tool):
     with OpenAIStub(script=script, model="gpt-4o-mini") as stub:
         env.setenv("OPENAI_BASE_URL", stub.base_url)
         env.setenv("OPENAI_API_KEY", "stub-key")
-        result = CliRunner().invoke(app, ["ask", "What was real GDP in 2009Q3?", "-w",
-                                          str(mini_workspace), "--model", "gpt-4o-mini"])
+        result = CliRunner().invoke(
+            app,
+            [
+                "ask",
+                "What was real GDP in 2009Q3?",
+                "-w",
+                str(mini_workspace),
+                "--model",
+                "gpt-4o-mini",
+            ],
+        )
     assert result.exit_code == 0, result.output
     record = json.loads((mini_workspace / ".refgate" / "audit.jsonl").read_text().splitlines()[-1])
     total = record["usage"]["total"]

@@ -27,8 +27,11 @@ def _tools_of(bound) -> list[str]:
     tools = bound.kwargs.get("tools") or []
     names = []
     for t in tools:
-        names.append(t.get("name") or (t.get("function") or {}).get("name")
-                     or (t.get("function_declarations") or [{}])[0].get("name"))
+        names.append(
+            t.get("name")
+            or (t.get("function") or {}).get("name")
+            or (t.get("function_declarations") or [{}])[0].get("name")
+        )
     return names
 
 
@@ -42,16 +45,28 @@ def test_split_model_keeps_bare_names_and_ollama_tags():
 @pytest.mark.parametrize(
     ("model", "cls", "fields"),
     [
-        ("anthropic:claude-sonnet-4-5", "ChatAnthropic",
-         {"model": "claude-sonnet-4-5", "max_retries": 5, "max_tokens": 321}),
+        (
+            "anthropic:claude-sonnet-4-5",
+            "ChatAnthropic",
+            {"model": "claude-sonnet-4-5", "max_retries": 5, "max_tokens": 321},
+        ),
         ("ollama:qwen2.5", "ChatOllama", {"model": "qwen2.5", "num_predict": 321}),
-        ("google_genai:gemini-2.5-flash", "ChatGoogleGenerativeAI",
-         {"model": "gemini-2.5-flash", "max_retries": 5, "max_output_tokens": 321}),
+        (
+            "google_genai:gemini-2.5-flash",
+            "ChatGoogleGenerativeAI",
+            {"model": "gemini-2.5-flash", "max_retries": 5, "max_output_tokens": 321},
+        ),
     ],
 )
 def test_each_provider_is_built_and_binds_tools_offline(keys, model, cls, fields):
-    settings = load_settings({"REFGATE_MODEL": model, "REFGATE_MAX_RETRIES": "5",
-                              "REFGATE_MAX_TOKENS": "321", "REFGATE_TIMEOUT": "9"})
+    settings = load_settings(
+        {
+            "REFGATE_MODEL": model,
+            "REFGATE_MAX_RETRIES": "5",
+            "REFGATE_MAX_TOKENS": "321",
+            "REFGATE_TIMEOUT": "9",
+        }
+    )
     llm = chat_model(settings, "work")
     assert type(llm).__name__ == cls
     for name, value in fields.items():
@@ -63,8 +78,9 @@ def test_each_provider_is_built_and_binds_tools_offline(keys, model, cls, fields
 
 
 def test_per_pass_model_strings_mix_providers(keys):
-    settings = load_settings({"REFGATE_MODEL": "ollama:qwen2.5",
-                              "REFGATE_MODEL_COMPOSE": "anthropic:claude-haiku-4-5"})
+    settings = load_settings(
+        {"REFGATE_MODEL": "ollama:qwen2.5", "REFGATE_MODEL_COMPOSE": "anthropic:claude-haiku-4-5"}
+    )
     assert type(chat_model(settings, "work")).__name__ == "ChatOllama"
     assert type(chat_model(settings, "compose")).__name__ == "ChatAnthropic"
     assert endpoint_of(settings, "compose") == "https://api.anthropic.com"
@@ -103,8 +119,14 @@ def test_a_provider_without_its_key_is_a_configuration_error(monkeypatch):
 def test_the_research_graph_uses_the_same_factory(keys):
     from refgate.nodes.research.deps import ResearchDeps
 
-    deps = ResearchDeps(model=None, provider=None, backend=None, web_search=None,
-                        web_fetch=None, settings=Settings(model="anthropic:claude-sonnet-4-5"),
-                        workspace=None)
+    deps = ResearchDeps(
+        model=None,
+        provider=None,
+        backend=None,
+        web_search=None,
+        web_fetch=None,
+        settings=Settings(model="anthropic:claude-sonnet-4-5"),
+        workspace=None,
+    )
     backend = deps.backend({"configurable": {}})
     assert type(backend.model).__name__ == "ChatAnthropic"

@@ -15,16 +15,19 @@ USAGE = {"input_tokens": 100, "output_tokens": 20, "total_tokens": 120}
 def _workspace(tmp_path, h):
     ws = tmp_path / "ws"
     h.write_snapshot(ws / "web")
-    (ws / "refgate.toml").write_text('name = "tiny"\n[web_snapshot]\npath = "web"\n',
-                                     encoding="utf-8")
+    (ws / "refgate.toml").write_text(
+        'name = "tiny"\n[web_snapshot]\npath = "web"\n', encoding="utf-8"
+    )
     return ws
 
 
 def _with_usage(model: KeyedChatModel) -> KeyedChatModel:
     """The same rules, each reply carrying token usage as a provider's would."""
+
     def wrap(fn):
-        return lambda text: fn(text).model_copy(update={
-            "usage_metadata": dict(USAGE), "response_metadata": {"model_name": "keyed"}})
+        return lambda text: fn(text).model_copy(
+            update={"usage_metadata": dict(USAGE), "response_metadata": {"model_name": "keyed"}}
+        )
 
     return KeyedChatModel(rules=[(key, wrap(fn)) for key, fn in model.rules])
 
@@ -33,8 +36,9 @@ def test_research_api_report_usage_events_and_resume_rules(tmp_path, script, h):
     ws = _workspace(tmp_path, h)
     model = _with_usage(script().model())
     events = []
-    result = refgate.research(h.QUESTION, workspace=ws, model=model, thread="r1",
-                              on_event=events.append)
+    result = refgate.research(
+        h.QUESTION, workspace=ws, model=model, thread="r1", on_event=events.append
+    )
     assert result.status == "complete" and result.useful and result.thread == "r1"
     assert result.report["findings"] and "# Deep Research" in result.markdown
     calls = len(model.calls)

@@ -1,0 +1,43 @@
+"""``refgate init [DIR]``: write a ``refgate.toml`` for a folder of data files and documents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from refgate.cli.app import EXIT_CONFIG, EXIT_OK, app, console, err_console, esc
+
+
+@app.command("init")
+def init(
+    folder: Path = typer.Argument(
+        Path("."), help="The folder to make a workspace (default: here)."
+    ),
+    name: str | None = typer.Option(None, "--name", help="Workspace name (default: the folder's)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing refgate.toml."),
+) -> None:
+    """Create a workspace: a refgate.toml naming the CSV/parquet files (columns read from them,
+    units for you to fill in) and the documents folder, validated before it is kept."""
+    from refgate.workspace import WorkspaceError, load_workspace
+    from refgate.workspaces import init_workspace
+
+    try:
+        target = init_workspace(folder, name=name, force=force)
+    except WorkspaceError as exc:
+        err_console.print(f"[red]workspace error:[/red] {esc(exc)}")
+        raise typer.Exit(EXIT_CONFIG) from None
+    ws = load_workspace(target.parent)
+    cols = sum(len(d.header) for d in ws.datasets.values())
+    console.print(
+        f"wrote {esc(target)}: {len(ws.datasets)} dataset(s), {cols} column(s)"
+        + (f", documents in {esc(ws.documents_path)}" if ws.documents_path else "")
+    )
+    console.print(
+        "next: fill in each column's unit (and scale) and each dataset's description, then "
+        f'`refgate ask --workspace {esc(target.parent)} "your question"`'
+    )
+    raise typer.Exit(EXIT_OK)
+
+
+__all__ = ["init"]

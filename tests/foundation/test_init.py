@@ -1,0 +1,65 @@
+"""`refgate init [DIR]`: a refgate.toml for a folder of data files and documents, columns read
+from the files, units left for the user, validated; never overwrites; clear errors."""
+
+import shutil
+import tomllib
+from pathlib import Path
+
+import pandas as pd
+from typer.testing import CliRunner
+
+from refgate.cli import app
+from refgate.workspace import load_workspace
+
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "us-macro"
+
+
+def test_init_writes_a_valid_workspace_with_the_files_columns(tmp_path):
+    folder = tmp_path / "analysis"
+    (folder / "raw").mkdir(parents=True)
+    (folder / "notes").mkdir()
+    shutil.copy(SAMPLE / "data" / "statsmodels_macrodata.csv", folder / "raw" / "macro data.csv")
+    pd.DataFrame({"ticker": ["A", "B"], "price": [1.5, 2.0]}).to_parquet(folder / "px.parquet")
+    (folder / "notes" / "memo.md").write_text("# Memo\nGDP grew.", encoding="utf-8")
+    (folder / ".hidden.csv").write_text("x\n1\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["init", str(folder)])
+    assert result.exit_code == 0, result.output
+    raw = tomllib.loads((folder / "refgate.toml").read_text(encoding="utf-8"))
+    assert raw["name"] == "analysis"
+    assert set(raw["datasets"]) == {"macro_data", "px"}
+    assert raw["datasets"]["macro_data"]["path"] == "raw/macro data.csv"
+    assert set(raw["datasets"]["px"]["columns"]) == {"ticker", "price"}
+    assert all("unit" not in c for c in raw["datasets"]["px"]["columns"].values())
+    assert raw["documents"]["path"] == "notes"
+    ws = load_workspace(folder)
+    header = pd.read_csv(folder / "raw" / "macro data.csv", nrows=0).columns.tolist()
+    assert list(ws.datasets["macro_data"].header) == header
+    assert "2 dataset(s)" in " ".join(result.output.split())
+
+
+def test_init_refuses_to_overwrite_and_reports_bad_folders(tmp_path):
+    folder = tmp_path / "w"
+    folder.mkdir()
+    (folder / "refgate.toml").write_text('name = "mine"\n', encoding="utf-8")
+    again = CliRunner().invoke(app, ["init", str(folder)])
+    assert again.exit_code == 2 and "already exists" in " ".join(again.output.split())
+    assert (folder / "refgate.toml").read_text(encoding="utf-8") == 'name = "mine"\n'
+    missing = CliRunner().invoke(app, ["init", str(tmp_path / "nope")])
+    assert missing.exit_code == 2 and "not a folder" in " ".join(missing.output.split())
+
+
+def test_init_keeps_no_file_when_a_data_file_is_unreadable(tmp_path):
+    folder = tmp_path / "w"
+    folder.mkdir()
+    (folder / "broken.parquet").write_bytes(b"not parquet at all")
+    result = CliRunner().invoke(app, ["init", str(folder)])
+    assert result.exit_code == 2 and "broken.parquet" in "".join(result.output.split())
+    assert not (folder / "refgate.toml").exists()
+
+
+def test_init_defaults_to_the_current_folder(tmp_path, monkeypatch):
+    shutil.copy(SAMPLE / "data" / "statsmodels_macrodata.csv", tmp_path / "macro.csv")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["init", "--name", "here"])
+    assert result.exit_code == 0, result.output
+    assert load_workspace(tmp_path).name == "here"

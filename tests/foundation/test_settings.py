@@ -1,0 +1,147 @@
+"""One settings model for the environment, `.env`, `refgate.toml [settings]` and overrides:
+validated, errors naming where and which field, and the README's table checked against it."""
+
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from refgate.cli import app
+from refgate.config import ConfigError, Settings, load_settings, settings_table
+from refgate.usage import price_of
+from refgate.workspace import WorkspaceError, load_workspace
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _workspace(root: Path, settings: str) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "refgate.toml").write_text(f'name = "w"\n[settings]\n{settings}\n', encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize("value", ['"eight"', "-3", "0", "1.5", "1000"])
+def test_a_bad_settings_value_names_the_file_and_the_field(tmp_path, value):
+    ws = _workspace(tmp_path / "ws", f"work_max_rounds = {value}")
+    with pytest.raises(WorkspaceError) as info:
+        load_workspace(ws)
+    message = str(info.value)
+    assert str(ws / "refgate.toml") in message and "[settings] work_max_rounds" in message
+
+
+def test_the_cli_exits_2_on_a_bad_settings_value(tmp_path, monkeypatch):
+    ws = _workspace(tmp_path / "ws", 'sandbox = "docker"')
+    result = CliRunner().invoke(app, ["ask", "What was GDP?", "--workspace", str(ws)])
+    assert result.exit_code == 2
+    text = " ".join(result.output.split())
+    assert "[settings] sandbox" in text and "refgate.toml" in text and "'docker'" in text
+
+
+def test_unknown_settings_and_passes_are_refused(tmp_path):
+    with pytest.raises(WorkspaceError, match="unknown setting.*work_rounds"):
+        load_workspace(_workspace(tmp_path / "a", "work_rounds = 3"))
+    with pytest.raises(WorkspaceError, match="unknown pass.*draft"):
+        load_workspace(_workspace(tmp_path / "b", 'pass_models = { draft = "x" }'))
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("REFGATE_TIMEOUT", "-1"),
+        ("REFGATE_TIMEOUT", "soon"),
+        ("REFGATE_MAX_RETRIES", "-1"),
+        ("REFGATE_MAX_TOKENS", "0"),
+        ("REFGATE_EMBEDDINGS", "bert"),
+        ("REFGATE_WEB_SEARCH", "bing"),
+        ("REFGATE_WEB_FETCH", "ftp"),
+        ("REFGATE_LOCAL_LLM", "maybe"),
+        ("REFGATE_PRICES", "{x"),
+    ],
+)
+def test_bad_environment_values_name_the_variable(name, value):
+    with pytest.raises(ConfigError, match=name):
+        load_settings({name: value})
+
+
+def test_precedence_environment_over_dotenv_over_settings(tmp_path):
+    dotenv = tmp_path / ".env"
+    dotenv.write_text(
+        "REFGATE_MAX_ROUNDS=5\nREFGATE_WORK_MAX_ROUNDS=6\nREFGATE_MODEL_WORK=ollama:qwen2.5\n",
+        encoding="utf-8",
+    )
+    s = load_settings(
+        {"REFGATE_WORK_MAX_ROUNDS": "7"},
+        {
+            "max_rounds": 2,
+            "work_max_rounds": 3,
+            "timeout": 30,
+            "pass_models": {"compose": "anthropic:claude-haiku-4-5"},
+        },
+        dotenv=dotenv,
+    )
+    assert (s.max_rounds, s.work_max_rounds, s.timeout) == (5, 7, 30)
+    assert s.model_for("work") == "ollama:qwen2.5"
+    assert s.model_for("compose") == "anthropic:claude-haiku-4-5"
+    dotenv.write_text("REFGATE_MAX_ROUNDS=none\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"\.env: REFGATE_MAX_ROUNDS"):
+        load_settings({}, dotenv=dotenv)
+
+
+def test_the_process_reads_dotenv_in_the_current_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("REFGATE_TIMEOUT", raising=False)
+    (tmp_path / ".env").write_text("REFGATE_TIMEOUT=42\n", encoding="utf-8")
+    assert load_settings().timeout == 42
+
+
+def test_overrides_are_validated_too():
+    with pytest.raises(ConfigError, match="work_max_rounds"):
+        Settings().with_overrides(work_max_rounds=-1)
+    assert Settings().with_overrides(model=" ollama:qwen2.5 ").model == "ollama:qwen2.5"
+
+
+def test_prices_extend_the_built_in_table():
+    s = load_settings({"REFGATE_PRICES": '{"my-model": [1, 2]}'}, {"prices": {"b": [3, 4]}})
+    assert price_of("my-model", s.prices) == (1, 2)
+    assert price_of("openai:gpt-4o-mini-2024-07-18") == (0.15, 0.60)
+    assert price_of("ollama:qwen2.5") == (0.0, 0.0)
+    assert price_of("unknown-model") is None
+
+
+def _readme_table() -> list[tuple[str, str, str, str]]:
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## Configuration", 1)[1]
+    rows = []
+    for line in section.splitlines()[1:]:
+        if not line.startswith("|"):
+            if rows:
+                break
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[0] in ("environment",) or set(cells[0]) <= {"-", " "}:
+            continue
+        rows.append((cells[0].strip("`"), cells[1].strip("`"), cells[2], cells[3]))
+    return rows
+
+
+def test_the_readme_settings_table_is_the_model():
+    expected = settings_table()
+    assert _readme_table() == expected
+    names = {r[0] for r in expected}
+    for name in ("REFGATE_MAX_TOKENS", "REFGATE_WEB_SEARCH", "REFGATE_WEB_FETCH"):
+        assert name in names
+    # every REFGATE_/OPENAI_ variable the README mentions is a setting or a documented extra
+    extra = {
+        "REFGATE_WORKSPACE",
+        "REFGATE_ALLOWED_WORKSPACES",
+        "REFGATE_STORE_EMBED",
+        "REFGATE_TEST_POSTGRES_URL",
+        "REFGATE_PG_DIR",
+    }
+    mentioned = set(re.findall(r"\b(?:REFGATE|OPENAI)_[A-Z_]+\b", README.read_text()))
+    known = {n for n in names if "<" not in n} | {
+        f"REFGATE_MODEL_{p}"
+        for p in ("BRIEF", "WORK", "CRITIQUE", "COMPOSE", "HARVEST", "RESEARCH", "GATE")
+    }
+    assert mentioned - known - extra - {"REFGATE_MODEL_"} == set()
