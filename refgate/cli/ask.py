@@ -214,12 +214,17 @@ def ask(
         help="Thread id: resumes an interrupted run; new runs get a fresh id.",
     ),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
-    model: str = typer.Option(None, "--model", "-m", help="Model name (overrides REFGATE_MODEL)."),
+    model: str = typer.Option(None, "--model", "-m", help="Model string (overrides REFGATE_MODEL): provider:model or a bare name."),
     output: Path = typer.Option(
         None, "--output", "-o", help="Also write a report: .md, .html (self-contained) or .json."
     ),
 ) -> None:
-    """Answer a question about a workspace; every claim is gated on the refs it cites."""
+    """Answer a question about a workspace; every claim is gated on the refs it cites.
+
+    Models: --model / REFGATE_MODEL take provider:model strings (anthropic:claude-sonnet-4-5, ollama:qwen2.5, google_genai:gemini-2.5-flash; install the provider's extra, e.g. pip install 'refgate\\[anthropic]') or a bare name for the OpenAI-compatible server at OPENAI_BASE_URL.
+
+    Web search (WebSearch inside WORK) is offline by default: it reads the workspace's web snapshot. For the live web set REFGATE_WEB_SEARCH=searx:http://HOST:8888 (a SearxNG server) and REFGATE_WEB_FETCH=http. Datasets, documents, the sandbox and the GATE never need a network.
+    """
     # On SIGTERM unwind normally, so the local model server and the databases are closed.
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     code = run_question(

@@ -153,3 +153,9 @@ def test_token_totals_are_printed_and_audited(mini_workspace, env, gdp_tool):
     assert record["usage"]["cost_usd"] == pytest.approx(expected, abs=1e-6)
     assert f"tokens: {total['total_tokens']:,}" in result.output
     assert "estimated cost $" in result.output
+
+
+def test_ask_help_says_how_to_enable_web_search_and_model_strings():
+    text = " ".join(CliRunner().invoke(app, ["ask", "--help"]).stdout.split())
+    assert "REFGATE_WEB_SEARCH=searx:" in text and "REFGATE_WEB_FETCH=http" in text
+    assert "offline" in text and "refgate[anthropic]" in text and "provider:model" in text
