@@ -423,20 +423,23 @@ def default_providers(
     """(search, fetch) for a run: real providers if the environment names them, else the
     workspace's offline snapshot, else providers that find nothing.
 
-    ``REFGATE_WEB_SEARCH=searx:<url>`` and ``REFGATE_WEB_FETCH=http`` opt in to the network.
+    ``REFGATE_WEB_SEARCH=searx:<url>`` and ``REFGATE_WEB_FETCH=http`` (or the workspace's
+    ``[settings] web_search`` / ``web_fetch``, validated by ``refgate.config.Settings``) opt in
+    to the network.
     """
     env = os.environ if env is None else env
+    ws_settings = getattr(workspace, "settings", None) or {}
     snapshot = snapshot_for(workspace) if workspace is not None else None
     search: Any = snapshot or _Empty()
     fetch: Any = snapshot or _Empty()
-    wanted = (env.get("REFGATE_WEB_SEARCH") or "").strip()
+    wanted = str(env.get("REFGATE_WEB_SEARCH") or ws_settings.get("web_search") or "").strip()
     if wanted.startswith("searx:"):
         search = SearxSearch(wanted.split(":", 1)[1])
     elif wanted and wanted != "snapshot":
         raise WebProviderError(
             f"REFGATE_WEB_SEARCH={wanted!r}: expected 'snapshot' or 'searx:<url>'"
         )
-    fetch_kind = (env.get("REFGATE_WEB_FETCH") or "").strip()
+    fetch_kind = str(env.get("REFGATE_WEB_FETCH") or ws_settings.get("web_fetch") or "").strip()
     if fetch_kind == "http":
         fetch = HttpFetch()
     elif fetch_kind and fetch_kind != "snapshot":

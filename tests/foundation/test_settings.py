@@ -145,3 +145,14 @@ def test_the_readme_settings_table_is_the_model():
         for p in ("BRIEF", "WORK", "CRITIQUE", "COMPOSE", "HARVEST", "RESEARCH", "GATE")
     }
     assert mentioned - known - extra - {"REFGATE_MODEL_"} == set()
+
+
+def test_web_settings_in_refgate_toml_reach_the_providers(tmp_path):
+    from refgate.tools.web_providers import default_providers
+
+    ws = load_workspace(_workspace(tmp_path / "w", 'web_search = "searx:http://127.0.0.1:1"\n'
+                                                   'web_fetch = "http"'))
+    search, fetch = default_providers(ws, env={})
+    assert type(search).__name__ == "SearxSearch" and type(fetch).__name__ == "HttpFetch"
+    with pytest.raises(WorkspaceError, match="web_search"):
+        load_workspace(_workspace(tmp_path / "x", 'web_search = "google"'))
