@@ -146,4 +146,9 @@ def clean_research(report: Any) -> dict[str, Any]:
         ],
         "openQuestions": texts(r.get("openQuestions")),
         "notes": texts(r.get("notes")),
+        "stats": {
+            k: as_text(v)
+            for k, v in as_map(r.get("stats")).items()
+            if isinstance(v, str | int | float) and not isinstance(v, bool)
+        },
     }
