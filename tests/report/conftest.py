@@ -1,4 +1,3 @@
-import shutil
 import sys
 from pathlib import Path
 
@@ -6,19 +5,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from report_runs import SAMPLE_CSV, ask_with_report  # noqa: E402
-
-
-def make_workspace(root: Path) -> Path:
-    ws = root / "ws"
-    (ws / "data").mkdir(parents=True)
-    shutil.copy(SAMPLE_CSV, ws / "data")
-    (ws / "refgate.toml").write_text(
-        'name = "mini"\n[datasets.macro]\npath = "data/statsmodels_macrodata.csv"\n'
-        'description = "US quarterly macro data"\n',
-        encoding="utf-8",
-    )
-    return ws
+from report_runs import ask_with_report, make_workspace  # noqa: E402
 
 
 @pytest.fixture(scope="package")

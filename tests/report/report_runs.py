@@ -11,6 +11,7 @@ scripted OpenAI-compatible server (the real ChatOpenAI client path) and two tool
 from __future__ import annotations
 
 import re
+import shutil
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,18 @@ def _unemployment() -> list[list[Any]]:
         if cells[0] in ("2008", "2009"):
             rows.append([f"{cells[0]}Q{cells[1]}", float(cells[10])])
     return rows
+
+
+def make_workspace(root: Path) -> Path:
+    ws = root / "ws"
+    (ws / "data").mkdir(parents=True)
+    shutil.copy(SAMPLE_CSV, ws / "data")
+    (ws / "refgate.toml").write_text(
+        'name = "mini"\n[datasets.macro]\npath = "data/statsmodels_macrodata.csv"\n'
+        'description = "US quarterly macro data"\n',
+        encoding="utf-8",
+    )
+    return ws
 
 
 class CodeArgs(BaseModel):
@@ -136,7 +149,9 @@ def _hostile(req: Any) -> str:
     )
 
 
-def ask_with_report(workspace: Path, output: Path, *, hostile: bool, thread: str, env: Any) -> Any:
+def ask_with_report(
+    workspace: Path, output: Path, *, hostile: bool, thread: str, env: Any, extra: Any = ()
+) -> Any:
     """Run `refgate ask ... --output output` on a scripted run; return the CliRunner result."""
     work = [
         tool_reply(tool("RunPython", code=CODE)),
@@ -191,6 +206,7 @@ def ask_with_report(workspace: Path, output: Path, *, hostile: bool, thread: str
                 thread,
                 "--output",
                 str(output),
+                *extra,
             ],
         )
 

@@ -8,7 +8,7 @@ import json
 import re
 from html.parser import HTMLParser
 
-from report_runs import HOSTILE_URL, ask_with_report, hostile_research_report
+from report_runs import HOSTILE_URL, ask_with_report, hostile_research_report, make_workspace
 from typer.testing import CliRunner
 
 from refgate.cli import app
@@ -240,13 +240,20 @@ def test_research_report_shows_claims_votes_and_sources_as_text():
     assert 'href="javascript' not in body and "javascript:alert(4)" in body
 
 
-def test_ask_json_and_output_json_are_the_same_document(reports, tmp_path, monkeypatch):
+def test_ask_json_and_output_json_are_the_same_document(tmp_path, monkeypatch):
+    # a fresh workspace: decisions recalled from the shared one's hostile run are tainted
     out = tmp_path / "run.json"
     result = ask_with_report(
-        reports["workspace"], out, hostile=False, thread="t-json", env=monkeypatch
+        make_workspace(tmp_path),
+        out,
+        hostile=False,
+        thread="t-json",
+        env=monkeypatch,
+        extra=["--json"],
     )
     assert result.exit_code == 0, result.output
     record = json.loads(out.read_text(encoding="utf-8"))
+    assert json.loads(result.stdout) == record
     assert set(record) >= {"question", "answer", "refs", "gate", "trace_summary", "thread_id"}
     assert record["thread_id"] == "t-json" and record["trace_summary"]["passes"][0] == "brief"
 
