@@ -17,6 +17,7 @@ from refgate.nodes.critique import make_critique
 from refgate.nodes.gate_pass import make_gate
 from refgate.nodes.harvest import make_harvest
 from refgate.nodes.work import make_work
+from refgate.persistence import with_state_types
 from refgate.workspace import Workspace, load_workspace
 
 PASS_ORDER = ("brief", "work", "critique", "compose", "gate", "harvest")
@@ -63,4 +64,6 @@ def build_graph(
     builder.add_edge("critique", "compose")
     builder.add_edge("compose", "gate")
     builder.add_edge("harvest", END)
-    return builder.compile(checkpointer=checkpointer, store=store, name="workbench")
+    return builder.compile(
+        checkpointer=with_state_types(checkpointer), store=store, name="workbench"
+    )

@@ -79,9 +79,11 @@ def _research_report(ws: Any, thread: str) -> dict[str, Any] | None:
         return None
     from langgraph.checkpoint.sqlite import SqliteSaver
 
+    from refgate.persistence import checkpoint_serde
+
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
     try:
-        tup = SqliteSaver(conn).get_tuple(
+        tup = SqliteSaver(conn, serde=checkpoint_serde()).get_tuple(
             {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
         )
     finally:
