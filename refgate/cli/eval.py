@@ -3,8 +3,10 @@ the GATE's verdict; compare two runs; convert TAT-QA into a question set and a w
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, app, console, err_
 from refgate.cli.ask import model_endpoint
 from refgate.cli.common import open_settings, open_workspace
 from refgate.cli.evaluation.compare import compare_runs
-from refgate.cli.evaluation.execute import GraphExecutor
+from refgate.cli.evaluation.execute import AskExecutor
 from refgate.cli.evaluation.metrics import summarize
 from refgate.cli.evaluation.questions import EvalError, load_questions
 from refgate.cli.evaluation.render import (
@@ -70,6 +72,34 @@ def _compare(root: Path, a: str, b: str, output: Path | None) -> int:
     return EXIT_OK
 
 
+@contextlib.contextmanager
+def _progress(total: int, already: int) -> Iterator[Callable[[dict[str, Any], int, int], None]]:
+    """A progress bar on stderr; yields the ``on_result`` callback that advances it."""
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=err_console) as bar:
+        task = bar.add_task("eval", total=total, completed=already)
+        cells: dict[str, int] = {}
+
+        def on_result(rec: dict[str, Any], done: int, total: int) -> None:
+            cells[rec["cell"]] = cells.get(rec["cell"], 0) + 1
+            bar.update(
+                task,
+                completed=done,
+                description=(
+                    f"eval (wrong+passed {cells.get('wrong_passed', 0)}, "
+                    f"correct+passed {cells.get('correct_passed', 0)}, "
+                    f"failed {cells.get('failed', 0)})"
+                ),
+            )
+
+        yield on_result
+
+
 def _run(
     questions_file: Path | None,
     workspace_path: Path | None,
@@ -97,10 +127,6 @@ def _run(
         raise EvalError(f"--output {output}: use a .json, .md or .html file")
     settings = open_settings(workspace, model=model)
     with model_endpoint(settings, quiet=False) as live:
-        # The graph stack loads only when a run starts: `refgate --help` stays fast.
-        from refgate.graph import build_graph
-        from refgate.persistence import open_persistence
-
         if not resume:
             store = RunStore.create(
                 root,
@@ -119,37 +145,11 @@ def _run(
             f"(resume with: refgate eval --resume {esc(store.run_id)} "
             f"--workspace {esc(workspace.root)})"
         )
-        with RunLock(store), open_persistence(live, workspace) as (checkpointer, store_db):
-            graph = build_graph(
-                checkpointer=checkpointer, store=store_db, workspace=workspace, settings=live
+        executor = AskExecutor(workspace, live)
+        with RunLock(store), _progress(len(questions), len(store.results())) as on_result:
+            results = run_eval(
+                questions, store, executor, concurrency=concurrency, on_result=on_result
             )
-            executor = GraphExecutor(graph, str(workspace.root), model=live.model_for("work"))
-            already = len(store.results())
-            with Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=err_console,
-                transient=False,
-            ) as bar:
-                task = bar.add_task("eval", total=len(questions), completed=already)
-                cells: dict[str, int] = {}
-
-                def on_result(rec: dict[str, Any], done: int, total: int) -> None:
-                    cells[rec["cell"]] = cells.get(rec["cell"], 0) + 1
-                    bar.update(
-                        task,
-                        completed=done,
-                        description=(
-                            f"eval (wrong+passed {cells.get('wrong_passed', 0)}, "
-                            f"correct+passed {cells.get('correct_passed', 0)})"
-                        ),
-                    )
-
-                results = run_eval(
-                    questions, store, executor, concurrency=concurrency, on_result=on_result
-                )
     meta = store.meta()
     meta["finished"] = now_iso()
     store.write_meta(meta)

@@ -72,7 +72,7 @@ def gdp_tool():
 def use(stub, env):
     env.setenv("OPENAI_BASE_URL", stub.base_url)
     env.setenv("OPENAI_API_KEY", "stub-key")
-    env.setenv("REFGATE_MODEL", "stub-model")
+    env.setenv("REFGATE_MODEL", "gpt-4o-mini")  # the stub answers any name; this one has a price
 
 
 def write(path, questions):
@@ -112,6 +112,8 @@ def test_right_fake_citation_and_wrong_value_are_scored_as_expected(
     ) == (3, 1, 0, 0, 2, 0)
     assert s["exact_numeric"] == round(1 / 3, 4)
     assert s["tokens"]["total_tokens"] > 0 and s["seconds"] > 0
+    assert s["cost_usd"] > 0 and s["cost_known_for"] == 3 and by_id["right"]["cost_usd"] > 0
+    assert by_id["right"]["tool_calls"] == 1 and by_id["right"]["retries"] == 0
     assert all(set(q) >= {"id", "correct", "passed", "exit", "answer"} for q in doc["questions"])
     assert list(s)[1] == "wrong_passed", "false acceptance leads the summary"
     assert "false acceptance" in result.stdout

@@ -1,41 +1,35 @@
-"""Drive the workbench graph for one eval question on its own thread (the CLI's ``execute``)."""
+"""Ask one eval question through ``refgate.ask`` on its own thread (the CLI's ``execute``).
+
+The run is exactly what ``refgate ask`` does (same resume rules, thread lock, audit record and
+usage accounting); a killed question resumes on its thread, finished passes not redone.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from refgate.api import ask
 from refgate.cli.evaluation.questions import EvalQuestion
 from refgate.cli.evaluation.runner import Outcome
 
 
-class GraphExecutor:
-    """Runs questions through one compiled, checkpointed workbench graph (thread-safe: each
-    question has its own thread id; the checkpointer serialises its writes)."""
+class AskExecutor:
+    """Runs questions with ``refgate.ask`` against one live model endpoint (``settings``)."""
 
-    def __init__(self, graph: Any, workspace_root: str, model: str | None = None):
-        self.graph = graph
-        self.workspace_root = workspace_root
-        self.model = model
+    def __init__(self, workspace: Any, settings: Any):
+        self.workspace = workspace
+        self.settings = settings
 
     def __call__(self, q: EvalQuestion, thread_id: str) -> Outcome:
-        config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 50}
-        snapshot = self.graph.get_state(config)
-        values = snapshot.values or {}
-        if snapshot.next:
-            inputs: Any = None  # killed mid-run: finish it, finished passes are not redone
-        elif values.get("answer") is not None:
-            inputs = "done"  # finished before the kill, not yet recorded
-        else:
-            inputs = {"question": q.question, "workspace": self.workspace_root}
-        if values.get("question") not in (None, q.question):
-            raise ValueError(f"thread {thread_id} holds another question; use a new run")
-        if inputs != "done":
-            self.graph.invoke(inputs, config)
-        state = self.graph.get_state(config).values
+        answer = ask(q.question, workspace=self.workspace, thread=thread_id, settings=self.settings)
+        summary = answer.trace_summary or {}
+        passes = list(summary.get("passes") or [])
         return Outcome(
-            answer=state.get("answer"),
-            gate=dict(state.get("gate") or {}),
-            refs=dict(state.get("refs") or {}),
-            trace=list(state.get("trace") or []),
-            model=self.model,
+            answer=answer.answer,
+            gate=dict(answer.gate),
+            refs=dict(answer.refs),
+            tokens=dict(answer.usage.total),
+            cost_usd=answer.usage.cost_usd,
+            tool_calls=sum(int(n or 0) for n in (summary.get("tool_calls") or {}).values()),
+            retries=max(0, passes.count("work") - 1),
         )

@@ -1,7 +1,7 @@
 """Run a question set: concurrently, resumably, one thread per question.
 
 ``run_eval`` takes an ``execute(question, thread_id) -> Outcome`` callable (the CLI passes one that
-drives the workbench graph; tests may pass their own), scores each outcome, and appends its result
+asks through ``refgate.ask``; tests may pass their own), scores each outcome, and appends its result
 to the run's store as soon as it finishes. Questions already in the store are skipped, so a killed
 run continues where it stopped; a question killed mid-run resumes on its thread (finished passes
 are not redone, since the graph is checkpointed).
@@ -16,7 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from refgate.audit import usage_from_events
 from refgate.cli.evaluation.metrics import cell_of
 from refgate.cli.evaluation.questions import EvalQuestion
 from refgate.cli.evaluation.scoring import score_answer
@@ -33,8 +32,10 @@ class Outcome:
     answer: str | None = None
     gate: dict[str, Any] = field(default_factory=dict)
     refs: dict[str, Any] = field(default_factory=dict)
-    trace: list[dict[str, Any]] = field(default_factory=list)
-    model: str | None = None
+    tokens: dict[str, int] = field(default_factory=dict)
+    cost_usd: float | None = None
+    tool_calls: int = 0
+    retries: int = 0
     error: str | None = None
 
 
@@ -51,26 +52,12 @@ def _plain_refs(refs: dict[str, Any]) -> dict[str, Any]:
 
 
 def result_record(
-    q: EvalQuestion,
-    outcome: Outcome,
-    *,
-    thread: str,
-    seconds: float,
-    price: Callable[[str | None, dict[str, int]], float | None] | None = None,
+    q: EvalQuestion, outcome: Outcome, *, thread: str, seconds: float
 ) -> dict[str, Any]:
     """One question's result: the score, the GATE verdict, the cell, usage and cost."""
     refs = _plain_refs(outcome.refs)
     score = score_answer(q, outcome.answer, refs)
     passed = bool(outcome.gate.get("passed")) and not outcome.error
-    usage = usage_from_events(outcome.trace)
-    tokens = {
-        k: v
-        for k, v in usage["total"].items()
-        if k in ("input_tokens", "output_tokens", "total_tokens")
-    }
-    tool_calls = sum(
-        len(e.get("tool_calls") or []) for e in outcome.trace if e.get("type") == "model_call"
-    )
     rec: dict[str, Any] = {
         "id": q.id,
         "question": q.question,
@@ -94,20 +81,11 @@ def result_record(
                 if i.get("severity", "block") == "block"
             }
         ),
-        "tokens": tokens,
-        "model_calls": usage["model_calls"],
-        "cost_usd": price(outcome.model, tokens) if price else None,
+        "tokens": dict(outcome.tokens),
+        "cost_usd": outcome.cost_usd,
         "seconds": round(seconds, 3),
-        "tool_calls": tool_calls,
-        "retries": max(
-            0,
-            sum(
-                1
-                for e in outcome.trace
-                if e.get("type") == "pass_start" and e.get("pass") == "work"
-            )
-            - 1,
-        ),
+        "tool_calls": outcome.tool_calls,
+        "retries": outcome.retries,
         "thread": thread,
         "error": outcome.error,
     }
@@ -130,7 +108,6 @@ def run_eval(
     execute: Callable[[EvalQuestion, str], Outcome],
     *,
     concurrency: int = 1,
-    price: Callable[[str | None, dict[str, int]], float | None] | None = None,
     on_result: Callable[[dict[str, Any], int, int], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Run every question not yet in ``store``; return all results in question-file order.
@@ -155,9 +132,7 @@ def run_eval(
             outcome = Outcome(error=f"{type(exc).__name__}: {exc}"[:2000])
         if stopping.is_set():
             return None  # interrupted: not recorded, so a resumed run finishes it
-        rec = result_record(
-            q, outcome, thread=thread, seconds=time.perf_counter() - started, price=price
-        )
+        rec = result_record(q, outcome, thread=thread, seconds=time.perf_counter() - started)
         store.append(rec)
         return rec
 
