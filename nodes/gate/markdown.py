@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from refgate.text import ABBREVIATIONS
+from refgate.text import sentence_ends
 
 #: Ref id prefixes (refgate.refs.KIND_PREFIX) and the shape of a drawn id.
 _ID_LIKE = re.compile(
@@ -45,13 +45,9 @@ _RANK_COL = re.compile(r"^\s*(?:rank(?:ing)?|#|no\.?|순위|등수|place)\s*$", 
 _PERIOD_COL = re.compile(
     r"\b(?:period|year|date|quarter|as\s?of|fy|fiscal)\b|기간|연도|년도|분기|기준일|일자|날짜", re.I
 )
-#: Sentence-splitting abbreviations: the shared ones plus units common in answers.
-_ABBREV = ABBREVIATIONS | {"avg", "yr", "yrs", "mo", "mos"}
 _CITE_SEP = re.compile(r"[,;\s]+")
 _BRACKETS_SEP = re.compile(r"[,;\s\[\]]+")
 _PIPE = re.compile(r"(?<!\\)\|")
-_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz.")
-_BOUNDARY = re.compile(r"[.!?。！？](?=\s)|(?<=다\.)(?=\S)")
 
 
 @dataclass(slots=True)
@@ -166,24 +162,7 @@ def _blank(m: re.Match[str]) -> str:
 def _sentences(text: str, known: set[str] | dict) -> list[str]:
     parts: list[str] = []
     start = 0
-    n = len(text)
-    for m in _BOUNDARY.finditer(text):
-        end = m.end()
-        if m.group() == ".":
-            # The run of [A-Za-z.] that ends the sentence so far ("Inc.", "U.S.", "e.g.").
-            j = end
-            while j > start and text[j - 1] in _WORD_CHARS:
-                j -= 1
-            if j < end:
-                w = text[j:end].rstrip(".").lower()
-                if w in _ABBREV or ("." in w and w.replace(".", "").isalpha()) or len(w) == 1:
-                    continue
-        k = end
-        while k < n and text[k].isspace():
-            k += 1
-        nxt = text[k] if k < n else ""
-        if nxt and nxt.islower() and nxt.isascii():
-            continue
+    for end in sentence_ends(text):
         parts.append(text[start:end])
         start = end
     parts.append(text[start:])
