@@ -348,8 +348,8 @@ def warnings(gate: Mapping[str, Any] | None) -> list[dict[str, str]]:
 
 def verdict(gate: Mapping[str, Any] | None) -> dict[str, Any]:
     """``passed`` / ``passed with warnings`` / ``blocked with N unmet claims`` (or no verdict)."""
-    if not gate:
-        return {"status": "none", "text": "no GATE verdict"}
+    if not gate or "passed" not in gate:
+        return {"status": "none", "text": "no GATE verdict (the run did not reach the GATE)"}
     unmet = len(unmet_claims(gate))
     warns = len(warnings(gate))
     if gate.get("passed") and not unmet:

@@ -70,10 +70,15 @@ def render_run_markdown(record: Mapping[str, Any]) -> str:
         meta.append(f"workspace: {record['workspace'].get('name')}")
     if facts["models"]:
         meta.append("model: " + ", ".join(facts["models"]))
-    meta.append(f"date: {record.get('created_at')}")
-    meta.append(f"thread: {record.get('thread_id')}")
+    for name in ("created_at", "thread_id"):
+        if record.get(name):
+            meta.append(
+                f"{'date' if name == 'created_at' else 'thread'}: {_one_line(record[name])}"
+            )
     if facts["tokens"] is not None:
         meta.append(f"tokens: {facts['tokens']}")
+    if facts["cost_usd"] is not None:
+        meta.append(f"cost: ${facts['cost_usd']:.4f} (estimated)")
     if facts["seconds"] is not None:
         meta.append(f"time: {facts['seconds']} s")
     out = [*head, " · ".join(meta), "", "## Answer", "", answer or "_(no answer)_", ""]

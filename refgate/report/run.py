@@ -71,10 +71,16 @@ def header_facts(record: Mapping[str, Any]) -> dict[str, Any]:
     if seconds is None and summary.get("duration_ms"):
         seconds = sum(v for v in summary["duration_ms"].values() if isinstance(v, int | float))
         seconds = seconds / 1000
+    usage = record.get("usage") if isinstance(record.get("usage"), Mapping) else {}
+    usage_total = usage.get("total") if isinstance(usage.get("total"), Mapping) else {}
+    if total is None:
+        total = usage_total.get("total_tokens")
+    cost = usage.get("cost_usd")
     models = record.get("models") or {}
     names = list(dict.fromkeys(str(m) for m in models.values() if m))
     return {
-        "tokens": total,
+        "tokens": total if isinstance(total, int | float) and not isinstance(total, bool) else None,
+        "cost_usd": cost if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
         "seconds": round(seconds, 1) if isinstance(seconds, int | float) else None,
         "models": names,
         "model_calls": summary.get("model_calls"),

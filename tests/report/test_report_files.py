@@ -426,3 +426,48 @@ def test_markdown_report_keeps_document_text_inert(reports, tmp_path):
 
     html = MarkdownIt("commonmark").render(refs)
     assert "<script" not in html and "<img" not in html and "<a " not in html
+
+
+def test_header_states_verdict_models_tokens_cost_and_time():
+    from refgate.report import render_run_markdown
+
+    base = {
+        "question": "q",
+        "answer": "a",
+        "thread_id": "t1",
+        "created_at": "2026-01-02",
+        "models": {"brief": "m-small", "work": "m-big", "compose": "m-big"},
+        "workspace": {"name": "ws1"},
+        "duration_s": 12.34,
+        "usage": {"total": {"total_tokens": 1234}, "cost_usd": 0.01234},
+    }
+    warn = {
+        "passed": True,
+        "issues": [
+            {"code": "external_only_numeric", "claim": "c", "detail": "d", "severity": "warn"}
+        ],
+    }
+    blocked = {
+        "passed": False,
+        "issues": [
+            {"code": "unsupported_numeric_claim", "claim": "c1", "detail": "d1"},
+            {"code": "uncited_claim", "claim": "c2", "detail": "d2"},
+        ],
+    }
+    cases = {
+        "passed": {"passed": True, "issues": []},
+        "warn": warn,
+        "blocked": blocked,
+        "none": None,
+    }
+    pages = {k: render_run_html({**base, "gate": g}) for k, g in cases.items()}
+    assert "GATE: passed</p>" in pages["passed"]
+    assert "GATE: passed with 1 warning(s)" in pages["warn"] and 'id="warnings"' in pages["warn"]
+    assert "GATE: blocked with 2 unmet claim(s)" in pages["blocked"]
+    assert "no GATE verdict" in pages["none"]
+    page = pages["passed"]
+    for shown in ("ws1", "m-small, m-big", "2026-01-02", "t1", "1234", "$0.0123", "12.3 s"):
+        assert f"<dd>{shown}" in page, shown
+    md = render_run_markdown({**base, "gate": blocked})
+    assert md.splitlines()[2].startswith("GATE: **blocked with 2 unmet claim(s)** · workspace: ws1")
+    assert "## Not verified" in md and "`uncited_claim`" in md
