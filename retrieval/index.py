@@ -9,7 +9,8 @@ Folder layout (``path``)::
     vectors.faiss        FAISS inner-product index: row i = chunk i (``dense="chunk"``), or one
                          row per window, chunk by chunk (``dense="window"``; the chunk's
                          window count is its ``windows`` column)
-    chunk_vectors.npy    (window mode) one unit vector per chunk, the mean of its windows: MMR's
+    chunk_vectors.npy    (window mode) one unit vector per chunk, the mean of its windows' (and
+                         ``window_hashes`` their content hashes, so updates re-tokenize nothing): MMR's
                          redundancy term
     bm25/                bm25s index (stemmed, English stop words removed)
     embeddings.sqlite    the embeddings cache by content hash (see ``cache.py``)
@@ -241,6 +242,8 @@ class DocumentIndex:
         self.window_counts: np.ndarray | None = None
         self.chunk_vectors: np.ndarray | None = None
         self.cache_path: Path | None = None
+        #: Window mode: the content hashes of each chunk's windows (the FAISS rows, in order).
+        self.window_hashes: list[list[str]] | None = None
         self._set_windows(None)
 
     @property
@@ -364,6 +367,8 @@ class DocumentIndex:
         if loaded.dense_unit == "window" and chunks:
             loaded._set_windows(np.asarray(table["windows"], dtype=np.int64))
             loaded.chunk_vectors = np.load(path / CHUNK_VECTORS)
+            if "window_hashes" in table:
+                loaded.window_hashes = [list(h) for h in table["window_hashes"]]
         return loaded
 
     def update(self, documents: Iterable[Any], *, progress: Progress | None = None) -> UpdateResult:
@@ -420,7 +425,18 @@ class DocumentIndex:
         windowed = self.dense_unit == "window"
         size = int((self.manifest.get("dense") or {}).get("window_tokens", WINDOW_TOKENS))
         if windowed:
-            pieces = [chunk_windows(self.embeddings, c.text, size) for c in chunks]
+            known: dict[str, list[str]] = {}
+            if existing and self.window_hashes is not None:
+                known = {
+                    c.chunk_id + c.content_hash: hs
+                    for c, hs in zip(self.chunks, self.window_hashes, strict=False)
+                }
+            pieces = [
+                [(h, "") for h in known[c.chunk_id + c.content_hash]]
+                if c.chunk_id + c.content_hash in known
+                else chunk_windows(self.embeddings, c.text, size)
+                for c in chunks
+            ]
         else:
             pieces = [[(c.content_hash, c.text)] for c in chunks]
         hashes = [h for ws in pieces for h, _ in ws]
@@ -436,7 +452,9 @@ class DocumentIndex:
             missing_from_index = [h for h in dict.fromkeys(hashes) if h not in have]
             have.update(cache.get_many(model_id, missing_from_index))
             todo: dict[str, str] = {}
-            for ws in pieces:
+            for n, ws in enumerate(pieces):
+                if windowed and any(h not in have and not t for h, t in ws):
+                    ws = pieces[n] = chunk_windows(self.embeddings, chunks[n].text, size)
                 for h, text in ws:
                     if h not in have:
                         todo.setdefault(h, text)
@@ -474,17 +492,19 @@ class DocumentIndex:
             if windowed:
                 counts = np.array([len(ws) for ws in pieces], dtype=np.int64)
                 self._set_windows(counts)
-                weights = np.array([len(t) or 1 for ws in pieces for _, t in ws], np.float32)
+                self.window_hashes = [[h for h, _ in ws] for ws in pieces]
                 sums = np.zeros((len(chunks), mat.shape[1]), dtype=np.float32)
-                np.add.at(sums, self._window_chunk, mat * weights[:, None])
+                np.add.at(sums, self._window_chunk, mat)
                 self.chunk_vectors = _normalise(sums)
             else:
                 self._set_windows(None)
                 self.chunk_vectors = None
+                self.window_hashes = None
         else:
             index, bm25 = None, None
             self._set_windows(None)
             self.chunk_vectors = None
+            self.window_hashes = None
         old_ids = {c.chunk_id for c in self.chunks}
         removed_chunks = len(old_ids - {c.chunk_id for c in chunks}) if existing else 0
         self.chunks, self.faiss_index, self.bm25 = chunks, index, bm25
@@ -515,6 +535,8 @@ class DocumentIndex:
         """The content hash of each FAISS row (a chunk's, or each of its windows')."""
         if self.dense_unit != "window":
             return [c.content_hash for c in self.chunks]
+        if self.window_hashes is not None and len(self.window_hashes) == len(self.chunks):
+            return [h for hs in self.window_hashes for h in hs]
         size = int((self.manifest.get("dense") or {}).get("window_tokens", WINDOW_TOKENS))
         rows = [h for c in self.chunks for h, _ in chunk_windows(self.embeddings, c.text, size)]
         if self.faiss_index is not None and len(rows) != self.faiss_index.ntotal:
@@ -562,6 +584,11 @@ class DocumentIndex:
                     if self.window_counts is not None
                     else [1] * len(self.chunks)
                 ),
+                "window_hashes": (
+                    self.window_hashes
+                    if self.window_hashes is not None
+                    else [[c.content_hash] for c in self.chunks]
+                ),
             },
             schema=pa.schema(
                 [
@@ -570,6 +597,7 @@ class DocumentIndex:
                     ("text", pa.string()),
                     ("metadata", pa.string()),
                     ("windows", pa.int64()),
+                    ("window_hashes", pa.list_(pa.string())),
                 ]
             ),
         )
