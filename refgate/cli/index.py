@@ -14,7 +14,7 @@ from refgate.cli.common import WORKSPACE_HELP, dumps, open_settings, open_worksp
 STAGES = {
     "load": "reading files",
     "chunk": "chunking pages",
-    "embed": "embedding chunks",
+    "embed": "embedding vectors",
     "index": "writing index",
 }
 

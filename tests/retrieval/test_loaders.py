@@ -238,4 +238,22 @@ def test_index_command_reports_progress_and_skipped_files(workspace, monkeypatch
         "documents/zero.pdf",
     }
     assert "no text layer; OCR is not supported" in res.stderr
-    assert "reading files" in res.stderr and "embedding chunks" in res.stderr
+    assert "reading files" in res.stderr and "embedding vectors" in res.stderr
+
+
+def test_a_pdf_edited_after_indexing_gives_no_tables_until_reindexed(workspace):
+    import os
+
+    from refgate.config import Settings
+
+    report = workspace.root / "documents" / "report.pdf"
+    stat = report.stat()
+    try:
+        os.utime(report, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**12))
+        ctx = ToolContext(
+            pass_name="work", ledger=RefLedger(), settings=Settings(), workspace=workspace
+        )
+        res = _search(ctx, "Segment Cloud Devices 2023 2022 table", k=5, doc_id="report")
+        assert res.ok and not [r for r in res.refs if r.kind == "tableRef"]
+    finally:
+        os.utime(report, ns=(stat.st_atime_ns, stat.st_mtime_ns))
