@@ -26,14 +26,14 @@ def run_index(
 
     ``report`` (a ``LoadReport`` from ``workspace_load``) is what was read; default: read now.
 
-    An existing index built with the embedder the settings ask for is updated incrementally;
-    otherwise (none yet, ``rebuild``, another embedder, an unreadable index) it is built anew,
-    still reusing cached vectors of the same embedder.
+    An existing index built with the embedder the settings ask for (and the current dense
+    representation) is updated incrementally; otherwise (none yet, ``rebuild``, another embedder
+    or representation, an unreadable index) it is built anew, still reusing cached vectors.
     """
     from refgate.embeddings import embeddings_id
     from refgate.retrieval import DocumentIndex, default_embeddings, index_dir
     from refgate.retrieval.documents import workspace_load
-    from refgate.retrieval.index import MANIFEST, DocumentIndexError
+    from refgate.retrieval.index import DENSE_UNIT, MANIFEST, DocumentIndexError
 
     docs = (report or workspace_load(workspace, progress=progress)).documents
     path = index_dir(workspace)
@@ -43,7 +43,11 @@ def run_index(
             index = DocumentIndex.load(path, settings=settings)
         except DocumentIndexError:
             index = None
-        if index is not None and index.manifest.get("embeddings_id") == embeddings_id(wanted):
+        if (
+            index is not None
+            and index.manifest.get("embeddings_id") == embeddings_id(wanted)
+            and index.dense_unit == DENSE_UNIT
+        ):
             return index.update(docs, progress=progress)
     return DocumentIndex.build(docs, path, embeddings=wanted, progress=progress).last_result
 
