@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,8 @@ def index_command(
                 tasks[stage] = bar.add_task(STAGES.get(stage, stage), total=max(total, 1))
             bar.update(tasks[stage], completed=done, total=max(total, 1))
 
+        # skipped files are summarised below; their log lines would tear the progress bars
+        logging.getLogger("refgate.retrieval").setLevel(logging.ERROR)
         try:
             from refgate.retrieval.documents import workspace_load
 
