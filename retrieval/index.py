@@ -272,13 +272,14 @@ class DocumentIndex:
         min_tokens: int = MIN_TOKENS,
         max_tokens: int = MAX_TOKENS,
         overlap_tokens: int = OVERLAP_TOKENS,
-        dense: DenseUnit = DENSE_UNIT,
+        dense: DenseUnit | None = None,
         window_tokens: int = WINDOW_TOKENS,
         cache_path: Path | str | None = None,
     ) -> DocumentIndex:
         """Chunk, embed (reusing the cache beside ``path``, or at ``cache_path``) and index
         ``documents`` at ``path``; ``dense`` chooses one vector per chunk or per window."""
         path = Path(path)
+        dense = dense or DENSE_UNIT
         if dense not in ("chunk", "window"):
             raise ValueError(f"dense must be chunk or window, not {dense!r}")
         emb = embeddings if embeddings is not None else default_embeddings()
