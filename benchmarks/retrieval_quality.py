@@ -207,7 +207,7 @@ def ils(index: DocumentIndex, hits: list) -> float:
     """Intra-list similarity: mean pairwise cosine of the hits' chunk vectors."""
     if len(hits) < 2:
         return 0.0
-    vecs = np.stack([index.faiss_index.reconstruct(index._by_id[h.chunk_id]) for h in hits])
+    vecs = np.stack([index.chunk_vector(index._by_id[h.chunk_id]) for h in hits])
     sims = vecs @ vecs.T
     return float(sims[np.triu_indices(len(hits), 1)].mean())
 
@@ -264,7 +264,7 @@ def langchain_store(index: DocumentIndex, embeddings):
     """LangChain's FAISS vector store over the very same chunks and vectors."""
     from langchain_community.vectorstores import FAISS
 
-    vecs = index.faiss_index.reconstruct_n(0, index.faiss_index.ntotal)
+    vecs = [index.chunk_vector(i) for i in range(len(index.chunks))]
     pairs = [(c.text, v.tolist()) for c, v in zip(index.chunks, vecs, strict=True)]
     metas = [{"doc_id": c.doc_id} for c in index.chunks]
     return FAISS.from_embeddings(pairs, embeddings, metadatas=metas)

@@ -143,8 +143,10 @@ def search_documents(
     *,
     env: EngineEnv,
 ) -> Evidence:
-    """Search the workspace's documents: FAISS (MiniLM) and BM25 candidates fused by a convex
-    combination of normalised scores (0.7 dense, 0.3 BM25), then diversified by MMR (lambda 0.9).
+    """Search the workspace's documents: FAISS (MiniLM, one vector per 254-word-piece window, a
+    chunk scored by its best window) and BM25 candidates fused by a convex combination of
+    normalised scores (dense weight 0.7 for a query of up to 15 words, rising to 0.95 at 30
+    words; the rest BM25), then diversified by MMR (lambda 0.9).
 
     Args:
         query: what to look for, in words.

@@ -13,17 +13,40 @@ in the FOMC statements) moves the fused ranking little, while a BM25 list with a
 it; no list contributes by rank position alone. The theoretical minimum (rather than the
 candidates' minimum) keeps a narrow cosine spread narrow instead of stretching it to [0, 1].
 
-Reciprocal-rank fusion (``rrf_fuse``, Cormack et al. 2009) stays available (``fusion="rrf"``).
+The dense weight ``alpha`` is 0.7 for a query of up to 15 words and rises to 0.95 at 30 words
+(``dense_weight_for``). Reciprocal-rank fusion (``rrf_fuse``, Cormack et al. 2009) stays
+available (``fusion="rrf"``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
 
-#: Weight of the dense score in the convex combination (1 - it goes to BM25).
+#: Weight of the dense score in the convex combination (1 - it goes to BM25) for a short query.
 DENSE_WEIGHT = 0.7
+#: A verbose query (an analyst's full question, instructions included) gets more dense weight:
+#: BM25 scores every one of its words, and the instructions' words ("balance sheet", "USD",
+#: "answer") rank the wrong pages; the dense side reads the question as a whole. The weight
+#: rises linearly from ``DENSE_WEIGHT`` at ``SHORT_QUERY_WORDS`` words to ``LONG_QUERY_WEIGHT``
+#: at ``LONG_QUERY_WORDS`` (docs/benchmarks.md, "Long documents").
+SHORT_QUERY_WORDS = 15
+LONG_QUERY_WORDS = 30
+LONG_QUERY_WEIGHT = 0.95
+_WORD = re.compile(r"\w+")
+
+
+def dense_weight_for(query: str) -> float:
+    """The default dense weight for ``query``, by its length in words."""
+    n = len(_WORD.findall(query))
+    if n <= SHORT_QUERY_WORDS:
+        return DENSE_WEIGHT
+    if n >= LONG_QUERY_WORDS:
+        return LONG_QUERY_WEIGHT
+    share = (n - SHORT_QUERY_WORDS) / (LONG_QUERY_WORDS - SHORT_QUERY_WORDS)
+    return DENSE_WEIGHT + share * (LONG_QUERY_WEIGHT - DENSE_WEIGHT)
 #: Theoretical minimum of each score: cosine of unit vectors, and BM25.
 COSINE_FLOOR = -1.0
 BM25_FLOOR = 0.0

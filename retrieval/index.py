@@ -51,7 +51,7 @@ from refgate.retrieval.chunking import (
     Chunk,
     chunk_documents,
 )
-from refgate.retrieval.fusion import DENSE_WEIGHT, RRF_K, convex_fuse, rrf_fuse
+from refgate.retrieval.fusion import RRF_K, convex_fuse, dense_weight_for, rrf_fuse
 from refgate.retrieval.mmr import DEFAULT_LAMBDA, mmr_select
 from refgate.retrieval.windows import WINDOW_TOKENS, chunk_windows
 
@@ -71,7 +71,7 @@ DenseUnit = Literal["chunk", "window"]
 
 #: How the dense side represents a chunk (see ``windows.py``): "window" = one vector per window,
 #: a chunk scored by its best window; "chunk" = one vector, the mean of its windows.
-DENSE_UNIT: DenseUnit = "chunk"
+DENSE_UNIT: DenseUnit = "window"
 
 #: Vectors up to which the dense index is exact (``faiss.IndexFlatIP``, a full scan per query);
 #: a bigger index is an HNSW graph (``IndexHNSWFlat``, inner product), whose query time grows
@@ -802,10 +802,12 @@ class DocumentIndex:
 
         Filters are applied before ranking. ``mode="hybrid"`` takes the ``max(fetch_k, 100)`` best
         chunks of FAISS and of BM25, scores every candidate by both and fuses them
-        (``fusion="convex"``: ``dense_weight`` (default 0.7) times the cosine normalised by its
+        (``fusion="convex"``: ``dense_weight`` (default 0.7, rising to 0.95 for queries of 15 to
+        30 words, ``fusion.dense_weight_for``) times the cosine normalised by its
         theoretical minimum and the query's maximum plus the rest times BM25 / its maximum;
         ``fusion="rrf"``: reciprocal rank); ``score`` = the fused score. ``"dense"`` / ``"bm25"``
-        use one of them (``score`` = cosine / BM25). With ``mmr`` the ``k`` hits are picked from
+        use one of them (``score`` = cosine / BM25). A chunk's cosine is its best window's in
+        window mode (the default), the cosine of its one vector otherwise. With ``mmr`` the ``k`` hits are picked from
         the ``fetch_k`` (default ``4 * k``) best candidates by maximal marginal relevance
         (``lambda_mult``, default ``DEFAULT_LAMBDA`` = 0.9, chosen on a TAT-QA tuning split with
         FOMC cross-validation, see ``mmr.py``; relevance = the score min-max scaled over those candidates,
@@ -818,7 +820,7 @@ class DocumentIndex:
         if fusion not in ("convex", "rrf"):
             raise ValueError(f"fusion must be convex or rrf, not {fusion!r}")
         lam = self.lambda_mult if lambda_mult is None else lambda_mult
-        alpha = DENSE_WEIGHT if dense_weight is None else dense_weight
+        alpha = dense_weight_for(query) if dense_weight is None else dense_weight
         fetch = max(fetch_k or 4 * k, k)
         mask = self.filter_mask(filters)
         if mask is not None and not mask.any():

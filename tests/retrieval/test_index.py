@@ -76,7 +76,7 @@ def built(tmp_path):
 def test_build_embeds_in_batches_of_100_and_search_finds_topic(built):
     index, emb, docs, _ = built
     assert len(index) > 100  # several chunks per document
-    assert emb.calls and max(emb.calls) == 100 and sum(emb.calls) == len(index)
+    assert emb.calls and max(emb.calls) == 100 and sum(emb.calls) == index.faiss_index.ntotal
     assert index.last_result.embedded == len(index) and index.last_result.reused == 0
     hits = index.search("crude oil hurricane energy prices", k=5, mmr=False)
     assert len(hits) == 5 and all(isinstance(h, Hit) for h in hits)
@@ -156,9 +156,9 @@ def test_rebuild_at_same_path_reuses_the_cache_but_not_across_embedders(built):
     assert emb.documents == 0 and rebuilt.last_result.reused == len(rebuilt)
     other = Counting(64)  # another model: nothing may be reused
     DocumentIndex.build(docs, path, embeddings=other)
-    assert other.documents == len(rebuilt)
+    assert other.documents == rebuilt.faiss_index.ntotal  # one text per window
     with EmbeddingCache(path / CACHE) as cache:
-        assert cache.get_many("hashing:128", [rebuilt.chunks[0].content_hash]) != {}
+        assert cache.get_many("hashing:128", [rebuilt.window_hashes[0][0]]) != {}
 
 
 def test_filters_apply_before_ranking(built):
@@ -204,7 +204,7 @@ def test_mmr_diversifies_near_duplicates(tmp_path):
     assert diverse[0].doc_id == plain[0].doc_id and "other" in {h.doc_id for h in diverse}
 
     def redundancy(hits):
-        vecs = np.stack([index.faiss_index.reconstruct(index._by_id[h.chunk_id]) for h in hits])
+        vecs = np.stack([index.chunk_vector(index._by_id[h.chunk_id]) for h in hits])
         sims = vecs @ vecs.T
         return float(sims[np.triu_indices(len(hits), 1)].mean())
 
