@@ -27,9 +27,11 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from refgate.events import event
+from refgate.memory import recall_decisions
 from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context
 from refgate.nodes.loop import run_tool_pass
 from refgate.nodes.parsing import parse_json_object
+from refgate.provenance.boundaries import guard_external, provenance_of
 from refgate.refs import EMITTED_KINDS, Ref
 from refgate.tools.registry import get_spec
 
@@ -55,14 +57,10 @@ def _recall(question: str, ctx, store: Any) -> tuple[list[str], list[dict[str, A
     """Decisions remembered by earlier runs on this workspace that match the question."""
     if store is None:
         return [], [event("recall_skipped", "brief", reason="no store attached")]
-    from refgate.memory import recall_decisions
-
     return recall_decisions(store, ctx, question, limit=RECALL_LIMIT)
 
 
 def _recalled_block(ids: Sequence[str], ctx) -> str:
-    from refgate.provenance.boundaries import guard_external, provenance_of
-
     lines = []
     for rid in ids:
         ref = ctx.ledger.get(rid)

@@ -20,6 +20,7 @@ from refgate.models import ModelProvider
 from refgate.provenance import RunProvenance
 from refgate.provenance.boundaries import guard_external
 from refgate.refs import Ref, RefLedger
+from refgate.retrieval.chunking import count_tokens
 from refgate.toolspec import ToolContext
 from refgate.workspace import Workspace, load_served_workspace, load_workspace
 
@@ -209,8 +210,6 @@ def refs_block(refs: dict[str, Ref], *, kinds: set[str] | None = None,
                pass_name: str | None = None, max_tokens: int | None = None) -> str:
     """The ledger as JSON lines for a prompt: the newest refs whole within the pass's token
     budget (``PASS_REF_TOKENS``), older ones by id and title, and a note saying how many."""
-    from refgate.retrieval.chunking import count_tokens
-
     budget = max_tokens if max_tokens is not None else PASS_REF_TOKENS.get(
         pass_name or "", DEFAULT_REF_TOKENS)
     chosen = [r for r in refs.values() if kinds is None or r.kind in kinds]

@@ -20,6 +20,7 @@ from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context, ref
 from refgate.nodes.loop import invoke_model
 from refgate.nodes.parsing import parse_string_list
 from refgate.refs import REF_KINDS, as_ref_map, is_emitted_result
+from refgate.tools.registry import CATALOG
 
 PRIMARY_SOURCE = "primarySource"
 SECONDARY_ALLOWED = "secondaryAllowed"
@@ -73,8 +74,6 @@ def checklist(plan: Mapping[str, Any], refs: Mapping[str, Any]) -> list[dict[str
 
 def forbidden_calls(plan: Mapping[str, Any], trace: Sequence[Mapping[str, Any]]) -> list[str]:
     """Tools the chosen skills forbid that WORK called anyway."""
-    from refgate.tools.registry import CATALOG
-
     banned = {f for f in plan.get("forbidden") or [] if f in CATALOG}
     called = []
     for e in trace:

@@ -25,7 +25,10 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
+from refgate.audit import append_run, build_run_record
+from refgate.config import PASSES
 from refgate.events import event
+from refgate.memory import remember_run_decision
 from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context
 from refgate.nodes.loop import run_tool_pass
 from refgate.refs import Ref
@@ -225,8 +228,6 @@ def make_harvest(deps: Deps):
         decisions: list[str] = []
         made = run_decisions(state.get("plan") or {}, trace)
         if made and store is not None:
-            from refgate.memory import remember_run_decision
-
             outcome = "passed" if gate.get("passed") else "blocked"
             try:
                 for kind, text in made:
@@ -306,9 +307,6 @@ def _audit_run(
     """Append the run's audit record (a served run: no CLI writes one) to the workspace's
     ``audit.jsonl``, or to the store when the run has no workspace; returns the trace event.
     Never raises: an audit that cannot be written is reported in the trace."""
-    from refgate.audit import append_run
-    from refgate.config import PASSES
-
     configurable = dict((config or {}).get("configurable") or {})
     thread_id = str(configurable.get("thread_id") or ctx.thread_id or f"run-{ctx.run_id}")
     refs = {**dict(state.get("refs") or {}), **dict(issued)}
@@ -329,8 +327,6 @@ def _audit_run(
             return event("audit_recorded", "harvest", to="audit.jsonl", thread_id=thread_id,
                          run_id=out.get("run_id"))  # fmt: skip
         if store is not None:
-            from refgate.audit import build_run_record
-
             key = f"{thread_id}:{ctx.run_id}"
             store.put(AUDIT_NAMESPACE, key, build_run_record(record), index=False)
             return event("audit_recorded", "harvest", to="store", key=key, thread_id=thread_id)

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from refgate.models import split_model
+
 #: USD per million (input, output) tokens, list prices as published by the providers.
 PRICES: dict[str, tuple[float, float]] = {
     "gpt-4o-mini": (0.15, 0.60),
@@ -89,8 +91,6 @@ def from_trace(trace: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
 
 def price_of(model: str, prices: Mapping[str, Any] | None = None) -> tuple[float, float] | None:
     """(input, output) USD per million tokens for a model string, or None when unknown."""
-    from refgate.models import split_model
-
     provider, name = split_model(model)
     if provider in LOCAL_PROVIDERS:
         return (0.0, 0.0)

@@ -46,6 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from refgate.config import ConfigError, load_settings
+from refgate.numbered_names import check_names
 from refgate.paths import PathEscape, check_served, confine, recheck, served_allowlist
 
 #: Units a dataset column may declare.
@@ -456,8 +458,6 @@ def load_workspace(path: Path | str) -> Workspace:
     web_path, _ = _folder("web_snapshot")
     settings = _table(raw.get("settings"), f"{where}: [settings]")
     if settings:
-        from refgate.config import ConfigError, load_settings
-
         try:
             load_settings({}, settings)
         except (ConfigError, TypeError) as exc:
@@ -467,8 +467,6 @@ def load_workspace(path: Path | str) -> Workspace:
     names = gate.get("names", [])
     if not isinstance(names, list):
         raise WorkspaceError(f"{where}: gate.names: expected a list of names")
-    from refgate.numbered_names import check_names
-
     try:
         gate_names = check_names(names, f"{where}: gate.names")
     except ValueError as exc:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from refgate.workspace import Workspace, WorkspaceError, load_workspace
+from refgate.workspace import Workspace, WorkspaceError, _read_header, load_workspace
 
 NO_WORKSPACE_HELP = (
     "no workspace here: no refgate.toml in {cwd} or above, no --workspace and no "
@@ -80,8 +80,6 @@ def init_workspace(folder: Path, *, name: str | None = None, force: bool = False
 
     Refuses to overwrite an existing refgate.toml unless ``force``; on a validation failure the
     file is not left behind."""
-    from refgate.workspace import _read_header
-
     root = folder.expanduser().resolve()
     if not root.is_dir():
         raise WorkspaceError(f"{root}: not a folder")

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from refgate.refs import SCHEMA_ROLE
 from refgate.tools.capabilities import (
+    _infer_period_columns,
     load_frame,
     metric_candidates,
     periods_of,
@@ -174,8 +175,6 @@ def _framed(spec, frame):
 
 def _scanned(spec, n: int, seconds: float) -> _Profile:
     """The profile of a large dataset, computed by DuckDB without loading it into pandas."""
-    from refgate.tools.capabilities import _infer_period_columns
-
     scan = scan_profile(
         spec,
         period_columns=lambda sample: _infer_period_columns(spec, _framed(spec, sample)),

@@ -22,6 +22,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from refgate.paths import PathEscape, is_within, read_confined, real
+from refgate.skillbook import builtin_skills_dir
 from refgate.toolspec import ToolContext, ToolResult, ToolSpec
 
 #: Largest file read at all (bytes); larger files are refused rather than sampled.
@@ -72,8 +73,6 @@ def _resolve(raw: str, ctx: ToolContext) -> Path:
 
 def _roots(ctx: ToolContext) -> list[Path]:
     """Where read may look: the workspace, its allowed_roots and skills, refgate's skills."""
-    from refgate.skillbook import builtin_skills_dir
-
     roots = [real(builtin_skills_dir())]
     if ctx.workspace is not None:
         roots[:0] = list(ctx.workspace.roots)

@@ -20,9 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from refgate.config import load_settings
 from refgate.engine import EngineEnv, catalog
 from refgate.refs import Ref, RefLedger, new_ref_id
 from refgate.tools.engine_call import CapabilityError, invoke_capability
+from refgate.tools.read_capability import clean_signature
 from refgate.tools.sandbox.emit import EmitCollector, EmitRejected
 from refgate.tools.sandbox.host import (
     DatasetMount,
@@ -32,7 +34,7 @@ from refgate.tools.sandbox.host import (
 )
 from refgate.tools.sandbox.policy import CodeRejected, check_code
 from refgate.toolspec import ToolContext, ToolResult, ToolSpec
-from refgate.workspace import WorkspaceError
+from refgate.workspace import WorkspaceError, load_workspace
 
 if TYPE_CHECKING:
     from refgate.config import Settings
@@ -90,8 +92,6 @@ def _resolve_workspace(workspace: Any) -> Workspace | None:
     if workspace is None:
         return None
     if isinstance(workspace, (str, Path)):
-        from refgate.workspace import load_workspace
-
         return load_workspace(workspace)
     if not hasattr(workspace, "datasets"):
         raise TypeError(f"workspace must be a Workspace, a folder path or None, not {workspace!r}")
@@ -140,8 +140,6 @@ def record_query(queries: list[dict[str, Any]], msg: dict[str, Any]) -> dict[str
 
 
 def _capability_listing() -> list[dict[str, str]]:
-    from refgate.tools.read_capability import clean_signature
-
     return [
         dict(cap.describe(), signature=clean_signature(cap.signature)) for cap in catalog().values()
     ]
@@ -307,8 +305,6 @@ def run_python(
     ``.refs``); refs go into ``ledger`` (a fresh one if not given).
     """
     if settings is None:
-        from refgate.config import load_settings
-
         settings = load_settings()
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
         raise TypeError(f"timeout must be a number of seconds, not {timeout!r}")
@@ -336,8 +332,6 @@ def prewarm(
         try:
             s = settings
             if s is None:
-                from refgate.config import load_settings
-
                 s = load_settings()
             get_worker(s.sandbox, _mounts(_resolve_workspace(workspace)))
         except Exception:  # reported by the first real call

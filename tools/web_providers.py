@@ -33,6 +33,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from refgate.lexical import LexicalRanker, terms
 from refgate.paths import read_confined
+from refgate.provenance.html import strip_hidden
 from refgate.text import split_sentences
 from refgate.urls import norm_url
 
@@ -287,8 +288,6 @@ def extract_page(html: str, url: str | None = None) -> tuple[str, str]:
     position are removed first (``refgate.provenance.html.strip_hidden``), then trafilatura
     takes the main text (scripts, menus and boilerplate dropped)."""
     import trafilatura
-
-    from refgate.provenance.html import strip_hidden
 
     visible, hidden = strip_hidden(html)
     text = trafilatura.extract(visible, url=url, include_comments=False, favor_precision=True)

@@ -1,34 +1,14 @@
-"""Helpers shared by the research steps: armor for web text, progress events, run-scoped state."""
+"""Helpers shared by the research steps: armor for web text (``refgate.provenance.armor``),
+progress events, run-scoped state."""
 
 from __future__ import annotations
 
-import secrets
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from refgate.events import stream_writer
 from refgate.nodes.research.core import Deduper
-
-
-def armor(text: str, *, source_label: str) -> str:
-    """Fence untrusted web text for a prompt with ``refgate.provenance.armor``.
-
-    Until the provenance module provides ``armor`` this falls back to the same nonce fence
-    (``⟦UNTRUSTED:<nonce>⟧ ... ⟦/UNTRUSTED:<nonce>⟧``, 128-bit nonce redrawn on collision), so a
-    page can never forge the end of its own fence.
-    """
-    try:
-        from refgate.provenance import armor as provenance_armor
-    except ImportError:
-        provenance_armor = None
-    if provenance_armor is not None:
-        return provenance_armor(text, source_label=source_label)
-    nonce = secrets.token_hex(16)
-    while nonce in text or nonce in source_label:
-        nonce = secrets.token_hex(16)
-    label = source_label.replace("\n", " ").replace("⟧", "]")
-    return f"⟦UNTRUSTED:{nonce} source={label}⟧\n{text}\n⟦/UNTRUSTED:{nonce}⟧"
 
 
 def emit(step: str, **fields: Any) -> None:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from refgate.nodes.research.common import armor
 from refgate.nodes.research.core import quote_in_text, select_passages
 from refgate.nodes.research.inspect import page_verdict
 from refgate.nodes.research.schemas import Extract
+from refgate.provenance import armor
 from refgate.tools.web_providers import Page
 
 

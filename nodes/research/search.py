@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from refgate.nodes.research.common import armor
 from refgate.nodes.research.schemas import Search
+from refgate.provenance import armor
 from refgate.urls import norm_url
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from refgate.nodes.research.common import armor
 from refgate.nodes.research.core import build_synth_blocks
 from refgate.nodes.research.schemas import Report
+from refgate.provenance import armor
 from refgate.urls import norm_url
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from refgate.nodes.research.common import armor
 from refgate.nodes.research.schemas import Verdict
+from refgate.provenance import armor
 
 
 def verify_prompt(
