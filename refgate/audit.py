@@ -81,7 +81,7 @@ def _locked_append(path: Path) -> Iterator[int]:
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         try:
-            import fcntl
+            import fcntl  # deferred: POSIX only (ImportError elsewhere is handled below)
 
             fcntl.flock(fd, fcntl.LOCK_EX)
         except ImportError:  # pragma: no cover - not POSIX

@@ -195,6 +195,7 @@ def _from_env(env: Mapping[str, str], label: str) -> tuple[dict[str, Any], dict[
 
 
 def _read_dotenv(path: Path) -> dict[str, str]:
+    # deferred: optional dependency (python-dotenv)
     from dotenv import dotenv_values
 
     try:

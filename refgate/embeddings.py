@@ -15,6 +15,7 @@ a JSON ``spec`` stored in the index manifest so ``DocumentIndex.load`` rebuilds 
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import re
 import threading
@@ -178,8 +179,6 @@ def embeddings_spec(emb: Embeddings) -> dict[str, Any]:
     dump = getattr(emb, "model_dump", None)
     if callable(dump):
         try:
-            import json
-
             params = dump()
             json.dumps(params)
             spec["params"] = params
@@ -231,6 +230,7 @@ def embeddings_from_spec(spec: dict[str, Any], settings: Settings | None = None)
 def openai_embeddings(
     settings: Settings | None = None, *, model: str | None = None, dimensions: int | None = None
 ) -> Embeddings:
+    # deferred: langchain-openai is heavy to import; paid on first use
     from langchain_openai import OpenAIEmbeddings
 
     kwargs: dict[str, Any] = {"model": model or "text-embedding-3-small", "chunk_size": BATCH_SIZE}

@@ -9,6 +9,7 @@ runs, not analysis.
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import os
 import signal
@@ -55,8 +56,6 @@ def available() -> bool:
 def _die_with_parent() -> None:
     """In the child: ask Linux to end the server when refgate dies (no orphaned servers)."""
     if sys.platform.startswith("linux"):
-        import ctypes
-
         pr_set_pdeathsig = 1
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
 

@@ -65,6 +65,7 @@ def split_model(name: str) -> tuple[str | None, str]:
 def _known_providers() -> set[str]:
     known = set(PROVIDERS)
     try:  # every provider LangChain's factory knows, not only the ones with an extra
+        # deferred: langchain is heavy to import; paid on first use
         from langchain.chat_models import base
 
         known |= set(getattr(base, "_BUILTIN_PROVIDERS", {}))
@@ -104,6 +105,7 @@ def chat_model(settings: Settings, pass_name: str = "work", **overrides: Any) ->
 def _openai(settings: Settings, model: str, overrides: dict[str, Any]) -> BaseChatModel:
     if not settings.has_endpoint:
         raise ConfigError(NO_MODEL_HELP)
+    # deferred: langchain-openai is heavy to import; paid on first use
     from langchain_openai import ChatOpenAI
 
     kwargs: dict[str, Any] = {
@@ -130,6 +132,7 @@ def _provider(
     settings: Settings, provider: str, model: str, name: str, overrides: dict[str, Any]
 ) -> BaseChatModel:
     try:
+        # deferred: langchain is heavy to import; paid on first use
         from langchain.chat_models import init_chat_model
     except ImportError:
         raise ConfigError(

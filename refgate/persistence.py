@@ -150,6 +150,7 @@ def default_store_file(settings: Settings, workspace: Any = None) -> Path:
 @contextlib.contextmanager
 def open_sqlite_store(store_file: str | Path, *, index: dict | None = None) -> Iterator[Any]:
     """A ``SqliteStore`` on ``store_file``, indexed when this Python's SQLite loads sqlite-vec."""
+    # deferred: the backend is imported when it is opened
     from langgraph.store.sqlite import SqliteStore
 
     db, can_index = sqlite_module()
@@ -174,6 +175,7 @@ def open_sqlite(
     The store lives in ``store_file`` (default: beside the checkpoints, see the module doc).
     Without a SQLite that loads extensions it is opened without its index.
     """
+    # deferred: the backend is imported when it is opened
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     checkpoints = Path(checkpoints)
@@ -216,6 +218,7 @@ def open_postgres(
 ) -> Iterator[tuple[Any, Any]]:
     """``(PostgresSaver, PostgresStore)`` over one pool; ``index`` is dropped without pgvector."""
     _pg_imports()
+    # deferred: optional dependency (the postgres extra)
     import psycopg
     from langgraph.checkpoint.postgres import PostgresSaver
     from langgraph.store.postgres import PostgresStore
@@ -268,6 +271,7 @@ async def open_async_postgres(
 ) -> AsyncIterator[tuple[Any, Any]]:
     """``(AsyncPostgresSaver, AsyncPostgresStore)`` over one async pool."""
     _pg_imports()
+    # deferred: optional dependency (the postgres extra)
     import psycopg
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from langgraph.store.postgres.aio import AsyncPostgresStore
@@ -312,6 +316,7 @@ async def open_async_persistence(
         async with open_async_postgres(target.url, index=index) as pair:
             yield pair
         return
+    # deferred: optional dependency (aiosqlite)
     import aiosqlite
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 

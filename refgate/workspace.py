@@ -38,6 +38,7 @@ workspace folder or one of its ``allowed_roots``; ``refgate.paths`` holds the ru
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import tomllib
@@ -240,8 +241,6 @@ def _too_wide(path: Path, what: str) -> WorkspaceError:
 
 
 def _csv_header(path: Path) -> list[str]:
-    import csv
-
     with path.open(newline="", encoding="utf-8-sig") as fh:
         line = fh.readline(MAX_HEADER_CHARS + 1)
     if len(line) > MAX_HEADER_CHARS:
@@ -253,6 +252,7 @@ def _csv_header(path: Path) -> list[str]:
 
 
 def _parquet_header(path: Path) -> list[str]:
+    # deferred: pyarrow is heavy to import; paid on first use
     import pyarrow.parquet as pq
 
     with path.open("rb") as fh:

@@ -38,6 +38,7 @@ OVERLAP_TOKENS = 50
 
 @lru_cache(maxsize=1)
 def _encoding():
+    # deferred: tiktoken is heavy to import; paid on first use
     import tiktoken
 
     try:

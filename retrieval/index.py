@@ -89,6 +89,7 @@ CANDIDATES = 100
 
 def faiss_index_for(mat: np.ndarray) -> Any:
     """The FAISS index for these unit vectors: exact up to ``FLAT_MAX_VECTORS``, HNSW above."""
+    # deferred: faiss is heavy to import; paid on first use
     import faiss
 
     if len(mat) <= FLAT_MAX_VECTORS:
@@ -184,6 +185,7 @@ def _normalise(vecs: np.ndarray) -> np.ndarray:
 
 def _stemmer() -> Any:
     try:
+        # deferred: PyStemmer is heavy to import; paid on first use
         import Stemmer
     except ImportError:
         return None
@@ -196,6 +198,7 @@ TOKEN_PATTERN = r"(?u)\d+(?:[./]\d+)*|\b\w\w+\b"
 
 
 def _bm25_tokens(texts: Sequence[str], stemmer: Any, *, ids: bool) -> Any:
+    # deferred: bm25s is heavy to import; paid on first use
     import bm25s
 
     return bm25s.tokenize(
@@ -315,6 +318,7 @@ class DocumentIndex:
         settings: Any = None,
     ) -> DocumentIndex:
         """Open a persisted index. Nothing is embedded; the query embedder loads lazily."""
+        # deferred: faiss is heavy to import; paid on first use
         import faiss
         import pyarrow.parquet as pq
 
@@ -361,6 +365,7 @@ class DocumentIndex:
         index = faiss.read_index(str(path / VECTORS)) if chunks else None
         bm25 = None
         if chunks:
+            # deferred: bm25s is heavy to import; paid on first use
             import bm25s
 
             bm25 = bm25s.BM25.load(str(path / BM25_DIR), show_progress=False)
@@ -559,6 +564,7 @@ class DocumentIndex:
         return float(np.max(vecs @ qvec[0]))
 
     def _build_bm25(self, texts: Sequence[str]) -> Any:
+        # deferred: bm25s is heavy to import; paid on first use
         import bm25s
 
         stem = _stemmer() if self.manifest["bm25"].get("stemmer") else None
@@ -568,6 +574,7 @@ class DocumentIndex:
         return model
 
     def _save(self) -> None:
+        # deferred: faiss is heavy to import; paid on first use
         import faiss
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -691,6 +698,7 @@ class DocumentIndex:
         return mask
 
     def _dense(self, qvec: np.ndarray, n: int, mask: np.ndarray | None) -> list[tuple[int, float]]:
+        # deferred: faiss is heavy to import; paid on first use
         import faiss
 
         if self.faiss_index is None or n <= 0:

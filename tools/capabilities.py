@@ -55,6 +55,7 @@ def dataset_spec(env: EngineEnv | None, name: str) -> "DatasetSpec":
 
 def load_frame(spec: "DatasetSpec") -> "pd.DataFrame":
     """The dataset as a DataFrame (date-unit columns parsed); cached until the file changes."""
+    # deferred: pandas is heavy to import; paid on first use
     import pandas as pd
 
     if spec.is_warehouse:  # a table in a database: loaded whole only when it is small
@@ -128,6 +129,7 @@ def _infer_period_columns(spec: "DatasetSpec", frame: "pd.DataFrame") -> tuple[s
 
 def periods_of(spec: "DatasetSpec", frame: "pd.DataFrame") -> "Periods | None":
     """Each row's period, or None for a dataset without one (a snapshot such as sp500)."""
+    # deferred: pandas is heavy to import; paid on first use
     import pandas as pd
 
     cols = _infer_period_columns(spec, frame)
@@ -190,6 +192,7 @@ def periods_of(spec: "DatasetSpec", frame: "pd.DataFrame") -> "Periods | None":
 
 def metric_candidates(spec: "DatasetSpec", frame: "pd.DataFrame") -> list[str]:
     """Numeric columns that are measurements (not periods, identifiers, years or dates)."""
+    # deferred: pandas is heavy to import; paid on first use
     import pandas as pd
 
     skip = set(_infer_period_columns(spec, frame)) | set(spec.labels)
@@ -207,6 +210,7 @@ def metric_candidates(spec: "DatasetSpec", frame: "pd.DataFrame") -> list[str]:
 
 
 def _numeric_column(spec: "DatasetSpec", frame: "pd.DataFrame", column: str) -> "pd.Series":
+    # deferred: pandas is heavy to import; paid on first use
     import pandas as pd
 
     if not isinstance(column, str) or column not in frame.columns:
@@ -235,6 +239,7 @@ def _sorted_with_periods(
 
 def find_period(periods: "Periods", text: Any, index) -> Any:
     """The row label (index) of the period named ``text`` (``2008Q4``, ``2008``, ``2008-12``)."""
+    # deferred: pandas is heavy to import; paid on first use
     import pandas as pd
 
     wanted = str(text).strip()

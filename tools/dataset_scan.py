@@ -42,6 +42,7 @@ _RANGED += ("UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL", "DA
 def _estimate(path: str, fmt: str, size: int, mtime_ns: int) -> int:
     if fmt == "parquet":
         try:
+            # deferred: pyarrow is heavy to import; paid on first use
             import pyarrow.parquet as pq
 
             meta = pq.read_metadata(path)
@@ -71,6 +72,7 @@ def estimated_memory(spec: DatasetSpec) -> int:
 def count_rows(spec: DatasetSpec, seconds: float = 60.0) -> int:
     """The dataset's row count without loading it (a parquet footer, else a DuckDB count)."""
     if spec.format == "parquet":
+        # deferred: pyarrow is heavy to import; paid on first use
         import pyarrow.parquet as pq
 
         return int(pq.read_metadata(spec.checked_path()).num_rows)
@@ -97,6 +99,7 @@ def source_sql(spec: DatasetSpec) -> str:
 
 
 def connect() -> duckdb.DuckDBPyConnection:
+    # deferred: duckdb is heavy to import; paid on first use
     import duckdb
 
     con = duckdb.connect(
@@ -115,6 +118,7 @@ def connect() -> duckdb.DuckDBPyConnection:
 @contextlib.contextmanager
 def deadline(con: duckdb.DuckDBPyConnection, seconds: float) -> Iterator[None]:
     """Interrupt ``con``'s running query after ``seconds``; raise ``ScanTimeout`` then."""
+    # deferred: duckdb is heavy to import; paid on first use
     import duckdb
 
     fired = threading.Event()
@@ -153,6 +157,7 @@ class ScanProfile:
 
 def _rows_frame(rows, types: dict[str, str]):
     """Rows returned as structs (dicts) by ``arg_min(t, ...)``, as a DataFrame."""
+    # deferred: pandas is heavy to import; paid on first use
     import pandas as pd
 
     return pd.DataFrame(list(rows or []), columns=list(types))

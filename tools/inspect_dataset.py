@@ -101,6 +101,7 @@ def _schema_row(spec, col: str, dtype: str, non_null, lo, hi) -> list[Any]:
 
 def _in_memory(spec, frame, n: int) -> _Profile:
     """The profile of a dataset loaded into pandas (small files)."""
+    # deferred: pandas is heavy to import; paid on first use
     import pandas as pd
 
     periods = periods_of(spec, frame)
@@ -153,6 +154,7 @@ def _iso_day(value) -> Any:
 
 
 def _order_key(value) -> Any:
+    # deferred: pandas is heavy to import; paid on first use
     import pandas as pd
 
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
@@ -165,6 +167,7 @@ def _order_key(value) -> Any:
 
 def _framed(spec, frame):
     """A sample frame with date-unit columns parsed, as ``load_frame`` does."""
+    # deferred: pandas is heavy to import; paid on first use
     import pandas as pd
 
     for col in spec.date_columns:

@@ -153,6 +153,7 @@ def _chart_plan(
 
 
 def _draw(path: Path, args: SaveArtifactArgs, columns, rows, units, x, ys, title) -> None:
+    # deferred: matplotlib is heavy to import; paid on first use
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

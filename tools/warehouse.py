@@ -81,6 +81,7 @@ def connect(spec: DatasetSpec):
         if con is not None:
             return con
         try:
+            # deferred: optional dependency (ibis (warehouse datasets))
             import ibis
         except ImportError as exc:  # pragma: no cover - a declared dependency
             raise WarehouseError(f"warehouse datasets need ibis-framework: {exc}") from None
@@ -117,6 +118,7 @@ def _warehouses(workspace: Workspace | None) -> dict[str, DatasetSpec]:
 def check_query(query: str, datasets: dict[str, DatasetSpec]) -> tuple[str, DatasetSpec]:
     """The query rewritten onto the configured tables, and the dataset whose database runs it.
     Raises ``WarehouseError`` for anything but one read-only SELECT over declared tables."""
+    # deferred: sqlglot is heavy to import; paid on first use
     import sqlglot
     from sqlglot import exp
 
@@ -216,6 +218,7 @@ def table_rows(spec: DatasetSpec) -> int:
 
 
 def _target(spec: DatasetSpec) -> str:
+    # deferred: sqlglot is heavy to import; paid on first use
     from sqlglot import exp
 
     return exp.to_table(spec.table or spec.name, dialect="postgres").sql(dialect="postgres")
@@ -223,6 +226,7 @@ def _target(spec: DatasetSpec) -> str:
 
 def load_table(spec: DatasetSpec, max_rows: int = MAX_LOAD_ROWS):
     """The whole table as a DataFrame when it has at most ``max_rows`` rows."""
+    # deferred: pandas is heavy to import; paid on first use
     import pandas as pd
 
     columns, rows = _fetch(spec, f"SELECT * FROM {_target(spec)}", max_rows)

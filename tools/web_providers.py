@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -287,6 +288,7 @@ def extract_page(html: str, url: str | None = None) -> tuple[str, str]:
     """``(main_text, hidden_text)`` of an HTML page: elements hidden by CSS, size, colour or
     position are removed first (``refgate.provenance.html.strip_hidden``), then trafilatura
     takes the main text (scripts, menus and boilerplate dropped)."""
+    # deferred: trafilatura is heavy to import; paid on first use
     import trafilatura
 
     visible, hidden = strip_hidden(html)
@@ -307,6 +309,7 @@ class SearxSearch:
     def __init__(self, host: str, *, wrapper: Any = None, **params: Any) -> None:
         if wrapper is None:
             try:
+                # deferred: optional dependency (langchain-community)
                 from langchain_community.utilities import SearxSearchWrapper
             except ImportError as exc:  # pragma: no cover - depends on the extra
                 raise WebProviderError(
@@ -346,6 +349,7 @@ class HttpFetch:
         self.user_agent = user_agent or "refgate-research/0.1 (+offline-first analyst agent)"
 
     def fetch(self, url: str) -> Page:
+        # deferred: httpx is heavy to import; paid on first use
         import httpx
 
         if not url.lower().startswith(("http://", "https://")):
@@ -383,6 +387,7 @@ class HttpFetch:
 
 def _html_meta(html: str, url: str) -> tuple[str, str | None]:
     try:
+        # deferred: trafilatura is heavy to import; paid on first use
         import trafilatura
 
         meta = trafilatura.extract_metadata(html, default_url=url)
@@ -447,8 +452,6 @@ def default_providers(
 
 
 if __name__ == "__main__":  # python -m refgate.tools.web_providers FOLDER: write FOLDER/index.json
-    import sys
-
     target = Path(sys.argv[1] if len(sys.argv) > 1 else "examples/us-macro/web")
     doc = fomc_minutes_index(target)
     (target / INDEX_FILE).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")

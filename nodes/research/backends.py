@@ -78,6 +78,7 @@ class ChatModelBackend:
     def _structured(self, schema: type[BaseModel]) -> tuple[str, Any]:
         with self._lock:
             if schema not in self._bound:
+                # deferred: langchain-core tooling is heavy to import; paid on first use
                 from langchain_core.utils.function_calling import convert_to_openai_tool
 
                 tool = convert_to_openai_tool(schema)
@@ -90,6 +91,7 @@ class ChatModelBackend:
             return self._bound[schema]
 
     def run(self, prompt: str, schema: type[T], *, label: str) -> T | None:
+        # deferred: langchain-core tooling is heavy to import; paid on first use
         from langchain_core.messages import HumanMessage, SystemMessage
 
         messages: list[Any] = [SystemMessage(SYSTEM), HumanMessage(prompt)]

@@ -34,6 +34,7 @@ def read_docx(path: Path) -> list[Part]:
     """A Word document as one part."""
     _check_zip(path, "DOCX")
     try:
+        # deferred: optional dependency (python-docx)
         import docx
         from docx.table import Table
     except ImportError as exc:  # pragma: no cover - a declared dependency
@@ -79,6 +80,7 @@ def read_xlsx(path: Path) -> list[Part]:
     """One part per non-empty sheet of a workbook."""
     _check_zip(path, "XLSX")
     try:
+        # deferred: optional dependency (openpyxl)
         import openpyxl
     except ImportError as exc:  # pragma: no cover - a declared dependency
         raise Unreadable(f"openpyxl is not installed ({exc})") from None

@@ -27,6 +27,7 @@ _JUNK = str.maketrans({"\ufffe": "", "\x02": "", "\x00": "", "\r": ""})
 
 
 def _open(path: Path) -> Any:
+    # deferred: optional dependency (pypdfium2)
     import pypdfium2 as pdfium
 
     if path.stat().st_size == 0:
@@ -43,6 +44,7 @@ def _open(path: Path) -> Any:
 
 
 def _has_lines(page: Any) -> bool:
+    # deferred: optional dependency (pypdfium2)
     import pypdfium2.raw as raw
 
     return next(iter(page.get_objects(filter=[raw.FPDF_PAGEOBJ_PATH], max_depth=2)), None) is not None
@@ -65,6 +67,7 @@ def page_tables(path: Path, page: int) -> list[dict[str, Any]]:
         doc.close()
     if not ruled:
         return []
+    # deferred: optional dependency (pdfplumber)
     import pdfplumber
 
     try:

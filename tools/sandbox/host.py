@@ -24,6 +24,7 @@ import os
 import secrets
 import select
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -654,8 +655,6 @@ _FORGED = (
 
 
 def _describe_exit(rc: int | None, stderr: str) -> str:
-    import signal
-
     if rc is None:
         return "the code ended without a result"
     if rc < 0:
