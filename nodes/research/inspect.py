@@ -1,7 +1,8 @@
 """The inspections every fetched page goes through before the extractor sees it: the workbench's
 own (``refgate.provenance.boundaries.scan_untrusted``: injection and unicode) on the page's title
 and text, and on the text the fetcher removed as hidden (CSS, size, colour, position). A page
-with a high-confidence signal, or hidden text carrying any injection signal, is withheld: it is
+with a high-confidence signal, or hidden text carrying a medium or high injection signal, is
+withheld: it is
 never put in a prompt, and the report lists it among the killed sources with the reason."""
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ def page_verdict(title: str, text: str, hidden_text: str = "") -> dict[str, Any]
         }
     if hidden_text.strip():
         hidden, hidden_high = scan_untrusted(hidden_text)
-        injection = [s for s in hidden if s["detector"] == "injection"]
+        # Hidden text is a red flag in itself: a medium injection signal there is enough (on the
+        # tuning split of benchmarks/data/injection every attack scores medium or high, every
+        # near miss at most low; see benchmarks/page_withholding.py).
+        injection = [s for s in hidden if s["detector"] == "injection" and s["confidence"] != "low"]
         if hidden_high or injection:
             kinds = _kinds(injection or hidden, high_only=False)
             return {
