@@ -7,7 +7,7 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 
-from refgate.config import Settings
+from refgate.config import RunContext, Settings
 from refgate.graph.state import WorkbenchInput, WorkbenchOutput, WorkbenchState
 from refgate.models import ModelProvider
 from refgate.nodes.brief import make_brief
@@ -50,7 +50,10 @@ def build_graph(
         models=ModelProvider(model), settings=settings, workspace=workspace, audit=audit
     )
     builder = StateGraph(
-        WorkbenchState, input_schema=WorkbenchInput, output_schema=WorkbenchOutput
+        WorkbenchState,
+        context_schema=RunContext,
+        input_schema=WorkbenchInput,
+        output_schema=WorkbenchOutput,
     )
     builder.add_node("brief", make_brief(deps))
     builder.add_node("work", make_work(deps))

@@ -28,6 +28,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
+from refgate.config import RunContext
 from refgate.nodes.research.core import ResearchLimits
 from refgate.nodes.research.deps import PASS_NAME, ResearchDeps
 from refgate.nodes.research.state import (
@@ -89,7 +90,7 @@ def build_research_graph(
     angle_builder.add_edge("fetch", END)
     angle_graph = angle_builder.compile(name="research_angle")
 
-    builder = StateGraph(ResearchState, input_schema=ResearchInput)
+    builder = StateGraph(ResearchState, context_schema=RunContext, input_schema=ResearchInput)
     builder.add_node("scope", steps.scope)
     builder.add_node("angle", angle_graph)
     builder.add_node("rank", steps.rank)

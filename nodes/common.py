@@ -14,7 +14,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 
-from refgate.config import Settings, load_settings
+from refgate.config import Settings, apply_context, context_workspace, load_settings
 from refgate.events import event, stream_writer
 from refgate.models import ModelProvider
 from refgate.provenance import RunProvenance
@@ -44,9 +44,13 @@ class Deps:
     audit: bool = False
 
     def settings_for(self, workspace: Workspace | None) -> Settings:
+        """The graph's settings (else the environment's and the workspace's), with the run's
+        context (Studio, SDK ``context=``) applied."""
         if self.settings is not None:
-            return self.settings
-        return load_settings(os.environ, workspace.settings if workspace else None)
+            base = self.settings
+        else:
+            base = load_settings(os.environ, workspace.settings if workspace else None)
+        return apply_context(base, run_context())
 
     def model(self, pass_name: str, settings: Settings) -> BaseChatModel:
         return self.models.for_pass(pass_name, settings)
@@ -58,9 +62,10 @@ def _load_workspace_cached(path: str) -> Workspace:
 
 
 def resolve_workspace(state: dict[str, Any], deps: Deps) -> Workspace | None:
-    """The run's workspace: the input's ``workspace`` path, else the graph's default, else the
-    ``REFGATE_WORKSPACE`` folder (how a served graph gets one), else none."""
-    path = state.get("workspace")
+    """The run's workspace: the input's ``workspace`` path, else the run context's, else the
+    graph's default, else the ``REFGATE_WORKSPACE`` folder (how a served graph gets one), else
+    none. A client-named folder passes the served allowlist check."""
+    path = state.get("workspace") or context_workspace(run_context())
     if path:
         return load_served_workspace(path, loader=_load_workspace_cached)
     if deps.workspace is not None:
@@ -69,6 +74,16 @@ def resolve_workspace(state: dict[str, Any], deps: Deps) -> Workspace | None:
     if env_path:
         return load_served_workspace(env_path, loader=_load_workspace_cached)
     return None
+
+
+def run_context() -> Any:
+    """The running graph's runtime context (a ``RunContext``), or None outside a run."""
+    try:
+        from langgraph.runtime import get_runtime
+
+        return get_runtime().context
+    except Exception:  # not inside a graph run (direct node calls in tests)
+        return None
 
 
 def thread_id_of(config: dict[str, Any] | None) -> str:

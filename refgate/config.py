@@ -16,9 +16,9 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Optional
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 PASSES = ("brief", "work", "critique", "compose", "gate", "harvest", "research")
@@ -266,6 +266,81 @@ def settings_table() -> list[tuple[str, str, str, str]]:
             default = "none" if value is None else f"`{value}`"
         rows.append((env, name, str(info.description or name), str(default)))
     return rows
+
+
+#: Settings a run's context may set (LangGraph runtime context: Studio, the SDK, ``invoke``).
+CONTEXT_SETTINGS = ("model", "work_max_rounds", "max_rounds", "timeout", "max_retries", "max_tokens")
+#: Passes whose model the context may set (``model_<pass>``).
+CONTEXT_PASSES = ("brief", "work", "critique", "compose", "harvest", "research")
+
+
+def _context_schema() -> type[BaseModel]:
+    """The graphs' ``context_schema``: every field optional, typed, ranged and described as in
+    ``Settings`` (unset fields keep the server's settings)."""
+    fields: dict[str, Any] = {}
+    for name in CONTEXT_SETTINGS:
+        info = Settings.model_fields[name]
+        base = info.annotation
+        if type(None) in getattr(base, "__args__", ()):  # int | None -> int
+            base = next(a for a in base.__args__ if a is not type(None))
+        typed = Annotated[base, *info.metadata] if info.metadata else base
+        fields[name] = (
+            Optional[typed],  # noqa: UP045 (a runtime-built annotation)
+            Field(None, description=f"{info.description} ({env_name(name)})"),
+        )
+    for p in CONTEXT_PASSES:
+        fields[f"model_{p}"] = (
+            str | None,
+            Field(None, description=f"{p.upper()}'s model string (default: model)"),
+        )
+    fields["workspace"] = (
+        str | None,
+        Field(
+            None,
+            description="workspace folder of the run (default: the input's, else "
+            "REFGATE_WORKSPACE; bounded by REFGATE_ALLOWED_WORKSPACES)",
+        ),
+    )
+    return create_model(
+        "RunContext",
+        __config__=ConfigDict(extra="ignore"),
+        __doc__="Per-run settings (Studio's editable context); unset fields keep the server's.",
+        **fields,
+    )
+
+
+RunContext = _context_schema()
+
+
+def apply_context(settings: Settings, context: Any) -> Settings:
+    """``settings`` with a run context's values (a ``RunContext``, a mapping or None) applied and
+    validated; a bad value is a ``ConfigError`` naming ``context.<field>``."""
+    if context is None:
+        return settings
+    if isinstance(context, BaseModel):
+        data = context.model_dump(exclude_none=True)
+    else:
+        data = {k: v for k, v in dict(context).items() if v is not None}
+    data.pop("workspace", None)
+    passes = {p: data.pop(f"model_{p}") for p in CONTEXT_PASSES if f"model_{p}" in data}
+    values = {k: v for k, v in data.items() if k in CONTEXT_SETTINGS}
+    if passes:
+        values["pass_models"] = {**settings.pass_models, **passes}
+    if not values:
+        return settings
+    merged = {k: getattr(settings, k) for k in Settings.model_fields}
+    merged.update(values)
+    return _validate(merged, {k: f"context.{k}" for k in values})
+
+
+def context_workspace(context: Any) -> str | None:
+    """The workspace a run context names, if any."""
+    if context is None:
+        return None
+    value = getattr(context, "workspace", None)
+    if value is None and isinstance(context, Mapping):
+        value = context.get("workspace")
+    return str(value) if value else None
 
 
 if __name__ == "__main__":  # python -m refgate.config: the README's settings table

@@ -13,8 +13,9 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from refgate.config import load_settings
+from refgate.config import apply_context, context_workspace, load_settings
 from refgate.models import ModelProvider
+from refgate.nodes.common import run_context
 from refgate.nodes.research.backends import ChatModelBackend, make_backend
 from refgate.tools.web_providers import default_providers
 from refgate.workspace import load_served_workspace, load_workspace
@@ -53,8 +54,10 @@ class ResearchDeps:
         ``REFGATE_WORKSPACE``), loaded through the served allowlist check."""
         if self.workspace is not None:
             return self.workspace
-        where = (config.get("configurable") or {}).get("workspace") or os.environ.get(
-            "REFGATE_WORKSPACE"
+        where = (
+            context_workspace(run_context())
+            or (config.get("configurable") or {}).get("workspace")
+            or os.environ.get("REFGATE_WORKSPACE")
         )
         if not where:
             return None
@@ -79,13 +82,16 @@ class ResearchDeps:
                 return self._cache[key]
         name = (config.get("configurable") or {}).get("backend") or "chat"
         ws = self.workspace_for(config)
+        settings = None
         key = ("backend", name, getattr(ws, "root", None))
+        if name == "chat":
+            base = self.settings or load_settings(workspace_settings=getattr(ws, "settings", None))
+            # the run context (Studio, SDK) may pick another model or timeout per run
+            settings = apply_context(base, run_context())
+            key = (*key, settings.model_for(PASS_NAME), settings.timeout, settings.max_tokens)
         with self._lock:
             if key not in self._cache:
                 if name == "chat":
-                    settings = self.settings or load_settings(
-                        workspace_settings=getattr(ws, "settings", None)
-                    )
                     provider = self.provider or ModelProvider()
                     self._cache[key] = ChatModelBackend(provider.for_pass(PASS_NAME, settings))
                 else:

@@ -156,3 +156,19 @@ def test_web_settings_in_refgate_toml_reach_the_providers(tmp_path):
     assert type(search).__name__ == "SearxSearch" and type(fetch).__name__ == "HttpFetch"
     with pytest.raises(WorkspaceError, match="web_search"):
         load_workspace(_workspace(tmp_path / "x", 'web_search = "google"'))
+
+
+def test_the_run_context_shares_the_settings_model():
+    from refgate.config import RunContext, apply_context
+
+    base = Settings(pass_models={"brief": "ollama:qwen2.5"})
+    s = apply_context(base, RunContext(model="m", model_compose="c", work_max_rounds=3))
+    assert (s.model_for("work"), s.model_for("compose"), s.model_for("brief")) == ("m", "c",
+                                                                               "ollama:qwen2.5")
+    assert s.work_max_rounds == 3 and apply_context(base, None) is base
+    with pytest.raises(ConfigError, match="context.timeout"):
+        apply_context(base, {"timeout": -1})
+    with pytest.raises(ValueError):
+        RunContext(max_rounds=0)  # Studio and the SDK get the same ranges
+    schema = RunContext.model_json_schema()["properties"]
+    assert schema["timeout"]["description"].startswith(Settings.model_fields["timeout"].description)

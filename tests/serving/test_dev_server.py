@@ -27,7 +27,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from serving_helpers import served_responder, started_passes, topic_of  # noqa: E402
+from serving_helpers import pass_of, served_responder, started_passes, topic_of  # noqa: E402
 
 from refgate.testing_openai import OpenAIStub  # noqa: E402
 
@@ -245,6 +245,57 @@ def test_workbench_run_streams_progress_and_keeps_history(client, stub):
     assert len(history) >= 7
     nexts = [tuple(h["next"]) for h in reversed(history)]
     assert ("brief",) in nexts and ("harvest",) in nexts
+
+
+def test_both_graphs_declare_an_editable_context_schema(client):
+    for assistant in client.assistants.search(limit=20):
+        schema = client.assistants.get_schemas(assistant["assistant_id"])["context_schema"]
+        props = schema["properties"]
+        for field in ("model", "model_work", "model_compose", "workspace", "work_max_rounds",
+                      "max_rounds", "timeout"):
+            assert props[field].get("description"), (assistant["graph_id"], field)
+        rounds = next(a for a in props["work_max_rounds"]["anyOf"] if a.get("type") == "integer")
+        assert (rounds["minimum"], rounds["maximum"]) == (1, 100)
+
+
+def test_the_run_context_sets_models_per_pass_and_the_workspace(client, stub, tmp_path):
+    from serving_helpers import make_workspace
+
+    ws = make_workspace(tmp_path / "ctx-ws")
+    before = len(stub.chat_requests())
+    thread_id, parts = stream_run(
+        client, "workbench", {"question": "Tell me about topic quagga"}, ["values"],
+        context={"model": "ctx-default", "model_compose": "ctx-compose", "workspace": str(ws),
+                 "work_max_rounds": 2, "timeout": 30},
+    )
+    assert not errors(parts), errors(parts)
+    requests = stub.chat_requests()[before:]
+    by_pass = {}
+    for r in requests:
+        by_pass.setdefault(pass_of(r.system or r.text), set()).add(r.model)
+    assert by_pass["compose"] == {"ctx-compose"}
+    assert by_pass["brief"] == by_pass["work"] == {"ctx-default"}
+    values = client.threads.get_state(thread_id)["values"]
+    assert "quagga" in values["answer"]
+    assert (ws / ".refgate" / "audit.jsonl").is_file()  # the run used the context's workspace
+    bad = list(client.runs.stream(
+        client.threads.create()["thread_id"], "workbench",
+        input={"question": "Tell me about topic zebu"}, context={"work_max_rounds": 0},
+        stream_mode=["values"],
+    ))
+    assert errors(bad), "a context value out of range must fail the run"
+
+
+def test_the_research_context_picks_the_model_and_workspace(client, stub):
+    before = len(stub.chat_requests())
+    _, parts = stream_run(
+        client, "deep_research", {"question": "What did the committee say about topic okapi?"},
+        ["values"], context={"model_research": "ctx-research",
+                             "workspace": str(REPO / "examples" / "us-macro")},
+    )
+    assert not errors(parts), errors(parts)
+    models = {r.model for r in stub.chat_requests()[before:]}
+    assert models == {"ctx-research"}
 
 
 def test_a_served_run_leaves_an_audit_record_that_refgate_audit_lists(client, tmp_path):
