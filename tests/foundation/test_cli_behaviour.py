@@ -159,3 +159,36 @@ def test_ask_help_says_how_to_enable_web_search_and_model_strings():
     text = " ".join(CliRunner().invoke(app, ["ask", "--help"]).stdout.split())
     assert "REFGATE_WEB_SEARCH=searx:" in text and "REFGATE_WEB_FETCH=http" in text
     assert "offline" in text and "refgate[anthropic]" in text and "provider:model" in text
+
+
+def test_library_progress_bars_are_off_in_the_cli(monkeypatch, tmp_path):
+    """Model-loading bars (tqdm, huggingface_hub) would interleave with refgate's own lines."""
+    import io
+
+    import tqdm
+
+    for name in ("TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS"):
+        monkeypatch.setenv(name, "")  # recorded, so the test leaves the environment as it was
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+    CliRunner().invoke(app, ["audit"])  # any command: the app's callback runs first
+    assert os.environ["TQDM_DISABLE"] == "1" and os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "1"
+    buf = io.StringIO()
+    for _ in tqdm.tqdm(range(3), file=buf):
+        pass
+    assert buf.getvalue() == ""
+
+
+def test_ask_refuses_a_finished_thread_with_another_question(mini_workspace, env, gdp_tool):
+    script = [PLAN, tool_reply(tool("RunPython", code="emit")), "done", "[]", good, "nothing"]
+    with OpenAIStub(script=script) as stub:
+        env.setenv("OPENAI_BASE_URL", stub.base_url)
+        env.setenv("OPENAI_API_KEY", "stub-key")
+        args = ["-w", str(mini_workspace), "--model", "stub-model", "--thread", "t-q"]
+        first = CliRunner().invoke(app, ["ask", "What was real GDP in 2009Q3?", *args])
+        assert first.exit_code == 0, first.output
+        other = CliRunner().invoke(app, ["ask", "What was inflation in 1970?", *args])
+        assert stub.remaining == 0
+    assert other.exit_code == 2
+    assert "different question" in " ".join(other.output.split())
+

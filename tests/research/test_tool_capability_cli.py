@@ -165,3 +165,17 @@ def test_cli_accepts_the_design_names_antigravity_and_concurrency(tmp_path, monk
     monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
     missing = CliRunner().invoke(app, ["research", "q", "-w", str(ws), "--backend", "antigravity"])
     assert missing.exit_code == 2 and "`agy` is not on PATH" in missing.stderr
+
+
+def test_cli_research_thread_resume_alias_and_another_question(tmp_path, monkeypatch, h):
+    ws = _tiny_workspace(tmp_path, h)
+    _fake_codex(tmp_path, monkeypatch)
+    base = ["-w", str(ws), "--backend", "codex", "--json"]
+    first = CliRunner().invoke(app, ["research", h.QUESTION, *base, "--thread", "rt-1"])
+    assert first.exit_code == 0, first.output
+    # --resume is an alias of --thread: the finished thread returns its stored report
+    again = CliRunner().invoke(app, ["research", *base, "--resume", "rt-1"])
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout) == json.loads(first.stdout)
+    other = CliRunner().invoke(app, ["research", "Another question?", *base, "--thread", "rt-1"])
+    assert other.exit_code == 2 and "different question" in " ".join(other.stderr.split())
