@@ -40,3 +40,24 @@ def page_verdict(title: str, text: str, hidden_text: str = "") -> dict[str, Any]
                 "where": "hidden text",
             }
     return None
+
+
+def screen_hits(hits: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Search results split into those the searcher may see and those withheld (a title or
+    snippet with a high-confidence signal): ``(kept, [{url, title, reason, kinds}])``."""
+    kept: list[dict[str, Any]] = []
+    withheld: list[dict[str, Any]] = []
+    for hit in hits:
+        verdict = page_verdict(str(hit.get("title") or ""), str(hit.get("snippet") or ""))
+        if verdict is None:
+            kept.append(hit)
+        else:
+            withheld.append(
+                {
+                    "url": hit.get("url", ""),
+                    "title": hit.get("title", ""),
+                    "reason": f"search result: {verdict['reason']}",
+                    "kinds": verdict["kinds"],
+                }
+            )
+    return kept, withheld

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from refgate.nodes.research.core import build_stats
+from refgate.urls import norm_url
 
 STATUSES = (
     "complete",
@@ -79,6 +80,28 @@ def summary_for(status: str, **n: Any) -> str:
     return ""
 
 
+def killed_sources(
+    sources: list[dict[str, Any]], searches: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Pages and search results withheld after an injection signal, one entry per URL."""
+    found: dict[str, dict[str, Any]] = {}
+    for s in sources:
+        if s.get("withheld"):
+            found.setdefault(
+                norm_url(s["url"]),
+                {
+                    "url": s["url"],
+                    "title": s.get("title", ""),
+                    "reason": s["withheld"]["reason"],
+                    "kinds": list(s["withheld"].get("kinds", [])),
+                },
+            )
+    for rec in searches:
+        for hit in rec.get("withheldHits") or []:
+            found.setdefault(norm_url(hit["url"]), dict(hit))
+    return list(found.values())
+
+
 def build_report(
     *,
     question: str,
@@ -114,12 +137,13 @@ def build_report(
         budget_dropped=budget_dropped,
         votes_per_claim=votes_per_claim,
     )
+    killed = killed_sources(sources, searches)
     stats.update(
         {
             "sourcesTried": len(sources),
             "fetchFailed": sum(1 for s in sources if not s.get("fetched")),
             "quotesRejected": sum(s.get("quotesRejected", 0) for s in sources),
-            "sourcesWithheld": sum(1 for s in sources if s.get("withheld")),
+            "sourcesWithheld": len(killed),
             "unretrievedUrlsDropped": sum(len(s.get("unretrieved", [])) for s in searches),
             "modelCalls": model_calls,
         }
@@ -159,16 +183,7 @@ def build_report(
             }
             for s in sources
         ],
-        "killedSources": [
-            {
-                "url": s["url"],
-                "title": s.get("title", ""),
-                "reason": s["withheld"]["reason"],
-                "kinds": list(s["withheld"].get("kinds", [])),
-            }
-            for s in sources
-            if s.get("withheld")
-        ],
+        "killedSources": killed,
         "notes": list(notes),
         "stats": stats,
     }

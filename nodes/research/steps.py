@@ -18,6 +18,7 @@ from refgate.nodes.research.common import RunShared, emit, release, shared
 from refgate.nodes.research.core import ResearchLimits, dedup_sources, rank_claims, tally
 from refgate.nodes.research.deps import ResearchDeps
 from refgate.nodes.research.extract import run_extract
+from refgate.nodes.research.inspect import screen_hits
 from refgate.nodes.research.report import build_report, to_markdown
 from refgate.nodes.research.scope import run_scope
 from refgate.nodes.research.search import run_search
@@ -94,6 +95,7 @@ class ResearchSteps:
                 ]
             except Exception as exc:  # a flaky search provider costs one angle, not the run
                 hits, error = [], f"search failed: {type(exc).__name__}: {exc}"
+            hits, withheld_hits = screen_hits(hits)
             picked, unknown, called = run_search(state["question"], angle, hits, backend_)
         novel, dupes, dropped = sh.deduper.filter(angle["label"], picked)
         emit(
@@ -112,6 +114,7 @@ class ResearchSteps:
             "dupes": len(dupes),
             "budgetDropped": len(dropped),
             "unretrieved": unknown,
+            "withheldHits": withheld_hits,
             "error": error,
         }
         return {"searches": [record], "model_calls": int(called)}

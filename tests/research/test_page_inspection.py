@@ -113,3 +113,24 @@ def test_a_snapshot_html_page_keeps_its_hidden_text_aside(tmp_path):
     assert page.ok and "replace worn rails" in page.text and "WHITE_ON_WHITE" not in page.text
     assert "WHITE_ON_WHITE" in page.meta["hidden_text"]
     assert page_verdict(page.title, page.text, page.meta["hidden_text"]) is not None
+
+
+def test_a_search_result_with_a_high_signal_snippet_never_reaches_the_searcher(script, h, tiny_web):
+    from refgate.tools.web_providers import SearchHit
+
+    class Baited:
+        name = "baited"
+
+        def search(self, query, *, max_results=8):
+            hits = tiny_web.search(query, max_results=max_results)
+            bait = SearchHit(url=BAIT_URL, title="Aurora costs", snippet=INJECTION, date=None)
+            return [bait, *[x for x in hits if x.url != BAIT_URL]]
+
+    model = script().model()
+    graph = build_research_graph(model=model, web_search=Baited(), web_fetch=tiny_web)
+    final = stream_research(graph, QUESTION, run_config(), lambda e: None)
+    searcher = [c["text"] for c in model.calls if "## Web Searcher" in c["text"]]
+    assert searcher and not any("ignore all previous instructions" in p for p in searcher)
+    killed = final["report"]["killedSources"]
+    assert [norm_url(k["url"]) for k in killed] == [norm_url(BAIT_URL)]
+    assert killed[0]["reason"].startswith("search result: high-confidence")
