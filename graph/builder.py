@@ -14,6 +14,7 @@ from refgate.nodes.brief import make_brief
 from refgate.nodes.common import Deps
 from refgate.nodes.compose import make_compose
 from refgate.nodes.critique import make_critique
+from refgate.nodes.deliver import make_deliver
 from refgate.nodes.gate_pass import make_gate
 from refgate.nodes.harvest import make_harvest
 from refgate.nodes.work import make_work
@@ -61,12 +62,14 @@ def build_graph(
     builder.add_node("compose", make_compose(deps))
     builder.add_node("gate", make_gate(deps), destinations=("work", "harvest"))
     builder.add_node("harvest", make_harvest(deps))
+    builder.add_node("deliver", make_deliver(deps))
     builder.add_edge(START, "brief")
     builder.add_edge("brief", "work")
     builder.add_conditional_edges("work", route_after_work, ["critique", "compose"])
     builder.add_edge("critique", "compose")
     builder.add_edge("compose", "gate")
-    builder.add_edge("harvest", END)
+    builder.add_edge("harvest", "deliver")
+    builder.add_edge("deliver", END)
     return builder.compile(
         checkpointer=with_state_types(checkpointer), store=store, name="workbench"
     )

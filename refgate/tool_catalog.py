@@ -18,6 +18,8 @@ CATALOG: dict[str, str] = {
     "WebSearch": "refgate.tools.web_search",
     "SaveArtifact": "refgate.tools.save_artifact",
     "RememberDecision": "refgate.tools.remember_decision",
+    # Outbound (B3): bound to no LLM pass; the DELIVER step calls it after a person approves.
+    "PostReport": "refgate.tools.post_report",
 }
 
 #: Seed 000's whitelist. CRITIQUE and COMPOSE think only; GATE is code, not an LLM.

@@ -34,6 +34,10 @@ workspace folder or one of its ``allowed_roots``; ``refgate.paths`` holds the ru
 
     [gate]
     names = ["MSCI World 100"]  # optional: names with numbers, beside the built-in "S&P 500", ...
+
+    [outbound]
+    webhook_url = "https://hooks.example.com/refgate"  # optional: post finished reports here,
+    approval_timeout_s = 300                            # each post approved by a person first
 """
 
 from __future__ import annotations
@@ -174,6 +178,10 @@ class Workspace:
     allowed_roots: tuple[Path, ...] = ()
     #: Names that contain numbers, added to the GATE's built-in list (``[gate] names``).
     gate_names: tuple[str, ...] = ()
+    #: Where finished reports are posted once a person approves (``[outbound] webhook_url``).
+    webhook_url: str | None = None
+    #: How long an approval request stays valid (``[outbound] approval_timeout_s``).
+    approval_timeout_s: float = 300.0
 
     @property
     def roots(self) -> tuple[Path, ...]:
@@ -471,6 +479,7 @@ def load_workspace(path: Path | str) -> Workspace:
         gate_names = check_names(names, f"{where}: gate.names")
     except ValueError as exc:
         raise WorkspaceError(str(exc)) from exc
+    webhook_url, approval_timeout = _outbound(raw, where)
     return Workspace(
         root=root,
         name=str(raw.get("name") or root.name),
@@ -482,7 +491,31 @@ def load_workspace(path: Path | str) -> Workspace:
         settings=settings,
         allowed_roots=allowed_roots,
         gate_names=gate_names,
+        webhook_url=webhook_url,
+        approval_timeout_s=approval_timeout,
     )
+
+
+def _outbound(raw: dict[str, Any], where: str) -> tuple[str | None, float]:
+    """``[outbound]``: the webhook URL (http or https, with a host) and the approval timeout."""
+    from urllib.parse import urlsplit
+
+    table = _table(raw.get("outbound"), f"{where}: [outbound]")
+    _unknown_keys(table, frozenset({"webhook_url", "approval_timeout_s"}), f"{where}: [outbound]")
+    url = table.get("webhook_url")
+    if url is not None:
+        parts = urlsplit(url) if isinstance(url, str) else None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+            raise WorkspaceError(
+                f"{where}: outbound.webhook_url: expected an http(s) URL with a host, got {url!r}"
+            )
+    timeout = table.get("approval_timeout_s", 300)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+        raise WorkspaceError(
+            f"{where}: outbound.approval_timeout_s: expected a positive number of seconds, "
+            f"got {timeout!r}"
+        )
+    return url, float(timeout)
 
 
 def _confined(path: Path, roots: tuple[Path, ...], where: str) -> Path:

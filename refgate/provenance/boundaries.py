@@ -117,13 +117,14 @@ def check_call(spec: ToolSpec, args: dict[str, Any], ctx: ToolContext) -> str | 
 
 def approve_outbound(spec: ToolSpec, args: dict[str, Any], ctx: ToolContext) -> bool:
     """Ask a human through LangGraph ``interrupt``; anything but an explicit yes refuses (B3)."""
-    answer = interrupt(
-        {
-            "approve_outbound": spec.name,
-            "args": args,
-            "reason": "this tool sends data out of the machine (boundary B3)",
-        }
-    )
+    request = {
+        "approve_outbound": spec.name,
+        "args": args,
+        "reason": "this tool sends data out of the machine (boundary B3)",
+    }
+    if ctx.extra.get("outbound_to"):  # where it goes, set by code (never by a model)
+        request["to"] = ctx.extra["outbound_to"]
+    answer = interrupt(request)
     return answer is True or (isinstance(answer, dict) and answer.get("approved") is True)
 
 

@@ -29,4 +29,4 @@ def test_every_catalog_entry_is_a_spec_with_a_schema():
 
 
 def test_write_tools_are_the_ones_that_write():
-    assert write_tools() == {"SaveArtifact", "RememberDecision"}
+    assert write_tools() == {"SaveArtifact", "RememberDecision", "PostReport"}

@@ -1,0 +1,132 @@
+"""Boundary B3 for real: DELIVER posts the finished report to the workspace's webhook (a loopback
+HTTP server) only after a person approves through a LangGraph interrupt; reject and timeout send
+nothing. Through the graph (what Studio drives) and through `refgate ask` (the CLI prompt)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from refgate.config import Settings
+from refgate.graph import build_graph
+from refgate.testing import ScriptedChatModel
+from refgate.workspace import WorkspaceError, load_workspace
+
+SCRIPT = ['{"lens": "overview"}', "nothing to compute", "[]", "A plain answer.",
+          "still nothing", "A plain answer."]  # fmt: skip
+
+
+class Hook:
+    """A loopback webhook that records the bodies posted to it."""
+
+    def __init__(self) -> None:
+        received = self.received = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 (http.server's name)
+                n = int(self.headers.get("content-length") or 0)
+                received.append(json.loads(self.rfile.read(n)))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = HTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def hook():
+    h = Hook()
+    yield h
+    h.close()
+
+
+def workspace_with(tmp_path, url: str, timeout: float = 300):
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "refgate.toml").write_text(
+        f'name = "out"\n[outbound]\nwebhook_url = "{url}"\napproval_timeout_s = {timeout}\n',
+        encoding="utf-8",
+    )
+    return load_workspace(root)
+
+
+def run_to_approval(ws, thread="t1"):
+    settings = Settings(model="scripted", api_key="k", work_max_rounds=2, max_rounds=2)
+    graph = build_graph(model=ScriptedChatModel(responses=list(SCRIPT)),
+                        checkpointer=InMemorySaver(), workspace=ws, settings=settings)  # fmt: skip
+    config = {"configurable": {"thread_id": thread}}
+    graph.invoke({"question": "What is refgate?"}, config)
+    snap = graph.get_state(config)
+    assert snap.next == ("deliver",)
+    (request,) = [i.value for t in snap.tasks for i in t.interrupts]
+    return graph, config, request
+
+
+def deliver_events(graph, config) -> list[dict]:
+    trace = graph.get_state(config).values["trace"]
+    return [e for e in trace if e.get("pass") == "deliver"]
+
+
+def test_an_approved_report_is_posted_to_the_configured_webhook(tmp_path, hook):
+    graph, config, request = run_to_approval(workspace_with(tmp_path, hook.url))
+    assert request["approve_outbound"] == "PostReport" and request["to"] == hook.url
+    assert request["args"]["report"]["answer"].startswith("A plain answer.")
+    assert hook.received == []  # nothing leaves before the approval
+    graph.invoke(Command(resume={"approved": True}), config)
+    (body,) = hook.received
+    assert body["type"] == "refgate.report" and body["question"] == "What is refgate?"
+    assert body["answer"] == graph.get_state(config).values["answer"]
+    assert body["thread_id"] == "t1" and body["gate_passed"] is False and body["unverified"]
+    assert deliver_events(graph, config)[-1]["type"] == "report_posted"
+    assert graph.get_state(config).next == ()
+
+
+def test_a_rejected_report_is_not_sent(tmp_path, hook):
+    graph, config, _ = run_to_approval(workspace_with(tmp_path, hook.url))
+    graph.invoke(Command(resume={"approved": False}), config)
+    assert hook.received == []
+    last = deliver_events(graph, config)[-1]
+    assert last["type"] == "report_not_posted" and "did not approve" in last["reason"]
+    assert graph.get_state(config).next == ()
+
+
+def test_an_approval_after_the_timeout_sends_nothing(tmp_path, hook):
+    graph, config, request = run_to_approval(workspace_with(tmp_path, hook.url, timeout=0.5))
+    assert request["args"]["expires_at"] <= time.time() + 0.5
+    time.sleep(0.8)
+    graph.invoke(Command(resume={"approved": True}), config)
+    assert hook.received == []
+    last = deliver_events(graph, config)[-1]
+    assert last["type"] == "report_not_posted" and "expired" in last["reason"]
+
+
+def test_no_webhook_no_interrupt_and_bad_config_is_refused(tmp_path):
+    root = tmp_path / "plain"
+    root.mkdir()
+    (root / "refgate.toml").write_text('name = "plain"\n', encoding="utf-8")
+    settings = Settings(model="scripted", api_key="k", work_max_rounds=2, max_rounds=2)
+    graph = build_graph(model=ScriptedChatModel(responses=list(SCRIPT)),
+                        checkpointer=InMemorySaver(), workspace=load_workspace(root),
+                        settings=settings)  # fmt: skip
+    config = {"configurable": {"thread_id": "p"}}
+    graph.invoke({"question": "What is refgate?"}, config)
+    assert graph.get_state(config).next == ()
+    for bad in ('webhook_url = "file:///etc/passwd"', 'webhook_url = "http://"',
+                'approval_timeout_s = 0', 'url = "http://x"'):  # fmt: skip
+        (root / "refgate.toml").write_text(f'name = "plain"\n[outbound]\n{bad}\n')
+        with pytest.raises(WorkspaceError, match="outbound"):
+            load_workspace(root)
