@@ -33,6 +33,8 @@ from refgate.workspace import Workspace
 from refgate.workspaces import resolve_workspace
 
 EventHandler = Callable[[dict[str, Any]], None]
+#: Answers an outbound approval request (the interrupt's payload) with the resume value.
+Approver = Callable[[dict[str, Any]], Any]
 
 #: Passes of the workbench that call a model.
 MODEL_PASSES = ("brief", "work", "critique", "compose", "harvest")
@@ -212,8 +214,12 @@ def ask(
     thread: str | None = None,
     on_event: EventHandler | None = None,
     settings: Settings | None = None,
+    approve: Approver | None = None,
 ) -> Answer:
     """Answer ``question`` about a workspace; every number, date and ranking is gated.
+
+    ``approve(request)`` answers each outbound approval (boundary B3: posting the report to the
+    workspace's webhook) with ``{"approved": True}`` or a refusal; without it nothing is sent.
 
     ``model`` is a model string (``"anthropic:claude-sonnet-4-5"``, ``"ollama:qwen2.5"``, a bare
     OpenAI-compatible name) or a LangChain chat model. ``thread`` resumes an interrupted run
@@ -277,6 +283,7 @@ def ask(
                     for chunk in graph.stream(inputs, config, stream_mode="custom"):
                         if isinstance(chunk, dict):
                             relay(chunk)
+                    _answer_approvals(graph, config, approve, relay)
             except (ConfigError, KeyboardInterrupt):
                 raise
             except Exception as exc:
@@ -287,6 +294,32 @@ def ask(
             answer = _answer(result, thread_id, ws, live, q, time.perf_counter() - started)
             _record_audit(ws, answer, result, live, started)
     return answer
+
+
+def _answer_approvals(graph: Any, config: dict[str, Any], approve: Approver | None, relay) -> None:
+    """Resume each pending interrupt (an outbound approval, B3) with ``approve``'s answer; with no
+    approver every request is refused, so a run never waits on a person nobody asked."""
+    from langgraph.types import Command
+
+    for _ in range(16):  # one request per outbound step; bounded all the same
+        snap = graph.get_state(config)
+        pending = [i.value for t in snap.tasks for i in (t.interrupts or ())]
+        if not pending:
+            return
+        request = pending[0] if isinstance(pending[0], dict) else {"request": pending[0]}
+        relay({"event": "approval_requested", "tool": request.get("approve_outbound"),
+               "to": request.get("to")})  # fmt: skip
+        answer = approve(request) if approve is not None else None
+        if answer is None:
+            answer = {"approved": False, "reason": "no approver"}
+        relay({"event": "approval_answered", "approved": _approved(answer)})
+        for chunk in graph.stream(Command(resume=answer), config, stream_mode="custom"):
+            if isinstance(chunk, dict):
+                relay(chunk)
+
+
+def _approved(answer: Any) -> bool:
+    return answer is True or (isinstance(answer, dict) and answer.get("approved") is True)
 
 
 def _answer(

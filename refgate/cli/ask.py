@@ -163,6 +163,8 @@ def run_question(
             err_console.print(line)
 
     ws = open_workspace(workspace_path)
+    from refgate.cli.approval import terminal_approver
+
     try:
         result = ask(
             question,
@@ -170,6 +172,7 @@ def run_question(
             model=model,
             thread=thread,
             on_event=on_event,
+            approve=terminal_approver(ws.approval_timeout_s),
         )
     except ConfigError as exc:
         err_console.print(f"[red]configuration error:[/red] {esc(exc)}")

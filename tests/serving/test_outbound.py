@@ -130,3 +130,55 @@ def test_no_webhook_no_interrupt_and_bad_config_is_refused(tmp_path):
         (root / "refgate.toml").write_text(f'name = "plain"\n[outbound]\n{bad}\n')
         with pytest.raises(WorkspaceError, match="outbound"):
             load_workspace(root)
+
+
+# --- the CLI: `refgate ask` prompts at the terminal ---------------------------------------------
+
+
+@pytest.fixture
+def stub_env(monkeypatch):
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "REFGATE_MODEL", "REFGATE_DATABASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("REFGATE_MAX_RETRIES", "1")
+    monkeypatch.setenv("REFGATE_STORE_EMBED", "hashing")
+    return monkeypatch
+
+
+@pytest.mark.parametrize(("typed", "sent"), [("y\n", True), ("n\n", False), ("", False)])
+def test_refgate_ask_asks_before_posting(tmp_path, hook, stub_env, typed, sent):
+    from typer.testing import CliRunner
+
+    from refgate.cli import app
+    from refgate.testing_openai import OpenAIStub
+
+    ws = workspace_with(tmp_path, hook.url)
+    with OpenAIStub(script=[*SCRIPT, "nothing to remember"]) as stub:
+        stub_env.setenv("OPENAI_BASE_URL", stub.base_url)
+        stub_env.setenv("OPENAI_API_KEY", "stub-key")
+        stub_env.setenv("REFGATE_MODEL", "stub-model")
+        result = CliRunner().invoke(
+            app, ["ask", "What is refgate?", "-w", str(ws.root), "--thread", "c1"], input=typed
+        )
+    assert result.exit_code == 3, result.output  # the answer went out with unmet claims
+    assert "approval needed" in result.stderr and hook.url in result.stderr
+    assert len(hook.received) == (1 if sent else 0)
+    if sent:
+        assert hook.received[0]["thread_id"] == "c1"
+
+
+def test_the_terminal_prompt_refuses_when_nobody_answers_in_time():
+    import os
+
+    from refgate.cli.approval import terminal_approver
+
+    r, w = os.pipe()  # a terminal nobody types into
+    stream = os.fdopen(r, "r")
+    try:
+        started = time.monotonic()
+        answer = terminal_approver(0.3, stream)({"approve_outbound": "PostReport", "to": "x"})
+        assert answer == {"approved": False, "reason": "timeout"}
+        assert time.monotonic() - started < 5
+    finally:
+        os.close(w)  # the reader thread sees end of input and lets go of the stream
+        time.sleep(0.1)
+        stream.close()

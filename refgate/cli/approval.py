@@ -1,0 +1,65 @@
+"""The CLI's answer to an outbound approval (boundary B3): ask the person at the terminal.
+
+``terminal_approver(timeout_s)`` returns the ``approve`` callback ``refgate.api.ask`` takes. It
+shows what would be sent and where, then waits up to ``timeout_s`` for a line on stdin: "y" or
+"yes" approves; anything else, end of input, or no answer in time refuses.
+"""
+
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+from collections.abc import Callable
+from typing import IO, Any
+
+from refgate.cli.common import err_console, esc
+
+#: Characters of the answer shown in the prompt.
+PREVIEW_CHARS = 400
+
+
+def _read_line(stream: IO[str], out: queue.Queue) -> None:
+    try:
+        out.put(stream.readline())
+    except (OSError, ValueError):  # closed or unreadable stdin: no answer
+        out.put("")
+
+
+def ask_line(stream: IO[str], timeout_s: float) -> str | None:
+    """One line from ``stream``, or None when none arrives within ``timeout_s`` seconds."""
+    box: queue.Queue = queue.Queue(maxsize=1)
+    threading.Thread(target=_read_line, args=(stream, box), daemon=True).start()
+    try:
+        return box.get(timeout=timeout_s)
+    except queue.Empty:
+        return None
+
+
+def terminal_approver(
+    timeout_s: float, stream: IO[str] | None = None
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """An approver prompting on stderr and reading stdin (``stream``), ``timeout_s`` at most."""
+
+    def approve(request: dict[str, Any]) -> dict[str, Any]:
+        args = request.get("args") or {}
+        report = args.get("report") if isinstance(args.get("report"), dict) else {}
+        answer = str(report.get("answer") or "")
+        preview = answer if len(answer) <= PREVIEW_CHARS else answer[: PREVIEW_CHARS - 1] + "…"
+        err_console.print(
+            f"\n[bold]approval needed[/bold]: {esc(request.get('approve_outbound') or 'a tool')} "
+            f"sends data out of this machine to {esc(request.get('to') or 'an outside address')}"
+        )
+        if preview:
+            err_console.print(f"[dim]{esc(preview)}[/dim]")
+        err_console.print(f"Send it? [y/N] (no answer in {timeout_s:g} s refuses) ", end="")
+        line = ask_line(stream or sys.stdin, timeout_s)
+        if line is None:
+            err_console.print("\nno answer in time: not sent")
+            return {"approved": False, "reason": "timeout"}
+        if line.strip().lower() in ("y", "yes"):
+            return {"approved": True}
+        err_console.print("not sent")
+        return {"approved": False, "reason": "rejected"}
+
+    return approve
