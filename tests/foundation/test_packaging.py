@@ -43,4 +43,4 @@ def test_the_served_graph_compiles_without_network_config_or_model(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert "'brief', 'compose', 'critique', 'gate', 'harvest', 'work'" in out.stdout
+    assert "'brief', 'compose', 'critique', 'deliver', 'gate', 'harvest', 'work'" in out.stdout

@@ -6,8 +6,11 @@ into WORK's tool call, its notes and the answer, so a test can tell each run's s
 
 from __future__ import annotations
 
+import json
 import re
+import threading
 import uuid
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 from langchain_core.messages import AIMessage
@@ -136,3 +139,28 @@ def research_responder(request: StubRequest) -> Reply | None:
 def served_responder(request: StubRequest) -> Reply | str:
     """Both served graphs: research steps by their tool, workbench passes by their prompt."""
     return research_responder(request) or stub_responder(request)
+
+
+class Hook:
+    """A loopback webhook that records the bodies posted to it."""
+
+    def __init__(self) -> None:
+        received = self.received = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 (http.server's name)
+                n = int(self.headers.get("content-length") or 0)
+                received.append(json.loads(self.rfile.read(n)))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = HTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

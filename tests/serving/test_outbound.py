@@ -4,14 +4,17 @@ nothing. Through the graph (what Studio drives) and through `refgate ask` (the C
 
 from __future__ import annotations
 
-import json
-import threading
+import sys
 import time
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from serving_helpers import Hook  # noqa: E402
 
 from refgate.config import Settings
 from refgate.graph import build_graph
@@ -20,31 +23,6 @@ from refgate.workspace import WorkspaceError, load_workspace
 
 SCRIPT = ['{"lens": "overview"}', "nothing to compute", "[]", "A plain answer.",
           "still nothing", "A plain answer."]  # fmt: skip
-
-
-class Hook:
-    """A loopback webhook that records the bodies posted to it."""
-
-    def __init__(self) -> None:
-        received = self.received = []
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 (http.server's name)
-                n = int(self.headers.get("content-length") or 0)
-                received.append(json.loads(self.rfile.read(n)))
-                self.send_response(204)
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.server = HTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture
