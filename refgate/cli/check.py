@@ -75,7 +75,10 @@ def check(
         ..., "--refs", "-r", help="JSON file of refs (a list, an id->ref object, or `ask --json`)."
     ),
     require: list[str] = typer.Option(
-        [], "--require", help="A ref kind (or 'primarySource') the answer's evidence must include."
+        [],
+        "--require",
+        help="A ref kind the answer's evidence must include, or 'primarySource' / "
+        "'secondaryAllowed' (numbers backed only by web pages block / only warn).",
     ),
     require_emitted: bool = typer.Option(
         False, "--require-emitted", help="Block when no valueRef, tableRef or dateRef exists."
@@ -93,8 +96,18 @@ def check(
         text = stored_answer
     else:
         raise _fail(f"no answer given and {refs} holds none: pass a file or - for stdin")
+    from refgate.config import ConfigError, load_settings
+
+    try:  # REFGATE_SECONDARY_NUMBERS applies here as in the graph's GATE
+        secondary = load_settings().secondary_numbers
+    except ConfigError as exc:
+        raise _fail(str(exc)) from None
     report = check_answer(
-        text, ledger, required_evidence=tuple(require), require_emitted=require_emitted
+        text,
+        ledger,
+        required_evidence=tuple(require),
+        require_emitted=require_emitted,
+        secondary_numbers=secondary,
     )
     if json_out:
         print(json_safe(json.dumps(report.to_dict(), ensure_ascii=False, indent=2)))

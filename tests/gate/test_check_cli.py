@@ -103,3 +103,22 @@ def test_invalid_refs_are_reported_not_raised(tmp_path):
     res = run("-", "--refs", str(tmp_path / "refs.json"), "--json", input=GOOD)
     assert res.exit_code == 3
     assert [i["code"] for i in json.loads(res.output)["issues"]] == ["invalid_ref"]
+
+
+def test_numbers_backed_only_by_web_pages_block_unless_relaxed(tmp_path):
+    web = {
+        "id": "web_00000000b2",
+        "kind": "webRef",
+        "payload": {"url": "https://x.example", "excerpt": "Sales rose 12.5% last year."},
+        "source_type": "external",
+    }
+    (tmp_path / "refs.json").write_text(json.dumps([web]))
+    (tmp_path / "a.md").write_text("Sales rose 12.5% last year [web_00000000b2].")
+    args = (str(tmp_path / "a.md"), "--refs", str(tmp_path / "refs.json"))
+    blocked = run(*args)
+    assert blocked.exit_code == 3 and "external_only_numeric" in blocked.output
+    assert run(*args, "--require", "secondaryAllowed").exit_code == 0
+    relaxed = runner.invoke(app, ["check", *args], env={"REFGATE_SECONDARY_NUMBERS": "warn"})
+    assert relaxed.exit_code == 0 and "1 warning(s)" in relaxed.output
+    bad = runner.invoke(app, ["check", *args], env={"REFGATE_SECONDARY_NUMBERS": "maybe"})
+    assert bad.exit_code == 2 and "REFGATE_SECONDARY_NUMBERS" in bad.output
