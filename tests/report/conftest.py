@@ -22,6 +22,11 @@ def reports(tmp_path_factory):
         for key, hostile in (("clean", False), ("hostile", True)):
             path = root / f"{key}.html"
             result = ask_with_report(ws, path, hostile=hostile, thread=f"t-{key}", env=env)
+            if not path.is_file():
+                pytest.fail(
+                    f"the {key} run wrote no report (exit {result.exit_code}):\n"
+                    + result.output[-3000:]
+                )
             out[key] = path
             out[f"{key}_result"] = result
     return out
