@@ -93,6 +93,7 @@ NEAR_MISSES = [
     ("tool_call", "Use the reporting tool in the portal to file your expenses."),
     ("tool_call", '{"name": "Total revenue", "value": 1234.5, "unit": "million"}'),
     ("tool_call", "어시스턴트는 계산기 같은 도구를 호출할 수 있습니다."),
+    ("tool_call", 'Then emit: `emit_result(values={"rate 2009Q3": value}, units={"rate": "%"})`.'),
     ("encoded_payload", "SHA-256 of the filing: 3a7bd3e2360a3d29eea436fcfb7e44c735d117c42d1c1835"),
     ("encoded_payload", "CUSIP 912828ZT0 and ISIN US912828ZT04 identify the note."),
     ("exfiltration", "Never send your password or one-time code to anyone by email."),
