@@ -46,6 +46,12 @@ class ResearchLimits:
     page_chars: int = 12_000
     #: Results asked of the search provider per angle.
     results_per_angle: int = 8
+    #: Extra queries an angle may try when its results are empty or none is picked.
+    search_refinements: int = 1
+    #: Each voter's counter-evidence budget: searches, results kept, pages fetched.
+    voter_searches: int = 1
+    voter_results: int = 3
+    voter_fetches: int = 1
 
 
 class Deduper:

@@ -26,6 +26,13 @@ def search_prompt(question: str, angle: dict[str, Any], results_block: str) -> s
     )
 
 
+def refinements(question: str, query: str) -> list[str]:
+    """Queries an angle tries, in order, when its own query finds nothing on topic: the user's
+    question as asked (trusted text, never page text), when it differs from the angle's query."""
+    q = " ".join(question.split())
+    return [q] if q and q.lower() != " ".join(query.split()).lower() else []
+
+
 def results_block(hits: list[dict[str, Any]], query: str) -> str:
     lines = []
     for i, h in enumerate(hits, 1):

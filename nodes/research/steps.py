@@ -21,10 +21,10 @@ from refgate.nodes.research.extract import run_extract
 from refgate.nodes.research.inspect import screen_hits
 from refgate.nodes.research.report import build_report, to_markdown
 from refgate.nodes.research.scope import run_scope
-from refgate.nodes.research.search import run_search
+from refgate.nodes.research.search import refinements, run_search
 from refgate.nodes.research.state import AngleState, ResearchState
 from refgate.nodes.research.synthesize import ground_findings, run_synthesis
-from refgate.nodes.research.verify import run_vote
+from refgate.nodes.research.verify import VoterBudget, run_vote
 from refgate.urls import norm_url
 
 
@@ -97,6 +97,29 @@ class ResearchSteps:
                 hits, error = [], f"search failed: {type(exc).__name__}: {exc}"
             hits, withheld_hits = screen_hits(hits)
             picked, unknown, called = run_search(state["question"], angle, hits, backend_)
+            # Bounded refinement: empty or off-topic results (none picked) -> the question itself.
+            refined: list[str] = []
+            calls = int(called)
+            for query in refinements(state["question"], angle["query"])[
+                : self.lim.search_refinements
+            ]:
+                if picked:
+                    break
+                refined.append(query)
+                try:
+                    more = [
+                        h.as_dict()
+                        for h in searcher.search(query, max_results=self.lim.results_per_angle)
+                    ]
+                except Exception as exc:  # noqa: BLE001
+                    more, error = [], f"search failed: {type(exc).__name__}: {exc}"
+                more, more_withheld = screen_hits(more)
+                withheld_hits += more_withheld
+                hits = hits + more
+                picked, unknown, called = run_search(
+                    state["question"], {**angle, "query": query}, more, backend_
+                )
+                calls += int(called)
         novel, dupes, dropped = sh.deduper.filter(angle["label"], picked)
         emit(
             "search",
@@ -115,9 +138,10 @@ class ResearchSteps:
             "budgetDropped": len(dropped),
             "unretrieved": unknown,
             "withheldHits": withheld_hits,
+            "refined": refined,
             "error": error,
         }
-        return {"searches": [record], "model_calls": int(called)}
+        return {"searches": [record], "model_calls": calls}
 
     def after_search(self, state: AngleState) -> list[Send] | Literal["__end__"]:
         novel = [s for rec in state.get("searches", []) for s in rec["novel"]]
@@ -193,6 +217,12 @@ class ResearchSteps:
 
     def verify(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         backend_ = self.deps.backend(config)
+        searcher, fetcher = self.deps.web(config)
+        budget = VoterBudget(
+            searches=self.lim.voter_searches,
+            results=self.lim.voter_results,
+            fetches=self.lim.voter_fetches,
+        )
         with self._shared(state["run_token"], config).limiter:
             vote = run_vote(
                 state["question"],
@@ -201,6 +231,9 @@ class ResearchSteps:
                 backend_,
                 votes_per_claim=self.lim.votes_per_claim,
                 refutations_required=self.lim.refutations_required,
+                searcher=searcher,
+                fetcher=fetcher,
+                budget=budget,
             )
         verdict = vote["verdict"]
         emit(

@@ -1,15 +1,106 @@
-"""Step 4, verify (one per claim and voter): a skeptical voter tries to refute one claim."""
+"""Step 4, verify (one per claim and voter): a skeptical voter tries to refute one claim.
+
+Each voter first looks for counter-evidence within a small budget (``VoterBudget``: searches and
+fetches through the run's own providers, with the search step's untrusted-content handling:
+results and pages screened, withheld ones never shown, everything read shown inside a nonce
+fence). The query is written by code from the user's question and a per-voter skeptical suffix,
+never from page text. The vote records what the voter read; a refutation counts only when it
+cites a source the voter read (or the claim's own source, for a quote that does not support the
+claim): a refutation without one is an abstention.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from refgate.nodes.research.inspect import page_verdict, screen_hits
 from refgate.nodes.research.schemas import Verdict
 from refgate.provenance import armor
+from refgate.urls import norm_url
+
+#: What each voter adds to the question when it searches (voter i uses entry i mod len).
+SKEPTIC_SUFFIXES = ("criticism", "contradicting evidence", "correction")
+
+
+@dataclass(frozen=True)
+class VoterBudget:
+    """How much one voter may read: searches, results kept per search, pages fetched."""
+
+    searches: int = 1
+    results: int = 3
+    fetches: int = 1
+    page_chars: int = 2_000
+
+
+def voter_query(question: str, voter: int) -> str:
+    """The voter's search query: the user's question (trusted) and a skeptical suffix."""
+    return f"{question.strip()} {SKEPTIC_SUFFIXES[voter % len(SKEPTIC_SUFFIXES)]}"
+
+
+def gather_counter_evidence(
+    question: str, claim: dict[str, Any], voter: int, searcher: Any, fetcher: Any,
+    budget: VoterBudget,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:  # fmt: skip
+    """``(read, withheld)``: what the voter read (url, title, snippet, text of fetched pages) and
+    what the untrusted-content screening kept from it. Provider failures cost the evidence only."""
+    read: list[dict[str, Any]] = []
+    withheld: list[dict[str, Any]] = []
+    own = norm_url(str(claim.get("sourceUrl") or ""))
+    if searcher is None or budget.searches <= 0:
+        return read, withheld
+    hits: list[dict[str, Any]] = []
+    for n in range(budget.searches):
+        try:
+            found = searcher.search(voter_query(question, voter + n), max_results=budget.results)
+            hits += [h.as_dict() if hasattr(h, "as_dict") else dict(h) for h in found]
+        except Exception:  # noqa: BLE001 (a flaky provider leaves the voter without evidence)
+            continue
+    hits, dropped = screen_hits(hits)
+    withheld += dropped
+    seen = {own}
+    for h in hits:
+        key = norm_url(str(h.get("url") or ""))
+        if not key or key in seen:
+            continue
+        seen.add(key)
+        read.append({"url": h["url"], "title": h.get("title", ""), "snippet": h.get("snippet", "")})
+        if len(read) >= budget.results:
+            break
+    for item in read[: max(0, budget.fetches)] if fetcher is not None else []:
+        try:
+            page = fetcher.fetch(item["url"])
+        except Exception:  # noqa: BLE001
+            continue
+        if not getattr(page, "ok", False) or not page.text.strip():
+            continue
+        verdict = page_verdict(page.title, page.text, str((page.meta or {}).get("hidden_text") or ""))
+        if verdict is not None:
+            withheld.append({"url": item["url"], "reason": verdict["reason"]})
+            continue
+        item["text"] = page.text[: budget.page_chars]
+    return read, withheld
+
+
+def evidence_block(read: list[dict[str, Any]]) -> str:
+    if not read:
+        return "(no counter-evidence found within the voter's search budget)"
+    parts = []
+    for i, item in enumerate(read, 1):
+        body = f"Title: {item.get('title', '')}\nSnippet: {item.get('snippet', '')}"
+        if item.get("text"):
+            body += "\nPage text: " + item["text"]
+        parts.append(f"[S{i}] {item['url']}\n" + armor(body, source_label=item["url"]))
+    return "\n\n".join(parts)
 
 
 def verify_prompt(
-    question: str, claim: dict[str, Any], v: int, votes_per_claim: int, refutations_required: int
+    question: str,
+    claim: dict[str, Any],
+    v: int,
+    votes_per_claim: int,
+    refutations_required: int,
+    read: list[dict[str, Any]] | None = None,
 ) -> str:
     evidence = armor(
         'Claim: "' + claim["claim"] + '"\n'
@@ -27,6 +118,7 @@ def verify_prompt(
         "## Research question\n" + question + "\n\n"
         "## Claim under review\n" + evidence + "\n\n"
         "**Source:** " + claim["sourceUrl"] + " (" + claim["sourceQuality"] + ")\n\n"
+        "## What your search for counter-evidence found\n" + evidence_block(read or []) + "\n\n"
         "## Checklist\n"
         "1. Is the claim actually supported by the quote, or is it an overreach/misread?\n"
         "2. Do you know of contradicting evidence — does any credible source dispute or heavily "
@@ -41,8 +133,11 @@ def verify_prompt(
         "strong claim / outdated / marketing fluff.\n"
         "**refuted=false** ONLY if: claim is well-supported, current, and source quality matches "
         "claim strength.\n"
-        "Default to refuted=true if uncertain.\n\nStructured output only. Evidence MUST be "
-        "specific."
+        "Default to refuted=true if uncertain.\n\n**A refutation counts only with its source:** "
+        "set counterSource to the URL of a source listed above that contradicts the claim, or to "
+        "the claim's own source URL when its quote does not support the claim. A refutation "
+        "without such a counterSource counts as an abstention.\n\nStructured output only. "
+        "Evidence MUST be specific."
     )
 
 
@@ -54,12 +149,30 @@ def run_vote(
     *,
     votes_per_claim: int,
     refutations_required: int,
+    searcher: Any = None,
+    fetcher: Any = None,
+    budget: VoterBudget | None = None,
 ) -> dict[str, Any]:
-    """``{"claim_id", "voter", "verdict"}``; ``verdict`` is None when the voter failed."""
-    prompt = verify_prompt(question, claim, voter, votes_per_claim, refutations_required)
+    """``{"claim_id", "voter", "verdict", "read", "withheld"}``; ``verdict`` is None when the
+    voter failed or refuted without citing a source it read (``abstained`` says why)."""
+    read, withheld = gather_counter_evidence(
+        question, claim, voter, searcher, fetcher, budget or VoterBudget()
+    )
+    prompt = verify_prompt(question, claim, voter, votes_per_claim, refutations_required, read)
     answer = backend.run(prompt, Verdict, label=f"v{voter}:{claim['id']}")
-    return {
+    verdict = answer.model_dump() if answer is not None else None
+    vote: dict[str, Any] = {
         "claim_id": claim["id"],
         "voter": voter,
-        "verdict": answer.model_dump() if answer is not None else None,
+        "verdict": verdict,
+        "read": [item["url"] for item in read],
+        "withheld": withheld,
     }
+    if verdict is not None and verdict.get("refuted"):
+        allowed = {norm_url(u) for u in vote["read"]} | {norm_url(str(claim.get("sourceUrl")))}
+        cited = norm_url(str(verdict.get("counterSource") or ""))
+        if not cited or cited not in allowed:
+            vote["abstained"] = "refuted without citing a source it read"
+            vote["uncounted"] = verdict
+            vote["verdict"] = None
+    return vote

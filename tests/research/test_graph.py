@@ -194,18 +194,53 @@ def test_no_claims_reports(script, tiny_web, h):
 
 
 def test_all_refuted_reports_the_refuted_claims(script, tiny_web, h):
-    s = script(
-        verify=lambda text: h.tc(
-            "Verdict", {"refuted": True, "evidence": "contradicted", "confidence": "high"}
-        )
-    )
-    final, _, model = run(s, tiny_web)
+    def verify(text):  # each refutation cites the claim's own source (a quote that overreaches)
+        source = re.search(r"\*\*Source:\*\* (\S+)", text).group(1)
+        return h.tc("Verdict", {"refuted": True, "evidence": "contradicted", "confidence": "high",
+                                "counterSource": source})  # fmt: skip
+
+    final, _, model = run(script(verify=verify), tiny_web)
     report = final["report"]
     assert report["status"] == "none_confirmed"
     assert report["findings"] == [] and report["confirmed"] == []
     assert len(report["refuted"]) == report["stats"]["claimsVerified"] > 0
     assert "## Refuted claims" in final["markdown"]
     assert not prompts(model, "## Synthesis")
+
+
+def test_a_refutation_without_a_source_the_voter_read_is_an_abstention(script, tiny_web, h):
+    def verify(text):
+        if "voter 1/3" in text:
+            return h.tc("Verdict", {"refuted": False, "evidence": "ok", "confidence": "high"})
+        return h.tc("Verdict", {"refuted": True, "evidence": "I recall otherwise",
+                                "confidence": "high", "counterSource": "https://made.up/x"})  # fmt: skip
+
+    final, _, model = run(script(verify=verify), tiny_web)
+    report = final["report"]
+    assert report["refuted"] == [] and report["findings"] == []
+    assert report["unverified"] and all(
+        c["votes"] == {"support": 1, "refute": 0, "abstain": 2} for c in report["unverified"]
+    )
+    # Every voter searched for counter-evidence first, with a query written from the question.
+    voters = prompts(model, "Adversarial Claim Verifier")
+    assert voters and all("What your search for counter-evidence found" in p for p in voters)
+
+
+def test_voters_read_counter_evidence_and_refute_citing_it(script, tiny_web, h):
+    def verify(text):
+        listed = re.findall(r"^\[S\d+\] (\S+)$", text, re.M)
+        if not listed:
+            return h.tc("Verdict", {"refuted": False, "evidence": "none", "confidence": "low"})
+        return h.tc("Verdict", {"refuted": True, "evidence": "the listed page disputes it",
+                                "confidence": "high", "counterSource": listed[0]})  # fmt: skip
+
+    final, _, model = run(script(verify=verify), tiny_web)
+    votes = final["votes"]
+    assert votes and all(v["read"] for v in votes)  # each voter read something
+    assert all(norm_url(u) in tiny_web._by_url for v in votes for u in v["read"])
+    counted = [v for v in votes if v["verdict"] and v["verdict"]["refuted"]]
+    assert counted and all(v["verdict"]["counterSource"] in v["read"] for v in counted)
+    assert final["report"]["refuted"]
 
 
 def test_failed_verifiers_leave_claims_unverified_not_refuted(script, tiny_web, h):
@@ -304,3 +339,17 @@ def test_interrupted_run_resumes_without_redoing_finished_calls(script, tiny_web
     assert len(repeated) == 1 and "voter 2/3" in next(iter(repeated))
     assert len(model.calls) == calls_before + len(state.next) + 1  # pending votes + synthesis
     assert final["report"]["stats"]["agentCalls"] == len(model.calls) - 1
+
+
+def test_an_angle_whose_query_finds_nothing_refines_it_once_with_the_question(script, tiny_web, h):
+    angles = [{"label": f"nothing {i}", "query": f"qqzx wvvy nonexistent {i}"} for i in range(3)]
+
+    def scope(text):
+        return h.tc("Scope", {"question": QUESTION, "summary": "no match", "angles": angles})
+
+    final, _, model = run(script(scope=scope), tiny_web)
+    records = final["searches"]
+    assert len(records) == 3
+    # One bounded retry per angle, with the user's own words (never page text).
+    assert all(r["refined"] == [QUESTION] and r["hits"] > 0 for r in records)
+    assert any(r["novel"] for r in records) and final["report"]["sources"]
