@@ -16,6 +16,11 @@ Example::
     scale = "billion"
     description = "Real GDP (chained 2005 dollars)"
 
+    [datasets.sales]                # a table in a database, reached through Ibis on the host
+    url = "postgresql://analyst@db:5432/shop"   # no password: refused if present
+    table = "public.sales"
+    password_env = "SHOP_DB_PASSWORD"           # optional; else PGPASSWORD / ~/.pgpass
+
     [documents]
     path = "documents"          # a folder of .txt/.md/.html files
     date_from_filename = "%Y%m%d"
