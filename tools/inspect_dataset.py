@@ -24,6 +24,7 @@ from refgate.tools.capabilities import (
 )
 from refgate.tools.dataset_scan import ScanTimeout, estimated_memory, scan_profile
 from refgate.tools.engine_call import json_safe
+from refgate.tools.warehouse import MAX_LOAD_ROWS, WarehouseError, redacted, table_rows
 from refgate.toolspec import ToolContext, ToolResult, ToolSpec
 
 #: Datasets estimated larger than this in memory are profiled by DuckDB, not loaded in pandas.
@@ -230,16 +231,12 @@ def _scanned(spec, n: int, seconds: float) -> _Profile:
 def _origin(spec) -> str:
     """The file name, or the database table (URL without credentials) of a warehouse dataset."""
     if spec.is_warehouse:
-        from refgate.tools.warehouse import redacted
-
         return f"{spec.table} at {redacted(spec.url)}"
     return spec.path.name
 
 
 def _warehouse(spec, n: int) -> _Profile:
     """A warehouse table's profile: loaded whole (through Ibis) when it is small enough."""
-    from refgate.tools.warehouse import MAX_LOAD_ROWS, WarehouseError, table_rows
-
     rows = table_rows(spec)
     if rows > MAX_LOAD_ROWS:
         raise WarehouseError(
@@ -275,7 +272,8 @@ def inspect_dataset(args: InspectDatasetArgs, ctx: ToolContext) -> ToolResult:
         return ToolResult.failure(
             f"cannot read dataset {spec.name!r} ({_origin(spec)}): {str(exc)[:2000]}"
         )
-    schema_rows, metrics, latest_values = profile.schema_rows, profile.metrics, profile.latest_values
+    schema_rows, metrics = profile.schema_rows, profile.metrics
+    latest_values = profile.latest_values
     first, latest, head, tail = profile.first, profile.latest, profile.head, profile.tail
     meta = {
         "dataset": spec.name,

@@ -16,6 +16,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from refgate.engine import catalog
+from refgate.tools.sandbox.worker.prelude import make_emit
+from refgate.tools.sandbox.worker.sql import Sql
 from refgate.toolspec import ToolContext, ToolResult, ToolSpec
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -81,8 +83,6 @@ class ReadCapabilityArgs(BaseModel):
 
 @cache
 def _prelude_entries() -> tuple[dict[str, str], ...]:
-    from refgate.tools.sandbox.worker.prelude import make_emit
-
     emit = make_emit(None)
     sig = f"emit_result{inspect.signature(emit)}"
     doc = inspect.getdoc(emit) or ""
@@ -90,8 +90,6 @@ def _prelude_entries() -> tuple[dict[str, str], ...]:
         "\n\nAvailable only inside RunPython code, next to pd, np, datasets['<name>'] "
         "(DataFrames) and engine.<capability>(...). Reserved: never define, assign or wrap it."
     )
-    from refgate.tools.sandbox.worker.sql import Sql
-
     sql_doc = (inspect.getdoc(Sql.__call__) or "") + (
         "\n\nOne read-only SELECT (or WITH ... SELECT); every dataset is a view of its name. "
         "Warehouse datasets (tables in a database) are reached only this way. A frame returned "

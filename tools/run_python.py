@@ -33,6 +33,7 @@ from refgate.tools.sandbox.host import (
     get_worker,
 )
 from refgate.tools.sandbox.policy import CodeRejected, check_code
+from refgate.tools.warehouse import run_query
 from refgate.toolspec import ToolContext, ToolResult, ToolSpec
 from refgate.workspace import WorkspaceError, load_workspace
 
@@ -190,8 +191,6 @@ def execute(
         if msg.get("op") == "sql":
             return record_query(queries, msg)
         if msg.get("op") == "warehouse":
-            from refgate.tools.warehouse import run_query
-
             return run_query(workspace, msg.get("query"))
         name = msg.get("name")
         args, kwargs = msg.get("args", []), msg.get("kwargs", {})
