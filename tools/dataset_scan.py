@@ -95,7 +95,9 @@ def quote(name: str) -> str:
 def source_sql(spec: DatasetSpec) -> str:
     """The table function reading the dataset's file."""
     path = "'" + str(spec.checked_path()).replace("'", "''") + "'"
-    return f"read_parquet({path})" if spec.format == "parquet" else f"read_csv({path}, {CSV_OPTIONS})"
+    return (
+        f"read_parquet({path})" if spec.format == "parquet" else f"read_csv({path}, {CSV_OPTIONS})"
+    )
 
 
 def connect() -> duckdb.DuckDBPyConnection:

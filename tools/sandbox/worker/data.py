@@ -37,7 +37,7 @@ def _mb(n: int) -> str:
 def _use_sql(name: str) -> str:
     return (
         f"query it with sql() instead, which streams it through DuckDB, e.g. "
-        f"sql('SELECT col, SUM(x) AS total FROM \"{name}\" GROUP BY col ORDER BY total DESC "
+        f'sql(\'SELECT col, SUM(x) AS total FROM "{name}" GROUP BY col ORDER BY total DESC '
         "LIMIT 10')"
     )
 
@@ -52,7 +52,9 @@ class Datasets(dict):
 
     def _refuse(self, name: str, spec: dict) -> None:
         if spec.get("kind") == "warehouse":
-            raise KeyError(f"dataset {name!r} is a table in a database, not a file: " + _use_sql(name))
+            raise KeyError(
+                f"dataset {name!r} is a table in a database, not a file: " + _use_sql(name)
+            )
         size = spec.get("memory_bytes") or 0
         if self._limit and size > self._limit and name not in State.frames:
             raise DatasetTooLarge(

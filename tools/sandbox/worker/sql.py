@@ -55,7 +55,11 @@ def _ident(name: str) -> str:
 def view_sql(name: str, spec: dict) -> str:
     """``CREATE VIEW`` for one file dataset (parquet or CSV, read as DuckDB detects it)."""
     path = _literal(spec["path"])
-    reader = f"read_parquet({path})" if spec.get("format") == "parquet" else f"read_csv({path}, {CSV_OPTIONS})"
+    reader = (
+        f"read_parquet({path})"
+        if spec.get("format") == "parquet"
+        else f"read_csv({path}, {CSV_OPTIONS})"
+    )
     return f"CREATE VIEW {_ident(name)} AS SELECT * FROM {reader}"
 
 
