@@ -128,8 +128,13 @@ def write_report(path: Path, doc: dict[str, Any]) -> None:
         text = to_markdown(doc)
     else:
         text = to_html(doc)
+    from refgate.report.output import ReportError, write_atomic
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    try:
+        write_atomic(path, text)  # whole or not at all, as every refgate report file
+    except ReportError as exc:
+        raise EvalError(f"--output {path}: {exc}") from None
 
 
 def compare_markdown(cmp: dict[str, Any], a: str, b: str) -> str:
