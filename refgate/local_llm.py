@@ -24,8 +24,9 @@ import httpx
 
 SMOKE_NOTICE = (
     "[yellow]Using the embedded SmolLM2-135M smoke-test model[/yellow]: it checks that refgate runs "
-    "end to end, not that answers are good. Point refgate at a real model with OPENAI_API_KEY "
-    "(and OPENAI_BASE_URL for vLLM, Ollama or llama.cpp) and REFGATE_MODEL."
+    "end to end, not that answers are good. Point refgate at a real model with --model or "
+    "REFGATE_MODEL: a provider:model string (anthropic:claude-sonnet-4-5, ollama:qwen2.5) or a "
+    "bare name with OPENAI_API_KEY / OPENAI_BASE_URL (OpenAI, vLLM, Ollama, llama.cpp)."
 )
 MODEL_NAME = "smollm2-135m-instruct"
 #: Reply cap for the smoke model (it rambles to the context limit otherwise).
