@@ -16,8 +16,9 @@ Without ``REFGATE_STORE_EMBED`` the ``REFGATE_EMBEDDINGS`` setting (``minilm`` o
 decides. ``langgraph.json`` points the server's store at ``./refgate/store.py:embeddings``; the
 CLI's stores (``refgate.persistence``) use ``index_config()``.
 
-The async methods run the model in a worker thread: the LangGraph server refuses blocking calls
-on its event loop.
+The async methods run the model in a worker thread of the embedder's own pool: the LangGraph
+server refuses blocking calls on its event loop, and the loop's default executor is where the
+server runs sync nodes, so sharing it deadlocks (see ``EMBED_POOL``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
@@ -66,6 +68,14 @@ def make_embedder(name: str, settings: Settings | None = None) -> Embeddings:
     return MiniLMEmbeddings()
 
 
+#: The threads the async embedding methods run on. Not the event loop's default executor: the
+#: LangGraph server runs sync nodes there, and a node's sync ``store.put``/``search`` blocks its
+#: thread until the loop has embedded the value. With every default worker held by such a node
+#: (20 concurrent runs against 6 workers on 2 cores), an embedding queued on the same executor
+#: never starts and every run hangs in HARVEST.
+EMBED_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="refgate-store-embed")
+
+
 class StoreEmbeddings(Embeddings):
     """The store's embedder; resolves its backend on first use (thread-safe)."""
 
@@ -103,10 +113,12 @@ class StoreEmbeddings(Embeddings):
         return self.embed_documents([text])[0]
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
-        return await asyncio.to_thread(self.embed_documents, list(texts))
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(EMBED_POOL, self.embed_documents, list(texts))
 
     async def aembed_query(self, text: str) -> list[float]:
-        return await asyncio.to_thread(self.embed_query, text)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(EMBED_POOL, self.embed_query, text)
 
 
 #: What ``langgraph.json``'s ``store.index.embed`` names (backend chosen from the environment).
