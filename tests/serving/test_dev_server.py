@@ -370,13 +370,21 @@ def test_deep_research_run_streams_its_steps(client, stub):
     assert len(history) >= 4
 
 
-def test_twenty_simultaneous_runs_do_not_leak(client, stub):
+def test_twenty_simultaneous_runs_do_not_leak(client, stub, tmp_path):
+    from serving_helpers import make_workspace
+
     stub.inflight.peak = 0
     before = len(stub.chat_requests())
 
     def one(topic: str) -> tuple[str, str, list]:
+        # One workspace per run: memory is shared within a workspace by design (HARVEST's
+        # decisions are recalled by later similar questions), and this test is about state.
+        ws = make_workspace(tmp_path / f"ws-{topic}")
         thread_id, parts = stream_run(
-            client, "workbench", {"question": f"Tell me about topic {topic} please"}, ["custom"]
+            client,
+            "workbench",
+            {"question": f"Tell me about topic {topic} please", "workspace": str(ws)},
+            ["custom"],
         )
         return topic, thread_id, parts
 
