@@ -122,3 +122,18 @@ def test_sql_prints_nothing_of_its_own(sample_ws, settings):
     result = run_python(code, workspace=sample_ws, settings=settings)
     assert result.ok, result.error
     assert result.stdout == "False\nSqlError\n" and result.stderr == ""
+
+
+def test_sql_works_in_the_rlimits_mode_with_file_access_still_limited(sample_ws):
+    from refgate.config import Settings
+
+    settings = Settings(model="scripted", api_key="test-key", sandbox="rlimits")
+    code = (
+        "print(int(sql('SELECT COUNT(*) AS n FROM macro').n[0]))\n"
+        "try:\n    sql(\"SELECT * FROM read_csv('/etc/passwd')\")\n"
+        "except Exception as exc:\n    print(type(exc).__name__, 'Permission' in str(exc))\n"
+    )
+    result = run_python(code, workspace=sample_ws, settings=settings)
+    assert result.ok, result.error
+    assert result.refs[0].payload["sandbox"] == "rlimits"
+    assert result.stdout.split() == ["203", "SqlError", "True"]
