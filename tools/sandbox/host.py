@@ -379,6 +379,10 @@ class Worker:
             "uid": self.uid,
             "gid": self.uid,
             "pidns": self.mode == "bwrap",
+            # rlimits mode: calls drop to an unprivileged uid on the host's own filesystem, which
+            # may not read a Python installed under /root, so sql()'s engine is imported by the
+            # template (bubblewrap binds the installation readable; there it loads when idle).
+            "eager_imports": ["duckdb"] if self.mode == "rlimits" else [],
             "scratch_base": "/tmp" if self.mode == "bwrap" else self._scratch_base,
             "datasets": {m.name: self._dataset_entry(m) for m in self.datasets},
         }

@@ -54,6 +54,9 @@ def _init(config: dict) -> dict:
 
     State.config = config
     State.pd, State.np = pd, np
+    for name in config.get("eager_imports", ()):  # see Worker.start on the host
+        with contextlib.suppress(ImportError):
+            __import__(name)
     imported = time.perf_counter() - t0
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     prctl(PR_SET_DUMPABLE, 0)
