@@ -224,7 +224,8 @@ def ask(
     ``model`` is a model string (``"anthropic:claude-sonnet-4-5"``, ``"ollama:qwen2.5"``, a bare
     OpenAI-compatible name) or a LangChain chat model. ``thread`` resumes an interrupted run
     (``question`` may then be None; a different question is refused). Raises ``ConfigError``
-    (settings, workspace, thread busy or mismatched) or ``RunFailed`` (resumable)."""
+    (settings, blank question, thread busy or mismatched), ``WorkspaceError`` (no or an invalid
+    workspace) or ``RunFailed`` (resumable)."""
     from refgate.graph import build_graph
     from refgate.persistence import open_persistence
 
