@@ -145,7 +145,7 @@ def _run(
             f"(resume with: refgate eval --resume {esc(store.run_id)} "
             f"--workspace {esc(workspace.root)})"
         )
-        executor = AskExecutor(workspace, live)
+        executor = AskExecutor(workspace, live, store.dir)
         with RunLock(store), _progress(len(questions), len(store.results())) as on_result:
             results = run_eval(
                 questions, store, executor, concurrency=concurrency, on_result=on_result

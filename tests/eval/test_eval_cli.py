@@ -101,6 +101,15 @@ def test_right_fake_citation_and_wrong_value_are_scored_as_expected(
         assert by_id[qid]["exit"] == 3 and by_id[qid]["cell"] == "wrong_blocked"
         assert by_id[qid]["retries"] == 1
     assert "fake_ref" in " ".join(by_id["fake"]["gate_issues"])
+    # each question has its own memory: the same question asked again recalls nothing
+    block = "Decisions remembered from earlier runs on this workspace"
+    assert not [r for r in stub.chat_requests() if block in r.text]
+    threads = mini_workspace / ".refgate" / "eval" / doc["run_id"] / "threads"
+    assert sorted(p.name for p in threads.glob("*.sqlite") if ".store." not in p.name) == [
+        "fake.sqlite",
+        "right.sqlite",
+        "wrongval.sqlite",
+    ]
     s = doc["summary"]
     assert (
         s["n"],

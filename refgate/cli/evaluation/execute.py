@@ -1,11 +1,16 @@
 """Ask one eval question through ``refgate.ask`` on its own thread (the CLI's ``execute``).
 
 The run is exactly what ``refgate ask`` does (same resume rules, thread lock, audit record and
-usage accounting); a killed question resumes on its thread, finished passes not redone.
+usage accounting); a killed question resumes on its thread, finished passes not redone. Each
+question keeps its checkpoints and memory in SQLite files of its own under the run's folder
+(``threads/<id>.sqlite`` and ``<id>.store.sqlite``): HARVEST remembers every run's decisions and
+BRIEF recalls them, so a shared store would let one question's run steer the next (an
+order-dependent score) and would fill the workspace's own memory with eval runs.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from refgate.api import ask
@@ -16,12 +21,16 @@ from refgate.cli.evaluation.runner import Outcome
 class AskExecutor:
     """Runs questions with ``refgate.ask`` against one live model endpoint (``settings``)."""
 
-    def __init__(self, workspace: Any, settings: Any):
+    def __init__(self, workspace: Any, settings: Any, run_dir: Path):
         self.workspace = workspace
         self.settings = settings
+        self.threads = Path(run_dir) / "threads"
 
     def __call__(self, q: EvalQuestion, thread_id: str) -> Outcome:
-        answer = ask(q.question, workspace=self.workspace, thread=thread_id, settings=self.settings)
+        own = self.settings.with_overrides(
+            database_url=f"sqlite:///{self.threads / (q.id + '.sqlite')}"
+        )
+        answer = ask(q.question, workspace=self.workspace, thread=thread_id, settings=own)
         summary = answer.trace_summary or {}
         passes = list(summary.get("passes") or [])
         return Outcome(
