@@ -47,8 +47,9 @@ def skill_tool(args: SkillArgs, ctx: ToolContext) -> ToolResult:
 
 
 def value_tool(args: CodeArgs, ctx: ToolContext) -> ToolResult:
-    ref = ctx.issue("valueRef", {"values": {"unemp": 9.6}, "units": {"unemp": "%"},
-                                 "period": "2009Q3"})
+    ref = ctx.issue(
+        "valueRef", {"values": {"unemp": 9.6}, "units": {"unemp": "%"}, "period": "2009Q3"}
+    )
     return ToolResult(ok=True, data={"emitted": [ref.id]}, refs=[ref])
 
 
@@ -71,15 +72,19 @@ def run_workbench(n: int, folder: Path) -> list[float]:
     times = []
     skill = ToolSpec("ReadSkill", "skills", SkillArgs, skill_tool, issues=("skillRef",))
     value = ToolSpec("RunPython", "run", CodeArgs, value_tool, issues=("valueRef",))
-    with override_tool(skill), override_tool(value), SqliteSaver.from_conn_string(
-        str(folder / "workbench.sqlite")
-    ) as saver:
+    with (
+        override_tool(skill),
+        override_tool(value),
+        SqliteSaver.from_conn_string(str(folder / "workbench.sqlite")) as saver,
+    ):
         for i in range(n):
             model = ScriptedChatModel(responses=script(i))
             graph = build_graph(model=model, checkpointer=saver, settings=settings)
             start = time.perf_counter()
-            out = graph.invoke({"question": f"What was unemployment in 2009Q3? ({i})"},
-                               {"configurable": {"thread_id": f"w{i}"}})
+            out = graph.invoke(
+                {"question": f"What was unemployment in 2009Q3? ({i})"},
+                {"configurable": {"thread_id": f"w{i}"}},
+            )
             times.append((time.perf_counter() - start) * 1000)
             assert out["gate"]["passed"], out["gate"]
             assert model.remaining == 0
@@ -94,10 +99,21 @@ class MiniState(TypedDict, total=False):
 
 def minimal_graph(model: ScriptedChatModel, checkpointer: Any):
     """Same model and tool calls, none of refgate's refs, trace, provenance or gate."""
-    tools = {"ReadSkill": lambda a: {"skills": ["single-value"]},
-             "RunPython": lambda a: {"values": {"unemp": 9.6}}}
-    schemas = [{"type": "function", "function": {"name": n, "description": n, "parameters": {
-        "type": "object", "properties": {}}}} for n in tools]
+    tools = {
+        "ReadSkill": lambda a: {"skills": ["single-value"]},
+        "RunPython": lambda a: {"values": {"unemp": 9.6}},
+    }
+    schemas = [
+        {
+            "type": "function",
+            "function": {
+                "name": n,
+                "description": n,
+                "parameters": {"type": "object", "properties": {}},
+            },
+        }
+        for n in tools
+    ]
     bound = model.bind_tools(schemas)
 
     def loop(state: MiniState) -> MiniState:
@@ -108,11 +124,16 @@ def minimal_graph(model: ScriptedChatModel, checkpointer: Any):
             if not reply.tool_calls:
                 return {"notes": str(reply.content)}
             for call in reply.tool_calls:
-                msgs.append(ToolMessage(content=str(tools[call["name"]](call["args"])),
-                                        tool_call_id=call["id"]))
+                msgs.append(
+                    ToolMessage(
+                        content=str(tools[call["name"]](call["args"])), tool_call_id=call["id"]
+                    )
+                )
 
     def single(state: MiniState) -> MiniState:
-        reply = model.invoke([SystemMessage("system"), HumanMessage(state["question"] + " val_0123456789")])
+        reply = model.invoke(
+            [SystemMessage("system"), HumanMessage(state["question"] + " val_0123456789")]
+        )
         return {"answer": str(reply.content)}
 
     builder = StateGraph(MiniState)
@@ -135,8 +156,10 @@ def run_minimal(n: int, folder: Path) -> list[float]:
             model = ScriptedChatModel(responses=script(i))
             graph = minimal_graph(model, saver)
             start = time.perf_counter()
-            graph.invoke({"question": f"What was unemployment in 2009Q3? ({i})"},
-                         {"configurable": {"thread_id": f"m{i}"}})
+            graph.invoke(
+                {"question": f"What was unemployment in 2009Q3? ({i})"},
+                {"configurable": {"thread_id": f"m{i}"}},
+            )
             times.append((time.perf_counter() - start) * 1000)
             assert model.remaining == 0
     return times
@@ -159,8 +182,10 @@ def main() -> int:
     for name, data in (("refgate workbench", full), ("minimal StateGraph", mini)):
         p90 = statistics.quantiles(data, n=10)[-1]
         print(f"{name:<22}{statistics.median(data):>10.2f}{p90:>10.2f}")
-    print(f"ratio (workbench / minimal): {ratio:.2f}  target <= 1.5: "
-          f"{'met' if ratio <= 1.5 else 'NOT met'}")
+    print(
+        f"ratio (workbench / minimal): {ratio:.2f}  target <= 1.5: "
+        f"{'met' if ratio <= 1.5 else 'NOT met'}"
+    )
     return 0
 
 

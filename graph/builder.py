@@ -47,9 +47,7 @@ def build_graph(
     """
     if isinstance(workspace, str):
         workspace = load_workspace(workspace)
-    deps = Deps(
-        models=ModelProvider(model), settings=settings, workspace=workspace, audit=audit
-    )
+    deps = Deps(models=ModelProvider(model), settings=settings, workspace=workspace, audit=audit)
     builder = StateGraph(
         WorkbenchState,
         context_schema=RunContext,

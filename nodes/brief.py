@@ -72,8 +72,9 @@ def _recalled_block(ids: Sequence[str], ctx) -> str:
             # Remembered in a run that read untrusted content: fenced (or withheld on a high
             # signal) and tainted, like any untrusted text.
             provenance_of(ctx).register_text(text, source=f"recalled decision {rid}")
-            text = guard_external(text, source_label=f"decision {rid} (from a run that read "
-                                  "untrusted content)")
+            text = guard_external(
+                text, source_label=f"decision {rid} (from a run that read untrusted content)"
+            )
         lines.append(f"- [{rid}] {text}")
     if not lines:
         return ""

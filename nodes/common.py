@@ -144,8 +144,14 @@ class PassTimer:
 
     def end_event(self, **fields: Any) -> dict[str, Any]:
         ms = round((time.perf_counter() - self.started) * 1000, 2)
-        self.emit({"event": "pass_finished", "pass": self.pass_name, "duration_ms": ms,
-                   **{k: v for k, v in fields.items() if k in ("refs", "status")}})
+        self.emit(
+            {
+                "event": "pass_finished",
+                "pass": self.pass_name,
+                "duration_ms": ms,
+                **{k: v for k, v in fields.items() if k in ("refs", "status")},
+            }
+        )
         return event("pass_end", self.pass_name, duration_ms=ms, **fields)
 
 
@@ -153,8 +159,7 @@ class PassTimer:
 DIGEST_KEYS: dict[str, tuple[str, ...]] = {
     "valueRef": ("values", "units", "scale", "period", "asOf"),
     "dateRef": ("date", "label"),
-    "skillRef": ("id", "category", "requiredEvidence", "capabilityRefs", "forbidden",
-                 "procedure"),
+    "skillRef": ("id", "category", "requiredEvidence", "capabilityRefs", "forbidden", "procedure"),
     "apiRef": ("name", "signature", "summary"),
     "executionRef": ("ok", "error", "emitted", "timed_out"),
     "docRef": ("doc_id", "date", "section", "excerpt"),
@@ -207,26 +212,45 @@ def ref_digest(ref: Ref, *, max_rows: int = 12) -> dict[str, Any]:
             keys = tuple(payload)[:8]
         for key in keys:
             if key in payload and payload[key] not in (None, "", [], {}):
-                limit = (1500 if key == "procedure"
-                         else MAX_EXCERPT_CHARS if key in EXCERPT_KEYS else MAX_FIELD_CHARS)
+                limit = (
+                    1500
+                    if key == "procedure"
+                    else MAX_EXCERPT_CHARS
+                    if key in EXCERPT_KEYS
+                    else MAX_FIELD_CHARS
+                )
                 view[key] = _short(payload[key], limit)
         if ref.kind == "apiRef" and "summary" not in view and payload.get("doc"):
             view["summary"] = str(payload["doc"]).strip().splitlines()[0][:200]
     if ref.is_external:
-        body = json.dumps({k: v for k, v in view.items() if k not in ("id", "kind")},
-                          ensure_ascii=False, default=str)
+        body = json.dumps(
+            {k: v for k, v in view.items() if k not in ("id", "kind")},
+            ensure_ascii=False,
+            default=str,
+        )
         # Armored, or withheld again when it carries an injection signal (B5).
-        return {"id": ref.id, "kind": ref.kind,
-                "content": guard_external(body, source_label=f"ref {ref.id}")}
+        return {
+            "id": ref.id,
+            "kind": ref.kind,
+            "content": guard_external(body, source_label=f"ref {ref.id}"),
+        }
     return view
 
 
-def refs_block(refs: dict[str, Ref], *, kinds: set[str] | None = None,
-               pass_name: str | None = None, max_tokens: int | None = None) -> str:
+def refs_block(
+    refs: dict[str, Ref],
+    *,
+    kinds: set[str] | None = None,
+    pass_name: str | None = None,
+    max_tokens: int | None = None,
+) -> str:
     """The ledger as JSON lines for a prompt: the newest refs whole within the pass's token
     budget (``PASS_REF_TOKENS``), older ones by id and title, and a note saying how many."""
-    budget = max_tokens if max_tokens is not None else PASS_REF_TOKENS.get(
-        pass_name or "", DEFAULT_REF_TOKENS)
+    budget = (
+        max_tokens
+        if max_tokens is not None
+        else PASS_REF_TOKENS.get(pass_name or "", DEFAULT_REF_TOKENS)
+    )
     chosen = [r for r in refs.values() if kinds is None or r.kind in kinds]
     full: dict[str, str] = {}
     used = 0
@@ -237,13 +261,26 @@ def refs_block(refs: dict[str, Ref], *, kinds: set[str] | None = None,
             full[ref.id] = line
             used += cost
     lines = [
-        full.get(ref.id) or json.dumps({"id": ref.id, "kind": ref.kind, "title": ref.title,
-                                        "note": "details omitted (prompt budget)"},
-                                       ensure_ascii=False)
+        full.get(ref.id)
+        or json.dumps(
+            {
+                "id": ref.id,
+                "kind": ref.kind,
+                "title": ref.title,
+                "note": "details omitted (prompt budget)",
+            },
+            ensure_ascii=False,
+        )
         for ref in chosen
     ]
     left_out = len(chosen) - len(full)
     if left_out:
-        lines.append(json.dumps({"note": f"{left_out} of {len(chosen)} refs listed by id and "
-                                 f"title only (this pass's budget: {budget} tokens)"}))
+        lines.append(
+            json.dumps(
+                {
+                    "note": f"{left_out} of {len(chosen)} refs listed by id and "
+                    f"title only (this pass's budget: {budget} tokens)"
+                }
+            )
+        )
     return "\n".join(lines) if lines else "(no refs)"

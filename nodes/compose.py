@@ -13,8 +13,18 @@ from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context, ref
 from refgate.nodes.loop import invoke_model
 
 #: Refs a composed answer may cite (evidence and plan refs; not the gate's own verifyRefs).
-CITABLE = {"skillRef", "apiRef", "executionRef", "valueRef", "tableRef", "dateRef", "webRef",
-           "docRef", "artifactRef", "decisionRef"}
+CITABLE = {
+    "skillRef",
+    "apiRef",
+    "executionRef",
+    "valueRef",
+    "tableRef",
+    "dateRef",
+    "webRef",
+    "docRef",
+    "artifactRef",
+    "decisionRef",
+}
 
 
 def _retry_block(state: dict[str, Any]) -> str:
@@ -22,10 +32,13 @@ def _retry_block(state: dict[str, Any]) -> str:
     issues = [i for i in gate.get("issues") or [] if i.get("severity", "block") == "block"]
     if not issues:
         return ""
-    lines = [f"- {i.get('code')}: \"{i.get('claim', '')[:240]}\" -- {i.get('detail', '')}"
-             for i in issues]
-    return ("\n\nThe gate blocked the previous draft for these claims. Do not repeat them as they "
-            "were: cite a ref that holds the exact value, or drop the claim.\n" + "\n".join(lines))
+    lines = [
+        f'- {i.get("code")}: "{i.get("claim", "")[:240]}" -- {i.get("detail", "")}' for i in issues
+    ]
+    return (
+        "\n\nThe gate blocked the previous draft for these claims. Do not repeat them as they "
+        "were: cite a ref that holds the exact value, or drop the claim.\n" + "\n".join(lines)
+    )
 
 
 def make_compose(deps: Deps):
@@ -41,14 +54,19 @@ def make_compose(deps: Deps):
             f"Plan: {json.dumps(state.get('plan') or {}, ensure_ascii=False, default=str)}\n\n"
             f"WORK's notes: {state.get('work_notes', '')}\n\n"
             f"Evidence refs (cite these ids):\n{refs_block(state.get('refs') or {}, kinds=CITABLE, pass_name='compose')}\n\n"
-            "Critiques to address:\n" + ("\n".join(f"- {c}" for c in critiques) or "- none")
-            + ("\n\nCaveats recorded during the run:\n" + "\n".join(f"- {c}" for c in caveats)
-               if caveats else "")
+            "Critiques to address:\n"
+            + ("\n".join(f"- {c}" for c in critiques) or "- none")
+            + (
+                "\n\nCaveats recorded during the run:\n" + "\n".join(f"- {c}" for c in caveats)
+                if caveats
+                else ""
+            )
             + _retry_block(state)
         )
         model = deps.model("compose", ctx.settings)
-        reply = invoke_model(model, [SystemMessage(load_prompt("compose")), HumanMessage(human)],
-                             "compose", events)
+        reply = invoke_model(
+            model, [SystemMessage(load_prompt("compose")), HumanMessage(human)], "compose", events
+        )
         answer = reply.content if isinstance(reply.content, str) else str(reply.content)
         events.append(timer.end_event(chars=len(answer)))
         return {"answer": answer.strip(), "trace": events}

@@ -38,20 +38,38 @@ def make_gate(deps: Deps):
         verdict = report.to_dict()
         attempts = int(state.get("gate_attempts") or 0) + (0 if report.passed else 1)
         verdict["attempt"] = int(state.get("gate_attempts") or 0) + 1
-        vref = ctx.issue("verifyRef", verdict, title="gate verdict: "
-                         + ("passed" if report.passed else "blocked"), source="gate")
+        vref = ctx.issue(
+            "verifyRef",
+            verdict,
+            title="gate verdict: " + ("passed" if report.passed else "blocked"),
+            source="gate",
+        )
         verdict["verify_ref"] = vref.id
         blocking = [i for i in verdict.get("issues", []) if i.get("severity", "block") == "block"]
-        ctx.emit({"event": "gate_verdict", "passed": report.passed,
-                  "issues": [i.get("code") for i in blocking], "attempt": verdict["attempt"]})
-        events.append(event("gate_verdict", "gate", passed=report.passed,
-                            issues=[{"code": i.get("code"), "claim": i.get("claim", "")[:200]}
-                                    for i in blocking], verify_ref=vref.id))
+        ctx.emit(
+            {
+                "event": "gate_verdict",
+                "passed": report.passed,
+                "issues": [i.get("code") for i in blocking],
+                "attempt": verdict["attempt"],
+            }
+        )
+        events.append(
+            event(
+                "gate_verdict",
+                "gate",
+                passed=report.passed,
+                issues=[
+                    {"code": i.get("code"), "claim": i.get("claim", "")[:200]} for i in blocking
+                ],
+                verify_ref=vref.id,
+            )
+        )
         update: dict[str, Any] = {
             "gate": verdict,
             "gate_attempts": attempts,
-            "gate_history": list(state.get("gate_history") or []) + [
-                {"passed": report.passed, "issues": len(blocking), "verify_ref": vref.id}],
+            "gate_history": list(state.get("gate_history") or [])
+            + [{"passed": report.passed, "issues": len(blocking), "verify_ref": vref.id}],
             "refs": {vref.id: vref},
         }
         if report.passed:

@@ -127,8 +127,14 @@ def run_tool_pass(
             out.outcomes.append(outcome)
             out.caveats.extend(outcome.caveats)
             if outcome.withheld:
-                out.events.append(event("injection_withheld", pass_name, tool=call.get("name"),
-                                        signals=outcome.event.get("signals", [])))
+                out.events.append(
+                    event(
+                        "injection_withheld",
+                        pass_name,
+                        tool=call.get("name"),
+                        signals=outcome.event.get("signals", []),
+                    )
+                )
             round_untrusted = round_untrusted or outcome.untrusted
         for call in invalid:
             outcome = answer_invalid_call(call, ctx)
@@ -142,10 +148,22 @@ def run_tool_pass(
                 # B1: no write tools for the rest of a pass that read untrusted content.
                 names = [n for n in names if n not in write_tools]
                 bound = _bind(model, names)
-                out.events.append(event("write_tools_removed", pass_name, tools=removed,
-                                        reason="untrusted content was read (boundary B1)"))
+                out.events.append(
+                    event(
+                        "write_tools_removed",
+                        pass_name,
+                        tools=removed,
+                        reason="untrusted content was read (boundary B1)",
+                    )
+                )
     out.hit_bound = True
-    out.events.append(event("round_bound_hit", pass_name, rounds=max_rounds,
-                            reason=f"the pass used its {max_rounds} tool rounds; moving on with "
-                                   "the evidence gathered so far"))
+    out.events.append(
+        event(
+            "round_bound_hit",
+            pass_name,
+            rounds=max_rounds,
+            reason=f"the pass used its {max_rounds} tool rounds; moving on with "
+            "the evidence gathered so far",
+        )
+    )
     return out

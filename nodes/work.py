@@ -30,17 +30,24 @@ def _gate_issues_block(state: dict[str, Any]) -> str:
     issues = gate.get("issues") or []
     if not issues:
         return ""
-    lines = [f"- {i.get('code')}: {i.get('claim', '')[:200]} -- {i.get('detail', '')}"
-             for i in issues if i.get("severity", "block") == "block"]
-    return ("\n\nThe GATE blocked the previous answer. Produce the evidence these claims lack "
-            "(emit each number, date and ranking table they need), or establish that it does not "
-            "exist:\n" + "\n".join(lines))
+    lines = [
+        f"- {i.get('code')}: {i.get('claim', '')[:200]} -- {i.get('detail', '')}"
+        for i in issues
+        if i.get("severity", "block") == "block"
+    ]
+    return (
+        "\n\nThe GATE blocked the previous answer. Produce the evidence these claims lack "
+        "(emit each number, date and ranking table they need), or establish that it does not "
+        "exist:\n" + "\n".join(lines)
+    )
 
 
 def make_work(deps: Deps):
     def work(state: dict[str, Any], config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
         """WORK pass: run tools, issue evidence refs."""
-        ctx = make_context("work", state, deps, config=config, store=getattr(runtime, "store", None))
+        ctx = make_context(
+            "work", state, deps, config=config, store=getattr(runtime, "store", None)
+        )
         attempt = int(state.get("gate_attempts") or 0)
         timer = PassTimer("work", ctx)
         events = [timer.start_event(attempt=attempt + 1)]
@@ -58,19 +65,31 @@ def make_work(deps: Deps):
         forbidden = {str(f).strip() for f in plan.get("forbidden") or []}
         allowed = [t for t in tools_for("work") if t not in forbidden]
         if len(allowed) < len(tools_for("work")):
-            events.append(event("tools_forbidden_by_skill", "work",
-                                tools=sorted(set(tools_for("work")) - set(allowed))))
-        out = run_tool_pass(pass_name="work", model=model,
-                            messages=[SystemMessage(load_prompt("work")), HumanMessage(human)],
-                            ctx=ctx, max_rounds=ctx.settings.rounds_for("work"), allowed=allowed)
+            events.append(
+                event(
+                    "tools_forbidden_by_skill",
+                    "work",
+                    tools=sorted(set(tools_for("work")) - set(allowed)),
+                )
+            )
+        out = run_tool_pass(
+            pass_name="work",
+            model=model,
+            messages=[SystemMessage(load_prompt("work")), HumanMessage(human)],
+            ctx=ctx,
+            max_rounds=ctx.settings.rounds_for("work"),
+            allowed=allowed,
+        )
         events.extend(out.events)
         issued = {r.id: r for r in ctx.ledger.issued}
         notes = out.final_text
         if out.hit_bound:
             notes = (notes + "\n" if notes else "") + (
-                f"(WORK stopped at its bound of {ctx.settings.rounds_for('work')} tool rounds.)")
-        events.append(timer.end_event(refs=list(issued), rounds=out.rounds,
-                                      hit_bound=out.hit_bound))
+                f"(WORK stopped at its bound of {ctx.settings.rounds_for('work')} tool rounds.)"
+            )
+        events.append(
+            timer.end_event(refs=list(issued), rounds=out.rounds, hit_bound=out.hit_bound)
+        )
         caveats = list(state.get("caveats") or []) + out.caveats
         return {
             "refs": issued,

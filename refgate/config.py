@@ -269,7 +269,14 @@ def settings_table() -> list[tuple[str, str, str, str]]:
 
 
 #: Settings a run's context may set (LangGraph runtime context: Studio, the SDK, ``invoke``).
-CONTEXT_SETTINGS = ("model", "work_max_rounds", "max_rounds", "timeout", "max_retries", "max_tokens")
+CONTEXT_SETTINGS = (
+    "model",
+    "work_max_rounds",
+    "max_rounds",
+    "timeout",
+    "max_retries",
+    "max_tokens",
+)
 #: Passes whose model the context may set (``model_<pass>``).
 CONTEXT_PASSES = ("brief", "work", "critique", "compose", "harvest", "research")
 

@@ -85,19 +85,33 @@ class LocalModelServer:
 
     def __enter__(self) -> LocalModelServer:
         cmd = [
-            sys.executable, "-m", "llama_cpp.server",
-            "--model", str(self.model_path),
-            "--model_alias", self.model_name,
-            "--chat_format", "chatml-function-calling",
-            "--host", "127.0.0.1",
-            "--port", str(self.port),
-            "--n_ctx", str(self.n_ctx),
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(self.model_path),
+            "--model_alias",
+            self.model_name,
+            "--chat_format",
+            "chatml-function-calling",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(self.n_ctx),
             # One thread: a second adds little for a 135M model, and OpenMP's spinning threads
             # collapse throughput when cores are shared.
-            "--n_threads", "1",
+            "--n_threads",
+            "1",
         ]
-        self._proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
-                                      start_new_session=True, preexec_fn=_die_with_parent)
+        self._proc = subprocess.Popen(
+            cmd,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
@@ -109,8 +123,10 @@ class LocalModelServer:
                 pass
             time.sleep(0.5)
         self.__exit__(None, None, None)
-        raise RuntimeError(f"the local model server did not answer within "
-                           f"{self.startup_timeout:.0f} s:\n{self._tail()}")
+        raise RuntimeError(
+            f"the local model server did not answer within "
+            f"{self.startup_timeout:.0f} s:\n{self._tail()}"
+        )
 
     def _tail(self) -> str:
         self._log.seek(0)

@@ -36,7 +36,11 @@ PROVIDERS: dict[str, tuple[str, str, str]] = {
     "azure_openai": ("", "langchain-openai", "$AZURE_OPENAI_ENDPOINT"),
     "anthropic": ("anthropic", "langchain-anthropic", "https://api.anthropic.com"),
     "ollama": ("ollama", "langchain-ollama", "http://127.0.0.1:11434"),
-    "google_genai": ("google", "langchain-google-genai", "https://generativelanguage.googleapis.com"),
+    "google_genai": (
+        "google",
+        "langchain-google-genai",
+        "https://generativelanguage.googleapis.com",
+    ),
     "mistralai": ("mistral", "langchain-mistralai", "https://api.mistral.ai"),
     "groq": ("groq", "langchain-groq", "https://api.groq.com"),
     "bedrock_converse": ("aws", "langchain-aws", "AWS Bedrock"),
@@ -152,8 +156,7 @@ def _provider(
     except ImportError:
         package = PROVIDERS.get(provider, ("", f"langchain-{provider}", ""))[1]
         raise ConfigError(
-            f"model {name!r} needs the {package} package: "
-            f"pip install 'refgate[{_extra(provider)}]'"
+            f"model {name!r} needs the {package} package: pip install 'refgate[{_extra(provider)}]'"
         ) from None
     except (ValueError, TypeError) as exc:  # a missing key, a bad parameter
         raise ConfigError(f"model {name!r}: {_one_line(exc)}") from None

@@ -267,9 +267,7 @@ class RefLedger:
             self.issued.append(ref)
         return ref
 
-    def find_same(
-        self, kind: str, payload: Mapping[str, Any], keys: Sequence[str]
-    ) -> Ref | None:
+    def find_same(self, kind: str, payload: Mapping[str, Any], keys: Sequence[str]) -> Ref | None:
         """A ref of ``kind`` whose payload agrees with ``payload`` on every key of ``keys``."""
         want = [_dotted(payload, k) for k in keys]
         for ref in self._refs.values():

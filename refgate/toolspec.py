@@ -122,8 +122,11 @@ class ToolSpec:
             params.pop("title", None)
             cached = {
                 "type": "function",
-                "function": {"name": self.name, "description": self.description,
-                             "parameters": params},
+                "function": {
+                    "name": self.name,
+                    "description": self.description,
+                    "parameters": params,
+                },
             }
             _SCHEMAS[key] = cached
         return cached

@@ -559,7 +559,5 @@ def load_served_workspace(
     check_served(path, allowlist, what="workspace")
     ws = (loader or load_workspace)(str(Path(path).expanduser().resolve()))
     for i, extra in enumerate(ws.allowed_roots):
-        check_served(
-            extra, allowlist, what=f"{ws.root / 'refgate.toml'}: paths.allowed_roots[{i}]"
-        )
+        check_served(extra, allowlist, what=f"{ws.root / 'refgate.toml'}: paths.allowed_roots[{i}]")
     return ws

@@ -83,6 +83,8 @@ class Chunk:
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _TABLE_LINE = re.compile(r"^[ \t]*\|")
+
+
 @dataclass
 class _Unit:
     start: int

@@ -123,8 +123,9 @@ def table_refspecs(
             if key in seen:
                 continue
             seen.add(key)
-            label = citation_label(meta.get("source") or hit.doc_id, meta.get("page"),
-                                   meta.get("sheet"))
+            label = citation_label(
+                meta.get("source") or hit.doc_id, meta.get("page"), meta.get("sheet")
+            )
             body = json.dumps([table["columns"], table["rows"]], ensure_ascii=False)
             specs.append(
                 RefSpec(

@@ -47,6 +47,8 @@ def dense_weight_for(query: str) -> float:
         return LONG_QUERY_WEIGHT
     share = (n - SHORT_QUERY_WORDS) / (LONG_QUERY_WORDS - SHORT_QUERY_WORDS)
     return DENSE_WEIGHT + share * (LONG_QUERY_WEIGHT - DENSE_WEIGHT)
+
+
 #: Theoretical minimum of each score: cosine of unit vectors, and BM25.
 COSINE_FLOOR = -1.0
 BM25_FLOOR = 0.0

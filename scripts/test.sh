@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set up (scripts/setup.sh), start a throwaway PostgreSQL on loopback for the scale tests, and run
-# the test suite. This is the README's test command and what CI runs.
+# Set up (scripts/setup.sh), start a throwaway PostgreSQL on loopback for the scale tests, check
+# lint and formatting, and run the test suite. This is the README's test command and what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -20,4 +20,5 @@ if [[ -z "${REFGATE_TEST_POSTGRES_URL:-}" && -f scripts/start_postgres.sh ]]; th
 fi
 
 .venv/bin/ruff check .
+.venv/bin/ruff format --check .
 .venv/bin/python -m pytest -ra "$@"

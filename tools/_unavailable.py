@@ -11,8 +11,9 @@ class AnyArgs(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-def unavailable_spec(name: str, description: str, *, read_only: bool = True,
-                     issues: tuple[str, ...] = ()) -> ToolSpec:
+def unavailable_spec(
+    name: str, description: str, *, read_only: bool = True, issues: tuple[str, ...] = ()
+) -> ToolSpec:
     """A spec whose call returns a clear 'not available yet' error."""
 
     def _call(args: BaseModel, ctx: ToolContext) -> ToolResult:

@@ -65,7 +65,7 @@ def load_frame(spec: "DatasetSpec") -> "pd.DataFrame":
         raise ValueError(
             f"dataset {spec.name!r} is about {size / (1 << 30):.1f} GB in memory, too large to "
             "load whole for this capability: compute with RunPython and sql('SELECT ... FROM "
-            f"\"{spec.name}\" ...')"
+            f'"{spec.name}" ...\')'
         )
     path = spec.checked_path()  # confined at load time; refused if swapped for a symlink since
     st = path.stat()

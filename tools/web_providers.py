@@ -211,7 +211,11 @@ class SnapshotCorpus:
             date=page.get("date"),
             meta={
                 **{k: v for k, v in page.items() if k not in ("path", "url", "title", "date")},
-                **({"hidden_text": self._hidden[page["url"]]} if page["url"] in self._hidden else {}),
+                **(
+                    {"hidden_text": self._hidden[page["url"]]}
+                    if page["url"] in self._hidden
+                    else {}
+                ),
             },
         )
 

@@ -482,7 +482,9 @@ def _names_documented(claim_low: str, indexes: list[RefIndex]) -> bool:
                 end = at + len(name)
                 before = claim_low[at - 1] if at else " "
                 after = claim_low[end] if end < len(claim_low) else " "
-                if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+                if not (before.isalnum() or before == "_") and not (
+                    after.isalnum() or after == "_"
+                ):
                     return True
                 at = claim_low.find(name, at + 1)
     return False
@@ -648,7 +650,9 @@ def check_answer(
         for m in mentions:
             if m.kind == "number":
                 assert m.num is not None
-                found = _match_number(m.num, indexes, num_kinds) if documented or not doc_only else []
+                found = (
+                    _match_number(m.num, indexes, num_kinds) if documented or not doc_only else []
+                )
                 for x in found:
                     table_hits.add(x.ref_id)
                 if not found:
@@ -685,7 +689,9 @@ def check_answer(
                         )
                     )
                 checks.append(
-                    MentionCheck("number", m.text, True, found, "" if internal else "secondary only")
+                    MentionCheck(
+                        "number", m.text, True, found, "" if internal else "secondary only"
+                    )
                 )
             elif m.kind == "date":
                 found_d: list[Match] = []

@@ -74,7 +74,9 @@ def gather_counter_evidence(
             continue
         if not getattr(page, "ok", False) or not page.text.strip():
             continue
-        verdict = page_verdict(page.title, page.text, str((page.meta or {}).get("hidden_text") or ""))
+        verdict = page_verdict(
+            page.title, page.text, str((page.meta or {}).get("hidden_text") or "")
+        )
         if verdict is not None:
             withheld.append({"url": item["url"], "reason": verdict["reason"]})
             continue

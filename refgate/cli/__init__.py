@@ -9,7 +9,15 @@ from refgate.cli.app import app
 
 #: Modules whose import registers their commands on ``app``.
 COMMAND_MODULES = [
-    "init", "ask", "trace", "check", "index", "research", "provenance_map", "review", "eval",
+    "init",
+    "ask",
+    "trace",
+    "check",
+    "index",
+    "research",
+    "provenance_map",
+    "review",
+    "eval",
     "report",
 ]
 

@@ -80,9 +80,13 @@ def _quiet_library_progress() -> None:
     progress lines on stderr: turn them off for the CLI's process (a user may set them back)."""
     import os
 
-    for name, value in (("HF_HUB_DISABLE_PROGRESS_BARS", "1"), ("TQDM_DISABLE", "1"),
-                        ("TRANSFORMERS_VERBOSITY", "error")):
+    for name, value in (
+        ("HF_HUB_DISABLE_PROGRESS_BARS", "1"),
+        ("TQDM_DISABLE", "1"),
+        ("TRANSFORMERS_VERBOSITY", "error"),
+    ):
         os.environ.setdefault(name, value)
+
 
 #: Progress and diagnostics go to stderr so ``--json`` output on stdout stays clean.
 err_console = SafeConsole(stderr=True)

@@ -217,7 +217,12 @@ def ask(
         help="Thread id: resumes an interrupted run; new runs get a fresh id.",
     ),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
-    model: str = typer.Option(None, "--model", "-m", help="Model string (overrides REFGATE_MODEL): provider:model or a bare name."),
+    model: str = typer.Option(
+        None,
+        "--model",
+        "-m",
+        help="Model string (overrides REFGATE_MODEL): provider:model or a bare name.",
+    ),
     output: Path = typer.Option(
         None, "--output", "-o", help="Also write a report: .md, .html (self-contained) or .json."
     ),

@@ -21,7 +21,12 @@ STAGES = {
 
 
 def run_index(
-    workspace: Any, settings: Any, *, rebuild: bool = False, progress: Any = None, report: Any = None
+    workspace: Any,
+    settings: Any,
+    *,
+    rebuild: bool = False,
+    progress: Any = None,
+    report: Any = None,
 ) -> Any:
     """Build (or update) the index of ``workspace``; returns the ``UpdateResult``.
 

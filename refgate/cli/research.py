@@ -74,7 +74,9 @@ BACKEND_ALIASES = {"antigravity": "agy"}
 
 @app.command("research")
 def research(
-    question: str = typer.Argument("", help="The research question (omit with --thread to resume)."),
+    question: str = typer.Argument(
+        "", help="The research question (omit with --thread to resume)."
+    ),
     workspace: Path | None = typer.Option(
         None, "--workspace", "-w", help=WORKSPACE_HELP + " Its web snapshot is the default web."
     ),

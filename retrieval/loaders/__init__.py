@@ -26,5 +26,14 @@ READERS = {
 }
 SUFFIXES = tuple(READERS)
 
-__all__ = ["READERS", "SUFFIXES", "Part", "Unreadable", "read_docx", "read_html", "read_pdf",
-           "read_text", "read_xlsx"]
+__all__ = [
+    "READERS",
+    "SUFFIXES",
+    "Part",
+    "Unreadable",
+    "read_docx",
+    "read_html",
+    "read_pdf",
+    "read_text",
+    "read_xlsx",
+]

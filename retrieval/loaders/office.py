@@ -27,7 +27,9 @@ def _check_zip(path: Path, kind: str) -> None:
     if path.stat().st_size == 0:
         raise Unreadable("empty file (0 bytes)")
     if not zipfile.is_zipfile(path):
-        raise Unreadable(f"not a readable {kind} (encrypted, or corrupt: not an Office zip package)")
+        raise Unreadable(
+            f"not a readable {kind} (encrypted, or corrupt: not an Office zip package)"
+        )
 
 
 def read_docx(path: Path) -> list[Part]:

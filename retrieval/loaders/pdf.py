@@ -47,7 +47,9 @@ def _has_lines(page: Any) -> bool:
     # deferred: optional dependency (pypdfium2)
     import pypdfium2.raw as raw
 
-    return next(iter(page.get_objects(filter=[raw.FPDF_PAGEOBJ_PATH], max_depth=2)), None) is not None
+    return (
+        next(iter(page.get_objects(filter=[raw.FPDF_PAGEOBJ_PATH], max_depth=2)), None) is not None
+    )
 
 
 def page_tables(path: Path, page: int) -> list[dict[str, Any]]:
@@ -74,8 +76,9 @@ def page_tables(path: Path, page: int) -> list[dict[str, Any]]:
         with pdfplumber.open(str(path), pages=[page]) as pdf:
             raw = pdf.pages[0].extract_tables()
     except Exception as exc:  # pdfminer fails on some files pdfium reads: no tables, say so
-        log.warning("%s p. %d: table extraction failed (%s: %s)", path.name, page,
-                    type(exc).__name__, exc)
+        log.warning(
+            "%s p. %d: table extraction failed (%s: %s)", path.name, page, type(exc).__name__, exc
+        )
         return []
     tables = [table_from_rows(t) for t in raw]
     return [t for t in tables if t is not None and len(t["columns"]) >= 2]

@@ -15,8 +15,14 @@ class EvidenceArgs(BaseModel):
     code: str = Field(description="code")
 
 
-def evidence_spec(values: dict[str, float], *, units: str = "USD", scale: str | None = "billion",
-                  period: str = "2009Q3", name: str = "RunPython") -> ToolSpec:
+def evidence_spec(
+    values: dict[str, float],
+    *,
+    units: str = "USD",
+    scale: str | None = "billion",
+    period: str = "2009Q3",
+    name: str = "RunPython",
+) -> ToolSpec:
     """A RunPython double that issues an executionRef and a valueRef holding ``values``."""
     executed: list[str] = []
 
@@ -29,7 +35,9 @@ def evidence_spec(values: dict[str, float], *, units: str = "USD", scale: str | 
         val = ctx.issue("valueRef", payload, title="scripted values", source="test")
         return ToolResult(ok=True, data={"emitted": [val.id]}, refs=[exe, val])
 
-    spec = ToolSpec(name, "scripted evidence", EvidenceArgs, run, issues=("executionRef", "valueRef"))
+    spec = ToolSpec(
+        name, "scripted evidence", EvidenceArgs, run, issues=("executionRef", "valueRef")
+    )
     run.executed = executed  # type: ignore[attr-defined]
     return spec
 

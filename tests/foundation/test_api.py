@@ -183,9 +183,19 @@ def test_the_api_example_runs(mini_workspace, env):
     with OpenAIStub(script=script, default="nothing more") as stub:  # default: a GATE retry
         run_env = {**os.environ, **stub.env(), "REFGATE_MAX_RETRIES": "1"}
         out = subprocess.run(
-            [sys.executable, str(example), "What data is there?", "--workspace",
-             str(mini_workspace), "--model", "openai:stub-model"],
-            capture_output=True, text=True, timeout=300, env=run_env,
+            [
+                sys.executable,
+                str(example),
+                "What data is there?",
+                "--workspace",
+                str(mini_workspace),
+                "--model",
+                "openai:stub-model",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=run_env,
         )
     assert out.returncode in (0, 3), out.stderr
     assert "GATE passed:" in out.stdout and "tokens:" in out.stdout and "thread:" in out.stdout

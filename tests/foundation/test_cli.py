@@ -40,8 +40,18 @@ def test_ask_passes_with_exit_0_and_json_output(mini_workspace, env, gdp_tool):
     script = [PLAN, tool_reply(tool("RunPython", code="emit")), "done", "[]", good, HARVEST]
     with OpenAIStub(script=script) as stub:
         use(stub, env)
-        result = runner.invoke(app, ["ask", "What was real GDP in 2009Q3?", "--workspace",
-                                     str(mini_workspace), "--json", "--thread", "cli-1"])
+        result = runner.invoke(
+            app,
+            [
+                "ask",
+                "What was real GDP in 2009Q3?",
+                "--workspace",
+                str(mini_workspace),
+                "--json",
+                "--thread",
+                "cli-1",
+            ],
+        )
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["gate"]["passed"] is True and out["thread_id"] == "cli-1"
@@ -53,16 +63,31 @@ def test_ask_passes_with_exit_0_and_json_output(mini_workspace, env, gdp_tool):
     assert trace.exit_code == 0, trace.output
     events = json.loads(trace.stdout)
     assert [e["pass"] for e in events if e["type"] == "pass_start"] == [
-        "brief", "work", "critique", "compose", "gate", "harvest"]
+        "brief",
+        "work",
+        "critique",
+        "compose",
+        "gate",
+        "harvest",
+    ]
 
 
 def test_ask_exits_3_when_the_answer_goes_out_with_unmet_claims(mini_workspace, env, gdp_tool):
-    script = [PLAN, tool_reply(tool("RunPython", code="emit")), "done", "[]", bad, "no more", bad,
-              HARVEST]
+    script = [
+        PLAN,
+        tool_reply(tool("RunPython", code="emit")),
+        "done",
+        "[]",
+        bad,
+        "no more",
+        bad,
+        HARVEST,
+    ]
     with OpenAIStub(script=script) as stub:
         use(stub, env)
-        result = CliRunner().invoke(app, ["ask", "What was real GDP in 2009Q3?",
-                                          "--workspace", str(mini_workspace)])
+        result = CliRunner().invoke(
+            app, ["ask", "What was real GDP in 2009Q3?", "--workspace", str(mini_workspace)]
+        )
     assert result.exit_code == 3, result.output
     assert "GATE blocked" in result.stdout
 
@@ -81,16 +106,33 @@ def test_bad_workspace_exits_2(tmp_path, env):
 
 def test_interrupted_run_resumes_with_thread(mini_workspace, env, gdp_tool):
     runner = CliRunner()
-    with OpenAIStub(script=[PLAN, tool_reply(tool("RunPython", code="emit")), "done",
-                            http_error(500), http_error(500)]) as stub:
+    with OpenAIStub(
+        script=[
+            PLAN,
+            tool_reply(tool("RunPython", code="emit")),
+            "done",
+            http_error(500),
+            http_error(500),
+        ]
+    ) as stub:
         use(stub, env)
-        first = runner.invoke(app, ["ask", "What was real GDP in 2009Q3?", "--workspace",
-                                    str(mini_workspace), "--thread", "resume-me"])
+        first = runner.invoke(
+            app,
+            [
+                "ask",
+                "What was real GDP in 2009Q3?",
+                "--workspace",
+                str(mini_workspace),
+                "--thread",
+                "resume-me",
+            ],
+        )
         assert first.exit_code == 1
         assert "refgate ask --thread resume-me" in first.output
         stub.add("[]", good, HARVEST)
-        second = runner.invoke(app, ["ask", "--workspace", str(mini_workspace), "--thread",
-                                     "resume-me", "--json"])
+        second = runner.invoke(
+            app, ["ask", "--workspace", str(mini_workspace), "--thread", "resume-me", "--json"]
+        )
     assert second.exit_code == 0, second.output
     assert gdp_tool.func.executed == ["emit"], "finished passes were not redone"
     assert json.loads(second.stdout)["gate"]["passed"] is True

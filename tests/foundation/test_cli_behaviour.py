@@ -191,4 +191,3 @@ def test_ask_refuses_a_finished_thread_with_another_question(mini_workspace, env
         assert stub.remaining == 0
     assert other.exit_code == 2
     assert "different question" in " ".join(other.output.split())
-

@@ -24,8 +24,11 @@ CODE = (
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory) -> Path:
     ws = tmp_path_factory.mktemp("ws") / "us-macro"
-    shutil.copytree(ROOT / "examples" / "us-macro", ws,
-                    ignore=shutil.ignore_patterns(".refgate", "web", "documents"))
+    shutil.copytree(
+        ROOT / "examples" / "us-macro",
+        ws,
+        ignore=shutil.ignore_patterns(".refgate", "web", "documents"),
+    )
     text = (ws / "refgate.toml").read_text(encoding="utf-8")
     cut = text.index("[documents]")
     (ws / "refgate.toml").write_text(text[:cut], encoding="utf-8")

@@ -28,13 +28,15 @@ def run(model, settings, saver=None, thread="t1", question="What was real GDP in
 
 
 def test_happy_path_runs_the_passes_in_order(settings, gdp_tool):
-    model = ScriptedChatModel(responses=[
-        PLAN,                                                     # brief (no tool: fallback)
-        calls(tool_call("RunPython", {"code": "emit_result(values=...)"})),
-        "val_ holds realgdp 2009Q3",                              # work done
-        '["units are billions of chained 2005 dollars"]',         # critique
-        GOOD,                                                     # compose
-    ])
+    model = ScriptedChatModel(
+        responses=[
+            PLAN,  # brief (no tool: fallback)
+            calls(tool_call("RunPython", {"code": "emit_result(values=...)"})),
+            "val_ holds realgdp 2009Q3",  # work done
+            '["units are billions of chained 2005 dollars"]',  # critique
+            GOOD,  # compose
+        ]
+    )
     graph, config, out = run(model, settings)
     state = graph.get_state(config).values
     assert passes(state) == ["brief", "work", "critique", "compose", "gate", "harvest"]
@@ -54,18 +56,31 @@ def test_happy_path_runs_the_passes_in_order(settings, gdp_tool):
 
 
 def test_retry_path_repeats_work_compose_gate_but_not_critique(settings, gdp_tool):
-    model = ScriptedChatModel(responses=[
-        PLAN,
-        calls(tool_call("RunPython", {"code": "a"})), "done",
-        '["check units"]',
-        BAD,                                                       # blocked
-        calls(tool_call("RunPython", {"code": "b"})), "re-emitted",  # retry WORK
-        GOOD,                                                      # fixed
-    ])
+    model = ScriptedChatModel(
+        responses=[
+            PLAN,
+            calls(tool_call("RunPython", {"code": "a"})),
+            "done",
+            '["check units"]',
+            BAD,  # blocked
+            calls(tool_call("RunPython", {"code": "b"})),
+            "re-emitted",  # retry WORK
+            GOOD,  # fixed
+        ]
+    )
     graph, config, out = run(model, settings)
     state = graph.get_state(config).values
-    assert passes(state) == ["brief", "work", "critique", "compose", "gate", "work", "compose",
-                             "gate", "harvest"]
+    assert passes(state) == [
+        "brief",
+        "work",
+        "critique",
+        "compose",
+        "gate",
+        "work",
+        "compose",
+        "gate",
+        "harvest",
+    ]
     assert out["gate"]["passed"] is True
     # WORK's retry prompt carried the gate's issues, COMPOSE's retry prompt the blocked claim.
     retry_work_prompt = model.calls[5]["text"]
@@ -75,14 +90,17 @@ def test_retry_path_repeats_work_compose_gate_but_not_critique(settings, gdp_too
 
 
 def test_second_block_appends_the_unmet_claims_and_goes_to_harvest(settings, gdp_tool):
-    model = ScriptedChatModel(responses=[
-        PLAN,
-        calls(tool_call("RunPython", {"code": "a"})), "done",
-        "[]",
-        BAD,
-        "nothing more to compute",
-        BAD,
-    ])
+    model = ScriptedChatModel(
+        responses=[
+            PLAN,
+            calls(tool_call("RunPython", {"code": "a"})),
+            "done",
+            "[]",
+            BAD,
+            "nothing more to compute",
+            BAD,
+        ]
+    )
     graph, config, out = run(model, settings)
     state = graph.get_state(config).values
     assert passes(state)[-3:] == ["compose", "gate", "harvest"]
@@ -95,12 +113,19 @@ def test_second_block_appends_the_unmet_claims_and_goes_to_harvest(settings, gdp
 
 
 def test_hallucinated_tool_gets_an_error_and_never_runs(settings, gdp_tool):
-    model = ScriptedChatModel(responses=[
-        PLAN,
-        calls(tool_call("DeleteEverything", {"path": "/"}), tool_call("RunPython", {"source": "x"})),
-        calls(tool_call("RunPython", {"code": "a"})), "done",
-        "[]", GOOD,
-    ])
+    model = ScriptedChatModel(
+        responses=[
+            PLAN,
+            calls(
+                tool_call("DeleteEverything", {"path": "/"}),
+                tool_call("RunPython", {"source": "x"}),
+            ),
+            calls(tool_call("RunPython", {"code": "a"})),
+            "done",
+            "[]",
+            GOOD,
+        ]
+    )
     graph, config, out = run(model, settings)
     state = graph.get_state(config).values
     rejected = [e for e in state["trace"] if e["type"] == "tool_call" and e["status"] == "rejected"]
@@ -113,13 +138,17 @@ def test_hallucinated_tool_gets_an_error_and_never_runs(settings, gdp_tool):
 
 
 def test_malformed_arguments_are_answered_and_not_executed(settings, gdp_tool):
-    model = ScriptedChatModel(responses=[
-        PLAN,
-        calls(tool_call("RunPython", {"code": 42, "extra": True})),
-        calls(tool_call("RunPython", {})),
-        calls(tool_call("RunPython", {"code": "a"})), "done",
-        "[]", GOOD,
-    ])
+    model = ScriptedChatModel(
+        responses=[
+            PLAN,
+            calls(tool_call("RunPython", {"code": 42, "extra": True})),
+            calls(tool_call("RunPython", {})),
+            calls(tool_call("RunPython", {"code": "a"})),
+            "done",
+            "[]",
+            GOOD,
+        ]
+    )
     graph, config, out = run(model, settings)
     msgs = [m for m in model.calls[3]["messages"] if isinstance(m, ToolMessage)]
     assert "malformed arguments for RunPython" in msgs[0].content and "code" in msgs[0].content
@@ -134,12 +163,16 @@ def test_arguments_nested_past_every_recursion_limit_are_rejected_not_a_crash(se
     for _ in range(5000):  # JSON encoders and checkpoint serialisers would recurse past 1,000
         cur.append([])
         cur = cur[0]
-    model = ScriptedChatModel(responses=[
-        PLAN,
-        calls(tool_call("RunPython", {"code": deep}, call_id="call_deep")),
-        calls(tool_call("RunPython", {"code": "a"})), "done",
-        "[]", GOOD,
-    ])
+    model = ScriptedChatModel(
+        responses=[
+            PLAN,
+            calls(tool_call("RunPython", {"code": deep}, call_id="call_deep")),
+            calls(tool_call("RunPython", {"code": "a"})),
+            "done",
+            "[]",
+            GOOD,
+        ]
+    )
     graph, config, out = run(model, settings)  # the state (trace included) is checkpointed
     msgs = [m for m in model.calls[2]["messages"] if isinstance(m, ToolMessage)]
     assert "nested deeper than" in msgs[0].content
@@ -153,11 +186,21 @@ def test_arguments_nested_past_every_recursion_limit_are_rejected_not_a_crash(se
 def test_invalid_json_arguments_are_answered(settings, gdp_tool):
     from langchain_core.messages import AIMessage
 
-    broken = AIMessage(content="", invalid_tool_calls=[
-        {"name": "RunPython", "args": "{not json", "id": "c1", "error": "bad json",
-         "type": "invalid_tool_call"}])
-    model = ScriptedChatModel(responses=[
-        PLAN, broken, calls(tool_call("RunPython", {"code": "a"})), "done", "[]", GOOD])
+    broken = AIMessage(
+        content="",
+        invalid_tool_calls=[
+            {
+                "name": "RunPython",
+                "args": "{not json",
+                "id": "c1",
+                "error": "bad json",
+                "type": "invalid_tool_call",
+            }
+        ],
+    )
+    model = ScriptedChatModel(
+        responses=[PLAN, broken, calls(tool_call("RunPython", {"code": "a"})), "done", "[]", GOOD]
+    )
     graph, config, out = run(model, settings)
     msgs = [m for m in model.calls[2]["messages"] if isinstance(m, ToolMessage)]
     assert msgs and "not valid JSON" in msgs[0].content
@@ -176,12 +219,16 @@ def test_work_round_bound_moves_on_and_is_recorded(settings, gdp_tool):
 
 def test_model_error_mid_pass_resumes_without_redoing_finished_passes(settings, gdp_tool):
     saver = InMemorySaver()
-    model = ScriptedChatModel(responses=[
-        PLAN,
-        calls(tool_call("RunPython", {"code": "a"})), "done",
-        RuntimeError("model endpoint went away"),                 # critique fails
-        '["ok"]', GOOD,                                           # after resume
-    ])
+    model = ScriptedChatModel(
+        responses=[
+            PLAN,
+            calls(tool_call("RunPython", {"code": "a"})),
+            "done",
+            RuntimeError("model endpoint went away"),  # critique fails
+            '["ok"]',
+            GOOD,  # after resume
+        ]
+    )
     graph = build_graph(model=model, checkpointer=saver, settings=settings)
     config = {"configurable": {"thread_id": "crash"}}
     with pytest.raises(RuntimeError, match="went away"):

@@ -23,12 +23,25 @@ pytestmark = pytest.mark.skipif(
 def test_refgate_ask_runs_end_to_end_on_the_embedded_model(tmp_path):
     ws = tmp_path / "us-macro"
     shutil.copytree(ROOT / "examples" / "us-macro", ws, ignore=shutil.ignore_patterns(".refgate"))
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENAI_", "REFGATE_"))}
-    env.update({"REFGATE_WORK_MAX_ROUNDS": "2", "REFGATE_MAX_ROUNDS": "1",
-                "REFGATE_TIMEOUT": "600", "HF_HUB_OFFLINE": "1"})
-    cmd = [sys.executable, "-m", "refgate.cli", "ask",
-           "What was the US unemployment rate in 2009Q3?", "--workspace", str(ws), "--json"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REFGATE_"))}
+    env.update(
+        {
+            "REFGATE_WORK_MAX_ROUNDS": "2",
+            "REFGATE_MAX_ROUNDS": "1",
+            "REFGATE_TIMEOUT": "600",
+            "HF_HUB_OFFLINE": "1",
+        }
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "refgate.cli",
+        "ask",
+        "What was the US unemployment rate in 2009Q3?",
+        "--workspace",
+        str(ws),
+        "--json",
+    ]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1400)
     assert proc.returncode in (0, 3), proc.stderr[-3000:]
     out = json.loads(proc.stdout)

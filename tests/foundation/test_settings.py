@@ -150,8 +150,9 @@ def test_the_readme_settings_table_is_the_model():
 def test_web_settings_in_refgate_toml_reach_the_providers(tmp_path):
     from refgate.tools.web_providers import default_providers
 
-    ws = load_workspace(_workspace(tmp_path / "w", 'web_search = "searx:http://127.0.0.1:1"\n'
-                                                   'web_fetch = "http"'))
+    ws = load_workspace(
+        _workspace(tmp_path / "w", 'web_search = "searx:http://127.0.0.1:1"\nweb_fetch = "http"')
+    )
     search, fetch = default_providers(ws, env={})
     assert type(search).__name__ == "SearxSearch" and type(fetch).__name__ == "HttpFetch"
     with pytest.raises(WorkspaceError, match="web_search"):
@@ -163,8 +164,11 @@ def test_the_run_context_shares_the_settings_model():
 
     base = Settings(pass_models={"brief": "ollama:qwen2.5"})
     s = apply_context(base, RunContext(model="m", model_compose="c", work_max_rounds=3))
-    assert (s.model_for("work"), s.model_for("compose"), s.model_for("brief")) == ("m", "c",
-                                                                               "ollama:qwen2.5")
+    assert (s.model_for("work"), s.model_for("compose"), s.model_for("brief")) == (
+        "m",
+        "c",
+        "ollama:qwen2.5",
+    )
     assert s.work_max_rounds == 3 and apply_context(base, None) is base
     with pytest.raises(ConfigError, match="context.timeout"):
         apply_context(base, {"timeout": -1})

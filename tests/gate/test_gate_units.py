@@ -337,7 +337,9 @@ def test_ranking_items_must_be_in_the_table() -> None:
 
 def test_table_rows_checked_row_by_row() -> None:
     bad = EVIDENCE.replace("80.0", "81.0")
-    report = check_answer(f"Revenue ranking of the dataset's companies [{T}]:\n\n{bad}", [ranking_table()])
+    report = check_answer(
+        f"Revenue ranking of the dataset's companies [{T}]:\n\n{bad}", [ranking_table()]
+    )
     assert codes(report) == ["unsupported_numeric_claim"]
     assert report.issues[0].claim.startswith("| 2 | LG")
 

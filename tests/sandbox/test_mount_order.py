@@ -12,8 +12,11 @@ def test_binds_under_tmp_are_mounted_after_the_scratch_tmpfs(monkeypatch):
     monkeypatch.setattr(host, "_python_roots", lambda: ["/tmp/ci-checkout/.venv", "/usr"])
     cmd = host.Worker("bwrap")._command(3)
     tmpfs = max(i for i, a in enumerate(cmd) if a == "--tmpfs" and cmd[i + 1] == "/tmp")
-    venv_bind = next(i for i, a in enumerate(cmd)
-                     if a == "--ro-bind" and cmd[i + 2] == "/tmp/ci-checkout/.venv")
+    venv_bind = next(
+        i for i, a in enumerate(cmd) if a == "--ro-bind" and cmd[i + 2] == "/tmp/ci-checkout/.venv"
+    )
     assert tmpfs < venv_bind
-    parent_dir = next(i for i, a in enumerate(cmd) if a == "--dir" and cmd[i + 1] == "/tmp/ci-checkout")
+    parent_dir = next(
+        i for i, a in enumerate(cmd) if a == "--dir" and cmd[i + 1] == "/tmp/ci-checkout"
+    )
     assert tmpfs < parent_dir

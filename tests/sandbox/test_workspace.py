@@ -62,7 +62,10 @@ def _ws(tmp_path: Path, toml: str, csv: str = "year,v\n2020,1\n") -> Path:
         ('[datasets."../x"]\npath = "d.csv"\n', "a dataset name is a letter"),
         ('[datasets.a]\npath = "refgate.toml"\n', "expected .csv or .parquet"),
         ("[datasets.a\n", "not valid TOML"),
-        ('[settings]\nsandbox = "docker"\n', "[settings] sandbox: Input should be 'bwrap' or 'rlimits'"),
+        (
+            '[settings]\nsandbox = "docker"\n',
+            "[settings] sandbox: Input should be 'bwrap' or 'rlimits'",
+        ),
     ],
 )
 def test_malformed_workspaces_name_the_file_and_field(tmp_path, toml, fragment):

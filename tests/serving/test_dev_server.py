@@ -251,8 +251,15 @@ def test_both_graphs_declare_an_editable_context_schema(client):
     for assistant in client.assistants.search(limit=20):
         schema = client.assistants.get_schemas(assistant["assistant_id"])["context_schema"]
         props = schema["properties"]
-        for field in ("model", "model_work", "model_compose", "workspace", "work_max_rounds",
-                      "max_rounds", "timeout"):
+        for field in (
+            "model",
+            "model_work",
+            "model_compose",
+            "workspace",
+            "work_max_rounds",
+            "max_rounds",
+            "timeout",
+        ):
             assert props[field].get("description"), (assistant["graph_id"], field)
         rounds = next(a for a in props["work_max_rounds"]["anyOf"] if a.get("type") == "integer")
         assert (rounds["minimum"], rounds["maximum"]) == (1, 100)
@@ -264,9 +271,17 @@ def test_the_run_context_sets_models_per_pass_and_the_workspace(client, stub, tm
     ws = make_workspace(tmp_path / "ctx-ws")
     before = len(stub.chat_requests())
     thread_id, parts = stream_run(
-        client, "workbench", {"question": "Tell me about topic quagga"}, ["values"],
-        context={"model": "ctx-default", "model_compose": "ctx-compose", "workspace": str(ws),
-                 "work_max_rounds": 2, "timeout": 30},
+        client,
+        "workbench",
+        {"question": "Tell me about topic quagga"},
+        ["values"],
+        context={
+            "model": "ctx-default",
+            "model_compose": "ctx-compose",
+            "workspace": str(ws),
+            "work_max_rounds": 2,
+            "timeout": 30,
+        },
     )
     assert not errors(parts), errors(parts)
     requests = stub.chat_requests()[before:]
@@ -278,20 +293,29 @@ def test_the_run_context_sets_models_per_pass_and_the_workspace(client, stub, tm
     values = client.threads.get_state(thread_id)["values"]
     assert "quagga" in values["answer"]
     assert (ws / ".refgate" / "audit.jsonl").is_file()  # the run used the context's workspace
-    bad = list(client.runs.stream(
-        client.threads.create()["thread_id"], "workbench",
-        input={"question": "Tell me about topic zebu"}, context={"work_max_rounds": 0},
-        stream_mode=["values"],
-    ))
+    bad = list(
+        client.runs.stream(
+            client.threads.create()["thread_id"],
+            "workbench",
+            input={"question": "Tell me about topic zebu"},
+            context={"work_max_rounds": 0},
+            stream_mode=["values"],
+        )
+    )
     assert errors(bad), "a context value out of range must fail the run"
 
 
 def test_the_research_context_picks_the_model_and_workspace(client, stub):
     before = len(stub.chat_requests())
     _, parts = stream_run(
-        client, "deep_research", {"question": "What did the committee say about topic okapi?"},
-        ["values"], context={"model_research": "ctx-research",
-                             "workspace": str(REPO / "examples" / "us-macro")},
+        client,
+        "deep_research",
+        {"question": "What did the committee say about topic okapi?"},
+        ["values"],
+        context={
+            "model_research": "ctx-research",
+            "workspace": str(REPO / "examples" / "us-macro"),
+        },
     )
     assert not errors(parts), errors(parts)
     models = {r.model for r in stub.chat_requests()[before:]}

@@ -165,7 +165,16 @@ class EmitCollector:
         if self.count > MAX_EMITS:
             raise EmitRejected(f"at most {MAX_EMITS} emit_result calls per run")
         allowed = {
-            "op", "table", "values", "units", "date", "sources", "title", "scale", "period", "sql"
+            "op",
+            "table",
+            "values",
+            "units",
+            "date",
+            "sources",
+            "title",
+            "scale",
+            "period",
+            "sql",
         }
         extra = sorted(set(msg) - allowed)
         if extra:
