@@ -415,6 +415,7 @@ def research(
     except WebProviderError as exc:
         raise ConfigError(str(exc)) from None
     thread_id = thread or uuid.uuid4().hex[:12]
+    started = time.perf_counter()
     counter = UsageMetadataCallbackHandler()
     ws.state_dir.mkdir(parents=True, exist_ok=True)
     _emit(on_event, {"event": "run_started", "thread": thread_id, "workspace": str(ws.root)})
@@ -477,13 +478,38 @@ def research(
     usage = build_usage(per_pass, {PASS_NAME: model_name}, settings.prices)
     if backend is not None:
         usage.models[PASS_NAME] = getattr(backend, "name", "backend")
-    return ResearchResult(
+    result = ResearchResult(
         question=str(final.get("question") or q or ""),
         report=report,
         markdown=str(final.get("markdown") or ""),
         status=str(report.get("status") or ""),
         thread=thread_id,
         usage=usage,
+    )
+    _record_research_audit(ws, result, time.perf_counter() - started)
+    return result
+
+
+def _record_research_audit(ws: Workspace, result: ResearchResult, duration_s: float) -> None:
+    """The research run's audit line (``kind: "research"``): question, report markdown, status,
+    models and token usage; it has no GATE verdict (research claims are voted, not gated)."""
+    from refgate.audit import append_run
+
+    append_run(
+        ws,
+        {
+            "thread_id": result.thread,
+            "kind": "research",
+            "question": result.question,
+            "answer": result.markdown,
+            "status": result.status,
+            "refs": {},
+            "gate": None,
+            "events": [],
+            "models": dict(result.usage.models),
+            "usage": result.usage.to_dict(),
+            "duration_s": round(duration_s, 3),
+        },
     )
 
 

@@ -239,6 +239,8 @@ def list_runs(workspace: Any, *, limit: int | None = None) -> list[dict[str, Any
                 "recorded_at": rec.get("recorded_at"),
                 "question": rec.get("question"),
                 "gate_passed": rec.get("gate_passed"),
+                "kind": rec.get("kind") or "ask",
+                "status": rec.get("status"),
                 "review": revs[-1] if revs else None,
                 "reviews": revs,
                 "answer_chars": len(rec.get("answer") or ""),

@@ -86,7 +86,10 @@ def audit(
             table.add_column(col, overflow="fold")
         for row in rows:
             rev = row.get("review") or {}
-            gate = "[green]passed[/]" if row.get("gate_passed") else "[yellow]blocked[/]"
+            if row.get("kind") == "research":
+                gate = f"research: {esc(row.get('status') or '?')}"
+            else:
+                gate = "[green]passed[/]" if row.get("gate_passed") else "[yellow]blocked[/]"
             verdict = {"pass": "[green]pass[/]", "fail": "[red]fail[/]"}.get(
                 rev.get("verdict", ""), "-"
             )

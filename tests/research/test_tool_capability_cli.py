@@ -103,6 +103,15 @@ def test_cli_research_with_the_codex_backend_end_to_end(tmp_path, monkeypatch, h
     assert report["findings"][0]["sources"]
     assert "scope: 3 angles" in result.stderr and "report: complete" in result.stderr
     assert (ws / ".refgate" / "research.sqlite").is_file()
+    # the run is audited like an ask: question, report, status, models and token usage
+    (record,) = [
+        json.loads(line) for line in (ws / ".refgate" / "audit.jsonl").read_text().splitlines()
+    ]
+    assert record["kind"] == "research" and record["status"] == "complete"
+    assert record["question"] == h.QUESTION and record["answer"].startswith("# Deep Research")
+    assert set(record["usage"]) >= {"total", "per_pass", "cost_usd"}
+    listed = CliRunner().invoke(app, ["audit", "-w", str(ws), "--json"])
+    assert json.loads(listed.stdout)[0]["kind"] == "research"
     md = CliRunner().invoke(
         app, ["research", h.QUESTION, "-w", str(ws), "--backend", "codex", "-q"]
     )
