@@ -7,16 +7,16 @@ docstrings. The docstrings are the API's single source of truth.
 
 This module is the core's half (the contract and the catalog); the capabilities themselves live
 in the layer they need (``refgate.tools.capabilities``: datasets; ``refgate.retrieval.capability``:
-documents; ``refgate.graph.research_capability``: deep research). They are plugins: the catalog
-imports the modules named in ``CAPABILITY_MODULES`` by name on first use, so the core never
-imports a higher layer. A capability is registered with ``@capability`` in one of them. It receives its
+documents; ``refgate.graph.research_capability``: deep research). They are plugins registered by
+the layers above, never imported by the core: a module's ``@capability`` functions enter the
+catalog when it is imported, and ``refgate.graph`` (what every run goes through) imports all
+three; ``refgate.tools.registry`` imports the dataset capabilities it runs. It receives its
 JSON arguments plus the keyword-only ``env: EngineEnv`` and returns ``Evidence`` (data for the
 caller plus ref specs; ids are drawn by the caller's ledger) or plain JSON-able data.
 """
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,13 +25,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from refgate.config import Settings
     from refgate.workspace import Workspace
-
-#: Modules whose import registers capabilities (imported lazily, in this order).
-CAPABILITY_MODULES: list[str] = [
-    "refgate.tools.capabilities",
-    "refgate.retrieval.capability",
-    "refgate.graph.research_capability",
-]
 
 
 @dataclass
@@ -78,7 +71,6 @@ class Capability:
 
 
 _CATALOG: dict[str, Capability] = {}
-_loaded = False
 
 
 def capability(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -93,23 +85,8 @@ def capability(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-def _load() -> None:
-    global _loaded
-    if _loaded:
-        return
-    for module in CAPABILITY_MODULES:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            # Only a module that does not exist yet is skipped; errors inside one propagate.
-            if exc.name != module:
-                raise
-    _loaded = True
-
-
 def catalog() -> dict[str, Capability]:
-    """All registered capabilities by name."""
-    _load()
+    """All registered capabilities by name (those of the modules imported so far)."""
     return dict(_CATALOG)
 
 

@@ -14,6 +14,7 @@ import importlib
 from collections.abc import Iterator
 from functools import cache
 
+import refgate.tools.capabilities  # noqa: F401  (registers the dataset capabilities it runs)
 from refgate.provenance.injection import register_tool_names
 from refgate.tool_catalog import CATALOG, PASS_TOOLS, tools_for
 from refgate.toolspec import ToolSpec

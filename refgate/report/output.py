@@ -13,6 +13,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from refgate.report.html import render_research_html, render_run_html
+from refgate.report.markdown import render_run_markdown
+
 FORMATS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json"}
 
 
@@ -59,8 +62,6 @@ def write_run_report(
     path: str | Path, record: Mapping[str, Any], charts: Sequence[Mapping[str, Any]] = ()
 ) -> Path:
     """Write a workbench run's report in the format of ``path``."""
-    from refgate.report.html import render_run_html
-    from refgate.report.markdown import render_run_markdown
 
     renderers: dict[str, Callable[[], str]] = {
         "md": lambda: render_run_markdown(record),
@@ -74,7 +75,6 @@ def write_research_report(
     path: str | Path, report: Mapping[str, Any], markdown: Callable[[Mapping[str, Any]], str]
 ) -> Path:
     """Write a deep-research report; ``markdown`` is the research graph's own markdown renderer."""
-    from refgate.report.html import render_research_html
 
     renderers: dict[str, Callable[[], str]] = {
         "md": lambda: markdown(report),

@@ -7,6 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+import refgate.retrieval.capability  # noqa: F401  (the module under test registers itself)
 from refgate.engine import EngineEnv, Evidence, catalog
 from refgate.refs import RefLedger
 from refgate.retrieval import DocumentIndex, HashingEmbeddings, index_dir, workspace_documents

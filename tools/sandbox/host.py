@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from refgate.paths import PathEscape, recheck
 from refgate.tools.dataset_scan import estimated_bytes
 from refgate.tools.sandbox.worker.protocol import (
     FrameReader,
@@ -208,7 +209,6 @@ def _parents(paths: Iterable[str]) -> list[str]:
 def confined_source(mount: DatasetMount) -> str:
     """The dataset's file, re-checked at mount time: it must still resolve to the real path
     confined when the workspace was loaded (``refgate.paths.recheck``; no symlink swap)."""
-    from refgate.paths import PathEscape, recheck
 
     try:
         return str(recheck(mount.path, what=f"dataset {mount.name!r}"))
