@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, get_args
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
@@ -11,20 +11,10 @@ from langgraph.runtime import Runtime
 
 from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context, refs_block
 from refgate.nodes.loop import invoke_model
+from refgate.refs import RefKind
 
-#: Refs a composed answer may cite (evidence and plan refs; not the gate's own verifyRefs).
-CITABLE = {
-    "skillRef",
-    "apiRef",
-    "executionRef",
-    "valueRef",
-    "tableRef",
-    "dateRef",
-    "webRef",
-    "docRef",
-    "artifactRef",
-    "decisionRef",
-}
+#: Refs a composed answer may cite: every kind but the GATE's own verifyRefs.
+CITABLE = set(get_args(RefKind)) - {"verifyRef"}
 
 
 def _retry_block(state: dict[str, Any]) -> str:
