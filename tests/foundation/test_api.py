@@ -29,20 +29,6 @@ def bad(req) -> str:
     return f"Real GDP in 2009Q3 was 15,000 billion USD [{ids_in(req.text, 'val')[-1]}]."
 
 
-@pytest.fixture
-def env(monkeypatch):
-    for name in (
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "REFGATE_MODEL",
-        "REFGATE_DATABASE_URL",
-        "REFGATE_WORKSPACE",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("REFGATE_MAX_RETRIES", "1")
-    return monkeypatch
-
-
 def use(stub, env, model="stub-model"):
     env.setenv("OPENAI_BASE_URL", stub.base_url)
     env.setenv("OPENAI_API_KEY", "stub-key")

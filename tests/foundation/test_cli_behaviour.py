@@ -25,18 +25,10 @@ def good(req) -> str:
 
 
 @pytest.fixture
-def env(monkeypatch):
-    for name in (
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "REFGATE_MODEL",
-        "REFGATE_DATABASE_URL",
-        "REFGATE_WORKSPACE",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("REFGATE_MAX_RETRIES", "1")
-    monkeypatch.setenv("REFGATE_LOCAL_LLM", "0")
-    return monkeypatch
+def env(env):
+    """The shared offline environment, without the embedded smoke model."""
+    env.setenv("REFGATE_LOCAL_LLM", "0")
+    return env
 
 
 def test_version():
