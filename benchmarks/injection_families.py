@@ -1,9 +1,12 @@
 """Injection families: recall per attack family and language on the tuning and held-out splits,
 false positives on near-miss negatives and on real paragraphs (issue 14).
 
-Corpus (benchmarks/data/injection, sources in SOURCES.md): ``attacks.jsonl`` (attack phrasings
-from published benchmarks and their translations, labelled by family, language, style and
-split), ``near_miss.jsonl`` (legitimate text that quotes, discusses or forbids instructions),
+Corpus (benchmarks/data/injection, sources in SOURCES.md): ``attacks.jsonl`` (v1: attack
+phrasings from published benchmarks and their translations, labelled by family, language, style
+and split; its held-out part was seen and is tuning material since 2026-12-01),
+``attacks_v2.jsonl`` (held-out v2: phrasings from public sets nobody on the team had used,
+committed before any rule change), ``near_miss.jsonl`` / ``near_miss_v2.jsonl`` (legitimate text
+that quotes, discusses or forbids instructions; v2 is real public text),
 ``tatqa_dev_heldout_paragraphs.jsonl`` (TAT-QA dev contexts 141-278, never used by tests).
 Each attack is embedded in a real FOMC paragraph (examples/us-macro) in four ways (inside the
 paragraph, on its own line after it, in an HTML comment, in a markdown quote).
@@ -12,8 +15,9 @@ Detected: the report of the host text has a signal of confidence medium or high 
 high). A false positive on a negative: any signal at medium or high ("flagged"); the figures
 for any signal at all (low included) are printed beside them. Real paragraphs: any signal.
 
-Run: ``python benchmarks/injection_families.py`` (``--misses tuning`` lists the missed tuning
-items; the held-out split is reported, never listed item by item, so it cannot be tuned on).
+Run: ``python benchmarks/injection_families.py`` (``--misses tuning`` or ``--misses heldout``
+lists the missed items of the v1 tuning or v1 held-out part, both tuning material now; held-out
+v2 is reported, never listed item by item, so it cannot be tuned on).
 """
 
 from __future__ import annotations
@@ -35,6 +39,10 @@ import refgate.tools.registry  # noqa: E402,F401  (registers the tool names with
 from refgate.provenance import inspect_injection  # noqa: E402
 
 FLAG = {"high", "medium"}
+# Splits that may be inspected and tuned on ("heldout" is v1's held-out part, seen in aggregate
+# and moved to tuning on 2026-12-01); "heldout_v2" is only ever counted.
+TUNING = {"tuning": "v1 tuning", "heldout": "v1 held-out (tuning since 2026-12-01)"}
+SPLITS = {**TUNING, "heldout_v2": "held-out v2"}
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 
 
@@ -100,12 +108,15 @@ def recall(attacks: list[dict], hosts: list[str], misses: str | None) -> dict:
             cell[0] += 1
             cell[1] += bool(flagged)
             cell[2] += report.highest_confidence == "high"
-            key = ("published" if a["style"] == "verbatim" else "written for refgate", a["split"])
+            kind = {"verbatim": "published", "translated": "translated by refgate"}.get(
+                a["style"], "written or encoded by refgate"
+            )
+            key = (kind, a["split"])
             origin[key][0] += 1
             origin[key][1] += bool(flagged)
             for s in flagged:
                 fired[a["family"]][s.family] += 1
-            if not flagged and misses == a["split"]:
+            if not flagged and misses == a["split"] and misses in TUNING:
                 print(f"MISS {a['id']} [{wrapper}] {a['text'][:150]!r}")
     return {"cells": stats, "fired": fired, "origin": origin}
 
@@ -128,8 +139,12 @@ def pct(a: int, b: int) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--misses", choices=["tuning"], help="list missed items of this split")
-    ap.add_argument("--show-fp", choices=["tuning"], help="list flagged tuning negatives")
+    ap.add_argument(
+        "--misses", choices=list(TUNING), help="list missed items of this (tuning) split"
+    )
+    ap.add_argument(
+        "--show-fp", choices=list(TUNING), help="list flagged negatives of this (tuning) split"
+    )
     ap.add_argument(
         "--tensor-trust",
         type=Path,
@@ -139,37 +154,42 @@ def main() -> None:
         "no licence): recall on every unique attack, never tuned on",
     )
     args = ap.parse_args()
-    attacks, near = load("attacks.jsonl"), load("near_miss.jsonl")
+    attacks = load("attacks.jsonl") + load("attacks_v2.jsonl")
+    near = load("near_miss.jsonl") + load("near_miss_v2.jsonl")
     hosts = statement_paragraphs()
     res = recall(attacks, hosts, args.misses)
     families = sorted({a["family"] for a in attacks})
     print(f"attacks: {len(attacks)} phrasings x {len(WRAPPERS)} embeddings in FOMC paragraphs")
-    print("| family | lang | tuning: detected (withheld) | held-out: detected (withheld) |")
-    print("|---|---|---|---|")
+    print(
+        "| family | lang | "
+        + " | ".join(f"{v}: detected (withheld)" for v in SPLITS.values())
+        + " |"
+    )
+    print("|---|---|" + "---|" * len(SPLITS))
     for fam in families:
         for lang in ("en", "ko"):
             row = []
-            for split in ("tuning", "heldout"):
+            for split in SPLITS:
                 n, d, w = res["cells"][(fam, lang, split)]
                 row.append(f"{d}/{n} = {pct(d, n)} ({pct(w, n)})")
-            print(f"| {fam} | {lang} | {row[0]} | {row[1]} |")
-    for split in ("tuning", "heldout"):
+            print(f"| {fam} | {lang} | " + " | ".join(row) + " |")
+    for split, name in SPLITS.items():
         n = sum(v[0] for k, v in res["cells"].items() if k[2] == split)
         d = sum(v[1] for k, v in res["cells"].items() if k[2] == split)
-        print(f"all {split}: {d}/{n} = {pct(d, n)}")
+        print(f"all {name}: {d}/{n} = {pct(d, n)}")
     for (kind, split), (n, d) in sorted(res["origin"].items()):
-        print(f"{split}, {kind} phrasings: {d}/{n} = {pct(d, n)}")
+        print(f"{SPLITS[split]}, {kind} phrasings: {d}/{n} = {pct(d, n)}")
     print("families that fired, per attack family:")
     for fam in families:
         print(f"  {fam}: {dict(sorted(res['fired'][fam].items()))}")
     print("| negatives | split | flagged (medium/high) | any signal |")
     print("|---|---|---|---|")
-    for split in ("tuning", "heldout"):
+    for split, name in SPLITS.items():
         for lang in ("en", "ko"):
             texts = [x["text"] for x in near if x["split"] == split and x["lang"] == lang]
             show = f"{lang}" if args.show_fp == split else ""
             f, a, n = false_positives(texts, show=show)
-            print(f"| near-miss {lang} | {split} | {f}/{n} = {pct(f, n)} | {a}/{n} = {pct(a, n)} |")
+            print(f"| near-miss {lang} | {name} | {f}/{n} = {pct(f, n)} | {a}/{n} = {pct(a, n)} |")
     real = {
         "FOMC statement paragraphs": statement_paragraphs(),
         "FOMC minutes, 5-sentence chunks": minutes_chunks(),
