@@ -38,8 +38,10 @@ def _is_cue(words: list[str], k: int, cues: frozenset[str]) -> bool:
 
 
 def _quoted(text: str, start: int, end: int) -> bool:
-    """Inside quotes that a Korean quotative follows: '이전 지시를 무시하라'는."""
-    before = text[max(0, start - 60) : start]
+    """Inside quotes that a Korean quotative follows: '이전 지시를 무시하라'는. The span may
+    begin with the opening quote itself (its token is ``'이전``)."""
+    lead = len(text[start:end]) - len(text[start:end].lstrip(_QUOTES))
+    before = text[max(0, start - 60) : start + lead]
     if not any(q in before for q in _QUOTES):
         return False
     after = text[max(start, end - 3) : end + 40]
@@ -49,6 +51,18 @@ def _quoted(text: str, start: int, end: int) -> bool:
         if ch in ".!?\n":
             return False
     return False
+
+
+def _named_example(text: str, end: int) -> bool:
+    """A Korean word right after the span makes it a named example: '<|im_start|> 같은 토큰',
+    '...'라는 문구'."""
+    after = text[end : end + 16].lstrip(" \t" + _QUOTES + ")]")
+    if not any("\uac00" <= ch <= "\ud7a3" for ch in after[:4]):
+        return False
+    return any(
+        after.startswith(c) and (len(after) == len(c) or not after[len(c)].isalnum())
+        for c in lexicon().k_after_cues
+    )
 
 
 def mention(text: str, start: int, end: int) -> bool:
@@ -61,6 +75,8 @@ def mention(text: str, start: int, end: int) -> bool:
     cues = lexicon().mention_cues
     words = _words(before)
     if any(_is_cue(words, k, cues) for k in range(len(words))):
+        return True
+    if _named_example(text, end):
         return True
     span = text[start:end]
     if not span.isascii():

@@ -39,6 +39,8 @@ class Lexicon:
     describers: frozenset[str]
     risky: tuple[str, ...]
     k_negated_endings: tuple[str, ...]
+    k_prior_words: frozenset[str]  # whole Korean words pointing back at earlier text
+    k_after_cues: tuple[str, ...]  # Korean words right after an example that mark a mention
 
     def words_with(self, tag: str) -> tuple[str, ...]:
         return tuple(sorted(w for w, tags in self.words.items() if tag in tags))
@@ -68,4 +70,6 @@ def lexicon() -> Lexicon:
         describers=frozenset(en["context"]["describers"]),
         risky=tuple(en["context"]["risky"]),
         k_negated_endings=tuple(ko["context"]["negated_endings"]),
+        k_prior_words=frozenset(ko["matching"]["prior_words"]),
+        k_after_cues=tuple(ko["context"]["after_cues"]),
     )

@@ -42,9 +42,29 @@ def _negated(infos: list[TokenInfo], i: int) -> bool:
     )
 
 
+def _reported(infos: list[TokenInfo], i: int) -> bool:
+    """A past or third-person form (``the board overrode the policy``, ``he ignores``) reports
+    what someone did; only a passive (``instructions are overridden``) or a perfect addressed
+    to the reader (``you have forgotten``) still speaks about the reader's instructions."""
+    info = infos[i]
+    word = info.word or info.norm
+    if "IGN_BASE" in info.tags or word.endswith("ing"):
+        return False
+    prev = infos[i - 1].tags if i > 0 else frozenset()
+    if "PASSIVE_AUX" in prev:
+        return False
+    return not ("PERFECT_AUX" in prev and i > 1 and "ADDR" in infos[i - 2].tags)
+
+
+def _except_this(infos: list[TokenInfo], j: int) -> int:
+    """``everything but this``: the index of the pointing word after an exception word."""
+    k = _has(infos, _window(infos, j + 1, j + 3), "EXCEPT")
+    return _has(infos, _window(infos, k + 1, k + 4), "DEICTIC") if k >= 0 else -1
+
+
 def _ignore(infos: list[TokenInfo], i: int) -> Hit | None:
     tags = infos[i].tags
-    if _negated(infos, i):
+    if _negated(infos, i) or _reported(infos, i):
         return None
     j = _has(infos, _window(infos, i + 1, i + 7), "INSTR")
     if j >= 0:
@@ -68,6 +88,8 @@ def _ignore(infos: list[TokenInfo], i: int) -> Hit | None:
             k = _has(infos, _window(infos, j + 1, j + 4), "PRIOR")
             if k >= 0 and infos[k].word not in _EARLIER:
                 k = -1
+        if k < 0:
+            k = _except_this(infos, j)
         if k >= 0:
             return (
                 "instruction_override",
@@ -90,9 +112,32 @@ def _korean_negated(tok: str) -> bool:
     return False
 
 
+_K_COMMAND_ENDS = ("세요", "십시오", "시오", "라", "줘", "해", "요")
+
+
+def _korean_narrative(infos: list[TokenInfo], i: int) -> bool:
+    """The clause of ``i`` ends in a plain past tense (무시하고 ... 선반영했다) and no command
+    follows in the window: a report of what someone did, not a command. A command ending
+    (하세요, 해줘, 따라) before the first clause end, another plain ending (한다), or a command
+    later in the window (a quoted payload "털렸다!" before 출력하세요) keeps the hit."""
+    past = False
+    for k in range(i, len(infos)):
+        norm = infos[k].norm
+        if not norm:
+            continue
+        if k > i and norm.endswith(_K_COMMAND_ENDS):
+            return False
+        if not past and norm.endswith("다") and len(norm) >= 2:
+            prev = ord(norm[-2]) - 0xAC00
+            if not (0 <= prev < 11172 and prev % 28 == 20):  # final ㅆ: 했다, 었다, 였다
+                return False
+            past = True
+    return past
+
+
 def _korean_ignore(infos: list[TokenInfo], i: int) -> Hit | None:
     """Korean order: (prior) instructions ... ignore."""
-    if _korean_negated(infos[i].norm):
+    if _korean_negated(infos[i].norm) or _korean_narrative(infos, i):
         return None
     j, weak = -1, False
     for jj in range(i, max(-1, i - 5), -1):
@@ -107,8 +152,10 @@ def _korean_ignore(infos: list[TokenInfo], i: int) -> Hit | None:
             break
     if j < 0:
         return None
+    prior_words = lexicon().k_prior_words
     prior = any(
-        "K_PRIOR" in infos[k].tags or "PRIOR" in infos[k].tags for k in range(max(0, j - 3), i + 1)
+        "K_PRIOR" in infos[k].tags or "PRIOR" in infos[k].tags or infos[k].norm in prior_words
+        for k in range(max(0, j - 3), i + 1)
     )
     if prior or ("K_IMPER" in infos[i].tags and not weak):
         return ("instruction_override", "high", "korean_ignore", "instruction_override", j, i)
