@@ -155,7 +155,7 @@ def main() -> None:
     )
     args = ap.parse_args()
     attacks = load("attacks.jsonl") + load("attacks_v2.jsonl")
-    near = load("near_miss.jsonl") + load("near_miss_v2.jsonl")
+    near = load("near_miss.jsonl") + load("near_miss_v2.jsonl") + load("near_miss_v2_pages.jsonl")
     hosts = statement_paragraphs()
     res = recall(attacks, hosts, args.misses)
     families = sorted({a["family"] for a in attacks})
@@ -190,6 +190,17 @@ def main() -> None:
             show = f"{lang}" if args.show_fp == split else ""
             f, a, n = false_positives(texts, show=show)
             print(f"| near-miss {lang} | {name} | {f}/{n} = {pct(f, n)} | {a}/{n} = {pct(a, n)} |")
+    kinds = sorted({(x["lang"], x["kind"]) for x in near if x["split"] == "heldout_v2"})
+    for lang, kind in kinds:
+        texts = [
+            x["text"]
+            for x in near
+            if x["split"] == "heldout_v2" and (x["lang"], x["kind"]) == (lang, kind)
+        ]
+        f, a, n = false_positives(texts)
+        print(
+            f"| near-miss {lang}, {kind} | held-out v2 | {f}/{n} = {pct(f, n)} | {a}/{n} = {pct(a, n)} |"
+        )
     real = {
         "FOMC statement paragraphs": statement_paragraphs(),
         "FOMC minutes, 5-sentence chunks": minutes_chunks(),
