@@ -16,7 +16,8 @@ high). A false positive on a negative: any signal at medium or high ("flagged");
 for any signal at all (low included) are printed beside them. Real paragraphs: any signal.
 
 Run: ``python benchmarks/injection_families.py`` (``--misses tuning`` or ``--misses heldout``
-lists the missed items of the v1 tuning or v1 held-out part, both tuning material now; held-out
+lists the missed items of the v1 tuning or v1 held-out part, both tuning material now, and
+``--misses tuning_r2`` those of the second-round tuning file (attacks_tuning_r2.jsonl); held-out
 v2 is reported, never listed item by item, so it cannot be tuned on).
 """
 
@@ -41,7 +42,11 @@ from refgate.provenance import inspect_injection  # noqa: E402
 FLAG = {"high", "medium"}
 # Splits that may be inspected and tuned on ("heldout" is v1's held-out part, seen in aggregate
 # and moved to tuning on 2026-12-01); "heldout_v2" is only ever counted.
-TUNING = {"tuning": "v1 tuning", "heldout": "v1 held-out (tuning since 2026-12-01)"}
+TUNING = {
+    "tuning": "v1 tuning",
+    "heldout": "v1 held-out (tuning since 2026-12-01)",
+    "tuning_r2": "tuning r2 (pallms)",
+}
 SPLITS = {**TUNING, "heldout_v2": "held-out v2"}
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 
@@ -154,7 +159,7 @@ def main() -> None:
         "no licence): recall on every unique attack, never tuned on",
     )
     args = ap.parse_args()
-    attacks = load("attacks.jsonl") + load("attacks_v2.jsonl")
+    attacks = load("attacks.jsonl") + load("attacks_tuning_r2.jsonl") + load("attacks_v2.jsonl")
     near = load("near_miss.jsonl") + load("near_miss_v2.jsonl") + load("near_miss_v2_pages.jsonl")
     hosts = statement_paragraphs()
     res = recall(attacks, hosts, args.misses)
@@ -170,7 +175,7 @@ def main() -> None:
         for lang in ("en", "ko"):
             row = []
             for split in SPLITS:
-                n, d, w = res["cells"][(fam, lang, split)]
+                n, d, w = res["cells"].get((fam, lang, split), (0, 0, 0))
                 row.append(f"{d}/{n} = {pct(d, n)} ({pct(w, n)})")
             print(f"| {fam} | {lang} | " + " | ".join(row) + " |")
     for split, name in SPLITS.items():
@@ -187,6 +192,8 @@ def main() -> None:
     for split, name in SPLITS.items():
         for lang in ("en", "ko"):
             texts = [x["text"] for x in near if x["split"] == split and x["lang"] == lang]
+            if not texts:
+                continue
             show = f"{lang}" if args.show_fp == split else ""
             f, a, n = false_positives(texts, show=show)
             print(f"| near-miss {lang} | {name} | {f}/{n} = {pct(f, n)} | {a}/{n} = {pct(a, n)} |")

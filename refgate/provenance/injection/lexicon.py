@@ -36,6 +36,7 @@ class Lexicon:
     k_colon_stems: tuple[str, ...]
     mention_cues: frozenset[str]  # English words and Korean stems
     negators: frozenset[str]
+    nt_stems: frozenset[str]  # "don" of "don't" split at the apostrophe
     describers: frozenset[str]
     risky: tuple[str, ...]
     k_negated_endings: tuple[str, ...]
@@ -67,6 +68,7 @@ def lexicon() -> Lexicon:
         mention_cues=frozenset(en["context"]["mention_cues"])
         | frozenset(ko["context"]["mention_cues"]),
         negators=frozenset(en["context"]["negators"]),
+        nt_stems=frozenset(en["context"]["nt_stems"]),
         describers=frozenset(en["context"]["describers"]),
         risky=tuple(en["context"]["risky"]),
         k_negated_endings=tuple(ko["context"]["negated_endings"]),

@@ -38,7 +38,9 @@ def _negated(infos: list[TokenInfo], i: int) -> bool:
     if i > 0 and infos[i - 1].norm in lex.describers:
         return True
     return any(
-        infos[j].norm in lex.negators or infos[j].norm == "t" for j in range(max(0, i - 3), i)
+        infos[j].norm in lex.negators
+        or (infos[j].norm == "t" and j > 0 and infos[j - 1].norm in lex.nt_stems)
+        for j in range(max(0, i - 3), i)
     )
 
 

@@ -166,7 +166,7 @@ def _fragments() -> set[str]:
         # prefixes of the override verbs that are not common words themselves
         lex = lexicon()
         for w in lex.ign_base:
-            for i in range(3, len(w) - 2):
+            for i in range(2, len(w) - 2):
                 if w[:i] not in lex.fragment_stoplist:
                     _FRAGMENTS.add(w[:i])
     return _FRAGMENTS
