@@ -1,8 +1,9 @@
 """refgate: an evidence-gated analyst agent on LangGraph.
 
-``refgate.ask``, ``refgate.research``, ``refgate.Answer`` and ``refgate.ResearchResult`` live in
-``refgate.api`` (above the graph layer) and are imported on first use, so importing the core
-never loads the graph, nodes, tools or retrieval.
+The public Python API (``refgate.ask``, ``refgate.research``, ``refgate.Answer``,
+``refgate.ResearchResult``, ``refgate.RunFailed``) is implemented in ``refgate.cli.api``, the
+front layer beside the CLI, and served from here on first use (PEP 562), so that importing the
+core (``refgate.refs``, ``refgate.config``, ...) never loads the graph, nodes, tools or retrieval.
 """
 
 from typing import Any
@@ -11,7 +12,7 @@ from refgate.refs import Ref, new_ref_id
 
 __version__ = "0.1.0"
 
-#: Names served lazily from ``refgate.api``.
+#: Names served lazily from ``refgate.cli.api``.
 _API = ("ask", "research", "Answer", "ResearchResult", "RunFailed")
 
 __all__ = ["Ref", "new_ref_id", "__version__", *_API]
@@ -19,7 +20,8 @@ __all__ = ["Ref", "new_ref_id", "__version__", *_API]
 
 def __getattr__(name: str) -> Any:
     if name in _API:
-        import importlib
+        # Deferred: the front layer loads the whole graph stack; only a caller of the API pays.
+        from refgate.cli import api
 
-        return getattr(importlib.import_module("refgate.api"), name)
+        return getattr(api, name)
     raise AttributeError(f"module 'refgate' has no attribute {name!r}")

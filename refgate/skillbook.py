@@ -33,6 +33,7 @@ folder; a workspace skill with a built-in skill's id replaces it.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -391,14 +392,13 @@ class Skillbook:
 
 def builtin_skills_dir() -> Path:
     """refgate's own ``skills/`` folder (the ``refgate.skills`` data package)."""
-    try:
-        import refgate.skills as pkg  # a namespace data package; may not import in editable mode
-
-        for entry in pkg.__path__:
-            if Path(entry).is_dir():
-                return Path(entry)
+    try:  # located, not imported: ``refgate.skills`` holds data (markdown), no code
+        spec = importlib.util.find_spec("refgate.skills")
     except ImportError:
-        pass
+        spec = None
+    for entry in (spec.submodule_search_locations or []) if spec else []:
+        if Path(entry).is_dir():
+            return Path(entry)
     here = Path(__file__).resolve().parent
     for candidate in (here / "skills", here.parent / "skills"):
         if candidate.is_dir():

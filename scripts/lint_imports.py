@@ -44,16 +44,25 @@ def stage(root: Path, dest: Path, pyproject: dict) -> Path:
     return dest
 
 
-def children(staged: Path) -> set[str]:
-    """The direct children of ``refgate`` in the staged tree (modules and packages)."""
-    base = staged / "refgate"
+def children(staged: Path, package: str = "refgate") -> set[str]:
+    """The direct children of ``package`` in the staged tree (modules and packages)."""
+    base = staged.joinpath(*package.split("."))
     names = set()
     for entry in base.iterdir():
         if entry.is_dir() and (entry / "__init__.py").exists():
-            names.add(f"refgate.{entry.name}")
-        elif entry.suffix == ".py" and entry.name != "__init__.py":
-            names.add(f"refgate.{entry.stem}")
+            names.add(f"{package}.{entry.name}")
+        elif entry.suffix == ".py" and entry.name not in {"__init__.py", "__main__.py"}:
+            names.add(f"{package}.{entry.stem}")
     return names
+
+
+def unguarded_commands(staged: Path, pyproject: dict) -> list[str]:
+    """CLI modules the ``api`` contract does not forbid the Python API to import."""
+    for contract in pyproject["tool"]["importlinter"]["contracts"]:
+        if contract["id"] == "api":
+            guarded = set(contract["forbidden_modules"]) | set(contract["source_modules"])
+            return sorted(children(staged, "refgate.cli") - guarded)
+    return ["(no contract with id 'api')"]
 
 
 def assigned(pyproject: dict) -> set[str]:
@@ -84,6 +93,14 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 "modules in no layer (add each to a contract in pyproject.toml): "
                 + ", ".join(missing),
+                file=sys.stderr,
+            )
+            return 2
+        loose = unguarded_commands(staged, pyproject)
+        if loose:
+            print(
+                "CLI modules missing from the 'api' contract's forbidden_modules: "
+                + ", ".join(loose),
                 file=sys.stderr,
             )
             return 2

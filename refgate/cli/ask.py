@@ -115,8 +115,8 @@ def _render(result: dict[str, Any], thread: str) -> None:
 
 @contextlib.contextmanager
 def model_endpoint(settings: Any, quiet: bool = False) -> Iterator[Any]:
-    """``refgate.api.model_endpoint`` with its notice printed on stderr (unless ``quiet``)."""
-    from refgate.api import model_endpoint as endpoint
+    """``refgate.cli.api.model_endpoint`` with its notice printed on stderr (unless ``quiet``)."""
+    from refgate.cli.api import model_endpoint as endpoint
 
     def notice(chunk: dict[str, Any]) -> None:
         line = render_event(chunk)
@@ -147,7 +147,7 @@ def run_question(
     output: Path | None = None,
 ) -> int:
     """Run (or resume) one question; return the exit code."""
-    from refgate.api import RunFailed, ask
+    from refgate.cli.api import RunFailed, ask
     from refgate.cli.report import check_output, write_run_output
 
     check_output(output)

@@ -108,8 +108,8 @@ def research(
 
     The web is the workspace's offline snapshot unless REFGATE_WEB_SEARCH=searx:<url> (a SearxNG
     server) and REFGATE_WEB_FETCH=http turn the network on."""
-    from refgate.api import RunFailed
-    from refgate.api import research as run_research
+    from refgate.cli.api import RunFailed
+    from refgate.cli.api import research as run_research
     from refgate.cli.report import check_output
     from refgate.config import ConfigError
     from refgate.nodes.research.report import to_json, to_markdown

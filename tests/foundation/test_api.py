@@ -155,9 +155,10 @@ def test_importing_refgate_loads_no_graph_layer():
     code = (
         "import sys, refgate\n"
         "bad = [m for m in sys.modules if m.split('.')[:2] in (['refgate','graph'],"
-        "['refgate','nodes'],['refgate','tools'],['refgate','retrieval'],['refgate','api'])]\n"
+        "['refgate','nodes'],['refgate','tools'],['refgate','retrieval'],['refgate','cli'])]\n"
         "assert not bad, bad\n"
-        "assert callable(refgate.ask) and 'refgate.api' in sys.modules\n"
+        "assert callable(refgate.ask) and 'refgate.cli.api' in sys.modules\n"
+        "assert refgate.Answer is sys.modules['refgate.cli.api'].Answer\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 

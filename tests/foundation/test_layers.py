@@ -3,6 +3,7 @@ the check fails when a module imports upward or when a new core module is in no 
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -57,6 +58,8 @@ def test_the_tree_keeps_every_contract():
             "refgate.retrieval.mmr -> refgate.tools.registry",
         ),
         ("nodes/loop.py", "import refgate.testing", "refgate.nodes.loop -> refgate.testing"),
+        ("refgate/cli/api.py", "import refgate.cli.ask", "refgate.cli.api -> refgate.cli.ask"),
+        ("refgate/memory.py", "import refgate", "refgate -> refgate.cli.api"),
     ],
 )
 def test_an_upward_import_breaks_a_contract(copy_root, module, line, edge):
@@ -80,3 +83,42 @@ def test_a_module_in_no_layer_is_reported(copy_root):
         extra.unlink()
     assert result.returncode == 2
     assert "refgate.orphan" in result.stderr
+
+
+def test_a_cli_module_outside_the_api_contract_is_reported(copy_root):
+    extra = copy_root / "refgate" / "cli" / "newcommand.py"
+    extra.write_text('"""A new command nobody guarded the API from."""\n', encoding="utf-8")
+    try:
+        result = _run(copy_root)
+    finally:
+        extra.unlink()
+    assert result.returncode == 2
+    assert "refgate.cli.newcommand" in result.stderr
+
+
+UPPER = ("refgate.graph", "refgate.nodes", "refgate.tools", "refgate.retrieval")
+
+
+def _imported_names(tree: ast.AST) -> list[str]:
+    names = []
+    for node in ast.walk(tree):  # every import, at module level or inside a function
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+            names.extend(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def test_no_core_file_imports_a_layer_above_anywhere_in_it():
+    """The issue's letter, read from the source: outside refgate/cli/, no file under refgate/
+    names graph, nodes, tools or retrieval in any import statement, however deep."""
+    offenders = []
+    for path in sorted((REPO / "refgate").rglob("*.py")):
+        if "cli" in path.relative_to(REPO / "refgate").parts[:1]:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for name in _imported_names(tree):
+            if name.startswith(UPPER) and name.split(".")[1] in {u.split(".")[1] for u in UPPER}:
+                offenders.append(f"{path.relative_to(REPO)}: {name}")
+    assert not offenders, offenders

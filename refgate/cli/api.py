@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -23,11 +24,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from langchain_core.callbacks import UsageMetadataCallbackHandler
 from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.types import Command
+from rich.text import Text
 
+from refgate import local_llm
+from refgate.audit import append_run
 from refgate.config import ConfigError, Settings, load_settings
+from refgate.graph import build_graph
+from refgate.graph.research import PASS_NAME, build_research_graph, run_config, stream_research
+from refgate.models import NO_MODEL_HELP, ModelProvider, endpoint_of, is_configured
+from refgate.persistence import open_persistence
 from refgate.refs import Ref, as_ref_map
+from refgate.report import run_record
 from refgate.threadlock import thread_lock
+from refgate.tools.web_providers import WebProviderError, default_providers
 from refgate.usage import Usage, build_usage, from_trace
 from refgate.workspace import Workspace
 from refgate.workspaces import resolve_workspace
@@ -128,16 +141,12 @@ def model_endpoint(
     settings: Settings, on_event: EventHandler | None = None, passes: tuple[str, ...] = MODEL_PASSES
 ) -> Iterator[Settings]:
     """Yield settings that reach a model: the configured one, else the embedded smoke model."""
-    from refgate.models import NO_MODEL_HELP, is_configured
-
     if is_configured(settings, passes):
         yield settings
         return
-    from refgate import local_llm
 
     if not local_llm.available():
         raise ConfigError(NO_MODEL_HELP)
-    from rich.text import Text
 
     _emit(on_event, {"event": "notice", "message": Text.from_markup(local_llm.SMOKE_NOTICE).plain})
     with local_llm.LocalModelServer() as server:
@@ -181,8 +190,6 @@ def is_connection_error(exc: BaseException) -> bool:
 
 
 def _failure(exc: Exception, settings: Settings, pass_name: str | None) -> str:
-    from refgate.models import endpoint_of
-
     if is_connection_error(exc):
         p = pass_name or "work"
         return (
@@ -226,9 +233,6 @@ def ask(
     (``question`` may then be None; a different question is refused). Raises ``ConfigError``
     (settings, blank question, thread busy or mismatched), ``WorkspaceError`` (no or an invalid
     workspace) or ``RunFailed`` (resumable)."""
-    from refgate.graph import build_graph
-    from refgate.persistence import open_persistence
-
     q = _check_question(question, thread)
     ws = resolve_workspace(workspace)
     live_model = model if isinstance(model, BaseChatModel) else None
@@ -300,8 +304,6 @@ def ask(
 def _answer_approvals(graph: Any, config: dict[str, Any], approve: Approver | None, relay) -> None:
     """Resume each pending interrupt (an outbound approval, B3) with ``approve``'s answer; with no
     approver every request is refused, so a run never waits on a person nobody asked."""
-    from langgraph.types import Command
-
     for _ in range(16):  # one request per outbound step; bounded all the same
         snap = graph.get_state(config)
         pending = [i.value for t in snap.tasks for i in (t.interrupts or ())]
@@ -331,8 +333,6 @@ def _answer(
     q: str | None,
     duration_s: float,
 ) -> Answer:
-    from refgate.report import run_record
-
     models = {p: settings.model_for(p) for p in MODEL_PASSES}
     usage = build_usage(from_trace(result.get("trace") or []), models, settings.prices)
     gate = dict(result.get("gate") or {})
@@ -360,8 +360,6 @@ def _answer(
 def _record_audit(
     ws: Workspace, answer: Answer, result: dict[str, Any], settings: Settings, started: float
 ) -> None:
-    from refgate.audit import append_run
-
     record = answer.to_dict()
     append_run(
         ws,
@@ -398,14 +396,6 @@ def research(
 
     ``workspace`` may be omitted only when one is found (it holds the checkpoints that
     ``thread`` resumes). Raises ``ConfigError`` or ``RunFailed`` like ``ask``."""
-    import sqlite3
-
-    from langchain_core.callbacks import UsageMetadataCallbackHandler
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    from refgate.graph.research import PASS_NAME, build_research_graph, run_config, stream_research
-    from refgate.tools.web_providers import WebProviderError, default_providers
-
     q = _check_question(question, thread)
     ws = resolve_workspace(workspace)
     live_model = model if isinstance(model, BaseChatModel) else None
@@ -439,8 +429,6 @@ def research(
                 elif live_model is not None:
                     kwargs["model"] = live_model
                 else:
-                    from refgate.models import ModelProvider
-
                     kwargs["model"] = ModelProvider().for_pass(PASS_NAME, live)
                 graph = build_research_graph(**kwargs)
                 config = run_config(thread_id=thread_id, max_concurrency=max_concurrency)
@@ -493,7 +481,6 @@ def research(
 def _record_research_audit(ws: Workspace, result: ResearchResult, duration_s: float) -> None:
     """The research run's audit line (``kind: "research"``): question, report markdown, status,
     models and token usage; it has no GATE verdict (research claims are voted, not gated)."""
-    from refgate.audit import append_run
 
     append_run(
         ws,
