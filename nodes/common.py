@@ -13,6 +13,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
+from langgraph.runtime import get_runtime
 
 from refgate.config import Settings, apply_context, context_workspace, load_settings
 from refgate.events import event, stream_writer
@@ -79,8 +80,6 @@ def resolve_workspace(state: dict[str, Any], deps: Deps) -> Workspace | None:
 def run_context() -> Any:
     """The running graph's runtime context (a ``RunContext``), or None outside a run."""
     try:
-        from langgraph.runtime import get_runtime
-
         return get_runtime().context
     except Exception:  # not inside a graph run (direct node calls in tests)
         return None

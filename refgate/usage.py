@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from refgate.local_llm import MODEL_NAME as SMOKE_MODEL_NAME
 from refgate.models import split_model
 
 #: USD per million (input, output) tokens, list prices as published by the providers.
@@ -31,6 +32,8 @@ PRICES: dict[str, tuple[float, float]] = {
 
 #: Providers that run on the user's machine: their tokens cost nothing.
 LOCAL_PROVIDERS = ("ollama",)
+#: Models that run on the user's machine whatever the endpoint: the embedded smoke model.
+LOCAL_MODELS = (SMOKE_MODEL_NAME,)
 
 KEYS = ("input_tokens", "output_tokens", "total_tokens")
 
@@ -92,7 +95,7 @@ def from_trace(trace: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
 def price_of(model: str, prices: Mapping[str, Any] | None = None) -> tuple[float, float] | None:
     """(input, output) USD per million tokens for a model string, or None when unknown."""
     provider, name = split_model(model)
-    if provider in LOCAL_PROVIDERS:
+    if provider in LOCAL_PROVIDERS or name in LOCAL_MODELS:
         return (0.0, 0.0)
     table = {**PRICES, **{k: tuple(v) for k, v in (prices or {}).items()}}
     for key in (model, name):

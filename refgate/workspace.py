@@ -48,6 +48,7 @@ workspace folder or one of its ``allowed_roots``; ``refgate.paths`` holds the ru
 from __future__ import annotations
 
 import csv
+import datetime as _dt
 import os
 import re
 import tomllib
@@ -55,6 +56,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from refgate.config import ConfigError, load_settings
 from refgate.numbered_names import check_names
@@ -313,7 +315,6 @@ def _names(value: Any, where: str, header: list[str] | None) -> tuple[str, ...]:
 def _warehouse(spec: dict[str, Any], where: str) -> dict[str, Any]:
     """``url``, ``table`` and ``password_env`` of a warehouse dataset, checked (no connection
     is made here). A password in the URL is refused: credentials come from the environment."""
-    from urllib.parse import urlsplit
 
     if "path" in spec:
         raise WorkspaceError(f"{where}: give either path (a file) or url (a database), not both")
@@ -432,8 +433,6 @@ def load_workspace(path: Path | str) -> Workspace:
             )
         as_of = spec.get("as_of")
         if as_of is not None:
-            import datetime as _dt
-
             try:
                 as_of = _dt.date.fromisoformat(str(as_of)).isoformat()
             except ValueError as exc:
@@ -503,7 +502,6 @@ def load_workspace(path: Path | str) -> Workspace:
 
 def _outbound(raw: dict[str, Any], where: str) -> tuple[str | None, float]:
     """``[outbound]``: the webhook URL (http or https, with a host) and the approval timeout."""
-    from urllib.parse import urlsplit
 
     table = _table(raw.get("outbound"), f"{where}: [outbound]")
     _unknown_keys(table, frozenset({"webhook_url", "approval_timeout_s"}), f"{where}: [outbound]")

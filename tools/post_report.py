@@ -15,6 +15,7 @@ import json
 import time
 from typing import Any
 
+import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from refgate.toolspec import ToolContext, ToolResult, ToolSpec
@@ -31,8 +32,6 @@ class PostReportArgs(BaseModel):
 
 
 def post_report(args: PostReportArgs, ctx: ToolContext) -> ToolResult:
-    import httpx
-
     configured = ctx.workspace.webhook_url if ctx.workspace is not None else None
     if not configured:
         return ToolResult.failure("no webhook is configured ([outbound] webhook_url)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 
@@ -9,6 +10,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.segment import Segment
+
+from refgate import __version__
 
 app = typer.Typer(
     name="refgate",
@@ -58,8 +61,6 @@ class SafeConsole(Console):
 
 def _version(value: bool) -> None:
     if value:
-        from refgate import __version__
-
         typer.echo(f"refgate {__version__}")
         raise typer.Exit(0)
 
@@ -78,7 +79,6 @@ def _main(
 def _quiet_library_progress() -> None:
     """Library progress bars (model loading, downloads) would interleave with refgate's own
     progress lines on stderr: turn them off for the CLI's process (a user may set them back)."""
-    import os
 
     for name, value in (
         ("HF_HUB_DISABLE_PROGRESS_BARS", "1"),

@@ -22,7 +22,9 @@ from refgate.cli.app import (
     err_console,
     esc,
 )
+from refgate.cli.approval import terminal_approver
 from refgate.cli.common import WORKSPACE_HELP, dumps, open_workspace
+from refgate.cli.report import check_output, write_run_output
 from refgate.config import ConfigError
 from refgate.refs import as_ref_map
 
@@ -116,6 +118,7 @@ def _render(result: dict[str, Any], thread: str) -> None:
 @contextlib.contextmanager
 def model_endpoint(settings: Any, quiet: bool = False) -> Iterator[Any]:
     """``refgate.cli.api.model_endpoint`` with its notice printed on stderr (unless ``quiet``)."""
+    # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
     from refgate.cli.api import model_endpoint as endpoint
 
     def notice(chunk: dict[str, Any]) -> None:
@@ -147,8 +150,8 @@ def run_question(
     output: Path | None = None,
 ) -> int:
     """Run (or resume) one question; return the exit code."""
+    # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
     from refgate.cli.api import RunFailed, ask
-    from refgate.cli.report import check_output, write_run_output
 
     check_output(output)
 
@@ -163,7 +166,6 @@ def run_question(
             err_console.print(line)
 
     ws = open_workspace(workspace_path)
-    from refgate.cli.approval import terminal_approver
 
     try:
         result = ask(

@@ -20,6 +20,7 @@ from refgate.cli.app import (
     esc,
     json_safe,
 )
+from refgate.config import ConfigError, load_settings
 
 
 def _fail(message: str) -> typer.Exit:
@@ -87,6 +88,7 @@ def check(
 ) -> None:
     """Run the GATE alone: check every number, date and ranking of an answer against the refs it
     cites. Exit 0 when it passes, 3 when it blocks, 2 on unreadable input."""
+    # deferred: the GATE (nodes layer) loads only when refgate check runs
     from refgate.nodes.gate import check_answer
 
     ledger, stored_answer = load_ledger(refs)
@@ -96,7 +98,6 @@ def check(
         text = stored_answer
     else:
         raise _fail(f"no answer given and {refs} holds none: pass a file or - for stdin")
-    from refgate.config import ConfigError, load_settings
 
     try:  # REFGATE_SECONDARY_NUMBERS applies here as in the graph's GATE
         secondary = load_settings().secondary_numbers

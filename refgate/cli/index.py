@@ -36,6 +36,7 @@ def run_index(
     representation) is updated incrementally; otherwise (none yet, ``rebuild``, another embedder
     or representation, an unreadable index) it is built anew, still reusing cached vectors.
     """
+    # deferred: retrieval loads FAISS and the embedding model; only refgate index needs them
     from refgate.embeddings import embeddings_id
     from refgate.retrieval import DocumentIndex, default_embeddings, index_dir
     from refgate.retrieval.documents import workspace_load
@@ -114,6 +115,7 @@ def index_command(
         # skipped files are summarised below; their log lines would tear the progress bars
         logging.getLogger("refgate.retrieval").setLevel(logging.ERROR)
         try:
+            # deferred: retrieval loads FAISS and the embedding model; only refgate index needs them
             from refgate.retrieval.documents import workspace_load
 
             loaded = workspace_load(ws, progress=progress)

@@ -7,6 +7,8 @@ from pathlib import Path
 import typer
 
 from refgate.cli.app import EXIT_CONFIG, EXIT_OK, app, console, err_console, esc
+from refgate.workspace import WorkspaceError, load_workspace
+from refgate.workspaces import init_workspace
 
 
 @app.command("init")
@@ -19,8 +21,6 @@ def init(
 ) -> None:
     """Create a workspace: a refgate.toml naming the CSV/parquet files (columns read from them,
     units for you to fill in) and the documents folder, validated before it is kept."""
-    from refgate.workspace import WorkspaceError, load_workspace
-    from refgate.workspaces import init_workspace
 
     try:
         target = init_workspace(folder, name=name, force=force)

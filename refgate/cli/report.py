@@ -11,9 +11,17 @@ from typing import Any
 
 import typer
 
+from refgate.audit import read_audit
 from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, app, err_console, esc
 from refgate.cli.common import open_settings, open_workspace
-from refgate.report import ReportError, collect_charts, output_format, write_run_report
+from refgate.report import (
+    ReportError,
+    collect_charts,
+    output_format,
+    run_record,
+    write_research_report,
+    write_run_report,
+)
 
 
 def check_output(path: Path | None) -> None:
@@ -50,8 +58,6 @@ def write_run_output(path: Path, record: Mapping[str, Any], workspace: Any) -> b
 
 
 def _audit_facts(workspace: Any, thread: str) -> dict[str, Any]:
-    from refgate.audit import read_audit
-
     runs = [r for r in read_audit(workspace).runs if str(r.get("thread_id")) == thread]
     if not runs:
         return {}
@@ -64,6 +70,7 @@ def _audit_facts(workspace: Any, thread: str) -> dict[str, Any]:
 
 
 def _workbench_state(ws: Any, thread: str) -> dict[str, Any]:
+    # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
     from refgate.graph import build_graph
     from refgate.persistence import open_persistence
 
@@ -77,6 +84,7 @@ def _research_report(ws: Any, thread: str) -> dict[str, Any] | None:
     path = ws.state_dir / "research.sqlite"
     if not path.is_file():
         return None
+    # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     from refgate.persistence import checkpoint_serde
@@ -102,7 +110,6 @@ def report(
     workspace: Path = typer.Option(None, "--workspace", "-w", help="Workspace folder."),
 ) -> None:
     """Render a stored run again as a report file (the format follows the extension)."""
-    from refgate.report import run_record, write_research_report
 
     check_output(output)
     ws = open_workspace(workspace)
@@ -122,6 +129,7 @@ def report(
             f"[red]no finished run stored for thread {esc(thread)}[/red] in {esc(ws.state_dir)}"
         )
         raise typer.Exit(EXIT_CONFIG)
+    # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
     from refgate.nodes.research.report import to_markdown
 
     try:

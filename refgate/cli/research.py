@@ -20,6 +20,9 @@ from refgate.cli.app import (
     terminal_safe,
 )
 from refgate.cli.common import WORKSPACE_HELP, open_workspace
+from refgate.cli.report import check_output
+from refgate.config import ConfigError
+from refgate.report import ReportError, write_research_report
 
 
 class _Progress:
@@ -108,10 +111,9 @@ def research(
 
     The web is the workspace's offline snapshot unless REFGATE_WEB_SEARCH=searx:<url> (a SearxNG
     server) and REFGATE_WEB_FETCH=http turn the network on."""
+    # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
     from refgate.cli.api import RunFailed
     from refgate.cli.api import research as run_research
-    from refgate.cli.report import check_output
-    from refgate.config import ConfigError
     from refgate.nodes.research.report import to_json, to_markdown
 
     check_output(output)
@@ -119,6 +121,7 @@ def research(
     fixed_backend = None
     backend = BACKEND_ALIASES.get(backend, backend)
     if backend in ("codex", "agy"):
+        # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
         from refgate.nodes.research.backends import make_backend
 
         if shutil.which(backend) is None:
@@ -147,6 +150,7 @@ def research(
             progress(event)
 
     if not quiet:
+        # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
         from refgate.tools.web_providers import WebProviderError, default_providers
 
         try:
@@ -189,8 +193,6 @@ def research(
     else:
         typer.echo(terminal_safe(to_markdown(result.report)))
     if output is not None:
-        from refgate.report import ReportError, write_research_report
-
         try:
             written = write_research_report(output, result.report, to_markdown)
         except ReportError as exc:

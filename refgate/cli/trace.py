@@ -39,6 +39,7 @@ def trace(
     json_out: bool = typer.Option(False, "--json", help="Print the events as JSON."),
 ) -> None:
     """Show the pass-by-pass trace of a stored run."""
+    # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
     from refgate.graph import build_graph
     from refgate.persistence import open_persistence
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from refgate import local_llm
 from refgate.cli import app
 from refgate.config import ConfigError, Settings, load_settings, settings_table
 from refgate.usage import price_of
@@ -106,6 +107,7 @@ def test_prices_extend_the_built_in_table():
     assert price_of("my-model", s.prices) == (1, 2)
     assert price_of("openai:gpt-4o-mini-2024-07-18") == (0.15, 0.60)
     assert price_of("ollama:qwen2.5") == (0.0, 0.0)
+    assert price_of(local_llm.MODEL_NAME) == (0.0, 0.0)  # the embedded smoke model
     assert price_of("unknown-model") is None
 
 

@@ -15,6 +15,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from refgate.cli.evaluation.metrics import summarize
 from refgate.cli.evaluation.questions import EvalError
+from refgate.report.output import ReportError, write_atomic
 
 FORMATS = (".json", ".md", ".html")
 _CELL_TITLES = {
@@ -128,7 +129,6 @@ def write_report(path: Path, doc: dict[str, Any]) -> None:
         text = to_markdown(doc)
     else:
         text = to_html(doc)
-    from refgate.report.output import ReportError, write_atomic
 
     path.parent.mkdir(parents=True, exist_ok=True)
     try:

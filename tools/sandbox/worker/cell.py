@@ -3,10 +3,14 @@ reserved ``emit_result`` and the signed ``result`` frame that alone ends a call 
 
 from __future__ import annotations
 
+import builtins
 import contextlib
+import io
+import linecache
 import os
 import socket
 import sys
+import traceback
 
 from .data import Datasets
 from .prelude import Channel, Engine, make_emit
@@ -16,8 +20,6 @@ from .state import State
 
 
 def format_error(exc: BaseException, code: str) -> str:
-    import traceback
-
     te = traceback.TracebackException.from_exception(exc, capture_locals=False)
     stack = list(te.stack)
     first = next((i for i, f in enumerate(stack) if f.filename == "<cell>"), None)
@@ -34,10 +36,6 @@ def format_error(exc: BaseException, code: str) -> str:
 
 
 def run_cell(req: dict, chan: socket.socket) -> None:
-    import builtins
-    import io
-    import linecache
-
     sys.stdout = io.TextIOWrapper(
         io.FileIO(1, "w", closefd=False),
         encoding="utf-8",

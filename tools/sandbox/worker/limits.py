@@ -4,7 +4,9 @@ kills and reaps every process a call left behind. Standard library only."""
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
+import resource
 import signal
 import sys
 import time
@@ -22,8 +24,6 @@ def prctl(option: int, arg: int) -> bool:
     if not sys.platform.startswith("linux"):
         return False
     if _libc is None:
-        import ctypes
-
         _libc = ctypes.CDLL(None, use_errno=True)
     return _libc.prctl(option, arg, 0, 0, 0) == 0
 
@@ -108,8 +108,6 @@ def sweep(pgid: int, pidns: bool = False) -> int:
 
 
 def set_limits(limits: dict) -> None:
-    import resource
-
     def cap(which, value):
         if value is None:
             return

@@ -4,6 +4,8 @@ validates every frame again (``refgate.tools.sandbox.emit``)."""
 
 from __future__ import annotations
 
+import datetime as _dt
+import re
 import socket
 
 from .protocol import FrameReader, Seal, send_frame
@@ -35,7 +37,6 @@ def jsonable(value):
             return value.isoformat()
         if isinstance(value, pd.Period):
             return str(value)
-    import datetime as _dt
 
     if isinstance(value, (_dt.date, _dt.datetime)):
         return value.isoformat()
@@ -86,9 +87,6 @@ def values_payload(values) -> dict:
 
 
 def date_payload(date) -> dict:
-    import datetime as _dt
-    import re
-
     pd = State.pd
     label = None
     if isinstance(date, str):

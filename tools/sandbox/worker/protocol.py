@@ -4,6 +4,8 @@ the prelude writes on a call's private channel. Standard library only."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import select
 import socket
@@ -46,9 +48,6 @@ class Seal:
         self.seq = 0
 
     def _mac(self, seq: int, body: dict) -> str:
-        import hashlib
-        import hmac
-
         data = json.dumps(
             body, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=False
         ).encode()
@@ -61,7 +60,6 @@ class Seal:
 
     def verify(self, frame) -> dict | None:
         """The frame's body when it is the next signed frame of the sequence, else None."""
-        import hmac
 
         if not isinstance(frame, dict):
             return None

@@ -76,6 +76,7 @@ class Sql:
     # ------------------------------------------------------------------ connection
 
     def _connect(self):
+        # deferred: DuckDB loads only when the code calls sql(), which keeps the warm template small
         import duckdb
 
         mem = memory_limit_mb(self._limits.get("as"))
@@ -106,6 +107,7 @@ class Sql:
     # ------------------------------------------------------------------ one query
 
     def _check(self, query) -> str:
+        # deferred: DuckDB loads only when the code calls sql(), which keeps the warm template small
         import duckdb
 
         if not isinstance(query, str):
@@ -126,6 +128,7 @@ class Sql:
 
     def _tables(self, query: str) -> tuple[set[str], set[str]]:
         """(warehouse datasets, file datasets) the query names."""
+        # deferred: DuckDB loads only when the code calls sql(), which keeps the warm template small
         import duckdb
 
         kinds = {n: s.get("kind", "file") for n, s in self._specs.items()}
@@ -164,6 +167,7 @@ class Sql:
         return frame
 
     def _local(self, text: str):
+        # deferred: DuckDB loads only when the code calls sql(), which keeps the warm template small
         import duckdb
 
         con = self._con or self._connect()

@@ -24,12 +24,17 @@ never through stdout; the host validates every frame (see ``refgate.tools.sandbo
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
+import resource
 import select
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import time
+import traceback
 
 from .cell import run_cell
 from .data import read_dataset
@@ -49,6 +54,7 @@ from .state import State
 
 def _init(config: dict) -> dict:
     t0 = time.perf_counter()
+    # deferred: pandas and numpy load once per template, at init (timed), never on the host
     import numpy as np
     import pandas as pd
 
@@ -60,7 +66,6 @@ def _init(config: dict) -> dict:
     imported = time.perf_counter() - t0
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     prctl(PR_SET_DUMPABLE, 0)
-    import gc
 
     gc.collect()
     gc.freeze()
@@ -125,14 +130,10 @@ def _warm_up_steps(pd, np) -> list:
 
 
 def _remove_tree(path: str) -> None:
-    import shutil
-
     shutil.rmtree(path, ignore_errors=True)
 
 
 def _handle_run(ctrl: socket.socket, reader: FrameReader, req: dict, fds: list[int]) -> dict:
-    import tempfile
-
     chan_fd, out_fd, err_fd = fds
     uid = State.config.get("uid")
     gid = State.config.get("gid")
@@ -148,12 +149,8 @@ def _handle_run(ctrl: socket.socket, reader: FrameReader, req: dict, fds: list[i
             ctrl.close()
             _child_main(req, chan_fd, out_fd, err_fd, scratch)
         except BaseException:
-            try:
-                import traceback
-
+            with contextlib.suppress(BaseException):
                 os.write(2, ("sandbox setup failed:\n" + traceback.format_exc()).encode())
-            except BaseException:
-                pass
         finally:
             os._exit(code)
     for fd in (chan_fd, out_fd, err_fd):
@@ -252,7 +249,6 @@ def _child_main(req: dict, chan_fd: int, out_fd: int, err_fd: int, scratch: str)
     }
     os.environ.clear()
     os.environ.update(env)
-    import tempfile
 
     tempfile.tempdir = scratch
     chan = socket.socket(fileno=chan_fd)
@@ -275,7 +271,6 @@ def main() -> None:
     while True:
         if tasks and not reader.buf and not select.select([ctrl], [], [], 0)[0]:
             tasks.pop(0)()
-            import gc
 
             gc.collect()
             gc.freeze()
@@ -293,8 +288,6 @@ def main() -> None:
                 continue
             send_frame(ctrl, _handle_run(ctrl, reader, frame, fds))
         elif op == "ping":
-            import resource
-
             kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
             send_frame(
                 ctrl,
