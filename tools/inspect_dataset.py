@@ -15,15 +15,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from refgate.refs import SCHEMA_ROLE
-from refgate.tools.capabilities import (
-    _infer_period_columns,
+from refgate.tools.dataset_scan import ScanTimeout, estimated_memory, scan_profile
+from refgate.tools.engine_call import json_safe
+from refgate.tools.frames import (
+    infer_period_columns,
     load_frame,
     metric_candidates,
     periods_of,
     unit_label,
 )
-from refgate.tools.dataset_scan import ScanTimeout, estimated_memory, scan_profile
-from refgate.tools.engine_call import json_safe
 from refgate.tools.warehouse import MAX_LOAD_ROWS, WarehouseError, redacted, table_rows
 from refgate.toolspec import ToolContext, ToolResult, ToolSpec
 
@@ -181,7 +181,7 @@ def _scanned(spec, n: int, seconds: float) -> _Profile:
     """The profile of a large dataset, computed by DuckDB without loading it into pandas."""
     scan = scan_profile(
         spec,
-        period_columns=lambda sample: _infer_period_columns(spec, _framed(spec, sample)),
+        period_columns=lambda sample: infer_period_columns(spec, _framed(spec, sample)),
         metrics=lambda sample: metric_candidates(spec, _framed(spec, sample)),
         sample_rows=n,
         seconds=seconds,

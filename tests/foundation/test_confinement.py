@@ -89,7 +89,7 @@ def test_a_dataset_swapped_for_a_symlink_after_loading_is_refused_at_open_and_mo
     tmp_path, outside
 ):
     from refgate.config import Settings
-    from refgate.tools.capabilities import load_frame
+    from refgate.tools.frames import load_frame
     from refgate.tools.run_python import run_python
     from refgate.tools.sandbox.host import DatasetMount, SandboxError, confined_source
 

@@ -118,7 +118,7 @@ def test_the_sample_workspace_still_loads():
 
 
 def test_engine_capabilities_never_load_a_huge_dataset_on_the_host(tmp_path, monkeypatch):
-    import refgate.tools.capabilities as caps
+    import refgate.tools.frames as caps
     from refgate.engine import EngineEnv
     from refgate.refs import RefLedger
     from refgate.tools.engine_call import CapabilityError, invoke_capability
