@@ -18,7 +18,6 @@ from refgate.nodes.deliver import make_deliver
 from refgate.nodes.gate_pass import make_gate
 from refgate.nodes.harvest import make_harvest
 from refgate.nodes.work import make_work
-from refgate.persistence import with_state_types
 from refgate.workspace import Workspace, load_workspace
 
 PASS_ORDER = ("brief", "work", "critique", "compose", "gate", "harvest")
@@ -68,6 +67,4 @@ def build_graph(
     builder.add_edge("compose", "gate")
     builder.add_edge("harvest", "deliver")
     builder.add_edge("deliver", END)
-    return builder.compile(
-        checkpointer=with_state_types(checkpointer), store=store, name="workbench"
-    )
+    return builder.compile(checkpointer=checkpointer, store=store, name="workbench")

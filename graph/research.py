@@ -39,7 +39,6 @@ from refgate.nodes.research.state import (
     ResearchState,
 )
 from refgate.nodes.research.steps import ResearchSteps
-from refgate.persistence import with_state_types
 
 __all__ = [
     "PASS_NAME",
@@ -106,7 +105,7 @@ def build_research_graph(
     builder.add_conditional_edges("tally", steps.after_tally, ["synthesize", "report"])
     builder.add_edge("synthesize", "report")
     builder.add_edge("report", END)
-    return builder.compile(checkpointer=with_state_types(checkpointer), name="deep_research")
+    return builder.compile(checkpointer=checkpointer, name="deep_research")
 
 
 def run_config(

@@ -2,6 +2,11 @@
 
 Channels with reducers: ``refs`` (the ref ledger, merged by id) and ``trace`` (events appended
 by every pass). Everything else is written by one pass and read by later ones.
+
+Every channel holds plain data (dicts, lists, strings, numbers): refs are ``RefData`` dicts, which
+nodes validate into ``Ref`` where they read them (``make_context``'s ledger), so any checkpointer
+(SQLite, PostgreSQL, the dev server's and LangGraph Server's own) stores and reads the state
+without an allowlist, and stream output and ``invoke``'s result are JSON as they are.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from typing import Annotated, Any, NotRequired
 # typing_extensions' TypedDict: pydantic (LangServe, Studio schemas) refuses typing's on 3.11.
 from typing_extensions import TypedDict
 
-from refgate.refs import Ref, merge_refs
+from refgate.refs import RefData, merge_refs
 
 
 class WorkbenchInput(TypedDict):
@@ -26,7 +31,7 @@ class WorkbenchOutput(TypedDict):
     """What a finished run returns."""
 
     answer: str
-    refs: dict[str, Ref]
+    refs: dict[str, RefData]
     gate: dict[str, Any]
     trace_summary: dict[str, Any]
 
@@ -54,7 +59,7 @@ class WorkbenchState(TypedDict, total=False):
     workspace: str | None
     run_id: str
     plan: Plan
-    refs: Annotated[dict[str, Ref], merge_refs]
+    refs: Annotated[dict[str, RefData], merge_refs]
     trace: Annotated[list[dict[str, Any]], operator.add]
     work_notes: str
     critiques: list[str]

@@ -32,7 +32,7 @@ from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context
 from refgate.nodes.loop import run_tool_pass
 from refgate.nodes.parsing import parse_json_object
 from refgate.provenance.boundaries import guard_external, provenance_of
-from refgate.refs import EMITTED_KINDS, Ref
+from refgate.refs import EMITTED_KINDS, Ref, ref_data
 from refgate.tools.registry import get_spec
 
 #: Most recalled decisions shown to BRIEF.
@@ -228,7 +228,7 @@ def make_brief(deps: Deps):
         return {
             "run_id": ctx.run_id,
             "plan": plan,
-            "refs": issued,
+            "refs": ref_data(issued),
             "trace": events,
             "gate_attempts": 0,
             "provenance": ctx.taint.to_state(),

@@ -43,7 +43,7 @@ def make_compose(deps: Deps):
             f"Question: {state.get('question', '')}\n\n"
             f"Plan: {json.dumps(state.get('plan') or {}, ensure_ascii=False, default=str)}\n\n"
             f"WORK's notes: {state.get('work_notes', '')}\n\n"
-            f"Evidence refs (cite these ids):\n{refs_block(state.get('refs') or {}, kinds=CITABLE, pass_name='compose')}\n\n"
+            f"Evidence refs (cite these ids):\n{refs_block(ctx.ledger.all(), kinds=CITABLE, pass_name='compose')}\n\n"
             "Critiques to address:\n"
             + ("\n".join(f"- {c}" for c in critiques) or "- none")
             + (

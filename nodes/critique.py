@@ -131,7 +131,7 @@ def make_critique(deps: Deps):
         timer = PassTimer("critique", ctx)
         events = [timer.start_event()]
         plan = state.get("plan") or {}
-        refs = state.get("refs") or {}
+        refs = ctx.ledger.all()
         rows = checklist(plan, refs)
         gaps = checklist_gaps(plan, refs, state.get("trace") or [])
         check_lines = (

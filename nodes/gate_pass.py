@@ -14,6 +14,7 @@ from langgraph.types import Command
 from refgate.events import event
 from refgate.nodes.common import Deps, PassTimer, make_context
 from refgate.nodes.gate import check_answer, unmet_section
+from refgate.refs import ref_data
 
 #: How many times the gate may block before the answer goes out with its unmet claims.
 MAX_BLOCKS = 2
@@ -29,7 +30,7 @@ def make_gate(deps: Deps):
         answer = state.get("answer") or ""
         report = check_answer(
             answer,
-            state.get("refs") or {},
+            ctx.ledger.all(),
             required_evidence=plan.get("required_evidence") or (),
             require_emitted=bool(plan.get("require_emitted")),
             names=ctx.workspace.gate_names if ctx.workspace is not None else (),
@@ -70,7 +71,7 @@ def make_gate(deps: Deps):
             "gate_attempts": attempts,
             "gate_history": list(state.get("gate_history") or [])
             + [{"passed": report.passed, "issues": len(blocking), "verify_ref": vref.id}],
-            "refs": {vref.id: vref},
+            "refs": ref_data([vref]),
         }
         if report.passed:
             events.append(timer.end_event(status="passed"))

@@ -32,7 +32,7 @@ from refgate.events import event
 from refgate.memory import remember_run_decision
 from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context
 from refgate.nodes.loop import run_tool_pass
-from refgate.refs import Ref
+from refgate.refs import Ref, ref_data
 
 #: A pass slower than this (ms) is an improvement candidate.
 SLOW_PASS_MS = 60_000
@@ -88,10 +88,6 @@ def history_summary(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
     thread_id = configurable.get("thread_id")
     if saver is None or not thread_id or not hasattr(saver, "list"):
         return None
-    # The saver in the config is the server's own: under LANGGRAPH_STRICT_MSGPACK it lacks the
-    # allowlist LangGraph derives from the state schema, and reading refs back would be blocked.
-    if hasattr(saver, "with_allowlist"):
-        saver = saver.with_allowlist([(Ref.__module__, Ref.__name__)])
     # Inside a node the namespace is the task's ("harvest:<id>"); the graph's is its parent.
     task_ns = str(configurable.get("checkpoint_ns") or "")
     graph_ns = "|".join(task_ns.split("|")[:-1])
@@ -281,7 +277,7 @@ def make_harvest(deps: Deps):
         if deps.audit:
             events.append(_audit_run(state, ctx, config, store, trace + events, issued, summary))
         return {
-            "refs": issued,
+            "refs": ref_data(issued),
             "trace": events,
             "decisions": decisions,
             "trace_summary": summary,
@@ -308,7 +304,7 @@ def _audit_run(
     Never raises: an audit that cannot be written is reported in the trace."""
     configurable = dict((config or {}).get("configurable") or {})
     thread_id = str(configurable.get("thread_id") or ctx.thread_id or f"run-{ctx.run_id}")
-    refs = {**dict(state.get("refs") or {}), **dict(issued)}
+    refs = ref_data({**ctx.ledger.all(), **dict(issued)})
     record = {
         "thread_id": thread_id,
         "question": str(state.get("question") or ""),

@@ -15,6 +15,7 @@ from langgraph.runtime import Runtime
 from refgate.events import event
 from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context, refs_block
 from refgate.nodes.loop import run_tool_pass
+from refgate.refs import ref_data
 from refgate.tools.registry import tools_for
 
 
@@ -52,7 +53,7 @@ def make_work(deps: Deps):
         timer = PassTimer("work", ctx)
         events = [timer.start_event(attempt=attempt + 1)]
         plan = state.get("plan") or {}
-        evidence = refs_block(state.get("refs") or {}, pass_name="work")
+        evidence = refs_block(ctx.ledger.all(), pass_name="work")
         human = (
             f"Question: {state.get('question', '')}\n\n"
             f"Plan: {json.dumps(plan, ensure_ascii=False, default=str)}\n\n"
@@ -92,7 +93,7 @@ def make_work(deps: Deps):
         )
         caveats = list(state.get("caveats") or []) + out.caveats
         return {
-            "refs": issued,
+            "refs": ref_data(issued),
             "trace": events,
             "work_notes": notes,
             "caveats": caveats,

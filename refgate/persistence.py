@@ -20,7 +20,6 @@ exits::
 from __future__ import annotations
 
 import contextlib
-import copy
 import re
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
@@ -28,7 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from langgraph.checkpoint.serde.base import maybe_add_typed_methods
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from refgate.config import ConfigError, Settings
@@ -36,8 +34,10 @@ from refgate.store import index_config
 
 CHECKPOINTS_FILE = "checkpoints.sqlite"
 STORE_FILE = "refgate.sqlite"
-#: Custom types refgate's state holds; checkpoints deserialize them without warnings.
-STATE_TYPES = [("refgate.refs", "Ref")]
+#: Types that checkpoints written by earlier refgate versions hold (refs were stored as ``Ref``
+#: objects; state now holds plain data only, see ``refgate.graph.state``). Allowed when refgate's
+#: savers read old threads, so resuming one logs nothing and loses nothing.
+LEGACY_STATE_TYPES = [("refgate.refs", "Ref")]
 _PG_SCHEMES = ("postgresql://", "postgres://")
 
 
@@ -51,33 +51,10 @@ class PersistenceTarget:
 
 
 def checkpoint_serde() -> Any:
-    """The serializer of refgate's checkpointers: msgpack with refgate's state types allowed."""
-    return JsonPlusSerializer(allowed_msgpack_modules=list(STATE_TYPES))
-
-
-def with_state_types(checkpointer: Any) -> Any:
-    """``checkpointer`` registered for refgate's state types (``STATE_TYPES``), so reading a
-    checkpoint never logs LangGraph's "Deserializing unregistered type" warning (nor gets blocked
-    when strict msgpack becomes the default).
-
-    A saver with an allowlist gets refgate's types merged in through LangGraph's own mechanism
-    (``with_allowlist``); a saver with the default permissive serializer (which allows any type
-    and warns on each) gets a shallow clone with ``checkpoint_serde()``, the same serializer
-    refgate's own savers use; a custom serializer is left as it is. ``None``/``True``/``False``
-    (no checkpointer, the parent's) pass through. The caller's saver object is never modified.
-    """
-    if checkpointer is None or isinstance(checkpointer, bool):
-        return checkpointer
-    serde = getattr(checkpointer, "serde", None)
-    if (
-        type(serde) is JsonPlusSerializer
-        and getattr(serde, "_allowed_msgpack_modules", None) is True
-    ):
-        clone = copy.copy(checkpointer)
-        clone.serde = maybe_add_typed_methods(checkpoint_serde())
-        return clone
-    with_allowlist = getattr(checkpointer, "with_allowlist", None)
-    return with_allowlist(STATE_TYPES) if callable(with_allowlist) else checkpointer
+    """The serializer of refgate's checkpointers: strict msgpack (LangGraph's safe types only, what
+    ``LANGGRAPH_STRICT_MSGPACK=true`` and the servers use) plus ``LEGACY_STATE_TYPES`` for threads
+    checkpointed by earlier versions. New checkpoints hold plain data and need no allowlist."""
+    return JsonPlusSerializer(allowed_msgpack_modules=list(LEGACY_STATE_TYPES))
 
 
 def redact(url: str) -> str:

@@ -24,6 +24,9 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+# typing_extensions' TypedDict: pydantic (LangServe, Studio schemas) refuses typing's on 3.11.
+from typing_extensions import TypedDict
+
 RefKind = Literal[
     "skillRef",
     "apiRef",
@@ -197,6 +200,21 @@ class Ref(BaseModel):
         return self.kind == "webRef" or self.source_type == "llm"
 
 
+class RefData(TypedDict):
+    """A ``Ref`` as plain data (``Ref.model_dump(mode="json")``). Graph state holds refs in this
+    form, so every checkpointer serialises them without special permission; nodes validate them
+    back into ``Ref`` (``as_ref_map``) where they read the state."""
+
+    id: str
+    kind: RefKind
+    payload: dict[str, Any]
+    title: str
+    source: str
+    source_type: SourceType
+    created_by: str
+    authority: Authority | None
+
+
 def coerce_ref(value: Ref | Mapping[str, Any]) -> Ref:
     """Accept a ``Ref`` or its dict form (as stored by JSON-only backends) and return a ``Ref``."""
     if isinstance(value, Ref):
@@ -218,17 +236,24 @@ def as_ref_map(refs: Mapping[str, Any] | Iterable[Any] | None) -> dict[str, Ref]
     return out
 
 
+def ref_data(refs: Mapping[str, Any] | Iterable[Any] | None) -> dict[str, RefData]:
+    """Refs (``Ref`` objects or their dicts, as a mapping or an iterable) validated and returned
+    as plain data, ``{id: RefData}``: the form graph state, checkpoints and stream output hold."""
+    return {ref_id: ref.model_dump(mode="json") for ref_id, ref in as_ref_map(refs).items()}
+
+
 def merge_refs(
     left: Mapping[str, Any] | None, right: Mapping[str, Any] | Iterable[Any] | None
-) -> dict[str, Ref]:
-    """Reducer for the ref ledger channel: union by id; an id re-issued with other content is an error."""
+) -> dict[str, RefData]:
+    """Reducer for the ref ledger channel: union by id; an id re-issued with other content is an
+    error. Both sides are validated as ``Ref``; the result is plain data (``ref_data``)."""
     merged = as_ref_map(left)
     for ref_id, ref in as_ref_map(right).items():
         old = merged.get(ref_id)
         if old is not None and old != ref:
             raise ValueError(f"ref id clash: {ref_id} issued twice with different content")
         merged[ref_id] = ref
-    return merged
+    return ref_data(merged)
 
 
 class RefLedger:

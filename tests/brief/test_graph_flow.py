@@ -15,6 +15,7 @@ from langgraph.store.memory import InMemoryStore
 
 from refgate.embeddings import HashingEmbeddings
 from refgate.graph import build_graph
+from refgate.refs import as_ref_map
 from refgate.testing import ScriptedChatModel, calls, tool_call
 from refgate.tools.registry import override_tool
 
@@ -116,7 +117,7 @@ def test_explanation_passes_on_skill_and_api_refs_alone(settings, workspace):
     assert plan["required_evidence"] == ["skillRef", "apiRef"]
     assert plan["require_emitted"] is False and "RunPython" in plan["forbidden"]
     assert state["gate"]["passed"] is True, state["gate"]
-    kinds = {r.kind for r in state["refs"].values()}
+    kinds = {r.kind for r in as_ref_map(state["refs"]).values()}
     assert {"skillRef", "apiRef"} <= kinds
     assert not kinds & {"valueRef", "tableRef", "dateRef", "executionRef"}
     assert not [e for e in state["trace"] if e["type"] == "tool_call" and e["pass"] == "work"]
@@ -180,9 +181,9 @@ def test_a_decision_remembered_in_thread_a_is_recalled_in_thread_b(settings, wor
         assert state_a["plan"]["skills"] == ["single-value-lookup"]
         assert state_a["gate"]["passed"] is True
         # The model's decision, beside those HARVEST recorded by code (skill, formula).
-        (dec_a,) = [d for d in state_a["decisions"] if not state_a["refs"][d].payload.get("auto")]
-        assert state_a["refs"][dec_a].kind == "decisionRef"
-        auto = [state_a["refs"][d].payload for d in state_a["decisions"] if d != dec_a]
+        (dec_a,) = [d for d in state_a["decisions"] if not as_ref_map(state_a["refs"])[d].payload.get("auto")]
+        assert as_ref_map(state_a["refs"])[dec_a].kind == "decisionRef"
+        auto = [as_ref_map(state_a["refs"])[d].payload for d in state_a["decisions"] if d != dec_a]
         assert {a["kind"] for a in auto} == {"skill", "formula"}
         assert any(
             "RunPython rejected" in c for c in state_a["trace_summary"]["improvement_candidates"]
@@ -222,11 +223,11 @@ def test_a_decision_remembered_in_thread_a_is_recalled_in_thread_b(settings, wor
         )
     recalled = state_b["plan"]["recalled"]
     assert recalled and seen["dec"][0] == recalled[0]
-    (mine,) = [r for r in recalled if not state_b["refs"][r].payload.get("auto")]
-    ref_b = state_b["refs"][mine]
+    (mine,) = [r for r in recalled if not as_ref_map(state_b["refs"])[r].payload.get("auto")]
+    ref_b = as_ref_map(state_b["refs"])[mine]
     assert ref_b.kind == "decisionRef" and ref_b.payload["decision"] == decision
     assert ref_b.payload["recalled"] is True and ref_b.payload["thread_id"] == "A"
-    assert ref_b.source == state_a["refs"][dec_a].source  # the same stored item
+    assert ref_b.source == as_ref_map(state_a["refs"])[dec_a].source  # the same stored item
     assert any(f"[{r}]" in state_b["answer"] for r in recalled)
     assert state_b["gate"]["passed"] is True
     recall_event = next(e for e in state_b["trace"] if e["type"] == "recall")
@@ -302,7 +303,7 @@ def test_a_clean_run_remembers_its_own_decisions_once_and_brief_recalls_them(set
     assert model_a.remaining == 0  # no HARVEST model call: nothing went wrong
     assert state_a["gate"]["passed"] is True
     assert state_a["trace_summary"]["improvement_candidates"] == []
-    made = {state_a["refs"][d].payload["kind"]: state_a["refs"][d].payload
+    made = {as_ref_map(state_a["refs"])[d].payload["kind"]: as_ref_map(state_a["refs"])[d].payload
             for d in state_a["decisions"]}  # fmt: skip
     assert set(made) == {"skill", "data", "formula"}
     assert made["skill"]["decision"] == "follow skill single-value-lookup (single value lens)"
@@ -318,10 +319,10 @@ def test_a_clean_run_remembers_its_own_decisions_once_and_brief_recalls_them(set
     with override_tool(evidence_spec()):
         state_b = run(script(seen_b), settings, workspace, store=store, thread="B",
                       question="What was US real GDP in the third quarter of 2009?")  # fmt: skip
-    recalled = [state_b["refs"][r].payload for r in state_b["plan"]["recalled"]]
+    recalled = [as_ref_map(state_b["refs"])[r].payload for r in state_b["plan"]["recalled"]]
     assert {p["kind"] for p in recalled} == {"skill", "data", "formula"}
     assert "read dataset macro, column realgdp" in seen_b["brief"]  # shown to BRIEF
-    again = [state_b["refs"][d].payload for d in state_b["decisions"]]
+    again = [as_ref_map(state_b["refs"])[d].payload for d in state_b["decisions"]]
     assert len(again) == 3 and not any(p["new"] for p in again)
     assert all(p["runs"] == 2 and len(p["questions"]) == 2 for p in again)
     assert len(store.search(ns, limit=50)) == 3  # deduplicated: no copies

@@ -14,7 +14,7 @@ from refgate.graph import build_graph
 from refgate.memory import recall_decisions, remember_decision
 from refgate.nodes.brief import _recalled_block
 from refgate.provenance import RunProvenance
-from refgate.refs import RefLedger
+from refgate.refs import RefLedger, as_ref_map
 from refgate.testing import ScriptedChatModel, calls, tool_call
 from refgate.tools.registry import override_tool
 from refgate.toolspec import ToolContext
@@ -73,11 +73,11 @@ def test_a_decision_from_a_run_that_read_a_document_is_recalled_fenced(settings,
         config = {"configurable": {"thread_id": "A"}}
         graph.invoke({"question": "What was real GDP in 2009Q3?"}, config, durability="sync")
         state = graph.get_state(config).values
-    (dec,) = [d for d in state["decisions"] if not state["refs"][d].payload.get("auto")]
-    assert state["refs"][dec].source_type == "external"
+    (dec,) = [d for d in state["decisions"] if not as_ref_map(state["refs"])[d].payload.get("auto")]
+    assert as_ref_map(state["refs"])[dec].source_type == "external"
     # The decisions HARVEST recorded by code for that run are untrusted too.
     auto = [d for d in state["decisions"] if d != dec]
-    assert auto and all(state["refs"][d].source_type == "external" for d in auto)
+    assert auto and all(as_ref_map(state["refs"])[d].source_type == "external" for d in auto)
     items = mem.search(("refgate", workspace.name, "decisions"), limit=50)
     (item,) = [i for i in items if not i.value.get("auto")]
     assert all(i.value["provenance"]["untrusted"] for i in items)

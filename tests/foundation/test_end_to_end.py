@@ -9,6 +9,7 @@ from foundation_helpers import ids_in
 from langgraph.checkpoint.memory import InMemorySaver
 
 from refgate.graph import build_graph
+from refgate.refs import as_ref_map
 from refgate.testing import ScriptedChatModel, calls, tool_call
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,12 +64,12 @@ def test_a_computed_and_cited_value_passes_the_gate(workspace):
     model, state, out = run(workspace, script(answer))
     assert out["gate"]["passed"] is True, out["gate"]
     assert "valueRef" in state["plan"]["required_evidence"]
-    val = next(r for r in out["refs"].values() if r.kind == "valueRef")
+    val = next(r for r in as_ref_map(out["refs"]).values() if r.kind == "valueRef")
     assert val.payload["values"] == {"unemp": 9.6}
     assert val.payload["units"] == {"unemp": "%"}
-    exe = [r for r in out["refs"].values() if r.kind == "executionRef"]
+    exe = [r for r in as_ref_map(out["refs"]).values() if r.kind == "executionRef"]
     assert exe and exe[-1].payload.get("ok") is True
-    kinds = {r.kind for r in out["refs"].values()}
+    kinds = {r.kind for r in as_ref_map(out["refs"]).values()}
     assert {"skillRef", "tableRef", "valueRef", "executionRef", "verifyRef"} <= kinds
 
 

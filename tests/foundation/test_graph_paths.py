@@ -7,6 +7,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from refgate.graph import build_graph
+from refgate.refs import as_ref_map
 from refgate.testing import ScriptedChatModel, ScriptExhausted, calls, tool_call
 from refgate.tools.registry import PASS_TOOLS
 
@@ -44,7 +45,7 @@ def test_happy_path_runs_the_passes_in_order(settings, gdp_tool):
     assert set(out) == {"answer", "refs", "gate", "trace_summary"}
     assert out["trace_summary"]["passes"] == passes(state)
     assert model.remaining == 0
-    verify = [r for r in out["refs"].values() if r.kind == "verifyRef"]
+    verify = [r for r in as_ref_map(out["refs"]).values() if r.kind == "verifyRef"]
     assert len(verify) == 1 and verify[0].payload["passed"] is True
     # Each LLM pass bound exactly its whitelist (the tool-less passes bind nothing).
     bound = [c["tools"] for c in model.calls]

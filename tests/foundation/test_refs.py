@@ -6,7 +6,16 @@ from langgraph.graph import START, StateGraph
 from pydantic import ValidationError
 
 from refgate.graph.state import WorkbenchState
-from refgate.refs import ID_HEX_LEN, KIND_PREFIX, REF_KINDS, Ref, RefLedger, merge_refs, new_ref_id
+from refgate.refs import (
+    ID_HEX_LEN,
+    KIND_PREFIX,
+    REF_KINDS,
+    Ref,
+    RefLedger,
+    as_ref_map,
+    merge_refs,
+    new_ref_id,
+)
 
 
 def test_only_id_kind_payload_are_required():
@@ -42,7 +51,11 @@ def test_merge_reducer_unions_and_refuses_clashes():
     a = Ref.new("valueRef", {"values": {"x": 1}})
     b = Ref.new("dateRef", {"date": "2008-12-16"})
     merged = merge_refs({a.id: a}, [b.model_dump()])
-    assert set(merged) == {a.id, b.id} and isinstance(merged[b.id], Ref)
+    # The ledger channel holds plain data (checkpointed without an allowlist), valid as refs.
+    assert merged == {a.id: a.model_dump(mode="json"), b.id: b.model_dump(mode="json")}
+    assert as_ref_map(merged) == {a.id: a, b.id: b}
+    with pytest.raises(ValueError, match="kind"):
+        merge_refs(merged, [{"id": "x_1", "kind": "nonsense", "payload": {}}])
     clash = Ref(id=a.id, kind="valueRef", payload={"values": {"x": 2}})
     with pytest.raises(ValueError, match="clash"):
         merge_refs(merged, {clash.id: clash})
@@ -83,7 +96,7 @@ def test_refs_survive_a_sqlite_checkpoint_round_trip(tmp_path):
     with SqliteSaver.from_conn_string(str(path)) as saver:
         builder.compile(checkpointer=saver).invoke({"question": "q"}, config)
     with SqliteSaver.from_conn_string(str(path)) as saver:  # a fresh connection: real reload
-        refs = builder.compile(checkpointer=saver).get_state(config).values["refs"]
+        refs = as_ref_map(builder.compile(checkpointer=saver).get_state(config).values["refs"])
     assert refs[external.id] == external
     assert refs[external.id].source_type == "external"
     assert refs[value.id].model_dump() == value.model_dump()

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from sandbox_helpers import SAMPLE, needs_bwrap
 
+from refgate.refs import as_ref_map
 from refgate.tools.run_python import run_python
 from refgate.tools.warehouse import close_all, run_query
 from refgate.workspace import WorkspaceError, load_workspace
@@ -232,7 +233,7 @@ def test_a_postgres_backed_dataset_answers_end_to_end(wh_ws, monkeypatch, pg):
     config = {"configurable": {"thread_id": "warehouse-e2e"}}
     out = graph.invoke({"question": "What was the US unemployment rate in 2009Q3?"}, config)
     assert out["gate"]["passed"] is True, out["gate"]
-    val = next(r for r in out["refs"].values() if r.kind == "valueRef")
+    val = next(r for r in as_ref_map(out["refs"]).values() if r.kind == "valueRef")
     assert val.payload["values"] == {"unemp": 9.6}
-    exe = [r for r in out["refs"].values() if r.kind == "executionRef" and r.payload.get("sql")]
+    exe = [r for r in as_ref_map(out["refs"]).values() if r.kind == "executionRef" and r.payload.get("sql")]
     assert exe and "FROM macro" in exe[-1].payload["sql"][0]["query"]

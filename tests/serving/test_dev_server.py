@@ -157,14 +157,8 @@ def server(tmp_path_factory, stub):
     finally:
         srv.stop()
     assert not stub.misses, f"the stub had no answer for {len(stub.misses)} request(s)"
-    # Refs in checkpoints deserialize through the allowlist LangGraph derives from the state
-    # schema: nothing is blocked, nothing is let through as "unregistered".
-    log = srv.log_path.read_text(errors="replace")
-    bad = [
-        ln
-        for ln in log.splitlines()
-        if "Blocked deserialization" in ln or "unregistered type" in ln
-    ]
+    # State is plain data: no checkpoint read blocks a type or lets one through as unregistered.
+    bad = serde_warnings(srv)
     assert not bad, "\n".join(bad[:5])
 
 
@@ -445,3 +439,62 @@ def test_twenty_simultaneous_runs_do_not_leak(client, stub, tmp_path):
         mentioned = {t for t in TOPICS if t in request.text}
         assert len(mentioned) == 1, (mentioned, request.text[:200])
         assert topic_of(request.text) in mentioned
+
+
+
+def serde_warnings(server) -> list[str]:
+    """LangGraph's lines for a type read from a checkpoint without permission: "Blocked
+    deserialization" (strict msgpack, what the server runs) and "Deserializing unregistered type"
+    (the permissive default). Each is printed once per server process, so a test checks the whole
+    log, not only its own lines."""
+    log = server.log_path.read_text(errors="replace")
+    needles = ("Blocked deserialization", "Deserializing unregistered type")
+    return [ln for ln in log.splitlines() if any(n in ln for n in needles)]
+
+
+def test_a_served_approval_resumes_from_plain_state_and_posts_the_report(
+    client, server, tmp_path
+):
+    """B3 under `langgraph dev`: the run stops at DELIVER's interrupt, Studio's resume
+    (`Command(resume={"approved": true})`) re-enters from the server's checkpoint, and the
+    report goes out; the resumed state is the one checkpointed, read with no type blocked."""
+    from langgraph_sdk.schema import Command
+    from serving_helpers import Hook
+
+    from refgate.refs import as_ref_map
+
+    hook = Hook()
+    try:
+        ws = tmp_path / "out-ws"
+        ws.mkdir()
+        (ws / "refgate.toml").write_text(
+            f'name = "served-out"\n[outbound]\nwebhook_url = "{hook.url}"\n', encoding="utf-8"
+        )
+        payload = {"question": "Tell me about topic gnu please", "workspace": str(ws)}
+        thread_id, parts = stream_run(client, "workbench", payload, ["values", "updates"])
+        assert not errors(parts), errors(parts)
+        state = client.threads.get_state(thread_id)
+        assert state["next"] == ["deliver"]
+        (request,) = [i["value"] for t in state["tasks"] for i in t["interrupts"]]
+        assert request["approve_outbound"] == "PostReport" and request["to"] == hook.url
+        refs = state["values"]["refs"]
+        assert refs and hook.received == []
+        resumed = list(
+            client.runs.stream(
+                thread_id, "workbench", command=Command(resume={"approved": True}),
+                stream_mode=["values", "updates"],
+            )
+        )  # fmt: skip
+        assert not errors(resumed), errors(resumed)
+        (body,) = hook.received
+        assert "gnu" in body["answer"] and body["thread_id"] == thread_id
+        after = client.threads.get_state(thread_id)
+        assert after["next"] == []
+        # The resumed run's own state (its last values chunk) carries the ledger unchanged.
+        last = [p.data for p in resumed if p.event == "values"][-1]
+        assert last["refs"] == refs == after["values"]["refs"]
+        assert set(as_ref_map(refs)) == set(refs)  # every entry validates as a Ref
+        assert client.threads.get_history(thread_id, limit=50)
+        assert serde_warnings(server) == []
+    finally:
+        hook.close()

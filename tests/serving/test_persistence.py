@@ -22,6 +22,7 @@ from serving_helpers import make_workspace, scripted_model, started_passes  # no
 from refgate.config import ConfigError, Settings  # noqa: E402
 from refgate.graph import build_graph  # noqa: E402
 from refgate.persistence import open_persistence, persistence_target, redact  # noqa: E402
+from refgate.refs import as_ref_map  # noqa: E402
 from refgate.store import STORE_DIMS, StoreEmbeddings  # noqa: E402
 from refgate.workspace import load_workspace  # noqa: E402
 
@@ -159,7 +160,7 @@ def test_a_remembered_decision_is_recalled_by_brief(backend, workspace):
         )
         config = {"configurable": {"thread_id": f"mem-{uuid.uuid4().hex}"}}
         out = graph.invoke(question("heron"), config)
-    decisions = [r for r in out["refs"].values() if r.kind == "decisionRef"]
+    decisions = [r for r in as_ref_map(out["refs"]).values() if r.kind == "decisionRef"]
     assert decisions, "BRIEF recalled no decision"
     assert decisions[0].payload["decision"] == decision or any(
         d.payload["decision"] == decision for d in decisions
