@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import refgate.retrieval.capability  # noqa: F401  (registers search_documents, as the graph does)
 from refgate.nodes.gate import check_answer
 from refgate.refs import RefLedger
 from refgate.retrieval import DocumentIndex, HashingEmbeddings, index_dir, load_documents
