@@ -14,7 +14,7 @@ Sets (each split into a tuning part and a held-out part; only tuning parts choos
   other statements and notes) and every 40th page. Split by company (alternating in name
   order): no filing of a held-out company is tuned on.
 - **FOMC minutes as PDFs**: the 31 minutes of 2007-2010 (../shared/data/fomc-minutes, public
-  domain), rendered into A4 PDFs with fpdf2 and read back by the loader. 20 questions written by
+  domain), rendered into A4 PDFs with reportlab and read back by the loader. 20 questions written by
   hand for this benchmark, each with a hand-written regular expression (and meeting-date prefix)
   that decides which pages are gold (printed). Odd questions tune, even ones are held out.
 - **FOMC statements** (the sample workspace, short documents): the 16 questions of
@@ -29,6 +29,7 @@ cached in the workdir; the first run embeds for tens of minutes on a loaded 2-co
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import re
 import sys
@@ -279,23 +280,29 @@ class QueryMemo(Embeddings):
 
 
 def render_minutes(out: Path) -> Path:
-    """The minutes as A4 PDFs (fpdf2, Helvetica 10 pt), one per meeting, named by its date."""
-    from fpdf import FPDF
+    """The minutes as A4 PDFs (reportlab, Helvetica 10 pt on 13 pt lines), one per meeting,
+    named by its date."""
+    # deferred: reportlab is a dev dependency, needed only to render the minutes
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.styles import ParagraphStyle
+    from reportlab.lib.units import mm
+    from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer
 
+    style = ParagraphStyle("minutes", fontName="Helvetica", fontSize=10, leading=13)
     out.mkdir(parents=True, exist_ok=True)
     for src in sorted(MINUTES.glob("*.txt")):
         date = re.search(r"MeetingDate=(\d{4}-\d{2}-\d{2})", src.name).group(1)
         target = out / f"minutes-{date}.pdf"
         if target.is_file():
             continue
-        text = src.read_text(encoding="utf-8", errors="replace")
+        text = src.read_text(encoding="utf-8-sig", errors="replace")
         text = text.encode("latin-1", "replace").decode("latin-1")
-        pdf = FPDF(format="A4")
-        pdf.set_auto_page_break(True, margin=15)
-        pdf.set_font("Helvetica", size=10)
-        pdf.add_page()
-        pdf.multi_cell(0, 4.6, text)
-        pdf.output(str(target))
+        story = [
+            Paragraph(html.escape(line, quote=False), style) if line.strip() else Spacer(1, 13)
+            for line in text.splitlines()
+        ]
+        margins = {"leftMargin": 10 * mm, "rightMargin": 10 * mm, "topMargin": 10 * mm}
+        SimpleDocTemplate(str(target), pagesize=A4, bottomMargin=15 * mm, **margins).build(story)
     return out
 
 
@@ -398,10 +405,12 @@ def financebench_set(folder: Path) -> tuple[list[Document], list, list, list]:
 
 
 def financebench_more_set(
-    folder: Path, exclude: Path | None
+    folder: Path, exclude: Path | None, every: int = 1
 ) -> tuple[list[Document], list, list, list]:
     """The fresh held-out set: every FinanceBench question about a PDF in ``folder/pdfs`` that is
-    not in ``exclude/pdfs`` (the 10-K set), over every page of those PDFs; nothing tunes on it."""
+    not in ``exclude/pdfs`` (the 10-K set); nothing tunes on it. Corpus: every page of those PDFs
+    (``every`` = 1), or every gold page, the two pages on each side of it and every
+    ``every``-th page."""
     taken = {p.stem for p in (exclude / "pdfs").glob("*.pdf")} if exclude else set()
     have = {p.stem for p in (folder / "pdfs").glob("*.pdf") if p.stat().st_size} - taken
     questions = financebench_questions(folder, have)
@@ -410,9 +419,22 @@ def financebench_more_set(
         d for d in load_documents(folder / "pdfs", root=folder) if d.metadata["file_id"] in named
     ]
     check_gold_pages(docs, questions)
+    if every > 1:
+        gold: dict[str, set[int]] = {}
+        for _, _, rel, _ in questions:
+            for pid in rel:
+                name, page = pid.split("#p")
+                gold.setdefault(name, set()).add(int(page))
+        docs = [
+            d
+            for d in docs
+            if int(d.metadata["page"]) % every == 0
+            or any(abs(int(d.metadata["page"]) - g) <= 2 for g in gold[d.metadata["file_id"]])
+        ]
     kinds = sorted({n.split("_")[-1] if "dated" not in n else "8K" for n in named})
     print(
-        f"FinanceBench other filings: {len(docs)} pages of {len(named)} PDFs ({', '.join(kinds)}); "
+        f"FinanceBench other filings: {len(docs)} pages of {len(named)} PDFs ({', '.join(kinds)}"
+        f"{'' if every == 1 else f'; gold pages, 2 on each side, every {every}th page'}); "
         f"{len(questions)} held-out questions",
         file=sys.stderr,
     )
@@ -458,8 +480,8 @@ CHOOSING = ("tuning", "held-out (seen)")
 #: Fusions compared (search keyword arguments); the first is the shipped default.
 FUSIONS: dict[str, dict[str, Any]] = {
     "default": {},
-    "TM2C2 0.7 (round 1)": {"fusion": "convex", "dense_weight": 0.7},
-    "TM2C2, query-length weight (round 2)": {"fusion": "convex"},
+    "TM2C2 0.7": {"fusion": "convex", "dense_weight": 0.7},
+    "TM2C2 0.9": {"fusion": "convex", "dense_weight": 0.9},
     "RRF": {"fusion": "rrf"},
 }
 
@@ -496,6 +518,12 @@ def main() -> None:
         type=Path,
         help="folder with more FinanceBench PDFs (pdfs/) and the jsonl: the fresh held-out set",
     )
+    ap.add_argument(
+        "--more-every",
+        type=int,
+        default=1,
+        help="other filings: 1 = every page; n = gold pages, 2 on each side and every n-th page",
+    )
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/refgate-longdocs"))
     ap.add_argument("--embed-only", action="store_true", help="build the indexes and stop")
     ap.add_argument("--only", default="", help="comma-separated name prefixes of sets to run")
@@ -510,7 +538,7 @@ def main() -> None:
         builders["FinanceBench 10-K pages"] = lambda: financebench_set(args.financebench)
     if args.financebench_more:
         builders["FinanceBench other filings"] = lambda: financebench_more_set(
-            args.financebench_more, args.financebench
+            args.financebench_more, args.financebench, args.more_every
         )
     builders["FOMC minutes (PDF pages)"] = lambda: minutes_set(work)
     builders["FOMC statements"] = statements_set

@@ -1,11 +1,15 @@
-"""Office and PDF files written by the tests themselves (fpdf2, python-docx, openpyxl)."""
+"""Office and PDF files written by the tests themselves (reportlab, python-docx, openpyxl)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from fpdf import FPDF
-from fpdf.enums import EncryptionMethod
+from reportlab.lib.pagesizes import A4
+from reportlab.lib.pdfencrypt import StandardEncryption
+from reportlab.lib.styles import getSampleStyleSheet
+from reportlab.lib.utils import ImageReader
+from reportlab.pdfgen import canvas
+from reportlab.platypus import PageBreak, Paragraph, SimpleDocTemplate, Spacer, Table
 
 #: Text of the sample report's pages; each page names its own number and one figure.
 PAGE_TEXT = (
@@ -26,31 +30,27 @@ def page_value(n: int) -> str:
 def write_report_pdf(path: Path, pages: int = 5, *, table_page: int | None = 3) -> Path:
     """A multi-page PDF whose page ``n`` says "Page n" and holds ``page_value(n)``; the
     ``table_page`` also carries a ruled segment table (``TABLE``)."""
-    pdf = FPDF()
-    pdf.set_font("Helvetica", size=11)
+    styles = getSampleStyleSheet()
+    story: list = []
     for n in range(1, pages + 1):
-        pdf.add_page()
-        pdf.multi_cell(0, 6, (PAGE_TEXT.format(n=n, value=page_value(n))) * 3)
+        if n > 1:
+            story.append(PageBreak())
+        story.append(Paragraph((PAGE_TEXT.format(n=n, value=page_value(n))) * 3, styles["Normal"]))
         if n == table_page:
-            pdf.ln(4)
-            with pdf.table() as table:
-                for row in TABLE:
-                    cells = table.row()
-                    for cell in row:
-                        cells.cell(cell)
-    pdf.output(str(path))
+            story.append(Spacer(1, 12))
+            story.append(Table(TABLE, style=[("GRID", (0, 0), (-1, -1), 0.5, "black")]))
+    SimpleDocTemplate(str(path), pagesize=A4).build(story)
     return path
 
 
 def write_encrypted_pdf(path: Path) -> Path:
-    pdf = FPDF()
-    pdf.set_font("Helvetica", size=11)
-    pdf.add_page()
-    pdf.cell(0, 10, "Confidential board minutes.")
-    pdf.set_encryption(
-        owner_password="owner", user_password="user", encryption_method=EncryptionMethod.RC4
+    pdf = canvas.Canvas(
+        str(path), pagesize=A4, encrypt=StandardEncryption("user", ownerPassword="owner")
     )
-    pdf.output(str(path))
+    pdf.setFont("Helvetica", 11)
+    pdf.drawString(72, 750, "Confidential board minutes.")
+    pdf.showPage()
+    pdf.save()
     return path
 
 
@@ -60,14 +60,11 @@ def write_scanned_pdf(path: Path, pages: int = 2) -> Path:
 
     img = Image.new("RGB", (400, 200), "white")
     ImageDraw.Draw(img).text((20, 80), "Scanned page: revenue 1,234", fill="black")
-    png = path.with_suffix(".png")
-    img.save(png)
-    pdf = FPDF()
+    pdf = canvas.Canvas(str(path), pagesize=A4)
     for _ in range(pages):
-        pdf.add_page()
-        pdf.image(str(png), 10, 10, 180)
-    pdf.output(str(path))
-    png.unlink()
+        pdf.drawImage(ImageReader(img), 30, 500, width=500, height=250)
+        pdf.showPage()
+    pdf.save()
     return path
 
 
