@@ -1,7 +1,9 @@
 """Token usage of a run, per pass and in total, and its estimated cost.
 
 Counts come from the trace's ``model_call`` events (the workbench; they survive a resume) or from
-LangChain's usage callback (the research graph). Costs use list prices in USD per million tokens
+LangChain's usage callback (the research graph), which sees one process only: each process that
+runs a research thread appends its counts to the workspace's usage ledger (``record_usage``), and
+the thread's usage is their sum (``thread_usage``), so a resumed run reports all of its tokens. Costs use list prices in USD per million tokens
 from a small table; a workspace extends or corrects it with ``[settings] prices``
 (``prices = { "my-model" = [0.5, 1.5] }``: input, output) or ``REFGATE_PRICES`` (JSON).
 A model with no known price has no cost (``None``), never a guessed one.
@@ -9,8 +11,10 @@ A model with no known price has no cost (``None``), never a guessed one.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from refgate.local_llm import MODEL_NAME as SMOKE_MODEL_NAME
@@ -133,3 +137,30 @@ def build_usage(
 ) -> Usage:
     used = {p: models.get(p, "") for p in per_pass}
     return Usage(per_pass=per_pass, models=used, cost_usd=estimate_cost(per_pass, used, prices))
+
+
+def record_usage(ledger: Path, thread: str, counts: Mapping[str, int]) -> None:
+    """Append one process's token counts for ``thread`` to the JSONL ``ledger`` (none: no line)."""
+    line = {"thread": thread, **{k: int(counts.get(k, 0) or 0) for k in KEYS}}
+    if not any(line[k] for k in KEYS):
+        return
+    ledger.parent.mkdir(parents=True, exist_ok=True)
+    with ledger.open("a", encoding="utf-8") as out:
+        out.write(json.dumps(line) + "\n")
+
+
+def thread_usage(ledger: Path, thread: str) -> dict[str, int]:
+    """The summed counts of every line of ``ledger`` for ``thread`` (a damaged line is skipped)."""
+    totals = _zero()
+    if not ledger.is_file():
+        return totals
+    for raw in ledger.read_text(encoding="utf-8").splitlines():
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(line, dict) and line.get("thread") == thread:
+            for k in KEYS:
+                value = line.get(k, 0)
+                totals[k] += value if isinstance(value, int) and value > 0 else 0
+    return totals

@@ -41,13 +41,16 @@ from refgate.refs import Ref, as_ref_map
 from refgate.report import run_record
 from refgate.threadlock import thread_lock
 from refgate.tools.web_providers import WebProviderError, default_providers
-from refgate.usage import Usage, build_usage, from_trace
+from refgate.usage import Usage, build_usage, from_trace, record_usage, thread_usage
 from refgate.workspace import Workspace
 from refgate.workspaces import resolve_workspace
 
 EventHandler = Callable[[dict[str, Any]], None]
 #: Answers an outbound approval request (the interrupt's payload) with the resume value.
 Approver = Callable[[dict[str, Any]], Any]
+
+#: Token counts of research threads, one line per process that ran one (``refgate.usage``).
+RESEARCH_USAGE = "research-usage.jsonl"
 
 #: Passes of the workbench that call a model.
 MODEL_PASSES = ("brief", "work", "critique", "compose", "harvest")
@@ -407,6 +410,7 @@ def research(
     thread_id = thread or uuid.uuid4().hex[:12]
     started = time.perf_counter()
     counter = UsageMetadataCallbackHandler()
+    ledger = ws.state_dir / RESEARCH_USAGE
     ws.state_dir.mkdir(parents=True, exist_ok=True)
     _emit(on_event, {"event": "run_started", "thread": thread_id, "workspace": str(ws.root)})
     with thread_lock(ws.state_dir, f"research:{thread_id}"):
@@ -459,10 +463,12 @@ def research(
                 model_name = live.model_for(PASS_NAME)
         finally:
             conn.close()
+            # this process's tokens join the thread's ledger even when the run failed part-way
+            record_usage(ledger, thread_id, _callback_totals(counter))
     report = final.get("report")
     if report is None:
         raise RunFailed("the run ended without a report", thread=thread_id, workspace=ws.root)
-    per_pass = {PASS_NAME: _callback_totals(counter)}
+    per_pass = {PASS_NAME: thread_usage(ledger, thread_id)}
     usage = build_usage(per_pass, {PASS_NAME: model_name}, settings.prices)
     if backend is not None:
         usage.models[PASS_NAME] = getattr(backend, "name", "backend")

@@ -55,3 +55,38 @@ def test_research_api_report_usage_events_and_resume_rules(tmp_path, script, h):
         refgate.research("Something else entirely?", workspace=ws, model=model, thread="r1")
     with pytest.raises(ConfigError, match="no question"):
         refgate.research("  ", workspace=ws, model=model)
+
+
+def test_a_resumed_research_thread_reports_the_tokens_of_every_process(tmp_path, script, h):
+    """The usage callback sees one process; the thread's usage adds the failed first run's."""
+    ws = _workspace(tmp_path, h)
+    failed = {"n": 0}
+
+    def verify(text):
+        if "voter 2/3" in text and failed["n"] == 0:
+            failed["n"] += 1
+            raise ConnectionError("rate limited; try later")
+        return s.default("verify", text)
+
+    s = script(verify=verify)
+    model = _with_usage(s.model())
+    with pytest.raises(refgate.RunFailed):
+        refgate.research(h.QUESTION, workspace=ws, model=model, thread="r2")
+    first = len(model.calls) - 1  # every call but the failed vote returned usage
+    assert first > 0
+    result = refgate.research(None, workspace=ws, model=model, thread="r2")
+    assert result.status == "complete" and len(model.calls) > first + 1
+    answered = len(model.calls) - 1
+    assert result.usage.total == {k: v * answered for k, v in USAGE.items()}
+    # a finished thread read back later reports the same totals, not zero
+    again = refgate.research(None, workspace=ws, model=model, thread="r2")
+    assert again.usage.total == result.usage.total
+    # another thread in the same workspace counts only its own tokens
+    other = refgate.research(
+        h.QUESTION, workspace=ws, model=_with_usage(script().model()), thread="r3"
+    )
+    assert other.usage.total["total_tokens"] > 0
+    assert (
+        refgate.research(None, workspace=ws, model=model, thread="r2").usage.total
+        == result.usage.total
+    )
