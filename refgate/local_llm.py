@@ -31,8 +31,6 @@ SMOKE_NOTICE = (
 MODEL_NAME = "smollm2-135m-instruct"
 #: Reply cap for the smoke model (it rambles to the context limit otherwise).
 MAX_TOKENS = 256
-#: Set to 0 to never start the embedded model (the CLI then exits 2 when no endpoint is set).
-DISABLE_ENV = "REFGATE_LOCAL_LLM"
 
 
 def gguf_path() -> Path | None:
@@ -48,9 +46,8 @@ def gguf_path() -> Path | None:
 
 
 def available() -> bool:
-    """True when the extra is installed and not disabled by ``REFGATE_LOCAL_LLM=0``."""
-    if os.environ.get(DISABLE_ENV, "1").strip().lower() in ("0", "false", "no", "off"):
-        return False
+    """True when the extra is installed (whether it is used is the ``local_llm`` setting:
+    ``REFGATE_LOCAL_LLM=0``, in the environment, ``.env`` or ``[settings]``, turns it off)."""
     return importlib.util.find_spec("llama_cpp") is not None and gguf_path() is not None
 
 

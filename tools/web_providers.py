@@ -23,7 +23,6 @@ Snapshot index format (``<folder>/index.json``)::
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 import threading
@@ -32,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from refgate.config import ConfigError, Settings, load_settings
 from refgate.lexical import LexicalRanker, terms
 from refgate.paths import read_confined
 from refgate.provenance.html import strip_hidden
@@ -426,32 +426,34 @@ class _Empty:
 
 
 def default_providers(
-    workspace: Any = None, env: Mapping[str, str] | None = None
+    workspace: Any = None,
+    env: Mapping[str, str] | None = None,
+    *,
+    settings: Settings | None = None,
 ) -> tuple[WebSearch, Fetch]:
-    """(search, fetch) for a run: real providers if the environment names them, else the
+    """(search, fetch) for a run: real providers if the settings name them, else the
     workspace's offline snapshot, else providers that find nothing.
 
-    ``REFGATE_WEB_SEARCH=searx:<url>`` and ``REFGATE_WEB_FETCH=http`` (or the workspace's
-    ``[settings] web_search`` / ``web_fetch``, validated by ``refgate.config.Settings``) opt in
-    to the network.
+    ``web_search = "searx:<url>"`` and ``web_fetch = "http"`` opt in to the network. They are
+    read from the run's ``settings`` (``refgate.config.Settings``) or, without them, loaded like
+    every setting: ``env`` (default: the process environment and ``./.env``:
+    ``REFGATE_WEB_SEARCH``, ``REFGATE_WEB_FETCH``), then the workspace's ``[settings]``.
     """
-    env = os.environ if env is None else env
-    ws_settings = getattr(workspace, "settings", None) or {}
+    if settings is None:
+        try:
+            settings = load_settings(env, getattr(workspace, "settings", None))
+        except ConfigError as exc:
+            raise WebProviderError(str(exc)) from None
     snapshot = snapshot_for(workspace) if workspace is not None else None
     search: Any = snapshot or _Empty()
     fetch: Any = snapshot or _Empty()
-    wanted = str(env.get("REFGATE_WEB_SEARCH") or ws_settings.get("web_search") or "").strip()
+    wanted = (settings.web_search or "").strip()
     if wanted.startswith("searx:"):
         search = SearxSearch(wanted.split(":", 1)[1])
-    elif wanted and wanted != "snapshot":
-        raise WebProviderError(
-            f"REFGATE_WEB_SEARCH={wanted!r}: expected 'snapshot' or 'searx:<url>'"
-        )
-    fetch_kind = str(env.get("REFGATE_WEB_FETCH") or ws_settings.get("web_fetch") or "").strip()
-    if fetch_kind == "http":
+    elif wanted and wanted != "snapshot":  # a Settings built without validation
+        raise WebProviderError(f"web_search={wanted!r}: expected 'snapshot' or 'searx:<url>'")
+    if settings.web_fetch == "http":
         fetch = HttpFetch()
-    elif fetch_kind and fetch_kind != "snapshot":
-        raise WebProviderError(f"REFGATE_WEB_FETCH={fetch_kind!r}: expected 'snapshot' or 'http'")
     return search, fetch
 
 

@@ -26,7 +26,7 @@ def _provider(ctx: ToolContext):
     given = ctx.extra.get("web_search")
     if given is not None:
         return given
-    return default_providers(ctx.workspace)[0]
+    return default_providers(ctx.workspace, settings=ctx.settings)[0]
 
 
 def _call(args: BaseModel, ctx: ToolContext) -> ToolResult:

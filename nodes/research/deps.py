@@ -105,6 +105,6 @@ class ResearchDeps:
         key = ("web", getattr(ws, "root", None))
         with self._lock:
             if key not in self._cache:
-                self._cache[key] = default_providers(ws)
+                self._cache[key] = default_providers(ws, settings=self.settings)
             search, fetch = self._cache[key]
         return self.web_search or search, self.web_fetch or fetch

@@ -148,7 +148,7 @@ def model_endpoint(
         yield settings
         return
 
-    if not local_llm.available():
+    if not (settings.local_llm and local_llm.available()):
         raise ConfigError(NO_MODEL_HELP)
 
     _emit(on_event, {"event": "notice", "message": Text.from_markup(local_llm.SMOKE_NOTICE).plain})
@@ -404,7 +404,7 @@ def research(
     live_model = model if isinstance(model, BaseChatModel) else None
     settings = _settings(ws, model, settings)
     try:
-        search, fetch = default_providers(ws)
+        search, fetch = default_providers(ws, settings=settings)
     except WebProviderError as exc:
         raise ConfigError(str(exc)) from None
     thread_id = thread or uuid.uuid4().hex[:12]

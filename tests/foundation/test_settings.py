@@ -178,3 +178,29 @@ def test_the_run_context_shares_the_settings_model():
         RunContext(max_rounds=0)  # Studio and the SDK get the same ranges
     schema = RunContext.model_json_schema()["properties"]
     assert schema["timeout"]["description"].startswith(Settings.model_fields["timeout"].description)
+
+
+def test_web_and_smoke_model_settings_come_from_dotenv_like_every_setting(tmp_path, env):
+    """`.env` and `[settings]` reach the web providers and the smoke-model switch, not only the
+    process environment (they used to read os.environ themselves)."""
+    from refgate.cli.api import model_endpoint
+    from refgate.tools.web_providers import default_providers
+
+    for name in ("REFGATE_WEB_SEARCH", "REFGATE_WEB_FETCH", "REFGATE_LOCAL_LLM"):
+        env.delenv(name, raising=False)
+    env.chdir(tmp_path)
+    (tmp_path / ".env").write_text(
+        "REFGATE_WEB_SEARCH=searx:http://127.0.0.1:1\nREFGATE_WEB_FETCH=http\nREFGATE_LOCAL_LLM=0\n",
+        encoding="utf-8",
+    )
+    search, fetch = default_providers(None)
+    assert type(search).__name__ == "SearxSearch" and type(fetch).__name__ == "HttpFetch"
+    with pytest.raises(ConfigError, match="no model"), model_endpoint(load_settings()):
+        pass
+    ws = load_workspace(_workspace(tmp_path / "w", "local_llm = false"))
+    (tmp_path / ".env").unlink()
+    with (
+        pytest.raises(ConfigError, match="no model"),
+        model_endpoint(load_settings(None, ws.settings)),
+    ):
+        pass
