@@ -1,20 +1,23 @@
-"""A small offline classifier as a second layer after the rules (issue 14): recall per split
-alone and together with the rules (rules OR classifier), and false positives on near-miss
-negatives and real paragraphs, on the corpus of benchmarks/injection_families.py.
+"""The second layer of inspect_injection (issue 14): refgate's shipped classifier
+(refgate/provenance/injection/classifier.json, trained by scripts/train_injection_classifier.py)
+on the held-out v2 split, per family and language: rules alone, classifier alone, rules OR
+classifier; false positives on the v2 near-misses and on real paragraphs (those not trained on
+marked); and, for the record, the third-party candidates of the first round.
 
-Candidates are PyPI packages that ship their weights inside the wheel (nothing is downloaded
-at run time): ``jailguard`` (MIT OR Apache-2.0, Rust extension with an embedded MLP) and
-``metatronnanoguard`` (MIT, a 16.8M-parameter transformer as a torch pickle plus a pickled
-tokenizer). Neither is a dependency of refgate; install one to run this script, e.g.
-``pip install jailguard`` (or ``pip install --target DIR`` and ``PYTHONPATH=DIR``).
+Detected / flagged: a signal at medium or high, as in benchmarks/injection_families.py (same
+embeddings of each attack in FOMC paragraphs). v2 is reported in aggregate per cell, never item
+by item.
 
-Run: ``python benchmarks/injection_classifier.py --classifier jailguard [--threshold 0.5]``.
+Run: ``python benchmarks/injection_classifier.py`` (refgate's classifier, v2);
+``--candidate jailguard|nanoguard`` re-runs a third-party package on v1 (install it first; neither
+is a dependency of refgate).
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from collections import defaultdict
 from collections.abc import Callable
 
 from injection_families import (
@@ -29,10 +32,21 @@ from injection_families import (
     tatqa,
 )
 
+import refgate.tools.registry  # noqa: F401  (registers the tool names with the detector)
 from refgate.provenance import inspect_injection
+from refgate.provenance.injection.layer import classifier_signals
 
 
-def classifier(name: str, threshold: float) -> Callable[[str], bool]:
+def rules(text: str) -> bool:
+    report = inspect_injection(text, classifier=False)
+    return any(s.confidence in FLAG for s in report.signals)
+
+
+def ours(text: str) -> bool:
+    return bool(classifier_signals(text))
+
+
+def candidate(name: str, threshold: float) -> Callable[[str], bool]:
     if name == "jailguard":
         import jailguard  # optional benchmark-only dependency (a compiled model)
 
@@ -44,55 +58,77 @@ def classifier(name: str, threshold: float) -> Callable[[str], bool]:
         torch.set_num_threads(1)
         guard = NanoGuard(device="cpu")
         return lambda text: guard.scan(text).injection_score >= threshold
-    raise SystemExit(f"unknown classifier {name!r}")
+    raise SystemExit(f"unknown candidate {name!r}")
 
 
-def rules(text: str) -> bool:
-    return any(s.confidence in FLAG for s in inspect_injection(text).signals)
+def table(rows: dict, title: str) -> None:
+    print(f"| {title} | rules | classifier | rules OR classifier |")
+    print("|---|---|---|---|")
+    for key, (n, r, c, u) in rows.items():
+        print(f"| {key} | {r}/{n} = {pct(r, n)} | {c}/{n} = {pct(c, n)} | {u}/{n} = {pct(u, n)} |")
+
+
+def count(texts: list[str], clf: Callable[[str], bool]) -> tuple[int, int, int, int]:
+    n = r = c = u = 0
+    for t in texts:
+        hit_r, hit_c = rules(t), clf(t)
+        n, r, c, u = n + 1, r + hit_r, c + hit_c, u + (hit_r or hit_c)
+    return n, r, c, u
+
+
+def v2(clf: Callable[[str], bool]) -> None:
+    hosts = statement_paragraphs()
+    cells: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    for a in load("attacks_v2.jsonl"):
+        for _, text in embedded(a, hosts):
+            hit_r, hit_c = rules(text), clf(text)
+            for key in (f"{a['family']} {a['lang']}", f"all {a['lang']}", "all"):
+                cell = cells[key]
+                cell[0] += 1
+                cell[1] += hit_r
+                cell[2] += hit_c
+                cell[3] += hit_r or hit_c
+    table(dict(sorted(cells.items())), "held-out v2 attacks (detected)")
+    near = load("near_miss_v2.jsonl") + load("near_miss_v2_pages.jsonl")
+    negatives = {
+        f"v2 near-miss {lang}": [x["text"] for x in near if x["lang"] == lang]
+        for lang in ("en", "ko")
+    }
+    negatives |= {
+        "TAT-QA dev 141-278 (never used)": tatqa(DATA / "tatqa_dev_heldout_paragraphs.jsonl"),
+        "FOMC minutes chunks (threshold only)": minutes_chunks(),
+        "FOMC statement paragraphs (trained on)": statement_paragraphs(),
+        "TAT-QA dev 1-140 (trained on)": tatqa(
+            ROOT / "tests/data/provenance/tatqa_dev_paragraphs.jsonl"
+        ),
+    }
+    table({k: count(v, clf) for k, v in negatives.items()}, "negatives (flagged)")
+
+
+def v1(clf: Callable[[str], bool], every: int) -> None:
+    attacks, near = load("attacks.jsonl"), load("near_miss.jsonl")
+    hosts = statement_paragraphs()
+    rows = {}
+    for split in ("tuning", "heldout"):
+        texts = [t for a in attacks if a["split"] == split for _, t in embedded(a, hosts)]
+        rows[f"v1 attacks {split}"] = count(texts, clf)
+    rows["v1 near-miss"] = count([x["text"] for x in near], clf)
+    t0 = time.perf_counter()
+    rows["FOMC statements"] = count(statement_paragraphs()[::every], clf)
+    print(f"{(time.perf_counter() - t0) * 1000 / len(statement_paragraphs()[::every]):.1f} ms/text")
+    table(rows, "v1")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--classifier", default="jailguard")
-    ap.add_argument("--threshold", type=float, default=0.5)
-    ap.add_argument("--every", type=int, default=1, help="use every Nth real paragraph")
+    ap.add_argument("--candidate", help="a third-party package instead: jailguard, nanoguard")
+    ap.add_argument("--threshold", type=float, default=0.5, help="the candidate's threshold")
+    ap.add_argument("--every", type=int, default=1, help="candidate: every Nth FOMC paragraph")
     args = ap.parse_args()
-    clf = classifier(args.classifier, args.threshold)
-    attacks, near = load("attacks.jsonl"), load("near_miss.jsonl")
-    hosts = statement_paragraphs()
-    print(f"classifier {args.classifier}, threshold {args.threshold}")
-    print("| split | rules | classifier | rules OR classifier |")
-    print("|---|---|---|---|")
-    for split in ("tuning", "heldout"):
-        n = r = c = u = 0
-        for a in (x for x in attacks if x["split"] == split):
-            for _, text in embedded(a, hosts):
-                hit_r, hit_c = rules(text), clf(text)
-                n += 1
-                r += hit_r
-                c += hit_c
-                u += hit_r or hit_c
-        print(f"| attacks {split} | {pct(r, n)} | {pct(c, n)} | {pct(u, n)} |", flush=True)
-    negatives = {
-        "near-miss (all)": [x["text"] for x in near],
-        "FOMC statements": statement_paragraphs()[:: args.every],
-        "FOMC minutes chunks": minutes_chunks()[:: args.every],
-        "TAT-QA dev 1-140": tatqa(ROOT / "tests/data/provenance/tatqa_dev_paragraphs.jsonl")[
-            :: args.every
-        ],
-        "TAT-QA dev 141-278": tatqa(DATA / "tatqa_dev_heldout_paragraphs.jsonl")[:: args.every],
-    }
-    for name, texts in negatives.items():
-        r = sum(rules(t) for t in texts)
-        t0 = time.perf_counter()
-        c = sum(clf(t) for t in texts)
-        ms = 1000 * (time.perf_counter() - t0) / len(texts)
-        u = sum(rules(t) or clf(t) for t in texts)
-        print(
-            f"| FP {name} ({len(texts)}) | {pct(r, len(texts))} | {pct(c, len(texts))} "
-            f"({ms:.1f} ms/text) | {pct(u, len(texts))} |",
-            flush=True,
-        )
+    if args.candidate:
+        v1(candidate(args.candidate, args.threshold), args.every)
+    else:
+        v2(ours)
 
 
 if __name__ == "__main__":

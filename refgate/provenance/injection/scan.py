@@ -14,7 +14,7 @@ from dataclasses import replace
 from itertools import repeat
 from typing import Any
 
-from refgate.provenance.injection import catalog
+from refgate.provenance.injection import catalog, layer
 from refgate.provenance.injection.context import mention
 from refgate.provenance.injection.decode import decoded_scopes, readable
 from refgate.provenance.injection.lexicon import ANCHORS
@@ -239,8 +239,10 @@ def _decoded(text: str, scopes: list[str]) -> list[InjectionSignal]:
     return out
 
 
-def inspect_injection(text: str) -> InjectionReport:
-    """Deterministic injection signals in ``text`` (English and Korean)."""
+def inspect_injection(text: str, *, classifier: bool | None = None) -> InjectionReport:
+    """Deterministic injection signals in ``text`` (English and Korean). ``classifier`` turns
+    the second layer (a shipped linear model, family ``classifier``) on or off; ``None``
+    follows ``REFGATE_INJECTION_CLASSIFIER`` and its default (``layer.DEFAULT``)."""
     if not text:
         return InjectionReport()
     signals = scan(text, "text")
@@ -251,4 +253,6 @@ def inspect_injection(text: str) -> InjectionReport:
             scopes.append("tag_characters")
             signals += _tag_scope(text)
     signals += _decoded(text, scopes)
+    if layer.enabled(classifier):
+        signals += layer.classifier_signals(text)
     return InjectionReport(signals=merge(signals), scopes=scopes)
