@@ -29,10 +29,10 @@ def corpus() -> list[str]:
     return [f.read_text(encoding="utf-8") for f in files]
 
 
-def scan_all(texts: list[str]) -> tuple[float, float]:
+def scan_all(texts: list[str], classifier: bool = False) -> tuple[float, float]:
     w0, c0 = time.perf_counter(), time.process_time()
     for text in texts:
-        inspect_injection(text)
+        inspect_injection(text, classifier=classifier)
         inspect_unicode(text)
     return time.process_time() - c0, time.perf_counter() - w0
 
@@ -87,17 +87,19 @@ def main() -> None:
     args = ap.parse_args()
     texts = corpus()
     mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
-    cold_cpu, cold_wall = scan_all(texts)
-    runs = [scan_all(texts) for _ in range(args.repeat)]
-    cpu = [mb / c for c, _ in runs]
-    wall = [mb / w for _, w in runs]
     print(f"corpus: {len(texts)} FOMC files, {mb:.2f} MB")
-    print(f"cold pass: {mb / cold_cpu:.1f} MB/s CPU, {mb / cold_wall:.1f} MB/s wall")
-    print(
-        f"warm, {args.repeat} passes: CPU best {max(cpu):.1f} / median "
-        f"{statistics.median(cpu):.1f} MB/s; wall best {max(wall):.1f} / median "
-        f"{statistics.median(wall):.1f} MB/s"
-    )
+    # rules alone, then rules + the classifier layer (issue 14), side by side in one run
+    for label, classifier in (("rules", False), ("rules + classifier", True)):
+        cold_cpu, cold_wall = scan_all(texts, classifier)
+        runs = [scan_all(texts, classifier) for _ in range(args.repeat)]
+        cpu = [mb / c for c, _ in runs]
+        wall = [mb / w for _, w in runs]
+        print(f"{label}: cold pass {mb / cold_cpu:.1f} MB/s CPU, {mb / cold_wall:.1f} MB/s wall")
+        print(
+            f"{label}: warm, {args.repeat} passes: CPU best {max(cpu):.1f} / median "
+            f"{statistics.median(cpu):.1f} MB/s; wall best {max(wall):.1f} / median "
+            f"{statistics.median(wall):.1f} MB/s"
+        )
     fomc = [p for t in texts for p in re.split(r"\n\s*\n", t) if p.strip()]
     tatqa_file = ROOT / "tests/data/provenance/tatqa_dev_paragraphs.jsonl"
     tatqa = [json.loads(line)["text"] for line in tatqa_file.read_text().splitlines() if line]

@@ -310,6 +310,7 @@ def main() -> None:
     ap.add_argument("--config", type=json.loads, default=None, help="cross-validate one config")
     ap.add_argument("--show-near", type=int, default=0, help="list the top v1 near-misses")
     ap.add_argument("--write", action="store_true", help="train CHOSEN on all data and write it")
+    ap.add_argument("--out", type=Path, default=MODEL_FILE, help="where --write writes")
     args = ap.parse_args()
     hosts = statement_paragraphs()
     if args.cv or args.config:
@@ -339,11 +340,11 @@ def main() -> None:
             "negatives": dict(Counter(s.source for s in neg)),
             "threshold_levels": {k: round(v, 4) for k, v in levels.items()},
         }
-        MODEL_FILE.write_text(
+        args.out.write_text(
             json.dumps(data, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8"
         )
         print(
-            f"wrote {MODEL_FILE} ({MODEL_FILE.stat().st_size / 1e6:.2f} MB, {len(clf.weights)} weights), threshold {clf.threshold}"
+            f"wrote {args.out} ({args.out.stat().st_size / 1e6:.2f} MB, {len(clf.weights)} weights), threshold {clf.threshold}"
         )
 
 

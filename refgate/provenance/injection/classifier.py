@@ -21,16 +21,20 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate, compress, islice, repeat
+from operator import add, sub, truediv
 from pathlib import Path
 
 MODEL_FILE = Path(__file__).with_name("classifier.json")
 _BREAK = re.compile(r"\s*\n\s*|(?<=[.!?])\s+")
 _MEMO_LIMIT = 200_000
+_SENTINEL = "\x00"  # stands for a line break among the words (a text with NUL: slow path)
+_WORD = re.compile(r"\S+")
 
 
 def normalize(text: str) -> str:
-    """The text as the features see it: NFKC, lower case."""
-    return unicodedata.normalize("NFKC", text).lower()
+    """The text as the features see it: NFKC, lower case (ASCII is already NFKC)."""
+    return (text if text.isascii() else unicodedata.normalize("NFKC", text)).lower()
 
 
 def ngrams(text: str, n_min: int, n_max: int, pairs: bool = True) -> list[str]:
@@ -100,28 +104,29 @@ class Classifier:
         self.n_min, self.n_max, self.window = n_min, n_max, window
         self.threshold = threshold
         self.pairs = pairs
-        self._memo: dict[str, float] = {}
-        self._bare: dict[str, str] = {}
+        self._memo: dict[str, float] = {}  # raw word -> score of its normalised form
+        self._unit_memo: dict[str, float] = {}  # normalised word -> score (reference path)
+        self._left: dict[str, str] = {}  # word -> PAIR + bare word + " " (a pair's start)
+        self._right: dict[str, str] = {}  # word -> bare word (a pair's end)
+        self._ends: dict[str, bool] = {}  # a unit ends after this word
 
     def word_score(self, word: str) -> float:
         w = self.weights
         return sum(w.get(g, 0.0) for g in word_ngrams(word, self.n_min, self.n_max))
 
     def _unit(self, text: str) -> tuple[float, int]:
+        """Sum of the features' weights of one (normalised) unit, and its word count."""
         words = text.split()
-        memo = self._memo
+        memo = self._unit_memo
         if len(memo) > _MEMO_LIMIT:
             memo.clear()
-            self._bare.clear()
         for x in set(words).difference(memo):
             memo[x] = self.word_score(x)
-            self._bare[x] = PAIR + bare_word(x) + " "
         total = sum(map(memo.__getitem__, words))
         if self.pairs and len(words) > 1:
-            w, bare = self.weights, self._bare
-            total += sum(
-                w.get(bare[a] + bare[b][1:-1], 0.0) for a, b in zip(words, words[1:], strict=False)
-            )
+            bare = [bare_word(x) for x in words]
+            keys = map(add, map(f"{PAIR}{{}} ".format, bare), islice(bare, 1, None))
+            total += sum(map(self.weights.get, keys, repeat(0.0)))
         return total, len(words)
 
     def logit(self, text: str) -> float:
@@ -129,8 +134,8 @@ class Classifier:
         total, count = self._unit(normalize(text))
         return self.bias + total / math.sqrt(count) if count else self.bias
 
-    def best(self, text: str) -> Verdict:
-        """The best window of up to ``window`` consecutive units of ``text``."""
+    def reference_best(self, text: str) -> Verdict:
+        """The definition of ``best``, unit by unit (slow; tests compare the two)."""
         spans = units(text)
         parts = [self._unit(normalize(text[a:b])) for a, b in spans]
         best, where = -math.inf, (0, 0)
@@ -146,6 +151,77 @@ class Classifier:
         if best == -math.inf:
             return Verdict(0.0, (0, 0))
         return Verdict(_sigmoid(best), where)
+
+    def _word(self, raw: str) -> None:
+        """Memoise a raw word: its score, its pair ends, whether a sentence ends after it."""
+        norm = normalize(raw)
+        self._memo[raw] = self.word_score(norm)
+        self._right[raw] = bare_word(norm)
+        self._left[raw] = PAIR + self._right[raw] + " "
+        self._ends[raw] = raw == _SENTINEL or raw[-1] in ".!?"
+
+    def best(self, text: str) -> Verdict:
+        """The best window of up to ``window`` consecutive units (lines, sentences) of
+        ``text``: words are scored once (memoised, raw word as key), units summed by prefix
+        sums. Same scores as ``reference_best`` (the word, not the unit, is normalised)."""
+        if _SENTINEL in text:
+            return self.reference_best(text)
+        tokens = text.replace("\n", f" {_SENTINEL} ").split()
+        if not tokens:
+            return Verdict(0.0, (0, 0))
+        memo = self._memo
+        if len(memo) > _MEMO_LIMIT:
+            for table in (memo, self._left, self._right, self._ends):
+                table.clear()
+        for x in set(tokens).difference(self._ends):
+            self._word(x)
+        scores = list(accumulate(map(memo.__getitem__, tokens), initial=0.0))
+        if self.pairs:
+            keys = map(
+                add,
+                map(self._left.__getitem__, tokens),
+                map(self._right.__getitem__, islice(tokens, 1, None)),
+            )
+            pairs = list(accumulate(map(self.weights.get, keys, repeat(0.0)), initial=0.0))
+        else:
+            pairs = [0.0] * len(tokens)
+        # unit k = tokens[bounds[k] : bounds[k + 1]]: a unit ends after a sentence end or a
+        # line break (the sentinel, last in its unit: a word of score 0 that is not counted;
+        # its pairs match no weight); units without words are dropped
+        ends = compress(range(1, len(tokens) + 1), map(self._ends.__getitem__, tokens))
+        bounds = [0, *ends]
+        if bounds[-1] != len(tokens):
+            bounds.append(len(tokens))
+        totals, counts, firsts, lasts = [], [], [], []
+        for a, b in zip(bounds, islice(bounds, 1, None), strict=False):
+            n = b - a - (tokens[b - 1] == _SENTINEL)
+            if n:
+                totals.append(scores[b] - scores[a] + pairs[b - 1] - pairs[a])
+                counts.append(n)
+                firsts.append(a)
+                lasts.append(a + n - 1)
+        if not totals:
+            return Verdict(0.0, (0, 0))
+        sum_t = list(accumulate(totals, initial=0.0))
+        sum_n = list(accumulate(counts, initial=0))
+        best, where = -math.inf, (0, 0)
+        for k in range(1, min(self.window, len(totals)) + 1):  # windows of k units
+            vals = list(
+                map(truediv, map(sub, sum_t[k:], sum_t), map(math.sqrt, map(sub, sum_n[k:], sum_n)))
+            )
+            top = max(vals)
+            if top > best:
+                i = vals.index(top)
+                best, where = top, (firsts[i], lasts[i + k - 1])
+        return Verdict(_sigmoid(self.bias + best), self._span(text, tokens, *where))
+
+    @staticmethod
+    def _span(text: str, tokens: list[str], first: int, last: int) -> tuple[int, int]:
+        """Character span of tokens ``first``..``last`` (sentinels are not words of ``text``)."""
+        lo = first - tokens[:first].count(_SENTINEL)
+        hi = lo + (last - first) - tokens[first : last + 1].count(_SENTINEL)
+        words = list(islice(_WORD.finditer(text), lo, hi + 1))
+        return words[0].start(), words[-1].end()
 
     def as_dict(self) -> dict:
         return {
