@@ -181,7 +181,11 @@ def test_a_decision_remembered_in_thread_a_is_recalled_in_thread_b(settings, wor
         assert state_a["plan"]["skills"] == ["single-value-lookup"]
         assert state_a["gate"]["passed"] is True
         # The model's decision, beside those HARVEST recorded by code (skill, formula).
-        (dec_a,) = [d for d in state_a["decisions"] if not as_ref_map(state_a["refs"])[d].payload.get("auto")]
+        (dec_a,) = [
+            d
+            for d in state_a["decisions"]
+            if not as_ref_map(state_a["refs"])[d].payload.get("auto")
+        ]
         assert as_ref_map(state_a["refs"])[dec_a].kind == "decisionRef"
         auto = [as_ref_map(state_a["refs"])[d].payload for d in state_a["decisions"] if d != dec_a]
         assert {a["kind"] for a in auto} == {"skill", "formula"}

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+import refgate.graph  # noqa: F401  (registers every engine capability, as the graphs do)
 from refgate.refs import REF_KINDS
 from refgate.skillbook import (
     FIELDS,

@@ -5,6 +5,7 @@ import csv
 import pytest
 from sandbox_helpers import SAMPLE
 
+import refgate.tools.capabilities  # noqa: F401  (registers the dataset capabilities)
 from refgate.engine import EngineEnv, Evidence, catalog, get_capability
 
 

@@ -5,6 +5,7 @@ import threading
 import pytest
 from sandbox_helpers import needs_bwrap
 
+import refgate.tools.registry  # noqa: F401  (as the graph loads tools: registers the capabilities)
 from refgate.refs import ID_HEX_LEN, KIND_PREFIX
 from refgate.tools.run_python import SPEC, RunPythonArgs, run_python
 

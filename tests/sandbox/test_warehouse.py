@@ -235,5 +235,9 @@ def test_a_postgres_backed_dataset_answers_end_to_end(wh_ws, monkeypatch, pg):
     assert out["gate"]["passed"] is True, out["gate"]
     val = next(r for r in as_ref_map(out["refs"]).values() if r.kind == "valueRef")
     assert val.payload["values"] == {"unemp": 9.6}
-    exe = [r for r in as_ref_map(out["refs"]).values() if r.kind == "executionRef" and r.payload.get("sql")]
+    exe = [
+        r
+        for r in as_ref_map(out["refs"]).values()
+        if r.kind == "executionRef" and r.payload.get("sql")
+    ]
     assert exe and "FROM macro" in exe[-1].payload["sql"][0]["query"]
