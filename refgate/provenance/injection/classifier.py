@@ -106,8 +106,17 @@ class Classifier:
         self.pairs = pairs
         self._memo: dict[str, float] = {}  # raw word -> score of its normalised form
         self._unit_memo: dict[str, float] = {}  # normalised word -> score (reference path)
-        self._left: dict[str, str] = {}  # word -> PAIR + bare word + " " (a pair's start)
-        self._right: dict[str, str] = {}  # word -> bare word (a pair's end)
+        # word pairs as integers: a pair's weight is _pair_w[id(first) * base + id(second)],
+        # ids of the bare words that occur in a weighted pair (0: none, matches no key)
+        ids: dict[str, int] = {}
+        split = [k[1:].split(" ", 1) for k in weights if k.startswith(PAIR)]
+        for a, b in split:
+            ids.setdefault(a, len(ids) + 1)
+            ids.setdefault(b, len(ids) + 1)
+        self._pair_ids, self._base = ids, len(ids) + 1
+        self._pair_w = {ids[a] * self._base + ids[b]: weights[f"{PAIR}{a} {b}"] for a, b in split}
+        self._left: dict[str, int] = {}  # raw word -> id of its bare form * base
+        self._right: dict[str, int] = {}  # raw word -> id of its bare form
         self._ends: dict[str, bool] = {}  # a unit ends after this word
 
     def word_score(self, word: str) -> float:
@@ -156,14 +165,16 @@ class Classifier:
         """Memoise a raw word: its score, its pair ends, whether a sentence ends after it."""
         norm = normalize(raw)
         self._memo[raw] = self.word_score(norm)
-        self._right[raw] = bare_word(norm)
-        self._left[raw] = PAIR + self._right[raw] + " "
+        pid = self._pair_ids.get(bare_word(norm), 0)
+        self._right[raw] = pid
+        self._left[raw] = pid * self._base
         self._ends[raw] = raw == _SENTINEL or raw[-1] in ".!?"
 
-    def best(self, text: str) -> Verdict:
+    def best(self, text: str, *, locate: bool = True) -> Verdict:
         """The best window of up to ``window`` consecutive units (lines, sentences) of
         ``text``: words are scored once (memoised, raw word as key), units summed by prefix
-        sums. Same scores as ``reference_best`` (the word, not the unit, is normalised)."""
+        sums. Same scores as ``reference_best`` (the word, not the unit, is normalised).
+        ``locate=False`` skips finding the window's character span (reported as 0-0)."""
         if _SENTINEL in text:
             return self.reference_best(text)
         tokens = text.replace("\n", f" {_SENTINEL} ").split()
@@ -182,7 +193,7 @@ class Classifier:
                 map(self._left.__getitem__, tokens),
                 map(self._right.__getitem__, islice(tokens, 1, None)),
             )
-            pairs = list(accumulate(map(self.weights.get, keys, repeat(0.0)), initial=0.0))
+            pairs = list(accumulate(map(self._pair_w.get, keys, repeat(0.0)), initial=0.0))
         else:
             pairs = [0.0] * len(tokens)
         # unit k = tokens[bounds[k] : bounds[k + 1]]: a unit ends after a sentence end or a
@@ -213,7 +224,8 @@ class Classifier:
             if top > best:
                 i = vals.index(top)
                 best, where = top, (firsts[i], lasts[i + k - 1])
-        return Verdict(_sigmoid(self.bias + best), self._span(text, tokens, *where))
+        span = self._span(text, tokens, *where) if locate else (0, 0)
+        return Verdict(_sigmoid(self.bias + best), span)
 
     @staticmethod
     def _span(text: str, tokens: list[str], first: int, last: int) -> tuple[int, int]:

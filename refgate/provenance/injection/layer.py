@@ -34,9 +34,9 @@ def enabled(value: bool | None = None) -> bool:
 def classifier_signals(text: str) -> list[InjectionSignal]:
     """The classifier's signal for ``text``, or none below the threshold."""
     clf = shipped()
-    verdict = clf.best(text)
-    if verdict.score < clf.threshold:
+    if clf.best(text, locate=False).score < clf.threshold:
         return []
+    verdict = clf.best(text)
     start, end = verdict.span
     return [
         InjectionSignal(
