@@ -21,7 +21,7 @@ hybrid's without MMR on the tuning split plus one FOMC set, the other FOMC set b
 
 recall@10 = |relevant in the top 10 documents| / min(|relevant|, 10), averaged over questions.
 Methods: hybrid (convex score fusion, the default) with and without MMR (and with MMR at the
-previous lambda, 0.7), hybrid with reciprocal rank fusion (``fusion="rrf"``) with and without MMR, dense only, BM25 only, LangChain's FAISS MMR.
+first round's previous lambda, 0.7), hybrid with reciprocal rank fusion (``fusion="rrf"``) with and without MMR, dense only, BM25 only, LangChain's FAISS MMR.
 Run: ``python benchmarks/retrieval_quality.py [--workdir DIR]`` (about 6-7 minutes on 2 cores, most
 of it embedding; with ``--workdir`` the indexes and their embedding caches persist, so a re-run
 embeds nothing).

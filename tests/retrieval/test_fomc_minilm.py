@@ -107,7 +107,7 @@ def test_default_mmr_keeps_every_statement_repeating_an_announcement(fomc_index,
 @pytest.mark.parametrize(
     "question",
     [
-        # with window vectors (a chunk scored by its best window) MMR at lambda 0.9 leaves the
+        # with window vectors (a chunk scored by its best window) MMR at the default lambda leaves the
         # top 10 of most of these questions as they are; it still diversifies this one
         "hurricane damage to the Gulf Coast economy",
     ],
