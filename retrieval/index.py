@@ -819,8 +819,7 @@ class DocumentIndex:
         use one of them (``score`` = cosine / BM25). A chunk's cosine is its best window's in
         window mode (the default), the cosine of its one vector otherwise. With ``mmr`` the ``k`` hits are picked from
         the ``fetch_k`` (default ``4 * k``) best candidates by maximal marginal relevance
-        (``lambda_mult``, default ``DEFAULT_LAMBDA`` = 0.8, chosen with the fusion on the
-        benchmarks' tuning splits, see ``mmr.py``; relevance = the score min-max scaled over those candidates,
+        (``lambda_mult``, default ``DEFAULT_LAMBDA`` = 0.9, see ``mmr.py``; relevance = the score min-max scaled over those candidates,
         redundancy = cosine between chunks, or only its excess over ``near_duplicate``).
         """
         if k <= 0 or not self.chunks or not query.strip():
