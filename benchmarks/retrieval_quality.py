@@ -45,7 +45,9 @@ from refgate.retrieval import DocumentIndex, MiniLMEmbeddings, load_documents
 from refgate.retrieval.mmr import DEFAULT_LAMBDA, LAMBDA_GRID
 
 REPO = Path(__file__).resolve().parents[1]
-TATQA_DEV = REPO.parent / "shared/data/tatqa-dev/tatqa_dataset_dev.json"
+#: the shared data folder beside the checkout (worktrees sit one level deeper than /work/main)
+SHARED = next((p / "shared/data" for p in REPO.parents if (p / "shared/data").is_dir()), REPO)
+TATQA_DEV = SHARED / "tatqa-dev/tatqa_dataset_dev.json"
 TATQA_SUBSET = REPO / "tests/data/tatqa_paragraphs/tatqa_dev_paragraphs_subset.json"
 K = 10
 PREVIOUS_LAMBDA = 0.7
