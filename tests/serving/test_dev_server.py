@@ -441,7 +441,6 @@ def test_twenty_simultaneous_runs_do_not_leak(client, stub, tmp_path):
         assert topic_of(request.text) in mentioned
 
 
-
 def serde_warnings(server) -> list[str]:
     """LangGraph's lines for a type read from a checkpoint without permission: "Blocked
     deserialization" (strict msgpack, what the server runs) and "Deserializing unregistered type"
@@ -452,9 +451,7 @@ def serde_warnings(server) -> list[str]:
     return [ln for ln in log.splitlines() if any(n in ln for n in needles)]
 
 
-def test_a_served_approval_resumes_from_plain_state_and_posts_the_report(
-    client, server, tmp_path
-):
+def test_a_served_approval_resumes_from_plain_state_and_posts_the_report(client, server, tmp_path):
     """B3 under `langgraph dev`: the run stops at DELIVER's interrupt, Studio's resume
     (`Command(resume={"approved": true})`) re-enters from the server's checkpoint, and the
     report goes out; the resumed state is the one checkpointed, read with no type blocked."""
