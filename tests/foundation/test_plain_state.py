@@ -23,7 +23,6 @@ from pathlib import Path
 import pytest
 from foundation_helpers import cite_first
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.serde.event_hooks import register_serde_event_listener
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.types import Command
 
@@ -41,8 +40,6 @@ from serving_helpers import Hook  # noqa: E402
 PLAN = '{"lens": "single value", "criteria": ["value matches the dataset"]}'
 GOOD = cite_first("val", "Real GDP in 2009Q3 was 12,990.3 billion USD [{ref}].")
 QUESTION = {"question": "What was real GDP in 2009Q3?"}
-#: The serde events behind "Deserializing unregistered type" and "Blocked deserialization".
-UNREGISTERED = {"msgpack_unregistered_allowed", "msgpack_blocked", "msgpack_method_blocked"}
 PG_URL = os.environ.get("REFGATE_TEST_POSTGRES_URL", "")
 
 
@@ -70,18 +67,6 @@ def script(*, fail_critique: bool = False) -> ScriptedChatModel:
     )
 
 
-@pytest.fixture
-def events():
-    seen: list[dict] = []
-    remove = register_serde_event_listener(seen.append)
-    yield seen
-    remove()
-
-
-def unregistered(events: list[dict]) -> list[dict]:
-    return [e for e in events if e.get("kind") in UNREGISTERED]
-
-
 def read_everything(graph, config) -> dict:
     """The latest state and every checkpoint of the thread with its pending writes (tasks'
     results, interrupts), as ``get_state_history`` deserializes them."""
@@ -104,7 +89,7 @@ def assert_plain(values: dict, refs_seen: dict) -> None:
 
 @pytest.mark.parametrize("kind", sorted(SAVERS))
 def test_a_run_its_history_and_a_finished_resume_read_only_plain_data(
-    kind, settings, gdp_tool, events
+    kind, settings, gdp_tool, serde_events
 ):
     graph = build_graph(model=script(), checkpointer=SAVERS[kind](), settings=settings)
     config = {"configurable": {"thread_id": "ask"}}
@@ -115,11 +100,11 @@ def test_a_run_its_history_and_a_finished_resume_read_only_plain_data(
     assert_plain(values, held["refs"])
     out = graph.invoke(None, config)  # resuming a finished thread reads the last checkpoint
     assert out["refs"] == held["refs"]
-    assert unregistered(events) == []
+    assert serde_events.unregistered() == []
 
 
 @pytest.mark.parametrize("kind", sorted(SAVERS))
-def test_a_failed_run_resumes_from_plain_checkpoints(kind, settings, gdp_tool, events):
+def test_a_failed_run_resumes_from_plain_checkpoints(kind, settings, gdp_tool, serde_events):
     graph = build_graph(
         model=script(fail_critique=True), checkpointer=SAVERS[kind](), settings=settings
     )
@@ -133,7 +118,7 @@ def test_a_failed_run_resumes_from_plain_checkpoints(kind, settings, gdp_tool, e
     assert gdp_tool.func.executed == ["emit_result(values=...)"], "WORK was re-run"
     assert before.values["refs"].items() <= out["refs"].items()
     assert_plain(read_everything(graph, config), out["refs"])
-    assert unregistered(events) == []
+    assert serde_events.unregistered() == []
 
 
 @pytest.fixture
@@ -165,7 +150,7 @@ def run_to_approval(graph, config) -> dict:
 
 @pytest.mark.parametrize("kind", sorted(SAVERS))
 def test_an_outbound_approval_resumes_from_plain_checkpoints(
-    kind, settings, gdp_tool, events, hook, tmp_path
+    kind, settings, gdp_tool, serde_events, hook, tmp_path
 ):
     ws = webhook_workspace(tmp_path, hook.url)
     graph = build_graph(model=script(), checkpointer=SAVERS[kind](), workspace=ws,
@@ -178,7 +163,7 @@ def test_an_outbound_approval_resumes_from_plain_checkpoints(
     assert body["answer"] == held["answer"] and body["gate_passed"] is True
     assert after["refs"] == held["refs"]
     assert_plain(read_everything(graph, config), held["refs"])
-    assert unregistered(events) == []
+    assert serde_events.unregistered() == []
 
 
 BACKENDS = [
@@ -195,7 +180,7 @@ BACKENDS = [
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_refgates_savers_keep_the_state_unchanged_across_sessions(
-    backend, gdp_tool, events, hook, tmp_path
+    backend, gdp_tool, serde_events, hook, tmp_path
 ):
     """Run to the approval in one session, resume it in another (a new connection): the state
     read back equals the state the run held, and the report goes out."""
@@ -214,10 +199,10 @@ def test_refgates_savers_keep_the_state_unchanged_across_sessions(
         graph.invoke(Command(resume={"approved": True}), config)
         assert len(hook.received) == 1
         assert_plain(read_everything(graph, config), held["refs"])
-    assert unregistered(events) == []
+    assert serde_events.unregistered() == []
 
 
-def test_the_check_sees_a_ref_object_in_a_checkpoint(events):
+def test_the_check_sees_a_ref_object_in_a_checkpoint(serde_events):
     """The control: a ``Ref`` object in a checkpoint is reported by both savers above (so the
     tests would fail if one came back), and refgate's serializer reads such a checkpoint from an
     earlier version without either message, into the same ref."""
@@ -225,10 +210,10 @@ def test_the_check_sees_a_ref_object_in_a_checkpoint(events):
     for make in SAVERS.values():
         serde = make().serde
         typed = serde.dumps_typed({"r": ref})
-        events.clear()
+        serde_events.clear()
         serde.loads_typed(typed)
-        assert unregistered(events), make
-    events.clear()
+        assert serde_events.unregistered(), make
+    serde_events.clear()
     old = checkpoint_serde().loads_typed(InMemorySaver().serde.dumps_typed({"r": ref}))
-    assert unregistered(events) == []
+    assert serde_events.unregistered() == []
     assert as_ref_map(old) == as_ref_map(ref_data([ref])) == {ref.id: ref}

@@ -9,33 +9,21 @@ import json
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.serde.event_hooks import register_serde_event_listener
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from refgate.graph.research import build_research_graph, run_config
 
 QUESTION = "What is known about the Aurora rail tunnel?"
-UNREGISTERED = {"msgpack_unregistered_allowed", "msgpack_blocked", "msgpack_method_blocked"}
 SAVERS = {
     "strict": lambda: InMemorySaver(serde=JsonPlusSerializer(allowed_msgpack_modules=None)),
     "default": InMemorySaver,
 }
 
 
-@pytest.fixture
-def events():
-    seen: list[dict] = []
-    remove = register_serde_event_listener(seen.append)
-    yield seen
-    remove()
-
-
-def unregistered(events: list[dict]) -> list[dict]:
-    return [e for e in events if e.get("kind") in UNREGISTERED]
-
-
 @pytest.mark.parametrize("kind", sorted(SAVERS))
-def test_an_interrupted_research_run_resumes_from_plain_checkpoints(kind, script, tiny_web, events):
+def test_an_interrupted_research_run_resumes_from_plain_checkpoints(
+    kind, script, tiny_web, serde_events
+):
     failed = {"n": 0}
 
     def verify(text):
@@ -62,4 +50,4 @@ def test_an_interrupted_research_run_resumes_from_plain_checkpoints(kind, script
     values = graph.get_state(config).values
     assert values == held
     assert json.loads(json.dumps(values)) == values
-    assert unregistered(events) == []
+    assert serde_events.unregistered() == []
