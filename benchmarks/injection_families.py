@@ -15,10 +15,13 @@ Detected: the report of the host text has a signal of confidence medium or high 
 high). A false positive on a negative: any signal at medium or high ("flagged"); the figures
 for any signal at all (low included) are printed beside them. Real paragraphs: any signal.
 
-Run: ``python benchmarks/injection_families.py`` (``--misses tuning`` or ``--misses heldout``
-lists the missed items of the v1 tuning or v1 held-out part, both tuning material now, and
-``--misses tuning_r2`` those of the second-round tuning file (attacks_tuning_r2.jsonl); held-out
-v2 is reported, never listed item by item, so it cannot be tuned on).
+Run: ``python benchmarks/injection_families.py --no-v3`` while tuning. ``--misses SPLIT`` lists
+the missed items of a tuning split: ``tuning`` / ``heldout`` (v1), ``tuning_r2``, ``v2`` (held out
+in the second round, measured once, tuning material since the third round; ``--v2-fold a|b``
+limits the listing to one leave-source-out fold, see ``V2_FOLD_B``) and ``tuning_r3`` when it
+exists. Blind held-out v3 (``attacks_v3.jsonl``, ``near_miss_v3.jsonl``) is loaded when its files
+exist and ``--no-v3`` is not given, and is reported in aggregate only (per family and language;
+near-misses per language): never listed item by item, never with ``--misses`` or ``--show-fp``.
 """
 
 from __future__ import annotations
@@ -41,18 +44,70 @@ from refgate.provenance import inspect_injection  # noqa: E402
 
 FLAG = {"high", "medium"}
 # Splits that may be inspected and tuned on ("heldout" is v1's held-out part, seen in aggregate
-# and moved to tuning on 2026-12-01); "heldout_v2" is only ever counted.
+# and moved to tuning on 2026-12-01; "heldout_v2" was measured once in the second round and is
+# tuning material since the third). "heldout_v3" is blind: only ever counted, per cell.
 TUNING = {
     "tuning": "v1 tuning",
     "heldout": "v1 held-out (tuning since 2026-12-01)",
     "tuning_r2": "tuning r2 (pallms)",
+    "heldout_v2": "v2 (tuning since round 3)",
+    "tuning_r3": "tuning r3",
 }
-SPLITS = {**TUNING, "heldout_v2": "held-out v2"}
+BLIND = {"heldout_v3": "held-out v3 (blind)"}
+MISS_CHOICES = {"tuning": "tuning", "heldout": "heldout", "tuning_r2": "tuning_r2"}
+MISS_CHOICES |= {"v2": "heldout_v2", "tuning_r3": "tuning_r3"}
+V3_ATTACKS, V3_NEAR = "attacks_v3.jsonl", "near_miss_v3.jsonl"
+# Leave-source-out estimate of transfer (third round, declared before any v2 item was listed):
+# the rules were tuned on the v2 phrasings of fold A (spikee, jangwonii, DoomArena, the bare
+# encodings) and on near_miss_v2.jsonl first; fold B (the sources below, with their refgate
+# translations, and near_miss_v2_pages.jsonl) was measured before any of its items was listed.
+V2_FOLD_B = ("greshake", "garak", "Invariant")
+V2_FOLD_B_NEAR = "near_miss_v2_pages.jsonl"
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 
 
 def load(name: str) -> list[dict]:
     return [json.loads(x) for x in (DATA / name).read_text(encoding="utf-8").splitlines() if x]
+
+
+def load_optional(name: str, split: str | None = None) -> list[dict]:
+    """The rows of ``name`` if the file exists (``split`` overrides each row's split)."""
+    if not (DATA / name).exists():
+        return []
+    rows = load(name)
+    for r in rows:
+        r["file"] = name
+        if split:
+            r["split"] = split
+    return rows
+
+
+def v2_fold(row: dict) -> str:
+    """``a`` or ``b`` (held back first) for a v2 attack or near-miss row; ``""`` otherwise."""
+    if row.get("split") != "heldout_v2":
+        return ""
+    if row.get("file") == V2_FOLD_B_NEAR or any(s in row.get("source", "") for s in V2_FOLD_B):
+        return "b"
+    return "a"
+
+
+def corpus(*, v3: bool) -> tuple[list[dict], list[dict]]:
+    """(attacks, near-misses) of every split; v3 only when ``v3`` (and its files exist)."""
+    attacks = [
+        *load_optional("attacks.jsonl"),
+        *load_optional("attacks_tuning_r2.jsonl"),
+        *load_optional("attacks_v2.jsonl"),
+        *load_optional("attacks_tuning_r3.jsonl", "tuning_r3"),
+    ]
+    near = [
+        *load_optional("near_miss.jsonl"),
+        *load_optional("near_miss_v2.jsonl"),
+        *load_optional("near_miss_v2_pages.jsonl"),
+    ]
+    if v3:
+        attacks += load_optional(V3_ATTACKS, "heldout_v3")
+        near += load_optional(V3_NEAR, "heldout_v3")
+    return attacks, near
 
 
 def _h(text: str) -> int:
@@ -101,11 +156,24 @@ def embedded(attack: dict, hosts: list[str]) -> list[tuple[str, str]]:
     ]
 
 
-def recall(attacks: list[dict], hosts: list[str], misses: str | None) -> dict:
+def source_group(source: str) -> str:
+    """A short name of a row's source (the collection it comes from)."""
+    for name in ("spikee", "jangwonii", "DoomArena", "greshake", "garak", "Invariant", "encoded"):
+        if name in source:
+            return name + (" (refgate translation)" if source.startswith("translated") else "")
+    return source.split(" (")[0][:40] or "?"
+
+
+def recall(
+    attacks: list[dict], hosts: list[str], misses: str | None, fold: str = "all"
+) -> dict:
     stats: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
     origin: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    sources: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
+    folds: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
     fired: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for a in attacks:
+        blind = a["split"] in BLIND
         for wrapper, text in embedded(a, hosts):
             report = inspect_injection(text)
             flagged = [s for s in report.signals if s.confidence in FLAG]
@@ -113,6 +181,15 @@ def recall(attacks: list[dict], hosts: list[str], misses: str | None) -> dict:
             cell[0] += 1
             cell[1] += bool(flagged)
             cell[2] += report.highest_confidence == "high"
+            if blind:
+                continue  # held-out v3: counted per cell, nothing else
+            src = sources[(a["split"], source_group(a.get("source", "")), a["lang"])]
+            src[0] += 1
+            src[1] += bool(flagged)
+            if v2_fold(a):
+                for key in ((v2_fold(a), a["lang"], "all"), (v2_fold(a), a["lang"], a["family"])):
+                    folds[key][0] += 1
+                    folds[key][1] += bool(flagged)
             kind = {"verbatim": "published", "translated": "translated by refgate"}.get(
                 a["style"], "written or encoded by refgate"
             )
@@ -121,9 +198,10 @@ def recall(attacks: list[dict], hosts: list[str], misses: str | None) -> dict:
             origin[key][1] += bool(flagged)
             for s in flagged:
                 fired[a["family"]][s.family] += 1
-            if not flagged and misses == a["split"] and misses in TUNING:
+            listed = fold == "all" or v2_fold(a) in ("", fold)
+            if not flagged and misses == a["split"] and misses in TUNING and listed:
                 print(f"MISS {a['id']} [{wrapper}] {a['text'][:150]!r}")
-    return {"cells": stats, "fired": fired, "origin": origin}
+    return {"cells": stats, "fired": fired, "origin": origin, "sources": sources, "folds": folds}
 
 
 def false_positives(texts: list[str], *, show: str = "") -> tuple[int, int, int]:
@@ -133,8 +211,8 @@ def false_positives(texts: list[str], *, show: str = "") -> tuple[int, int, int]
         anything += not report.clean
         hit = [s for s in report.signals if s.confidence in FLAG]
         flagged += bool(hit)
-        if show and report.signals:
-            print(f"FP {show}: {[s.explain() for s in report.signals][:2]}")
+        if show and hit:
+            print(f"FP {show}: {[s.explain() for s in hit][:2]} IN {t[:160]!r}")
     return flagged, anything, len(texts)
 
 
@@ -145,10 +223,23 @@ def pct(a: int, b: int) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
-        "--misses", choices=list(TUNING), help="list missed items of this (tuning) split"
+        "--misses", choices=list(MISS_CHOICES), help="list missed items of this (tuning) split"
     )
     ap.add_argument(
-        "--show-fp", choices=list(TUNING), help="list flagged negatives of this (tuning) split"
+        "--show-fp",
+        choices=list(MISS_CHOICES),
+        help="list flagged negatives of this (tuning) split",
+    )
+    ap.add_argument(
+        "--v2-fold",
+        choices=("a", "b", "all"),
+        default="all",
+        help="with --misses v2 / --show-fp v2: list only this leave-source-out fold",
+    )
+    ap.add_argument(
+        "--no-v3",
+        action="store_true",
+        help="leave the blind held-out v3 files unopened (always, while tuning)",
     )
     ap.add_argument(
         "--tensor-trust",
@@ -156,47 +247,62 @@ def main() -> None:
         nargs="*",
         default=[],
         help="Tensor Trust benchmark JSONL files (hijacking/extraction robustness, not shipped: "
-        "no licence): recall on every unique attack, never tuned on",
+        "no licence): recall on every unique attack (classifier training material)",
     )
     args = ap.parse_args()
-    attacks = load("attacks.jsonl") + load("attacks_tuning_r2.jsonl") + load("attacks_v2.jsonl")
-    near = load("near_miss.jsonl") + load("near_miss_v2.jsonl") + load("near_miss_v2_pages.jsonl")
+    misses = MISS_CHOICES.get(args.misses or "")
+    show_split = MISS_CHOICES.get(args.show_fp or "")
+    attacks, near = corpus(v3=not args.no_v3)
+    splits = {k: v for k, v in {**TUNING, **BLIND}.items() if any(a["split"] == k for a in attacks)}
     hosts = statement_paragraphs()
-    res = recall(attacks, hosts, args.misses)
+    res = recall(attacks, hosts, misses, args.v2_fold)
     families = sorted({a["family"] for a in attacks})
     print(f"attacks: {len(attacks)} phrasings x {len(WRAPPERS)} embeddings in FOMC paragraphs")
     print(
         "| family | lang | "
-        + " | ".join(f"{v}: detected (withheld)" for v in SPLITS.values())
+        + " | ".join(f"{v}: detected (withheld)" for v in splits.values())
         + " |"
     )
-    print("|---|---|" + "---|" * len(SPLITS))
+    print("|---|---|" + "---|" * len(splits))
     for fam in families:
         for lang in ("en", "ko"):
             row = []
-            for split in SPLITS:
+            for split in splits:
                 n, d, w = res["cells"].get((fam, lang, split), (0, 0, 0))
                 row.append(f"{d}/{n} = {pct(d, n)} ({pct(w, n)})")
             print(f"| {fam} | {lang} | " + " | ".join(row) + " |")
-    for split, name in SPLITS.items():
-        n = sum(v[0] for k, v in res["cells"].items() if k[2] == split)
-        d = sum(v[1] for k, v in res["cells"].items() if k[2] == split)
-        print(f"all {name}: {d}/{n} = {pct(d, n)}")
+    for split, name in splits.items():
+        for lang in ("en", "ko", None):
+            cells = [v for k, v in res["cells"].items() if k[2] == split and lang in (None, k[1])]
+            n, d = sum(v[0] for v in cells), sum(v[1] for v in cells)
+            print(f"all {name}{' ' + lang if lang else ''}: {d}/{n} = {pct(d, n)}")
     for (kind, split), (n, d) in sorted(res["origin"].items()):
-        print(f"{SPLITS[split]}, {kind} phrasings: {d}/{n} = {pct(d, n)}")
-    print("families that fired, per attack family:")
+        print(f"{splits[split]}, {kind} phrasings: {d}/{n} = {pct(d, n)}")
+    print("by source:")
+    for (split, src, lang), (n, d) in sorted(res["sources"].items()):
+        print(f"  {splits[split]}, {src}, {lang}: {d}/{n} = {pct(d, n)}")
+    print("v2 leave-source-out folds (B: " + ", ".join(V2_FOLD_B) + f", {V2_FOLD_B_NEAR}):")
+    for (fold, lang, fam), (n, d) in sorted(res["folds"].items()):
+        print(f"  fold {fold}, {lang}, {fam}: {d}/{n} = {pct(d, n)}")
+    print("families that fired, per attack family (tuning splits):")
     for fam in families:
         print(f"  {fam}: {dict(sorted(res['fired'][fam].items()))}")
     print("| negatives | split | flagged (medium/high) | any signal |")
     print("|---|---|---|---|")
-    for split, name in SPLITS.items():
+    for split, name in {**TUNING, **BLIND}.items():
         for lang in ("en", "ko"):
-            texts = [x["text"] for x in near if x["split"] == split and x["lang"] == lang]
-            if not texts:
+            rows = [x for x in near if x["split"] == split and x["lang"] == lang]
+            if not rows:
                 continue
-            show = f"{lang}" if args.show_fp == split else ""
-            f, a, n = false_positives(texts, show=show)
-            print(f"| near-miss {lang} | {name} | {f}/{n} = {pct(f, n)} | {a}/{n} = {pct(a, n)} |")
+            groups = [("", rows)]
+            if split == "heldout_v2":
+                groups += [(f", fold {f}", [x for x in rows if v2_fold(x) == f]) for f in "ab"]
+            for label, part in groups:
+                f, a, n = false_positives([x["text"] for x in part])
+                print(
+                    f"| near-miss {lang}{label} | {name} | {f}/{n} = {pct(f, n)} "
+                    f"| {a}/{n} = {pct(a, n)} |"
+                )
     kinds = sorted({(x["lang"], x["kind"]) for x in near if x["split"] == "heldout_v2"})
     for lang, kind in kinds:
         texts = [
@@ -205,9 +311,7 @@ def main() -> None:
             if x["split"] == "heldout_v2" and (x["lang"], x["kind"]) == (lang, kind)
         ]
         f, a, n = false_positives(texts)
-        print(
-            f"| near-miss {lang}, {kind} | held-out v2 | {f}/{n} = {pct(f, n)} | {a}/{n} = {pct(a, n)} |"
-        )
+        print(f"| near-miss {lang}, {kind} | v2 | {f}/{n} = {pct(f, n)} | {a}/{n} = {pct(a, n)} |")
     real = {
         "FOMC statement paragraphs": statement_paragraphs(),
         "FOMC minutes, 5-sentence chunks": minutes_chunks(),
@@ -221,6 +325,10 @@ def main() -> None:
     for name, texts in real.items():
         f, a, n = false_positives(texts)
         print(f"| {name} | real | {f}/{n} = {pct(f, n)} | {a}/{n} = {pct(a, n)} |")
+    if show_split in TUNING:
+        for x in near:
+            if x["split"] == show_split and args.v2_fold in ("all", v2_fold(x) or args.v2_fold):
+                false_positives([x["text"]], show=f"{x['id']} ({x['lang']})")
     for path in args.tensor_trust:
         external(path, hosts)
 
