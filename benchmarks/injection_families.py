@@ -164,9 +164,7 @@ def source_group(source: str) -> str:
     return source.split(" (")[0][:40] or "?"
 
 
-def recall(
-    attacks: list[dict], hosts: list[str], misses: str | None, fold: str = "all"
-) -> dict:
+def recall(attacks: list[dict], hosts: list[str], misses: str | None, fold: str = "all") -> dict:
     stats: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
     origin: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     sources: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])

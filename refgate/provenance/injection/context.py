@@ -15,6 +15,7 @@ _STRIP = "\"'“”‘’()[]{}<>,;:!?*"
 _QUOTES = "\"'“”‘’「」『』"
 _QUOTATIVE = re.compile(r"^[\"'”’」』]\s*(?:는|라는|이라는|라고|이라고|고|란|이란|와|과|같은)")
 _LOOKBACK = 160
+_K_CLAUSE_GOES_ON = ("고", "서", "며", "세요", "해", "라", "줘", "하여", "하면", ":", "：")
 
 
 def _words(text: str) -> list[str]:
@@ -65,6 +66,32 @@ def _named_example(text: str, end: int) -> bool:
     )
 
 
+def _korean_topic(text: str, end: int) -> bool:
+    """The hit is the topic of a Korean sentence: the rest of its last word or the next two
+    words hold a quotative (무시하라는, 출력해 달라는) or start with a noun of discussion
+    (문구를, 요청의, 탐지)."""
+    after = text[end : end + 40]
+    if not any("\uac00" <= ch <= "\ud7a3" for ch in after):
+        return False
+    words = after.split()
+    if not words:
+        return False
+    rest = words[0] if after[:1].strip() else ""
+    nxt = words[1:3] if rest else words[:2]
+    lex = lexicon()
+    last = (text[max(0, end - 20) : end].split() or [""])[-1] + rest
+    # the quotative is attached to the hit itself (무시하라는, 출력해 달라는), not to a payload
+    # quoted after it ('승인'이라고만 답해)
+    quoted = last + (
+        " " + nxt[0] if nxt and nxt[0].startswith(("달라", "하라", "안", "마", "말")) else ""
+    )
+    if any(q in quoted for q in lex.k_quotatives):
+        return True
+    if last.endswith(_K_CLAUSE_GOES_ON):
+        return False  # 무시하고 이 문장을 ...: a new command follows, not a topic
+    return any(w.strip(_STRIP).startswith(lex.k_topic_nouns) for w in [rest, *nxt] if w)
+
+
 def mention(text: str, start: int, end: int) -> bool:
     """Whether the hit at ``start``-``end`` is a mention of an attack, not an attack."""
     lo = max(0, start - _LOOKBACK)
@@ -76,7 +103,7 @@ def mention(text: str, start: int, end: int) -> bool:
     words = _words(before)
     if any(_is_cue(words, k, cues) for k in range(len(words))):
         return True
-    if _named_example(text, end):
+    if _named_example(text, end) or _korean_topic(text, end):
         return True
     span = text[start:end]
     if not span.isascii():

@@ -1,6 +1,8 @@
-"""Encoded payloads: base64 and hex runs (and the whole text in ROT13 when the text names
-ROT13) are decoded and rescanned as scopes of their own; a decoded scope's signals keep their
-kind and are reported under the family ``encoded_payload``, spanning the encoded run."""
+"""Encoded payloads: base64, base32, hex, URL-encoded and escaped (``\\u0069``) runs, binary,
+the whole text in ROT13 (when the text names ROT13 or holds ROT13 forms of lexicon words), and
+obfuscated Korean (jamo spelled out, ``ㅅㅣㅅㅡㅌㅔㅁ``; syllables split by spaces or symbols,
+``시@스@템``) are decoded and rescanned as scopes of their own; a decoded scope's signals keep
+their kind and are reported under the family ``encoded_payload``, spanning the encoded run."""
 
 from __future__ import annotations
 
@@ -8,7 +10,11 @@ import base64
 import binascii
 import codecs
 import re
+import urllib.parse
 from collections.abc import Callable, Iterator
+from functools import cache
+
+from refgate.provenance.injection.lexicon import lexicon
 
 _B64_RE = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _HEX_RE = re.compile(r"(?:[0-9a-fA-F]{2}){12,}")
@@ -16,6 +22,18 @@ _ROT13_RE = re.compile(r"rot[\s-]?13", re.I)
 _BINARY_RE = re.compile(r"(?<![01])(?:[01]{8}[\s,]+){3,}[01]{8}(?![01])")
 _MAX_RUN = 20_000
 _LONG_RE = re.compile(r"(?<!\S)\S{16,}")
+_B32_RE = re.compile(r"(?<![A-Za-z0-9])[A-Z2-7]{16,}={0,6}(?![A-Za-z0-9])")
+_PCT_RE = re.compile(r"\S*(?:%[0-9A-Fa-f]{2}\S*){4,}")
+_ESC_RE = re.compile(r"(?:\\(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2})){4,}")
+# Korean: compatibility jamo spelled out (initial, vowel, optional final), and runs of three
+# or more single syllables split by spaces or symbols
+_HANGUL_ANY_RE = re.compile("[\u3131-\u3163\uac00-\ud7a3]")
+_JAMO_RUN_RE = re.compile("[\u3131-\u3163]{3,}")
+_SPLIT_RUN_RE = re.compile("(?<![가-힣])[가-힣](?:[ \t@^_*.\\-~·|/+#,]{1,3}[가-힣](?![가-힣])){2,}")
+_SEP_RE = re.compile("[ \t@^_*.\\-~·|/+#,]+")
+_CHO = "ㄱㄲㄴㄷㄸㄹㅁㅂㅃㅅㅆㅇㅈㅉㅊㅋㅌㅍㅎ"
+_JUNG = "ㅏㅐㅑㅒㅓㅔㅕㅖㅗㅘㅙㅚㅛㅜㅝㅞㅟㅠㅡㅢㅣ"
+_JONG = " ㄱㄲㄳㄴㄵㄶㄷㄹㄺㄻㄼㄽㄾㄿㅀㅁㅂㅄㅅㅆㅇㅈㅊㅋㅌㅍㅎ"
 
 
 def _printable(decoded: str) -> bool:
@@ -55,8 +73,69 @@ def _hex(run: str) -> str | None:
     return text if _printable(text) else None
 
 
-def encoded_runs(text: str) -> Iterator[tuple[str, tuple[int, int], str]]:
-    """(scope, span of the encoded run in ``text``, decoded text) for each decodable run."""
+def _b32(run: str) -> str | None:
+    if len(run) > _MAX_RUN:
+        return None
+    body = run.rstrip("=")
+    try:
+        text = base64.b32decode(body + "=" * (-len(body) % 8)).decode("utf-8")
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return None
+    return text if _printable(text) else None
+
+
+def compose_jamo(run: str) -> str:
+    """Compatibility jamo spelled out (``ㅅㅣㅅㅡㅌㅔㅁ``) composed into syllables (``시스템``)."""
+    out, i = [], 0
+    while i < len(run):
+        c = run[i]
+        if c in _CHO and i + 1 < len(run) and run[i + 1] in _JUNG:
+            cho, jung, jong = _CHO.index(c), _JUNG.index(run[i + 1]), 0
+            i += 2
+            nxt = run[i] if i < len(run) else ""
+            after = run[i + 1] if i + 1 < len(run) else ""
+            if nxt and nxt in _JONG[1:] and not (after and after in _JUNG):
+                jong = _JONG.index(nxt)
+                i += 1
+            out.append(chr(0xAC00 + (cho * 21 + jung) * 28 + jong))
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def korean_deobfuscated(text: str) -> tuple[str, list[tuple[int, int, int, int]]] | None:
+    """The text with spelled-out jamo composed and split syllables joined, and the replaced
+    runs as (start, end in the new text, start, end in ``text``); None if nothing changed."""
+    runs = [(m.start(), m.end(), compose_jamo(m.group())) for m in _JAMO_RUN_RE.finditer(text)]
+    runs += [(m.start(), m.end(), _SEP_RE.sub("", m.group())) for m in _SPLIT_RUN_RE.finditer(text)]
+    runs = [r for r in sorted(runs) if r[2] != text[r[0] : r[1]]]
+    if not runs:
+        return None
+    parts, segments, pos, out_len = [], [], 0, 0
+    for start, end, new in runs:
+        if start < pos:
+            continue
+        parts.append(text[pos:start])
+        out_len += start - pos
+        segments.append((out_len, out_len + len(new), start, end))
+        parts.append(new)
+        out_len += len(new)
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts), segments
+
+
+@cache
+def rot13_words() -> frozenset[str]:
+    """ROT13 forms of the lexicon's words of six letters or more (``vafgehpgvbaf``)."""
+    words = {w for w in lexicon().words if len(w) >= 6 and w.isalpha() and w.isascii()}
+    return frozenset(codecs.encode(w, "rot_13") for w in words) - words
+
+
+def encoded_runs(text: str, rot13_hint: bool = False) -> Iterator[tuple[str, tuple[int, int], str]]:
+    """(scope, span of the encoded run in ``text``, decoded text) for each decodable run;
+    ``rot13_hint``: the text holds ROT13 forms of lexicon words (decode it whole)."""
     for tok_match in _LONG_RE.finditer(text):
         tok = tok_match.group()
         base = tok_match.start()
@@ -66,17 +145,35 @@ def encoded_runs(text: str) -> Iterator[tuple[str, tuple[int, int], str]]:
                 yield "hex", (base + m.start(), base + m.end()), decoded
         if _HEX_RE.fullmatch(tok):
             continue
+        b32 = _B32_RE.fullmatch(tok)
+        decoded = _b32(tok) if b32 else None
+        if decoded:
+            yield "base32", tok_match.span(), decoded
+            continue
         for m in _B64_RE.finditer(tok):
             decoded = _b64(m.group())
             if decoded:
                 yield "base64", (base + m.start(), base + m.end()), decoded
+    if "%" in text:
+        for m in _PCT_RE.finditer(text):
+            decoded = urllib.parse.unquote(m.group())
+            if decoded != m.group() and _printable(decoded):
+                yield "url_encoded", m.span(), decoded
+    if "\\" in text:
+        for m in _ESC_RE.finditer(text):
+            try:
+                decoded = m.group().encode("ascii").decode("unicode_escape")
+            except UnicodeDecodeError:
+                continue
+            if _printable(decoded):
+                yield "escapes", m.span(), decoded
     if "0100" in text or "0110" in text:
         for m in _BINARY_RE.finditer(text):
             chars = [int(b, 2) for b in re.findall(r"[01]{8}", m.group())]
             decoded = bytes(chars).decode("utf-8", errors="replace")
             if _printable(decoded + " ") and sum(c.isalpha() for c in decoded) >= 4:
                 yield "binary", m.span(), decoded
-    if _ROT13_RE.search(text):
+    if rot13_hint or _ROT13_RE.search(text):
         yield "rot13", (0, len(text)), codecs.decode(text, "rot_13")
 
 
@@ -87,12 +184,32 @@ def readable(decoded: str) -> bool:
     )
 
 
-def decoded_scopes(text: str) -> list[tuple[str, str, Callable[[int, int], tuple[int, int]]]]:
-    """(scope, decoded text, span mapper back to ``text``) for the scans of decoded payloads."""
-    out = []
-    for scope, span, decoded in encoded_runs(text):
+def decoded_scopes(
+    text: str, rot13_hint: bool = False
+) -> list[tuple[str, str, Callable[[int, int], tuple[int, int] | None]]]:
+    """(scope, decoded text, span mapper back to ``text``) for the scans of decoded payloads.
+    The mapper of obfuscated Korean returns None for a span outside every replaced run (a
+    signal of the plain text, which the plain scan reports)."""
+    out: list[tuple[str, str, Callable[[int, int], tuple[int, int] | None]]] = []
+    for scope, span, decoded in encoded_runs(text, rot13_hint):
         if scope == "rot13":
             out.append((scope, decoded, lambda a, b: (a, b)))
         else:
             out.append((scope, decoded, lambda a, b, s=span: s))
+    if not text.isascii() and _HANGUL_ANY_RE.search(text):
+        deob = korean_deobfuscated(text)
+        if deob:
+            out.append(("korean_obfuscated", deob[0], korean_span_mapper(deob[1])))
     return out
+
+
+def korean_span_mapper(
+    segments: list[tuple[int, int, int, int]],
+) -> Callable[[int, int], tuple[int, int] | None]:
+    """Map a span of the deobfuscated text to the replaced runs it overlaps (None: none)."""
+
+    def span_of(a: int, b: int) -> tuple[int, int] | None:
+        hit = [(s, e) for lo, hi, s, e in segments if lo < b and a < hi]
+        return (hit[0][0], hit[-1][1]) if hit else None
+
+    return span_of

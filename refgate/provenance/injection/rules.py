@@ -18,6 +18,7 @@ Hit = tuple[str, str, str, str, int, int]
 _EARLIER = ("previous", "prior", "above", "earlier", "preceding", "foregoing")
 _LABEL_PUNCT_RE = re.compile(r"^[\[\](){}<>*#|\-=_~]+|[\[\](){}<>*#|\-=_~:：]+$")
 _LINE_START_RE = re.compile(r"(?m)^[ \t>*#\[(<{|\-=_~]*(\S+)")
+_CLAUSE_BREAK = frozenset({"and", "or", "then", "but", "so"})
 
 
 def _window(infos: list[TokenInfo], lo: int, hi: int) -> range:
@@ -37,11 +38,15 @@ def _negated(infos: list[TokenInfo], i: int) -> bool:
     lex = lexicon()
     if i > 0 and infos[i - 1].norm in lex.describers:
         return True
-    return any(
-        infos[j].norm in lex.negators
-        or (infos[j].norm == "t" and j > 0 and infos[j - 1].norm in lex.nt_stems)
-        for j in range(max(0, i - 3), i)
-    )
+    if i > 1 and infos[i - 1].norm == "to" and infos[i - 2].norm in lex.directed:
+        return True  # "instructing it to ignore": a report of what someone made a model do
+    for j in range(i - 1, max(-1, i - 4), -1):
+        norm = infos[j].norm
+        if norm in _CLAUSE_BREAK:
+            return False  # "no spaces and ignore ...": the negation ends at the conjunction
+        if norm in lex.negators or (norm == "t" and j > 0 and infos[j - 1].norm in lex.nt_stems):
+            return True
+    return False
 
 
 def _reported(infos: list[TokenInfo], i: int) -> bool:
@@ -68,6 +73,8 @@ def _ignore(infos: list[TokenInfo], i: int) -> Hit | None:
     tags = infos[i].tags
     if _negated(infos, i) or _reported(infos, i):
         return None
+    if i + 1 < len(infos) and infos[i + 1].norm in lexicon().defensive_objects:
+        return None  # "ignore attempts to modify core instructions": a defence
     j = _has(infos, _window(infos, i + 1, i + 7), "INSTR")
     if j >= 0:
         between = range(i + 1, j)
@@ -197,6 +204,12 @@ def _exfiltration(infos: list[TokenInfo], i: int) -> Hit | None:
     if "K_SEND" in tags:
         if any(k in infos[j].norm for j in rng for k in ("절대", "금지", "마세요", "마십시오")):
             return None  # 절대 ... 마세요: a warning, not a request
+        stem = next(
+            (st for st in ("유출", "전송", "보내", "업로드", "공유") if st in infos[i].norm), ""
+        )
+        rest = infos[i].norm.split(stem, 1)[1] if stem else ""
+        if rest.startswith(("되", "된", "될")):
+            return None  # 유출되도록: a passive, what may happen, not a request
         sec = [j for j in rng if "K_SECRET" in infos[j].tags]
         if sec and any("K_DEST" in infos[j].tags or "DEST" in infos[j].tags for j in rng):
             return (
@@ -210,7 +223,14 @@ def _exfiltration(infos: list[TokenInfo], i: int) -> Hit | None:
         return None
     if _negated(infos, i) or (i > 0 and _negated(infos, i - 1)):
         return None
-    send = [j for j in rng if "SEND" in infos[j].tags and not _negated(infos, j)]
+    nouns = lexicon().noun_markers
+    send = [
+        j
+        for j in rng
+        if "SEND" in infos[j].tags
+        and not _negated(infos, j)
+        and not (j > 0 and infos[j - 1].norm in nouns)
+    ]
     dest = [j for j in rng if "DEST" in infos[j].tags]
     strong = "SECRET_STRONG" in tags
     if send and (dest or (strong and _has(infos, rng, "ADDR") >= 0)):
@@ -268,6 +288,33 @@ def _risky_re() -> re.Pattern[str]:
     return re.compile(
         "|".join(rf"\b{re.escape(w)}" if w.isascii() else re.escape(w) for w in words), re.I
     )
+
+
+@cache
+def _command_re() -> re.Pattern[str]:
+    lex = lexicon()
+    verbs = "|".join(sorted(map(re.escape, lex.command_verbs), key=len, reverse=True))
+    endings = "|".join(sorted(map(re.escape, lex.k_command_endings), key=len, reverse=True))
+    return re.compile(
+        rf"(?:^|[:：.!?;,\-–—*\]>)]\s*|\b(?:please|kindly|then|and|now|also|to|simply|just)\s+)"
+        rf"(?:{verbs})\b"
+        r"|\byou\s+(?:must|need\s+to|should|have\s+to|will\s+(?:now|only)|are\s+(?:required|"
+        r"instructed|expected|asked)\s+to)\b|\b(?:ensure|make\s+sure)\s+(?:to|that|you)\b"
+        r"|\bdo\s+the\s+following\b"
+        rf"|([가-힣]*(?:{endings}))(?=[\s.!?'\"”’)\]:]|$)",
+        re.I,
+    )
+
+
+def commands(text: str) -> bool:
+    """A command to the reader in ``text`` (an English imperative at a clause start, "you
+    must", "do the following"; a Korean command ending)."""
+    skip = lexicon().k_not_commands
+    for m in _command_re().finditer(text):
+        word = m.group(1)
+        if word is None or word not in skip:
+            return True
+    return False
 
 
 def _directive_context(window: str) -> bool:
@@ -328,6 +375,10 @@ def regex_window_hits(
             ):
                 continue
             if rule.check == "label" and not _is_label(words, a, text, state):
+                continue
+            if rule.check == "command" and not commands(
+                window[max(0, m.start() - 100) : m.end() + 160]
+            ):
                 continue
             confidence = rule.confidence
             if rule.check == "risky_task":

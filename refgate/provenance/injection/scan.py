@@ -16,7 +16,7 @@ from typing import Any
 
 from refgate.provenance.injection import catalog, layer
 from refgate.provenance.injection.context import mention
-from refgate.provenance.injection.decode import decoded_scopes, readable
+from refgate.provenance.injection.decode import decoded_scopes, readable, rot13_words
 from refgate.provenance.injection.lexicon import ANCHORS
 from refgate.provenance.injection.report import (
     MAX_EXCERPT,
@@ -39,6 +39,7 @@ from refgate.provenance.unicode_scan import decode_tags
 
 _SEEN_RAW: set[str] = set()
 _HOT_RAW: set[str] = set()
+_ROT13_RAW: set[str] = set()  # raw words that are ROT13 forms of lexicon words
 _SHORT_RUN_RE = re.compile(rb"[\x01-\x03]{3,}")
 _TAG_RUN_RE = re.compile("[\U000e0000-\U000e007f]+")
 _RAW_TOKEN_RE = re.compile(r"\S+")
@@ -48,6 +49,7 @@ _WIN_BEFORE, _WIN_AFTER = 10, 12
 def _forget_seen() -> None:
     _SEEN_RAW.clear()
     _HOT_RAW.clear()
+    _ROT13_RAW.clear()
 
 
 catalog.on_change(_forget_seen)
@@ -95,8 +97,11 @@ def _rejoin_fragments(infos: list[TokenInfo]) -> None:
                     break
 
 
-def token_hits(text: str) -> list[tuple[str, str, str, str, int, int]]:
-    """Rule hits of ``text`` as (kind, confidence, rule, family, start char, end char)."""
+def token_hits(
+    text: str, notes: dict[str, Any] | None = None
+) -> list[tuple[str, str, str, str, int, int]]:
+    """Rule hits of ``text`` as (kind, confidence, rule, family, start char, end char);
+    ``notes["rot13"]``: how many distinct words are ROT13 forms of lexicon words."""
     tokens = text.split()
     if not tokens:
         return []
@@ -105,10 +110,15 @@ def token_hits(text: str) -> list[tuple[str, str, str, str, int, int]]:
     if new:
         if len(_SEEN_RAW) >= _MEMO_LIMIT:
             _forget_seen()
+        rot = rot13_words()
         for t in new:
             if classify_raw(t).hot:
                 _HOT_RAW.add(t)
+            if len(t) >= 6 and t.strip(".,;:!?\"'()").lower() in rot:
+                _ROT13_RAW.add(t)
         _SEEN_RAW.update(new)
+    if notes is not None and _ROT13_RAW:
+        notes["rot13"] = len({t.strip(".,;:!?\"'()").lower() for t in uniq & _ROT13_RAW})
     hot = uniq & _HOT_RAW
     anchors = [i for i, t in enumerate(tokens) if t in hot] if hot else []
     override, run_end = _letter_runs(tokens, anchors)
@@ -144,13 +154,17 @@ def token_hits(text: str) -> list[tuple[str, str, str, str, int, int]]:
 
 
 def scan(
-    text: str, scope: str, span_of: Callable[[int, int], tuple[int, int]] | None = None
+    text: str,
+    scope: str,
+    span_of: Callable[[int, int], tuple[int, int] | None] | None = None,
+    notes: dict[str, Any] | None = None,
 ) -> list[InjectionSignal]:
-    """Signals of one scope; ``span_of`` maps spans of a decoded scope back to ``text``'s."""
+    """Signals of one scope; ``span_of`` maps spans of a decoded scope back to ``text``'s
+    (None: drop the signal)."""
     signals: list[InjectionSignal] = []
     seen: set[tuple[str, int, int]] = set()
     for kind, conf, rule, family, start, end in sorted(
-        token_hits(text), key=lambda h: (h[4], h[5])
+        token_hits(text, notes), key=lambda h: (h[4], h[5])
     ):
         if (kind, start, end) in seen:
             continue
@@ -158,6 +172,8 @@ def scan(
         if conf != "low" and mention(text, start, end):
             conf, rule = "low", f"{rule}:mention"
         span = span_of(start, end) if span_of else (start, end)
+        if span is None:
+            continue
         signals.append(
             InjectionSignal(kind, conf, excerpt(text, start, end), span, scope, rule, family)  # type: ignore[arg-type]
         )
@@ -212,21 +228,21 @@ def merge(signals: list[InjectionSignal]) -> list[InjectionSignal]:
     return merged
 
 
-def _decoded(text: str, scopes: list[str]) -> list[InjectionSignal]:
+def _decoded(text: str, scopes: list[str], rot13_hint: bool = False) -> list[InjectionSignal]:
     """Signals of decoded payloads, reported under the family encoded_payload."""
     out: list[InjectionSignal] = []
-    for scope, decoded, span_of in decoded_scopes(text):
+    for scope, decoded, span_of in decoded_scopes(text, rot13_hint):
         found = scan(decoded, scope, span_of)
         if scope == "rot13":
             found = [s for s in found if s.rule != "decode_and_follow"]
-        elif not found and readable(decoded):
+        elif not found and scope != "korean_obfuscated" and readable(decoded):
             # readable prose hidden in an encoding is an obfuscation signal by itself
             found = [
                 InjectionSignal(
                     "instruction_override",
                     "medium",
                     excerpt(decoded, 0, min(len(decoded), MAX_EXCERPT)),
-                    span_of(0, len(decoded)),
+                    span_of(0, len(decoded)) or (0, len(text)),
                     scope,
                     "encoded_text",
                 )
@@ -245,14 +261,15 @@ def inspect_injection(text: str, *, classifier: bool | None = None) -> Injection
     follows ``REFGATE_INJECTION_CLASSIFIER`` and its default (``layer.DEFAULT``)."""
     if not text:
         return InjectionReport()
-    signals = scan(text, "text")
+    notes: dict[str, Any] = {}
+    signals = scan(text, "text", notes=notes)
     scopes = ["text"]
     if not text.isascii() and _TAG_RUN_RE.search(text):
         hidden = [decode_tags(m.group()) for m in _TAG_RUN_RE.finditer(text)]
         if any(h.strip() for h in hidden):
             scopes.append("tag_characters")
             signals += _tag_scope(text)
-    signals += _decoded(text, scopes)
+    signals += _decoded(text, scopes, notes.get("rot13", 0) >= 2)
     if layer.enabled(classifier):
         signals += layer.classifier_signals(text)
     return InjectionReport(signals=merge(signals), scopes=scopes)
