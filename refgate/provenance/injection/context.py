@@ -15,6 +15,7 @@ _STRIP = "\"'“”‘’()[]{}<>,;:!?*"
 _QUOTES = "\"'“”‘’「」『』"
 _QUOTATIVE = re.compile(r"^[\"'”’」』]\s*(?:는|라는|이라는|라고|이라고|고|란|이란|와|과|같은)")
 _LOOKBACK = 160
+_COPULA_AFTER = re.compile(r"[\s,.]*(?:is|was|are|were|has|have|remains|becomes|became)\b", re.I)
 _K_CLAUSE_GOES_ON = ("고", "서", "며", "세요", "해", "라", "줘", "하여", "하면", ":", "：")
 
 
@@ -92,6 +93,35 @@ def _korean_topic(text: str, end: int) -> bool:
     return any(w.strip(_STRIP).startswith(lex.k_topic_nouns) for w in [rest, *nxt] if w)
 
 
+def _quoted_speech(text: str, start: int, end: int) -> bool:
+    """The hit is inside double quotes that report what someone or something says: a reporting
+    verb before the opening quote in the same sentence ('a line that says, "Ignore ..."', 'a
+    user types: "..."'), or a copula after the closing quote ('"Ignore previous ..." is the
+    classic pattern'). Third round (explainers of prompt injection that quote attacks)."""
+    lead = len(text[start:end]) - len(text[start:end].lstrip('"“'))
+    lo = max(0, start - _LOOKBACK)
+    before = text[lo : start + lead]
+    q = max(before.rfind("“"), before.rfind('"'))
+    if q < 0:
+        return False
+    opener = before[q]
+    q += lo
+    if opener == '"' and text[max(0, q - _LOOKBACK) : q].count('"') % 2:
+        return False  # a closing quote, not an opening one
+    closer = "”" if opener == "“" else '"'
+    close = text.find(closer, max(q + 1, end - 1), end + 200)
+    if close < 0 or close < end - 1:
+        return False
+    pre = text[max(0, q - _LOOKBACK) : q]
+    ends = list(_SENTENCE_END.finditer(pre))
+    if ends:
+        pre = pre[ends[-1].end() :]
+    verbs = lexicon().reporting_verbs
+    if any(w in verbs for w in _words(pre)):
+        return True
+    return bool(_COPULA_AFTER.match(text, close + 1))
+
+
 def mention(text: str, start: int, end: int) -> bool:
     """Whether the hit at ``start``-``end`` is a mention of an attack, not an attack."""
     lo = max(0, start - _LOOKBACK)
@@ -103,7 +133,7 @@ def mention(text: str, start: int, end: int) -> bool:
     words = _words(before)
     if any(_is_cue(words, k, cues) for k in range(len(words))):
         return True
-    if _named_example(text, end) or _korean_topic(text, end):
+    if _named_example(text, end) or _korean_topic(text, end) or _quoted_speech(text, start, end):
         return True
     span = text[start:end]
     if not span.isascii():

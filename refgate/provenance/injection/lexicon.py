@@ -42,14 +42,17 @@ class Lexicon:
     k_negated_endings: tuple[str, ...]
     k_prior_words: frozenset[str]  # whole Korean words pointing back at earlier text
     k_after_cues: tuple[str, ...]  # Korean words right after an example that mark a mention
+    reporting_verbs: frozenset[str] = frozenset()
     defensive_objects: frozenset[str] = frozenset()
     noun_markers: frozenset[str] = frozenset()
     directed: frozenset[str] = frozenset()
+    purpose: frozenset[str] = frozenset()
     k_quotatives: tuple[str, ...] = ()
     k_topic_nouns: tuple[str, ...] = ()
     command_verbs: tuple[str, ...] = ()  # English verbs that start a command (check "command")
     k_command_endings: tuple[str, ...] = ()  # Korean command endings
     k_not_commands: frozenset[str] = frozenset()  # Korean words ending like a command
+    k_sentence_final: tuple[str, ...] = ()  # Korean endings that command only sentence-finally
 
     def words_with(self, tag: str) -> tuple[str, ...]:
         return tuple(sorted(w for w, tags in self.words.items() if tag in tags))
@@ -82,12 +85,15 @@ def lexicon() -> Lexicon:
         k_negated_endings=tuple(ko["context"]["negated_endings"]),
         k_prior_words=frozenset(ko["matching"]["prior_words"]),
         k_after_cues=tuple(ko["context"]["after_cues"]),
+        reporting_verbs=frozenset(en["context"]["reporting_verbs"]),
         defensive_objects=frozenset(en["context"]["defensive_objects"]),
         noun_markers=frozenset(en["context"]["noun_markers"]),
         directed=frozenset(en["context"]["directed"]),
+        purpose=frozenset(en["context"]["purpose"]),
         k_quotatives=tuple(ko["context"]["quotatives"]),
         k_topic_nouns=tuple(ko["context"]["topic_nouns"]),
         command_verbs=tuple(en["command"]["verbs"]),
         k_command_endings=tuple(ko["command"]["endings"]),
         k_not_commands=frozenset(ko["command"]["not_commands"]),
+        k_sentence_final=tuple(ko["command"]["sentence_final"]),
     )

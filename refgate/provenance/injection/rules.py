@@ -19,6 +19,10 @@ _EARLIER = ("previous", "prior", "above", "earlier", "preceding", "foregoing")
 _LABEL_PUNCT_RE = re.compile(r"^[\[\](){}<>*#|\-=_~]+|[\[\](){}<>*#|\-=_~:：]+$")
 _LINE_START_RE = re.compile(r"(?m)^[ \t>*#\[(<{|\-=_~]*(\S+)")
 _CLAUSE_BREAK = frozenset({"and", "or", "then", "but", "so"})
+_COURTESY = frozenset({"thank", "thanks"})
+_GERUND_REPORT = frozenset(
+    {"into", "by", "of", "from", "about", "without", "after", "in", "is", "are", "was", "were"}
+)
 
 
 def _window(infos: list[TokenInfo], lo: int, hi: int) -> range:
@@ -38,8 +42,8 @@ def _negated(infos: list[TokenInfo], i: int) -> bool:
     lex = lexicon()
     if i > 0 and infos[i - 1].norm in lex.describers:
         return True
-    if i > 1 and infos[i - 1].norm == "to" and infos[i - 2].norm in lex.directed:
-        return True  # "instructing it to ignore": a report of what someone made a model do
+    if i > 1 and infos[i - 1].norm == "to" and infos[i - 2].norm in lex.directed | lex.purpose:
+        return True  # "instructing it to ignore", "designed to override": a description
     for j in range(i - 1, max(-1, i - 4), -1):
         norm = infos[j].norm
         if norm in _CLAUSE_BREAK:
@@ -55,6 +59,8 @@ def _reported(infos: list[TokenInfo], i: int) -> bool:
     to the reader (``you have forgotten``) still speaks about the reader's instructions."""
     info = infos[i]
     word = info.word or info.norm
+    if word.endswith("ing") and i > 0 and infos[i - 1].norm in _GERUND_REPORT:
+        return True  # "tricking an AI system into ignoring its instructions": a description
     if "IGN_BASE" in info.tags or word.endswith("ing"):
         return False
     prev = infos[i - 1].tags if i > 0 else frozenset()
@@ -122,6 +128,9 @@ def _korean_negated(tok: str) -> bool:
 
 
 _K_COMMAND_ENDS = ("세요", "십시오", "시오", "라", "줘", "해", "요")
+# declarative endings of a later word in the clause: a description ("...우회하거나 덮어쓰는 방식으로
+# 이루어집니다"), not a command (third round)
+_K_DECLARATIVE = ("입니다", "습니다", "ㅂ니다", "집니다", "됩니다", "이다", "진다", "된다", "한다")
 
 
 def _korean_narrative(infos: list[TokenInfo], i: int) -> bool:
@@ -138,8 +147,9 @@ def _korean_narrative(infos: list[TokenInfo], i: int) -> bool:
             return False
         if not past and norm.endswith("다") and len(norm) >= 2:
             prev = ord(norm[-2]) - 0xAC00
-            if not (0 <= prev < 11172 and prev % 28 == 20):  # final ㅆ: 했다, 었다, 였다
-                return False
+            declarative = norm.endswith(_K_DECLARATIVE) and k > i
+            if not (0 <= prev < 11172 and prev % 28 == 20) and not declarative:
+                return False  # final ㅆ (했다, 었다, 였다) or a later 입니다/이루어진다: a report
             past = True
     return past
 
@@ -185,13 +195,22 @@ def _tool(infos: list[TokenInfo], i: int) -> Hit | None:
 def _authority(infos: list[TokenInfo], i: int) -> Hit | None:
     rng = _window(infos, i - 8, i + 9)
     cue = [j for j in rng if j != i and (infos[j].tags & {"AUTH_CUE", "K_AUTH_CUE"})]
-    addr = [j for j in rng if infos[j].tags & {"ADDR", "K_ADDR"}]
+    addr = [
+        j
+        for j in rng
+        if infos[j].tags & {"ADDR", "K_ADDR"}
+        and not (j > 0 and infos[j - 1].norm in _COURTESY)  # "Thank you" addresses no one
+    ]
     # "you" alone is everyday text; it needs a command-like cue, or an AI addressee
     strong = any(infos[j].tags & {"AUTH_STRONG", "K_AUTH_CUE"} for j in cue) or any(
         infos[j].tags & {"ADDR_AI"}
         or (infos[j].tags & {"K_ADDR"} and infos[j].norm[:1] not in ("너", "당"))
         for j in addr
     )
+    korean = "K_AUTH" in infos[i].tags and "AUTH" not in infos[i].tags
+    after = " ".join(infos[j].norm for j in rng if j > i)
+    if korean and cue and not (commands(after) or re.search(r"야(?:\s|$)", after)):
+        return None  # 개발자는 ... 부여하지만: a description of what developers do, no command
     if cue and addr and strong:
         lo, hi = min([i, *cue, *addr]), max([i, *cue, *addr])
         return ("authority_claim", "medium", "authority_addresses_model", "impersonation", lo, hi)
@@ -306,14 +325,30 @@ def _command_re() -> re.Pattern[str]:
     )
 
 
+def _sentence(window: str, start: int, end: int) -> str:
+    """The match and the rest of its sentence (up to the next . ! ? or line break)."""
+    stop = _SENTENCE_STOP.search(window, end)
+    return window[start : stop.end() if stop else len(window)]
+
+
+_SENTENCE_STOP = re.compile(r"[.!?\n](?=\s|$)")
+
+
 def commands(text: str) -> bool:
     """A command to the reader in ``text`` (an English imperative at a clause start, "you
     must", "do the following"; a Korean command ending)."""
-    skip = lexicon().k_not_commands
+    lex = lexicon()
     for m in _command_re().finditer(text):
         word = m.group(1)
-        if word is None or word not in skip:
+        if word is None:
             return True
+        if word in lex.k_not_commands:
+            continue
+        longer = [e for e in lex.k_command_endings if word.endswith(e) and len(e) > 1]
+        final = re.match(r"[\s\"'”’)\]]*(?:[.!?]|$)", text[m.end() :])
+        if word.endswith(lex.k_sentence_final) and not longer and not final:
+            continue  # 답해. / 따르지 마. end a sentence; 침해 또는 ... does not
+        return True
     return False
 
 
@@ -379,6 +414,8 @@ def regex_window_hits(
             if rule.check == "command" and not commands(
                 window[max(0, m.start() - 100) : m.end() + 160]
             ):
+                continue
+            if rule.check == "command_here" and not commands(_sentence(window, m.start(), m.end())):
                 continue
             confidence = rule.confidence
             if rule.check == "risky_task":

@@ -35,13 +35,21 @@ from refgate.provenance.injection.tokens import (
     classify,
     classify_raw,
 )
-from refgate.provenance.unicode_scan import decode_tags
+
+
+def decode_tags(run: str) -> str:
+    """The text spelled by tag characters: each character minus U+E0000 (controls dropped)."""
+    out = (chr(ord(c) - 0xE0000) for c in run)
+    return "".join(c for c in out if c.isprintable() or c in "\n\t")
+
 
 _SEEN_RAW: set[str] = set()
 _HOT_RAW: set[str] = set()
 _ROT13_RAW: set[str] = set()  # raw words that are ROT13 forms of lexicon words
 _SHORT_RUN_RE = re.compile(rb"[\x01-\x03]{3,}")
-_TAG_RUN_RE = re.compile("[\U000e0000-\U000e007f]+")
+# Unicode tag characters (U+E0000-E007F) spell ASCII; the same offset over the rest of plane 14
+# spells any other character (garak's Tag probe writes Korean so: U+E0000 + U+AC00 ...)
+_TAG_RUN_RE = re.compile("[\U000e0000-\U000effff]+")
 _RAW_TOKEN_RE = re.compile(r"\S+")
 _WIN_BEFORE, _WIN_AFTER = 10, 12
 
@@ -199,7 +207,21 @@ def _tag_scope(text: str) -> list[InjectionSignal]:
             return hidden[0][0]
         return spans[0][0], spans[-1][1]
 
-    return scan(joined, "tag_characters", to_original)
+    found = scan(joined, "tag_characters", to_original)
+    if not found and readable(joined):
+        # words spelled in invisible tag characters are an obfuscation signal by themselves
+        found = [
+            InjectionSignal(
+                "instruction_override",
+                "medium",
+                excerpt(joined, 0, min(len(joined), MAX_EXCERPT)),
+                (hidden[0][0][0], hidden[-1][0][1]),
+                "tag_characters",
+                "hidden_tag_text",
+                "encoded_payload",
+            )
+        ]
+    return found
 
 
 def merge(signals: list[InjectionSignal]) -> list[InjectionSignal]:
