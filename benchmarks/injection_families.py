@@ -63,6 +63,10 @@ V3_ATTACKS, V3_NEAR = "attacks_v3.jsonl", "near_miss_v3.jsonl"
 # translations, and near_miss_v2_pages.jsonl) was measured before any of its items was listed.
 V2_FOLD_B = ("greshake", "garak", "Invariant")
 V2_FOLD_B_NEAR = "near_miss_v2_pages.jsonl"
+# The same for tuning r3 (declared when it landed, before any r3 item was listed): fold A is
+# israelo19/promptguard and its translations and encodings, fold B HackTricks and the two
+# injection labs (with theirs).
+R3_FOLD_B = ("HackTricks", "r3-hacktricks", "minilab", "r3-lab", "prompt-injection-lab")
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 
 
@@ -83,10 +87,14 @@ def load_optional(name: str, split: str | None = None) -> list[dict]:
 
 
 def v2_fold(row: dict) -> str:
-    """``a`` or ``b`` (held back first) for a v2 attack or near-miss row; ``""`` otherwise."""
+    """``a`` or ``b`` (held back first) for a v2 or r3 attack or near-miss row; ``""`` for
+    the other splits."""
+    source = row.get("source", "")
+    if row.get("split") == "tuning_r3":
+        return "b" if any(s in source for s in R3_FOLD_B) else "a"
     if row.get("split") != "heldout_v2":
         return ""
-    if row.get("file") == V2_FOLD_B_NEAR or any(s in row.get("source", "") for s in V2_FOLD_B):
+    if row.get("file") == V2_FOLD_B_NEAR or any(s in source for s in V2_FOLD_B):
         return "b"
     return "a"
 
@@ -185,7 +193,8 @@ def recall(attacks: list[dict], hosts: list[str], misses: str | None, fold: str 
             src[0] += 1
             src[1] += bool(flagged)
             if v2_fold(a):
-                for key in ((v2_fold(a), a["lang"], "all"), (v2_fold(a), a["lang"], a["family"])):
+                f = ("r3 " if a["split"] == "tuning_r3" else "v2 ") + v2_fold(a)
+                for key in ((f, a["lang"], "all"), (f, a["lang"], a["family"])):
                     folds[key][0] += 1
                     folds[key][1] += bool(flagged)
             kind = {"verbatim": "published", "translated": "translated by refgate"}.get(
@@ -232,7 +241,7 @@ def main() -> None:
         "--v2-fold",
         choices=("a", "b", "all"),
         default="all",
-        help="with --misses v2 / --show-fp v2: list only this leave-source-out fold",
+        help="with --misses v2|tuning_r3 / --show-fp v2: list only this leave-source-out fold",
     )
     ap.add_argument(
         "--no-v3",
@@ -279,7 +288,13 @@ def main() -> None:
     print("by source:")
     for (split, src, lang), (n, d) in sorted(res["sources"].items()):
         print(f"  {splits[split]}, {src}, {lang}: {d}/{n} = {pct(d, n)}")
-    print("v2 leave-source-out folds (B: " + ", ".join(V2_FOLD_B) + f", {V2_FOLD_B_NEAR}):")
+    print(
+        "leave-source-out folds (v2 B: "
+        + ", ".join(V2_FOLD_B)
+        + f", {V2_FOLD_B_NEAR}; r3 B: "
+        + ", ".join(R3_FOLD_B)
+        + "):"
+    )
     for (fold, lang, fam), (n, d) in sorted(res["folds"].items()):
         print(f"  fold {fold}, {lang}, {fam}: {d}/{n} = {pct(d, n)}")
     print("families that fired, per attack family (tuning splits):")
