@@ -1,14 +1,18 @@
 """Train the injection classifier shipped with refgate (issue 14's second layer), deterministically.
 
-Data (never the held-out v2 files; protocol in docs/benchmarks.md, "Injection classifier"):
-positives are every phrasing of benchmarks/data/injection/attacks.jsonl and
-attacks_tuning_r2.jsonl, the BIPIA text attacks (classifier_extra.jsonl) and, when given, the
-Tensor Trust robustness benchmark attacks (``--tensor-trust FILE...``, not shipped: no licence);
-negatives are near_miss.jsonl, the FOMC statement paragraphs, TAT-QA dev contexts 1-140, the
-``train`` negatives of classifier_extra.jsonl (BIPIA emails, Korean movie reviews of nsmc) and
-Korean paragraphs of the design documents (``--seeds DIR``). The threshold is set on negatives
-held out of training: FOMC minutes chunks, the ``threshold`` part of classifier_extra.jsonl, and
-the out-of-fold scores of near_miss.jsonl.
+Data (never the blind held-out v3 files; protocol in docs/benchmarks.md, "Injection
+classifier"): positives are every phrasing of benchmarks/data/injection/attacks.jsonl (v1),
+attacks_tuning_r2.jsonl, attacks_v2.jsonl (held out in the second round, training material since
+the third), attacks_tuning_r3.jsonl, the BIPIA text attacks (classifier_extra.jsonl) and, when
+given, the Tensor Trust robustness benchmark attacks (``--tensor-trust FILE...``, not shipped: no
+licence); negatives are the near-misses (near_miss.jsonl, near_miss_v2.jsonl,
+near_miss_v2_pages.jsonl), the FOMC statement paragraphs, TAT-QA dev contexts 1-140, the
+``train`` negatives of classifier_extra.jsonl (BIPIA emails, Korean movie reviews of nsmc),
+Korean paragraphs of the design documents (``--seeds DIR``) and refgate's own docs. The
+threshold is set on negatives held out of training: FOMC minutes chunks, the ``threshold`` part
+of classifier_extra.jsonl, and the out-of-fold scores of the near-misses (per language).
+Cross-validation folds are grouped by source (the collection a phrasing or negative comes
+from; v1's templates).
 
 Run:
   python scripts/train_injection_classifier.py --tensor-trust A.jsonl B.jsonl --seeds DIR --cv
@@ -39,11 +43,14 @@ DATA = ROOT / "benchmarks" / "data" / "injection"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from injection_families import (  # noqa: E402
+    V3_ATTACKS,
+    V3_NEAR,
     embedded,
-    load,
     minutes_chunks,
+    source_group,
     statement_paragraphs,
 )
+from injection_families import load as _load  # noqa: E402
 
 from refgate.provenance import inspect_injection  # noqa: E402
 from refgate.provenance.injection.classifier import (  # noqa: E402
@@ -70,6 +77,44 @@ NEAR_MISS_FP, REAL_FP = 0.01, 0.005
 PRUNE = 0.01
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _LETTER = re.compile(r"[^\W\d_]")
+
+
+#: Attack and near-miss files trained on (the blind v3 files never are).
+ATTACK_FILES = ("attacks.jsonl", "attacks_tuning_r2.jsonl", "attacks_v2.jsonl")
+OPTIONAL_ATTACK_FILES = ("attacks_tuning_r3.jsonl",)
+NEAR_FILES = ("near_miss.jsonl", "near_miss_v2.jsonl", "near_miss_v2_pages.jsonl")
+
+
+def load(name: str) -> list[dict]:
+    """A corpus file; the blind held-out v3 files are refused."""
+    if name in (V3_ATTACKS, V3_NEAR) or "v3" in name:
+        raise SystemExit(f"{name} is blind held-out material: never trained on")
+    return _load(name)
+
+
+def attack_rows() -> list[dict]:
+    rows = [r for name in ATTACK_FILES for r in load(name)]
+    rows += [r for name in OPTIONAL_ATTACK_FILES if (DATA / name).exists() for r in load(name)]
+    return rows
+
+
+def near_rows() -> list[dict]:
+    return [x for name in NEAR_FILES for x in load(name)]
+
+
+def _group(row: dict) -> str:
+    """The CV group of a phrasing: v1's template, else the collection it comes from (a
+    refgate translation or encoding goes with its source)."""
+    if row.get("split") in ("tuning", "heldout"):
+        return "v1:" + row.get("group", row["id"])
+    return "src:" + source_group(row.get("source", "")).split(" (")[0]
+
+
+def _near_group(row: dict) -> str:
+    if row.get("split") in ("tuning", "heldout"):
+        return "nm:" + row["id"]
+    src = row.get("source", "")
+    return "nmsrc:" + (src.split(" ")[0] if src else row["id"])
 
 
 @dataclass
@@ -139,8 +184,7 @@ def tensor_trust(paths: list[Path]) -> list[tuple[str, str]]:
 
 def positives(tt: list[Path]) -> list[Sample]:
     out = [
-        Sample(a["text"], 1, "v1:" + a.get("group", a["id"]), a["lang"], a["split"], a["family"])
-        for a in load("attacks.jsonl") + load("attacks_tuning_r2.jsonl")
+        Sample(a["text"], 1, _group(a), a["lang"], a["split"], a["family"]) for a in attack_rows()
     ]
     extra = load("classifier_extra.jsonl")
     out += [Sample(x["text"], 1, x["group"], x["lang"], "bipia") for x in extra if x["label"]]
@@ -149,9 +193,12 @@ def positives(tt: list[Path]) -> list[Sample]:
 
 
 def negatives(window: int, seeds: Path | None) -> list[Sample]:
+    # near-misses as the classifier sees them: windows of up to ``window`` units (the v2
+    # near-misses are whole paragraphs)
     out = [
-        Sample(x["text"], 0, "nm:" + x["id"], x["lang"], "near_miss")
-        for x in load("near_miss.jsonl")
+        Sample(w, 0, _near_group(x), x["lang"], "near_miss")
+        for x in near_rows()
+        for w in _windows(x["text"], window)
     ]
     paragraphs: list[tuple[str, str, str, str]] = []
     paragraphs += [
@@ -244,8 +291,9 @@ def cross_validate(cfg: dict, tt: list[Path], seeds: Path | None, hosts: list[st
     pos, neg = positives(tt), negatives(cfg["window"], seeds)
     samples = pos + neg
     folds = GroupKFold(n_splits=5).split(samples, groups=[s.group for s in samples])
-    near = load("near_miss.jsonl")
-    near_group = {"nm:" + x["id"]: x for x in near}
+    near_by_group: dict[str, list[dict]] = defaultdict(list)
+    for x in near_rows():
+        near_by_group[_near_group(x)].append(x)
     oof_attack: list[tuple[Sample, float]] = []
     oof_near: dict[str, list[float]] = defaultdict(list)
     oof_real: list[float] = []
@@ -258,11 +306,11 @@ def cross_validate(cfg: dict, tt: list[Path], seeds: Path | None, hosts: list[st
             if s.label:
                 host_texts = embedded({"id": s.group + s.text[:40], "text": s.text}, hosts)
                 oof_attack += [(s, gated(clf, t, cfg)) for _, t in host_texts]
-        for g in groups & near_group.keys():
-            x = near_group[g]
-            score = gated(clf, x["text"], cfg)
-            oof_near[x["lang"]].append(score)
-            oof_near_items.append((score, x["id"], x["text"]))
+        for g in groups & near_by_group.keys():
+            for x in near_by_group[g]:
+                score = gated(clf, x["text"], cfg)
+                oof_near[x["lang"]].append(score)
+                oof_near_items.append((score, x["id"], x["text"]))
         oof_real += [
             gated(clf, samples[i].text, cfg)
             for i in test_idx
@@ -278,7 +326,8 @@ def report_cv(cfg: dict, res: dict, show: int = 0) -> float:
     )
     by_source: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for s, score in res["attacks"]:
-        key = "v1+r2" if s.source in ("tuning", "heldout", "tuning_r2") else s.source
+        key = {"tuning": "v1+r2", "heldout": "v1+r2", "tuning_r2": "v1+r2"}.get(s.source, s.source)
+        key = f"{key} {s.lang}" if key in ("heldout_v2", "tuning_r3") else key
         by_source[key][0] += 1
         by_source[key][1] += score >= t
     parts = ", ".join(f"{k} {d}/{n}" for k, (n, d) in sorted(by_source.items()))

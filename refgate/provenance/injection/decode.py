@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from functools import cache
 
 from refgate.provenance.injection.lexicon import lexicon
+from refgate.provenance.injection.tokens import INVIS_RE
 
 _B64_RE = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _HEX_RE = re.compile(r"(?:[0-9a-fA-F]{2}){12,}")
@@ -127,6 +128,13 @@ def korean_deobfuscated(text: str) -> tuple[str, list[tuple[int, int, int, int]]
 
 
 @cache
+def reversed_words() -> frozenset[str]:
+    """Lexicon words of six letters or more spelled backwards (``snoitcurtsni``)."""
+    words = {w for w in lexicon().words if len(w) >= 6 and w.isalpha() and w.isascii()}
+    return frozenset(w[::-1] for w in words) - words
+
+
+@cache
 def rot13_words() -> frozenset[str]:
     """ROT13 forms of the lexicon's words of six letters or more (``vafgehpgvbaf``)."""
     words = {w for w in lexicon().words if len(w) >= 6 and w.isalpha() and w.isascii()}
@@ -185,7 +193,7 @@ def readable(decoded: str) -> bool:
 
 
 def decoded_scopes(
-    text: str, rot13_hint: bool = False
+    text: str, rot13_hint: bool = False, reversed_hint: bool = False
 ) -> list[tuple[str, str, Callable[[int, int], tuple[int, int] | None]]]:
     """(scope, decoded text, span mapper back to ``text``) for the scans of decoded payloads.
     The mapper of obfuscated Korean returns None for a span outside every replaced run (a
@@ -196,11 +204,30 @@ def decoded_scopes(
             out.append((scope, decoded, lambda a, b: (a, b)))
         else:
             out.append((scope, decoded, lambda a, b, s=span: s))
+    if reversed_hint:
+        n = len(text)
+        out.append(("reversed", text[::-1], lambda a, b: (n - b, n - a)))
+    if not text.isascii():
+        invisible = [m.start() for m in INVIS_RE.finditer(text)]
+        if len(invisible) >= 3:
+            # letters split by zero-width characters: rescan the text without them
+            gone = set(invisible)
+            kept = [i for i in range(len(text)) if i not in gone]
+            out.append(("zero_width", INVIS_RE.sub("", text), _index_mapper(kept)))
     if not text.isascii() and _HANGUL_ANY_RE.search(text):
         deob = korean_deobfuscated(text)
         if deob:
             out.append(("korean_obfuscated", deob[0], korean_span_mapper(deob[1])))
     return out
+
+
+def _index_mapper(kept: list[int]) -> Callable[[int, int], tuple[int, int] | None]:
+    def span_of(a: int, b: int) -> tuple[int, int] | None:
+        if not kept or a >= len(kept):
+            return None
+        return kept[a], kept[min(b, len(kept)) - 1] + 1
+
+    return span_of
 
 
 def korean_span_mapper(

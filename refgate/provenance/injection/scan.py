@@ -16,7 +16,12 @@ from typing import Any
 
 from refgate.provenance.injection import catalog, layer
 from refgate.provenance.injection.context import mention
-from refgate.provenance.injection.decode import decoded_scopes, readable, rot13_words
+from refgate.provenance.injection.decode import (
+    decoded_scopes,
+    readable,
+    reversed_words,
+    rot13_words,
+)
 from refgate.provenance.injection.lexicon import ANCHORS
 from refgate.provenance.injection.report import (
     MAX_EXCERPT,
@@ -46,18 +51,22 @@ def decode_tags(run: str) -> str:
 _SEEN_RAW: set[str] = set()
 _HOT_RAW: set[str] = set()
 _ROT13_RAW: set[str] = set()  # raw words that are ROT13 forms of lexicon words
+_REV_RAW: set[str] = set()  # raw words that are lexicon words spelled backwards
 _SHORT_RUN_RE = re.compile(rb"[\x01-\x03]{3,}")
 # Unicode tag characters (U+E0000-E007F) spell ASCII; the same offset over the rest of plane 14
 # spells any other character (garak's Tag probe writes Korean so: U+E0000 + U+AC00 ...)
 _TAG_RUN_RE = re.compile("[\U000e0000-\U000effff]+")
 _RAW_TOKEN_RE = re.compile(r"\S+")
 _WIN_BEFORE, _WIN_AFTER = 10, 12
+# decoded scopes whose readable text is no signal by itself (the plain text is readable too)
+_NO_PROSE_SIGNAL = frozenset({"korean_obfuscated", "zero_width", "reversed"})
 
 
 def _forget_seen() -> None:
     _SEEN_RAW.clear()
     _HOT_RAW.clear()
     _ROT13_RAW.clear()
+    _REV_RAW.clear()
 
 
 catalog.on_change(_forget_seen)
@@ -118,15 +127,21 @@ def token_hits(
     if new:
         if len(_SEEN_RAW) >= _MEMO_LIMIT:
             _forget_seen()
-        rot = rot13_words()
+        rot, rev = rot13_words(), reversed_words()
         for t in new:
             if classify_raw(t).hot:
                 _HOT_RAW.add(t)
-            if len(t) >= 6 and t.strip(".,;:!?\"'()").lower() in rot:
-                _ROT13_RAW.add(t)
+            if len(t) >= 6:
+                bare = t.strip(".,;:!?\"'()").lower()
+                if bare in rot:
+                    _ROT13_RAW.add(t)
+                elif bare in rev:
+                    _REV_RAW.add(t)
         _SEEN_RAW.update(new)
-    if notes is not None and _ROT13_RAW:
-        notes["rot13"] = len({t.strip(".,;:!?\"'()").lower() for t in uniq & _ROT13_RAW})
+    if notes is not None:
+        for key, found in (("rot13", _ROT13_RAW), ("reversed", _REV_RAW)):
+            if found:
+                notes[key] = len({t.strip(".,;:!?\"'()").lower() for t in uniq & found})
     hot = uniq & _HOT_RAW
     anchors = [i for i, t in enumerate(tokens) if t in hot] if hot else []
     override, run_end = _letter_runs(tokens, anchors)
@@ -250,14 +265,15 @@ def merge(signals: list[InjectionSignal]) -> list[InjectionSignal]:
     return merged
 
 
-def _decoded(text: str, scopes: list[str], rot13_hint: bool = False) -> list[InjectionSignal]:
+def _decoded(text: str, scopes: list[str], notes: dict[str, Any]) -> list[InjectionSignal]:
     """Signals of decoded payloads, reported under the family encoded_payload."""
     out: list[InjectionSignal] = []
-    for scope, decoded, span_of in decoded_scopes(text, rot13_hint):
+    hints = notes.get("rot13", 0) >= 2, notes.get("reversed", 0) >= 2
+    for scope, decoded, span_of in decoded_scopes(text, *hints):
         found = scan(decoded, scope, span_of)
         if scope == "rot13":
             found = [s for s in found if s.rule != "decode_and_follow"]
-        elif not found and scope != "korean_obfuscated" and readable(decoded):
+        elif not found and scope not in _NO_PROSE_SIGNAL and readable(decoded):
             # readable prose hidden in an encoding is an obfuscation signal by itself
             found = [
                 InjectionSignal(
@@ -291,7 +307,7 @@ def inspect_injection(text: str, *, classifier: bool | None = None) -> Injection
         if any(h.strip() for h in hidden):
             scopes.append("tag_characters")
             signals += _tag_scope(text)
-    signals += _decoded(text, scopes, notes.get("rot13", 0) >= 2)
+    signals += _decoded(text, scopes, notes)
     if layer.enabled(classifier):
         signals += layer.classifier_signals(text)
     return InjectionReport(signals=merge(signals), scopes=scopes)
