@@ -12,8 +12,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from refgate.nodes.gate import check as gate_check
-from refgate.nodes.gate import check_answer, markdown
+from refgate.nodes.gate import check_answer, markdown, matching, mentions, ranking
 from refgate.nodes.gate.index import build_index
 from refgate.nodes.gate.markdown import split_units
 from refgate.nodes.gate.numbers import Num, span_test
@@ -33,17 +32,17 @@ RANK_PIECES = [
 def test_rank_hint_precedes_every_rank_match(pieces, glue):
     text = ("" if glue else " ").join(pieces)
     low = text.lower()
-    if gate_check._RANK.search(low):
-        assert gate_check._RANK_HINT.search(low), text
-    # _ranks with and without the pre-search agree.
+    if ranking._RANK.search(low):
+        assert ranking._RANK_HINT.search(low), text
+    # ranks with and without the pre-search agree.
     full = []
-    for m in gate_check._RANK.finditer(low):
+    for m in ranking._RANK.finditer(low):
         s = m.start()
         glued = s and low[s - 1].isascii() and (low[s - 1].isalnum() or low[s - 1] == "_")
         if glued and m.group()[0].isascii() and m.group()[0].isalpha():
             continue
         full.append((s, m.end(), text[s : m.end()]))
-    got = [r for r in gate_check._ranks(text, low) if gate_check._RANK.match(low, r[0])]
+    got = [r for r in ranking.ranks(text, low) if ranking._RANK.match(low, r[0])]
     assert got == full
 
 
@@ -78,12 +77,12 @@ HEADERS = [
     st.sampled_from(HEADERS),
 )
 def test_plain_cell_reads_as_the_full_scan_does(text, header):
-    full = [_mention_tuple(m) for m in gate_check._mentions_batch([text], [header])[0]]
-    fast = gate_check._plain_cell(text, header)
+    full = [_mention_tuple(m) for m in mentions._mentions_batch([text], [header])[0]]
+    fast = mentions._plain_cell(text, header)
     if fast is not None:
         assert [_mention_tuple(fast)] == full
     else:
-        assert text.startswith(("19", "20")) or gate_check._PLAIN_CELL.fullmatch(text) is None
+        assert text.startswith(("19", "20")) or mentions._PLAIN_CELL.fullmatch(text) is None
 
 
 SENTENCES = [
@@ -99,8 +98,8 @@ SENTENCES = [
 
 @given(st.lists(st.sampled_from(SENTENCES), min_size=1, max_size=6))
 def test_batch_scan_equals_one_text_at_a_time(texts):
-    batch = gate_check._mentions_batch(texts)
-    single = [gate_check._mentions_batch([t])[0] for t in texts]
+    batch = mentions._mentions_batch(texts)
+    single = [mentions._mentions_batch([t])[0] for t in texts]
     assert [[_mention_tuple(m) for m in ms] for ms in batch] == [
         [_mention_tuple(m) for m in ms] for ms in single
     ]
@@ -144,16 +143,16 @@ def test_linear_lookup_equals_sorted_arrays(vals, claim):
         "units": {f"v{i}": u for i, (_, u) in enumerate(vals)},
     }
     ref = Ref(id="val_00000000aa", kind="valueRef", payload=payload)
-    nums = [m.num for m in gate_check._mentions_batch([claim])[0] if m.num is not None]
+    nums = [m.num for m in mentions._mentions_batch([claim])[0] if m.num is not None]
     assert nums
     for num in nums:
-        linear = gate_check._match_number(num, [build_index(ref)])
-        saved = gate_check._LINEAR_MAX
-        gate_check._LINEAR_MAX = -1  # force the sorted arrays
+        linear = matching.match_number(num, [build_index(ref)])
+        saved = matching._LINEAR_MAX
+        matching._LINEAR_MAX = -1  # force the sorted arrays
         try:
-            arrays = gate_check._match_number(num, [build_index(ref)])
+            arrays = matching.match_number(num, [build_index(ref)])
         finally:
-            gate_check._LINEAR_MAX = saved
+            matching._LINEAR_MAX = saved
         assert linear == arrays
 
 
