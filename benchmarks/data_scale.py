@@ -30,7 +30,7 @@ from refgate.config import Settings
 from refgate.refs import RefLedger
 from refgate.tools.registry import get_spec
 from refgate.tools.run_python import run_python
-from refgate.tools.sandbox.host import Limits
+from refgate.tools.sandbox.limits import Limits
 from refgate.toolspec import ToolContext
 from refgate.workspace import load_workspace
 

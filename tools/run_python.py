@@ -6,7 +6,7 @@ Each call issues an executionRef (code, ok/error, trimmed stdout/stderr, duratio
 code succeeds, one tableRef / valueRef / dateRef per ``emit_result`` part. Refs issued by engine
 capabilities the code calls (``engine.<name>(...)``) join the call's refs.
 
-Isolation (see ``refgate.tools.sandbox.host``): bubblewrap by default; ``REFGATE_SANDBOX=rlimits``
+Isolation (see ``refgate.tools.sandbox.confine``): bubblewrap by default; ``REFGATE_SANDBOX=rlimits``
 selects the weaker rlimits-only mode explicitly. With bubblewrap missing the call is refused.
 """
 
@@ -26,12 +26,10 @@ from refgate.refs import Ref, RefLedger, new_ref_id
 from refgate.tools.engine_call import CapabilityError, invoke_capability
 from refgate.tools.read_capability import clean_signature
 from refgate.tools.sandbox.emit import EmitCollector, EmitRejected
-from refgate.tools.sandbox.host import (
-    DatasetMount,
-    Limits,
-    SandboxError,
-    get_worker,
-)
+from refgate.tools.sandbox.errors import SandboxError
+from refgate.tools.sandbox.host import get_worker
+from refgate.tools.sandbox.limits import Limits
+from refgate.tools.sandbox.mounts import DatasetMount
 from refgate.tools.sandbox.policy import CodeRejected, check_code
 from refgate.tools.warehouse import run_query
 from refgate.toolspec import ToolContext, ToolResult, ToolSpec

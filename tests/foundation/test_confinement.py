@@ -91,7 +91,8 @@ def test_a_dataset_swapped_for_a_symlink_after_loading_is_refused_at_open_and_mo
     from refgate.config import Settings
     from refgate.tools.frames import load_frame
     from refgate.tools.run_python import run_python
-    from refgate.tools.sandbox.host import DatasetMount, SandboxError, confined_source
+    from refgate.tools.sandbox.errors import SandboxError
+    from refgate.tools.sandbox.mounts import DatasetMount, confined_source
 
     ws = make_ws(tmp_path / "ws", '[datasets.a]\npath = "d.csv"\n')
     (ws / "d.csv").write_text(CSV)

@@ -9,8 +9,10 @@ from sandbox_helpers import descendants, needs_bwrap
 
 from refgate.config import Settings
 from refgate.tools.run_python import run_python
-from refgate.tools.sandbox import host
-from refgate.tools.sandbox.host import PRIVATE_UIDS, SandboxUnavailable, Worker, shutdown_pool
+from refgate.tools.sandbox import confine, host
+from refgate.tools.sandbox.errors import SandboxError, SandboxUnavailable
+from refgate.tools.sandbox.host import Worker, shutdown_pool
+from refgate.tools.sandbox.limits import PRIVATE_UIDS
 
 
 @pytest.fixture
@@ -21,7 +23,7 @@ def no_pool():
 
 
 def test_missing_bwrap_is_refused_with_the_weaker_setting_named(monkeypatch, no_pool):
-    monkeypatch.setattr(host, "find_bwrap", lambda: None)
+    monkeypatch.setattr(confine, "find_bwrap", lambda: None)
     result = run_python("print('should not run')", settings=Settings(sandbox="bwrap"))
     assert not result.ok
     assert "bubblewrap (bwrap) is not installed" in result.error
@@ -37,7 +39,7 @@ def test_a_broken_bwrap_reports_its_own_message(monkeypatch, tmp_path, no_pool):
         "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n"
     )
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setattr(host, "find_bwrap", lambda: str(fake))
+    monkeypatch.setattr(confine, "find_bwrap", lambda: str(fake))
     with pytest.raises(SandboxUnavailable) as err:
         Worker("bwrap").start(timeout=10)
     message = str(err.value)
@@ -46,7 +48,7 @@ def test_a_broken_bwrap_reports_its_own_message(monkeypatch, tmp_path, no_pool):
 
 
 def test_unknown_mode_is_a_clear_error():
-    with pytest.raises(host.SandboxError, match="unknown sandbox mode 'docker'"):
+    with pytest.raises(SandboxError, match="unknown sandbox mode 'docker'"):
         Worker("docker")
 
 

@@ -4,13 +4,14 @@ import shutil
 
 import pytest
 
-from refgate.tools.sandbox import host
+from refgate.tools.sandbox import confine
+from refgate.tools.sandbox.limits import Limits
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 def test_binds_under_tmp_are_mounted_after_the_scratch_tmpfs(monkeypatch):
-    monkeypatch.setattr(host, "_python_roots", lambda: ["/tmp/ci-checkout/.venv", "/usr"])
-    cmd = host.Worker("bwrap")._command(3)
+    monkeypatch.setattr(confine, "_python_roots", lambda: ["/tmp/ci-checkout/.venv", "/usr"])
+    cmd = confine.command("bwrap", 3, (), Limits())
     tmpfs = max(i for i, a in enumerate(cmd) if a == "--tmpfs" and cmd[i + 1] == "/tmp")
     venv_bind = next(
         i for i, a in enumerate(cmd) if a == "--ro-bind" and cmd[i + 2] == "/tmp/ci-checkout/.venv"

@@ -14,7 +14,8 @@ import pytest
 from sandbox_helpers import SAMPLE, call_processes, needs_bwrap
 
 from refgate.tools.run_python import run_python
-from refgate.tools.sandbox.host import PRIVATE_UIDS, Worker, get_worker, shutdown_pool
+from refgate.tools.sandbox.host import Worker, get_worker, shutdown_pool
+from refgate.tools.sandbox.limits import PRIVATE_UIDS
 
 pytestmark = needs_bwrap
 

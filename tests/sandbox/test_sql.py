@@ -7,7 +7,7 @@ import pytest
 from sandbox_helpers import needs_bwrap
 
 from refgate.tools.run_python import run_python
-from refgate.tools.sandbox.host import Limits
+from refgate.tools.sandbox.limits import Limits
 from refgate.workspace import load_workspace
 
 pytestmark = needs_bwrap
