@@ -1,16 +1,18 @@
 """The second layer of inspect_injection (issue 14): refgate's shipped classifier
 (refgate/provenance/injection/classifier.json, trained by scripts/train_injection_classifier.py)
-on the held-out v2 split, per family and language: rules alone, classifier alone, rules OR
-classifier; false positives on the v2 near-misses and on real paragraphs (those not trained on
-marked); and, for the record, the third-party candidates of the first round.
+per family and language: rules alone, classifier alone, rules OR classifier; false positives on
+the near-misses and on real paragraphs (those not trained on marked); and, for the record, the
+third-party candidates of the first round.
 
 Detected / flagged: a signal at medium or high, as in benchmarks/injection_families.py (same
-embeddings of each attack in FOMC paragraphs). v2 is reported in aggregate per cell, never item
-by item.
+embeddings of each attack in FOMC paragraphs). The blind held-out v3 split is evaluated when its
+files exist and ``--no-v3`` is not given, in aggregate per family and language only (never item
+by item); it is never trained on. With ``--no-v3`` the tuning splits v2 and r3 are reported
+instead (training material of both layers since the third round: in-sample figures).
 
-Run: ``python benchmarks/injection_classifier.py`` (refgate's classifier, v2);
-``--candidate jailguard|nanoguard`` re-runs a third-party package on v1 (install it first; neither
-is a dependency of refgate).
+Run: ``python benchmarks/injection_classifier.py`` (the one v3 run, by the lead);
+``--no-v3`` (the tuning splits); ``--candidate jailguard|nanoguard`` re-runs a third-party package
+on v1 (install it first; neither is a dependency of refgate).
 """
 
 from __future__ import annotations
@@ -24,8 +26,11 @@ from injection_families import (
     DATA,
     FLAG,
     ROOT,
+    V3_ATTACKS,
+    V3_NEAR,
     embedded,
     load,
+    load_optional,
     minutes_chunks,
     pct,
     statement_paragraphs,
@@ -76,10 +81,11 @@ def count(texts: list[str], clf: Callable[[str], bool]) -> tuple[int, int, int, 
     return n, r, c, u
 
 
-def v2(clf: Callable[[str], bool]) -> None:
+def evaluate(clf: Callable[[str], bool], attacks: list[dict], near: list[dict], name: str) -> None:
+    """Per family and language (never per item): rules, classifier, rules OR classifier."""
     hosts = statement_paragraphs()
     cells: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
-    for a in load("attacks_v2.jsonl"):
+    for a in attacks:
         for _, text in embedded(a, hosts):
             hit_r, hit_c = rules(text), clf(text)
             for key in (f"{a['family']} {a['lang']}", f"all {a['lang']}", "all"):
@@ -88,14 +94,14 @@ def v2(clf: Callable[[str], bool]) -> None:
                 cell[1] += hit_r
                 cell[2] += hit_c
                 cell[3] += hit_r or hit_c
-    table(dict(sorted(cells.items())), "held-out v2 attacks (detected)")
-    near = load("near_miss_v2.jsonl") + load("near_miss_v2_pages.jsonl")
+    table(dict(sorted(cells.items())), f"{name} attacks (detected)")
     negatives = {
-        f"v2 near-miss {lang}": [x["text"] for x in near if x["lang"] == lang]
+        f"{name} near-miss {lang}": [x["text"] for x in near if x["lang"] == lang]
         for lang in ("en", "ko")
+        if any(x["lang"] == lang for x in near)
     }
     negatives |= {
-        "TAT-QA dev 141-278 (never used)": tatqa(DATA / "tatqa_dev_heldout_paragraphs.jsonl"),
+        "TAT-QA dev 141-278 (never trained on)": tatqa(DATA / "tatqa_dev_heldout_paragraphs.jsonl"),
         "FOMC minutes chunks (threshold only)": minutes_chunks(),
         "FOMC statement paragraphs (trained on)": statement_paragraphs(),
         "TAT-QA dev 1-140 (trained on)": tatqa(
@@ -124,11 +130,23 @@ def main() -> None:
     ap.add_argument("--candidate", help="a third-party package instead: jailguard, nanoguard")
     ap.add_argument("--threshold", type=float, default=0.5, help="the candidate's threshold")
     ap.add_argument("--every", type=int, default=1, help="candidate: every Nth FOMC paragraph")
+    ap.add_argument(
+        "--no-v3", action="store_true", help="leave blind v3 unopened; report the tuning splits"
+    )
     args = ap.parse_args()
     if args.candidate:
         v1(candidate(args.candidate, args.threshold), args.every)
+    elif not args.no_v3:
+        if not (DATA / V3_ATTACKS).exists():
+            raise SystemExit(f"{V3_ATTACKS} not found; use --no-v3 for the tuning splits")
+        attacks = load_optional(V3_ATTACKS, "heldout_v3")
+        evaluate(ours, attacks, load_optional(V3_NEAR, "heldout_v3"), "held-out v3 (blind)")
     else:
-        v2(ours)
+        near = load("near_miss_v2.jsonl") + load("near_miss_v2_pages.jsonl")
+        evaluate(ours, load("attacks_v2.jsonl"), near, "v2 (trained on)")
+        r3 = load_optional("attacks_tuning_r3.jsonl", "tuning_r3")
+        if r3:
+            evaluate(ours, r3, [], "tuning r3 (trained on)")
 
 
 if __name__ == "__main__":

@@ -61,16 +61,33 @@ from refgate.provenance.injection.classifier import (  # noqa: E402
     units,
 )
 
-#: The configuration chosen by cross-validation (``--cv``), used by ``--write``.
+#: The configuration chosen by cross-validation (``--cv``), used by ``--write`` (third round):
+#: the highest macro average over training sources of the out-of-fold recall at the threshold
+#: (the micro average is dominated by Tensor Trust's 577 attacks) among the configurations
+#: whose written model flags none of the FOMC minutes chunks held out for the threshold.
+#: n-grams 1-4 had the highest macro average (26.7% vs 22.6%) but needed 0.9995 on the minutes
+#: (5 of 1,830 flagged at its threshold); this one needs 0.52 there.
 CHOSEN = {"n_min": 2, "n_max": 5, "C": 3.0, "window": 2, "near_weight": 5.0, "pairs": True}
+#: The third round's grid (v2, r3 and every near-miss added; folds grouped by source).
 GRID = [
-    {"n_min": 2, "n_max": 5, "C": 1.0, "window": 1},
-    {"n_min": 2, "n_max": 5, "C": 1.0, "window": 3},
-    {"n_min": 2, "n_max": 5, "C": 1.0, "window": 2, "near_weight": 5.0},
-    {"n_min": 2, "n_max": 5, "C": 0.3, "window": 2},
-    {"n_min": 3, "n_max": 5, "C": 1.0, "window": 2},
-    {"n_min": 1, "n_max": 4, "C": 1.0, "window": 2},
-    {"n_min": 2, "n_max": 5, "C": 3.0, "window": 2, "near_weight": 5.0},
+    {"n_min": 2, "n_max": 5, "C": 3.0, "window": 2, "near_weight": 5.0, "pairs": True},
+    {"n_min": 2, "n_max": 5, "C": 1.0, "window": 2, "near_weight": 5.0, "pairs": True},
+    {"n_min": 2, "n_max": 5, "C": 10.0, "window": 2, "near_weight": 5.0, "pairs": True},
+    {"n_min": 2, "n_max": 5, "C": 3.0, "window": 2, "near_weight": 2.0, "pairs": True},
+    {"n_min": 2, "n_max": 5, "C": 3.0, "window": 2, "near_weight": 10.0, "pairs": True},
+    {"n_min": 2, "n_max": 5, "C": 3.0, "window": 1, "near_weight": 5.0, "pairs": True},
+    {"n_min": 2, "n_max": 5, "C": 3.0, "window": 3, "near_weight": 5.0, "pairs": True},
+    {"n_min": 1, "n_max": 4, "C": 3.0, "window": 2, "near_weight": 5.0, "pairs": True},
+    {"n_min": 2, "n_max": 5, "C": 3.0, "window": 2, "near_weight": 5.0, "pairs": False},
+    {
+        "n_min": 2,
+        "n_max": 5,
+        "C": 3.0,
+        "window": 2,
+        "near_weight": 5.0,
+        "pairs": True,
+        "gate": True,
+    },
 ]
 NEAR_MISS_FP, REAL_FP = 0.01, 0.005
 #: Weights smaller than this are dropped (a smaller file; scores change by < 1%).
@@ -332,6 +349,7 @@ def report_cv(cfg: dict, res: dict, show: int = 0) -> float:
         by_source[key][1] += score >= t
     parts = ", ".join(f"{k} {d}/{n}" for k, (n, d) in sorted(by_source.items()))
     total = sum(d for _, d in by_source.values()) / max(1, sum(n for n, _ in by_source.values()))
+    macro = sum(d / n for n, d in by_source.values()) / max(1, len(by_source))
     for q in (0.5, 0.8, 0.9, 0.95, 0.98):
         fp = {k: sum(x >= q for x in v) / len(v) for k, v in res["near"].items()}
         fp["real"] = sum(x >= q for x in res["real"]) / max(1, len(res["real"]))
@@ -345,10 +363,11 @@ def report_cv(cfg: dict, res: dict, show: int = 0) -> float:
         for score, nid, text in sorted(res["near_items"], reverse=True)[:show]:
             print(f"  near-miss {nid} {score:.4f}: {text[:140]!r}")
     print(
-        f"{cfg}: threshold {t:.3f}; OOF recall (4 embeddings each) {total:.1%} ({parts})",
+        f"{cfg}: threshold {t:.3f}; OOF recall (4 embeddings each) {total:.1%}, macro over "
+        f"sources {macro:.1%} ({parts})",
         flush=True,
     )
-    return total
+    return macro
 
 
 def main() -> None:
@@ -374,7 +393,7 @@ def main() -> None:
         pos, neg = positives(args.tensor_trust), negatives(cfg["window"], args.seeds)
         clf = fit(pos + neg, cfg)
         levels = {
-            f"near-miss v1 {k} (out of fold)": lowest_threshold(v, NEAR_MISS_FP)
+            f"near-miss {k} (out of fold)": lowest_threshold(v, NEAR_MISS_FP)
             for k, v in res["near"].items()
         }
         for name, texts in threshold_negatives().items():
