@@ -13,9 +13,19 @@ in the FOMC statements) moves the fused ranking little, while a BM25 list with a
 it; no list contributes by rank position alone. The theoretical minimum (rather than the
 candidates' minimum) keeps a narrow cosine spread narrow instead of stretching it to [0, 1].
 
-The dense weight ``alpha`` is 0.7 for a query of up to 15 words and rises to 0.95 at 30 words
-(``dense_weight_for``). Reciprocal-rank fusion (``rrf_fuse``, Cormack et al. 2009) stays
-available (``fusion="rrf"``).
+The dense weight ``alpha`` (``dense_weight_for``) depends on the corpus and on the query:
+
+- **the corpus's homogeneity** to the embedder, the mean cosine between two of its chunks
+  (``homogeneity``): in a corpus whose documents all look alike to the embedder (FOMC statements:
+  0.67) cosines barely tell documents apart and BM25's exact terms decide, in a varied one
+  (filings, annual-report paragraphs: 0.22-0.33) the dense side reads paraphrases BM25 misses.
+  The base weight is 0.85 up to a homogeneity of 0.35 and falls linearly to 0.6 at 0.65;
+- **the query's length**: from 15 words the weight rises linearly from that base to 0.95 at 30
+  words (a verbose question's instruction words mislead BM25).
+
+Without a corpus statistic the base is ``DENSE_WEIGHT`` (0.7). How these were chosen, and on what:
+docs/benchmarks.md, "Long documents". Reciprocal-rank fusion (``rrf_fuse``, Cormack et al. 2009)
+stays available (``fusion="rrf"``).
 """
 
 from __future__ import annotations
@@ -25,8 +35,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-#: Weight of the dense score in the convex combination (1 - it goes to BM25) for a short query.
+#: Weight of the dense score in the convex combination (1 - it goes to BM25) for a short query
+#: when the corpus's homogeneity is not known.
 DENSE_WEIGHT = 0.7
+#: The base weight by the corpus's homogeneity (mean cosine between two chunks): ``VARIED_WEIGHT``
+#: up to ``VARIED_CORPUS``, falling linearly to ``UNIFORM_WEIGHT`` at ``UNIFORM_CORPUS``.
+VARIED_CORPUS = 0.35
+UNIFORM_CORPUS = 0.65
+VARIED_WEIGHT = 0.85
+UNIFORM_WEIGHT = 0.6
 #: A verbose query (an analyst's full question, instructions included) gets more dense weight:
 #: BM25 scores every one of its words, and the instructions' words ("balance sheet", "USD",
 #: "answer") rank the wrong pages; the dense side reads the question as a whole. The weight
@@ -38,15 +55,41 @@ LONG_QUERY_WEIGHT = 0.95
 _WORD = re.compile(r"\w+")
 
 
-def dense_weight_for(query: str) -> float:
-    """The default dense weight for ``query``, by its length in words."""
+def base_dense_weight(homogeneity: float | None) -> float:
+    """The dense weight for a short query over a corpus of this ``homogeneity`` (None: unknown)."""
+    if homogeneity is None:
+        return DENSE_WEIGHT
+    t = (float(homogeneity) - VARIED_CORPUS) / (UNIFORM_CORPUS - VARIED_CORPUS)
+    t = min(1.0, max(0.0, t))
+    return VARIED_WEIGHT + t * (UNIFORM_WEIGHT - VARIED_WEIGHT)
+
+
+def dense_weight_for(query: str, homogeneity: float | None = None) -> float:
+    """The default dense weight for ``query`` over a corpus of this ``homogeneity``: the corpus's
+    base weight, rising with the query's length in words to ``LONG_QUERY_WEIGHT``."""
+    base = base_dense_weight(homogeneity)
     n = len(_WORD.findall(query))
     if n <= SHORT_QUERY_WORDS:
-        return DENSE_WEIGHT
+        return base
     if n >= LONG_QUERY_WORDS:
-        return LONG_QUERY_WEIGHT
+        return max(base, LONG_QUERY_WEIGHT)
     share = (n - SHORT_QUERY_WORDS) / (LONG_QUERY_WORDS - SHORT_QUERY_WORDS)
-    return DENSE_WEIGHT + share * (LONG_QUERY_WEIGHT - DENSE_WEIGHT)
+    return base + share * max(0.0, LONG_QUERY_WEIGHT - base)
+
+
+def corpus_homogeneity(vectors: np.ndarray) -> float:
+    """The mean cosine between two different rows of ``vectors`` (each normalised first): 0 for
+    fewer than two rows."""
+    v = np.asarray(vectors, dtype=np.float64)
+    if v.ndim != 2 or len(v) < 2:
+        return 0.0
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    v = v / norms
+    n = len(v)
+    # sum over all pairs = |sum of rows|^2; minus the n self-pairs, over n(n-1) ordered pairs
+    total = float(np.dot(v.sum(axis=0), v.sum(axis=0)))
+    return (total - float((np.linalg.norm(v, axis=1) ** 2).sum())) / (n * (n - 1))
 
 
 #: Theoretical minimum of each score: cosine of unit vectors, and BM25.

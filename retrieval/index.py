@@ -51,7 +51,13 @@ from refgate.retrieval.chunking import (
     Chunk,
     chunk_documents,
 )
-from refgate.retrieval.fusion import RRF_K, convex_fuse, dense_weight_for, rrf_fuse
+from refgate.retrieval.fusion import (
+    RRF_K,
+    convex_fuse,
+    corpus_homogeneity,
+    dense_weight_for,
+    rrf_fuse,
+)
 from refgate.retrieval.mmr import DEFAULT_LAMBDA, mmr_select
 from refgate.retrieval.windows import WINDOW_TOKENS, chunk_windows
 
@@ -87,6 +93,8 @@ HNSW_EF_SEARCH = 512
 #: ``fetch_k`` asks for more). Fusing deeper lists lets a chunk ranked modestly by both methods
 #: surface; it costs one more FAISS / BM25 top-n, not another scan.
 CANDIDATES = 100
+#: Chunks whose vectors estimate the corpus's homogeneity (all of them in a smaller index).
+HOMOGENEITY_SAMPLE = 4096
 
 
 def faiss_index_for(mat: np.ndarray) -> Any:
@@ -249,6 +257,7 @@ class DocumentIndex:
         self.cache_path: Path | None = None
         #: Window mode: the content hashes of each chunk's windows (the FAISS rows, in order).
         self.window_hashes: list[list[str]] | None = None
+        self._homogeneity: float | None = None
         self._set_windows(None)
 
     @property
@@ -516,6 +525,7 @@ class DocumentIndex:
         old_ids = {c.chunk_id for c in self.chunks}
         removed_chunks = len(old_ids - {c.chunk_id for c in chunks}) if existing else 0
         self.chunks, self.faiss_index, self.bm25 = chunks, index, bm25
+        self._homogeneity = None
         self._by_id = {c.chunk_id: i for i, c in enumerate(chunks)}
         self._filters_cache = {}
         now = datetime.now(UTC).isoformat(timespec="seconds")
@@ -550,6 +560,18 @@ class DocumentIndex:
         if self.faiss_index is not None and len(rows) != self.faiss_index.ntotal:
             return [""] * self.faiss_index.ntotal  # windows changed (embedder): reuse nothing
         return rows
+
+    @property
+    def homogeneity(self) -> float | None:
+        """The mean cosine between two chunks' vectors (``fusion.corpus_homogeneity``; over
+        ``HOMOGENEITY_SAMPLE`` evenly spaced chunks in a larger index), which sets the base dense
+        weight of hybrid search; None without vectors. Computed once per build, update or load."""
+        if self._homogeneity is None and self.faiss_index is not None and len(self.chunks) > 1:
+            n = len(self.chunks)
+            rows = np.unique(np.linspace(0, n - 1, min(n, HOMOGENEITY_SAMPLE)).astype(np.int64))
+            vecs = np.stack([self.chunk_vector(int(r)) for r in rows])
+            self._homogeneity = corpus_homogeneity(vecs)
+        return self._homogeneity
 
     def chunk_vector(self, row: int) -> np.ndarray:
         """The unit vector of chunk ``row`` (the mean of its windows in window mode)."""
@@ -812,8 +834,9 @@ class DocumentIndex:
 
         Filters are applied before ranking. ``mode="hybrid"`` takes the ``max(fetch_k, 100)`` best
         chunks of FAISS and of BM25, scores every candidate by both and fuses them
-        (``fusion="convex"``: ``dense_weight`` (default 0.7, rising to 0.95 for queries of 15 to
-        30 words, ``fusion.dense_weight_for``) times the cosine normalised by its
+        (``fusion="convex"``: ``dense_weight`` (default ``fusion.dense_weight_for``: 0.85 in a
+        varied corpus down to 0.6 in a uniform one, by ``homogeneity``, rising to 0.95 for
+        queries of 15 to 30 words) times the cosine normalised by its
         theoretical minimum and the query's maximum plus the rest times BM25 / its maximum;
         ``fusion="rrf"``: reciprocal rank); ``score`` = the fused score. ``"dense"`` / ``"bm25"``
         use one of them (``score`` = cosine / BM25). A chunk's cosine is its best window's in
@@ -829,7 +852,9 @@ class DocumentIndex:
         if fusion not in ("convex", "rrf"):
             raise ValueError(f"fusion must be convex or rrf, not {fusion!r}")
         lam = self.lambda_mult if lambda_mult is None else lambda_mult
-        alpha = dense_weight_for(query) if dense_weight is None else dense_weight
+        alpha = dense_weight
+        if alpha is None and mode == "hybrid" and fusion == "convex":
+            alpha = dense_weight_for(query, self.homogeneity)
         fetch = max(fetch_k or 4 * k, k)
         mask = self.filter_mask(filters)
         if mask is not None and not mask.any():

@@ -12,7 +12,13 @@ from refgate.retrieval.fusion import (
     LONG_QUERY_WEIGHT,
     LONG_QUERY_WORDS,
     SHORT_QUERY_WORDS,
+    UNIFORM_CORPUS,
+    UNIFORM_WEIGHT,
+    VARIED_CORPUS,
+    VARIED_WEIGHT,
+    base_dense_weight,
     convex_fuse,
+    corpus_homogeneity,
     dense_weight_for,
     normalise_scores,
     rrf_fuse,
@@ -154,8 +160,11 @@ def test_hybrid_hits_carry_both_scores_and_the_fused_score(small):
     cos_max = max(h.dense_score for h in hits)
     bm_max = max(h.bm25_score for h in hits)
     top = hits[0]
+    alpha = base_dense_weight(small.homogeneity)  # a 4-word query: the corpus's base weight
+    assert small.homogeneity is not None and 0.6 <= alpha <= 0.85
     assert top.score == pytest.approx(
-        0.7 * (top.dense_score + 1) / (cos_max + 1) + 0.3 * top.bm25_score / bm_max, abs=1e-6
+        alpha * (top.dense_score + 1) / (cos_max + 1) + (1 - alpha) * top.bm25_score / bm_max,
+        abs=1e-6,
     )
     # a chunk that BM25 does not match still gets its cosine and a BM25 score of 0
     assert any(h.bm25_score == 0.0 for h in hits)
@@ -189,13 +198,69 @@ def test_dense_weight_follows_the_query_length():
     assert dense_weight_for("What is U.S. 1/4?") == pytest.approx(0.7)
 
 
+def test_dense_weight_follows_the_corpus_homogeneity():
+    assert base_dense_weight(None) == DENSE_WEIGHT
+    assert base_dense_weight(0.1) == base_dense_weight(VARIED_CORPUS) == VARIED_WEIGHT == 0.85
+    assert base_dense_weight(0.95) == base_dense_weight(UNIFORM_CORPUS) == UNIFORM_WEIGHT == 0.6
+    assert base_dense_weight(0.5) == pytest.approx(0.85 - 0.5 * 0.25)
+    # the query's length raises the corpus's base weight towards 0.95
+    words = lambda n: " ".join(["rate"] * n)  # noqa: E731
+    assert dense_weight_for(words(5), 0.9) == pytest.approx(0.6)
+    assert dense_weight_for(words(22), 0.9) == pytest.approx(0.6 + 7 / 15 * 0.35)
+    assert dense_weight_for(words(22), 0.2) == pytest.approx(0.85 + 7 / 15 * 0.10)
+    assert dense_weight_for(words(40), 0.2) == dense_weight_for(words(40), 0.9) == 0.95
+
+
+def test_corpus_homogeneity_is_the_mean_cosine_between_two_different_rows():
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=(7, 5))
+    unit = v / np.linalg.norm(v, axis=1, keepdims=True)
+    pairs = [float(unit[i] @ unit[j]) for i in range(7) for j in range(7) if i != j]
+    assert corpus_homogeneity(v) == pytest.approx(np.mean(pairs))
+    assert corpus_homogeneity(np.ones((4, 3))) == pytest.approx(1.0)
+    assert corpus_homogeneity(np.eye(3)) == pytest.approx(0.0)
+    assert corpus_homogeneity(v[:1]) == 0.0
+
+
+def test_an_index_measures_its_homogeneity_once_per_build_and_update(tmp_path):
+    alike = [f"The Committee decided to keep the target range at {n} percent." for n in range(6)]
+    mixed = [
+        "Revenue grew 12 percent on higher cloud subscriptions.",
+        "The hurricane damaged refineries along the Gulf Coast.",
+        "Goodwill impairment testing uses discounted cash flows.",
+        "A term auction facility lends to depository institutions.",
+        "Jamo and syllables: 한국어 문장을 여기에 둔다.",
+        "Pension obligations rose as discount rates fell.",
+    ]
+    emb = HashingEmbeddings(64)
+
+    def index(texts, name):
+        docs = [Document(page_content=t, metadata={"doc_id": f"d{i}"}) for i, t in enumerate(texts)]
+        return DocumentIndex.build(docs, tmp_path / name, embeddings=emb)
+
+    uniform, varied = index(alike, "u"), index(mixed, "v")
+    assert uniform.homogeneity > varied.homogeneity
+    vecs = np.stack([varied.chunk_vector(i) for i in range(len(varied))])
+    assert varied.homogeneity == pytest.approx(corpus_homogeneity(vecs))
+    # reopened: the same figure; updated with other documents: measured again
+    assert DocumentIndex.load(tmp_path / "v", embeddings=emb).homogeneity == pytest.approx(
+        varied.homogeneity
+    )
+    before = uniform.homogeneity
+    uniform.update(
+        [Document(page_content=t, metadata={"doc_id": f"d{i}"}) for i, t in enumerate(mixed)]
+    )
+    assert uniform.homogeneity == pytest.approx(varied.homogeneity)
+    assert uniform.homogeneity != pytest.approx(before)
+
+
 def test_a_verbose_query_is_fused_with_the_higher_dense_weight(small):
     q = (
         "Assume that you are an analyst and answer the following question using only the "
         "statements: which swap lines with foreign central banks were extended to support the "
         "dollar funding of banks abroad?"
     )
-    alpha = dense_weight_for(q)
+    alpha = dense_weight_for(q, small.homogeneity)
     assert alpha == pytest.approx(0.95)
     hits = small.search(q, k=5, mmr=False)
     cos_max = max(h.dense_score for h in hits)
