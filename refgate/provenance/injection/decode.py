@@ -181,7 +181,7 @@ def encoded_runs(text: str, rot13_hint: bool = False) -> Iterator[tuple[str, tup
             decoded = bytes(chars).decode("utf-8", errors="replace")
             if _printable(decoded + " ") and sum(c.isalpha() for c in decoded) >= 4:
                 yield "binary", m.span(), decoded
-    if rot13_hint or _ROT13_RE.search(text):
+    if rot13_hint or ("13" in text and _ROT13_RE.search(text)):
         yield "rot13", (0, len(text)), codecs.decode(text, "rot_13")
 
 

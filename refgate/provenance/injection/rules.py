@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from itertools import accumulate
 from typing import Any
 
 from refgate.provenance.injection.lexicon import ANCHORS, lexicon
@@ -393,16 +394,14 @@ def regex_window_hits(
     """Regex rule hits in tokens[lo:hi]."""
     words = tokens[lo:hi]
     window = " ".join(words)
-    starts = []
-    pos = 0
-    for w in words:
-        starts.append(pos)
-        pos += len(w) + 1
+    starts: list[int] = []  # word start offsets, computed at the first match (most have none)
     rules = all_rules()
     hits: list[Hit] = []
     for k in sorted(rule_ids):
         rule = rules[k]
         for m in rule.pattern.finditer(window):
+            if not starts:
+                starts = list(accumulate((len(w) + 1 for w in words[:-1]), initial=0))
             a = _token_at(starts, m.start())
             b = _token_at(starts, max(m.start(), m.end() - 1))
             if rule.check == "directive_context" and not _directive_context(
