@@ -18,8 +18,9 @@ import numpy as np
 from langchain_core.documents import Document
 
 from refgate.retrieval import DocumentIndex, MiniLMEmbeddings, load_documents
+from refgate.retrieval.bm25 import build_bm25, stemmer
 from refgate.retrieval.chunking import Chunk, content_hash
-from refgate.retrieval.index import DEFAULT_LAMBDA
+from refgate.retrieval.mmr import DEFAULT_LAMBDA
 
 REPO = Path(__file__).resolve().parents[1]
 DIM = 384
@@ -51,7 +52,7 @@ def synthetic_index(n: int, vocab: list[str], rng: np.random.Generator, tmp: Pat
     index.add(vecs)
     manifest = {"bm25": {"stopwords": "en", "stemmer": "english"}, "documents": {}}
     di = DocumentIndex(tmp, chunks, index, None, MiniLMEmbeddings(), manifest)
-    di.bm25 = di._build_bm25(texts)
+    di.bm25 = build_bm25(texts, stemmer())
     di.lambda_mult = DEFAULT_LAMBDA
     return di
 

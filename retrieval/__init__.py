@@ -9,7 +9,9 @@ turns hits into external docRefs. WORK reaches it through the ``search_documents
 from refgate.embeddings import HashingEmbeddings, MiniLMEmbeddings, default_embeddings
 from refgate.retrieval.chunking import Chunk, chunk_documents, chunk_text, count_tokens
 from refgate.retrieval.documents import index_dir, load_documents, workspace_documents
-from refgate.retrieval.index import DocumentIndex, DocumentIndexError, Hit, UpdateResult
+from refgate.retrieval.index import DocumentIndex, Hit
+from refgate.retrieval.index_files import DocumentIndexError
+from refgate.retrieval.refresh import UpdateResult
 
 __all__ = [
     "Chunk",

@@ -25,7 +25,8 @@ from refgate.retrieval.citations import (
     table_refspecs,
 )
 from refgate.retrieval.documents import index_dir
-from refgate.retrieval.index import MANIFEST, DocumentIndex, DocumentIndexError
+from refgate.retrieval.index import DocumentIndex
+from refgate.retrieval.index_files import MANIFEST, DocumentIndexError
 from refgate.retrieval.loaders.pdf import page_tables
 
 #: Document-derived paths in the capability's data (section titles come from the text too).

@@ -40,7 +40,8 @@ def run_index(
     from refgate.embeddings import embeddings_id
     from refgate.retrieval import DocumentIndex, default_embeddings, index_dir
     from refgate.retrieval.documents import workspace_load
-    from refgate.retrieval.index import DENSE_UNIT, MANIFEST, DocumentIndexError
+    from refgate.retrieval.index import DENSE_UNIT
+    from refgate.retrieval.index_files import MANIFEST, DocumentIndexError
 
     docs = (report or workspace_load(workspace, progress=progress)).documents
     path = index_dir(workspace)

@@ -10,7 +10,7 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from refgate.retrieval import DocumentIndex, HashingEmbeddings, Hit
 from refgate.retrieval.cache import EmbeddingCache
-from refgate.retrieval.index import CACHE
+from refgate.retrieval.index_files import CACHE
 
 
 class Counting(HashingEmbeddings):

@@ -74,7 +74,7 @@ def test_window_index_reloads_filters_and_updates_incrementally(built):
 
 
 def test_a_big_index_is_an_hnsw_graph_that_filters_and_reloads(tmp_path, monkeypatch):
-    import refgate.retrieval.index as index_module
+    import refgate.retrieval.dense as dense_module
 
     docs = [
         Document(
@@ -85,7 +85,7 @@ def test_a_big_index_is_an_hnsw_graph_that_filters_and_reloads(tmp_path, monkeyp
     ]
     emb = HashingEmbeddings(64)
     flat = DocumentIndex.build(docs, tmp_path / "flat", embeddings=emb)
-    monkeypatch.setattr(index_module, "FLAT_MAX_VECTORS", 50)
+    monkeypatch.setattr(dense_module, "FLAT_MAX_VECTORS", 50)
     graph = DocumentIndex.build(docs, tmp_path / "hnsw", embeddings=emb)
     assert flat.manifest["faiss"] == "flat" and graph.manifest["faiss"] == "hnsw"
     query = "topic3 item5"

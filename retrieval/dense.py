@@ -1,0 +1,157 @@
+"""The dense side of ``DocumentIndex``: unit vectors in a FAISS inner-product index, exact or HNSW
+by size, and the best chunks for a query vector.
+
+In window mode (``windows.py``) a FAISS row is one window of a chunk, the windows of a chunk
+consecutive; ``window_rows`` maps rows to chunks, and a chunk's score is its best window's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+#: Vectors up to which the dense index is exact (``faiss.IndexFlatIP``, a full scan per query:
+#: 11-29 ms at 200,000 vectors here); a bigger index is an HNSW graph (``IndexHNSWFlat``, inner
+#: product), whose query time grows with log n. The graph is approximate: on the synthetic
+#: benchmark vectors its top 10 shared 0.44 (efSearch 128) to 0.67 (512) of the exact top 10, so
+#: it is used only where a full scan gets slow. See docs/benchmarks.md ("Document scale").
+FLAT_MAX_VECTORS = 250_000
+HNSW_M = 32
+HNSW_EF_CONSTRUCTION = 64
+HNSW_EF_SEARCH = 512
+
+
+def normalise(vecs: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (a zero row stays zero), as contiguous float32."""
+    vecs = np.asarray(vecs, dtype=np.float32)
+    if vecs.ndim == 1:
+        vecs = vecs[None, :]
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.ascontiguousarray(vecs / norms, dtype=np.float32)
+
+
+def faiss_index_for(mat: np.ndarray) -> Any:
+    """The FAISS index for these unit vectors: exact up to ``FLAT_MAX_VECTORS``, HNSW above."""
+    # deferred: faiss is heavy to import; paid on first use
+    import faiss
+
+    if len(mat) <= FLAT_MAX_VECTORS:
+        index = faiss.IndexFlatIP(mat.shape[1])
+    else:
+        index = faiss.IndexHNSWFlat(mat.shape[1], HNSW_M, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+        index.hnsw.efSearch = HNSW_EF_SEARCH
+    index.add(mat)
+    return index
+
+
+def faiss_kind(index: Any) -> str:
+    return "hnsw" if index is not None and hasattr(index, "hnsw") else "flat"
+
+
+def window_rows(counts: np.ndarray | None) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """From the windows per chunk: each chunk's first FAISS row and each row's chunk."""
+    if counts is None:
+        return None, None
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    return first, np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+
+
+def mean_chunk_vectors(mat: np.ndarray, window_chunk: np.ndarray, chunks: int) -> np.ndarray:
+    """One unit vector per chunk: the normalised sum of its windows' rows of ``mat``."""
+    sums = np.zeros((chunks, mat.shape[1]), dtype=np.float32)
+    np.add.at(sums, window_chunk, mat)
+    return normalise(sums)
+
+
+def dense_top(
+    index: Any,
+    qvec: np.ndarray,
+    n: int,
+    mask: np.ndarray | None,
+    chunks: int,
+    window_chunk: np.ndarray | None,
+) -> list[tuple[int, float]]:
+    """The ``n`` best of ``chunks`` chunks (within ``mask``) as ``(row, cosine)``, best first."""
+    # deferred: faiss is heavy to import; paid on first use
+    import faiss
+
+    if index is None or n <= 0:
+        return []
+    params = None
+    windowed = window_chunk is not None
+    hnsw = faiss_kind(index) == "hnsw"
+    allowed = chunks
+    if mask is not None:
+        ids = np.flatnonzero(mask).astype(np.int64)
+        if len(ids) == 0:
+            return []
+        allowed = len(ids)
+        if windowed:
+            ids = np.flatnonzero(mask[window_chunk]).astype(np.int64)
+        if hnsw and len(ids) <= FLAT_MAX_VECTORS:
+            # a selective filter on a graph index: score the allowed vectors exactly
+            return dense_exact(index, qvec, ids, min(n, allowed), window_chunk)
+        selector = faiss.IDSelectorBatch(ids)  # kept alive while params refer to it
+        params = (
+            faiss.SearchParametersHNSW(sel=selector, efSearch=max(HNSW_EF_SEARCH, 4 * n))
+            if hnsw
+            else faiss.SearchParameters(sel=selector)
+        )
+    elif hnsw:
+        params = faiss.SearchParametersHNSW(efSearch=max(HNSW_EF_SEARCH, 4 * n))
+    n = min(n, allowed)
+    if not windowed:
+        n = min(n, index.ntotal)
+        scores, rows = index.search(qvec, n, params=params)
+        return [(int(r), float(s)) for r, s in zip(rows[0], scores[0], strict=True) if r >= 0]
+    # window mode: best windows, grouped by chunk (a chunk's score = its best window's);
+    # widen the window search until n distinct chunks are found or every window is seen
+    total = index.ntotal
+    want = min(total, max(4 * n, n + 16))
+    while True:
+        scores, rows = index.search(qvec, want, params=params)
+        best: dict[int, float] = {}
+        for r, sc in zip(rows[0], scores[0], strict=True):
+            if r < 0:
+                continue
+            c = int(window_chunk[r])
+            if c not in best:
+                best[c] = float(sc)
+        if len(best) >= n or want >= total:
+            return list(best.items())[:n]
+        want = min(total, want * 4)
+
+
+def dense_exact(
+    index: Any, qvec: np.ndarray, ids: np.ndarray, n: int, window_chunk: np.ndarray | None
+) -> list[tuple[int, float]]:
+    """Exact scores of the vectors ``ids`` (rows of the FAISS index), best ``n`` chunks."""
+    vecs = index.reconstruct_batch(ids)
+    scores = vecs @ qvec[0]
+    rows = ids if window_chunk is None else window_chunk[ids]
+    best: dict[int, float] = {}
+    for i in np.argsort(-scores, kind="stable"):
+        c = int(rows[i])
+        if c not in best:
+            best[c] = float(scores[i])
+            if len(best) >= n:
+                break
+    return list(best.items())
+
+
+def dense_score(
+    index: Any,
+    row: int,
+    qvec: np.ndarray,
+    first_window: np.ndarray | None,
+    window_counts: np.ndarray | None,
+) -> float:
+    """Cosine of chunk ``row`` with the query: its best window's in window mode."""
+    if first_window is None:
+        return float(index.reconstruct(int(row)) @ qvec[0])
+    first = int(first_window[row])
+    vecs = index.reconstruct_n(first, int(window_counts[row]))
+    return float(np.max(vecs @ qvec[0]))

@@ -1,0 +1,199 @@
+"""The folder of a ``DocumentIndex``: its manifest, writing its files atomically, reading them back.
+
+Folder layout (``path``)::
+
+    manifest.json        format, embedder spec, chunking parameters, document hashes
+    chunks.parquet       one row per chunk: ids, text, metadata (JSON)
+    vectors.faiss        FAISS inner-product index: row i = chunk i (``dense="chunk"``), or one
+                         row per window, chunk by chunk (``dense="window"``; the chunk's
+                         window count is its ``windows`` column)
+    chunk_vectors.npy    (window mode) one unit vector per chunk, the mean of its windows' (and
+                         ``window_hashes`` their content hashes, so updates re-tokenize nothing): MMR's
+                         redundancy term
+    bm25/                bm25s index (stemmed, English stop words removed)
+    embeddings.sqlite    the embeddings cache by content hash (see ``cache.py``)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from refgate.embeddings import embeddings_id, embeddings_spec
+from refgate.retrieval.bm25 import TOKEN_PATTERN, load_bm25, stemmer
+from refgate.retrieval.chunking import ENCODING, Chunk
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+CHUNKS = "chunks.parquet"
+VECTORS = "vectors.faiss"
+BM25_DIR = "bm25"
+CACHE = "embeddings.sqlite"
+CHUNK_VECTORS = "chunk_vectors.npy"
+
+DenseUnit = Literal["chunk", "window"]
+
+
+class DocumentIndexError(RuntimeError):
+    """The index folder is missing, incomplete or from another format."""
+
+
+def new_manifest(
+    emb: Embeddings,
+    *,
+    min_tokens: int,
+    max_tokens: int,
+    overlap_tokens: int,
+    dense: DenseUnit,
+    window_tokens: int,
+) -> dict[str, Any]:
+    """The manifest of a new, empty index (its documents are added by the first refresh)."""
+    return {
+        "format": FORMAT_VERSION,
+        "embeddings": embeddings_spec(emb),
+        "embeddings_id": embeddings_id(emb),
+        "chunking": {
+            "encoding": ENCODING,
+            "min_tokens": min_tokens,
+            "max_tokens": max_tokens,
+            "overlap_tokens": overlap_tokens,
+        },
+        "bm25": {
+            "stopwords": "en",
+            "stemmer": "english" if stemmer() else None,
+            "token_pattern": TOKEN_PATTERN,
+        },
+        "dense": {"unit": dense, "window_tokens": int(window_tokens)},
+        "documents": {},
+    }
+
+
+def dense_unit(manifest: dict[str, Any]) -> DenseUnit:
+    """One vector per chunk or per window (indexes from before windows: per chunk)."""
+    return (manifest.get("dense") or {}).get("unit", "chunk")
+
+
+def read_manifest(path: Path) -> dict[str, Any]:
+    """The manifest at ``path``, once it is known to be readable here (format, stemmer)."""
+    mpath = path / MANIFEST
+    if not mpath.is_file():
+        raise DocumentIndexError(f"no document index at {path} (missing {MANIFEST})")
+    manifest = json.loads(mpath.read_text(encoding="utf-8"))
+    if manifest.get("format") != FORMAT_VERSION:
+        raise DocumentIndexError(
+            f"{mpath}: index format {manifest.get('format')!r}, expected {FORMAT_VERSION}; "
+            "rebuild it"
+        )
+    if manifest.get("bm25", {}).get("stemmer") and stemmer() is None:
+        raise DocumentIndexError(f"{path}: the index was built with PyStemmer; install PyStemmer")
+    return manifest
+
+
+@dataclass
+class StoredIndex:
+    """What an index folder holds besides its manifest (window fields: window mode only)."""
+
+    chunks: list[Chunk]
+    faiss_index: Any = None
+    bm25: Any = None
+    window_counts: np.ndarray | None = None
+    chunk_vectors: np.ndarray | None = None
+    window_hashes: list[list[str]] | None = None
+
+
+def read_files(path: Path, manifest: dict[str, Any]) -> StoredIndex:
+    """Read the chunks, the FAISS and BM25 indexes and the window layout; embeds nothing."""
+    # deferred: faiss is heavy to import; paid on first use
+    import faiss
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path / CHUNKS).to_pydict()
+    chunks = [
+        Chunk(cid, did, text, int(m["start"]), int(m["end"]), m)
+        for cid, did, text, m in zip(
+            table["chunk_id"],
+            table["doc_id"],
+            table["text"],
+            (json.loads(s) for s in table["metadata"]),
+            strict=True,
+        )
+    ]
+    if not chunks:
+        return StoredIndex(chunks)
+    stored = StoredIndex(
+        chunks, faiss.read_index(str(path / VECTORS)), load_bm25(str(path / BM25_DIR))
+    )
+    if dense_unit(manifest) == "window":
+        stored.window_counts = np.asarray(table["windows"], dtype=np.int64)
+        stored.chunk_vectors = np.load(path / CHUNK_VECTORS)
+        if "window_hashes" in table:
+            stored.window_hashes = [list(h) for h in table["window_hashes"]]
+    return stored
+
+
+def write_files(path: Path, stored: StoredIndex, manifest: dict[str, Any]) -> None:
+    """Write the index to ``path``, each file through a temporary one, the manifest last."""
+    # deferred: faiss is heavy to import; paid on first use
+    import faiss
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    p = path
+    chunks = stored.chunks
+    p.mkdir(parents=True, exist_ok=True)
+    table = pa.table(
+        {
+            "chunk_id": [c.chunk_id for c in chunks],
+            "doc_id": [c.doc_id for c in chunks],
+            "text": [c.text for c in chunks],
+            "metadata": [json.dumps(c.metadata, ensure_ascii=False) for c in chunks],
+            "windows": (
+                [int(n) for n in stored.window_counts]
+                if stored.window_counts is not None
+                else [1] * len(chunks)
+            ),
+            "window_hashes": (
+                stored.window_hashes
+                if stored.window_hashes is not None
+                else [[c.content_hash] for c in chunks]
+            ),
+        },
+        schema=pa.schema(
+            [
+                ("chunk_id", pa.string()),
+                ("doc_id", pa.string()),
+                ("text", pa.string()),
+                ("metadata", pa.string()),
+                ("windows", pa.int64()),
+                ("window_hashes", pa.list_(pa.string())),
+            ]
+        ),
+    )
+    pq.write_table(table, p / (CHUNKS + ".tmp"))
+    os.replace(p / (CHUNKS + ".tmp"), p / CHUNKS)
+    if stored.chunk_vectors is not None:
+        with open(p / (CHUNK_VECTORS + ".tmp"), "wb") as fh:
+            np.save(fh, stored.chunk_vectors)
+        os.replace(p / (CHUNK_VECTORS + ".tmp"), p / CHUNK_VECTORS)
+    else:
+        (p / CHUNK_VECTORS).unlink(missing_ok=True)
+    if stored.faiss_index is not None:
+        faiss.write_index(stored.faiss_index, str(p / (VECTORS + ".tmp")))
+        os.replace(p / (VECTORS + ".tmp"), p / VECTORS)
+        tmp = p / (BM25_DIR + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        stored.bm25.save(str(tmp), show_progress=False)
+        shutil.rmtree(p / BM25_DIR, ignore_errors=True)
+        os.replace(tmp, p / BM25_DIR)
+    else:
+        (p / VECTORS).unlink(missing_ok=True)
+        shutil.rmtree(p / BM25_DIR, ignore_errors=True)
+    (p / (MANIFEST + ".tmp")).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    os.replace(p / (MANIFEST + ".tmp"), p / MANIFEST)
