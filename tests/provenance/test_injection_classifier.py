@@ -117,3 +117,18 @@ def test_layer_signal_names_family_span_and_score(monkeypatch):
         inspect_injection(text)
     monkeypatch.setenv(layer.ENV, "0")
     assert "classifier" not in inspect_injection(text).families()
+
+
+def test_the_training_script_refuses_the_blind_v3_files():
+    """v3 is measured once by the lead with the frozen detector: the trainer never reads it."""
+    pytest.importorskip("sklearn")
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import train_injection_classifier as trainer
+
+    for name in ("attacks_v3.jsonl", "near_miss_v3.jsonl"):
+        with pytest.raises(SystemExit, match="blind"):
+            trainer.load(name)
+    trained = set(trainer.ATTACK_FILES + trainer.OPTIONAL_ATTACK_FILES + trainer.NEAR_FILES)
+    assert not any("v3" in name for name in trained)
