@@ -20,10 +20,9 @@ from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context, ref
 from refgate.nodes.loop import invoke_model
 from refgate.nodes.parsing import parse_string_list
 from refgate.refs import REF_KINDS, as_ref_map, is_emitted_result
+from refgate.skillbook import PRIMARY_SOURCE, SECONDARY_ALLOWED
 from refgate.tools.registry import CATALOG
 
-PRIMARY_SOURCE = "primarySource"
-SECONDARY_ALLOWED = "secondaryAllowed"
 #: Kinds that carry numbers computed from workspace data.
 NUMERIC_KINDS = ("valueRef", "tableRef")
 EXTERNAL_KINDS = ("webRef", "docRef")

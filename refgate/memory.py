@@ -31,9 +31,9 @@ from langgraph.store.sqlite import SqliteStore
 from refgate.embeddings import default_embeddings as _default_embeddings
 from refgate.events import event
 from refgate.lexical import LexicalRanker
-from refgate.persistence import default_store_file
+from refgate.persistence import STORE_FILE, default_store_file
 from refgate.refs import Ref
-from refgate.store import index_config
+from refgate.store import STORE_FIELDS, index_config
 from refgate.toolspec import ToolContext
 
 if TYPE_CHECKING:
@@ -42,8 +42,6 @@ if TYPE_CHECKING:
     from refgate.config import Settings
     from refgate.workspace import Workspace
 
-#: Value fields the embedding index covers.
-INDEX_FIELDS = ["decision", "why"]
 #: Most stored decisions scanned by the lexical fallback.
 LEXICAL_SCAN = 500
 _WORD = re.compile(r"\w+", re.U)
@@ -191,7 +189,7 @@ def _words(text: str) -> list[str]:
 
 def _lexical_rank(items: list[Any], question: str, limit: int) -> list[tuple[Any, float]]:
     """The stored decisions that share words with ``question``, by BM25 over their fields."""
-    texts = [" ".join(str(item.value.get(f, "")) for f in INDEX_FIELDS) for item in items]
+    texts = [" ".join(str(item.value.get(f, "")) for f in STORE_FIELDS) for item in items]
     ranker = LexicalRanker([_words(t) for t in texts])
     return [(items[i], round(score, 4)) for i, score in ranker.rank(_words(question), limit)]
 
@@ -289,10 +287,6 @@ def default_embeddings(settings: Settings | None) -> Embeddings | None:
     return _default_embeddings(settings)
 
 
-#: The SQLite file under ``.refgate/`` (the same file ``refgate.persistence`` opens).
-STORE_FILE = "refgate.sqlite"
-
-
 def store_path(workspace: Workspace, settings: Settings | None = None) -> Path:
     """Where a workspace's memory lives: the store file ``refgate.persistence`` opens for these
     settings (``<workspace>/.refgate/refgate.sqlite`` by default)."""
@@ -310,7 +304,7 @@ def index_for(
         return None
     if embeddings is True:
         return index_config(settings)
-    return {"dims": _dims(embeddings), "embed": embeddings, "fields": list(INDEX_FIELDS)}
+    return {"dims": _dims(embeddings), "embed": embeddings, "fields": list(STORE_FIELDS)}
 
 
 @contextlib.contextmanager

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import re
 import secrets
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -63,6 +64,21 @@ KIND_PREFIX: dict[str, str] = {
     "decisionRef": "dec",
 }
 PREFIX_KIND: dict[str, str] = {v: k for k, v in KIND_PREFIX.items()}
+#: What a cited ref id looks like: a kind prefix and id characters, or a short prefix and hex
+#: digits. The GATE (``nodes/gate/markdown.py``) and the report (``refgate/report/answer.py``)
+#: read a bracket as a citation when each of its ids is in the ledger or looks like one.
+ID_LIKE = re.compile(
+    rf"^(?:{'|'.join(KIND_PREFIX.values())})_[0-9A-Za-z]*$|^[A-Za-z]{{2,12}}_[0-9a-f]{{3,}}$"
+)
+_CITE_SEP = re.compile(r"[,;\s]+")
+
+
+def cited_ids(inner: str, known: Container[str]) -> list[str]:
+    """The ids a citation's bracket text cites (``a``, ``a, b``, ``a; b``), or [] when one of
+    them is neither in ``known`` nor looks like a ref id (the bracket is then no citation)."""
+    ids = [t for t in _CITE_SEP.split(inner.strip()) if t]
+    return ids if ids and all(t in known or ID_LIKE.match(t) for t in ids) else []
+
 
 #: Kinds WORK emits as results (RunPython's ``emit_result``, engine capabilities).
 EMITTED_KINDS = frozenset({"valueRef", "tableRef", "dateRef"})

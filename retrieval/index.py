@@ -14,7 +14,7 @@ to be embedded (a BM25-only search never loads it).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,11 +46,9 @@ from refgate.retrieval.index_files import (
     write_files,
 )
 from refgate.retrieval.mmr import DEFAULT_LAMBDA, mmr_select
-from refgate.retrieval.refresh import UpdateResult, refresh
+from refgate.retrieval.refresh import Progress, UpdateResult, refresh
 from refgate.retrieval.windows import WINDOW_TOKENS
 
-#: ``progress(stage, done, total)``; stages: "chunk", "embed", "index".
-Progress = Callable[[str, int, int], None]
 SearchMode = Literal["hybrid", "dense", "bm25"]
 FusionMethod = Literal["convex", "rrf"]
 

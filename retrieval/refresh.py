@@ -33,8 +33,8 @@ from refgate.retrieval.windows import WINDOW_TOKENS, chunk_windows
 if TYPE_CHECKING:
     from refgate.retrieval.index import DocumentIndex
 
-#: ``say(stage, done, total)``: the progress callback's signature.
-Say = Callable[[str, int, int], None]
+#: ``progress(stage, done, total)``; stages: "chunk", "embed", "index".
+Progress = Callable[[str, int, int], None]
 #: The windows of one chunk as ``(content hash, text)`` (text "" when known by its hash alone).
 Pieces = list[list[tuple[str, str]]]
 
@@ -93,7 +93,7 @@ def _jsonable(v: Any) -> bool:
     return isinstance(v, str | int | float | bool) or v is None
 
 
-def refresh(old: DocumentIndex, docs: list[Any], *, say: Say, existing: bool) -> Refreshed:
+def refresh(old: DocumentIndex, docs: list[Any], *, say: Progress, existing: bool) -> Refreshed:
     """The next state of ``old`` holding exactly ``docs`` (``existing``: reuse its chunks and
     vectors; a build starts from nothing)."""
     cfg = old.manifest["chunking"]
@@ -168,7 +168,7 @@ def refresh(old: DocumentIndex, docs: list[Any], *, say: Say, existing: bool) ->
 
 
 def _vectors(
-    old: DocumentIndex, chunks: list[Chunk], *, say: Say, existing: bool
+    old: DocumentIndex, chunks: list[Chunk], *, say: Progress, existing: bool
 ) -> tuple[Pieces, list[str], dict[str, np.ndarray], int]:
     """Each chunk's pieces (one, or its windows), their hashes in FAISS row order, a vector for
     every hash (from the current index, else the cache, else embedded in batches) and how many

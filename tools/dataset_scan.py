@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from refgate.tools.sandbox.worker.sql import CSV_OPTIONS
+
 if TYPE_CHECKING:
     import duckdb
     import pandas as pd
@@ -28,9 +30,6 @@ MAX_PROFILED_COLUMNS = 500
 MAX_PERIODS = 200_000
 #: Metrics whose latest value is reported.
 MAX_METRICS = 50
-#: How CSV datasets are read (as pandas reads them: a header row, commas, short rows padded);
-#: the same options as the sandbox's sql() views.
-CSV_OPTIONS = "header = true, delim = ',', null_padding = true"
 #: DuckDB's memory limit for host-side scans.
 SCAN_MEMORY = "1GB"
 

@@ -13,13 +13,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from refgate.refs import REF_KINDS, Ref, coerce_ref
+from refgate.skillbook import PRIMARY_SOURCE, SECONDARY_ALLOWED
 
 from .report import GateIssue
 
-#: A skill's requiredEvidence item that keeps external_only_numeric blocking whatever the setting.
-PRIMARY_SOURCE = "primarySource"
-#: A skill's requiredEvidence item that relaxes external_only_numeric to a warning.
-SECONDARY_ALLOWED = "secondaryAllowed"
 #: ``secondary_numbers`` values: a number backed only by secondary refs blocks, or warns.
 SECONDARY_POLICIES = ("block", "warn")
 

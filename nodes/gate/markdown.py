@@ -15,13 +15,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from refgate.refs import ID_LIKE, KIND_PREFIX, cited_ids
 from refgate.text import sentence_ends
 
-#: Ref id prefixes (refgate.refs.KIND_PREFIX) and the shape of a drawn id.
-_ID_LIKE = re.compile(
-    r"^(?:skl|api|exe|val|tbl|dat|web|doc|art|vfy|dec)_[0-9A-Za-z]*$|^[A-Za-z]{2,12}_[0-9a-f]{3,}$"
-)
-_BARE_ID = re.compile(r"\b(?:skl|api|exe|val|tbl|dat|web|doc|art|vfy|dec)_[0-9a-f]{3,}\b")
+#: A ref id written outside brackets: a kind prefix (``refgate.refs.KIND_PREFIX``) and hex digits.
+_BARE_ID = re.compile(rf"\b(?:{'|'.join(KIND_PREFIX.values())})_[0-9a-f]{{3,}}\b")
 _BRACKET = re.compile(r"!?\[([^\[\]\n]{1,400})\](\([^)\n]*\))?")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*)$")
@@ -45,7 +43,6 @@ _RANK_COL = re.compile(r"^\s*(?:rank(?:ing)?|#|no\.?|순위|등수|place)\s*$", 
 _PERIOD_COL = re.compile(
     r"\b(?:period|year|date|quarter|as\s?of|fy|fiscal)\b|기간|연도|년도|분기|기준일|일자|날짜", re.I
 )
-_CITE_SEP = re.compile(r"[,;\s]+")
 _BRACKETS_SEP = re.compile(r"[,;\s\[\]]+")
 _PIPE = re.compile(r"(?<!\\)\|")
 
@@ -141,8 +138,8 @@ def extract_citations(text: str, known: set[str] | dict) -> tuple[str, list[str]
         if inner in known:  # one id, the common case
             cites.append(inner)
             return " "
-        tokens = [t for t in _CITE_SEP.split(inner.strip()) if t]
-        if tokens and all(t in known or _ID_LIKE.match(t) for t in tokens):
+        tokens = cited_ids(inner, known)
+        if tokens:
             cites.extend(tokens)
             return " "
         if inner.strip().isdigit() or inner.strip().lower() in ("x", ""):
@@ -183,7 +180,7 @@ _LEAD_CITES = re.compile(r"^\s*((?:\[[^\[\]\n]{1,400}\]\s*)+)")
 
 def _is_citation(brackets: str, known: set[str] | dict) -> bool:
     tokens = [t for t in _BRACKETS_SEP.split(brackets) if t]
-    return bool(tokens) and all(t in known or _ID_LIKE.match(t) for t in tokens)
+    return bool(tokens) and all(t in known or ID_LIKE.match(t) for t in tokens)
 
 
 def _split_row(line: str) -> list[str]:

@@ -14,15 +14,10 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from refgate.refs import cited_ids
 from refgate.report.cards import anchor, is_http
 
 _CITATION = re.compile(r"\[([^\[\]\n]{1,400})\]")
-_SEP = re.compile(r"[,;\s]+")
-#: What the GATE takes for a ref id (``nodes/gate/markdown.py``): a cited id not in the ledger is
-#: shown as a citation to nothing, not as text that looks like one.
-_ID_LIKE = re.compile(
-    r"^(?:skl|api|exe|val|tbl|dat|web|doc|art|vfy|dec)_[0-9A-Za-z]*$|^[A-Za-z]{2,12}_[0-9a-f]{3,}$"
-)
 #: What the GATE appends to a blocked answer (``nodes/gate/report.py: unmet_section``); the HTML
 #: report shows the same issues as its own section instead.
 UNMET_HEADING = "### Not verified\n\nThese claims could not be checked against the cited evidence:"
@@ -41,8 +36,10 @@ def _split(token: Token, refs: Mapping[str, Any]) -> list[Token] | None:
     out: list[Token] = []
     pos = 0
     for m in _CITATION.finditer(text):
-        ids = [t for t in _SEP.split(m.group(1).strip()) if t]
-        if not ids or not all(i in refs or _ID_LIKE.match(i) for i in ids):
+        # what the GATE reads as a citation (``refgate.refs.cited_ids``): a cited id not in the
+        # ledger is shown as a citation to nothing, not as text that looks like one
+        ids = cited_ids(m.group(1), refs)
+        if not ids:
             continue
         if m.start() > pos:
             out.append(_text(text[pos : m.start()]))

@@ -10,8 +10,6 @@ from typing import Any
 
 from refgate.tools.sandbox.errors import SandboxError
 
-#: The uid calls ran as before each worker had its own (see ``PRIVATE_UIDS``).
-NOBODY = 65534
 #: When the host runs as root, each worker's calls run as a uid of their own from this range (no
 #: account needed). RLIMIT_NPROC counts a uid's processes machine-wide: under a uid shared with
 #: every other sandbox (nobody), a call's process limit moved with how many processes the others

@@ -22,7 +22,8 @@ import time
 
 from .state import State
 
-#: How CSV datasets are read (as pandas reads them; as InspectDataset's scans read them).
+#: How CSV datasets are read (as pandas reads them: a header row, commas, short rows padded),
+#: here and by InspectDataset's host-side scans (``tools/dataset_scan.py``).
 CSV_OPTIONS = "header = true, delim = ',', null_padding = true"
 #: Longest query text accepted (characters).
 MAX_QUERY_CHARS = 100_000
