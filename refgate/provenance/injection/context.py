@@ -15,6 +15,14 @@ _STRIP = "\"'“”‘’()[]{}<>,;:!?*"
 _QUOTES = "\"'“”‘’「」『』"
 _QUOTATIVE = re.compile(r"^[\"'”’」』]\s*(?:는|라는|이라는|라고|이라고|고|란|이란|와|과|같은)")
 _LOOKBACK = 160
+# a hit that is the complement of a directing verb with a model as object reports what someone
+# made a model do ("tells the model to output 'PWNED'", "tricking the AI into revealing")
+_DIRECTED_BEFORE = re.compile(
+    r"\b(?:tell|instruct|ask|make|force|trick|cause|get|lead|convince|persuade|manipulat|"
+    r"coax|push|steer)\w*\s+(?:the\s+|a\s+|an\s+|its\s+)?(?:\w+\s+)?(?:model|ai|chatbot|"
+    r"assistant|agent|llm|bot|system|it|them)s?\s+(?:into\s+|to\s+)$",
+    re.I,
+)
 _COPULA_AFTER = re.compile(r"[\s,.]*(?:is|was|are|were|has|have|remains|becomes|became)\b", re.I)
 _K_CLAUSE_GOES_ON = ("고", "서", "며", "세요", "해", "라", "줘", "하여", "하면", ":", "：")
 
@@ -134,6 +142,8 @@ def mention(text: str, start: int, end: int) -> bool:
     if any(_is_cue(words, k, cues) for k in range(len(words))):
         return True
     if _named_example(text, end) or _korean_topic(text, end) or _quoted_speech(text, start, end):
+        return True
+    if _DIRECTED_BEFORE.search(text[max(0, start - 60) : start]):
         return True
     span = text[start:end]
     if not span.isascii():
