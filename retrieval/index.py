@@ -269,7 +269,10 @@ class DocumentIndex:
         if self._homogeneity is None and self.faiss_index is not None and len(self.chunks) > 1:
             n = len(self.chunks)
             rows = np.unique(np.linspace(0, n - 1, min(n, HOMOGENEITY_SAMPLE)).astype(np.int64))
-            vecs = np.stack([self.chunk_vector(int(r)) for r in rows])
+            if self.chunk_vectors is not None:
+                vecs = self.chunk_vectors[rows]
+            else:
+                vecs = np.stack([self.chunk_vector(int(r)) for r in rows])
             self._homogeneity = corpus_homogeneity(vecs)
         return self._homogeneity
 
