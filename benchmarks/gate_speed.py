@@ -121,10 +121,13 @@ def _reference_work() -> int:
 
 def _gate_caches() -> list:
     """The gate's per-process caches (parsed units, scanned ref strings, date keys)."""
-    from refgate.nodes.gate import dates, index, numbers
+    from refgate.nodes.gate import dates, index, lookup, numbers, units
 
     return [
-        v for m in (dates, index, numbers) for v in vars(m).values() if hasattr(v, "cache_clear")
+        v
+        for m in (dates, index, lookup, numbers, units)
+        for v in vars(m).values()
+        if hasattr(v, "cache_clear")
     ]
 
 

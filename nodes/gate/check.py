@@ -15,7 +15,8 @@ from refgate.refs import Ref, is_emitted_result
 
 from .documented import is_documented
 from .evidence import NO_EMITTED, SECONDARY_POLICIES, coerce_refs, read_required
-from .index import DOC_KINDS, NUMERIC_KINDS, RefIndex, build_index
+from .index import DOC_KINDS, NUMERIC_KINDS, build_index
+from .lookup import RefIndex
 from .markdown import Unit, split_units
 from .matching import match_number, nearest
 from .mentions import scan_units

@@ -279,6 +279,19 @@ def date_keys_frozen(value: object) -> frozenset[str]:
     return frozenset(date_keys_of(value))
 
 
+#: A field or column name that holds periods ("period", "fiscal year", "기준일"): its values are
+#: dates, and a 1900-2099 in it is a year.
+PERIOD_NAME = re.compile(
+    r"\b(?:period|year|date|quarter|as\s?of|fy|fiscal)\b|기간|연도|년도|분기|기준일|일자|날짜", re.I
+)
+
+
+@lru_cache(maxsize=4096)
+def is_period_name(name: str) -> bool:
+    """Whether a payload field or table column called ``name`` holds periods."""
+    return PERIOD_NAME.search(name) is not None
+
+
 @lru_cache(maxsize=8192)
 def _str_date_keys(value: str) -> frozenset[str]:
     out: set[str] = set()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from .index import RefIndex
+from .lookup import RefIndex
 
 #: A proper name or ticker in a claim ("Apple", "AAPL", "S&P"): capitalised, not the first word.
 _PROPER = re.compile(r"(?<=[\w,;:)] )[A-Z][\w&.-]*")

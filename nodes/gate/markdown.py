@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from refgate.refs import ID_LIKE, KIND_PREFIX, cited_ids
 from refgate.text import sentence_ends
 
+from .dates import is_period_name
+
 #: A ref id written outside brackets: a kind prefix (``refgate.refs.KIND_PREFIX``) and hex digits.
 _BARE_ID = re.compile(rf"\b(?:{'|'.join(KIND_PREFIX.values())})_[0-9a-f]{{3,}}\b")
 _BRACKET = re.compile(r"!?\[([^\[\]\n]{1,400})\](\([^)\n]*\))?")
@@ -40,9 +42,6 @@ _EMPH = re.compile(r"\*\*|__|~~")
 _CELL_MARKUP = re.compile(r"[`<\[_*~¹²³⁴⁵⁶⁷⁸⁹⁰]|https?:|www\.")
 _NOT_VERIFIED = re.compile(r"^\s{0,3}#{1,6}\s+(?:not verified|미검증|검증되지 않음)", re.I)
 _RANK_COL = re.compile(r"^\s*(?:rank(?:ing)?|#|no\.?|순위|등수|place)\s*$", re.I)
-_PERIOD_COL = re.compile(
-    r"\b(?:period|year|date|quarter|as\s?of|fy|fiscal)\b|기간|연도|년도|분기|기준일|일자|날짜", re.I
-)
 _BRACKETS_SEP = re.compile(r"[,;\s\[\]]+")
 _PIPE = re.compile(r"(?<!\\)\|")
 
@@ -247,7 +246,7 @@ def split_units(answer: str, known: set[str] | dict) -> tuple[list[Unit], list[t
             all_cites.extend((c, i) for c in h_cites)
             heads = [extract_citations(_scrub(h), known)[0].strip() for h in header]
             head_rank = [bool(_RANK_COL.match(h)) for h in heads]
-            head_period = [bool(_PERIOD_COL.search(h)) for h in heads]
+            head_period = [is_period_name(h) for h in heads]
             if prev_line_src is not None:
                 prev_line_cites = extract_citations(prev_line_src, known)[1]
             inherit = h_cites or prev_line_cites

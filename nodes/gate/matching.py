@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
-from .index import NUMERIC_KINDS, RefIndex, where_text
+from .index import NUMERIC_KINDS
+from .lookup import RefIndex, where_text
 from .numbers import Num
 from .report import Match
 

@@ -14,8 +14,9 @@ from typing import Any
 from .dates import find_as_of, find_dates
 from .markdown import Cell, Unit
 from .names import NamePattern
-from .numbers import Num, dec_step, find_numbers, parse_unit, span_test
+from .numbers import Num, dec_step, find_numbers, span_test
 from .ranking import ranks
+from .units import parse_unit
 
 _DIGIT = re.compile(r"\d")
 

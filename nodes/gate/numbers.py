@@ -1,8 +1,8 @@
-"""Number mentions in text (English and Korean formats) and unit strings, for the GATE.
+"""Number mentions in text (English and Korean formats), for the GATE.
 
 ``find_numbers`` returns every number a piece of text states, with the precision it shows, its
-scale word, its kind (plain / percent / bp / x) and whether it carries an explicit sign.
-``parse_unit`` reads a ref's unit or scale string ("USD millions", "%", "백만원", "ratio").
+scale word, its kind (plain / percent / bp / x) and whether it carries an explicit sign. Unit
+and scale strings of refs ("USD millions", "%", "백만원") are read by ``units.parse_unit``.
 """
 
 from __future__ import annotations
@@ -11,59 +11,11 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 
-#: Scale words and their multipliers (claim side and ref side).
-SCALE_WORDS: dict[str, float] = {
-    "thousand": 1e3,
-    "thousands": 1e3,
-    "million": 1e6,
-    "millions": 1e6,
-    "billion": 1e9,
-    "billions": 1e9,
-    "trillion": 1e12,
-    "trillions": 1e12,
-    "k": 1e3,
-    "mn": 1e6,
-    "mm": 1e6,
-    "mio": 1e6,
-    "m": 1e6,
-    "bn": 1e9,
-    "b": 1e9,
-    "tn": 1e12,
-    "천": 1e3,
-    "만": 1e4,
-    "억": 1e8,
-    "조": 1e12,
-}
+from .units import CURRENCIES, SCALE_WORDS
+
 _KO_BIG = {"만": 1e4, "억": 1e8, "조": 1e12}
 _KO_SMALL = {"십": 10.0, "백": 100.0, "천": 1000.0}
-
-_CURRENCY = {
-    "$": "USD",
-    "us$": "USD",
-    "usd": "USD",
-    "dollar": "USD",
-    "dollars": "USD",
-    "달러": "USD",
-    "€": "EUR",
-    "eur": "EUR",
-    "euro": "EUR",
-    "euros": "EUR",
-    "£": "GBP",
-    "gbp": "GBP",
-    "¥": "JPY",
-    "jpy": "JPY",
-    "yen": "JPY",
-    "엔": "JPY",
-    "₩": "KRW",
-    "krw": "KRW",
-    "won": "KRW",
-    "원": "KRW",
-    "rmb": "CNY",
-    "cny": "CNY",
-    "위안": "CNY",
-}
 
 
 @dataclass(slots=True)
@@ -85,16 +37,6 @@ class Num:
     has_scale: bool
     kind: str
     signed: bool
-    currency: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Unit:
-    """What a ref's unit / scale string says: kind, multiplier and currency."""
-
-    kind: str = "none"  # none | plain | percent | ratio | bp | x
-    scale: float = 1.0
-    has_scale: bool = False
     currency: str = ""
 
 
@@ -134,7 +76,7 @@ def _prefix_currency(token: str) -> str:
     t = token.strip().lower()
     if "$" in t:
         return {"a$": "AUD", "c$": "CAD", "hk$": "HKD", "s$": "SGD"}.get(t, "USD")
-    return _CURRENCY.get(t, t.upper())
+    return CURRENCIES.get(t, t.upper())
 
 
 def dec_step(digits: str) -> float:
@@ -334,7 +276,7 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
             else:
                 cm2 = _CUR_AFTER.match(text, end) if after in _CUR_FIRST else None
                 if cm2:
-                    cur = cur or _CURRENCY.get(cm2.group("cur").lower(), "")
+                    cur = cur or CURRENCIES.get(cm2.group("cur").lower(), "")
                     end = cm2.end()
             if paren and not closed:
                 cm = _CLOSE.match(text, end)
@@ -385,93 +327,3 @@ def _korean_amount(text: str, first: float, first_step: float, km: re.Match[str]
         step = dec_step(nm.group("num"))
         m = nm
     return total, lead, last_place, end
-
-
-_UNIT_PCT = re.compile(r"%|percent|pct|퍼센트|\bpp\b")
-_UNIT_RATIO = re.compile(r"\b(ratio|fraction|decimal|share)\b|비율")
-_UNIT_BP = re.compile(r"\bbps?\b|basis points?")
-_UNIT_X = re.compile(r"^\s*(x|times|multiple)\s*$|배")
-_UNIT_KO = re.compile(r"(십억|백만|천만|천억|조|억|만|천)\s*(원|달러|주)?")
-_UNIT_EN = re.compile(
-    r"(?<![A-Za-z])(thousands?|millions?|billions?|trillions?|mn|bn|tn|mm|mio|k|m|b)(?![A-Za-z])",
-    re.I,
-)
-_UNIT_CUR = re.compile(
-    r"us\$|\$|€|£|¥|₩|\b(usd|eur|gbp|jpy|krw|cny|rmb|won|yen|dollars?|euros?)\b|원|달러|엔|위안"
-)
-_KO_UNIT_WORDS = {
-    "십억": 1e9,
-    "백만": 1e6,
-    "천만": 1e7,
-    "천억": 1e11,
-    "조": 1e12,
-    "억": 1e8,
-    "만": 1e4,
-    "천": 1e3,
-}
-
-
-_NO_UNIT = Unit()
-
-
-def parse_unit(unit: object) -> Unit:
-    """Read a unit or scale string ("USD millions", "%", "ratio", "백만원", "thousand", 1e6)."""
-    if unit is None:
-        return _NO_UNIT
-    if type(unit) is str:
-        # Unit strings repeat across refs and columns ("USD", "million", "%"): parsed once.
-        return _parse_unit_str(unit)
-    if unit == "":
-        return _NO_UNIT
-    if isinstance(unit, bool):
-        return _NO_UNIT
-    if isinstance(unit, int | float):
-        return Unit("plain", float(unit), True) if unit > 0 else _NO_UNIT
-    return _parse_unit_text(str(unit))
-
-
-@lru_cache(maxsize=4096)
-def _parse_unit_str(unit: str) -> Unit:
-    return _parse_unit_text(unit)
-
-
-def _parse_unit_text(unit: str) -> Unit:
-    s = unit.strip().lower()
-    if not s:
-        return Unit()
-    if _UNIT_BP.search(s):
-        return Unit("bp")
-    if _UNIT_PCT.search(s):
-        return Unit("percent")
-    if _UNIT_RATIO.search(s):
-        return Unit("ratio")
-    if _UNIT_X.search(s):
-        return Unit("x")
-    cur = ""
-    cm = _UNIT_CUR.search(s)
-    if cm:
-        cur = _CURRENCY.get(cm.group().strip(), "") or _CURRENCY.get(cm.group(1) or "", "")
-        if not cur and cm.group().startswith("us$"):
-            cur = "USD"
-    km = _UNIT_KO.search(s)
-    if km:
-        return Unit("plain", _KO_UNIT_WORDS[km.group(1)], True, cur)
-    em = _UNIT_EN.search(s)
-    if em:
-        return Unit("plain", SCALE_WORDS[em.group(1).lower()], True, cur)
-    return Unit("plain", 1.0, False, cur)
-
-
-@lru_cache(maxsize=1024)
-def merge_units(scale: Unit, unit: Unit) -> Unit:
-    """Combine a payload ``scale`` field with a ``units`` entry (the unit's own scale wins)."""
-    kind = unit.kind if unit.kind != "none" else scale.kind
-    if unit.kind in ("percent", "ratio", "bp", "x"):
-        return unit
-    if scale.kind in ("percent", "ratio", "bp", "x") and unit.kind in ("none",):
-        return scale
-    if unit.has_scale:
-        return Unit("plain", unit.scale, True, unit.currency or scale.currency)
-    if scale.has_scale:
-        return Unit("plain", scale.scale, True, unit.currency or scale.currency)
-    return Unit(kind, 1.0, False, unit.currency or scale.currency)
