@@ -49,6 +49,8 @@ class Lexicon:
     purpose: frozenset[str] = frozenset()
     k_quotatives: tuple[str, ...] = ()
     k_topic_nouns: tuple[str, ...] = ()
+    ai_cues: frozenset[str] = frozenset()  # words that make a command one for a model
+    k_ai_cues: tuple[str, ...] = ()
     command_verbs: tuple[str, ...] = ()  # English verbs that start a command (check "command")
     k_command_endings: tuple[str, ...] = ()  # Korean command endings
     k_not_commands: frozenset[str] = frozenset()  # Korean words ending like a command
@@ -92,6 +94,8 @@ def lexicon() -> Lexicon:
         purpose=frozenset(en["context"]["purpose"]),
         k_quotatives=tuple(ko["context"]["quotatives"]),
         k_topic_nouns=tuple(ko["context"]["topic_nouns"]),
+        ai_cues=frozenset(en["command"]["ai_cues"]),
+        k_ai_cues=tuple(ko["command"]["ai_cues"]),
         command_verbs=tuple(en["command"]["verbs"]),
         k_command_endings=tuple(ko["command"]["endings"]),
         k_not_commands=frozenset(ko["command"]["not_commands"]),

@@ -316,7 +316,7 @@ def _command_re() -> re.Pattern[str]:
     verbs = "|".join(sorted(map(re.escape, lex.command_verbs), key=len, reverse=True))
     endings = "|".join(sorted(map(re.escape, lex.k_command_endings), key=len, reverse=True))
     return re.compile(
-        rf"(?:^|[:：.!?;,\-–—*\]>)]\s*|\b(?:please|kindly|then|and|now|also|to|simply|just)\s+)"
+        rf"(?:^|[:：.!?;,\-–—*\]>)]\s*|\b(?:please|kindly|then|and|now|also|to|simply|just|so)\s+)"
         rf"(?:{verbs})\b"
         r"|\byou\s+(?:must|need\s+to|should|have\s+to|will\s+(?:now|only)|are\s+(?:required|"
         r"instructed|expected|asked)\s+to)\b|\b(?:ensure|make\s+sure)\s+(?:to|that|you)\b"
@@ -324,6 +324,20 @@ def _command_re() -> re.Pattern[str]:
         rf"|([가-힣]*(?:{endings}))(?=[\s.!?'\"”’)\]:]|$)",
         re.I,
     )
+
+
+_QUOTED_RE = re.compile(r"['\"“‘][^'\"”’\n]{2,60}['\"”’]")
+
+
+def for_a_model(text: str) -> bool:
+    """A sign that a command in ``text`` is for a model rather than a person: a word of what
+    a model does (output, instructions, secrets), a quoted string, a consequential action."""
+    lex = lexicon()
+    if _QUOTED_RE.search(text) or risky(text):
+        return True
+    if any(c in text for c in lex.k_ai_cues):
+        return True
+    return any(w.strip(".,;:!?()[]*'\"").lower() in lex.ai_cues for w in text.split())
 
 
 def _sentence(window: str, start: int, end: int) -> str:
@@ -416,6 +430,17 @@ def regex_window_hits(
                 continue
             if rule.check == "command_here" and not commands(_sentence(window, m.start(), m.end())):
                 continue
+            if rule.check == "ai_task":
+                # the sign must lie outside the match ("in your response" names a response
+                # but says nothing about who is asked: "include your account number in your
+                # response to this letter")
+                before, after = (
+                    window[max(0, m.start() - 100) : m.start()],
+                    window[m.end() : m.end() + 160],
+                )
+                region = window[max(0, m.start() - 100) : m.end() + 160]
+                if not (commands(region) and for_a_model(before + " \n " + after)):
+                    continue
             confidence = rule.confidence
             if rule.check == "risky_task":
                 # a labelled task counts only when it asks for a consequential action
