@@ -329,6 +329,17 @@ class RefLedger:
         return dict(self._refs)
 
 
+def payload_values(payload: Mapping[str, Any]) -> Any:
+    """A valueRef payload's values by name: its ``values`` (a list is named by position), or a
+    lone ``value`` as ``{"value": ...}``; a malformed ``values`` is returned as it is."""
+    values = payload.get("values")
+    if values is None and "value" in payload:
+        return {"value": payload["value"]}
+    if isinstance(values, list):
+        return {str(i): v for i, v in enumerate(values)}
+    return values
+
+
 def _dotted(payload: Any, key: str) -> Any:
     """``payload["a"]["b"]`` for ``"a.b"`` (None where a level is missing)."""
     value = payload

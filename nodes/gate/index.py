@@ -11,7 +11,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from refgate.refs import Ref
+from refgate.refs import Ref, payload_values
 
 from .dates import date_keys_frozen, is_period_name
 from .lookup import RefIndex
@@ -95,11 +95,7 @@ def _add_dates_from(idx: RefIndex, mapping: Any) -> None:
 def _index_value_ref(idx: RefIndex, p: dict[str, Any]) -> None:
     scale = p.get("scale")
     units = p.get("units", p.get("unit"))
-    values = p.get("values")
-    if values is None and "value" in p:
-        values = {"value": p["value"]}
-    if isinstance(values, list):
-        values = {str(i): v for i, v in enumerate(values)}
+    values = payload_values(p)
     if isinstance(values, dict):
         scale_by_name = isinstance(scale, dict)
         unit_by_name = isinstance(units, dict)

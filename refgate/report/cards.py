@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from refgate.refs import Ref
+from refgate.refs import Ref, payload_values
 
 #: Table rows shown per card (rows holding a cited cell are shown too, wherever they are).
 MAX_ROWS = 12
@@ -131,11 +131,7 @@ def is_http(url: Any) -> bool:
 
 
 def _values(p: Mapping[str, Any], hits: set) -> list[dict[str, Any]]:
-    values = p.get("values")
-    if values is None and "value" in p:
-        values = {"value": p["value"]}
-    if isinstance(values, list):
-        values = {str(i): v for i, v in enumerate(values)}
+    values = payload_values(p)
     if not isinstance(values, Mapping):
         return []
     units = p.get("units") if isinstance(p.get("units"), Mapping) else {}
