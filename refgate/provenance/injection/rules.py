@@ -131,7 +131,7 @@ def _korean_negated(tok: str) -> bool:
 _K_COMMAND_ENDS = ("세요", "십시오", "시오", "라", "줘", "해", "요")
 # declarative endings of a later word in the clause: a description ("...우회하거나 덮어쓰는 방식으로
 # 이루어집니다"), not a command (third round)
-_K_DECLARATIVE = ("입니다", "습니다", "ㅂ니다", "집니다", "됩니다", "이다", "진다", "된다", "한다")
+_K_DECLARATIVE = ("니다", "이다", "진다", "된다", "한다")
 
 
 def _korean_narrative(infos: list[TokenInfo], i: int) -> bool:
