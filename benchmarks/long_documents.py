@@ -42,9 +42,7 @@ from typing import Any
 
 import numpy as np
 from langchain_core.documents import Document
-from langchain_core.embeddings import Embeddings
 
-from refgate.embeddings import embeddings_id
 from refgate.retrieval import DocumentIndex, MiniLMEmbeddings, load_documents
 from refgate.retrieval.fusion import base_dense_weight, dense_weight_for
 
@@ -261,22 +259,6 @@ STATEMENTS_FRESH = [
         r"risks to the outlook .{0,40}(?:nearly|roughly) balanced|near(?:ly)? balanced",
     ),
 ]
-
-
-class QueryMemo(Embeddings):
-    def __init__(self, inner: Embeddings) -> None:
-        self.inner, self.memo = inner, {}
-        self.embeddings_id = embeddings_id(inner)
-        if hasattr(inner, "window_spans"):
-            self.window_spans = inner.window_spans
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return self.inner.embed_documents(texts)
-
-    def embed_query(self, text: str) -> list[float]:
-        if text not in self.memo:
-            self.memo[text] = self.inner.embed_query(text)
-        return self.memo[text]
 
 
 # --------------------------------------------------------------------------------- corpora
@@ -540,6 +522,9 @@ def main() -> None:
     args = ap.parse_args()
     work = args.workdir
     work.mkdir(parents=True, exist_ok=True)
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from retrieval_quality import QueryMemo
+
     minilm = QueryMemo(MiniLMEmbeddings())
     cache = work / "embeddings.sqlite"
 

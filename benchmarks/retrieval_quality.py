@@ -41,6 +41,7 @@ import numpy as np
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
+from refgate.embeddings import embeddings_id
 from refgate.retrieval import DocumentIndex, MiniLMEmbeddings, load_documents
 from refgate.retrieval.mmr import DEFAULT_LAMBDA, LAMBDA_GRID
 
@@ -186,11 +187,16 @@ TUNING = "TAT-QA dev, tuning split"
 
 
 class QueryMemo(Embeddings):
-    """The embedder with query vectors memoised: each question is embedded once for all methods."""
+    """The embedder with query vectors memoised: each question is embedded once for all methods.
+    It keeps the inner embedder's id and window spans, so an index built with it is the inner
+    embedder's (``long_documents.py`` builds through it)."""
 
     def __init__(self, inner: Embeddings) -> None:
         self.inner = inner
         self.memo: dict[str, list[float]] = {}
+        self.embeddings_id = embeddings_id(inner)
+        if hasattr(inner, "window_spans"):
+            self.window_spans = inner.window_spans
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         return self.inner.embed_documents(texts)
