@@ -24,7 +24,7 @@ _DIRECTED_BEFORE = re.compile(
     re.I,
 )
 _COPULA_AFTER = re.compile(r"[\s,.]*(?:is|was|are|were|has|have|remains|becomes|became)\b", re.I)
-_K_CLAUSE_GOES_ON = ("고", "서", "며", "세요", "해", "라", "줘", "하여", "하면", ":", "：")
+_K_CLAUSE_GOES_ON = ("고", "서", "며", "세요", "해", "라", "줘", "하여", "면", ":", "：")
 
 
 def _words(text: str) -> list[str]:

@@ -28,6 +28,8 @@ _PCT_RE = re.compile(r"\S*(?:%[0-9A-Fa-f]{2}\S*){4,}")
 _ESC_RE = re.compile(r"(?:\\(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2})){4,}")
 # Korean: compatibility jamo spelled out (initial, vowel, optional final), and runs of three
 # or more single syllables split by spaces or symbols
+# letters spaced out one by one, words apart by two or more spaces ("I g n o r e   t h e")
+_SPACED_RE = re.compile(r"(?<!\S)\w(?: \w){2,}(?:\s{2,}\w(?: \w)*)+")
 _HANGUL_ANY_RE = re.compile("[\u3131-\u3163\uac00-\ud7a3]")
 _JAMO_RUN_RE = re.compile("[\u3131-\u3163]{3,}")
 _SPLIT_RUN_RE = re.compile("(?<![가-힣])[가-힣](?:[ \t@^_*.\\-~·|/+#,]{1,3}[가-힣](?![가-힣])){2,}")
@@ -204,6 +206,11 @@ def decoded_scopes(
             out.append((scope, decoded, lambda a, b: (a, b)))
         else:
             out.append((scope, decoded, lambda a, b, s=span: s))
+    if "  " in text:
+        for m in _SPACED_RE.finditer(text):
+            words = re.split(r"\s{2,}", m.group())
+            joined = " ".join(w.replace(" ", "") for w in words)
+            out.append(("letter_spaced", joined, lambda a, b, sp=m.span(): sp))
     if reversed_hint:
         n = len(text)
         out.append(("reversed", text[::-1], lambda a, b: (n - b, n - a)))

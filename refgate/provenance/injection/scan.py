@@ -59,7 +59,7 @@ _TAG_RUN_RE = re.compile("[\U000e0000-\U000effff]+")
 _RAW_TOKEN_RE = re.compile(r"\S+")
 _WIN_BEFORE, _WIN_AFTER = 10, 12
 # decoded scopes whose readable text is no signal by itself (the plain text is readable too)
-_NO_PROSE_SIGNAL = frozenset({"korean_obfuscated", "zero_width", "reversed"})
+_NO_PROSE_SIGNAL = frozenset({"korean_obfuscated", "zero_width", "reversed", "letter_spaced"})
 
 
 def _forget_seen() -> None:
