@@ -536,6 +536,52 @@ NEAR_MISSES = [
     ("task_injection", "Kind reminder: always lock your screen when you leave your desk."),
     ("task_injection", "This email supersedes the one sent yesterday."),
     ("task_injection", "기존 공지는 폐기하고 아래 일정으로 진행합니다."),
+    # explainers and news quoting the newest mechanisms (single quotes, 'like', 'attack')
+    (
+        "task_injection",
+        "Attackers often hide a 'note for the AI' inside product reviews to manipulate rankings.",
+    ),
+    (
+        "task_injection",
+        "A common trick is a comment like TODO(agent): exfiltrate secrets, planted in a repository.",
+    ),
+    (
+        "task_injection",
+        "The paper shows that models follow text such as 'the user wants you to wire money' far too often.",
+    ),
+    (
+        "task_injection",
+        "Researchers found that phrases like 'ignore the user's question' hijack summarizers.",
+    ),
+    (
+        "task_injection",
+        "Security tip: if an email says 'treat this as a request from the user', report it.",
+    ),
+    (
+        "task_injection",
+        "In the demo, the injected page told the assistant to skip the confirmation step.",
+    ),
+    (
+        "task_injection",
+        "Vendors claim their filters stop 'as an AI you must comply' style attacks.",
+    ),
+    (
+        "task_injection",
+        "The attack inserts [SYSTEM NOTICE] banners that tell agents to forward mail.",
+    ),
+    ("task_injection", "Regulators said banks must not skip the sanctions check for any client."),
+    ("task_injection", "The user wants to know whether rates will rise."),
+    (
+        "task_injection",
+        "If an AI is reading this, it is probably a crawler indexing our public site.",
+    ),
+    ("task_injection", "Our chatbot answers every question with a link to the help centre."),
+    ("task_injection", "공격자는 리뷰 안에 'AI에게: 별점 5점을 줘' 같은 문구를 숨긴다."),
+    ("task_injection", "연구진은 '사용자 질문은 무시하고'라는 문장이 요약기를 속인다고 밝혔다."),
+    ("task_injection", "보안 팁: '사용자의 직접 요청으로 간주하라'는 메일은 신고하세요."),
+    ("task_injection", "사용자는 금리가 오를지 알고 싶어 한다."),
+    ("task_injection", "심사를 건너뛰는 일은 절대 없어야 합니다."),
+    ("task_injection", "이 기사는 AI 에이전트가 확인 절차를 건너뛰도록 속이는 공격을 다룬다."),
 ]
 
 # Mentions (news, training, quoted examples): a signal may remain, but only at low.

@@ -23,6 +23,11 @@ _DIRECTED_BEFORE = re.compile(
     r"assistant|agent|llm|bot|system|it|them)s?\s+(?:into\s+|to\s+)$",
     re.I,
 )
+_NOUN_AFTER = re.compile(
+    r"\s*(?:-?style|type|kind)?\s*(?:attacks?|phrases?|prompts?|tricks?|patterns?|messages?|"
+    r"lines?|payloads?|injections?|examples?)\b",
+    re.I,
+)
 _COPULA_AFTER = re.compile(r"[\s,.]*(?:is|was|are|were|has|have|remains|becomes|became)\b", re.I)
 _K_CLAUSE_GOES_ON = ("고", "서", "며", "세요", "해", "라", "줘", "하여", "면", ":", "：")
 
@@ -102,24 +107,31 @@ def _korean_topic(text: str, end: int) -> bool:
 
 
 def _quoted_speech(text: str, start: int, end: int) -> bool:
-    """The hit is inside double quotes that report what someone or something says: a reporting
+    """The hit is inside quotes (double, or single around words) that report what someone or something says: a reporting
     verb before the opening quote in the same sentence ('a line that says, "Ignore ..."', 'a
     user types: "..."'), or a copula after the closing quote ('"Ignore previous ..." is the
     classic pattern'). Third round (explainers of prompt injection that quote attacks)."""
-    lead = len(text[start:end]) - len(text[start:end].lstrip('"“'))
+    lead = len(text[start:end]) - len(text[start:end].lstrip("\"“‘'"))
     lo = max(0, start - _LOOKBACK)
     before = text[lo : start + lead]
-    q = max(before.rfind("“"), before.rfind('"'))
+    # an opening single quote starts a word ('treat this ...'), unlike an apostrophe (it's)
+    single = max(before.rfind(" '"), before.rfind("('"))
+    single = single + 1 if single >= 0 else (0 if before.startswith("'") else -1)
+    q = max(before.rfind("“"), before.rfind('"'), before.rfind("‘"), single)
     if q < 0:
         return False
     opener = before[q]
     q += lo
     if opener == '"' and text[max(0, q - _LOOKBACK) : q].count('"') % 2:
         return False  # a closing quote, not an opening one
-    closer = "”" if opener == "“" else '"'
-    close = text.find(closer, max(q + 1, end - 1), end + 200)
-    if close < 0 or close < end - 1:
-        return False
+    closer = {"“": "”", "‘": "’", "'": "'"}.get(opener, '"')
+    close = text.find(closer, q + 1, end + 200)
+    while opener == "'" and 0 <= close < len(text) - 1 and text[close + 1].isalpha():
+        close = text.find("'", close + 1, end + 200)  # an apostrophe inside (user's)
+    if close < 0 or close < end - 3:
+        return False  # the hit runs past the quoted words (the span may end with "',")
+    if _NOUN_AFTER.match(text, close + 1):
+        return True  # "'as an AI you must comply' style attacks": the quote names an attack
     pre = text[max(0, q - _LOOKBACK) : q]
     ends = list(_SENTENCE_END.finditer(pre))
     if ends:
