@@ -402,6 +402,21 @@ def _is_label(words: list[str], a: int, text: str, state: dict[str, Any]) -> boo
     return word in state["line_starts"]
 
 
+_SECOND_PERSON_RE = re.compile(
+    r"\b(?:you|your|yours|yourself|must|shall|should|is\s+required\s+to|are\s+required\s+to)\b"
+    r"|너|당신|네가|니가|해야|하십시오|할\s*것",
+    re.I,
+)
+
+
+def _speaks(after: str) -> bool:
+    """What follows a role label (the next 200 characters of the scan window) reads as a message
+    to a model: a command, a second-person address or an obligation ("must", "해야"), or a word
+    of what a model does ("System: SAP ERP 6.0" and "Assistant: J. Doe" in a document's header
+    are none of these)."""
+    return bool(commands(after) or _SECOND_PERSON_RE.search(after) or for_a_model(after))
+
+
 def regex_window_hits(
     tokens: list[str], lo: int, hi: int, rule_ids: set[int], text: str, state: dict[str, Any]
 ) -> list[Hit]:
@@ -442,6 +457,10 @@ def regex_window_hits(
                 if not (commands(region) and for_a_model(before + " \n " + after)):
                     continue
             confidence = rule.confidence
+            if rule.check == "label" and not _speaks(window[m.end() : m.end() + 200]):
+                # a label with no message after it ("System: SAP ERP 6.0" in a header) is
+                # fenced, not withheld
+                confidence = "medium"
             if rule.check == "risky_task":
                 # a labelled task counts only when it asks for a consequential action
                 if not risky(window[m.start() : m.end() + 200]):
