@@ -26,7 +26,7 @@ from refgate.cli.approval import terminal_approver
 from refgate.cli.common import WORKSPACE_HELP, dumps, open_workspace
 from refgate.cli.report import check_output, write_run_output
 from refgate.config import ConfigError
-from refgate.refs import as_ref_map
+from refgate.refs import as_ref_map, payload_values
 
 
 def cited_ids(answer: str, refs: dict[str, Any]) -> list[str]:
@@ -39,11 +39,11 @@ def value_preview(ref: Any) -> str:
     """A one-line view of what a ref holds."""
     p = ref.payload
     if ref.kind == "valueRef":
-        units = p.get("units") or {}
-        parts = [
-            f"{k}={v}{' ' + str(units[k]) if k in units else ''}"
-            for k, v in (p.get("values") or {}).items()
-        ]
+        units = p.get("units") if isinstance(p.get("units"), dict) else {}
+        values = payload_values(p)
+        if not isinstance(values, dict):
+            return str(values)[:120] if values is not None else ""
+        parts = [f"{k}={v}{' ' + str(units[k]) if k in units else ''}" for k, v in values.items()]
         scale = f" ({p['scale']})" if p.get("scale") else ""
         return ", ".join(parts)[:120] + scale
     if ref.kind == "tableRef":
