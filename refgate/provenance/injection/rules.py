@@ -402,7 +402,7 @@ def _is_label(words: list[str], a: int, text: str, state: dict[str, Any]) -> boo
     return word in state["line_starts"]
 
 
-_SECOND_PERSON_RE = re.compile(
+_ADDRESS_OR_DUTY_RE = re.compile(
     r"\b(?:you|your|yours|yourself|must|shall|should|is\s+required\s+to|are\s+required\s+to)\b"
     r"|너|당신|네가|니가|해야|하십시오|할\s*것",
     re.I,
@@ -414,7 +414,7 @@ def _speaks(after: str) -> bool:
     to a model: a command, a second-person address or an obligation ("must", "해야"), or a word
     of what a model does ("System: SAP ERP 6.0" and "Assistant: J. Doe" in a document's header
     are none of these)."""
-    return bool(commands(after) or _SECOND_PERSON_RE.search(after) or for_a_model(after))
+    return bool(commands(after) or _ADDRESS_OR_DUTY_RE.search(after) or for_a_model(after))
 
 
 def regex_window_hits(
