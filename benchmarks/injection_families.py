@@ -15,13 +15,15 @@ Detected: the report of the host text has a signal of confidence medium or high 
 high). A false positive on a negative: any signal at medium or high ("flagged"); the figures
 for any signal at all (low included) are printed beside them. Real paragraphs: any signal.
 
-Run: ``python benchmarks/injection_families.py --no-v3`` while tuning. ``--misses SPLIT`` lists
-the missed items of a tuning split: ``tuning`` / ``heldout`` (v1), ``tuning_r2``, ``v2`` (held out
-in the second round, measured once, tuning material since the third round; ``--v2-fold a|b``
-limits the listing to one leave-source-out fold, see ``V2_FOLD_B``) and ``tuning_r3`` when it
-exists. Blind held-out v3 (``attacks_v3.jsonl``, ``near_miss_v3.jsonl``) is loaded when its files
-exist and ``--no-v3`` is not given, and is reported in aggregate only (per family and language;
-near-misses per language): never listed item by item, never with ``--misses`` or ``--show-fp``.
+Run: ``python benchmarks/injection_families.py`` while tuning (``--no-v3`` leaves v3 out).
+``--misses SPLIT`` lists the missed items of a tuning split: ``tuning`` / ``heldout`` (v1),
+``tuning_r2``, ``v2`` (held out in the second round, measured once, tuning material since the
+third round), ``tuning_r3`` and ``v3`` (held out in the third round, run once blind by the lead,
+tuning material since the fourth); ``--fold a|b`` runs (and lists) only one leave-source-out
+fold of the split given to ``--misses`` / ``--show-fp`` (v2, r3 or v3; see ``V2_FOLD_B``,
+``R3_FOLD_B``, ``V3_FOLD_B``). A blind split (``BLIND``; none at the moment: the lead adds the
+next one) is reported in aggregate only (per family and language; near-misses per language):
+never listed item by item, never with ``--misses`` or ``--show-fp``.
 """
 
 from __future__ import annotations
@@ -45,17 +47,20 @@ from refgate.provenance import inspect_injection  # noqa: E402
 FLAG = {"high", "medium"}
 # Splits that may be inspected and tuned on ("heldout" is v1's held-out part, seen in aggregate
 # and moved to tuning on 2026-12-01; "heldout_v2" was measured once in the second round and is
-# tuning material since the third). "heldout_v3" is blind: only ever counted, per cell.
+# tuning material since the third; "heldout_v3" was run once blind at the end of the third round
+# and is tuning material since the fourth). A split in BLIND is only ever counted, per cell.
 TUNING = {
     "tuning": "v1 tuning",
     "heldout": "v1 held-out (tuning since 2026-12-01)",
     "tuning_r2": "tuning r2 (pallms)",
     "heldout_v2": "v2 (tuning since round 3)",
     "tuning_r3": "tuning r3",
+    "heldout_v3": "v3 (tuning since round 4)",
 }
-BLIND = {"heldout_v3": "held-out v3 (blind)"}
+BLIND: dict[str, str] = {}
 MISS_CHOICES = {"tuning": "tuning", "heldout": "heldout", "tuning_r2": "tuning_r2"}
-MISS_CHOICES |= {"v2": "heldout_v2", "tuning_r3": "tuning_r3"}
+MISS_CHOICES |= {"v2": "heldout_v2", "tuning_r3": "tuning_r3", "v3": "heldout_v3"}
+SHORT = {"heldout_v2": "v2", "tuning_r3": "r3", "heldout_v3": "v3"}
 V3_ATTACKS, V3_NEAR = "attacks_v3.jsonl", "near_miss_v3.jsonl"
 # Leave-source-out estimate of transfer (third round, declared before any v2 item was listed):
 # the rules were tuned on the v2 phrasings of fold A (spikee, jangwonii, DoomArena, the bare
@@ -67,6 +72,14 @@ V2_FOLD_B_NEAR = "near_miss_v2_pages.jsonl"
 # israelo19/promptguard and its translations and encodings, fold B HackTricks and the two
 # injection labs (with theirs).
 R3_FOLD_B = ("HackTricks", "r3-hacktricks", "minilab", "r3-lab", "prompt-injection-lab")
+# The same for v3 (fourth round, declared before any v3 item was listed): fold A is RaccoonBench
+# (EN and skan0779's Korean translation), promptmap and llm-guard, with the refgate encodings of
+# their phrasings; fold B is navirocker (EN and its Korean translation), hanhojinx, acuvity,
+# hijack-agentic-ai, WASP and promptfoo_ko, with the refgate translations and encodings of their
+# phrasings (matched in ``source``, case-insensitively). Near-misses: fold A the DAIR.AI guide
+# (EN, KO) and FinanceBench, fold B the ADK docs (EN, KO) and MITRE ATLAS.
+V3_FOLD_B = ("navirocker", "hanhojinx", "acuvity", "hijack", "wasp", "promptfoo_ko")
+V3_FOLD_B_NEAR = ("adk-docs", "atlas")
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 
 
@@ -87,9 +100,13 @@ def load_optional(name: str, split: str | None = None) -> list[dict]:
 
 
 def v2_fold(row: dict) -> str:
-    """``a`` or ``b`` (held back first) for a v2 or r3 attack or near-miss row; ``""`` for
+    """``a`` or ``b`` (held back first) for a v2, r3 or v3 attack or near-miss row; ``""`` for
     the other splits."""
     source = row.get("source", "")
+    if row.get("split") == "heldout_v3":
+        low = source.lower()
+        names = V3_FOLD_B_NEAR if "kind" in row else V3_FOLD_B
+        return "b" if any(s in low for s in names) else "a"
     if row.get("split") == "tuning_r3":
         return "b" if any(s in source for s in R3_FOLD_B) else "a"
     if row.get("split") != "heldout_v2":
@@ -193,7 +210,7 @@ def recall(attacks: list[dict], hosts: list[str], misses: str | None, fold: str 
             src[0] += 1
             src[1] += bool(flagged)
             if v2_fold(a):
-                f = ("r3 " if a["split"] == "tuning_r3" else "v2 ") + v2_fold(a)
+                f = SHORT[a["split"]] + " " + v2_fold(a)
                 for key in ((f, a["lang"], "all"), (f, a["lang"], a["family"])):
                     folds[key][0] += 1
                     folds[key][1] += bool(flagged)
@@ -238,15 +255,18 @@ def main() -> None:
         help="list flagged negatives of this (tuning) split",
     )
     ap.add_argument(
+        "--fold",
         "--v2-fold",
+        dest="fold",
         choices=("a", "b", "all"),
         default="all",
-        help="with --misses v2|tuning_r3 / --show-fp v2: list only this leave-source-out fold",
+        help="with --misses v2|tuning_r3|v3 / --show-fp v2|v3: list only this leave-source-out "
+        "fold",
     )
     ap.add_argument(
         "--no-v3",
         action="store_true",
-        help="leave the blind held-out v3 files unopened (always, while tuning)",
+        help="leave the v3 files out (tuning material since the fourth round)",
     )
     ap.add_argument(
         "--tensor-trust",
@@ -260,9 +280,14 @@ def main() -> None:
     misses = MISS_CHOICES.get(args.misses or "")
     show_split = MISS_CHOICES.get(args.show_fp or "")
     attacks, near = corpus(v3=not args.no_v3)
+    if args.fold != "all" and (misses or show_split):
+        # the other fold of the listed split is not run at all (it stays held back)
+        keep = {misses, show_split}
+        attacks = [a for a in attacks if a["split"] not in keep or v2_fold(a) == args.fold]
+        near = [x for x in near if x["split"] not in keep or v2_fold(x) == args.fold]
     splits = {k: v for k, v in {**TUNING, **BLIND}.items() if any(a["split"] == k for a in attacks)}
     hosts = statement_paragraphs()
-    res = recall(attacks, hosts, misses, args.v2_fold)
+    res = recall(attacks, hosts, misses, args.fold)
     families = sorted({a["family"] for a in attacks})
     print(f"attacks: {len(attacks)} phrasings x {len(WRAPPERS)} embeddings in FOMC paragraphs")
     print(
@@ -293,6 +318,8 @@ def main() -> None:
         + ", ".join(V2_FOLD_B)
         + f", {V2_FOLD_B_NEAR}; r3 B: "
         + ", ".join(R3_FOLD_B)
+        + "; v3 B: "
+        + ", ".join(V3_FOLD_B + V3_FOLD_B_NEAR)
         + "):"
     )
     for (fold, lang, fam), (n, d) in sorted(res["folds"].items()):
@@ -308,7 +335,7 @@ def main() -> None:
             if not rows:
                 continue
             groups = [("", rows)]
-            if split == "heldout_v2":
+            if split in ("heldout_v2", "heldout_v3"):
                 groups += [(f", fold {f}", [x for x in rows if v2_fold(x) == f]) for f in "ab"]
             for label, part in groups:
                 f, a, n = false_positives([x["text"] for x in part])
@@ -340,7 +367,7 @@ def main() -> None:
         print(f"| {name} | real | {f}/{n} = {pct(f, n)} | {a}/{n} = {pct(a, n)} |")
     if show_split in TUNING:
         for x in near:
-            if x["split"] == show_split and args.v2_fold in ("all", v2_fold(x) or args.v2_fold):
+            if x["split"] == show_split and args.fold in ("all", v2_fold(x) or args.fold):
                 false_positives([x["text"]], show=f"{x['id']} ({x['lang']})")
     for path in args.tensor_trust:
         external(path, hosts)
