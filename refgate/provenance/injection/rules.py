@@ -395,8 +395,8 @@ def _is_label(words: list[str], a: int, text: str, state: dict[str, Any]) -> boo
         return True
     if a == 0 and state.get("window_start_is_text_start"):
         return True
-    if a > 0 and words[a - 1][-1:] in ".!?]})>⟧\"'":
-        return True
+    if a > 0 and (words[a - 1][-1:] in ".!?]})>⟧\"'" or words[a - 1] == "<!--"):
+        return True  # after a sentence end, a bracket or quote, or opening an HTML comment
     if "line_starts" not in state:
         state["line_starts"] = {m.group(1) for m in _LINE_START_RE.finditer(text)}
     return word in state["line_starts"]
