@@ -390,6 +390,8 @@ def _is_label(words: list[str], a: int, text: str, state: dict[str, Any]) -> boo
     """A role word followed by a colon speaks as that role when it starts a line or a sentence,
     or is written in capitals (``SYSTEM:``)."""
     word = words[a]
+    if word.startswith("`"):
+        return False  # inline code names a key or a prefix (`user:*`) in documentation
     core = _LABEL_PUNCT_RE.sub("", word)
     if core.isupper() and len(core) > 1:
         return True
