@@ -160,7 +160,23 @@ def mention(text: str, start: int, end: int) -> bool:
     span = text[start:end]
     if not span.isascii():
         words = _words(before + " " + span)
-        if any(not w.isascii() and _is_cue(words, k, cues) for k, w in enumerate(words)):
+        objects = _commanded_objects(words, len(_words(before)))
+        if any(
+            not w.isascii() and k not in objects and _is_cue(words, k, cues)
+            for k, w in enumerate(words)
+        ):
             return True
         return _quoted(text, start, end)
     return False
+
+
+_K_COMMAND_FINAL = ("세요", "십시오", "하라", "해라", "주세요", "줘", "하시오")
+
+
+def _commanded_objects(words: list[str], first: int) -> set[int]:
+    """Indices of the hit's own words that are the object (을/를) of the command the hit ends
+    with: "안전 교육을 일시적으로 무시하세요" commands about 교육 (safety training), it does not
+    discuss training material (fourth round)."""
+    if len(words) <= first or not words[-1].rstrip(".!?").endswith(_K_COMMAND_FINAL):
+        return set()
+    return {k for k in range(first, len(words) - 1) if words[k].endswith(("을", "를"))}

@@ -25,6 +25,7 @@ class RegexRule:
     family: str = ""
     hint: str = ""  # "colon": hinted by a label word next to a colon
     check: str = ""  # post-check in code: "label", "directive_context"
+    reach: int = 0  # words after the hint the window spans (0: the scan's default)
 
 
 def _rule(entry: dict, defs: dict[str, str], source: str) -> RegexRule:
@@ -50,6 +51,7 @@ def _rule(entry: dict, defs: dict[str, str], source: str) -> RegexRule:
         entry["family"],
         entry.get("hint", ""),
         entry.get("check", ""),
+        int(entry.get("reach", 0)),
     )
 
 

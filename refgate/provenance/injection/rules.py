@@ -411,6 +411,24 @@ _ADDRESS_OR_DUTY_RE = re.compile(
 )
 
 
+def _addressed(after: str) -> bool:
+    """What follows speaks to the reader: a second-person address or an obligation, or a
+    Korean command ending (an English verb right after a bracket may start a title: "[System]
+    Open Market Account holdings")."""
+    if _ADDRESS_OR_DUTY_RE.search(after):
+        return True
+    return bool(_HANGUL_RE.search(after)) and commands(after)
+
+
+_HANGUL_RE = re.compile("[가-힣]")
+# an obligation put on the reader (check "ai_duty"): injected steps written as duties
+_DUTY_RE = re.compile(
+    r"\b(?:must|have\s+to|has\s+to|need\s+to|is\s+required\s+to|are\s+required\s+to)\b"
+    r"|해야\s*(?:합니다|한다|해|돼|됨|함|하며)|하여야|할\s*것|이\s*필수|것이\s*필수",
+    re.I,
+)
+
+
 def _speaks(after: str) -> bool:
     """What follows a role label (the next 200 characters of the scan window) reads as a message
     to a model: a command, a second-person address or an obligation ("must", "해야"), or a word
@@ -447,7 +465,9 @@ def regex_window_hits(
                 continue
             if rule.check == "command_here" and not commands(_sentence(window, m.start(), m.end())):
                 continue
-            if rule.check == "ai_task":
+            if rule.check == "addressed" and not _addressed(window[m.end() : m.end() + 200]):
+                continue
+            if rule.check in ("ai_task", "ai_duty"):
                 # the sign must lie outside the match ("in your response" names a response
                 # but says nothing about who is asked: "include your account number in your
                 # response to this letter")
@@ -456,7 +476,10 @@ def regex_window_hits(
                     window[m.end() : m.end() + 160],
                 )
                 region = window[max(0, m.start() - 100) : m.end() + 160]
-                if not (commands(region) and for_a_model(before + " \n " + after)):
+                ordered = commands(region) or (
+                    rule.check == "ai_duty" and bool(_DUTY_RE.search(region))
+                )
+                if not (ordered and for_a_model(before + " \n " + after)):
                     continue
             confidence = rule.confidence
             if rule.check == "label" and not _speaks(window[m.end() : m.end() + 200]):

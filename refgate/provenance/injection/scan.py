@@ -23,6 +23,7 @@ from refgate.provenance.injection.decode import (
     rot13_words,
 )
 from refgate.provenance.injection.lexicon import ANCHORS
+from refgate.provenance.injection.patterns import all_rules
 from refgate.provenance.injection.report import (
     MAX_EXCERPT,
     RANK,
@@ -59,7 +60,9 @@ _TAG_RUN_RE = re.compile("[\U000e0000-\U000effff]+")
 _RAW_TOKEN_RE = re.compile(r"\S+")
 _WIN_BEFORE, _WIN_AFTER = 10, 12
 # decoded scopes whose readable text is no signal by itself (the plain text is readable too)
-_NO_PROSE_SIGNAL = frozenset({"korean_obfuscated", "zero_width", "reversed", "letter_spaced"})
+_NO_PROSE_SIGNAL = frozenset(
+    {"korean_obfuscated", "zero_width", "reversed", "letter_spaced", "normalized"}
+)
 
 
 def _forget_seen() -> None:
@@ -149,13 +152,15 @@ def token_hits(
         return []
     raw_hits: list[Hit] = []
     state: dict[str, Any] = {}
+    rules = all_rules()
     for i in sorted(set(anchors)):
         hinted = classify_raw(tokens[i]).rules
         if hinted:
             rlo = max(0, i - 12)
             state["window_start_is_text_start"] = rlo == 0
+            reach = max(20, *(rules[k].reach for k in hinted))
             raw_hits += regex_window_hits(
-                tokens, rlo, min(len(tokens), i + 20), set(hinted), text, state
+                tokens, rlo, min(len(tokens), i + reach), set(hinted), text, state
             )
         if not (i in override or classify_raw(tokens[i]).anchor):
             continue
