@@ -1,6 +1,7 @@
 """The tool loop of an LLM pass: bind exactly the pass's tools, run bounded rounds, trace all.
 
-- Binds ``tools_for(pass_name)`` (minus the write tools once untrusted content was read: B1).
+- Binds ``tools_for(pass_name)`` (minus the write tools once untrusted content was read: B1; from
+  the start when the prompt already carries it, ``untrusted_prompt``: refs read by an earlier pass).
 - Each round: one model call; its tool calls go through ``execute_tool_call`` (whitelist,
   argument validation, provenance boundaries); invalid JSON arguments are answered too.
 - A withheld result (B5) is not retried: ``boundaries.check_call`` refuses a repeat of the same
@@ -103,13 +104,30 @@ def run_tool_pass(
     ctx: ToolContext,
     max_rounds: int,
     allowed: list[str] | None = None,
+    untrusted_prompt: bool = False,
 ) -> PassOutcome:
-    """Run up to ``max_rounds`` model turns with the pass's tools; return messages and events."""
+    """Run up to ``max_rounds`` model turns with the pass's tools; return messages and events.
+
+    ``untrusted_prompt``: ``messages`` already show untrusted content (external refs read by an
+    earlier pass, fenced): the write tools are never bound (B1 from the first round)."""
     names = list(tools_for(pass_name) if allowed is None else allowed)
     write_tools = {n for n in names if not get_spec(n).read_only}
-    bound = _bind(model, names)
     msgs = list(messages)
     out = PassOutcome(messages=msgs, final=None)
+    if untrusted_prompt:
+        out.untrusted_seen = True
+        removed = sorted(write_tools & set(names))
+        if removed:
+            names = [n for n in names if n not in write_tools]
+            out.events.append(
+                event(
+                    "write_tools_removed",
+                    pass_name,
+                    tools=removed,
+                    reason="the prompt carries untrusted content read earlier (boundary B1)",
+                )
+            )
+    bound = _bind(model, names)
 
     for round_no in range(1, max_rounds + 1):
         reply = invoke_model(bound, msgs, pass_name, out.events)

@@ -80,6 +80,9 @@ def make_work(deps: Deps):
             ctx=ctx,
             max_rounds=ctx.settings.rounds_for("work"),
             allowed=allowed,
+            # "Refs so far" shows external refs (BRIEF's reads, the first WORK's on a GATE
+            # retry) to the model: B1 holds from the first round
+            untrusted_prompt=any(r.is_external for r in ctx.ledger.all().values()),
         )
         events.extend(out.events)
         issued = {r.id: r for r in ctx.ledger.issued}

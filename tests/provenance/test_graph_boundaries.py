@@ -178,3 +178,32 @@ def test_taint_refusal_of_a_query_copied_from_a_page(settings, saved):
     assert searched == ["FOMC December 2008"]
     events = work_tool_events(state)
     assert events[1]["status"] == "refused" and "forbidden slot" in events[1]["error"]
+
+
+def test_b1_holds_from_the_first_round_when_the_prompt_already_shows_external_refs(
+    settings, saved
+):
+    """The GATE retry's WORK sees the first WORK's web refs (fenced) in "Refs so far": it starts
+    without write tools, so a model obeying that text cannot save (found by
+    benchmarks/injection_containment.py)."""
+    model = ScriptedChatModel(
+        responses=[
+            PLAN,
+            calls(tool_call("WebSearch", {"query": "FOMC December 2008"})),
+            "done",
+            '["check the date of the statement"]',
+            "The range was cut to 7.25 percent.",  # uncited: the GATE blocks, WORK retries
+            calls(tool_call("SaveArtifact", {"name": "fomc_note"})),
+            "done",
+            "The statement kept the range unchanged.",
+            *TAIL[2:],
+        ]
+    )
+    with override_tool(web_spec(PAGE, [])):
+        out, state = run_graph(model, settings)
+    retry = [c for c in model.calls if "The GATE blocked" in c["text"] and c["tools"]]
+    assert retry, "the GATE retry's WORK pass did not run"
+    assert "WebSearch" in retry[0]["tools"] and "SaveArtifact" not in retry[0]["tools"]
+    assert saved == []
+    removed = [e for e in state["trace"] if e["type"] == "write_tools_removed"]
+    assert any("prompt carries untrusted content" in e.get("reason", "") for e in removed)
