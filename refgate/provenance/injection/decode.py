@@ -42,8 +42,14 @@ _JONG = " ㄱㄲㄳㄴㄵㄶㄷㄹㄺㄻㄼㄽㄾㄿㅀㅁㅂㅄㅅㅆㅇㅈㅊ�
 
 # a word with a digit between letters (leetspeak: "0v3rr1d3", "pr070c0l5"; not "COVID-19", "Q3")
 _LEET_WORD_RE = re.compile(r"(?<!\S)(?=\S*[A-Za-z]\d+[A-Za-z])[A-Za-z0-9]+(?=[\s.,;:!?]|$)")
-_LEET_HINT_RE = re.compile(r"[A-Za-z][0-9]+[A-Za-z]")
 _CONFUSABLE_RE = re.compile("[" + "".join(sorted(CONFUSABLES)) + "]")
+
+
+def masked_word(word: str) -> bool:
+    """A word in leetspeak (a digit between letters) or with Greek/Cyrillic look-alikes."""
+    if not word.isascii():
+        return bool(_CONFUSABLE_RE.search(word))
+    return bool(_LEET_WORD_RE.fullmatch(word.rstrip(".,;:!?")))
 
 
 def normalized_words(text: str) -> str | None:
@@ -231,7 +237,7 @@ def readable(decoded: str) -> bool:
 
 
 def decoded_scopes(
-    text: str, rot13_hint: bool = False, reversed_hint: bool = False
+    text: str, rot13_hint: bool = False, reversed_hint: bool = False, masked_hint: bool = False
 ) -> list[tuple[str, str, Callable[[int, int], tuple[int, int] | None]]]:
     """(scope, decoded text, span mapper back to ``text``) for the scans of decoded payloads.
     The mapper of obfuscated Korean returns None for a span outside every replaced run (a
@@ -257,7 +263,7 @@ def decoded_scopes(
             gone = set(invisible)
             kept = [i for i in range(len(text)) if i not in gone]
             out.append(("zero_width", INVIS_RE.sub("", text), _index_mapper(kept)))
-    if _LEET_HINT_RE.search(text) or (not text.isascii() and _CONFUSABLE_RE.search(text)):
+    if masked_hint:  # the scan saw two words or more in leetspeak or with look-alikes
         norm = normalized_words(text)
         if norm:
             out.append(("normalized", norm, lambda a, b: (a, b)))

@@ -424,7 +424,7 @@ _HANGUL_RE = re.compile("[가-힣]")
 # an obligation put on the reader (check "ai_duty"): injected steps written as duties
 _DUTY_RE = re.compile(
     r"\b(?:must|have\s+to|has\s+to|need\s+to|is\s+required\s+to|are\s+required\s+to)\b"
-    r"|해야\s*(?:합니다|한다|해|돼|됨|함|하며)|하여야|할\s*것|이\s*필수|것이\s*필수",
+    r"|해야\s*(?:합니다|한다|해|돼|됨|함|하며)|하여야|할\s*것|이\s*필수|것이\s*필수|려면\s*필수",
     re.I,
 )
 
@@ -471,11 +471,13 @@ def regex_window_hits(
                 # the sign must lie outside the match ("in your response" names a response
                 # but says nothing about who is asked: "include your account number in your
                 # response to this letter")
+                # duties run longer (steps of an injected procedure): they look further on
+                ahead = 300 if rule.check == "ai_duty" else 160
                 before, after = (
                     window[max(0, m.start() - 100) : m.start()],
-                    window[m.end() : m.end() + 160],
+                    window[m.end() : m.end() + ahead],
                 )
-                region = window[max(0, m.start() - 100) : m.end() + 160]
+                region = window[max(0, m.start() - 100) : m.end() + ahead]
                 ordered = commands(region) or (
                     rule.check == "ai_duty" and bool(_DUTY_RE.search(region))
                 )

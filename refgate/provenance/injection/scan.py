@@ -18,6 +18,7 @@ from refgate.provenance.injection import catalog, layer
 from refgate.provenance.injection.context import mention
 from refgate.provenance.injection.decode import (
     decoded_scopes,
+    masked_word,
     readable,
     reversed_words,
     rot13_words,
@@ -53,6 +54,7 @@ _SEEN_RAW: set[str] = set()
 _HOT_RAW: set[str] = set()
 _ROT13_RAW: set[str] = set()  # raw words that are ROT13 forms of lexicon words
 _REV_RAW: set[str] = set()  # raw words that are lexicon words spelled backwards
+_MASKED_RAW: set[str] = set()  # raw words in leetspeak or with look-alike letters
 _SHORT_RUN_RE = re.compile(rb"[\x01-\x03]{3,}")
 # Unicode tag characters (U+E0000-E007F) spell ASCII; the same offset over the rest of plane 14
 # spells any other character (garak's Tag probe writes Korean so: U+E0000 + U+AC00 ...)
@@ -70,6 +72,7 @@ def _forget_seen() -> None:
     _HOT_RAW.clear()
     _ROT13_RAW.clear()
     _REV_RAW.clear()
+    _MASKED_RAW.clear()
 
 
 catalog.on_change(_forget_seen)
@@ -140,8 +143,12 @@ def token_hits(
                     _ROT13_RAW.add(t)
                 elif bare in rev:
                     _REV_RAW.add(t)
+            if masked_word(t):
+                _MASKED_RAW.add(t)
         _SEEN_RAW.update(new)
     if notes is not None:
+        if _MASKED_RAW:
+            notes["masked"] = len(uniq & _MASKED_RAW)
         for key, found in (("rot13", _ROT13_RAW), ("reversed", _REV_RAW)):
             if found:
                 notes[key] = len({t.strip(".,;:!?\"'()").lower() for t in uniq & found})
@@ -273,7 +280,7 @@ def merge(signals: list[InjectionSignal]) -> list[InjectionSignal]:
 def _decoded(text: str, scopes: list[str], notes: dict[str, Any]) -> list[InjectionSignal]:
     """Signals of decoded payloads, reported under the family encoded_payload."""
     out: list[InjectionSignal] = []
-    hints = notes.get("rot13", 0) >= 2, notes.get("reversed", 0) >= 2
+    hints = notes.get("rot13", 0) >= 2, notes.get("reversed", 0) >= 2, notes.get("masked", 0) >= 2
     for scope, decoded, span_of in decoded_scopes(text, *hints):
         found = scan(decoded, scope, span_of)
         if scope == "rot13":
