@@ -4,8 +4,9 @@ Contract used by ``refgate.tools.executor``:
 
 - ``check_call(spec, args, ctx) -> str | None``: a refusal reason, else None. Refused:
   a path / URL / query / tool-name / code argument that carries a registered external span of
-  20+ characters (``RunProvenance.tainted_by``); a URL argument that no search in this run
-  returned (nor the user's question); a repeat of a call withheld earlier in the run (B5).
+  20+ columns, a wide character such as Hangul counting two (``RunProvenance.tainted_by``); a
+  URL argument that no search in this run returned (nor the user's question); a repeat of a
+  call withheld earlier in the run (B5).
 - ``approve_outbound(spec, args, ctx) -> bool``: B3, a human approves any outbound send through
   LangGraph ``interrupt``; anything but an explicit yes refuses.
 - ``render_result(spec, result, ctx) -> RenderedResult``: the text the model receives. Every

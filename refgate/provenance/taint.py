@@ -3,8 +3,11 @@ text, and calls withheld after an injection signal. Checkpointed in graph state 
 through ``to_state()`` / ``RunProvenance.from_state()``.
 
 Taint test: a string "carries" external text when it shares a run of ``MIN_SPAN`` (20) or more
-characters with a registered external span, after both are normalised (case folded, invisible
-characters removed, whitespace runs collapsed; URL arguments are percent-decoded first). Runs
+columns with a registered external span, after both are normalised (case folded, invisible
+characters removed, whitespace runs collapsed; URL arguments are percent-decoded first). A wide
+character (Hangul, CJK, kana, fullwidth forms) counts two columns, as a terminal shows it: ten
+Hangul syllables say as much as twenty Latin letters ("이전 지시를 무시하고" is a whole command
+in 10 characters), so a short Korean command copied from a page is caught like an English one. Runs
 that also occur in trusted text (the user's question, registered with ``register_trusted``) do
 not count, so a query may repeat the user's own words even when a page quotes them.
 
@@ -29,13 +32,25 @@ MAX_TAINT_CHARS = 4_000_000
 _INVISIBLE_RE = re.compile("[\u00ad\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069]")
 _URL_RE = re.compile(r"https?://[^\s<>\"'`)\]]+", re.I)
 SEP = "\x00"
+#: Wide characters (East Asian width W or F) are followed by this filler in normalised text, so
+#: that every length below counts columns.
+WIDE_FILL = "\x01"
+_WIDE_RE = re.compile(
+    "([\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f"
+    "\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6])"
+)
 #: Most echoed arguments remembered per run (the newest are kept).
 MAX_ECHOES = 64
 
 
 def normalise(text: str) -> str:
-    text = _INVISIBLE_RE.sub("", str(text)) if not str(text).isascii() else str(text)
-    return " ".join(text.casefold().split())
+    """Case folded, invisible characters removed, whitespace collapsed; each wide character
+    followed by ``WIDE_FILL`` (two columns)."""
+    text = str(text)
+    if text.isascii():
+        return " ".join(text.casefold().split())
+    text = " ".join(_INVISIBLE_RE.sub("", text.replace(WIDE_FILL, "")).casefold().split())
+    return _WIDE_RE.sub("\\1" + WIDE_FILL, text)
 
 
 def normalise_url(url: str) -> str:
@@ -185,7 +200,7 @@ class RunProvenance:
         return self._joined
 
     def tainted_by(self, value: str, *, url: bool = False) -> TaintHit | None:
-        """The external span ``value`` carries (20+ characters not also in trusted text)."""
+        """The external span ``value`` carries (20+ columns not also in trusted text)."""
         raw = str(value)
         if url:
             raw = unquote_plus(raw)
@@ -206,7 +221,8 @@ class RunProvenance:
                 run = 0 if covered[k] else run + 1
                 if run >= MIN_SPAN:
                     piece = arg[lo:hi]
-                    return TaintHit(self._source_of(piece), piece[:80], hi - lo)
+                    shown = piece.replace(WIDE_FILL, "")
+                    return TaintHit(self._source_of(piece), shown[:80], len(shown))
         return None
 
     def _source_of(self, piece: str) -> str:

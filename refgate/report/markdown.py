@@ -128,7 +128,15 @@ def render_run_markdown(record: Mapping[str, Any]) -> str:
         meta.append(f"cost: ${facts['cost_usd']:.4f} (estimated)")
     if facts["seconds"] is not None:
         meta.append(f"time: {facts['seconds']} s")
-    out = [*head, " · ".join(meta), "", "## Answer", "", inert_answer(answer) or "_(no answer)_", ""]
+    out = [
+        *head,
+        " · ".join(meta),
+        "",
+        "## Answer",
+        "",
+        inert_answer(answer) or "_(no answer)_",
+        "",
+    ]
     cited, _ = cardlib.build_cards(answer, refs, gate)
     if cited:
         out += ["## References", "", *(_reference(c) for c in cited), ""]

@@ -180,9 +180,7 @@ def test_taint_refusal_of_a_query_copied_from_a_page(settings, saved):
     assert events[1]["status"] == "refused" and "forbidden slot" in events[1]["error"]
 
 
-def test_b1_holds_from_the_first_round_when_the_prompt_already_shows_external_refs(
-    settings, saved
-):
+def test_b1_holds_from_the_first_round_when_the_prompt_already_shows_external_refs(settings, saved):
     """The GATE retry's WORK sees the first WORK's web refs (fenced) in "Refs so far": it starts
     without write tools, so a model obeying that text cannot save (found by
     benchmarks/injection_containment.py)."""
