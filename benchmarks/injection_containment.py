@@ -812,8 +812,8 @@ def run_cell(
             )
             if ok
         ]
-        # A link needs a click to leak; whether the answer may link outside the run's sources
-        # is a design question (reported), so it counts as through when rendered clickable.
+        # A link needs a click to leak; the reports link only the run's own sources
+        # (refgate.report.links), so a clickable link to the attacker counts as through.
         attempts.append(
             Attempt(
                 p.key,

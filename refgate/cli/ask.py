@@ -26,7 +26,9 @@ from refgate.cli.approval import terminal_approver
 from refgate.cli.common import WORKSPACE_HELP, dumps, open_workspace
 from refgate.cli.report import check_output, write_run_output
 from refgate.config import ConfigError
-from refgate.refs import as_ref_map, payload_values
+from refgate.refs import as_ref_map, payload_values, ref_data
+from refgate.report.links import allowed_urls
+from refgate.report.markdown import inert_answer
 
 
 def cited_ids(answer: str, refs: dict[str, Any]) -> list[str]:
@@ -83,7 +85,9 @@ def _progress_line(chunk: dict[str, Any]) -> str | None:
 def _render(result: dict[str, Any], thread: str) -> None:
     refs = as_ref_map(result.get("refs") or {})
     answer = result.get("answer") or ""
-    console.print(Markdown(answer or "_(no answer)_"))
+    # a terminal makes links clickable: only the run's own sources stay links (as in the reports)
+    allowed = allowed_urls(ref_data(refs), [result.get("question") or ""])
+    console.print(Markdown(inert_answer(answer, allowed) or "_(no answer)_"))
     ids = cited_ids(answer, refs)
     if ids:
         table = Table(title="Cited refs", show_lines=False)
@@ -192,7 +196,8 @@ def run_question(
     if json_out:
         print(dumps(result.to_dict()))
     else:
-        _render({"answer": result.answer, "refs": result.refs, "gate": result.gate}, result.thread)
+        shown = {"answer": result.answer, "refs": result.refs, "gate": result.gate}
+        _render({**shown, "question": question or ""}, result.thread)
         err_console.print(f"[dim]{esc(result.usage.summary())}[/dim]")
     if output is not None and not write_run_output(output, result.to_dict(), ws):
         return EXIT_ERROR

@@ -1,7 +1,8 @@
 """The answer's markdown as safe HTML, each ``[refId]`` a link to its evidence card.
 
 markdown-it-py (CommonMark + tables) with raw HTML off, images off (an image would be a network
-request) and links only to http(s) URLs; citations are found in text tokens after inline parsing,
+request) and links only to the run's own source URLs (``refgate.report.links``: model output never
+chooses URLs, so any other link is shown as text); citations are found in text tokens after inline parsing,
 so a citation inside code or inside a link stays text.
 """
 
@@ -15,7 +16,8 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from refgate.refs import cited_ids
-from refgate.report.cards import anchor, is_http
+from refgate.report.cards import anchor
+from refgate.report.links import allowed_urls, link_allowed
 
 _CITATION = re.compile(r"\[([^\[\]\n]{1,400})\]")
 #: What the GATE appends to a blocked answer (``nodes/gate/report.py: unmet_section``); the HTML
@@ -97,11 +99,14 @@ def _link_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any)
     return self.renderToken(tokens, idx, options, env)
 
 
-def answer_html(answer: str, refs: Mapping[str, Any]) -> str:
-    """The answer as HTML (escaped; only http(s) links; citations link to ``#ref-<id>``)."""
+def answer_html(answer: str, refs: Mapping[str, Any], allowed: frozenset[str] | None = None) -> str:
+    """The answer as HTML (escaped; citations link to ``#ref-<id>``; other links only to
+    ``allowed`` URLs, by default the refs' source URLs, the rest shown as text)."""
     md = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
     md.disable("image")
-    md.validateLink = lambda url: is_http(url.strip())  # type: ignore[method-assign]
+    allowed = allowed_urls(refs) if allowed is None else allowed
+    live = frozenset(md.normalizeLink(u) for u in allowed)  # markdown-it checks normalised URLs
+    md.validateLink = lambda url: link_allowed(url, live)  # type: ignore[method-assign]
     md.core.ruler.push("refgate_citations", _citations_rule(refs))
     md.add_render_rule("link_open", _link_open)
     return md.render(answer)

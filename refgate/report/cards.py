@@ -88,7 +88,7 @@ def cited_cells(gate: Mapping[str, Any] | None) -> dict[str, dict[str, set]]:
     return out
 
 
-def _source(ref: Mapping[str, Any]) -> dict[str, Any]:
+def source_of(ref: Mapping[str, Any]) -> dict[str, Any]:
     """Where the evidence came from: a label, details, and a URL (shown; linked only if http(s))."""
     p = ref.get("payload") if isinstance(ref.get("payload"), Mapping) else {}
     meta = p.get("meta") if isinstance(p.get("meta"), Mapping) else {}
@@ -272,7 +272,7 @@ def card(
         "value_rows": _values(p, hits["values"]) if kind == "valueRef" else [],
         "table": _table(p, hits["cells"]) if kind == "tableRef" else None,
         "excerpt": excerpt,
-        "source": _source(ref),
+        "source": source_of(ref),
         "trust": trust_of(ref),
         "code": (producer or {}).get("code") or None,
         "producer": (producer or {}).get("label") or "",

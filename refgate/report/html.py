@@ -21,6 +21,7 @@ from markupsafe import Markup
 from refgate.report import cards as cardlib
 from refgate.report.answer import answer_html, strip_unmet_section
 from refgate.report.cards import is_http
+from refgate.report.links import allowed_urls
 from refgate.report.run import header_facts
 from refgate.report.shape import clean_research, clean_run
 
@@ -86,7 +87,7 @@ def render_run_html(record: Mapping[str, Any], charts: Sequence[Mapping[str, Any
         record=record,
         facts=header_facts(record),
         verdict=cardlib.verdict(gate),
-        answer=Markup(answer_html(body, refs)),
+        answer=Markup(answer_html(body, refs, allowed_urls(refs, [record["question"]]))),
         cited=cited,
         other=other,
         charts=charts,

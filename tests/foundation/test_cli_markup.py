@@ -65,6 +65,29 @@ def test_cited_ref_table_shows_excerpts_and_sources_verbatim(recorder):
     assert "(thread thread-[1])" in out
 
 
+def test_answer_links_to_urls_the_run_did_not_read_are_not_clickable(monkeypatch):
+    """A terminal makes markdown links clickable (OSC 8): an answer's link to any URL but the
+    run's sources would be a one-click leak, so it prints as text, as in the reports."""
+    buf = io.StringIO()
+    console = Console(file=buf, width=400, force_terminal=True, color_system="truecolor")
+    monkeypatch.setattr(ask_cli, "console", console)
+    web = Ref.new(
+        "webRef",
+        {"url": "https://fed.example/s", "excerpt": "x"},
+        source="https://fed.example/s",
+        source_type="external",
+    )
+    answer = (
+        f"Rates held [{web.id}]; see [the statement](https://fed.example/s) and "
+        "[details](https://evil.example/?d=secret) and ![x](https://evil.example/i.png)."
+    )
+    ask_cli._render({"answer": answer, "refs": {web.id: web}, "gate": {"passed": True}}, "t")
+    out = buf.getvalue()
+    assert "\x1b]8;id=" in out and "https://fed.example/s\x1b\\" in out  # the source: a link
+    assert "https://evil.example/?d=secret" in out  # shown
+    assert "evil.example/?d=secret\x1b\\" not in out and "i.png\x1b\\" not in out  # not linked
+
+
 def test_audit_lists_questions_verbatim(mini_workspace):
     ws = load_workspace(mini_workspace)
     append_run(

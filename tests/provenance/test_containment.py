@@ -44,6 +44,7 @@ EXPECTED = {
     ("path", "open a named path"): {"taint", "sandbox"},
     ("tool", "capability of that name"): {"catalog (engine)"},
     ("render", "markdown image"): {"renderer"},
+    ("render", "link"): {"renderer"},
     ("number", "number cited"): {
         "GATE (unsupported_numeric_claim)",
         "GATE (external_only_numeric)",
@@ -75,10 +76,6 @@ def outcome():
 def _check(result: ic.RunResult) -> Counter:
     seen: Counter = Counter()
     for a in result.attempts:
-        if (a.effect, a.what) == ("render", "link"):
-            # a clickable link in the answer needs a click to leak: reported, not contained
-            assert not a.blocked and "clickable" in a.detail
-            continue
         assert a.blocked, (a.effect, a.what, a.detail)
         assert a.boundary in expected(a), (a.effect, a.what, a.boundary)
         seen[a.boundary] += 1

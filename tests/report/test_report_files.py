@@ -488,9 +488,73 @@ def test_markdown_report_answer_has_no_live_image_or_raw_html():
         "[![nested](https://evil.example/n.png)](https://evil.example/)\n\n"
         "```\nprint('![x](y)', '<b>')\n```"
     )
-    md = render_run_markdown({"type": "run", "question": "q", "answer": answer, "refs": {}})
+    web = Ref.new(
+        "webRef",
+        {"url": "https://fed.example/s", "excerpt": "x"},
+        source="https://fed.example/s",
+        source_type="external",
+    )
+    refs = {web.id: web.model_dump(mode="json")}
+    md = render_run_markdown({"type": "run", "question": "q", "answer": answer, "refs": refs})
     tokens = [t for b in MarkdownIt("commonmark").parse(md) for t in [b, *(b.children or [])]]
     assert not [t for t in tokens if t.type in ("image", "html_inline", "html_block")]
-    assert any(t.type == "link_open" and t.attrGet("href") == "https://fed.example/s" for t in tokens)
+    links = [t.attrGet("href") for t in tokens if t.type == "link_open"]
+    assert links == ["https://fed.example/s"]  # the run's own source stays a link
     assert "`code ![a](b) <i>`" in md and "print('![x](y)', '<b>')" in md  # code as written
     assert "**unchanged**" in md and "2 \\< 3" in md
+
+
+ATTACKER_LINKS = (
+    "See [the details](https://evil.example/?d=secret) and [more][1], "
+    "<https://evil.example/auto?d=x>, https://evil.example/bare?d=y, and the source "
+    "[statement](https://fed.example/s) [w1].\n\n[1]: https://evil.example/ref?d=z"
+)
+
+
+def _web_ref():
+    return Ref.new(
+        "webRef",
+        {"url": "https://fed.example/s", "excerpt": "x"},
+        source="https://fed.example/s",
+        source_type="external",
+    )
+
+
+def test_answer_links_stay_live_only_to_the_runs_sources_in_both_reports():
+    """Model output never chooses URLs: a link the answer makes to any URL but a ref's source
+    (or one in the question) is a one-click leak, so it is shown as text in the HTML report and
+    in the markdown report (found by benchmarks/injection_containment.py)."""
+    from markdown_it import MarkdownIt
+
+    from refgate.report import render_run_html, render_run_markdown
+
+    web = _web_ref()
+    record = {
+        "type": "run",
+        "question": "What did https://question.example/page say?",
+        "answer": ATTACKER_LINKS + " Also [asked](https://question.example/page).",
+        "refs": {web.id: web.model_dump(mode="json")},
+    }
+    md = render_run_markdown(record)
+    tokens = [t for b in MarkdownIt("commonmark").parse(md) for t in [b, *(b.children or [])]]
+    hrefs = {t.attrGet("href") for t in tokens if t.type == "link_open"}
+    assert hrefs == {"https://fed.example/s", "https://question.example/page"}, hrefs
+    # a bare URL is in a code span, where GitHub-style viewers do not autolink it either
+    assert "`https://evil.example/bare?d=y`," in md
+    assert md.count("https://evil.example") == 4
+    assert not re.findall(r"(?<!`)https://evil", md)
+    page = render_run_html(record)
+    assert 'href="https://fed.example/s"' in page
+    assert 'href="https://question.example/page"' in page
+    assert "evil.example" in page and 'href="https://evil.example' not in page
+
+
+def test_inert_links_keeps_text_and_allowed_links():
+    from refgate.report.links import allowed_urls, inert_links
+
+    web = _web_ref()
+    allowed = allowed_urls({web.id: web.model_dump(mode="json")})
+    assert allowed == frozenset({"https://fed.example/s"})
+    out = inert_links("[a](https://fed.example/s) [b](https://fed.example/s?d=1)", allowed)
+    assert out == "[a](https://fed.example/s) [b\\] (`https://fed.example/s?d=1`)"
+    assert inert_links("no links here [w1].", allowed) == "no links here [w1]."
