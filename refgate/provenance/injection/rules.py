@@ -327,13 +327,20 @@ def _command_re() -> re.Pattern[str]:
 
 
 _QUOTED_RE = re.compile(r"['\"“‘][^'\"”’\n]{2,60}['\"”’]")
+# a claim to be put into the reader's output ("add a sentence saying that ...", "...다는 문장을"):
+# content injected into an answer (fourth round)
+_CLAIM_ADDED_RE = re.compile(
+    r"\b(?:sentence|line|note|statement|paragraph|remark|disclaimer|warning)s?\s+(?:saying|"
+    r"stating|claiming|that\s+(?:says|states|claims))\b|(?:다는|라는)\s*(?:문장|말|내용|문단)",
+    re.I,
+)
 
 
 def for_a_model(text: str) -> bool:
     """A sign that a command in ``text`` is for a model rather than a person: a word of what
     a model does (output, instructions, secrets), a quoted string, a consequential action."""
     lex = lexicon()
-    if _QUOTED_RE.search(text) or risky(text):
+    if _QUOTED_RE.search(text) or risky(text) or _CLAIM_ADDED_RE.search(text):
         return True
     if any(c in text for c in lex.k_ai_cues):
         return True
