@@ -26,7 +26,7 @@ from refgate.cli.approval import terminal_approver
 from refgate.cli.common import WORKSPACE_HELP, dumps, open_workspace
 from refgate.cli.report import check_output, write_run_output
 from refgate.config import ConfigError
-from refgate.refs import as_ref_map, payload_values, ref_data
+from refgate.refs import as_ref_map, payload_values
 from refgate.report.links import allowed_urls
 from refgate.report.markdown import inert_answer
 
@@ -86,7 +86,7 @@ def _render(result: dict[str, Any], thread: str) -> None:
     refs = as_ref_map(result.get("refs") or {})
     answer = result.get("answer") or ""
     # a terminal makes links clickable: only the run's own sources stay links (as in the reports)
-    allowed = allowed_urls(ref_data(refs), [result.get("question") or ""])
+    allowed = allowed_urls(refs, [result.get("question") or ""])
     console.print(Markdown(inert_answer(answer, allowed) or "_(no answer)_"))
     ids = cited_ids(answer, refs)
     if ids:

@@ -27,13 +27,13 @@ _LINK_TAIL = re.compile(
 
 
 def allowed_urls(refs: Mapping[str, Any], trusted: Iterable[str] = ()) -> frozenset[str]:
-    """The URLs an answer may link: every ref's http(s) source URL, and URLs in ``trusted``
-    text (the user's question)."""
-    urls = {
-        u
-        for ref in refs.values()
-        if isinstance(ref, Mapping) and is_http(u := source_of(ref)["url"])
-    }
+    """The URLs an answer may link: every ref's http(s) source URL (``refs``: ``Ref`` objects
+    or their dicts), and URLs in ``trusted`` text (the user's question)."""
+    urls: set[str] = set()
+    for ref in refs.values():
+        data = ref.model_dump(mode="json") if hasattr(ref, "model_dump") else ref
+        if isinstance(data, Mapping) and is_http(url := source_of(data)["url"]):
+            urls.add(url)
     for text in trusted:
         urls.update(m.group(0).rstrip(".,;:!?") for m in URL_IN_TEXT.finditer(str(text or "")))
     return frozenset(urls)
