@@ -50,6 +50,8 @@ def _is_cue(words: list[str], k: int, cues: frozenset[str]) -> bool:
     w = words[k]
     if w == "such":
         return k + 1 < len(words) and words[k + 1] == "as"
+    if w.startswith("같은") and k > 0 and words[k - 1].endswith(("와", "과")):
+        return False  # "관리자 지시와 같은 것으로": the same as, not "such as" (fourth round)
     if w in cues or w.rstrip(".") in cues:
         return True
     return not w.isascii() and any(w.startswith(c) for c in cues if not c.isascii())
