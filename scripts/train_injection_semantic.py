@@ -59,8 +59,12 @@ GRID = [
     {"head": "lr", "C": 1.0, "window": 2, "pos_windows": False, "near_weight": 1.0},
     {"head": "mlp", "alpha": 1e-3, "window": 2, "pos_windows": False, "near_weight": 3.0},
     {"head": "mlp", "alpha": 1e-2, "window": 2, "pos_windows": True, "near_weight": 3.0},
+    # added after the first grid run (near-miss weight 3 beat 1): heavier near-miss weights
+    {"head": "lr", "C": 1.0, "window": 2, "pos_windows": False, "near_weight": 6.0},
+    {"head": "lr", "C": 1.0, "window": 2, "pos_windows": False, "near_weight": 10.0},
 ]
-CHOSEN = GRID[0]
+#: The highest macro average over sources of out-of-fold recall at the threshold (``--cv``).
+CHOSEN = {"head": "lr", "C": 1.0, "window": 2, "pos_windows": False, "near_weight": 6.0}
 KNOWN_SOURCES = (
     "spikee", "jangwonii", "DoomArena", "greshake", "garak", "Invariant", "AgentDojo",
     "InjecAgent", "PromptInject", "Tensor Trust", "OWASP", "pallms", "promptguard", "HackTricks",
@@ -152,13 +156,15 @@ def assign_folds(atk: list[Attack], neg: list[Negative]) -> tuple[list[int], lis
 
 
 class Cache:
-    """MiniLM embeddings by text, kept on disk between runs."""
+    """MiniLM embeddings by text, kept on disk between runs (vectors in ``path``, texts in
+    ``path`` + ``.json``, in the same order)."""
 
     def __init__(self, path: Path) -> None:
-        self.path, self.vecs = path, {}
-        if path.exists():
-            data = np.load(path, allow_pickle=False)
-            self.vecs = dict(zip(data["keys"].tolist(), data["vecs"], strict=True))
+        self.path, self.keys_path = path, path.with_name(path.name + ".json")
+        self.vecs: dict[str, np.ndarray] = {}
+        if path.exists() and self.keys_path.exists():
+            keys = json.loads(self.keys_path.read_text(encoding="utf-8"))
+            self.vecs = dict(zip(keys, np.load(path), strict=True))
         self.new = 0
 
     def get(self, texts: list[str]) -> np.ndarray:
@@ -174,7 +180,9 @@ class Cache:
     def save(self) -> None:
         if self.new:
             keys = list(self.vecs)
-            np.savez(self.path, keys=np.array(keys), vecs=np.stack([self.vecs[k] for k in keys]))
+            with self.path.open("wb") as f:
+                np.save(f, np.stack([self.vecs[k] for k in keys]))
+            self.keys_path.write_text(json.dumps(keys), encoding="utf-8")
             self.new = 0
 
 
@@ -298,6 +306,13 @@ def setup(tt: list[Path], seeds: Path | None) -> Setup:
     )  # fmt: skip
 
 
+def prefetch(st: Setup, window: int, cache: Cache, prefilter: bool) -> None:
+    """Embed every window the out-of-fold scoring will ask for, in one batched pass."""
+    texts = [t for _, t in st.embedded] + [t for _, t in st.near] + st.real
+    cache.get([t[a:b] for t in texts for a, b in sem.windows(t, window, prefilter=prefilter)])
+    cache.save()
+
+
 def cv_semantic(st: Setup, cfg: dict, cache: Cache, prefilter: bool = True) -> OOF:
     texts, labels, weights, owners = training_texts(st.atk, st.neg, cfg)
     x = cache.get(texts)
@@ -306,6 +321,7 @@ def cv_semantic(st: Setup, cfg: dict, cache: Cache, prefilter: bool = True) -> O
     fold = np.array([st.afold[o] if o < len(st.atk) else st.nfold[o - len(st.atk)] for o in owners])
     oof = OOF([0.0] * len(st.embedded), [0.0] * len(st.near), [0.0] * len(st.real))
     w = cfg["window"]
+    prefetch(st, w, cache, prefilter)
     for k in range(FOLDS):
         head = fit_head(x[fold != k], y[fold != k], wt[fold != k], cfg)
         for n, (i, text) in enumerate(st.embedded):
