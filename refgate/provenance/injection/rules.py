@@ -393,12 +393,17 @@ def _token_at(starts: list[int], offset: int) -> int:
     return lo
 
 
-def _is_label(words: list[str], a: int, text: str, state: dict[str, Any]) -> bool:
+def _is_label(
+    words: list[str], a: int, text: str, state: dict[str, Any], head: str = ""
+) -> bool:
     """A role word followed by a colon speaks as that role when it starts a line or a sentence,
-    or is written in capitals (``SYSTEM:``)."""
+    or is written in capitals (``SYSTEM:``), or opens a cell or a quoted value inside its word
+    (``revenue,"=ASSISTANT: ...``: ``head`` is the part of the word before the role word)."""
     word = words[a]
     if word.startswith("`"):
         return False  # inline code names a key or a prefix (`user:*`) in documentation
+    if head and head[-1] in "\"'=,|;([{":
+        return True  # a CSV cell, a formula or a quoted value starts with the label
     core = _LABEL_PUNCT_RE.sub("", word)
     if core.isupper() and len(core) > 1:
         return True
@@ -473,7 +478,8 @@ def regex_window_hits(
                 " ".join(words[max(0, a - 8) : b + 9])
             ):
                 continue
-            if rule.check == "label" and not _is_label(words, a, text, state):
+            head = words[a][: max(0, m.start() - starts[a])]
+            if rule.check == "label" and not _is_label(words, a, text, state, head):
                 continue
             if rule.check == "command" and not commands(
                 window[max(0, m.start() - 100) : m.end() + 160]
