@@ -42,7 +42,10 @@ _JONG = " ㄱㄲㄳㄴㄵㄶㄷㄹㄺㄻㄼㄽㄾㄿㅀㅁㅂㅄㅅㅆㅇㅈㅊ�
 
 # a word with a digit between letters (leetspeak: "0v3rr1d3", "pr070c0l5"; not "COVID-19", "Q3")
 _LEET_WORD_RE = re.compile(r"(?<!\S)(?=\S*[A-Za-z]\d+[A-Za-z])[A-Za-z0-9]+(?=[\s.,;:!?]|$)")
-_CONFUSABLE_RE = re.compile("[" + "".join(sorted(CONFUSABLES)) + "]")
+# small capitals ("ɪɢɴᴏʀᴇ"), which NFKC leaves alone, count as look-alikes too (fourth round)
+_SMALL_CAPS = dict(zip("ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘǫʀꜱᴛᴜᴠᴡʏᴢ", "abcdefghijklmnopqrstuvwyz", strict=True))
+_LOOK_ALIKES = {**CONFUSABLES, **_SMALL_CAPS}
+_CONFUSABLE_RE = re.compile("[" + "".join(sorted(_LOOK_ALIKES)) + "]")
 
 
 def masked_word(word: str) -> bool:
@@ -78,7 +81,68 @@ def normalized_words(text: str) -> str | None:
     return "".join(out)
 
 
-_CONF_TABLE = str.maketrans(CONFUSABLES)
+_CONF_TABLE = str.maketrans(_LOOK_ALIKES)
+
+
+# hex bytes separated by spaces or commas ("49 67 6e 6f ..."), Morse code (".. --. -. ---")
+_SPACED_HEX_RE = re.compile(
+    r"(?<![0-9A-Fa-f])(?:[0-9a-fA-F]{2}[ ,]){11,}[0-9a-fA-F]{2}(?![0-9A-Fa-f])"
+)
+_MORSE_RE = re.compile(r"(?<![.\-\w])(?:[.\-]{1,6}(?:\s+/\s+|\s+)){5,}[.\-]{1,6}(?![.\-\w])")
+_MORSE = dict(
+    zip(
+        [
+            ".-",
+            "-...",
+            "-.-.",
+            "-..",
+            ".",
+            "..-.",
+            "--.",
+            "....",
+            "..",
+            ".---",
+            "-.-",
+            ".-..",
+            "--",
+            "-.",
+            "---",
+            ".--.",
+            "--.-",
+            ".-.",
+            "...",
+            "-",
+            "..-",
+            "...-",
+            ".--",
+            "-..-",
+            "-.--",
+            "--..",
+            "-----",
+            ".----",
+            "..---",
+            "...--",
+            "....-",
+            ".....",
+            "-....",
+            "--...",
+            "---..",
+            "----.",
+        ],
+        "abcdefghijklmnopqrstuvwxyz0123456789",
+        strict=True,
+    )
+)
+
+
+def _morse(run: str) -> str | None:
+    words = []
+    for word in re.split(r"\s+/\s+", run.strip()):
+        letters = [_MORSE.get(code) for code in word.split()]
+        if None in letters:
+            return None
+        words.append("".join(letters))  # type: ignore[arg-type]
+    return " ".join(words)
 
 
 def _printable(decoded: str) -> bool:
@@ -178,6 +242,32 @@ def reversed_words() -> frozenset[str]:
     return frozenset(w[::-1] for w in words) - words
 
 
+def _shift(text: str, k: int) -> str:
+    """Latin letters shifted ``k`` places (a Caesar cipher; 13 is ROT13)."""
+    return text.translate(_shift_table(k % 26))
+
+
+@cache
+def _shift_table(k: int) -> dict[int, int]:
+    low, up = "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    return str.maketrans(low + up, low[k:] + low[:k] + up[k:] + up[:k])
+
+
+@cache
+def shifted_words() -> dict[str, int]:
+    """Caesar forms of the lexicon's words of six letters or more, other than ROT13: form ->
+    the shift that made it (``ljqruh`` -> 3, fourth round)."""
+    words = {w for w in lexicon().words if len(w) >= 6 and w.isalpha() and w.isascii()}
+    out: dict[str, int] = {}
+    for k in range(1, 26):
+        if k != 13:
+            for w in words:
+                form = _shift(w, k)
+                if form not in words:
+                    out.setdefault(form, k)
+    return out
+
+
 @cache
 def rot13_words() -> frozenset[str]:
     """ROT13 forms of the lexicon's words of six letters or more (``vafgehpgvbaf``)."""
@@ -185,7 +275,9 @@ def rot13_words() -> frozenset[str]:
     return frozenset(codecs.encode(w, "rot_13") for w in words) - words
 
 
-def encoded_runs(text: str, rot13_hint: bool = False) -> Iterator[tuple[str, tuple[int, int], str]]:
+def encoded_runs(
+    text: str, rot13_hint: bool = False, spaced_hex_hint: bool = False
+) -> Iterator[tuple[str, tuple[int, int], str]]:
     """(scope, span of the encoded run in ``text``, decoded text) for each decodable run;
     ``rot13_hint``: the text holds ROT13 forms of lexicon words (decode it whole)."""
     for tok_match in _LONG_RE.finditer(text):
@@ -227,6 +319,16 @@ def encoded_runs(text: str, rot13_hint: bool = False) -> Iterator[tuple[str, tup
                 yield "binary", m.span(), decoded
     if rot13_hint or ("13" in text and _ROT13_RE.search(text)):
         yield "rot13", (0, len(text)), codecs.decode(text, "rot_13")
+    if spaced_hex_hint:  # the scan saw words like "6e", "2e" (a digit and a hex letter)
+        for m in _SPACED_HEX_RE.finditer(text):
+            decoded = _hex(re.sub(r"[ ,]", "", m.group()))
+            if decoded:
+                yield "hex_spaced", m.span(), decoded
+    if ".-" in text or "-." in text:
+        for m in _MORSE_RE.finditer(text):
+            decoded = _morse(m.group())
+            if decoded and _printable(decoded):
+                yield "morse", m.span(), decoded
 
 
 def readable(decoded: str) -> bool:
@@ -237,13 +339,18 @@ def readable(decoded: str) -> bool:
 
 
 def decoded_scopes(
-    text: str, rot13_hint: bool = False, reversed_hint: bool = False, masked_hint: bool = False
+    text: str,
+    rot13_hint: bool = False,
+    reversed_hint: bool = False,
+    masked_hint: bool = False,
+    caesar_shift: int = 0,
+    spaced_hex_hint: bool = False,
 ) -> list[tuple[str, str, Callable[[int, int], tuple[int, int] | None]]]:
     """(scope, decoded text, span mapper back to ``text``) for the scans of decoded payloads.
     The mapper of obfuscated Korean returns None for a span outside every replaced run (a
     signal of the plain text, which the plain scan reports)."""
     out: list[tuple[str, str, Callable[[int, int], tuple[int, int] | None]]] = []
-    for scope, span, decoded in encoded_runs(text, rot13_hint):
+    for scope, span, decoded in encoded_runs(text, rot13_hint, spaced_hex_hint):
         if scope == "rot13":
             out.append((scope, decoded, lambda a, b: (a, b)))
         else:
@@ -256,6 +363,11 @@ def decoded_scopes(
     if reversed_hint:
         n = len(text)
         out.append(("reversed", text[::-1], lambda a, b: (n - b, n - a)))
+        # each word spelled backwards in its place ("erongi lla suoiverp")
+        each = re.sub(r"\S+", lambda m: m.group()[::-1], text)
+        out.append(("reversed_words", each, lambda a, b: (a, b)))
+    if caesar_shift:
+        out.append(("caesar", _shift(text, -caesar_shift), lambda a, b: (a, b)))
     if not text.isascii():
         invisible = [m.start() for m in INVIS_RE.finditer(text)]
         if len(invisible) >= 3:

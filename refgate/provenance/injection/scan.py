@@ -9,6 +9,7 @@ computed only when a candidate signal exists.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from itertools import repeat
@@ -22,6 +23,7 @@ from refgate.provenance.injection.decode import (
     readable,
     reversed_words,
     rot13_words,
+    shifted_words,
 )
 from refgate.provenance.injection.lexicon import ANCHORS
 from refgate.provenance.injection.patterns import all_rules
@@ -55,6 +57,9 @@ _HOT_RAW: set[str] = set()
 _ROT13_RAW: set[str] = set()  # raw words that are ROT13 forms of lexicon words
 _REV_RAW: set[str] = set()  # raw words that are lexicon words spelled backwards
 _MASKED_RAW: set[str] = set()  # raw words in leetspeak or with look-alike letters
+_SHIFTED_RAW: dict[str, int] = {}  # raw words that are Caesar forms of lexicon words -> shift
+_HEX_PAIR_RAW: set[str] = set()  # "6e", "2e": a digit and a hex letter (spaced hex bytes)
+_HEX_PAIR_RE = re.compile(r"[0-9][a-fA-F]|[a-fA-F][0-9]")
 _SHORT_RUN_RE = re.compile(rb"[\x01-\x03]{3,}")
 # Unicode tag characters (U+E0000-E007F) spell ASCII; the same offset over the rest of plane 14
 # spells any other character (garak's Tag probe writes Korean so: U+E0000 + U+AC00 ...)
@@ -63,7 +68,17 @@ _RAW_TOKEN_RE = re.compile(r"\S+")
 _WIN_BEFORE, _WIN_AFTER = 10, 12
 # decoded scopes whose readable text is no signal by itself (the plain text is readable too)
 _NO_PROSE_SIGNAL = frozenset(
-    {"korean_obfuscated", "zero_width", "reversed", "letter_spaced", "normalized"}
+    {
+        "korean_obfuscated",
+        "zero_width",
+        "reversed",
+        "reversed_words",
+        "letter_spaced",
+        "normalized",
+        "caesar",
+        "hex_spaced",
+        "morse",
+    }
 )
 
 
@@ -73,6 +88,8 @@ def _forget_seen() -> None:
     _ROT13_RAW.clear()
     _REV_RAW.clear()
     _MASKED_RAW.clear()
+    _SHIFTED_RAW.clear()
+    _HEX_PAIR_RAW.clear()
 
 
 catalog.on_change(_forget_seen)
@@ -133,7 +150,7 @@ def token_hits(
     if new:
         if len(_SEEN_RAW) >= _MEMO_LIMIT:
             _forget_seen()
-        rot, rev = rot13_words(), reversed_words()
+        rot, rev, shifted = rot13_words(), reversed_words(), shifted_words()
         for t in new:
             if classify_raw(t).hot:
                 _HOT_RAW.add(t)
@@ -143,12 +160,23 @@ def token_hits(
                     _ROT13_RAW.add(t)
                 elif bare in rev:
                     _REV_RAW.add(t)
+                elif bare in shifted:
+                    _SHIFTED_RAW[t] = shifted[bare]
             if masked_word(t):
                 _MASKED_RAW.add(t)
+            if len(t) <= 3 and _HEX_PAIR_RE.match(t):
+                _HEX_PAIR_RAW.add(t)
         _SEEN_RAW.update(new)
     if notes is not None:
         if _MASKED_RAW:
             notes["masked"] = len(uniq & _MASKED_RAW)
+        if _HEX_PAIR_RAW:
+            notes["hex_pairs"] = len(uniq & _HEX_PAIR_RAW)
+        if _SHIFTED_RAW:
+            shifts = Counter(_SHIFTED_RAW[t] for t in uniq if t in _SHIFTED_RAW)
+            if shifts:
+                k, count = shifts.most_common(1)[0]
+                notes["caesar"] = k if count >= 2 else 0
         for key, found in (("rot13", _ROT13_RAW), ("reversed", _REV_RAW)):
             if found:
                 notes[key] = len({t.strip(".,;:!?\"'()").lower() for t in uniq & found})
@@ -281,7 +309,8 @@ def _decoded(text: str, scopes: list[str], notes: dict[str, Any]) -> list[Inject
     """Signals of decoded payloads, reported under the family encoded_payload."""
     out: list[InjectionSignal] = []
     hints = notes.get("rot13", 0) >= 2, notes.get("reversed", 0) >= 2, notes.get("masked", 0) >= 2
-    for scope, decoded, span_of in decoded_scopes(text, *hints):
+    caesar, spaced_hex = notes.get("caesar", 0), notes.get("hex_pairs", 0) >= 2
+    for scope, decoded, span_of in decoded_scopes(text, *hints, caesar, spaced_hex):
         found = scan(decoded, scope, span_of)
         if scope == "rot13":
             found = [s for s in found if s.rule != "decode_and_follow"]
