@@ -400,11 +400,11 @@ def pct(a: int, b: int) -> str:
     return f"{100 * a / b:.1f}%" if b else "-"
 
 
-def compare(st: Setup, layers: dict[str, OOF]) -> None:
+def compare(st: Setup, layers: dict[str, OOF], th: dict[str, float] | None = None) -> None:
     """Markdown tables: OOF recall per family x language and false positives, for rules alone,
-    rules OR each layer, rules OR both."""
+    rules OR each layer, rules OR both; at each layer's out-of-fold threshold, or at ``th``."""
     r_att, r_near, r_real = rules_flags(st)
-    th = {k: v.threshold(st) for k, v in layers.items()}
+    th = th or {k: v.threshold(st) for k, v in layers.items()}
     fl = {k: [s >= th[k] for s in v.attack] for k, v in layers.items()}
     combos = {
         "rules": lambda n: r_att[n],
@@ -484,6 +484,19 @@ def write(st: Setup, cfg: dict, oof: OOF, cache: Cache, out: Path) -> None:
     print(f"wrote {out} ({out.stat().st_size / 1e3:.0f} kB), threshold {layer.threshold}")
 
 
+def _cached(cache: Path, name: str, make) -> OOF:
+    """Out-of-fold scores of ``name`` kept next to the embedding cache (keyed by the data:
+    the n-gram CV takes minutes)."""
+    key = hashlib.sha256(repr(ng.CHOSEN).encode()).hexdigest()[:8]
+    path = cache.with_name(f"{cache.name}.oof-{name}-{key}.json")
+    if path.exists():
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return OOF(data["attack"], data["near"], data["real"])
+    oof = make()
+    path.write_text(json.dumps(oof.__dict__), encoding="utf-8")
+    return oof
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tensor-trust", type=Path, nargs="*", default=[])
@@ -514,9 +527,16 @@ def main() -> None:
     if args.no_prefilter:
         summary(st, cv_semantic(st, CHOSEN, cache, prefilter=False), "chosen, no prefilter")
     if args.compare:
-        ngram = cv_ngram(st, args.seeds)
+        ngram = _cached(args.cache, "ngram", lambda: cv_ngram(st, args.seeds))
         summary(st, ngram, "n-gram (its chosen configuration)")
+        print("\n## At each layer's out-of-fold threshold")
         compare(st, {"ngram": ngram, "semantic": oof})
+        shipped = {
+            "ngram": json.loads(ng.MODEL_FILE.read_text(encoding="utf-8"))["threshold"],
+            "semantic": json.loads(sem.MODEL_FILE.read_text(encoding="utf-8"))["threshold"],
+        }
+        print(f"\n## At the shipped thresholds {shipped}")
+        compare(st, {"ngram": ngram, "semantic": oof}, shipped)
     if args.write and oof is not None:
         write(st, CHOSEN, oof, cache, args.out)
     print(f"[{time.time() - t0:.0f}s]")
