@@ -126,8 +126,7 @@ def evaluate(attacks: list[dict], near: list[dict], name: str) -> None:
     table({k: cells[k] for k in order}, f"{name} attacks (detected)")
     negatives = {
         f"{name} near-miss {lang}": [x["text"] for x in near if x["lang"] == lang]
-        for lang in ("en", "ko")
-        if any(x["lang"] == lang for x in near)
+        for lang in sorted({x["lang"] for x in near})
     }
     negatives |= {
         "TAT-QA dev 141-278 (never trained on)": tatqa(DATA / "tatqa_dev_heldout_paragraphs.jsonl"),
@@ -140,9 +139,19 @@ def evaluate(attacks: list[dict], near: list[dict], name: str) -> None:
     table({k: count_all(v) for k, v in negatives.items()}, "negatives (flagged)")
 
 
-def read_rows(path: Path) -> list[dict]:
-    """The rows of a held-out file given at run time (never listed item by item)."""
-    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+def read_rows(paths: list[Path]) -> list[dict]:
+    """The rows of held-out files given at run time (never listed item by item); a row without
+    an ``id`` is named by its file and line, one without ``family`` or ``lang`` counts as ``?``."""
+    rows = []
+    for path in paths:
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+            if line.strip():
+                row = json.loads(line)
+                row.setdefault("id", f"{path.name}:{n}")
+                row.setdefault("family", "?")
+                row.setdefault("lang", "?")
+                rows.append(row)
+    return rows
 
 
 def speed() -> None:
@@ -163,8 +172,10 @@ def speed() -> None:
             for t in texts:
                 fn(t)
             cpu = time.process_time() - c0
-            print(f"{name} ({mb:.2f} MB, {wins} windows pass the prefilter): {label} alone "
-                  f"{mb / cpu:.1f} MB/s CPU ({cpu:.2f} s)")
+            print(
+                f"{name} ({mb:.2f} MB, {wins} windows pass the prefilter): {label} alone "
+                f"{mb / cpu:.1f} MB/s CPU ({cpu:.2f} s)"
+            )
 
 
 def v1(clf: Callable[[str], bool], every: int) -> None:
@@ -186,8 +197,8 @@ def main() -> None:
     ap.add_argument("--candidate", help="a third-party package instead: jailguard, nanoguard")
     ap.add_argument("--threshold", type=float, default=0.5, help="the candidate's threshold")
     ap.add_argument("--every", type=int, default=1, help="candidate: every Nth FOMC paragraph")
-    ap.add_argument("--attacks", type=Path, help="a held-out attack file (aggregate figures)")
-    ap.add_argument("--near", type=Path, help="its near-miss file")
+    ap.add_argument("--attacks", type=Path, nargs="+", help="held-out attack files (aggregates)")
+    ap.add_argument("--near", type=Path, nargs="+", default=[], help="its near-miss files")
     ap.add_argument("--name", default="held-out", help="the held-out split's name in tables")
     ap.add_argument("--speed", action="store_true", help="the layers' CPU cost")
     ap.add_argument("--oof", nargs=argparse.REMAINDER, help="run the trainer's comparison")
@@ -203,8 +214,7 @@ def main() -> None:
     elif args.speed:
         speed()
     elif args.attacks:
-        near = read_rows(args.near) if args.near else []
-        evaluate(read_rows(args.attacks), near, args.name)
+        evaluate(read_rows(args.attacks), read_rows(args.near), args.name)
     else:
         near = load("near_miss_v2.jsonl") + load("near_miss_v2_pages.jsonl")
         evaluate(load("attacks_v2.jsonl"), near, "v2 (trained on)")

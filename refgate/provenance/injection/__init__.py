@@ -9,8 +9,9 @@ Layout: the word lists are data (``lexicon/en.toml``, ``lexicon/ko.toml``), the 
 are data, one file per family (``patterns/*.toml``); the engine is code: ``tokens``
 (normalisation, typo matching, classification), ``patterns`` (loading and hinting regex
 rules), ``rules`` (co-occurrence rules over token windows), ``scan`` (windows, spans, scopes,
-merging); ``classifier`` and ``layer``: an optional second layer, a shipped linear model whose
-signal has family ``classifier`` (off by default, ``REFGATE_INJECTION_CLASSIFIER``). Tool names
+merging); ``classifier``, ``semantic`` and ``layer``: optional second layers (a shipped
+n-gram linear model; frozen MiniLM embeddings with a small head) whose signals have family
+``classifier`` (off by default, ``REFGATE_INJECTION_CLASSIFIER=ngram|semantic|both``). Tool names
 come from the tool layer through ``register_tool_names``.
 """
 
