@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from refgate.provenance.injection import classifier, semantic
+from refgate.provenance.injection import classifier
 from refgate.provenance.injection.report import InjectionSignal, excerpt
 
 ENV = "REFGATE_INJECTION_CLASSIFIER"
@@ -75,6 +75,8 @@ def semantic_signals(text: str) -> list[InjectionSignal]:
     """The semantic layer's signal for ``text``, or none below its threshold (MiniLM loads on
     the first window that passes the prefilter; ``semantic.SemanticUnavailable`` without the
     ``embeddings`` extra)."""
+    from refgate.provenance.injection import semantic  # numpy and the model only when used
+
     layer = semantic.shipped()
     verdict = layer.best(text)
     if verdict.score < layer.threshold:
