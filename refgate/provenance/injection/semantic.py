@@ -382,6 +382,7 @@ def _minilm() -> Any:
     if _model is None:
         with _model_lock:
             if _model is None:
+                # deferred: the embeddings stack is imported only when the model loads
                 from refgate.embeddings import load_minilm
 
                 try:
