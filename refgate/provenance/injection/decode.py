@@ -359,6 +359,8 @@ def decoded_scopes(
         for m in _SPACED_RE.finditer(text):
             words = re.split(r"\s{2,}", m.group())
             joined = " ".join(w.replace(" ", "") for w in words)
+            if _HANGUL_ANY_RE.search(joined):  # spaced-out jamo ("ㅇ ㅣ ㅈ ㅓ ㄴ") composed too
+                joined = _JAMO_RUN_RE.sub(lambda j: compose_jamo(j.group()), joined)
             out.append(("letter_spaced", joined, lambda a, b, sp=m.span(): sp))
     if reversed_hint:
         n = len(text)

@@ -331,7 +331,8 @@ _QUOTED_RE = re.compile(r"['\"“‘][^'\"”’\n]{2,60}['\"”’]")
 # content injected into an answer (fourth round)
 _CLAIM_ADDED_RE = re.compile(
     r"\b(?:sentence|line|note|statement|paragraph|remark|disclaimer|warning)s?\s+(?:saying|"
-    r"stating|claiming|that\s+(?:says|states|claims))\b|(?:다는|라는)\s*(?:문장|말|내용|문단)",
+    r"stating|claiming|that\s+(?:says|states|claims))\b|(?:다는|라는)\s*(?:문장|말|내용|문단)"
+    r"|(?<=[가-힣\d])(?:이)?라고\s*(?:만\s*)?(?:답|말|쓰|적|출력|응답|대답)",
     re.I,
 )
 
