@@ -11,6 +11,8 @@ import json
 from typing import Any
 
 from refgate.nodes.research.core import build_stats
+from refgate.report.links import research_urls
+from refgate.report.markdown import inert_answer
 from refgate.urls import norm_url
 
 STATUSES = (
@@ -166,6 +168,7 @@ def build_report(
         "confirmed": [_claim_out(c) for c in confirmed],
         "refuted": [_claim_out(c) for c in refuted],
         "unverified": [_claim_out(c) for c in unverified],
+        "summaryUnquotedNumbers": list((synthesis or {}).get("summaryUnquotedNumbers") or []),
         "caveats": (synthesis or {}).get("caveats", ""),
         "openQuestions": list((synthesis or {}).get("openQuestions") or []),
         "angles": list((scope or {}).get("angles", [])),
@@ -199,17 +202,25 @@ def _claim_line(c: dict[str, Any]) -> str:
     )
 
 
+def _unquoted(numbers: list[str]) -> str:
+    return "_Not in any verified quote (the synthesis's own numbers): " + ", ".join(numbers) + "_"
+
+
 def to_markdown(report: dict[str, Any]) -> str:
     lines = ["# Deep Research", "", f"**Question:** {report.get('question') or '(none)'}", ""]
     status = report.get("status", "complete")
     if status != "complete":
         lines += [f"_Status: {status}_", ""]
     lines += ["## Summary", report.get("summary", ""), ""]
+    if report.get("summaryUnquotedNumbers"):
+        lines += [_unquoted(report["summaryUnquotedNumbers"]), ""]
     findings = report.get("findings") or []
     if findings:
         lines.append("## Findings")
         for i, f in enumerate(findings, 1):
             lines.append(f"### {i}. {f['claim']} _({f['confidence']})_")
+            if f.get("unquotedNumbers"):
+                lines.append(_unquoted(f["unquotedNumbers"]))
             if f.get("evidence"):
                 lines.append(f["evidence"])
             lines.append("Sources: " + ", ".join(f"<{u}>" for u in f.get("sources", [])))
@@ -249,5 +260,8 @@ def to_markdown(report: dict[str, Any]) -> str:
         lines.append("")
     if report.get("notes"):
         lines += ["## Notes", *[f"- {n}" for n in report["notes"]], ""]
-    lines += ["## Stats", "```json", json.dumps(report.get("stats", {}), indent=2), "```"]
-    return "\n".join(lines) + "\n"
+    # Claims, quotes, titles, the summary and the findings are page or model text: images, raw
+    # HTML and links to anything but the run's own sources become text (the workbench's rule).
+    body = inert_answer("\n".join(lines), research_urls(report))
+    stats = ["## Stats", "```json", json.dumps(report.get("stats", {}), indent=2), "```"]
+    return body + "\n" + "\n".join(stats) + "\n"

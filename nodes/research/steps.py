@@ -23,7 +23,7 @@ from refgate.nodes.research.report import build_report, to_markdown
 from refgate.nodes.research.scope import run_scope
 from refgate.nodes.research.search import refinements, run_search
 from refgate.nodes.research.state import AngleState, ResearchState
-from refgate.nodes.research.synthesize import ground_findings, run_synthesis
+from refgate.nodes.research.synthesize import ground_findings, run_synthesis, unquoted_numbers
 from refgate.nodes.research.verify import VoterBudget, run_vote
 from refgate.urls import norm_url
 
@@ -201,6 +201,15 @@ class ResearchSteps:
     def after_rank(self, state: ResearchState) -> list[Send] | Literal["report"]:
         if state.get("status"):
             return "report"
+        # pages withheld anywhere in the run are never shown to a voter (B5: not read again)
+        withheld = sorted(
+            {norm_url(s["url"]) for s in state.get("sources", []) if s.get("withheld")}
+            | {
+                norm_url(h["url"])
+                for rec in state.get("searches", [])
+                for h in rec.get("withheldHits") or []
+            }
+        )
         return [
             Send(
                 "verify",
@@ -209,6 +218,7 @@ class ResearchSteps:
                     "run_token": state["run_token"],
                     "claim": c,
                     "voter": v,
+                    "withheld": withheld,
                 },
             )
             for c in state["claims"]
@@ -234,6 +244,7 @@ class ResearchSteps:
                 searcher=searcher,
                 fetcher=fetcher,
                 budget=budget,
+                withheld_urls=frozenset(state.get("withheld") or ()),
             )
         verdict = vote["verdict"]
         emit(
@@ -294,12 +305,22 @@ class ResearchSteps:
             }
         retrieved: dict[str, str] = {}
         for s in state.get("sources", []):
-            if s.get("fetched"):
+            # a withheld page was fetched but never read: it supports no finding
+            if s.get("fetched") and not s.get("withheld"):
                 retrieved.setdefault(norm_url(s["url"]), s["url"])
         findings, notes = ground_findings(result, confirmed, retrieved)
+        synthesis = result.model_dump()
+        synthesis["summaryUnquotedNumbers"] = unquoted_numbers(
+            result.summary, [c["quote"] for c in confirmed]
+        )
+        if synthesis["summaryUnquotedNumbers"]:
+            notes.append(
+                "the summary states numbers no verified quote holds: "
+                + ", ".join(synthesis["summaryUnquotedNumbers"])
+            )
         emit("synthesize", status="done", findings=len(findings))
         return {
-            "synthesis": result.model_dump(),
+            "synthesis": synthesis,
             "findings": findings,
             "notes": notes,
             "status": "complete",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from refgate.nodes.gate.numbers import find_numbers
 from refgate.nodes.research.core import build_synth_blocks
 from refgate.nodes.research.schemas import Report
 from refgate.provenance import armor
@@ -59,6 +60,20 @@ def run_synthesis(
     return backend.run(prompt, Report, label="synthesize")
 
 
+def unquoted_numbers(text: str, quotes: list[str]) -> list[str]:
+    """The numbers ``text`` states that none of ``quotes`` states (same value as shown, or
+    with its scale word applied): a number the synthesis wrote that no verified quote holds."""
+    held: set[float] = set()
+    for q in quotes:
+        for n in find_numbers(q):
+            held.update((n.shown, n.shown * n.scale))
+    out: list[str] = []
+    for n in find_numbers(text):
+        if n.shown not in held and n.shown * n.scale not in held and n.text not in out:
+            out.append(n.text.strip())
+    return out
+
+
 def ground_findings(
     report: Report, confirmed: list[dict[str, Any]], retrieved: dict[str, str]
 ) -> tuple[list[dict[str, Any]], list[str]]:
@@ -92,6 +107,14 @@ def ground_findings(
                 for i, c in enumerate(confirmed)
                 if norm_url(c["sourceUrl"]) in {norm_url(u) for u in urls}
             ]
+        # Numbers are the synthesis's own words: each must be in a verified quote of its claims,
+        # else the finding is marked (web numbers are secondary and never cross-checked here).
+        unquoted = unquoted_numbers(f"{f.claim} {f.evidence}", [confirmed[i]["quote"] for i in idx])
+        if unquoted:
+            notes.append(
+                f"a finding states numbers no quote of its claims holds ({', '.join(unquoted)}): "
+                f"{f.claim[:120]}"
+            )
         findings.append(
             {
                 "claim": f.claim,
@@ -99,6 +122,7 @@ def ground_findings(
                 "sources": urls,
                 "evidence": f.evidence,
                 "claims": [confirmed[i]["id"] for i in idx],
+                "unquotedNumbers": unquoted,
             }
         )
     return findings, notes

@@ -40,10 +40,12 @@ def voter_query(question: str, voter: int) -> str:
 
 def gather_counter_evidence(
     question: str, claim: dict[str, Any], voter: int, searcher: Any, fetcher: Any,
-    budget: VoterBudget,
+    budget: VoterBudget, withheld_urls: frozenset[str] = frozenset(),
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:  # fmt: skip
     """``(read, withheld)``: what the voter read (url, title, snippet, text of fetched pages) and
-    what the untrusted-content screening kept from it. Provider failures cost the evidence only."""
+    what the untrusted-content screening kept from it. A page withheld earlier in the run
+    (``withheld_urls``, normalised) or withheld when the voter fetches it is not shown at all,
+    not even its snippet, and cannot be cited. Provider failures cost the evidence only."""
     read: list[dict[str, Any]] = []
     withheld: list[dict[str, Any]] = []
     own = norm_url(str(claim.get("sourceUrl") or ""))
@@ -58,7 +60,7 @@ def gather_counter_evidence(
             continue
     hits, dropped = screen_hits(hits)
     withheld += dropped
-    seen = {own}
+    seen = {own} | set(withheld_urls)
     for h in hits:
         key = norm_url(str(h.get("url") or ""))
         if not key or key in seen:
@@ -79,9 +81,10 @@ def gather_counter_evidence(
         )
         if verdict is not None:
             withheld.append({"url": item["url"], "reason": verdict["reason"]})
+            item["withheld"] = True
             continue
         item["text"] = page.text[: budget.page_chars]
-    return read, withheld
+    return [item for item in read if not item.get("withheld")], withheld
 
 
 def evidence_block(read: list[dict[str, Any]]) -> str:
@@ -154,11 +157,12 @@ def run_vote(
     searcher: Any = None,
     fetcher: Any = None,
     budget: VoterBudget | None = None,
+    withheld_urls: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     """``{"claim_id", "voter", "verdict", "read", "withheld"}``; ``verdict`` is None when the
     voter failed or refuted without citing a source it read (``abstained`` says why)."""
     read, withheld = gather_counter_evidence(
-        question, claim, voter, searcher, fetcher, budget or VoterBudget()
+        question, claim, voter, searcher, fetcher, budget or VoterBudget(), withheld_urls
     )
     prompt = verify_prompt(question, claim, voter, votes_per_claim, refutations_required, read)
     answer = backend.run(prompt, Verdict, label=f"v{voter}:{claim['id']}")
@@ -170,11 +174,15 @@ def run_vote(
         "read": [item["url"] for item in read],
         "withheld": withheld,
     }
-    if verdict is not None and verdict.get("refuted"):
-        allowed = {norm_url(u) for u in vote["read"]} | {norm_url(str(claim.get("sourceUrl")))}
-        cited = norm_url(str(verdict.get("counterSource") or ""))
-        if not cited or cited not in allowed:
-            vote["abstained"] = "refuted without citing a source it read"
-            vote["uncounted"] = verdict
-            vote["verdict"] = None
+    allowed = {norm_url(u) for u in vote["read"]} | {norm_url(str(claim.get("sourceUrl")))}
+    cited = norm_url(str((verdict or {}).get("counterSource") or ""))
+    if verdict is not None and cited and cited not in allowed:
+        # model output never chooses a URL: a counter-source the voter did not read is dropped
+        vote["counterSourceDropped"] = verdict["counterSource"]
+        verdict["counterSource"] = None
+        cited = ""
+    if verdict is not None and verdict.get("refuted") and not cited:
+        vote["abstained"] = "refuted without citing a source it read"
+        vote["uncounted"] = verdict
+        vote["verdict"] = None
     return vote

@@ -21,7 +21,7 @@ from markupsafe import Markup
 from refgate.report import cards as cardlib
 from refgate.report.answer import answer_html, strip_unmet_section
 from refgate.report.cards import is_http
-from refgate.report.links import allowed_urls
+from refgate.report.links import allowed_urls, research_urls
 from refgate.report.run import header_facts
 from refgate.report.shape import clean_research, clean_run
 
@@ -100,10 +100,12 @@ def render_run_html(record: Mapping[str, Any], charts: Sequence[Mapping[str, Any
 
 def render_research_html(report: Mapping[str, Any]) -> str:
     """The HTML report of a deep-research run (``report`` as ``build_report`` returns it)."""
+    allowed = research_urls(report)
     report = clean_research(report)
     return _page(
         "research.html.j2",
         report=report,
+        allowed=allowed,
         groups=[
             ("verified", "Verified claims", report["confirmed"]),
             ("refuted", "Refuted claims", report["refuted"]),

@@ -73,3 +73,25 @@ def inert_links(text: str, allowed: frozenset[str]) -> str:
         pos = m.end()
     out.append(inert_urls(text[pos:], allowed))
     return "".join(out)
+
+
+def research_urls(report: Mapping[str, Any]) -> frozenset[str]:
+    """The URLs a research report (``build_report``'s shape) may link: the run's own sources
+    (pages its searches returned: read, failed or withheld), the sources of its claims, and
+    URLs in the question. Everything else in it (a finding's text, a vote's counter-source, a
+    caveat) is model or page output and stays text."""
+    urls: set[str] = set()
+    for key, field in (
+        ("sources", "url"),
+        ("killedSources", "url"),
+        ("confirmed", "source"),
+        ("refuted", "source"),
+        ("unverified", "source"),
+    ):
+        items = report.get(key)
+        for item in items if isinstance(items, list | tuple) else ():
+            if isinstance(item, Mapping) and isinstance(item.get(field), str):
+                urls.add(item[field])
+    question = str(report.get("question") or "")
+    urls.update(m.group(0).rstrip(".,;:!?") for m in URL_IN_TEXT.finditer(question))
+    return frozenset(u for u in urls if is_http(u))

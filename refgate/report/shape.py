@@ -121,6 +121,7 @@ def clean_research(report: Any) -> dict[str, Any]:
         "question": as_text(r.get("question")),
         "status": as_text(r.get("status")) or "unknown",
         "summary": as_text(r.get("summary")),
+        "summaryUnquotedNumbers": texts(r.get("summaryUnquotedNumbers")),
         "caveats": as_text(r.get("caveats")),
         "findings": [
             {
@@ -128,6 +129,7 @@ def clean_research(report: Any) -> dict[str, Any]:
                 "confidence": as_text(f.get("confidence")),
                 "evidence": as_text(f.get("evidence")),
                 "sources": texts(f.get("sources")),
+                "unquotedNumbers": texts(f.get("unquotedNumbers")),
             }
             for f in maps(r.get("findings"))
         ],
