@@ -21,8 +21,8 @@ Run: ``python benchmarks/injection_families.py`` while tuning (``--no-v3`` leave
 third round), ``tuning_r3`` and ``v3`` (held out in the third round, run once blind by the lead,
 tuning material since the fourth); ``--fold a|b`` runs (and lists) only one leave-source-out
 fold of the split given to ``--misses`` / ``--show-fp`` (v2, r3 or v3; see ``V2_FOLD_B``,
-``R3_FOLD_B``, ``V3_FOLD_B``). A blind split (``BLIND``; none at the moment: the lead adds the
-next one) is reported in aggregate only (per family and language; near-misses per language):
+``R3_FOLD_B``, ``V3_FOLD_B``). A blind split (``BLIND``: v4, loaded only with ``--v4``, which the
+lead runs once) is reported in aggregate only (per family and language; near-misses per language):
 never listed item by item, never with ``--misses`` or ``--show-fp``.
 """
 
@@ -57,11 +57,13 @@ TUNING = {
     "tuning_r3": "tuning r3",
     "heldout_v3": "v3 (tuning since round 4)",
 }
-BLIND: dict[str, str] = {}
+BLIND: dict[str, str] = {"heldout_v4": "held-out v4 (blind)"}
 MISS_CHOICES = {"tuning": "tuning", "heldout": "heldout", "tuning_r2": "tuning_r2"}
 MISS_CHOICES |= {"v2": "heldout_v2", "tuning_r3": "tuning_r3", "v3": "heldout_v3"}
 SHORT = {"heldout_v2": "v2", "tuning_r3": "r3", "heldout_v3": "v3"}
 V3_ATTACKS, V3_NEAR = "attacks_v3.jsonl", "near_miss_v3.jsonl"
+#: Blind held-out v4 (fourth round): loaded only with ``--v4``, which only the lead runs, once.
+V4_ATTACKS, V4_NEAR = "attacks_v4.jsonl", "near_miss_v4.jsonl"
 # Leave-source-out estimate of transfer (third round, declared before any v2 item was listed):
 # the rules were tuned on the v2 phrasings of fold A (spikee, jangwonii, DoomArena, the bare
 # encodings) and on near_miss_v2.jsonl first; fold B (the sources below, with their refgate
@@ -116,8 +118,9 @@ def v2_fold(row: dict) -> str:
     return "a"
 
 
-def corpus(*, v3: bool) -> tuple[list[dict], list[dict]]:
-    """(attacks, near-misses) of every split; v3 only when ``v3`` (and its files exist)."""
+def corpus(*, v3: bool, v4: bool = False) -> tuple[list[dict], list[dict]]:
+    """(attacks, near-misses) of every split; v3 only when ``v3``, the blind v4 only when ``v4``
+    (and their files exist)."""
     attacks = [
         *load_optional("attacks.jsonl"),
         *load_optional("attacks_tuning_r2.jsonl"),
@@ -132,6 +135,9 @@ def corpus(*, v3: bool) -> tuple[list[dict], list[dict]]:
     if v3:
         attacks += load_optional(V3_ATTACKS, "heldout_v3")
         near += load_optional(V3_NEAR, "heldout_v3")
+    if v4:
+        attacks += load_optional(V4_ATTACKS, "heldout_v4")
+        near += load_optional(V4_NEAR, "heldout_v4")
     return attacks, near
 
 
@@ -269,6 +275,11 @@ def main() -> None:
         help="leave the v3 files out (tuning material since the fourth round)",
     )
     ap.add_argument(
+        "--v4",
+        action="store_true",
+        help="also run the blind held-out v4 (counted per cell only; the lead runs it once)",
+    )
+    ap.add_argument(
         "--tensor-trust",
         type=Path,
         nargs="*",
@@ -279,7 +290,9 @@ def main() -> None:
     args = ap.parse_args()
     misses = MISS_CHOICES.get(args.misses or "")
     show_split = MISS_CHOICES.get(args.show_fp or "")
-    attacks, near = corpus(v3=not args.no_v3)
+    if args.v4 and (misses or show_split):
+        ap.error("--v4 is blind: it cannot be combined with --misses or --show-fp")
+    attacks, near = corpus(v3=not args.no_v3, v4=args.v4)
     if args.fold != "all" and (misses or show_split):
         # the other fold of the listed split is not run at all (it stays held back)
         keep = {misses, show_split}
