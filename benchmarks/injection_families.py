@@ -210,11 +210,15 @@ def recall(attacks: list[dict], hosts: list[str], misses: str | None, fold: str 
             cell[0] += 1
             cell[1] += bool(flagged)
             cell[2] += report.highest_confidence == "high"
-            if blind:
-                continue  # held-out v3: counted per cell, nothing else
             src = sources[(a["split"], source_group(a.get("source", "")), a["lang"])]
             src[0] += 1
             src[1] += bool(flagged)
+            if blind:  # a blind split: counted per cell and per source, nothing else
+                kind = "published" if a["style"] in ("verbatim", "published-translation") else ""
+                key = (kind or "written, translated or encoded by refgate", a["split"])
+                origin[key][0] += 1
+                origin[key][1] += bool(flagged)
+                continue
             if v2_fold(a):
                 f = SHORT[a["split"]] + " " + v2_fold(a)
                 for key in ((f, a["lang"], "all"), (f, a["lang"], a["family"])):
