@@ -394,9 +394,7 @@ def _token_at(starts: list[int], offset: int) -> int:
     return lo
 
 
-def _is_label(
-    words: list[str], a: int, text: str, state: dict[str, Any], head: str = ""
-) -> bool:
+def _is_label(words: list[str], a: int, text: str, state: dict[str, Any], head: str = "") -> bool:
     """A role word followed by a colon speaks as that role when it starts a line or a sentence,
     or is written in capitals (``SYSTEM:``), or opens a cell or a quoted value inside its word
     (``revenue,"=ASSISTANT: ...``: ``head`` is the part of the word before the role word)."""
