@@ -101,6 +101,17 @@ ATTACK_FILES: tuple[str, ...] = (
     "attacks_tuning_r3.jsonl",
     "attacks_v3.jsonl",
 )
+#: Tuning phrasings (attacks.jsonl) the fast tests run (both graphs): EN and KO, override,
+#: impersonation, tool call, exfiltration (two of these name URLs).
+SMOKE_IDS = (
+    "instruction_override-en-02",
+    "instruction_override-ko-05",
+    "impersonation-ko-05",
+    "tool_call-en-04",
+    "tool_call-ko-06",
+    "exfiltration-en-05",
+    "exfiltration-ko-03",
+)
 #: Blind held-out files: counted per cell, never listed item by item.
 BLIND_FILES = frozenset({"attacks_v3.jsonl", "attacks_v4.jsonl"})
 PLACEMENTS = ("document", "web")

@@ -19,16 +19,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import injection_containment as ic  # noqa: E402
 
-#: Tuning phrasings (attacks.jsonl): EN and KO, override, impersonation, tool call, exfiltration.
-IDS = (
-    "instruction_override-en-02",
-    "instruction_override-ko-05",
-    "impersonation-ko-05",
-    "tool_call-en-04",
-    "tool_call-ko-06",
-    "exfiltration-en-05",
-    "exfiltration-ko-03",
-)
+IDS = ic.SMOKE_IDS
 
 #: (effect, what it tried) -> the boundaries that may stop it.
 EXPECTED = {

