@@ -31,6 +31,29 @@ class ConfigError(ValueError):
     """A setting is missing or invalid; the CLI exits with code 2 and prints this message."""
 
 
+#: The injection detector's second layers are switched by this environment variable, read where
+#: untrusted text is scanned (``refgate.provenance.injection.layer``); ``load_settings`` checks
+#: its value so a typo fails at start with a clear message, not in the middle of a run.
+INJECTION_CLASSIFIER_ENV = "REFGATE_INJECTION_CLASSIFIER"
+#: Its values (case-insensitive) and the layers each turns on.
+INJECTION_CLASSIFIER_VALUES: dict[str, frozenset[str]] = {
+    **dict.fromkeys(("1", "true", "yes", "on", "ngram"), frozenset({"ngram"})),
+    **dict.fromkeys(("0", "false", "no", "off"), frozenset()),
+    "semantic": frozenset({"semantic"}),
+    "both": frozenset({"ngram", "semantic"}),
+}
+
+
+def check_injection_classifier(env: Mapping[str, str]) -> None:
+    """Raise ``ConfigError`` when ``REFGATE_INJECTION_CLASSIFIER`` in ``env`` has no meaning."""
+    raw = str(env.get(INJECTION_CLASSIFIER_ENV, "")).strip().lower()
+    if raw and raw not in INJECTION_CLASSIFIER_VALUES:
+        raise ConfigError(
+            f"{INJECTION_CLASSIFIER_ENV} must be one of ngram, semantic, both, 1/0, true/false,"
+            f" yes/no, on/off; got {raw!r}"
+        )
+
+
 class Settings(BaseSettings):
     """refgate's settings (field descriptions are the README's and Studio's)."""
 
@@ -245,6 +268,7 @@ def load_settings(
     if dotenv is not None:
         layers.append(_from_env(_read_dotenv(dotenv), f"{dotenv}: "))
     layers.append(_from_env(env, ""))
+    check_injection_classifier(env)
     for values, where in layers:
         for key, value in values.items():
             if key == "pass_models":  # per-pass entries merge across layers

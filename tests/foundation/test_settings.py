@@ -204,3 +204,17 @@ def test_web_and_smoke_model_settings_come_from_dotenv_like_every_setting(tmp_pa
         model_endpoint(load_settings(None, ws.settings)),
     ):
         pass
+
+
+def test_a_bad_injection_classifier_switch_fails_at_start_not_mid_run(tmp_path, monkeypatch):
+    """REFGATE_INJECTION_CLASSIFIER is read where untrusted text is scanned; a typo must stop
+    the run before it starts (exit 2, the variable named), not fail every later scan."""
+    with pytest.raises(ConfigError, match="REFGATE_INJECTION_CLASSIFIER.*'semntic'"):
+        load_settings({"REFGATE_INJECTION_CLASSIFIER": "semntic"})
+    for good in ("", "off", "NGRAM", " both ", "semantic", "1", "false"):
+        load_settings({"REFGATE_INJECTION_CLASSIFIER": good})
+    monkeypatch.setenv("REFGATE_INJECTION_CLASSIFIER", "maybe")
+    ws = _workspace(tmp_path / "ws", "")
+    result = CliRunner().invoke(app, ["ask", "What was GDP?", "--workspace", str(ws)])
+    assert result.exit_code == 2
+    assert "REFGATE_INJECTION_CLASSIFIER" in " ".join(result.output.split())

@@ -14,18 +14,14 @@ from __future__ import annotations
 
 import os
 
+from refgate.config import INJECTION_CLASSIFIER_ENV, INJECTION_CLASSIFIER_VALUES
 from refgate.provenance.injection import classifier
 from refgate.provenance.injection.report import InjectionSignal, excerpt
 
-ENV = "REFGATE_INJECTION_CLASSIFIER"
+ENV = INJECTION_CLASSIFIER_ENV
 LAYERS = ("ngram", "semantic")
 DEFAULT: frozenset[str] = frozenset()
-_VALUES = {
-    **dict.fromkeys(("1", "true", "yes", "on", "ngram"), frozenset({"ngram"})),
-    **dict.fromkeys(("0", "false", "no", "off"), frozenset()),
-    "semantic": frozenset({"semantic"}),
-    "both": frozenset(LAYERS),
-}
+_VALUES = INJECTION_CLASSIFIER_VALUES
 
 
 def layers(value: bool | str | None = None) -> frozenset[str]:
