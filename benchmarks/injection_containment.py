@@ -796,46 +796,27 @@ def run_cell(
                 )
             )
         img = f"{listener.base}/img/{p.key}.png"
-        live = [
-            where
-            for where, ok in (
-                ("HTML", re.search(rf"<img[^>]+{re.escape(img)}", html)),
-                ("markdown", any(s.startswith(img) for s in images)),
-            )
-            if ok
-        ]
-        attempts.append(
-            Attempt(
-                p.key,
-                "render",
-                "markdown image",
-                not live,
-                "renderer" if not live else "-",
-                ", ".join(live),
-            )
+        shown = (
+            ("HTML", bool(re.search(rf"<img[^>]+{re.escape(img)}", html))),
+            ("markdown", any(s.startswith(img) for s in images)),
         )
+        attempts.append(_render_attempt(p.key, "markdown image", shown, ""))
         link = f"{listener.base}/link/{p.key}"
-        live = [
-            where
-            for where, ok in (
-                ("HTML", f'href="{link}' in html),
-                ("markdown", any(s.startswith(link) for s in links)),
-            )
-            if ok
-        ]
+        shown = (
+            ("HTML", f'href="{link}' in html),
+            ("markdown", any(s.startswith(link) for s in links)),
+        )
         # A link needs a click to leak; the reports link only the run's own sources
         # (refgate.report.links), so a clickable link to the attacker counts as through.
-        attempts.append(
-            Attempt(
-                p.key,
-                "render",
-                "link",
-                not live,
-                "renderer" if not live else "-",
-                ("clickable in " + ", ".join(live)) if live else "",
-            )
-        )
+        attempts.append(_render_attempt(p.key, "link", shown, "clickable in "))
     return RunResult(attempts, withheld, fenced, time.perf_counter() - started)
+
+
+def _render_attempt(key: str, what: str, shown: Sequence[tuple[str, bool]], prefix: str) -> Attempt:
+    """A render attempt: blocked unless some report (``shown``: (where, live)) made it live."""
+    live = [where for where, ok in shown if ok]
+    detail = (prefix + ", ".join(live)) if live else ""
+    return Attempt(key, "render", what, not live, "renderer" if not live else "-", detail)
 
 
 # ----------------------------------------------------------------------------- the report

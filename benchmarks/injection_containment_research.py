@@ -60,6 +60,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from injection_containment import (  # noqa: E402
     ATTACK_FILES,
+    Attempt,
     Listener,
     Page,
     _h,
@@ -285,16 +286,6 @@ class ObedientBackend:
 
 
 # ----------------------------------------------------------------------------- one run
-
-
-@dataclass
-class Attempt:
-    key: str
-    effect: str
-    what: str
-    blocked: bool
-    boundary: str
-    detail: str = ""
 
 
 @dataclass
