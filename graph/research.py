@@ -13,9 +13,10 @@ done, so verification waits for every extraction. Concurrency is capped by ``max
 of the same size around every agent call. With a checkpointer an interrupted run resumes from its
 last checkpoint: finished branches are not called again.
 
-This module is the assembly only; the steps are ``refgate.nodes.research.steps`` and the state
-schemas ``refgate.nodes.research.state``. Dependencies are resolved lazily at the first node call
-(``refgate.nodes.research.deps``), so importing this module (and the checkpointer-less
+This module is the assembly only: each step is a node function built by ``make_<step>(deps)`` in
+its module of ``refgate.nodes.research`` (prompts in ``<step>_prompt.md`` beside it), the state
+schemas are ``refgate.nodes.research.state``. Dependencies are resolved lazily at the first node
+call (``refgate.nodes.research.deps``), so importing this module (and the checkpointer-less
 module-level ``graph``) needs no key, no network and no heavy library.
 ``configurable`` may carry ``workspace`` (a folder) and ``backend`` (``chat``/``codex``/``agy``).
 """
@@ -29,8 +30,14 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
 from refgate.config import RunContext
+from refgate.models import ModelProvider
 from refgate.nodes.research.core import ResearchLimits
 from refgate.nodes.research.deps import PASS_NAME, ResearchDeps
+from refgate.nodes.research.extract import make_fetch
+from refgate.nodes.research.rank import make_after_rank, make_rank
+from refgate.nodes.research.report import make_report
+from refgate.nodes.research.scope import after_scope, make_scope
+from refgate.nodes.research.search import after_search, make_search
 from refgate.nodes.research.state import (
     AngleInput,
     AngleOutput,
@@ -38,7 +45,9 @@ from refgate.nodes.research.state import (
     ResearchInput,
     ResearchState,
 )
-from refgate.nodes.research.steps import ResearchSteps
+from refgate.nodes.research.synthesize import make_synthesize
+from refgate.nodes.research.tally import after_tally, make_tally
+from refgate.nodes.research.verify import make_verify
 
 __all__ = [
     "PASS_NAME",
@@ -71,38 +80,37 @@ def build_research_graph(
     snapshot (``workspace`` or ``configurable.workspace``).
     """
     deps = ResearchDeps(
-        model=model,
-        provider=provider,
+        models=provider or ModelProvider(model),
+        settings=settings,
+        workspace=workspace,
         backend=backend,
         web_search=web_search,
         web_fetch=web_fetch,
-        settings=settings,
-        workspace=workspace,
+        limits=limits or ResearchLimits(),
     )
-    steps = ResearchSteps(deps, limits or ResearchLimits())
 
     angle_builder = StateGraph(AngleState, input_schema=AngleInput, output_schema=AngleOutput)
-    angle_builder.add_node("search", steps.search)
-    angle_builder.add_node("fetch", steps.fetch)
+    angle_builder.add_node("search", make_search(deps))
+    angle_builder.add_node("fetch", make_fetch(deps))
     angle_builder.add_edge(START, "search")
-    angle_builder.add_conditional_edges("search", steps.after_search, ["fetch", END])
+    angle_builder.add_conditional_edges("search", after_search, ["fetch", END])
     angle_builder.add_edge("fetch", END)
     angle_graph = angle_builder.compile(name="research_angle")
 
     builder = StateGraph(ResearchState, context_schema=RunContext, input_schema=ResearchInput)
-    builder.add_node("scope", steps.scope)
+    builder.add_node("scope", make_scope(deps))
     builder.add_node("angle", angle_graph)
-    builder.add_node("rank", steps.rank)
-    builder.add_node("verify", steps.verify)
-    builder.add_node("tally", steps.tally_votes)
-    builder.add_node("synthesize", steps.synthesize)
-    builder.add_node("report", steps.report)
+    builder.add_node("rank", make_rank(deps))
+    builder.add_node("verify", make_verify(deps))
+    builder.add_node("tally", make_tally(deps))
+    builder.add_node("synthesize", make_synthesize(deps))
+    builder.add_node("report", make_report(deps))
     builder.add_edge(START, "scope")
-    builder.add_conditional_edges("scope", steps.after_scope, ["angle", "report"])
+    builder.add_conditional_edges("scope", after_scope, ["angle", "report"])
     builder.add_edge("angle", "rank")
-    builder.add_conditional_edges("rank", steps.after_rank, ["verify", "report"])
+    builder.add_conditional_edges("rank", make_after_rank(deps), ["verify", "report"])
     builder.add_edge("verify", "tally")
-    builder.add_conditional_edges("tally", steps.after_tally, ["synthesize", "report"])
+    builder.add_conditional_edges("tally", after_tally, ["synthesize", "report"])
     builder.add_edge("synthesize", "report")
     builder.add_edge("report", END)
     return builder.compile(checkpointer=checkpointer, name="deep_research")

@@ -1,14 +1,31 @@
-"""Helpers shared by the research steps: armor for web text (``refgate.provenance.armor``),
+"""Helpers shared by the research nodes: their prompts (``<step>_prompt.md`` beside them),
 progress events, run-scoped state."""
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+
 from refgate.events import stream_writer
-from refgate.nodes.research.core import Deduper
+from refgate.nodes.research.core import Deduper, ResearchLimits
+
+PROMPT_DIR = Path(__file__).parent
+
+
+@cache
+def _template(name: str) -> str:
+    return (PROMPT_DIR / f"{name}_prompt.md").read_text(encoding="utf-8").removesuffix("\n")
+
+
+def research_prompt(name: str, **fields: Any) -> str:
+    """The prompt file ``nodes/research/<name>_prompt.md`` with its ``{field}`` slots filled
+    (values are inserted as they are, never re-read as a template)."""
+    return _template(name).format_map({k: str(v) for k, v in fields.items()})
 
 
 def emit(step: str, **fields: Any) -> None:
@@ -42,6 +59,12 @@ def shared(token: str, *, max_fetch: int, max_concurrency: int) -> RunShared:
             entry = RunShared(Deduper(max_fetch), threading.BoundedSemaphore(max_concurrency))
             _REGISTRY[token] = entry
         return entry
+
+
+def run_shared(token: str, config: RunnableConfig, limits: ResearchLimits) -> RunShared:
+    """The run's shared state, its limiter sized by the run config's ``max_concurrency``."""
+    cap = config.get("max_concurrency") or limits.max_concurrency
+    return shared(token, max_fetch=limits.max_fetch, max_concurrency=cap)
 
 
 def release(token: str) -> None:

@@ -1,110 +1,78 @@
-"""What a deep-research run depends on: its backend and web providers, fixed or resolved lazily.
+"""What the research nodes are built with, and how a node resolves it for its run.
 
-Nothing is resolved when the graph is compiled: the first step that needs a backend or a web
-provider builds it (from the factory arguments, else from ``configurable`` and settings) and
-caches it per workspace, so compiling needs no key, no network and no heavy library.
+``ResearchDeps`` is the workbench's ``Deps`` (model provider, settings, default workspace) plus
+what only research uses: a fixed ``ResearchBackend``, the web providers and the run's limits.
+Nothing is resolved when the graph is compiled: the first node that needs a backend or a web
+provider builds it (``run_backend``, ``run_web``) and caches it on the deps, so compiling needs no
+key, no network and no heavy library. The run's workspace is the workbench's resolution
+(``refgate.nodes.common.resolve_workspace``, allowlist included), with ``configurable.workspace``
+as the client-named folder.
 """
 
 from __future__ import annotations
 
-import os
 import threading
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from refgate.config import apply_context, context_workspace, load_settings
-from refgate.models import ModelProvider
-from refgate.nodes.common import run_context
+from refgate.nodes.common import Deps, resolve_workspace
 from refgate.nodes.research.backends import ChatModelBackend, make_backend
+from refgate.nodes.research.core import ResearchLimits
 from refgate.tools.web_providers import default_providers
-from refgate.workspace import load_served_workspace, load_workspace
+from refgate.workspace import Workspace
 
 #: The model-factory pass name research uses (``REFGATE_MODEL_RESEARCH`` is not read; the default
 #: model applies unless settings carry a ``research`` entry in ``pass_models``).
 PASS_NAME = "research"
 
 
-class ResearchDeps:
-    """Backend and web providers for the run, from the factory arguments or resolved lazily."""
+@dataclass
+class ResearchDeps(Deps):
+    """The workbench's dependencies plus a fixed backend, web providers and limits."""
 
-    def __init__(
-        self,
-        *,
-        model: Any = None,
-        provider: Any = None,
-        backend: Any = None,
-        web_search: Any = None,
-        web_fetch: Any = None,
-        settings: Any = None,
-        workspace: Any = None,
-    ) -> None:
-        self.model = model
-        self.provider = provider
-        self.fixed_backend = backend
-        self.web_search = web_search
-        self.web_fetch = web_fetch
-        self.settings = settings
-        self.workspace = workspace
-        self._lock = threading.Lock()
-        self._cache: dict[Any, Any] = {}
+    backend: Any = None
+    web_search: Any = None
+    web_fetch: Any = None
+    limits: ResearchLimits = field(default_factory=ResearchLimits)
+    _cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+    _lock: Any = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    def workspace_for(self, config: RunnableConfig) -> Any:
-        """The run's workspace (the graph's, else ``configurable.workspace``, else
-        ``REFGATE_WORKSPACE``), loaded through the served allowlist check."""
-        if self.workspace is not None:
-            return self.workspace
-        where = (
-            context_workspace(run_context())
-            or (config.get("configurable") or {}).get("workspace")
-            or os.environ.get("REFGATE_WORKSPACE")
-        )
-        if not where:
-            return None
-
-        def cached(folder: str) -> Any:
-            with self._lock:
-                if ("ws", folder) not in self._cache:
-                    self._cache[("ws", folder)] = load_workspace(folder)
-                return self._cache[("ws", folder)]
-
-        # The same allowlist check as the workbench (REFGATE_ALLOWED_WORKSPACES), every run.
-        return load_served_workspace(where, loader=cached)
-
-    def backend(self, config: RunnableConfig) -> Any:
-        if self.fixed_backend is not None:
-            return self.fixed_backend
-        if self.model is not None:
-            key: Any = ("backend", "model")
-            with self._lock:
-                if key not in self._cache:
-                    self._cache[key] = ChatModelBackend(self.model)
-                return self._cache[key]
-        name = (config.get("configurable") or {}).get("backend") or "chat"
-        ws = self.workspace_for(config)
-        settings = None
-        key = ("backend", name, getattr(ws, "root", None))
-        if name == "chat":
-            base = self.settings or load_settings(workspace_settings=getattr(ws, "settings", None))
-            # the run context (Studio, SDK) may pick another model or timeout per run
-            settings = apply_context(base, run_context())
-            key = (*key, settings.model_for(PASS_NAME), settings.timeout, settings.max_tokens)
+    def cached(self, key: Any, build: Any) -> Any:
         with self._lock:
             if key not in self._cache:
-                if name == "chat":
-                    provider = self.provider or ModelProvider()
-                    self._cache[key] = ChatModelBackend(provider.for_pass(PASS_NAME, settings))
-                else:
-                    self._cache[key] = make_backend(name)
+                self._cache[key] = build()
             return self._cache[key]
 
-    def web(self, config: RunnableConfig) -> tuple[Any, Any]:
-        if self.web_search is not None and self.web_fetch is not None:
-            return self.web_search, self.web_fetch
-        ws = self.workspace_for(config)
-        key = ("web", getattr(ws, "root", None))
-        with self._lock:
-            if key not in self._cache:
-                self._cache[key] = default_providers(ws, settings=self.settings)
-            search, fetch = self._cache[key]
-        return self.web_search or search, self.web_fetch or fetch
+
+def run_workspace(deps: ResearchDeps, config: RunnableConfig) -> Workspace | None:
+    """The run's workspace (``configurable.workspace``, the run context's, the graph's, else
+    ``REFGATE_WORKSPACE``), through the served allowlist check."""
+    named = (config.get("configurable") or {}).get("workspace")
+    return resolve_workspace({"workspace": named}, deps)
+
+
+def run_backend(deps: ResearchDeps, config: RunnableConfig) -> Any:
+    """The fixed backend, else ``configurable.backend`` (``chat``/``codex``/``agy``); ``chat``
+    wraps the research pass's model (the graph's, else built from settings and run context)."""
+    if deps.backend is not None:
+        return deps.backend
+    name = (config.get("configurable") or {}).get("backend") or "chat"
+    if name != "chat":
+        return deps.cached(("backend", name), lambda: make_backend(name))
+    settings = deps.settings_for(run_workspace(deps, config))
+    model = deps.model(PASS_NAME, settings)
+    return deps.cached(("backend", "chat", id(model)), lambda: ChatModelBackend(model))
+
+
+def run_web(deps: ResearchDeps, config: RunnableConfig) -> tuple[Any, Any]:
+    """``(search, fetch)``: the graph's providers, else the workspace's defaults."""
+    if deps.web_search is not None and deps.web_fetch is not None:
+        return deps.web_search, deps.web_fetch
+    ws = run_workspace(deps, config)
+    search, fetch = deps.cached(
+        ("web", getattr(ws, "root", None)),
+        lambda: default_providers(ws, settings=deps.settings),
+    )
+    return deps.web_search or search, deps.web_fetch or fetch

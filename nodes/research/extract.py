@@ -4,9 +4,14 @@ publish date. A claim whose quote is not in the fetched text is dropped."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+
+from refgate.nodes.research.common import emit, research_prompt, run_shared
 from refgate.nodes.research.core import quote_in_text, select_passages
+from refgate.nodes.research.deps import ResearchDeps, run_backend, run_web
 from refgate.nodes.research.inspect import page_verdict
 from refgate.nodes.research.schemas import Extract
 from refgate.provenance import armor
@@ -14,22 +19,8 @@ from refgate.tools.web_providers import Page
 
 
 def extract_prompt(question: str, source: dict[str, Any], angle: str, page_block: str) -> str:
-    return (
-        "## Source Extractor\n\n"
-        'Research question: "' + question + '"\n\n'
-        "Extract key claims from this source:\n"
-        "**URL:** " + source["url"] + "\n**Found via:** " + angle + " search\n\n"
-        "## Page content\n" + page_block + "\n\n"
-        "## Task\n1. Read the page content above (the title is inside it).\n"
-        "2. Assess source quality: primary research/institution? secondary reporting? "
-        "blog/opinion? forum? unreliable?\n"
-        "3. Extract 2-5 FALSIFIABLE claims that bear on the research question. Each claim must:\n"
-        "   - be a concrete, checkable statement (not vague generalities)\n"
-        "   - include a direct quote from the source as support, copied verbatim\n"
-        "   - be rated central/supporting/tangential to the research question\n"
-        "4. Note publish date if available.\n\n"
-        "If the page is irrelevant or empty, return claims: [] and "
-        'sourceQuality: "unreliable".\n\nStructured output only.'
+    return research_prompt(
+        "extract", question=question, url=source["url"], angle=angle, page=page_block
     )
 
 
@@ -100,3 +91,31 @@ def run_extract(
             }
         )
     return record
+
+
+def make_fetch(deps: ResearchDeps) -> Callable[[dict[str, Any], RunnableConfig], dict[str, Any]]:
+    def fetch(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        source = state["source"]
+        _, fetcher = run_web(deps, config)
+        backend = run_backend(deps, config)
+        with run_shared(state["run_token"], config, deps.limits).limiter:
+            record = run_extract(
+                state["question"],
+                source,
+                state["angle"]["label"],
+                fetcher,
+                backend,
+                page_chars=deps.limits.page_chars,
+            )
+        emit(
+            "fetch",
+            url=record["url"],
+            fetched=record["fetched"],
+            claims=len(record["claims"]),
+            error=record["error"],
+            withheld=bool(record.get("withheld")),
+        )
+        called = record["fetched"] and not record.get("withheld")
+        return {"sources": [record], "model_calls": int(called)}
+
+    return fetch

@@ -8,9 +8,13 @@ unmerged). Every path ends in a report with a summary that says what happened.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
-from refgate.nodes.research.core import build_stats
+from refgate.nodes.research.common import emit, release
+from refgate.nodes.research.core import build_stats, dedup_sources
+from refgate.nodes.research.deps import ResearchDeps
+from refgate.nodes.research.state import ResearchState
 from refgate.report.links import research_urls
 from refgate.report.markdown import inert_answer
 from refgate.urls import norm_url
@@ -265,3 +269,32 @@ def to_markdown(report: dict[str, Any]) -> str:
     body = inert_answer("\n".join(lines), research_urls(report))
     stats = ["## Stats", "```json", json.dumps(report.get("stats", {}), indent=2), "```"]
     return body + "\n" + "\n".join(stats) + "\n"
+
+
+def make_report(deps: ResearchDeps) -> Callable[[ResearchState], dict[str, Any]]:
+    def report(state: ResearchState) -> dict[str, Any]:
+        status = state.get("status") or "complete"
+        searches = state.get("searches", [])
+        sources, _ = dedup_sources(state.get("sources", []))
+        doc = build_report(
+            question=state.get("question", ""),
+            status=status,
+            scope=state.get("scope"),
+            searches=searches,
+            sources=sources,
+            claims_extracted=state.get("claims_extracted", 0),
+            tallied=state.get("tallied", []),
+            synthesis=state.get("synthesis"),
+            findings=state.get("findings", []),
+            notes=state.get("notes", []),
+            votes_per_claim=deps.limits.votes_per_claim,
+            model_calls=state.get("model_calls", 0),
+            dupes=sum(s.get("dupes", 0) for s in searches),
+            budget_dropped=sum(s.get("budgetDropped", 0) for s in searches),
+        )
+        if state.get("run_token"):
+            release(state["run_token"])
+        emit("report", status=status, findings=len(doc["findings"]))
+        return {"report": doc, "markdown": to_markdown(doc), "status": status}
+
+    return report

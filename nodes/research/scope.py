@@ -2,29 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+import uuid
+from collections.abc import Callable
+from typing import Any, Literal
 
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Send
+
+from refgate.nodes.research.common import emit, research_prompt, run_shared
+from refgate.nodes.research.deps import ResearchDeps, run_backend, run_workspace
 from refgate.nodes.research.schemas import Scope
+from refgate.nodes.research.state import ResearchState
 
 
 def scope_prompt(question: str) -> str:
-    return (
-        "Decompose this research question into complementary search angles.\n\n"
-        "## Question\n" + question + "\n\n"
-        "## Task\n"
-        "Generate 5 distinct web search queries (at least 3, at most 6) that together cover the "
-        "question from different angles. Pick angles that suit the question's domain. Examples:\n"
-        "- broad/primary · academic/technical · recent news · contrarian/skeptical · "
-        "practitioner/implementation\n"
-        "- For medical: anatomy · common causes · serious differentials · authoritative refs · "
-        "red flags\n"
-        "- For tech: state-of-art · benchmarks · limitations · industry adoption · cost/tradeoffs\n"
-        "- For economics and policy: official records · data and statistics · decisions and "
-        "their rationale · dissent and risks · outcomes\n\n"
-        "Make queries specific enough to surface high-signal results. Avoid redundancy.\n"
-        "Return: the question (verbatim or lightly normalized), a 1-2 sentence decomposition "
-        "strategy, and the angles.\n\nStructured output only."
-    )
+    return research_prompt("scope", question=question)
 
 
 def run_scope(question: str, backend: Any) -> Scope | None:
@@ -41,3 +33,46 @@ def run_scope(question: str, backend: Any) -> Scope | None:
         seen.add(label)
         angle.label = label
     return scope
+
+
+def make_scope(deps: ResearchDeps) -> Callable[[ResearchState, RunnableConfig], dict[str, Any]]:
+    def scope(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
+        question = (state.get("question") or "").strip()
+        token = state.get("run_token") or uuid.uuid4().hex
+        if not question:
+            emit("scope", status="empty_question")
+            return {"question": question, "run_token": token, "status": "empty_question"}
+        emit("scope", status="started", question=question)
+        # The workspace a client named passes the served allowlist check before anything runs.
+        run_workspace(deps, config)
+        backend = run_backend(deps, config)
+        with run_shared(token, config, deps.limits).limiter:
+            result = run_scope(question, backend)
+        if result is None:
+            emit("scope", status="failed")
+            return {
+                "question": question,
+                "run_token": token,
+                "status": "scope_failed",
+                "model_calls": 1,
+            }
+        angles = [a.model_dump() for a in result.angles]
+        emit("scope", status="done", angles=[a["label"] for a in angles])
+        return {
+            "question": question,
+            "run_token": token,
+            "scope": {"summary": result.summary, "angles": angles},
+            "model_calls": 1,
+        }
+
+    return scope
+
+
+def after_scope(state: ResearchState) -> list[Send] | Literal["report"]:
+    """One ``angle`` subgraph per angle, or straight to the report when the scope failed."""
+    if state.get("status"):
+        return "report"
+    return [
+        Send("angle", {"question": state["question"], "run_token": state["run_token"], "angle": a})
+        for a in state["scope"]["angles"]
+    ]

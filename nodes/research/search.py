@@ -3,26 +3,30 @@ the most relevant results. Only URLs the provider returned can be picked."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Literal
 
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END
+from langgraph.types import Send
+
+from refgate.nodes.research.common import emit, research_prompt, run_shared
+from refgate.nodes.research.deps import ResearchDeps, run_backend, run_web
+from refgate.nodes.research.inspect import screen_hits
 from refgate.nodes.research.schemas import Search
+from refgate.nodes.research.state import AngleState
 from refgate.provenance import armor
 from refgate.urls import norm_url
 
 
 def search_prompt(question: str, angle: dict[str, Any], results_block: str) -> str:
-    return (
-        "## Web Searcher: " + angle["label"] + "\n\n"
-        'Research question: "' + question + '"\n\n'
-        "Your angle: **" + angle["label"] + "** — " + (angle.get("rationale") or "") + "\n"
-        "Search query: `" + angle["query"] + "`\n\n"
-        "## Search results\n" + results_block + "\n\n"
-        "## Task\nFrom the search results above, return the top 4-6 most relevant results "
-        "(fewer if fewer are relevant).\n"
-        "Rank by relevance to the ORIGINAL question, not just the search query. Skip obvious "
-        "SEO spam/content farms.\n"
-        "Copy each URL exactly as listed; never return a URL that is not in the list.\n"
-        "Include a short snippet capturing why each result is relevant.\n\nStructured output only."
+    return research_prompt(
+        "search",
+        label=angle["label"],
+        question=question,
+        rationale=angle.get("rationale") or "",
+        query=angle["query"],
+        results=results_block,
     )
 
 
@@ -76,3 +80,72 @@ def run_search(
             }
         )
     return picked, unknown, True
+
+
+def _provider_search(
+    searcher: Any, query: str, limit: int
+) -> tuple[list[dict[str, Any]], str | None]:
+    """The provider's hits as dicts, or none and the error (a flaky provider costs one angle)."""
+    try:
+        return [h.as_dict() for h in searcher.search(query, max_results=limit)], None
+    except Exception as exc:  # noqa: BLE001
+        return [], f"search failed: {type(exc).__name__}: {exc}"
+
+
+def make_search(deps: ResearchDeps) -> Callable[[AngleState, RunnableConfig], dict[str, Any]]:
+    lim = deps.limits
+
+    def search(state: AngleState, config: RunnableConfig) -> dict[str, Any]:
+        angle = state["angle"]
+        sh = run_shared(state["run_token"], config, lim)
+        searcher, _ = run_web(deps, config)
+        backend = run_backend(deps, config)
+        with sh.limiter:
+            hits, error = _provider_search(searcher, angle["query"], lim.results_per_angle)
+            hits, withheld_hits = screen_hits(hits)
+            picked, unknown, called = run_search(state["question"], angle, hits, backend)
+            # Bounded refinement: empty or off-topic results (none picked) -> the question itself.
+            refined: list[str] = []
+            calls = int(called)
+            for query in refinements(state["question"], angle["query"])[: lim.search_refinements]:
+                if picked:
+                    break
+                refined.append(query)
+                more, more_error = _provider_search(searcher, query, lim.results_per_angle)
+                error = more_error or error
+                more, more_withheld = screen_hits(more)
+                withheld_hits += more_withheld
+                hits = hits + more
+                picked, unknown, called = run_search(
+                    state["question"], {**angle, "query": query}, more, backend
+                )
+                calls += int(called)
+        novel, dupes, dropped = sh.deduper.filter(angle["label"], picked)
+        emit(
+            "search", angle=angle["label"], results=len(hits), picked=len(picked), novel=len(novel)
+        )
+        record = {
+            "angle": angle["label"],
+            "query": angle["query"],
+            "hits": len(hits),
+            "picked": picked,
+            "novel": novel,
+            "dupes": len(dupes),
+            "budgetDropped": len(dropped),
+            "unretrieved": unknown,
+            "withheldHits": withheld_hits,
+            "refined": refined,
+            "error": error,
+        }
+        return {"searches": [record], "model_calls": calls}
+
+    return search
+
+
+def after_search(state: AngleState) -> list[Send] | Literal["__end__"]:
+    """One ``fetch`` per novel result of the angle (no barrier across angles)."""
+    novel = [s for rec in state.get("searches", []) for s in rec["novel"]]
+    if not novel:
+        return END
+    base = {"question": state["question"], "run_token": state["run_token"], "angle": state["angle"]}
+    return [Send("fetch", {**base, "source": s}) for s in novel]

@@ -4,11 +4,17 @@ the pages retrieved in this run."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+
 from refgate.nodes.gate.numbers import find_numbers
+from refgate.nodes.research.common import emit, research_prompt, run_shared
 from refgate.nodes.research.core import build_synth_blocks
+from refgate.nodes.research.deps import ResearchDeps, run_backend
 from refgate.nodes.research.schemas import Report
+from refgate.nodes.research.state import ResearchState
 from refgate.provenance import armor
 from refgate.urls import norm_url
 
@@ -16,28 +22,13 @@ from refgate.urls import norm_url
 def synth_prompt(
     question: str, block: str, killed_block: str, confirmed_count: int, votes_per_claim: int
 ) -> str:
-    return (
-        "## Synthesis: research report\n\n"
-        "**Question:** "
-        + question
-        + "\n\n"
-        + str(confirmed_count)
-        + " claims survived "
-        + str(votes_per_claim)
-        + "-vote adversarial verification. Merge semantic duplicates and synthesize.\n\n"
-        "## Confirmed claims\n" + block + "\n" + killed_block + "\n\n"
-        "## Instructions\n"
-        "1. Identify claims that say the same thing — merge them, combine their sources.\n"
-        "2. Group related claims into coherent findings. Each finding should directly address "
-        "the research question. List in `claims` the numbers [i] of the confirmed claims it "
-        "rests on, and in `sources` only URLs of those claims.\n"
-        "3. Assign confidence per finding: high (multiple primary sources, unanimous votes), "
-        "medium (secondary sources or split votes), low (single source or blog-quality).\n"
-        "4. Write a 3-5 sentence executive summary answering the research question.\n"
-        "5. Note caveats: what's uncertain, what sources were weak, what time-sensitivity "
-        "applies.\n"
-        "6. List 2-4 open questions that emerged but weren't answered.\n\n"
-        "Structured output only."
+    return research_prompt(
+        "synthesize",
+        question=question,
+        confirmed_count=confirmed_count,
+        votes=votes_per_claim,
+        block=block,
+        killed_block=killed_block,
     )
 
 
@@ -126,3 +117,52 @@ def ground_findings(
             }
         )
     return findings, notes
+
+
+def make_synthesize(
+    deps: ResearchDeps,
+) -> Callable[[ResearchState, RunnableConfig], dict[str, Any]]:
+    lim = deps.limits
+
+    def synthesize(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
+        tallied = state.get("tallied", [])
+        confirmed = [c for c in tallied if c["outcome"] == "survives"]
+        refuted = [c for c in tallied if c["outcome"] == "refuted"]
+        emit("synthesize", status="started", confirmed=len(confirmed))
+        backend = run_backend(deps, config)
+        with run_shared(state["run_token"], config, lim).limiter:
+            result = run_synthesis(
+                state["question"], confirmed, refuted, backend, votes_per_claim=lim.votes_per_claim
+            )
+        if result is None:
+            emit("synthesize", status="failed")
+            return {
+                "status": "synthesis_failed",
+                "model_calls": 1,
+                "notes": ["synthesis failed: the confirmed claims are listed unmerged"],
+            }
+        retrieved: dict[str, str] = {}
+        for s in state.get("sources", []):
+            # a withheld page was fetched but never read: it supports no finding
+            if s.get("fetched") and not s.get("withheld"):
+                retrieved.setdefault(norm_url(s["url"]), s["url"])
+        findings, notes = ground_findings(result, confirmed, retrieved)
+        synthesis = result.model_dump()
+        synthesis["summaryUnquotedNumbers"] = unquoted_numbers(
+            result.summary, [c["quote"] for c in confirmed]
+        )
+        if synthesis["summaryUnquotedNumbers"]:
+            notes.append(
+                "the summary states numbers no verified quote holds: "
+                + ", ".join(synthesis["summaryUnquotedNumbers"])
+            )
+        emit("synthesize", status="done", findings=len(findings))
+        return {
+            "synthesis": synthesis,
+            "findings": findings,
+            "notes": notes,
+            "status": "complete",
+            "model_calls": 1,
+        }
+
+    return synthesize

@@ -11,9 +11,14 @@ claim): a refutation without one is an abstention.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+
+from refgate.nodes.research.common import emit, research_prompt, run_shared
+from refgate.nodes.research.deps import ResearchDeps, run_backend, run_web
 from refgate.nodes.research.inspect import page_verdict, screen_hits
 from refgate.nodes.research.schemas import Verdict
 from refgate.provenance import armor
@@ -107,42 +112,22 @@ def verify_prompt(
     refutations_required: int,
     read: list[dict[str, Any]] | None = None,
 ) -> str:
-    evidence = armor(
+    fenced_claim = armor(
         'Claim: "' + claim["claim"] + '"\n'
         'Supporting quote: "' + claim["quote"] + '"\n'
         "Publish date: " + str(claim.get("publishDate") or "unknown"),
         source_label=claim["sourceUrl"],
     )
-    return (
-        "## Adversarial Claim Verifier (voter " + str(v + 1) + "/" + str(votes_per_claim) + ")\n\n"
-        "Be SKEPTICAL. Try to REFUTE this claim. ≥"
-        + str(refutations_required)
-        + "/"
-        + str(votes_per_claim)
-        + " refutations kill it.\n\n"
-        "## Research question\n" + question + "\n\n"
-        "## Claim under review\n" + evidence + "\n\n"
-        "**Source:** " + claim["sourceUrl"] + " (" + claim["sourceQuality"] + ")\n\n"
-        "## What your search for counter-evidence found\n" + evidence_block(read or []) + "\n\n"
-        "## Checklist\n"
-        "1. Is the claim actually supported by the quote, or is it an overreach/misread?\n"
-        "2. Do you know of contradicting evidence — does any credible source dispute or heavily "
-        "qualify this?\n"
-        "3. Is the source quality sufficient for the claim's strength? (extraordinary claims "
-        "need primary sources)\n"
-        "4. Is the claim outdated? (check dates — old claims about fast-moving fields are "
-        "suspect)\n"
-        "5. Is this a marketing claim / press release / cherry-picked benchmark / forum "
-        "speculation?\n\n"
-        "**refuted=true** if: unsupported by quote / contradicted / low-quality source for "
-        "strong claim / outdated / marketing fluff.\n"
-        "**refuted=false** ONLY if: claim is well-supported, current, and source quality matches "
-        "claim strength.\n"
-        "Default to refuted=true if uncertain.\n\n**A refutation counts only with its source:** "
-        "set counterSource to the URL of a source listed above that contradicts the claim, or to "
-        "the claim's own source URL when its quote does not support the claim. A refutation "
-        "without such a counterSource counts as an abstention.\n\nStructured output only. "
-        "Evidence MUST be specific."
+    return research_prompt(
+        "verify",
+        voter=v + 1,
+        votes=votes_per_claim,
+        required=refutations_required,
+        question=question,
+        claim=fenced_claim,
+        source=claim["sourceUrl"],
+        quality=claim["sourceQuality"],
+        evidence=evidence_block(read or []),
     )
 
 
@@ -186,3 +171,37 @@ def run_vote(
         vote["uncounted"] = verdict
         vote["verdict"] = None
     return vote
+
+
+def make_verify(deps: ResearchDeps) -> Callable[[dict[str, Any], RunnableConfig], dict[str, Any]]:
+    lim = deps.limits
+    budget = VoterBudget(
+        searches=lim.voter_searches, results=lim.voter_results, fetches=lim.voter_fetches
+    )
+
+    def verify(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        backend = run_backend(deps, config)
+        searcher, fetcher = run_web(deps, config)
+        with run_shared(state["run_token"], config, lim).limiter:
+            vote = run_vote(
+                state["question"],
+                state["claim"],
+                state["voter"],
+                backend,
+                votes_per_claim=lim.votes_per_claim,
+                refutations_required=lim.refutations_required,
+                searcher=searcher,
+                fetcher=fetcher,
+                budget=budget,
+                withheld_urls=frozenset(state.get("withheld") or ()),
+            )
+        verdict = vote["verdict"]
+        emit(
+            "verify",
+            claim=vote["claim_id"],
+            voter=vote["voter"],
+            refuted=None if verdict is None else verdict["refuted"],
+        )
+        return {"votes": [vote], "model_calls": 1}
+
+    return verify

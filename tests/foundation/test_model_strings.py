@@ -117,16 +117,8 @@ def test_a_provider_without_its_key_is_a_configuration_error(monkeypatch):
 
 
 def test_the_research_graph_uses_the_same_factory(keys):
-    from refgate.nodes.research.deps import ResearchDeps
+    from refgate.nodes.research.deps import ResearchDeps, run_backend
 
-    deps = ResearchDeps(
-        model=None,
-        provider=None,
-        backend=None,
-        web_search=None,
-        web_fetch=None,
-        settings=Settings(model="anthropic:claude-sonnet-4-5"),
-        workspace=None,
-    )
-    backend = deps.backend({"configurable": {}})
+    deps = ResearchDeps(settings=Settings(model="anthropic:claude-sonnet-4-5"))
+    backend = run_backend(deps, {"configurable": {}})
     assert type(backend.model).__name__ == "ChatAnthropic"
