@@ -1,5 +1,5 @@
 """Command-line interface: ``refgate init | ask | trace | check | index | research | provenance-map |
-review | audit | eval | report``."""
+review | audit | eval | report | dart``."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "review",
     "eval",
     "report",
+    "dart",
 ]
 
 for _name in COMMAND_MODULES:

@@ -1,0 +1,230 @@
+"""OpenDART's documented endpoints over plain httpx.
+
+Plain httpx rather than OpenDartReader or dart-fss: refgate already depends on httpx, the four
+endpoints it needs are simple GETs, and the libraries add pandas-shaped results, their own
+caching and retries, and (dart-fss) page scraping that cannot be confined to the documented API
+or pointed at a local fake of it. Every response is checked the same way:
+
+- a network failure or a timeout is ``DartNetworkError``; an HTTP status other than 200 is
+  ``DartHTTPError``;
+- OpenDART answers errors with HTTP 200 and a ``status`` field (JSON, or XML for the ZIP
+  endpoints): ``000`` is success, ``013`` no data (``DartNoData``, not a failure for a search),
+  ``010``/``011``/``012``/``901`` a key the service refuses (``DartKeyError``), ``020`` the daily
+  request limit (``DartLimitError``), anything else ``DartStatusError`` with its message.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from lxml import etree
+
+#: OpenDART's API root.
+DEFAULT_BASE_URL = "https://opendart.fss.or.kr/api"
+#: Environment variable holding the user's OpenDART key.
+KEY_ENV = "OPENDART_API_KEY"
+#: Rows per page of list.json (its documented maximum).
+PAGE_COUNT = 100
+TIMEOUT_S = 30.0
+
+#: Statuses meaning the key itself is refused (unregistered, disabled, wrong IP, expired).
+KEY_STATUSES = frozenset({"010", "011", "012", "901"})
+NO_DATA = "013"
+LIMIT = "020"
+
+
+class DartError(Exception):
+    """A DART sync failure with a message for the user and the CLI's exit code (2: fix the
+    configuration or key; 1: the service or the network failed, run again)."""
+
+    exit_code = 1
+
+
+class DartKeyError(DartError):
+    """No key, or a key OpenDART refuses."""
+
+    exit_code = 2
+
+
+class DartNetworkError(DartError):
+    """OpenDART could not be reached."""
+
+
+class DartHTTPError(DartError):
+    """OpenDART answered with an HTTP error status."""
+
+
+class DartLimitError(DartError):
+    """OpenDART's daily request limit (status 020) is reached."""
+
+
+class DartNoData(DartError):
+    """Status 013: the query matched nothing."""
+
+
+class DartStatusError(DartError):
+    """Any other non-000 status."""
+
+
+def status_error(status: str, message: str, what: str) -> DartError:
+    """The exception for an OpenDART ``status`` answered to request ``what``."""
+    text = f"OpenDART {what}: status {status} ({message or 'no message'})"
+    if status == NO_DATA:
+        return DartNoData(text)
+    if status in KEY_STATUSES:
+        return DartKeyError(f"{text}; check {KEY_ENV}")
+    if status == LIMIT:
+        return DartLimitError(
+            f"{text}: the daily request limit of this key is reached; what was fetched so far "
+            "is kept, run the sync again tomorrow to fetch the rest"
+        )
+    return DartStatusError(text)
+
+
+@dataclass
+class DartClient:
+    """A client of OpenDART at ``base_url`` with ``key``; ``transport`` for tests."""
+
+    key: str
+    base_url: str = DEFAULT_BASE_URL
+    timeout: float = TIMEOUT_S
+    transport: httpx.BaseTransport | None = None
+
+    def __post_init__(self) -> None:
+        if not self.key or not self.key.strip():
+            raise DartKeyError(
+                f"no OpenDART key: set {KEY_ENV} (a free key from OpenDART's site) and run again"
+            )
+        self._http = httpx.Client(
+            base_url=self.base_url.rstrip("/") + "/",
+            timeout=self.timeout,
+            transport=self.transport,
+            follow_redirects=False,
+        )
+        #: Requests made (each counts against the daily limit).
+        self.requests = 0
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> DartClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _get(self, endpoint: str, params: dict[str, Any]) -> bytes:
+        self.requests += 1
+        try:
+            response = self._http.get(endpoint, params={"crtfc_key": self.key, **params})
+        except httpx.TimeoutException as exc:
+            raise DartNetworkError(f"OpenDART {endpoint}: timed out ({exc})") from exc
+        except httpx.HTTPError as exc:
+            raise DartNetworkError(
+                f"OpenDART {endpoint}: cannot reach {self.base_url} ({type(exc).__name__}: {exc})"
+            ) from exc
+        if response.status_code != 200:
+            raise DartHTTPError(
+                f"OpenDART {endpoint}: HTTP {response.status_code}; the service failed, "
+                "run the sync again later (what was fetched so far is kept)"
+            )
+        return response.content
+
+    def _json(self, endpoint: str, params: dict[str, Any]) -> dict[str, Any]:
+        body = self._get(endpoint, params)
+        try:
+            data = json.loads(body.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise DartStatusError(f"OpenDART {endpoint}: the answer is not JSON") from exc
+        if not isinstance(data, dict):
+            raise DartStatusError(f"OpenDART {endpoint}: the answer is not a JSON object")
+        status = str(data.get("status", ""))
+        if status != "000":
+            raise status_error(status, str(data.get("message", "")), endpoint)
+        return data
+
+    def _zip(self, endpoint: str, params: dict[str, Any]) -> bytes:
+        """A ZIP answer, or the status error OpenDART sends instead (XML or JSON)."""
+        body = self._get(endpoint, params)
+        if body[:2] == b"PK":
+            try:
+                zipfile.ZipFile(io.BytesIO(body)).testzip()
+            except (zipfile.BadZipFile, OSError) as exc:
+                raise DartStatusError(f"OpenDART {endpoint}: a broken ZIP file") from exc
+            return body
+        status, message = _status_of(body)
+        raise status_error(status or "?", message, endpoint)
+
+    # ------------------------------------------------------------------ endpoints
+
+    def corp_codes(self) -> bytes:
+        """``corpCode.xml``: the ZIP of CORPCODE.xml (every company's corp_code and stock code)."""
+        return self._zip("corpCode.xml", {})
+
+    def filings(
+        self,
+        corp_code: str,
+        bgn_de: str,
+        end_de: str,
+        detail_type: str,
+        page_no: int = 1,
+    ) -> dict[str, Any]:
+        """One page of ``list.json`` for a company, dates ``YYYYMMDD`` and a detail type (A001
+        사업보고서, A002 반기보고서, A003 분기보고서, or a major-event type B001...); an empty
+        page for status 013."""
+        params = {
+            "corp_code": corp_code,
+            "bgn_de": bgn_de,
+            "end_de": end_de,
+            "pblntf_ty": detail_type[0],
+            "pblntf_detail_ty": detail_type,
+            "last_reprt_at": "Y",
+            "page_no": page_no,
+            "page_count": PAGE_COUNT,
+        }
+        try:
+            return self._json("list.json", params)
+        except DartNoData:
+            return {"status": NO_DATA, "list": [], "total_page": 0, "page_no": page_no}
+
+    def document(self, rcept_no: str) -> bytes:
+        """``document.xml``: the ZIP of a filing's XML documents."""
+        return self._zip("document.xml", {"rcept_no": rcept_no})
+
+    def statements(
+        self, corp_code: str, bsns_year: int, reprt_code: str, fs_div: str
+    ) -> dict[str, Any] | None:
+        """``fnlttSinglAcntAll.json``: one company's full statements (단일회사 전체 재무제표) of a
+        report, ``fs_div`` CFS (연결) or OFS (별도); None for status 013 (none filed)."""
+        params = {
+            "corp_code": corp_code,
+            "bsns_year": str(bsns_year),
+            "reprt_code": reprt_code,
+            "fs_div": fs_div,
+        }
+        try:
+            return self._json("fnlttSinglAcntAll.json", params)
+        except DartNoData:
+            return None
+
+
+def _status_of(body: bytes) -> tuple[str, str]:
+    """``(status, message)`` of an error answer in JSON or XML (``("", "")`` if neither)."""
+    try:
+        data = json.loads(body.decode("utf-8"))
+        if isinstance(data, dict):
+            return str(data.get("status", "")), str(data.get("message", ""))
+    except (UnicodeDecodeError, ValueError):
+        pass
+    try:
+        root = etree.fromstring(
+            body, parser=etree.XMLParser(resolve_entities=False, no_network=True)
+        )
+    except etree.XMLSyntaxError:
+        return "", "the answer is neither a ZIP file nor a status"
+    return (root.findtext("status") or "").strip(), (root.findtext("message") or "").strip()

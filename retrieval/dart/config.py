@@ -1,0 +1,137 @@
+"""The ``[dart]`` block of ``refgate.toml``::
+
+    [dart]
+    companies = ["005930", "00164779"]      # stock codes (6 digits) or corp_codes (8 digits)
+    reports = ["사업보고서", "반기보고서"]     # 사업보고서, 반기보고서, 분기보고서, 주요사항보고서
+    start = "2023-01-01"                    # receipt dates (rcept_dt), inclusive
+    end = "2024-12-31"                      # default: today
+    statements = true                       # fetch 단일회사 전체 재무제표 of periodic reports
+    documents = "documents/dart"            # where the filings' sections go (inside [documents])
+    dataset = "data/dart/statements.csv"    # the statements dataset
+    cache = "dart"                          # raw answers and the sync's manifest
+
+Read straight from the TOML (not through ``load_workspace``) so a first sync can run before the
+dataset file it writes exists.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from refgate.paths import PathEscape, confine
+
+#: Report type names -> list.json detail types (pblntf_detail_ty).
+REPORT_TYPES: dict[str, tuple[str, ...]] = {
+    "사업보고서": ("A001",),
+    "반기보고서": ("A002",),
+    "분기보고서": ("A003",),
+    "주요사항보고서": ("B001",),
+}
+ALIASES = {
+    "반기": "반기보고서",
+    "분기": "분기보고서",
+    "주요사항": "주요사항보고서",
+    "사업": "사업보고서",
+}
+KEYS = frozenset(
+    {"companies", "reports", "start", "end", "statements", "documents", "dataset", "cache"}
+)
+_CODE = re.compile(r"^(\d{6}|\d{8})$")
+
+
+class DartConfigError(ValueError):
+    """A ``[dart]`` block that cannot be used (the message names the file and field)."""
+
+
+@dataclass(frozen=True)
+class DartConfig:
+    root: Path
+    companies: tuple[str, ...]
+    reports: tuple[str, ...]
+    start: dt.date
+    end: dt.date
+    statements: bool
+    documents: Path
+    dataset: Path
+    cache: Path
+
+    @property
+    def detail_types(self) -> list[str]:
+        return [t for r in self.reports for t in REPORT_TYPES[r]]
+
+
+def _date(value: Any, where: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(str(value).replace(".", "-"))
+    except ValueError as exc:
+        raise DartConfigError(f"{where}: expected a date YYYY-MM-DD, got {value!r}") from exc
+
+
+def load_dart_config(workspace: Path | str, *, today: dt.date | None = None) -> DartConfig:
+    """The ``[dart]`` block of ``<workspace>/refgate.toml``; ``DartConfigError`` when it is
+    missing or wrong."""
+    root = Path(workspace).expanduser().resolve()
+    path = root / "refgate.toml"
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise DartConfigError(f"{path}: missing (a workspace needs a refgate.toml)") from exc
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise DartConfigError(f"{path}: not valid TOML: {exc}") from exc
+    block = raw.get("dart")
+    where = f"{path}: [dart]"
+    if not isinstance(block, dict):
+        raise DartConfigError(f"{where} is missing: list the companies to sync there")
+    unknown = sorted(set(block) - KEYS)
+    if unknown:
+        raise DartConfigError(f"{where}: unknown key(s) {', '.join(unknown)}")
+    companies = block.get("companies")
+    if not isinstance(companies, list) or not companies:
+        raise DartConfigError(f"{where}.companies: a list of stock codes or corp_codes")
+    for c in companies:
+        if not isinstance(c, str) or not _CODE.match(c):
+            raise DartConfigError(
+                f"{where}.companies: {c!r} is neither a stock code (6 digits) nor a corp_code "
+                "(8 digits); write it as a string"
+            )
+    reports = block.get("reports", ["사업보고서"])
+    if not isinstance(reports, list) or not reports:
+        raise DartConfigError(f"{where}.reports: a list of report types")
+    names = []
+    for r in reports:
+        name = ALIASES.get(str(r), str(r))
+        if name not in REPORT_TYPES:
+            raise DartConfigError(
+                f"{where}.reports: unknown report type {r!r} (known: {', '.join(REPORT_TYPES)})"
+            )
+        names.append(name)
+    start = _date(block.get("start", "2020-01-01"), f"{where}.start")
+    end = _date(block["end"], f"{where}.end") if "end" in block else (today or dt.date.today())
+    if end < start:
+        raise DartConfigError(f"{where}: end {end} is before start {start}")
+    statements = block.get("statements", True)
+    if not isinstance(statements, bool):
+        raise DartConfigError(f"{where}.statements: true or false")
+
+    def inside(key: str, default: str) -> Path:
+        try:
+            return confine(root / str(block.get(key, default)), [root], what=f"dart.{key}")
+        except PathEscape as exc:
+            raise DartConfigError(f"{where}.{key}: {exc}") from exc
+
+    return DartConfig(
+        root=root,
+        companies=tuple(dict.fromkeys(companies)),
+        reports=tuple(dict.fromkeys(names)),
+        start=start,
+        end=end,
+        statements=statements,
+        documents=inside("documents", "documents/dart"),
+        dataset=inside("dataset", "data/dart/statements.csv"),
+        cache=inside("cache", "dart"),
+    )

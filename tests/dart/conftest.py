@@ -1,0 +1,25 @@
+"""Fixtures of the DART tests (helpers in ``dart_helpers``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from dart_helpers import KEY, RECORDING, FakeOpenDart  # noqa: E402
+
+
+@pytest.fixture
+def fake_api():
+    with FakeOpenDart(RECORDING) as api:
+        yield api
+
+
+@pytest.fixture
+def dart_env(fake_api, monkeypatch):
+    monkeypatch.setenv("OPENDART_API_KEY", KEY)
+    monkeypatch.setenv("OPENDART_BASE_URL", fake_api.base_url)
+    return fake_api
