@@ -209,7 +209,11 @@ def recall_decisions(
     """
     ns = namespace_for(ctx)
     try:
-        if has_index(store):
+        if has_index(store) and not store.search(ns, limit=1):
+            # An empty memory has nothing to rank: listing it embeds nothing, so the embedder
+            # is not loaded for a first run on a workspace.
+            mode, found = "empty", []
+        elif has_index(store):
             mode = "semantic"
             found = [
                 (it, getattr(it, "score", None))

@@ -95,3 +95,33 @@ def test_a_broken_store_is_recorded_not_raised(settings, workspace):
     ids, events = recall_decisions(Broken(), ctx_for(settings, workspace, "brief"), "q")
     assert ids == [] and events[0]["type"] == "recall_failed"
     assert "disk on fire" in events[0]["error"]
+
+
+class CountingEmbeddings(HashingEmbeddings):
+    """Hashing embeddings that count the texts they embed (a model load would happen there)."""
+
+    def __init__(self) -> None:
+        super().__init__(256)
+        self.calls = 0
+
+    def embed_documents(self, texts):
+        self.calls += len(texts)
+        return super().embed_documents(texts)
+
+    def embed_query(self, text):
+        self.calls += 1
+        return super().embed_query(text)
+
+
+def test_recall_from_an_empty_memory_embeds_nothing(settings, workspace):
+    emb = CountingEmbeddings()
+    with open_store(workspace, settings, embeddings=emb) as store:
+        reader = ctx_for(settings, workspace, "brief")
+        ids, events = recall_decisions(store, reader, "What was CPI inflation in 2008?")
+        assert ids == [] and events[0]["mode"] == "empty"
+        assert emb.calls == 0
+        remember_decision(store, ctx_for(settings, workspace), *DECISIONS[0])
+        written = emb.calls
+        ids, events = recall_decisions(store, reader, "What was CPI inflation in 2008?")
+        assert events[0]["mode"] == "semantic" and len(ids) == 1
+        assert emb.calls == written + 1  # the question, once the memory holds a decision
