@@ -3,19 +3,20 @@
 The public Python API (``refgate.ask``, ``refgate.research``, ``refgate.Answer``,
 ``refgate.ResearchResult``, ``refgate.RunFailed``) is implemented in ``refgate.cli.api``, the
 front layer beside the CLI, and served from here on first use (PEP 562), so that importing the
-core (``refgate.refs``, ``refgate.config``, ...) never loads the graph, nodes, tools or retrieval.
+core (``refgate.refs``, ``refgate.config``, ...) never loads the graph, nodes, tools or retrieval,
+and ``import refgate`` alone (``refgate --version``) loads nothing but this file.
 """
 
 from typing import Any
-
-from refgate.refs import Ref, new_ref_id
 
 __version__ = "0.1.0"
 
 #: Names served lazily from ``refgate.cli.api``.
 _API = ("ask", "research", "Answer", "ResearchResult", "RunFailed")
+#: Names served lazily from ``refgate.refs`` (pydantic models: ``refgate --version`` needs none).
+_REFS = ("Ref", "new_ref_id")
 
-__all__ = ["Ref", "new_ref_id", "__version__", *_API]
+__all__ = ["__version__", *_REFS, *_API]
 
 
 def __getattr__(name: str) -> Any:
@@ -24,4 +25,9 @@ def __getattr__(name: str) -> Any:
         from refgate.cli import api
 
         return getattr(api, name)
+    if name in _REFS:
+        # Deferred: building the pydantic models costs a second at startup.
+        from refgate import refs
+
+        return getattr(refs, name)
     raise AttributeError(f"module 'refgate' has no attribute {name!r}")

@@ -1,34 +1,14 @@
 """Command-line interface: ``refgate init | ask | trace | check | index | research | provenance-map |
-review | audit | eval | report | dart``."""
+review | audit | eval | report | dart``.
+
+Each command lives in its own module, imported only when the command runs
+(``refgate.cli.app.COMMANDS``): ``refgate --help``, ``--version`` and shell completion load
+neither the graph nor a model.
+"""
 
 from __future__ import annotations
 
-import importlib
-
-from refgate.cli.app import app
-
-#: Modules whose import registers their commands on ``app``.
-COMMAND_MODULES = [
-    "init",
-    "ask",
-    "trace",
-    "check",
-    "index",
-    "research",
-    "provenance_map",
-    "review",
-    "eval",
-    "report",
-    "dart",
-]
-
-for _name in COMMAND_MODULES:
-    _module = f"refgate.cli.{_name}"
-    try:
-        importlib.import_module(_module)
-    except ModuleNotFoundError as exc:  # a command whose module is not written yet
-        if exc.name != _module:
-            raise
+from refgate.cli.app import COMMANDS, app
 
 
 def main() -> None:
@@ -36,4 +16,4 @@ def main() -> None:
     app()
 
 
-__all__ = ["app", "main"]
+__all__ = ["COMMANDS", "app", "main"]

@@ -2,19 +2,151 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from collections.abc import Iterable
+from difflib import get_close_matches
+from typing import Any
 
+import click
 import typer
+import typer.main
 from rich.console import Console
 from rich.markup import escape
 from rich.segment import Segment
+from typer.core import TyperGroup
 
 from refgate import __version__
 
+#: Every command: its name, the module of ``refgate.cli`` that defines it, and its one-line help.
+#: ``--help``, ``--version`` and shell completion read this table, so they import no command
+#: module (and none of the graph, models or embeddings behind them); a command's module is
+#: imported when that command is run or its own options are completed. A test checks this table
+#: against the commands' docstrings.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "init": (
+        "init",
+        "Create a workspace: a refgate.toml naming the CSV/parquet files (columns read from them, "
+        "units for you to fill in) and the documents folder, validated before it is kept.",
+    ),
+    "ask": (
+        "ask",
+        "Answer a question about a workspace; every claim is gated on the refs it cites.",
+    ),
+    "report": (
+        "report",
+        "Render a stored run again as a report file (the format follows the extension).",
+    ),
+    "trace": ("trace", "Show the pass-by-pass trace of a stored run."),
+    "check": (
+        "check",
+        "Run the GATE alone: check every number, date and ranking of an answer against the refs it "
+        "cites. Exit 0 when it passes, 3 when it blocks, 2 on unreadable input.",
+    ),
+    "index": (
+        "index",
+        "Build or update the workspace's document index (chunks, embeddings, FAISS + BM25).",
+    ),
+    "research": (
+        "research",
+        "Research a question: search, read, extract claims, verify each by 3 skeptical votes, "
+        "and synthesise a report whose every citation is a page read in this run.",
+    ),
+    "provenance-map": (
+        "provenance_map",
+        "Show which tool result fields carry document-derived (untrusted) values, and why.",
+    ),
+    "review": (
+        "review",
+        "Record a human review (pass or fail) of a run's answer in the audit file.",
+    ),
+    "audit": (
+        "review",
+        "List recorded runs, newest first, with the GATE's verdict and the human review.",
+    ),
+    "eval": (
+        "eval",
+        "Measure answers end to end: gold numbers and text against the GATE's verdict.",
+    ),
+    "dart": ("dart", "DART filings and statements (OpenDART) into the workspace."),
+}
+
+
+class LazyCommands(TyperGroup):
+    """The ``refgate`` command group: lists its commands from ``COMMANDS`` and imports a
+    command's module only when that command is resolved to run (or to complete its options)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._listing = False
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [*COMMANDS, *(name for name in self.commands if name not in COMMANDS)]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands or cmd_name not in COMMANDS:
+            return self.commands.get(cmd_name)
+        module, summary = COMMANDS[cmd_name]
+        if self._listing:  # help and completion show the name and summary only
+            return click.Command(cmd_name, help=summary)
+        importlib.import_module(f"refgate.cli.{module}")
+        for info in app.registered_commands:
+            callback = info.callback
+            name = info.name or (callback and typer.main.get_command_name(callback.__name__))
+            if name == cmd_name:
+                command = typer.main.get_command_from_info(
+                    info,
+                    pretty_exceptions_short=app.pretty_exceptions_short,
+                    rich_markup_mode=app.rich_markup_mode,
+                )
+                self.add_command(command, cmd_name)
+                return command
+        for group_info in app.registered_groups:  # a command with subcommands (dart sync)
+            if group_info.name == cmd_name:
+                group = typer.main.get_group_from_info(
+                    group_info,
+                    pretty_exceptions_short=app.pretty_exceptions_short,
+                    suggest_commands=app.suggest_commands,
+                    rich_markup_mode=app.rich_markup_mode,
+                )
+                self.add_command(group, cmd_name)
+                return group
+        raise RuntimeError(f"refgate.cli.{module} defines no command {cmd_name!r}")
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[Any]:
+        self._listing = True
+        try:
+            return super().shell_complete(ctx, incomplete)
+        finally:
+            self._listing = False
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return self._click_resolve_command(ctx, args)
+        except click.UsageError as exc:
+            matches = get_close_matches(args[0], list(COMMANDS)) if args else []
+            if matches:
+                exc.message = (
+                    exc.message.rstrip(".")
+                    + ". Did you mean "
+                    + (", ".join(repr(m) for m in matches) + "?")
+                )
+            raise
+
+
 app = typer.Typer(
     name="refgate",
+    cls=LazyCommands,
     help="refgate: an evidence-gated analyst agent. Every number, date and ranking in an answer "
     "is backed by the ref it cites.",
     no_args_is_help=True,
