@@ -4,7 +4,8 @@ Document text is untrusted: every docRef has ``source_type="external"``. Its pay
 ``doc_id``, ``chunk_id``, the character offsets (``start``, ``end``) of the chunk in its document
 (its page, for a PDF page), the ``excerpt`` (the chunk text, or its first ``max_chars``), plus
 ``source`` (the file, relative to the workspace), ``page`` (1-based, PDFs), ``sheet`` (XLSX),
-``date``, ``entity``, ``section``, ``origin`` and ``content_hash``. Its title is the citation a
+``date``, ``entity``, ``section``, ``origin`` and ``content_hash``, and ``ocr: true`` with
+``ocr_confidence`` (0-1) when the page's text was read by OCR. Its title is the citation a
 reader follows: ``report.pdf p. 37`` (file name and page; never document text). A chunk hit
 several times (in one result list, or across searches of one run) is cited once: the same chunk
 content maps to the same ref (``DOC_REF_IDENTITY``).
@@ -67,6 +68,8 @@ def doc_ref_payload(hit: Hit, *, max_chars: int | None = None) -> dict[str, Any]
         "sheet": meta.get("sheet"),
         "origin": meta.get("origin"),
         "content_hash": meta.get("content_hash"),
+        "ocr": True if meta.get("ocr") else None,
+        "ocr_confidence": meta.get("ocr_confidence") if meta.get("ocr") else None,
     }
     if excerpt != hit.text:
         payload["excerpt_truncated"] = True

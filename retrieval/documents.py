@@ -31,6 +31,7 @@ from langchain_core.documents import Document
 from refgate.paths import is_within
 from refgate.retrieval.loaders import READERS, SUFFIXES, Unreadable
 from refgate.retrieval.loaders.base import tables_json
+from refgate.retrieval.loaders.pdf import read_pdf
 
 if TYPE_CHECKING:
     from refgate.workspace import Workspace
@@ -55,7 +56,8 @@ __all__ = [
     "workspace_load",
 ]
 
-#: ``progress(stage, done, total)`` with stage "load" (files read).
+#: ``progress(stage, done, total)`` with stage "load" (files read) or "ocr" (pages of the file
+#: being read that OCR has read, of those without a text layer).
 LoadProgress = Callable[[str, int, int], None]
 
 
@@ -154,7 +156,11 @@ def read_documents(
         try:
             if not is_within(path, allowed):
                 raise Unreadable("resolves outside the workspace (symlink); not opened")
-            parts = READERS[path.suffix.lower()](path)
+            suffix = path.suffix.lower()
+            if suffix == ".pdf":
+                parts = read_pdf(path, progress=lambda done, total: say("ocr", done, total))
+            else:
+                parts = READERS[suffix](path)
         except Unreadable as exc:
             report.skipped.append(SkippedFile(source, exc.reason))
             log.warning("skipped %s: %s", source, exc.reason)

@@ -12,10 +12,18 @@ PYTHON="${PYTHON:-python3}"
 
 say() { printf '\033[1;34m[setup]\033[0m %s\n' "$*" >&2; }
 
-# 1. System packages: bubblewrap isolates RunPython; PostgreSQL serves the scale tests;
+# 1. System packages: bubblewrap isolates RunPython; Tesseract reads scanned PDF pages;
+#    PostgreSQL serves the scale tests;
 #    Chromium runs the HTML report's browser tests (with the dev extra).
 need_apt=()
 command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
+# Tesseract reads PDF pages that have no text layer (scans, slides), in English and Korean.
+command -v tesseract >/dev/null 2>&1 || need_apt+=(tesseract-ocr tesseract-ocr-eng tesseract-ocr-kor)
+for lang in eng kor; do
+  if command -v tesseract >/dev/null 2>&1 && ! tesseract --list-langs 2>/dev/null | grep -qx "$lang"; then
+    need_apt+=("tesseract-ocr-$lang")
+  fi
+done
 if [[ ",$EXTRAS," == *",dev,"* ]] && ! command -v chromium >/dev/null 2>&1; then
   need_apt+=(chromium)
 fi

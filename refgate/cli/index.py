@@ -14,6 +14,7 @@ from refgate.cli.common import WORKSPACE_HELP, dumps, open_settings, open_worksp
 
 STAGES = {
     "load": "reading files",
+    "ocr": "OCR, pages of a scan",
     "chunk": "chunking pages",
     "embed": "embedding vectors",
     "index": "writing index",

@@ -1,27 +1,35 @@
 """PDF: text per page with pypdfium2 (Apache-2.0/BSD), tables with pdfplumber (MIT).
 
-One ``Part`` per page that has a text layer, ``key`` ``p<n>`` and ``meta`` ``page`` (1-based,
-the physical page, as a viewer numbers it), ``pages`` and ``page_label`` (the label printed in
-the PDF's page tree, when it has one). A file without text on any page is ``Unreadable`` ("no
-text layer; OCR is not supported"), and so are encrypted and corrupt files.
+One ``Part`` per page that has text, ``key`` ``p<n>`` and ``meta`` ``page`` (1-based, the
+physical page, as a viewer numbers it), ``pages`` and ``page_label`` (the label printed in the
+PDF's page tree, when it has one). A page without a text layer (a scan, a slide saved as an image)
+is read by OCR (``ocr.py``; ``meta`` ``ocr: True`` and ``ocr_confidence``); a file on which
+neither finds text is ``Unreadable``, and so are encrypted and corrupt files.
 
-Tables are read on demand, for one page (``page_tables``): pdfplumber parses every character of
-a page (about 0.6 s for a 10-K page here), which over a whole filing costs minutes while a search
-returns ten pages. Pages that draw no lines or rectangles are not parsed (pdfplumber's table
-finder needs ruling lines).
+Page furniture (running headers and footers, page labels: ``furniture.py``) is dropped from the
+text and kept in ``meta["furniture"]``. A page whose drawing has the ruling lines of a table is
+laid out by pdfplumber (``ruled.py``): its tables stand in the text row by row, each value beside
+its label, and are kept as the page's tables. Other pages' tables are read on demand
+(``page_tables``): pdfplumber parses every character of a page (about 0.6 s for a 10-K page), so
+pages that draw no table grid are not parsed at indexing time.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from refgate.retrieval.loaders.base import Part, Unreadable, table_from_rows
+from refgate.retrieval.loaders.furniture import furniture_keys, strip_furniture
+from refgate.retrieval.loaders.ocr import OcrUnavailable, check_available, ocr_pdf_page
+from refgate.retrieval.loaders.ruled import RULED_MIN_PATHS, path_count, ruled_layouts
 
 log = logging.getLogger(__name__)
 
-NO_TEXT = "no text layer; OCR is not supported"
+NO_TEXT = "no text layer, and OCR found no text"
 #: Characters pdfium puts in extracted text that are not text (soft hyphen marks, NULs).
 _JUNK = str.maketrans({"\ufffe": "", "\x02": "", "\x00": "", "\r": ""})
 
@@ -44,12 +52,7 @@ def _open(path: Path) -> Any:
 
 
 def _has_lines(page: Any) -> bool:
-    # deferred: optional dependency (pypdfium2)
-    import pypdfium2.raw as raw
-
-    return (
-        next(iter(page.get_objects(filter=[raw.FPDF_PAGEOBJ_PATH], max_depth=2)), None) is not None
-    )
+    return path_count(page, 1) > 0
 
 
 def page_tables(path: Path, page: int) -> list[dict[str, Any]]:
@@ -84,36 +87,111 @@ def page_tables(path: Path, page: int) -> list[dict[str, Any]]:
     return [t for t in tables if t is not None and len(t["columns"]) >= 2]
 
 
-def read_pdf(path: Path) -> list[Part]:
-    """The pages of a PDF that carry text, one ``Part`` each."""
+#: ``progress(done, total)``: pages read by OCR so far, of those that need it.
+OcrProgress = Callable[[int, int], None]
+
+
+@dataclass
+class _Page:
+    """One page as read: its text, where it came from, and its layout hints."""
+
+    text: str = ""
+    label: str = ""
+    ocr_confidence: float | None = None
+    ruled: bool = False
+    meta: dict[str, Any] = field(default_factory=dict)
+    tables: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _read_layer(doc: Any, pages: dict[int, _Page]) -> list[int]:
+    """Each page's text layer, label and ruling hint; the 1-based pages with no text."""
+    empty = []
+    for i in range(len(doc)):
+        page = doc[i]
+        entry = pages.setdefault(i + 1, _Page())
+        try:
+            textpage = page.get_textpage()
+            entry.text = textpage.get_text_range().translate(_JUNK).strip()
+            textpage.close()
+            if not entry.text:
+                empty.append(i + 1)
+            else:
+                entry.ruled = path_count(page, RULED_MIN_PATHS) >= RULED_MIN_PATHS
+            try:
+                entry.label = str(doc.get_page_label(i) or "")
+            except Exception:
+                entry.label = ""
+        finally:
+            page.close()
+    return empty
+
+
+def _read_ocr(
+    path: Path, doc: Any, wanted: list[int], pages: dict[int, _Page], progress: OcrProgress
+) -> None:
+    """OCR of the ``wanted`` pages; a page over its time bound stays empty (logged)."""
+    try:
+        check_available()
+    except OcrUnavailable as exc:
+        log.info("%s: %d page(s) without a text layer not read (%s)", path.name, len(wanted), exc)
+        return
+    progress(0, len(wanted))
+    for done, n in enumerate(wanted, start=1):
+        page = doc[n - 1]
+        try:
+            read = ocr_pdf_page(page)
+        except TimeoutError:
+            log.warning("%s p. %d: OCR over its time bound; page left out", path.name, n)
+            read = None
+        except (OSError, RuntimeError, ValueError) as exc:
+            log.warning("%s p. %d: OCR failed (%s: %s)", path.name, n, type(exc).__name__, exc)
+            read = None
+        finally:
+            page.close()
+        if read is not None and read.text.strip():
+            pages[n].text = read.text.strip()
+            pages[n].ocr_confidence = read.confidence
+        progress(done, len(wanted))
+
+
+def read_pdf(path: Path, *, progress: OcrProgress | None = None) -> list[Part]:
+    """The pages of a PDF that carry text (from its text layer, else OCR), one ``Part`` each."""
     doc = _open(path)
+    pages: dict[int, _Page] = {}
     try:
         count = len(doc)
         if count == 0:
             raise Unreadable("the PDF has no pages")
-        texts: dict[int, str] = {}
-        labels: dict[int, str] = {}
-        for i in range(count):
-            page = doc[i]
-            try:
-                textpage = page.get_textpage()
-                text = textpage.get_text_range().translate(_JUNK).strip()
-                textpage.close()
-                if text:
-                    texts[i + 1] = text
-                try:
-                    label = doc.get_page_label(i)
-                except Exception:
-                    label = ""
-                if label:
-                    labels[i + 1] = str(label)
-            finally:
-                page.close()
+        empty = _read_layer(doc, pages)
+        if empty:
+            _read_ocr(path, doc, empty, pages, progress or (lambda done, total: None))
     finally:
         doc.close()
-    if not texts:
-        raise Unreadable(NO_TEXT)
-    return [
-        Part(text=text, key=f"p{n}", meta={"page": n, "pages": count, "page_label": labels.get(n)})
-        for n, text in texts.items()
-    ]
+    ruled = [n for n, p in pages.items() if p.ruled]
+    for n, (text, tables) in ruled_layouts(path, ruled).items():
+        pages[n].text, pages[n].tables = text, tables
+    keys = furniture_keys([p.text for p in pages.values() if p.text])
+    parts = []
+    for n, entry in sorted(pages.items()):
+        text, dropped = strip_furniture(entry.text, keys)
+        if not text:
+            continue
+        meta: dict[str, Any] = {"page": n, "pages": count, "page_label": entry.label or None}
+        if dropped:
+            meta["furniture"] = dropped
+        if entry.ocr_confidence is not None:
+            meta["ocr"] = True
+            meta["ocr_confidence"] = entry.ocr_confidence
+        parts.append(Part(text=text, key=f"p{n}", meta=meta, tables=entry.tables))
+    if not parts:
+        raise Unreadable(NO_TEXT if _ocr_reason() is None else f"no text layer; {_ocr_reason()}")
+    return parts
+
+
+def _ocr_reason() -> str | None:
+    """Why OCR could not run here, or None when it can."""
+    try:
+        check_available()
+    except OcrUnavailable as exc:
+        return str(exc)
+    return None

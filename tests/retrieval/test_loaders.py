@@ -14,7 +14,7 @@ from refgate.nodes.gate import check_answer
 from refgate.refs import RefLedger
 from refgate.retrieval import DocumentIndex, HashingEmbeddings, index_dir, load_documents
 from refgate.retrieval.documents import ORIGIN, read_documents
-from refgate.retrieval.loaders.pdf import NO_TEXT, page_tables
+from refgate.retrieval.loaders.pdf import page_tables
 from refgate.tools.engine_call import EngineCallArgs, engine_call
 from refgate.toolspec import ToolContext
 from refgate.workspace import load_workspace
@@ -60,7 +60,6 @@ def test_each_format_loads_or_is_skipped_with_its_reason(folder):
     skipped = {f.source: f.reason for f in report.skipped}
     assert skipped == {
         "documents/locked.pdf": "encrypted (a password is required to open it)",
-        "documents/scanned.pdf": NO_TEXT,
         "documents/corrupt.pdf": "corrupt or not a PDF (PDFium could not parse it)",
         "documents/corrupt.docx": skipped["documents/corrupt.docx"],
         "documents/zero.pdf": "empty file (0 bytes)",
@@ -71,8 +70,9 @@ def test_each_format_loads_or_is_skipped_with_its_reason(folder):
     assert ids == sorted(
         ["book#sheet-Revenue", "book#sheet-Notes", "memo", "notes", "page"]
         + [f"report#p{n}" for n in range(1, 6)]
+        + ["scanned#p1", "scanned#p2"]  # image-only pages, read by OCR
     )
-    assert report.files == 11 and report.pages == 5
+    assert report.files == 11 and report.pages == 7
     assert all(d.metadata["origin"] == ORIGIN for d in report.documents)
 
 
@@ -80,7 +80,7 @@ def test_pdf_pages_are_numbered_and_carry_their_own_text(folder):
     pages = {
         d.metadata["page"]: d
         for d in load_documents(folder, root=folder.parent)
-        if d.metadata.get("format") == "pdf"
+        if d.metadata.get("format") == "pdf" and d.metadata["file_id"] == "report"
     }
     assert sorted(pages) == [1, 2, 3, 4, 5]
     for n, doc in pages.items():
@@ -88,7 +88,10 @@ def test_pdf_pages_are_numbered_and_carry_their_own_text(folder):
         assert page_value(n) in doc.page_content
         assert doc.metadata["source"] == "documents/report.pdf"
         assert doc.metadata["file_id"] == "report" and doc.metadata["pages"] == 5
-    assert "tables" not in pages[3].metadata  # PDF tables are read on demand, per page
+    # a page that draws a table grid is laid out at indexing time: its table is kept (and its
+    # rows stand in the text); other pages' tables are read on demand, per page
+    assert json.loads(pages[3].metadata["tables"])[0]["columns"] == ["Segment", "2023", "2022"]
+    assert "tables" not in pages[2].metadata
     assert page_tables(folder / "report.pdf", 2) == []
     assert page_tables(folder / "report.pdf", 99) == []
     tables = page_tables(folder / "report.pdf", 3)
@@ -159,6 +162,10 @@ def workspace(folder, index):
             load_documents(folder, root=root), target, embeddings=HashingEmbeddings(128)
         )
     return ws
+
+
+def load_workspace_index(ws):
+    return DocumentIndex.load(index_dir(ws))
 
 
 def _search(ctx: ToolContext, query: str, **arguments):
@@ -232,20 +239,23 @@ def test_index_command_reports_progress_and_skipped_files(workspace, monkeypatch
     res = CliRunner().invoke(app, ["index", "--workspace", str(workspace.root), "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
-    assert out["files"] == 11 and out["pages"] == 5
-    assert {s["source"] for s in out["skipped"]} >= {
-        "documents/locked.pdf",
-        "documents/scanned.pdf",
-        "documents/zero.pdf",
-    }
-    assert "no text layer; OCR is not supported" in res.stderr
+    assert out["files"] == 11 and out["pages"] == 7  # the scan's two pages read by OCR
+    assert {s["source"] for s in out["skipped"]} >= {"documents/locked.pdf", "documents/zero.pdf"}
+    assert "documents/scanned.pdf" not in {s["source"] for s in out["skipped"]}
+    assert "encrypted" in res.stderr
     assert "reading files" in res.stderr and "embedding vectors" in res.stderr
+    assert "OCR, pages of a scan" in res.stderr
 
 
 def test_a_pdf_edited_after_indexing_gives_no_tables_until_reindexed(workspace):
+    """A ruled page's table is kept in the index with its text (an edit of the file changes
+    neither until re-indexing); a table read on demand from the file is refused once the file
+    changed after indexing."""
     import os
+    from dataclasses import replace
 
     from refgate.config import Settings
+    from refgate.retrieval.capability import tables_of
 
     report = workspace.root / "documents" / "report.pdf"
     stat = report.stat()
@@ -255,6 +265,11 @@ def test_a_pdf_edited_after_indexing_gives_no_tables_until_reindexed(workspace):
             pass_name="work", ledger=RefLedger(), settings=Settings(), workspace=workspace
         )
         res = _search(ctx, "Segment Cloud Devices 2023 2022 table", k=5, doc_id="report")
-        assert res.ok and not [r for r in res.refs if r.kind == "tableRef"]
+        [table] = [r for r in res.refs if r.kind == "tableRef"]
+        assert table.payload["meta"]["page"] == 3 and table.payload["rows"][0][0] == "Cloud"
+        hit = next(h for h in load_workspace_index(workspace).search("Segment Cloud", k=10))
+        on_demand = replace(hit, metadata={k: v for k, v in hit.metadata.items() if k != "tables"})
+        assert tables_of(workspace)(on_demand) == []  # the file changed after indexing
     finally:
         os.utime(report, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert tables_of(workspace)(on_demand)[0]["columns"] == ["Segment", "2023", "2022"]

@@ -1,0 +1,126 @@
+"""OCR of PDF pages without a text layer (scans, slides saved as images): Tesseract.
+
+Tesseract comes from the system's packages (``apt-get install tesseract-ocr tesseract-ocr-eng
+tesseract-ocr-kor``; ``scripts/setup.sh`` installs it) and is called through ``pytesseract``.
+A page is rendered with PDFium at ``DPI`` and read with every installed language of
+``LANGUAGES``; the text keeps Tesseract's lines, and the page's confidence is the mean of its
+words' confidences (0-1). Each page is bounded in time (``REFGATE_OCR_TIMEOUT``, seconds): a page
+over it is left out and reported, never waited on. ``REFGATE_OCR=off`` turns OCR off.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+from dataclasses import dataclass
+from typing import Any
+
+#: Render resolution for OCR: Tesseract reads body text best at 300 dpi; 200 halves the time
+#: and loses little on printed pages (docs/benchmarks.md, "OCR").
+DPI = 200
+#: Languages read when installed (Tesseract codes).
+LANGUAGES = ("eng", "kor")
+#: Seconds one page may take by default.
+DEFAULT_TIMEOUT_S = 60.0
+#: Words Tesseract is less sure of than this (0-100) are left out of the text.
+MIN_WORD_CONFIDENCE = 30
+
+
+class OcrUnavailable(RuntimeError):
+    """OCR cannot run here (no tesseract binary, or OCR turned off); the reason says which."""
+
+
+@dataclass(frozen=True)
+class OcrText:
+    """What OCR read on one page: its text and the mean word confidence (0-1)."""
+
+    text: str
+    confidence: float
+
+
+def ocr_enabled() -> bool:
+    """False when ``REFGATE_OCR`` is ``off``/``0``/``false``."""
+    return os.environ.get("REFGATE_OCR", "auto").strip().lower() not in {"off", "0", "false", "no"}
+
+
+def page_timeout_s() -> float:
+    """Seconds one page may take (``REFGATE_OCR_TIMEOUT``; a bad value is the default)."""
+    try:
+        value = float(os.environ.get("REFGATE_OCR_TIMEOUT", DEFAULT_TIMEOUT_S))
+    except ValueError:
+        return DEFAULT_TIMEOUT_S
+    return value if value > 0 else DEFAULT_TIMEOUT_S
+
+
+@functools.cache
+def installed_languages() -> tuple[str, ...]:
+    """The ``LANGUAGES`` this machine's Tesseract has; raises ``OcrUnavailable`` without it."""
+    if shutil.which("tesseract") is None:
+        raise OcrUnavailable("OCR needs Tesseract (apt-get install tesseract-ocr)")
+    # deferred: optional dependency (pytesseract)
+    import pytesseract
+
+    try:
+        have = set(pytesseract.get_languages(config=""))
+    except Exception as exc:  # a broken install: say so, do not crash indexing
+        raise OcrUnavailable(f"Tesseract did not start ({type(exc).__name__}: {exc})") from None
+    langs = tuple(lang for lang in LANGUAGES if lang in have)
+    if not langs:
+        raise OcrUnavailable(f"Tesseract has none of the languages {', '.join(LANGUAGES)}")
+    return langs
+
+
+def check_available() -> None:
+    """Raise ``OcrUnavailable`` when OCR cannot run (turned off, or no Tesseract)."""
+    if not ocr_enabled():
+        raise OcrUnavailable("OCR is turned off (REFGATE_OCR=off)")
+    installed_languages()
+
+
+def _lines(data: dict[str, list[Any]]) -> tuple[str, float]:
+    """Text by Tesseract's lines, and the mean confidence of the words kept."""
+    lines: dict[tuple[int, int, int], list[str]] = {}
+    confs: list[float] = []
+    for i, word in enumerate(data["text"]):
+        conf = float(data["conf"][i])
+        word = str(word).strip()
+        if not word or conf < MIN_WORD_CONFIDENCE:
+            continue
+        key = (int(data["block_num"][i]), int(data["par_num"][i]), int(data["line_num"][i]))
+        lines.setdefault(key, []).append(word)
+        confs.append(conf)
+    text = "\n".join(" ".join(words) for _, words in sorted(lines.items()))
+    return text, (sum(confs) / len(confs) / 100.0 if confs else 0.0)
+
+
+def ocr_image(image: Any, *, timeout_s: float | None = None) -> OcrText:
+    """OCR of a PIL image. Raises ``TimeoutError`` past the page's time bound and
+    ``OcrUnavailable`` when OCR cannot run."""
+    langs = installed_languages()
+    # deferred: optional dependency (pytesseract)
+    import pytesseract
+
+    try:
+        data = pytesseract.image_to_data(
+            image,
+            lang="+".join(langs),
+            output_type=pytesseract.Output.DICT,
+            timeout=timeout_s if timeout_s is not None else page_timeout_s(),
+        )
+    except RuntimeError as exc:
+        if "timeout" in str(exc).lower():
+            raise TimeoutError("OCR took longer than the page's time bound") from None
+        raise
+    text, confidence = _lines(data)
+    return OcrText(text=text, confidence=round(confidence, 3))
+
+
+def ocr_pdf_page(page: Any, *, timeout_s: float | None = None) -> OcrText:
+    """OCR of one PDFium page (rendered at ``DPI``, grey)."""
+    bitmap = page.render(scale=DPI / 72, grayscale=True)
+    try:
+        image = bitmap.to_pil()
+        return ocr_image(image, timeout_s=timeout_s)
+    finally:
+        bitmap.close()
