@@ -1,9 +1,20 @@
 """The lexical side of ``DocumentIndex``: a bm25s index over the chunks (English stop words
-removed, stemmed with PyStemmer when installed, numbers kept) and the BM25 scores of a query."""
+removed, stemmed with PyStemmer when installed, numbers kept) and the BM25 scores of a query.
+
+A corpus with Korean text (any chunk holding Hangul) is tokenised into morphemes instead
+(``tokenizer="kiwi"``, kiwipiepy and its packaged model): "삼성전자의" and "삼성전자는" are both
+"삼성전자" + a particle, which whitespace words never match. Content morphemes are kept (nouns,
+numerals, verb and adjective stems, roots, foreign words, hanja); particles and endings are
+dropped; foreign (Latin) words go through the same lower-casing, stop words and stemmer as the
+English path, numbers lose their thousands separators. The choice is recorded in the index
+manifest so queries are tokenised as the chunks were. How much it helps:
+``benchmarks/korean_retrieval.py``."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -11,6 +22,79 @@ import numpy as np
 #: Words of two or more characters plus numbers and fractions ("0", "1/4", "2.5"), which matter
 #: in financial text and which bm25s's default pattern drops.
 TOKEN_PATTERN = r"(?u)\d+(?:[./]\d+)*|\b\w\w+\b"
+
+
+#: The morpheme tokenizer for a corpus with Korean text.
+KIWI = "kiwi"
+HANGUL = re.compile(r"[\uac00-\ud7a3\u3131-\u318e]")
+#: Kiwi tags kept: general/proper nouns, numerals, numbers, foreign words, hanja, verb and
+#: adjective stems, roots, and noun-forming suffixes ("-률" in 영업이익률 stays a separate term).
+KIWI_TAGS = frozenset({"NNG", "NNP", "NR", "SN", "SL", "SH", "VV", "VA", "XR", "XSN", "MAG"})
+
+
+def has_hangul(text: str) -> bool:
+    return HANGUL.search(text or "") is not None
+
+
+def kiwi_available() -> bool:
+    try:
+        # deferred: kiwipiepy loads a morphological model; only Korean corpora need it
+        import kiwipiepy  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def corpus_tokenizer(texts: Sequence[str]) -> str | None:
+    """``"kiwi"`` for a corpus with Korean text (when kiwipiepy is installed), else None
+    (whitespace words, the English path)."""
+    if kiwi_available() and any(has_hangul(t) for t in texts):
+        return KIWI
+    return None
+
+
+@lru_cache(maxsize=1)
+def _kiwi() -> Any:
+    # deferred: kiwipiepy loads its model (seconds); paid once, by Korean corpora only
+    from kiwipiepy import Kiwi
+
+    return Kiwi()
+
+
+_EN_STOP: frozenset[str] | None = None
+
+
+def _english_stopwords() -> frozenset[str]:
+    global _EN_STOP
+    if _EN_STOP is None:
+        # deferred: bm25s is heavy to import; paid on first use
+        from bm25s.stopwords import STOPWORDS_EN
+
+        _EN_STOP = frozenset(STOPWORDS_EN)
+    return _EN_STOP
+
+
+def morpheme_tokens(texts: Sequence[str], stem: Any) -> list[list[str]]:
+    """Each text's content morphemes (see the module docstring)."""
+    stop = _english_stopwords()
+    out: list[list[str]] = []
+    for tokens in _kiwi().tokenize(list(texts)):
+        words: list[str] = []
+        for tok in tokens:
+            if tok.tag not in KIWI_TAGS:
+                continue
+            form = tok.form
+            if tok.tag == "SL":
+                form = form.lower()
+                if len(form) < 2 or form in stop:
+                    continue
+                if stem is not None:
+                    form = stem.stemWord(form)
+            elif tok.tag == "SN":
+                form = form.replace(",", "")
+            words.append(form)
+        out.append(words)
+    return out
 
 
 def stemmer() -> Any:
@@ -37,14 +121,24 @@ def bm25_tokens(texts: Sequence[str], stem: Any, *, ids: bool) -> Any:
     )
 
 
-def build_bm25(texts: Sequence[str], stem: Any) -> Any:
-    """A bm25s index of ``texts`` (row i = text i)."""
+def build_bm25(texts: Sequence[str], stem: Any, tokenizer: str | None = None) -> Any:
+    """A bm25s index of ``texts`` (row i = text i), in words or (``"kiwi"``) morphemes."""
     # deferred: bm25s is heavy to import; paid on first use
     import bm25s
 
     model = bm25s.BM25()
-    model.index(bm25_tokens(texts, stem, ids=True), show_progress=False)
+    if tokenizer == KIWI:
+        model.index(morpheme_tokens(texts, stem), show_progress=False)
+    else:
+        model.index(bm25_tokens(texts, stem, ids=True), show_progress=False)
     return model
+
+
+def query_tokens(query: str, stem: Any, tokenizer: str | None = None) -> list[str]:
+    """The terms of ``query`` as the chunks were tokenised."""
+    if tokenizer == KIWI:
+        return morpheme_tokens([query], stem)[0]
+    return list(bm25_tokens([query], stem, ids=False)[0])
 
 
 def load_bm25(path: str) -> Any:
@@ -55,11 +149,16 @@ def load_bm25(path: str) -> Any:
     return bm25s.BM25.load(path, show_progress=False)
 
 
-def bm25_scores(model: Any, query: str, stem: Any, mask: np.ndarray | None) -> np.ndarray | None:
+def bm25_scores(
+    model: Any, query: str, stem: Any, mask: np.ndarray | None, tokenizer: str | None = None
+) -> np.ndarray | None:
     """BM25 score of every chunk (0 outside ``mask``), or None if the query has no terms."""
     if model is None:
         return None
-    tokens = bm25_tokens([query], stem, ids=False)[0]
+    tokens = query_tokens(query, stem, tokenizer)
+    if tokenizer == KIWI:  # terms no chunk has would raise in bm25s: they score nothing
+        vocab = model.vocab_dict
+        tokens = [t for t in dict.fromkeys(tokens) if t in vocab]
     if not tokens:
         return None
     scores = np.asarray(model.get_scores(tokens), dtype=np.float32)

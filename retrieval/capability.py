@@ -18,6 +18,7 @@ from refgate.engine import EngineEnv, Evidence, capability
 from refgate.paths import PathEscape, confine
 from refgate.retrieval.chunking import count_tokens
 from refgate.retrieval.citations import (
+    FILING_FIELDS,
     dedupe_hits,
     doc_ref_title,
     hit_tables,
@@ -31,6 +32,14 @@ from refgate.retrieval.loaders.pdf import page_tables
 
 #: Document-derived paths in the capability's data (section titles come from the text too).
 UNTRUSTED_FIELDS = ["hits[].text", "hits[].section"]
+#: A DART filing's citation names its section and the filer's names, which come from the filing.
+FILING_UNTRUSTED_FIELDS = [
+    "hits[].section_title",
+    "hits[].corp_name",
+    "hits[].report_nm",
+    "hits[].cite_as",
+    "hits[].ref_title",
+]
 MAX_K = 50
 #: Tokens of hit text WORK sees from one search by default: whole hits in rank order until the
 #: budget is spent (the first hit always), the rest left out and counted (``left_out``). A chunk
@@ -137,6 +146,7 @@ def search_documents(
     k: int = 10,
     doc_id: str | list[str] | None = None,
     entity: str | list[str] | None = None,
+    company: str | list[str] | None = None,
     date_from: str | None = None,
     date_to: str | None = None,
     mmr: bool = True,
@@ -156,7 +166,10 @@ def search_documents(
         doc_id: only these documents (an id or a list; ids are file names without suffix,
             e.g. "20081216" or "annual-report-2023"; a PDF's id selects all its pages).
         entity: only documents of this entity (e.g. "FOMC").
-        date_from: only documents dated on or after this ISO date ("2008-01-01").
+        company: only DART filings of this company or these companies: corp_code
+            ("00126380"), stock code ("005930") or name ("삼성전자").
+        date_from: only documents dated on or after this ISO date ("2008-01-01"); a DART
+            filing's date is its receipt date (rcept_dt).
         date_to: only documents dated on or before this ISO date.
         mmr: pick diverse chunks by maximal marginal relevance (default true).
         max_tokens: tokens of hit text to return (default 2400, at most 8000): the best hits are
@@ -164,7 +177,9 @@ def search_documents(
             did not fit (search again with a narrower query or filter to see others).
 
     Returns data ``{"query", "k", "filters", "hits": [{"doc_id", "chunk_id", "source", "page",
-    "cite_as", "score", "date", "entity", "section", "start", "end", "ref_title", "text"}], "left_out", "left_out_chunk_ids", "index": {...}}``, one docRef per returned chunk
+    "cite_as", "score", "date", "entity", "section", "start", "end", "ref_title", "text", and for
+    a DART filing "rcept_no", "corp_code", "corp_name", "rcept_dt", "report_nm",
+    "section_title"}], "left_out", "left_out_chunk_ids", "index": {...}}``, one docRef per returned chunk
     (source_type external: untrusted document text, primary evidence of what the document says)
     and one tableRef per table on a returned page (PDF tables, DOCX tables, XLSX sheets; cite it
     for a number in a cell). The same chunk found again in a later search keeps its docRef id.
@@ -187,6 +202,8 @@ def search_documents(
         filters["doc_id"] = _as_list(doc_id)
     if entity is not None:
         filters["entity"] = _as_list(entity)
+    if company is not None:
+        filters["company"] = _as_list(company)
     if date_from:
         filters["date_from"] = str(date_from)
     if date_to:
@@ -212,6 +229,7 @@ def search_documents(
                 "end": h.end,
                 "ref_title": doc_ref_title(h),
                 "text": h.text,
+                **{f: h.metadata[f] for f in FILING_FIELDS if h.metadata.get(f)},
             }
             for h in hits
         ],
@@ -224,4 +242,7 @@ def search_documents(
         },
     }
     refs = hits_to_refspecs(hits) + table_refspecs(hits, tables_of(workspace))
-    return Evidence(data=data, refs=refs, untrusted_fields=list(UNTRUSTED_FIELDS))
+    untrusted = list(UNTRUSTED_FIELDS)
+    if any(h.metadata.get("rcept_no") for h in hits):
+        untrusted += FILING_UNTRUSTED_FIELDS
+    return Evidence(data=data, refs=refs, untrusted_fields=untrusted)

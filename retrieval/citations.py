@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -44,10 +45,39 @@ def dedupe_hits(hits: Iterable[Hit]) -> list[Hit]:
     return out
 
 
+#: A DART filing's metadata a docRef and a tableRef carry (``refgate dart sync``'s documents).
+FILING_FIELDS = (
+    "rcept_no",
+    "corp_code",
+    "corp_name",
+    "stock_code",
+    "rcept_dt",
+    "report_nm",
+    "section_id",
+    "section_title",
+)
+_REPORT_PERIOD = re.compile(r"\s*\(\d{4}\.\d{2}\)\s*$")
+
+
+def filing_citation(meta: dict[str, Any]) -> str | None:
+    """How a Korean analyst cites a DART filing's section: ``삼성전자 사업보고서 (2024.03.12 접수,
+    접수번호 20240312000736), II. 사업의 내용``; None for a hit that is not from a filing."""
+    rcept_no = str(meta.get("rcept_no") or "")
+    if not rcept_no:
+        return None
+    d = str(meta.get("rcept_dt") or "")
+    received = f"{d[:4]}.{d[4:6]}.{d[6:8]} 접수, " if len(d) == 8 else ""
+    report = _REPORT_PERIOD.sub("", str(meta.get("report_nm") or "")).strip()
+    head = " ".join(x for x in (str(meta.get("corp_name") or ""), report) if x)
+    text = f"{head} ({received}접수번호 {rcept_no})"
+    section = str(meta.get("section_title") or "")
+    return f"{text}, {section}" if section else text
+
+
 #: Payload keys that identify a docRef's evidence: a later search finding the same chunk reuses it.
 DOC_REF_IDENTITY = ("doc_id", "chunk_id", "content_hash")
 #: Payload keys that identify a document table's tableRef.
-TABLE_REF_IDENTITY = ("source", "page", "sheet", "table", "content_hash")
+TABLE_REF_IDENTITY = ("source", "page", "sheet", "section_id", "table", "content_hash")
 
 
 def doc_ref_payload(hit: Hit, *, max_chars: int | None = None) -> dict[str, Any]:
@@ -71,6 +101,9 @@ def doc_ref_payload(hit: Hit, *, max_chars: int | None = None) -> dict[str, Any]
         "ocr": True if meta.get("ocr") else None,
         "ocr_confidence": meta.get("ocr_confidence") if meta.get("ocr") else None,
     }
+    for key in FILING_FIELDS:
+        if meta.get(key):
+            payload[key] = meta[key]
     if excerpt != hit.text:
         payload["excerpt_truncated"] = True
     return {k: v for k, v in payload.items() if v is not None or k in DOC_REF_IDENTITY}
@@ -90,6 +123,9 @@ def doc_ref_title(hit: Hit) -> str:
     """The citation of a hit: file name, then page (PDF) or sheet (XLSX), else the chunk id and
     date; built from paths and ids only (never from document text)."""
     meta = hit.metadata
+    filing = filing_citation(meta)
+    if filing:
+        return filing
     if meta.get("page") is not None or meta.get("sheet") is not None:
         return citation_label(meta.get("source") or hit.doc_id, meta.get("page"), meta.get("sheet"))
     date = meta.get("date")
@@ -117,18 +153,27 @@ def table_refspecs(
     seen: set[tuple[Any, ...]] = set()
     for hit in hits:
         meta = hit.metadata
-        key0 = (meta.get("source"), meta.get("page"), meta.get("sheet"))
+        key0 = (meta.get("source"), meta.get("page"), meta.get("sheet"), meta.get("section_id"))
         if key0 in seen:
             continue
         seen.add(key0)
         for n, table in enumerate(tables_of(hit), start=1):
-            key = (meta.get("source"), meta.get("page"), meta.get("sheet"), n)
+            key = (
+                meta.get("source"),
+                meta.get("page"),
+                meta.get("sheet"),
+                meta.get("section_id"),
+                n,
+            )
             if key in seen:
                 continue
             seen.add(key)
-            label = citation_label(
+            label = filing_citation(meta) or citation_label(
                 meta.get("source") or hit.doc_id, meta.get("page"), meta.get("sheet")
             )
+            filing = {k: meta[k] for k in FILING_FIELDS if meta.get(k)}
+            if table.get("unit"):
+                filing["unit"] = str(table["unit"])
             body = json.dumps([table["columns"], table["rows"]], ensure_ascii=False)
             specs.append(
                 RefSpec(
@@ -145,9 +190,10 @@ def table_refspecs(
                             "doc_id": hit.doc_id,
                             "origin": meta.get("origin"),
                             "content_hash": hashlib.sha256(body.encode("utf-8")).hexdigest(),
+                            **filing,
                         },
                     },
-                    title=f"{label} table {n}",
+                    title=f"{label} 표 {n}" if filing.get("rcept_no") else f"{label} table {n}",
                     source=str(meta.get("source") or hit.doc_id),
                     source_type="external",
                     same_as=tuple(f"meta.{k}" for k in TABLE_REF_IDENTITY),

@@ -9,6 +9,9 @@ import numpy as np
 
 from refgate.retrieval.chunking import Chunk
 
+#: The metadata a ``company`` filter matches (a DART filing's corp_code, stock code or name).
+COMPANY_KEYS = ("corp_code", "stock_code", "corp_name")
+
 
 class ChunkFilter:
     """Boolean masks over ``chunks`` by their metadata (one column per key, built on first use)."""
@@ -52,6 +55,12 @@ class ChunkFilter:
             allowed = (
                 {str(v) for v in value} if isinstance(value, list | tuple | set) else {str(value)}
             )
+            if key == "company":  # a DART company by corp_code, stock code or name
+                hit = np.zeros(len(self.chunks), dtype=bool)
+                for column in COMPANY_KEYS:
+                    hit |= np.isin(self.column(column), list(allowed))
+                mask &= hit
+                continue
             hit = np.isin(self.column(key), list(allowed))
             if key == "doc_id":  # a file's id selects all its pages / sheets
                 hit |= np.isin(self.column("file_id"), list(allowed))

@@ -114,6 +114,7 @@ class DocumentIndex:
         self._by_id = {c.chunk_id: i for i, c in enumerate(chunks)}
         self._filter = ChunkFilter(chunks)
         self._stem = stemmer() if manifest.get("bm25", {}).get("stemmer") else None
+        self._tokenizer: str | None = manifest.get("bm25", {}).get("tokenizer")
         #: What the last build / update did (None after ``load``).
         self.last_result: UpdateResult | None = None
         #: Window mode: windows per chunk, first window row of each chunk, window -> chunk row,
@@ -221,6 +222,11 @@ class DocumentIndex:
         stored = new.stored
         self.chunks, self.faiss_index, self.bm25 = stored.chunks, stored.faiss_index, stored.bm25
         self._stem = new.stem
+        self._tokenizer = new.tokenizer
+        if new.tokenizer:
+            self.manifest["bm25"]["tokenizer"] = new.tokenizer
+        else:
+            self.manifest["bm25"].pop("tokenizer", None)
         self._set_windows(stored.window_counts)
         self.chunk_vectors = stored.chunk_vectors
         self.window_hashes = stored.window_hashes
@@ -286,7 +292,8 @@ class DocumentIndex:
         """Boolean mask of chunks passing ``filters`` (None = no filter).
 
         Keys: ``doc_id`` (a unit's id, or a file's ``file_id`` for all its pages), ``entity``
-        (a value or a list of values), ``date_from`` / ``date_to``
+        (a value or a list of values), ``company`` (a DART filing's corp_code, stock code or
+        company name; a value or a list), ``date_from`` / ``date_to``
         (ISO dates, inclusive; ``date`` may also be ``{"from": ..., "to": ...}`` or a pair);
         any other key is an equality test on the chunk metadata.
         """
@@ -349,7 +356,7 @@ class DocumentIndex:
                 self.faiss_index, qvec, pool, mask, len(self.chunks), self._window_chunk
             )
         if mode in ("hybrid", "bm25"):
-            bm25_all = bm25_scores(self.bm25, query, self._stem, mask)
+            bm25_all = bm25_scores(self.bm25, query, self._stem, mask, self._tokenizer)
             lexical = bm25_top(bm25_all, pool)
         dense_s = dict(dense)
         bm25_s = dict(lexical)

@@ -27,7 +27,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from refgate.embeddings import embeddings_id, embeddings_spec
-from refgate.retrieval.bm25 import TOKEN_PATTERN, load_bm25, stemmer
+from refgate.retrieval.bm25 import KIWI, TOKEN_PATTERN, kiwi_available, load_bm25, stemmer
 from refgate.retrieval.chunking import ENCODING, Chunk
 
 FORMAT_VERSION = 1
@@ -93,6 +93,10 @@ def read_manifest(path: Path) -> dict[str, Any]:
         )
     if manifest.get("bm25", {}).get("stemmer") and stemmer() is None:
         raise DocumentIndexError(f"{path}: the index was built with PyStemmer; install PyStemmer")
+    if manifest.get("bm25", {}).get("tokenizer") == KIWI and not kiwi_available():
+        raise DocumentIndexError(
+            f"{path}: the index tokenises Korean with kiwipiepy; install kiwipiepy"
+        )
     return manifest
 
 

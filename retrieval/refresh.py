@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from refgate.embeddings import BATCH_SIZE
-from refgate.retrieval.bm25 import build_bm25, stemmer
+from refgate.retrieval.bm25 import build_bm25, corpus_tokenizer, stemmer
 from refgate.retrieval.cache import EmbeddingCache
 from refgate.retrieval.chunking import Chunk, chunk_documents
 from refgate.retrieval.dense import (
@@ -75,6 +75,8 @@ class Refreshed:
 
     stored: StoredIndex
     stem: Any
+    #: The BM25 tokenizer chosen for the chunks (``bm25.corpus_tokenizer``: None = words).
+    tokenizer: str | None
     documents: dict[str, str]
     dimension: int | None
     faiss: str | None
@@ -141,15 +143,17 @@ def refresh(old: DocumentIndex, docs: list[Any], *, say: Progress, existing: boo
     # 3. indexes
     say("index", 0, 1)
     stem = stemmer() if old.manifest["bm25"].get("stemmer") else None
+    tokenizer = corpus_tokenizer([c.text for c in chunks])
     model_id = old.manifest["embeddings_id"]
     stored, dimension = _indexes(
-        chunks, pieces, hashes, have, old.dense_unit == "window", stem, model_id
+        chunks, pieces, hashes, have, old.dense_unit == "window", stem, model_id, tokenizer
     )
     old_ids = {c.chunk_id for c in old.chunks}
     removed_chunks = len(old_ids - {c.chunk_id for c in chunks}) if existing else 0
     return Refreshed(
         stored=stored,
         stem=stem,
+        tokenizer=tokenizer,
         documents=new_hashes,
         dimension=dimension,
         faiss=faiss_kind(stored.faiss_index) if chunks else None,
@@ -234,6 +238,7 @@ def _indexes(
     windowed: bool,
     stem: Any,
     model_id: str,
+    tokenizer: str | None = None,
 ) -> tuple[StoredIndex, int | None]:
     """The FAISS and BM25 indexes of ``chunks`` (and the window layout), and their dimension."""
     if not chunks:
@@ -245,7 +250,9 @@ def _indexes(
             f"{model_id!r} is not identified uniquely; give it an embeddings_id"
         )
     mat = normalise(np.stack([have[h] for h in hashes]))
-    stored = StoredIndex(chunks, faiss_index_for(mat), build_bm25([c.text for c in chunks], stem))
+    stored = StoredIndex(
+        chunks, faiss_index_for(mat), build_bm25([c.text for c in chunks], stem, tokenizer)
+    )
     if windowed:
         stored.window_counts = np.array([len(ws) for ws in pieces], dtype=np.int64)
         stored.window_hashes = [[h for h, _ in ws] for ws in pieces]

@@ -8,6 +8,7 @@ turns parts into LangChain ``Document``s.
 """
 
 from refgate.retrieval.loaders.base import Part, Unreadable
+from refgate.retrieval.loaders.dart import read_dart
 from refgate.retrieval.loaders.office import read_docx, read_xlsx
 from refgate.retrieval.loaders.pdf import read_pdf
 from refgate.retrieval.loaders.text import read_html, read_text
@@ -23,6 +24,8 @@ READERS = {
     ".docx": read_docx,
     ".xlsx": read_xlsx,
     ".xlsm": read_xlsx,
+    # a filing stored by `refgate dart sync`: one part per table-of-contents section
+    ".dart": read_dart,
 }
 SUFFIXES = tuple(READERS)
 
@@ -31,6 +34,7 @@ __all__ = [
     "SUFFIXES",
     "Part",
     "Unreadable",
+    "read_dart",
     "read_docx",
     "read_html",
     "read_pdf",

@@ -1,0 +1,31 @@
+"""Sync examples/kr-filings from its synthetic recording through the local fake of OpenDART,
+as a user would with a real key: ``python tests/dart/make_sample.py``. The sample's
+``documents/dart``, ``data/dart`` and ``dart/`` are this command's output
+(``tests/dart/test_sample.py`` checks that they still are)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from dart_helpers import KEY, RECORDING, FakeOpenDart  # noqa: E402
+
+from refgate.retrieval.dart.api import DartClient  # noqa: E402
+from refgate.retrieval.dart.config import load_dart_config  # noqa: E402
+from refgate.retrieval.dart.sync import sync  # noqa: E402
+
+SAMPLE = RECORDING.parent
+
+
+def make(workspace: Path = SAMPLE) -> None:
+    config = load_dart_config(workspace)
+    with FakeOpenDart(RECORDING) as api, DartClient(KEY, base_url=api.base_url) as client:
+        result = sync(config, client, say=print)
+    print(f"{len(result.fetched)} filings, {result.statement_rows} statement rows")
+
+
+if __name__ == "__main__":
+    make(Path(os.environ.get("KR_SAMPLE", SAMPLE)))
