@@ -35,6 +35,7 @@ def make_gate(deps: Deps):
             require_emitted=bool(plan.get("require_emitted")),
             names=ctx.workspace.gate_names if ctx.workspace is not None else (),
             secondary_numbers=ctx.settings.secondary_numbers,
+            vocabulary=ctx.workspace.vocabulary if ctx.workspace is not None else None,
         )
         verdict = report.to_dict()
         attempts = int(state.get("gate_attempts") or 0) + (0 if report.passed else 1)

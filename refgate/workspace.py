@@ -204,6 +204,17 @@ class Workspace:
         return tuple(dict.fromkeys(found))
 
     @property
+    def vocabulary(self) -> dict[str, str]:
+        """Column name -> description over the datasets (the GATE's synonyms of metric words:
+        a value named after a column is described by it)."""
+        return {
+            col.name: col.description
+            for spec in self.datasets.values()
+            for col in spec.columns.values()
+            if col.description
+        }
+
+    @property
     def state_dir(self) -> Path:
         """``.refgate/`` under the workspace: checkpoints, store, index, audit, artifacts."""
         return self.root / ".refgate"

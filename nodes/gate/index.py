@@ -12,9 +12,10 @@ from functools import lru_cache
 from typing import Any
 
 from refgate.refs import Ref, payload_values
+from refgate.text import sentence_spans
 
 from .dates import date_keys_frozen, is_period_name
-from .lookup import RefIndex
+from .lookup import NO_COL, PLACE_COLS, Place, RefIndex
 from .units import NO_UNIT, Unit, merge_units, parse_unit
 
 #: Ref kinds whose payload numbers support numeric claims.
@@ -92,16 +93,50 @@ def _add_dates_from(idx: RefIndex, mapping: Any) -> None:
                     idx.dates.update(date_keys_frozen(v))
 
 
+def _own_periods(p: dict[str, Any]) -> frozenset[str]:
+    """The date keys of a payload's own period fields (period, asOf, date, ...)."""
+    keys: set[str] = set()
+    for k, v in p.items():
+        if isinstance(k, str) and _is_date_key(k) and k.lower() != "label":
+            if isinstance(v, list | tuple):
+                continue  # several periods: none of them is the period of every value
+            keys.update(date_keys_frozen(v))
+    return frozenset(keys)
+
+
+def _literal_names(p: dict[str, Any]) -> tuple[bool, frozenset[str]]:
+    """(computed from data at all, names written as literals) of an emitted result: the sandbox
+    records the datasets a call read (``meta.read``) and the values its code wrote as literals
+    (``meta.literals``). A ref without that record (a capability's, an older ledger's) counts
+    as computed."""
+    meta = p.get("meta")
+    if not isinstance(meta, dict) or "read" not in meta:
+        return True, frozenset()
+    read = meta.get("read")
+    literals = meta.get("literals")
+    names = frozenset(str(n) for n in literals) if isinstance(literals, list) else frozenset()
+    return bool(read), names
+
+
 def _index_value_ref(idx: RefIndex, p: dict[str, Any]) -> None:
     scale = p.get("scale")
     units = p.get("units", p.get("unit"))
     values = payload_values(p)
+    periods = _own_periods(p)
+    computed, literals = _literal_names(p)
     if isinstance(values, dict):
         scale_by_name = isinstance(scale, dict)
         unit_by_name = isinstance(units, dict)
         unit_raw = units if isinstance(units, str) else None
         items = idx.items
+        add_place = idx.add_place
         for name, v in values.items():
+            key = add_place(
+                Place(
+                    str(name), str(name), "", periods, name=str(name),
+                    computed=computed and str(name) not in literals,
+                )
+            )  # fmt: skip
             unit = _value_unit(
                 scale.get(name) if scale_by_name else scale,
                 units.get(name) if unit_by_name else unit_raw,
@@ -113,11 +148,40 @@ def _index_value_ref(idx: RefIndex, p: dict[str, Any]) -> None:
                     idx.dates.update(date_keys_frozen(int(f)))
                 if f - f == 0.0:  # finite (inf - inf and nan - nan are nan)
                     items.append(
-                        (f, unit.kind, unit.scale, unit.currency, ("values.{}={}", name, v))
+                        (f, unit.kind, unit.scale, unit.currency, ("values.{}={}", name, v), key)
                     )
             elif isinstance(v, str):
-                idx.add_text(v, unit, "values.{}", name)
+                idx.add_text(v, unit, "values.{}", name, place=key)
     _add_dates_from(idx, p)
+
+
+def _row_hint(label: str) -> str:
+    """A unit kind a row label states ("Gross margin (%)": percent)."""
+    return "percent" if "%" in label or "percent" in label.lower() else ""
+
+
+def _table_columns(idx: RefIndex, columns: list[str], title: str) -> list[bool]:
+    """Each column as a place (its header's words, or the period it names); the period flags."""
+    periodic = []
+    for c in columns:
+        is_period = is_period_name(c)
+        periodic.append(is_period)
+        keys = date_keys_frozen(c)
+        idx.dates.update(keys)
+        if _has_alpha(c):
+            idx.labels.append(c.lower())
+        idx.columns.append(
+            Place(c, "" if is_period else c, title, keys, _row_hint(c) if not is_period else "")
+        )
+    return periodic
+
+
+def _row_cells(row: Any, columns: list[str]) -> list[Any] | None:
+    if isinstance(row, dict):
+        return [row.get(c) for c in columns] if columns else list(row.values())
+    if isinstance(row, list | tuple):
+        return list(row)
+    return None
 
 
 def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
@@ -125,38 +189,47 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
     scale = parse_unit(meta.get("scale", p.get("scale")))
     base_unit = parse_unit(meta.get("unit", meta.get("units", p.get("unit"))))
     table_unit = merge_units(scale, base_unit)
-    columns = [str(c) for c in (p.get("columns") or [])]
+    columns = [str(c) for c in (p.get("columns") or [])][: NO_COL - 1]
     units = p.get("units")
     col_units = [merge_units(table_unit, _unit_for(units, c)) for c in columns]
-    periodic = [is_period_name(c) for c in columns]
-    for c in columns:
-        idx.dates.update(date_keys_frozen(c))
-        if _has_alpha(c):
-            idx.labels.append(c.lower())
+    title = str(meta.get("title") or "")
+    periodic = _table_columns(idx, columns, title)
+    table_periods = _own_periods(meta) or _own_periods(p)
+    computed, _ = _literal_names(meta and {"meta": meta})
     n_cols = len(columns)
     labels = idx.labels
     items = idx.items
     dates = idx.dates
-    rows = p.get("rows") or []
-    for r, row in enumerate(rows):
-        if isinstance(row, dict):
-            cells = [row.get(c) for c in columns] if columns else list(row.values())
-        elif isinstance(row, list | tuple):
-            cells = row
-        else:
+    section = ""
+    for r, row in enumerate(p.get("rows") or []):
+        cells = _row_cells(row, columns)
+        if cells is None:
             continue
+        place = Place("", "", section, table_periods, computed=computed)
+        base = len(idx.places) * PLACE_COLS
+        idx.places.append(place)
+        row_words: list[str] = []
+        row_periods: set[str] = set()
+        period_text: list[str] = []
+        n_items = len(items)
         for j, cell in enumerate(cells):
             if j < n_cols:
                 col = columns[j]
                 unit = col_units[j]
                 if periodic[j]:
-                    dates.update(date_keys_frozen(cell))
+                    keys = date_keys_frozen(cell)
+                    dates.update(keys)
+                    row_periods.update(keys)
                     if isinstance(cell, str):
                         labels.append(cell.lower())
+                    if keys:
+                        period_text.append(str(cell))
                     continue
+                key = base + j
             else:
                 col = str(j)
                 unit = table_unit
+                key = base + NO_COL
             t = type(cell)
             if t is float:
                 f = cell
@@ -167,24 +240,49 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
             if f is not None:
                 if f - f == 0.0:  # finite (inf - inf and nan - nan are nan)
                     where = ("row {} [{}]={}", r, col, cell)
-                    items.append((f, unit.kind, unit.scale, unit.currency, where))
+                    items.append((f, unit.kind, unit.scale, unit.currency, where, key))
             elif isinstance(cell, str) and cell.strip():
                 if _has_alpha(cell):
-                    labels.append(cell.strip().lower())
-                idx.add_text(cell, unit, "row {} [{}]", r, col)
+                    text = cell.strip()
+                    labels.append(text.lower())
+                    row_words.append(text)
+                idx.add_text(cell, unit, "row {} [{}]", r, col, place=key)
+        label = " ".join(w for w in row_words if not any(ch.isdigit() for ch in w)) or " ".join(
+            row_words
+        )
+        place.core = label
+        place.label = label or " ".join(period_text)
+        place.hint = _row_hint(label)
+        if row_periods:
+            place.periods = frozenset(row_periods)
+        # A labelled row with no number heads the rows below it ("Revenue:" over "Product").
+        if label and len(items) == n_items:
+            section = label
     _add_dates_from(idx, meta)
     _add_dates_from(idx, p)
+
+
+def _index_text(idx: RefIndex, text: str, where: str, *where_args: Any) -> None:
+    """A text's sentences as places; each number sits at the sentence that states it, whose
+    dates are its period."""
+    for a, b in sentence_spans(text):
+        sentence = text[a:b]
+        if not sentence.strip():
+            continue
+        place = Place(sentence.strip(), "", sentence)
+        key = idx.add_place(place)
+        place.periods = idx.add_text(sentence, NO_UNIT, where, *where_args, place=key)
 
 
 def _index_text_ref(idx: RefIndex, p: dict[str, Any]) -> None:
     for key in TEXT_KEYS:
         v = p.get(key)
         if isinstance(v, str):
-            idx.add_text(v, NO_UNIT, key)
+            _index_text(idx, v, key)
         elif isinstance(v, list):
             for i, item in enumerate(v):
                 if isinstance(item, str):
-                    idx.add_text(item, NO_UNIT, key + "[{}]", i)
+                    _index_text(idx, item, key + "[{}]", i)
     _add_dates_from(idx, p)
 
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from refgate.refs import Ref
 
 from .dates import date_keys_frozen, find_dates
-from .numbers import find_numbers
+from .numbers import counts_noun, find_numbers
 from .units import Unit
 
 _ASCII_DIGIT = re.compile(r"[0-9]")
@@ -30,8 +31,38 @@ def where_text(where: str | tuple[Any, ...]) -> str:
     return where  # type: ignore[return-value]
 
 
-#: One number in a ref: ``(value as displayed, unit kind, scale, currency, where)``.
-Item = tuple[float, str, float, str, Any]
+#: One number in a ref: ``(value as displayed, unit kind, scale, currency, where, place)``;
+#: ``place`` indexes ``RefIndex.places`` (-1: none), see ``Place``.
+Item = tuple[float, str, float, str, Any, int]
+
+
+#: ``Item[5]`` packs a row-like place and a column: ``row * PLACE_COLS + column``.
+PLACE_COLS = 1 << 12
+#: The column part of a place with no column (a named value, a sentence).
+NO_COL = PLACE_COLS - 1
+
+
+@dataclass(slots=True)
+class Place:
+    """Where a value sits in a ref's payload: a table cell (its row label, section and column
+    header), a named value (its name) or a sentence of a text. The GATE binds a claim's number
+    to one place and checks the claim's metric words, period and unit kind against it."""
+
+    #: How the place is named in a verdict ("Cost of sales, 2019", "unemployment_rate").
+    label: str
+    #: The place's own label: a row label, a value name (its words must be named by a claim
+    #: that is about exactly this quantity).
+    core: str = ""
+    #: Other words that describe it: a section row, a column header, a description, a sentence.
+    context: str = ""
+    #: Date keys of its own period (a period column, the row's period cell, the ref's period).
+    periods: frozenset[str] = frozenset()
+    #: A unit kind its labels state ("percent" for a row "Margin (%)"; "" for none).
+    hint: str = ""
+    #: The place's value name in the workspace vocabulary (dataset column names), if any.
+    name: str = ""
+    #: Computed from a dataset (False: a literal in code, or a call that read no dataset).
+    computed: bool = True
 
 
 def _magnitude(t: tuple[float, Item]) -> float:
@@ -65,8 +96,12 @@ class _Arr:
         return min((self.entries[j] for j in best), key=lambda t: abs(abs(t[0]) - abs(target)))
 
 
+#: Item kinds compared in absolute terms: amounts, counts and unitless numbers.
+_AMOUNT_KINDS = frozenset({"plain", "none", "count"})
+
+
 def _abs_arr(items: list[Item]) -> _Arr:
-    return _Arr([(it[0] * it[2], it) for it in items if it[1] == "plain" or it[1] == "none"])
+    return _Arr([(it[0] * it[2], it) for it in items if it[1] in _AMOUNT_KINDS])
 
 
 def _disp_arr(items: list[Item]) -> _Arr:
@@ -96,7 +131,8 @@ class RefIndex:
     ref are never looked up: a percent claim only reads ``pct``)."""
 
     __slots__ = (
-        "_abs", "_disp", "_pct", "_x", "dates", "doc_names", "doc_text", "items", "labels", "ref",
+        "_abs", "_disp", "_pct", "_x", "dates", "doc_names", "doc_text", "items", "labels",
+        "columns", "places", "ref",
     )  # fmt: skip
 
     def __init__(self, ref: Ref) -> None:
@@ -104,6 +140,10 @@ class RefIndex:
         self.items: list[Item] = []
         self.dates: set[str] = set()
         self.labels: list[str] = []
+        #: Where its numbers sit: ``Item[5]`` is ``row * PLACE_COLS + column`` over these rows
+        #: (a table row, a named value, a sentence) and columns (a table's columns).
+        self.places: list[Place] = []
+        self.columns: list[Place] = []
         #: Documentation refs: the names a claim about them uses (capability, its parameters,
         #: skill id and title) and their text, lower-cased.
         self.doc_names: tuple[str, ...] = ()
@@ -143,41 +183,57 @@ class RefIndex:
             a = self._x = _x_arr(self.items)
         return a
 
-    def add_number(self, value: float, unit: Unit, where: str | tuple[Any, ...]) -> None:
-        self._add(value, unit.kind, unit.scale, unit.currency, where)
+    def add_place(self, place: Place) -> int:
+        """Add a row-like place (no column); returns the ``Item[5]`` key of its numbers."""
+        self.places.append(place)
+        return (len(self.places) - 1) * PLACE_COLS + NO_COL
 
-    def _add(
-        self, value: float, k: str, scale: float, currency: str, where: str | tuple[Any, ...]
+    def place_of(self, key: int) -> tuple[Place, Place | None] | None:
+        """The row-like place and the column (if any) of an item's ``Item[5]`` key."""
+        if key < 0:
+            return None
+        row, col = divmod(key, PLACE_COLS)
+        return self.places[row], (self.columns[col] if col != NO_COL else None)
+
+    def add_number(
+        self, value: float, unit: Unit, where: str | tuple[Any, ...], place: int = -1
     ) -> None:
         if value - value == 0.0:  # finite (inf - inf and nan - nan are nan)
-            self.items.append((value, k, scale, currency, where))
+            self.items.append((value, unit.kind, unit.scale, unit.currency, where, place))
 
-    def add_text(self, text: str, base: Unit, where: str, *where_args: Any) -> None:
+    def add_text(
+        self, text: str, base: Unit, where: str, *where_args: Any, place: int = -1
+    ) -> frozenset[str]:
         """Numbers and dates stated in a string (a table cell, an excerpt). ``where`` names the
-        field, as a format string filled with ``where_args`` only when shown."""
+        field, as a format string filled with ``where_args`` only when shown; ``place`` is the
+        ``Place`` the string's numbers sit at. A plain number followed by a noun ("5 members")
+        is a count. Returns the string's date keys."""
         if not (_ASCII_DIGIT.search(text) if text.isascii() else any(c.isdigit() for c in text)):
-            return
+            return frozenset()
         dates, nums = _scan_text(text) if len(text) <= _SCAN_CACHE_MAX else _scan(text)
         if dates:
             self.dates.update(dates)
         items = self.items
         fmt = where + "={}"
-        for shown, kind, scale, has_scale, currency, ntext in nums:
+        for shown, kind, scale, has_scale, currency, ntext, noun in nums:
             if shown - shown != 0.0:  # not finite (inf - inf and nan - nan are nan)
                 continue
+            where_t = (fmt, *where_args, ntext)
             if kind == "percent" or kind == "bp" or kind == "x":
-                items.append((shown, kind, 1.0, "", (fmt, *where_args, ntext)))
+                items.append((shown, kind, 1.0, "", where_t, place))
             elif has_scale:
                 cur = currency or base.currency
-                items.append((shown, "plain", scale, cur, (fmt, *where_args, ntext)))
+                items.append((shown, "plain", scale, cur, where_t, place))
             else:
                 cur = currency or base.currency
-                items.append((shown, base.kind, base.scale, cur, (fmt, *where_args, ntext)))
+                k = "count" if noun and not cur and base.kind == "none" else base.kind
+                items.append((shown, k, base.scale, cur, where_t, place))
+        return dates
 
 
 #: What a ref string states: its expanded date keys and its numbers as
-#: ``(shown, kind, scale, has_scale, currency, text)``.
-Scan = tuple[frozenset[str], tuple[tuple[float, str, float, bool, str, str], ...]]
+#: ``(shown, kind, scale, has_scale, currency, text, counted noun)``.
+Scan = tuple[frozenset[str], tuple[tuple[float, str, float, bool, str, str, bool], ...]]
 #: Ref strings up to this length (table cells, short values) are scanned once per process: the
 #: same ledger is checked again after each answer block. Longer ones (excerpts) are not kept.
 _SCAN_CACHE_MAX = 200
@@ -190,7 +246,7 @@ def _scan(text: str) -> Scan:
         for key in dm.keys:
             dates.update(date_keys_frozen(key) or (key,))
     nums = tuple(
-        (n.shown, n.kind, n.scale, n.has_scale, n.currency, n.text.strip())
+        (n.shown, n.kind, n.scale, n.has_scale, n.currency, n.text.strip(), counts_noun(text, n))
         for n in find_numbers(text, [(d.start, d.end) for d in dms] if dms else None)
     )
     return frozenset(dates), nums

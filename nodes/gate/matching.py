@@ -9,7 +9,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 
 from .index import NUMERIC_KINDS
-from .lookup import RefIndex, where_text
+from .lookup import Item, RefIndex, where_text
 from .numbers import Num
 from .report import Match
 
@@ -80,7 +80,7 @@ def match_number(
                 for item in items:
                     val, k = item[0], item[1]
                     if basis_id == 0:
-                        if k != "plain" and k != "none":
+                        if k != "plain" and k != "none" and k != "count":
                             continue
                         canon = val * item[2]
                     elif basis_id == 1:
@@ -148,3 +148,81 @@ def nearest(num: Num, indexes: list[RefIndex], kinds: frozenset[str] = NUMERIC_K
             if best is None or gap < best[0]:
                 best = (gap, f"{idx.ref.id} {where_text(near[1][4])} ({basis})")
     return f"; closest cited value: {best[1]}" if best else ""
+
+
+def _canonical(item: Item, basis_id: int) -> float | None:
+    """An item's value on a basis (0 absolute, 1 as displayed, 2 percent points, 3 multiple)."""
+    val, k = item[0], item[1]
+    if basis_id == 0:
+        return val * item[2] if k in ("plain", "none", "count") else None
+    if basis_id == 1:
+        return val
+    if basis_id == 2:
+        if k == "none" or k == "percent":
+            return val
+        if k == "ratio":
+            return val * 100.0
+        if k == "bp":
+            return val / 100.0
+        return None
+    return val if k == "none" or k == "x" else None
+
+
+_ARRAYS = ("abs", "disp", "pct", "x")
+
+
+def _bases(num: Num) -> list[tuple[int, float, float, str]]:
+    v, half = num.shown, 0.5 * num.step
+    if num.kind == "percent":
+        return [(2, v, half, "percent")]
+    if num.kind == "bp":
+        return [(2, v / 100.0, half / 100.0, "bp")]
+    if num.kind == "x":
+        return [(3, v, half, "multiple")]
+    if num.has_scale:
+        return [(0, v * num.scale, half * num.scale, "absolute")]
+    return [(0, v, half, "absolute"), (1, v, half, "as displayed")]
+
+
+def _within(idx: RefIndex, basis_id: int, target: float, tol: float) -> list[tuple[float, Item]]:
+    a = abs(target)
+    tol = tol + _EPS * (a if a > tol else tol)
+    if len(idx.items) <= _LINEAR_MAX:
+        out = []
+        for item in idx.items:
+            canon = _canonical(item, basis_id)
+            if canon is not None and a - tol <= abs(canon) <= a + tol:
+                out.append((canon, item))
+        return out
+    return getattr(idx, _ARRAYS[basis_id]).find(target, tol)
+
+
+def candidates(
+    num: Num, indexes: list[RefIndex], kinds: frozenset[str] = NUMERIC_KINDS
+) -> list[tuple[RefIndex, Item, str, bool]]:
+    """Every value of the cited refs that may be the number: ``(ref index, item, basis, unit
+    kind agrees)``. Values on the claim's own bases come first; then values that equal it only as
+    displayed in another unit kind ("4,000%" against a currency cell 4,000), marked as not
+    agreeing. Sign and currency rules as in ``match_number``."""
+    out: list[tuple[RefIndex, Item, str, bool]] = []
+    signed, currency = num.signed, num.currency
+    for idx in indexes:
+        if idx.ref.kind not in kinds:
+            continue
+        seen: set[int] = set()
+        for basis_id, target, tol, basis in _bases(num):
+            for canon, item in _within(idx, basis_id, target, tol):
+                if signed and canon != 0 and (canon < 0) != (target < 0):
+                    continue
+                if currency and item[3] and currency != item[3]:
+                    continue
+                if id(item) not in seen:
+                    seen.add(id(item))
+                    out.append((idx, item, basis, True))
+        for canon, item in _within(idx, 1, num.shown, 0.5 * num.step):
+            if id(item) in seen or (currency and item[3] and currency != item[3]):
+                continue
+            if not (signed and canon != 0 and (canon < 0) != (num.shown < 0)):
+                seen.add(id(item))
+                out.append((idx, item, "as displayed", False))
+    return out

@@ -29,6 +29,8 @@ class Mention:
     text: str
     num: Num | None = None
     keys: tuple[str, ...] = ()
+    #: A table cell's column header ("" in prose): part of what the cell's number measures.
+    header: str = ""
 
 
 def _with_header(num: Num, header: str) -> Num:
@@ -98,7 +100,11 @@ def _mentions_batch(
         if has_digit[i]:
             header = headers[i] if headers else ""
             for num in find_numbers(text, masked):
-                out.append(Mention("number", num.text.strip(), num=_with_header(num, header)))
+                out.append(
+                    Mention(
+                        "number", num.text.strip(), num=_with_header(num, header), header=header
+                    )
+                )
     return outs
 
 
@@ -113,7 +119,7 @@ def _plain_cell(text: str, header: str) -> Mention | None:
     digits = text.replace(",", "") if "," in text else text
     step = dec_step(digits)
     num = Num(text, 0, len(text), float(digits), step, 1.0, False, "plain", False)
-    return Mention("number", text, num=_with_header(num, header))
+    return Mention("number", text, num=_with_header(num, header), header=header)
 
 
 def scan_units(

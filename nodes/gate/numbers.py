@@ -327,3 +327,24 @@ def _korean_amount(text: str, first: float, first_step: float, km: re.Match[str]
         step = dec_step(nm.group("num"))
         m = nm
     return total, lead, last_place, end
+
+
+_NEXT_WORD = re.compile(r"[ \t]*([A-Za-z][A-Za-z-]+)")
+#: Words after a number that do not make it a count of something ("5 of", "12 in 2008", "3 to
+#: 4"), and words that are units or periods rather than counted things.
+_NOT_COUNTED_WORDS = """
+    of in on at to for from by with and or as is are was were be than the a an per vs versus
+    while which that this it its from through over under between into during after before
+    percent percentage pct points point basis bp bps times x
+    thousand thousands million millions billion billions trillion trillions mn bn tn
+    dollars dollar euros euro yen won pounds usd eur gbp jpy krw
+"""
+_NOT_COUNTED = frozenset(_NOT_COUNTED_WORDS.split())
+
+
+def counts_noun(text: str, num: Num) -> bool:
+    """Is ``num`` a count of the thing the next word names ("5 members", "120 employees")?"""
+    if num.kind != "plain" or num.has_scale or num.currency:
+        return False
+    m = _NEXT_WORD.match(text, num.end)
+    return m is not None and m.group(1).lower() not in _NOT_COUNTED

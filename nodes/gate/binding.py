@@ -1,0 +1,221 @@
+"""Binding: a claim's number to one place in the cited payload, checked as a whole quantity.
+
+Every value of the cited refs that equals the number (within half a unit of its last shown place,
+on any basis, see ``matching``) is a candidate place: a table cell (row label, section row, column
+header, the column's or the row's period, the table's units), a named value (its name, the
+workspace's description of that name, the ref's period) or a sentence of a text (its words, its
+dates, the noun a number counts). A candidate backs the claim when, jointly:
+
+- **metric**: the claim's metric words for that number (``quantity``) share a word with the place
+  (row label, section, header, name, description, sentence) and no other place of the same ref
+  matches them better: a place whose own label the claim names in full beats one it names in part,
+  then more shared words win (ties pass). A claim with no metric words passes this test;
+- **period**: the place's own period (its column, its row's period cell, the ref's period) is one
+  the claim states, when both state one;
+- **unit kind**: percent, multiple, currency amount and count agree ("5 members" backs no "5%", a
+  currency cell no "4,000%"; "USD thousand" backs "$4,000 thousand" and "$4.0 million");
+- **computed**: an emitted value the sandbox recorded as a literal of the code, or from a call
+  that read no dataset, is no primary evidence.
+
+When no candidate passes, the verdict names the closest one: ``value_of_other_period`` (metric
+and unit right), ``value_of_other_quantity``, ``unit_kind_mismatch``, ``value_not_computed``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .lookup import Item, Place, RefIndex, where_text
+from .matching import candidates
+from .numbers import Num
+from .quantity import Quantity
+from .report import Match
+from .words import label_words, metric_words, named, overlap
+
+#: Item kinds of the percent family (a percent claim reads them; no currency or count does).
+_PERCENTS = frozenset({"percent", "ratio", "bp"})
+
+
+@dataclass(slots=True)
+class Binding:
+    """The outcome for one number: its matches (supported) or a code and a detail (not)."""
+
+    matches: list[Match]
+    code: str = ""
+    detail: str = ""
+
+
+def unit_agrees(claim: str, item: Item, hint: str) -> bool:
+    """Do the claim's unit kind and the place's (its item kind, its labels' hint) agree?"""
+    kind = item[1]
+    if hint == "percent" and kind in ("plain", "none") and not item[3]:
+        kind = "percent"
+    if claim == "percent":
+        return kind in _PERCENTS or kind == "none"
+    if claim == "x":
+        return kind in ("x", "none")
+    if claim == "currency":
+        return kind not in _PERCENTS and kind not in ("x", "count")
+    if claim == "count":
+        return kind not in _PERCENTS
+    return True
+
+
+class Vocabulary:
+    """The workspace's column names and descriptions: a name's description adds its words."""
+
+    __slots__ = ("_by_name",)
+
+    def __init__(self, descriptions: Mapping[str, str] | None = None) -> None:
+        self._by_name = {str(k).lower(): str(v) for k, v in (descriptions or {}).items() if v}
+
+    def words(self, name: str) -> frozenset[str]:
+        if not name or not self._by_name:
+            return frozenset()
+        text = self._by_name.get(name.lower())
+        return metric_words(text) if text else frozenset()
+
+
+@dataclass(slots=True)
+class _PlaceWords:
+    core: frozenset[str]
+    col_core: frozenset[str]
+    all: frozenset[str]
+
+
+def _place_words(row: Place, col: Place | None, vocab: Vocabulary) -> _PlaceWords:
+    core = metric_words(row.core)
+    extra = label_words(row.core) | metric_words(row.context) | vocab.words(row.name)
+    col_core: frozenset[str] = frozenset()
+    if col is not None:
+        col_core = metric_words(col.core)
+        extra = extra | label_words(col.core) | metric_words(col.context) | vocab.words(col.core)
+    return _PlaceWords(core, col_core, core | col_core | extra)
+
+
+def _score(words: frozenset[str], pw: _PlaceWords) -> tuple[bool, int]:
+    full = named(words, pw.core) or named(words, pw.col_core)
+    return full, overlap(words, pw.all)
+
+
+class Binder:
+    """Binds numbers to places for one ``check_answer`` call (caches per ref and words)."""
+
+    def __init__(self, vocab: Vocabulary) -> None:
+        self.vocab = vocab
+        self._words: dict[tuple[int, int], _PlaceWords] = {}
+        self._best: dict[tuple[int, frozenset[str]], tuple[bool, int]] = {}
+
+    def words_at(self, idx: RefIndex, key: int) -> _PlaceWords | None:
+        wk = (id(idx), key)
+        pw = self._words.get(wk)
+        if pw is None:
+            at = idx.place_of(key)
+            if at is None:
+                return None
+            pw = self._words[wk] = _place_words(at[0], at[1], self.vocab)
+        return pw
+
+    def best(self, idx: RefIndex, words: frozenset[str]) -> tuple[bool, int]:
+        """The best score any place of ``idx`` holding a number gets for ``words``."""
+        bk = (id(idx), words)
+        got = self._best.get(bk)
+        if got is None:
+            got = (False, 0)
+            for key in {it[5] for it in idx.items}:
+                pw = self.words_at(idx, key)
+                if pw is not None:
+                    s = _score(words, pw)
+                    if s > got:
+                        got = s
+            self._best[bk] = got
+        return got
+
+    def metric_ok(self, idx: RefIndex, key: int, q: Quantity) -> bool:
+        pw = self.words_at(idx, key)
+        if pw is None or not pw.all:
+            return True  # a place with no metric words ("x") contradicts none
+        for words in (q.words, q.fallback) if q.fallback != q.words else (q.words,):
+            if not words:
+                return True
+            s = _score(words, pw)
+            if s[1] > 0 and s >= self.best(idx, words):
+                return True
+        return False
+
+    def bind(
+        self, num: Num, q: Quantity, indexes: list[RefIndex], kinds: frozenset[str]
+    ) -> Binding:
+        """Bind ``num`` (stated as ``q``) to a place of the cited ``indexes``."""
+        found = candidates(num, indexes, kinds)
+        if not found:
+            return Binding([])
+        graded = []
+        for idx, item, basis, unit_ok in found:
+            at = idx.place_of(item[5])
+            row, col = at if at is not None else (None, None)
+            if row is not None and not unit_agrees(q.kind, item, row.hint or (col and col.hint)):
+                unit_ok = False
+            metric = self.metric_ok(idx, item[5], q)
+            period = _period_ok(q, row, col)
+            computed = row is None or row.computed
+            graded.append((idx, item, basis, unit_ok, metric, period, computed))
+        ok = [g for g in graded if g[3] and g[4] and g[5]]
+        primary = [g for g in ok if g[6]]
+        if primary or (ok and not any(g[6] is False for g in ok)):
+            return Binding([_match(g) for g in (primary or ok)])
+        if ok:
+            g = ok[0]
+            return Binding(
+                [],
+                "value_not_computed",
+                f"{_shown(g[1])} is {_label(g)} in {g[0].ref.id}, a value the code wrote "
+                "itself or computed without reading a dataset: compute it from the data, or "
+                "cite a dataset-backed ref that holds it",
+            )
+        code, g = _closest(graded)
+        return Binding([], code, f"{_shown(g[1])} is {_label(g)} ({g[0].ref.id})")
+
+
+def _period_ok(q: Quantity, row: Place | None, col: Place | None) -> bool:
+    if not q.periods or row is None:
+        return True
+    own = col.periods if col is not None and col.periods else row.periods
+    if not own:
+        return True
+    return any(all(k in own for k in keys) for keys in q.periods)
+
+
+def _closest(graded: list) -> tuple[str, tuple]:
+    """The code of the candidate closest to the claim's quantity, and that candidate."""
+    for g in graded:
+        if g[3] and g[4]:
+            return "value_of_other_period", g
+    for g in graded:
+        if g[3]:
+            return "value_of_other_quantity", g
+    return "unit_kind_mismatch", graded[0]
+
+
+def _shown(item: Item) -> str:
+    """A value as its place shows it ("5,000", "9.6")."""
+    v = item[0]
+    return f"{int(v):,}" if v.is_integer() and abs(v) < 1e15 else f"{v:,}"
+
+
+def _label(g: tuple) -> str:
+    idx, item = g[0], g[1]
+    at = idx.place_of(item[5])
+    if at is None:
+        return where_text(item[4])
+    row, col = at
+    parts = [row.label[:120] if row.label else where_text(item[4])]
+    if col is not None and col.label:
+        parts.append(col.label)
+    return ", ".join(parts)
+
+
+def _match(g: tuple) -> Match:
+    idx, item, basis = g[0], g[1], g[2]
+    return Match(idx.ref.id, f"{where_text(item[4])} ({basis})", idx.secondary)

@@ -1,0 +1,186 @@
+"""Metric words, for the GATE's binding: what a claim says it measures and what a location is
+labelled, as sets of normalised words that can be compared.
+
+Normalisation: lower case, split at anything but letters and digits (``unemployment_rate`` is
+two words), numbers dropped, a light English stemmer (plural, -ing/-ed, a few irregular verbs
+and their nouns: "grew", "growth" -> "grow"), and stop words dropped: function words, verbs of
+reporting ("was", "reached", "stood"), quantity words that name no metric ("figure", "value",
+"amount") and period, unit and scale words (they are checked as period and unit, not as metric).
+Korean words keep their stem and are compared by prefix (a particle may follow: 매출은 ~ 매출);
+an English label word of three letters or more matches the claim words it begins (a column
+name's abbreviation: "rev" ~ "revenue", "unemp" ~ "unemployment").
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_WORD = re.compile(r"[a-z]+|[가-힣]+")
+#: Citations (``[val_0123456789]``) and markup: no metric words.
+_CITATION = re.compile(r"\[[^\]]*\]|\b[a-z]{2,5}_[0-9a-f]{3,}\b")
+
+_STOP_WORDS = """
+    a an the of in on at to for from by with and or as is are was were be been being has have had
+    it its this that these those their there which who whom whose what when where how than then
+    per into over under about above below after before during between within up down out off
+    same other also only just still more less most least much many some any each all both very
+    so not no nor but if while since until via vs versus
+    value values figure figures amount amounts number numbers level levels reported report
+    reports reporting data dataset result results total totals overall respectively approximately
+    about around nearly roughly almost
+    reach reached reaching stood stand stands come came comes amounted amount totaled totalled
+    record recorded show showed shown shows saw see seen rose rise rises risen fell fall falls
+    fallen increase increased decrease decreased decline declined climb climbed drop dropped
+    jump jumped go went gone hit hits end ended ending change changed remain remained stay stayed
+    get got gave give given make made do did does
+    year years yearly annual annually quarter quarters quarterly month months monthly half fiscal
+    fy period periods date dates day days week weeks ytd q1 q2 q3 q4 h1 h2
+    january february march april may june july august september october november december
+    jan feb mar apr jun jul aug sep sept oct nov dec
+    percent percentage percentages pct point points pp bp bps basis times multiple
+    thousand thousands million millions billion billions trillion trillions mn bn tn mm mio k m b
+    usd eur gbp jpy krw cny rmb dollar dollars euro euros yen won pound pounds
+    company companys companies firm group
+"""
+_STOP = frozenset(_STOP_WORDS.split())
+#: Korean scale and currency characters: a word made of them only is a unit (조원, 억, 천만).
+_KO_UNITS = frozenset("십백천만억조원달러엔위안")
+#: Words that say which of several quantities less than the rest ("total revenue" ~ "revenue").
+WEAK = frozenset({"total", "consolidated", "reported", "net"})
+
+_IRREGULAR = {
+    "grew": "grow",
+    "grown": "grow",
+    "growth": "grow",
+    "grows": "grow",
+    "growing": "grow",
+    "sales": "sale",
+    "losses": "loss",
+    "expenses": "expense",
+    "incomes": "income",
+    "employees": "employee",
+    "liabilities": "liability",
+    "activities": "activity",
+    "companies": "company",
+    "taxes": "tax",
+    "inventories": "inventory",
+    "equities": "equity",
+}
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A light stem: enough that "revenues", "revenue" and "employees", "employee" meet."""
+    w = _IRREGULAR.get(word)
+    if w is not None:
+        return w
+    if len(word) <= 3 or not word.isascii():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "ches", "shes", "xes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    if word.endswith("ing") and len(word) > 5:
+        return word[:-3]
+    if word.endswith("ed") and len(word) > 4:
+        return word[:-2]
+    return word
+
+
+#: Abbreviations common in column names and the words they stand for (a label holding one
+#: also holds those words).
+ABBREVIATIONS: dict[str, str] = {
+    "eps": "earnings per share",
+    "cpi": "consumer price index inflation",
+    "ppi": "producer price index",
+    "gdp": "gross domestic product",
+    "capex": "capital expenditure",
+    "opex": "operating expense",
+    "ebit": "earnings before interest tax operating income",
+    "ebitda": "earnings before interest tax depreciation amortization",
+    "roe": "return on equity",
+    "roa": "return on assets",
+    "cogs": "cost of goods sold sales",
+    "sga": "selling general administrative",
+    "yoy": "year over year growth",
+    "qoq": "quarter over quarter growth",
+    "fcf": "free cash flow",
+    "nav": "net asset value",
+    "aum": "assets under management",
+    "pe": "price earnings ratio",
+    "fx": "foreign exchange rate",
+    "unemp": "unemployment",
+    "unrate": "unemployment rate",
+    "rev": "revenue",
+    "emp": "employment employees",
+    "mktcap": "market capitalization",
+}
+
+
+@lru_cache(maxsize=65536)
+def label_words(text: str) -> frozenset[str]:
+    """A place's label words, abbreviations expanded ("eps" also holds "earning", "share")."""
+    words = metric_words(text)
+    extra = [metric_words(ABBREVIATIONS[w]) for w in words if w in ABBREVIATIONS]
+    return words.union(*extra) if extra else words
+
+
+@lru_cache(maxsize=65536)
+def metric_words(text: str) -> frozenset[str]:
+    """The metric words of a text (a claim's clause, a row label, a value name, a description)."""
+    out = set()
+    low = text.lower()
+    if "[" in low or "_" in low:
+        low = _CITATION.sub(" ", low)
+    for w in _WORD.findall(low.replace("_", " ")):
+        if w in _STOP or len(w) < 2 or (not w.isascii() and _KO_UNITS.issuperset(w)):
+            continue
+        s = stem(w)
+        if s not in _STOP:
+            out.add(s)
+    return frozenset(out)
+
+
+def _same(claim: str, label: str) -> bool:
+    """Does a claim's word name a label's word? Equal, or (Korean) the same stem with a
+    particle after it (매출은 ~ 매출), or (English) the label abbreviates it ("rev", "unemp")."""
+    if claim == label:
+        return True
+    if claim.isascii() != label.isascii():
+        return False
+    if not claim.isascii():
+        return (claim.startswith(label) or label.startswith(claim)) and min(
+            len(claim), len(label)
+        ) >= 2
+    return (len(label) >= 3 and claim.startswith(label)) or (
+        len(claim) >= 4 and label.startswith(claim)
+    )
+
+
+def overlap(claim: frozenset[str], label: frozenset[str]) -> int:
+    """How many of the claim's metric words the label holds (weak words count for nothing)."""
+    if not claim or not label:
+        return 0
+    n = 0
+    for w in claim:
+        if w in WEAK:
+            continue
+        if w in label or any(_same(w, x) for x in label):
+            n += 1
+    return n
+
+
+def named(claim: frozenset[str], core: frozenset[str]) -> bool:
+    """Does the claim name every (non-weak) word of a location's own label?"""
+    strong = [w for w in core if w not in WEAK]
+    if not strong:
+        return False
+    for w in strong:
+        if w in claim:
+            continue
+        if not any(_same(x, w) for x in claim):
+            return False
+    return True
