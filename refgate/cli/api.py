@@ -35,7 +35,7 @@ from refgate.audit import append_run
 from refgate.config import ConfigError, Settings, load_settings
 from refgate.graph import build_graph
 from refgate.graph.research import PASS_NAME, build_research_graph, run_config, stream_research
-from refgate.models import NO_MODEL_HELP, ModelProvider, endpoint_of, is_configured
+from refgate.models import NO_MODEL_HELP, ModelProvider, endpoint_of, is_configured, split_model
 from refgate.persistence import open_persistence
 from refgate.refs import Ref, as_ref_map
 from refgate.report import run_record
@@ -141,9 +141,15 @@ def _settings(
 
 @contextlib.contextmanager
 def model_endpoint(
-    settings: Settings, on_event: EventHandler | None = None, passes: tuple[str, ...] = MODEL_PASSES
+    settings: Settings,
+    on_event: EventHandler | None = None,
+    passes: tuple[str, ...] = MODEL_PASSES,
+    *,
+    log_path: Path | None = None,
 ) -> Iterator[Settings]:
-    """Yield settings that reach a model: the configured one, else the embedded smoke model."""
+    """Yield settings that reach a model: the configured one, else the embedded smoke model
+    (its server's output kept in ``log_path``; raises ``local_llm.LocalModelError`` when the
+    server does not start or fails its first chat completion)."""
     if is_configured(settings, passes):
         yield settings
         return
@@ -152,7 +158,7 @@ def model_endpoint(
         raise ConfigError(NO_MODEL_HELP)
 
     _emit(on_event, {"event": "notice", "message": Text.from_markup(local_llm.SMOKE_NOTICE).plain})
-    with local_llm.LocalModelServer() as server:
+    with local_llm.LocalModelServer(log_path=log_path) as server:
         yield settings.with_overrides(
             base_url=server.base_url,
             api_key="local",
@@ -192,15 +198,48 @@ def is_connection_error(exc: BaseException) -> bool:
     return False
 
 
+def is_dropped_connection(exc: BaseException) -> bool:
+    """True when a server accepted the request and closed the connection without a reply (a
+    crash mid-request: httpx's RemoteProtocolError, "Server disconnected ...")."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if type(cur).__name__ == "RemoteProtocolError" or "disconnected without" in str(cur):
+            return True
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
+def _endpoint_origin(settings: Settings) -> str:
+    """Which setting named the OpenAI-compatible endpoint (only called when one is set)."""
+    env = os.environ.get("OPENAI_BASE_URL", "").strip().rstrip("/")
+    if env and env == (settings.base_url or "").rstrip("/"):
+        return "OPENAI_BASE_URL"
+    return "the base_url setting"
+
+
 def _failure(exc: Exception, settings: Settings, pass_name: str | None) -> str:
-    if is_connection_error(exc):
-        p = pass_name or "work"
-        return (
-            f"cannot reach the model {settings.model_for(p)!r} at {endpoint_of(settings, p)} "
-            f"({type(exc).__name__}: {exc}); check the endpoint (OPENAI_BASE_URL or the "
-            "provider's) and that the server is running"
+    if not is_connection_error(exc):
+        return f"{type(exc).__name__}: {exc}"
+    server = local_llm.server_at(settings.base_url)
+    if server is not None:  # the embedded model: say how its server ended, not where it was
+        return server.failure_report()
+    p = pass_name or "work"
+    model, where = settings.model_for(p), endpoint_of(settings, p)
+    provider, _ = split_model(model)
+    if is_dropped_connection(exc):
+        what = "closed the connection without a reply (the server may have crashed: see its log)"
+    else:
+        what = "could not be reached"
+    if provider in (None, "openai") and settings.base_url:
+        fix = (
+            f"check that the server at {where} is running and serves {model!r}, or change "
+            f"{_endpoint_origin(settings)}"
         )
-    return f"{type(exc).__name__}: {exc}"
+    else:
+        fix = "check the network and the provider's status, or choose another model (--model)"
+    return f"the model {model!r} at {where} {what} ({type(exc).__name__}: {exc}); {fix}"
 
 
 def _unverified(gate: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -255,7 +294,7 @@ def ask(
         endpoint = (
             contextlib.nullcontext(settings)
             if live_model is not None
-            else model_endpoint(settings, on_event)
+            else model_endpoint(settings, on_event, log_path=ws.state_dir / local_llm.LOG_NAME)
         )
         with endpoint as live, open_persistence(live, ws) as (checkpointer, store):
             graph = build_graph(
@@ -415,7 +454,12 @@ def research(
     _emit(on_event, {"event": "run_started", "thread": thread_id, "workspace": str(ws.root)})
     with thread_lock(ws.state_dir, f"research:{thread_id}"):
         if backend is None and live_model is None:
-            endpoint: Any = model_endpoint(settings, on_event, passes=(PASS_NAME,))
+            endpoint: Any = model_endpoint(
+                settings,
+                on_event,
+                passes=(PASS_NAME,),
+                log_path=ws.state_dir / local_llm.LOG_NAME,
+            )
         else:
             endpoint = contextlib.nullcontext(settings)
         conn = sqlite3.connect(ws.state_dir / "research.sqlite", check_same_thread=False)

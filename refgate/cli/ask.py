@@ -120,8 +120,11 @@ def _render(result: dict[str, Any], thread: str) -> None:
 
 
 @contextlib.contextmanager
-def model_endpoint(settings: Any, quiet: bool = False) -> Iterator[Any]:
-    """``refgate.cli.api.model_endpoint`` with its notice printed on stderr (unless ``quiet``)."""
+def model_endpoint(
+    settings: Any, quiet: bool = False, log_path: Path | None = None
+) -> Iterator[Any]:
+    """``refgate.cli.api.model_endpoint`` with its notice printed on stderr (unless ``quiet``);
+    the embedded model's server log goes to ``log_path``."""
     # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
     from refgate.cli.api import model_endpoint as endpoint
 
@@ -130,7 +133,7 @@ def model_endpoint(settings: Any, quiet: bool = False) -> Iterator[Any]:
         if line and not quiet:
             err_console.print(line)
 
-    with endpoint(settings, notice) as live:
+    with endpoint(settings, notice, log_path=log_path) as live:
         yield live
 
 
@@ -156,6 +159,7 @@ def run_question(
     """Run (or resume) one question; return the exit code."""
     # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
     from refgate.cli.api import RunFailed, ask
+    from refgate.local_llm import LocalModelError
 
     check_output(output)
 
@@ -188,6 +192,9 @@ def run_question(
             err_console.print(
                 f"\ninterrupted; resume with: refgate ask --thread {esc(started_thread)}"
             )
+        return EXIT_ERROR
+    except LocalModelError as exc:
+        err_console.print(f"[red]the embedded model failed:[/red] {esc(exc)}")
         return EXIT_ERROR
     except RunFailed as exc:
         err_console.print(f"[red]run failed:[/red] {esc(exc)}")

@@ -14,6 +14,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from refgate import local_llm
 from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, app, console, err_console, esc
 from refgate.cli.ask import model_endpoint
 from refgate.cli.common import open_settings, open_workspace
@@ -126,7 +127,9 @@ def _run(
     if output is not None and output.suffix.lower() not in (".json", ".md", ".html"):
         raise EvalError(f"--output {output}: use a .json, .md or .html file")
     settings = open_settings(workspace, model=model)
-    with model_endpoint(settings, quiet=False) as live:
+    with model_endpoint(
+        settings, quiet=False, log_path=workspace.state_dir / local_llm.LOG_NAME
+    ) as live:
         if not resume:
             store = RunStore.create(
                 root,
@@ -209,6 +212,9 @@ def eval_command(
     except (EvalError, ConfigError) as exc:
         err_console.print(f"[red]eval error:[/red] {esc(exc)}")
         code = EXIT_CONFIG
+    except local_llm.LocalModelError as exc:
+        err_console.print(f"[red]the embedded model failed:[/red] {esc(exc)}")
+        code = EXIT_ERROR
     except KeyboardInterrupt:
         err_console.print("\ninterrupted; finished questions are kept: resume with --resume RUN")
         code = EXIT_ERROR

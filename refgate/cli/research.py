@@ -114,6 +114,7 @@ def research(
     # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
     from refgate.cli.api import RunFailed
     from refgate.cli.api import research as run_research
+    from refgate.local_llm import LocalModelError
     from refgate.nodes.research.report import to_json, to_markdown
 
     check_output(output)
@@ -181,6 +182,9 @@ def research(
                 f"\ninterrupted; resume with: refgate research --workspace {esc(ws.root)} "
                 f"--thread {esc(started['thread'])}"
             )
+        raise typer.Exit(EXIT_ERROR) from None
+    except LocalModelError as exc:
+        err_console.print(f"[red]the embedded model failed:[/red] {esc(exc)}")
         raise typer.Exit(EXIT_ERROR) from None
     except RunFailed as exc:
         err_console.print(f"[red]research stopped:[/red] {esc(exc)}")
