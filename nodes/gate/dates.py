@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from . import korean
+
 _MONTHS = {
     "jan": 1,
     "feb": 2,
@@ -226,7 +228,7 @@ def find_dates(text: str) -> list[DateMention]:
         if keys:
             out.append(DateMention(m.group(), m.start(), m.end(), keys))
             last = m.end()
-    return out
+    return korean.periods(text, out, DateMention)
 
 
 def find_as_of(text: str) -> list[tuple[int, int]]:

@@ -12,6 +12,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from . import korean
 from .units import CURRENCIES, SCALE_WORDS
 
 _KO_BIG = {"만": 1e4, "억": 1e8, "조": 1e12}
@@ -295,7 +296,7 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
         out.append(Num(text[start:end], start, end, value, step, scale, has_scale, kind, sign, cur))
         if end > pos:
             pos = end
-    return out
+    return korean.signs(text, out)
 
 
 def _korean_amount(text: str, first: float, first_step: float, km: re.Match[str]):

@@ -1,0 +1,114 @@
+"""Korean number and period forms the general scans (``numbers``, ``dates``) leave to this module.
+
+- **Triangle signs.** Korean filings and tables write a negative as △1,234 (또는 ▽, ▼), and news
+  an increase as ▲3.2%: the triangle before a number is its sign (an explicit sign, checked
+  against the value's sign like "-").
+- **Direction words.** A change followed by a direction word states its sign: "전년 대비 14.3%
+  감소", "4조원 줄었다" are -14.3% and -4조원, "12% 증가" +12%. Only a word right after the
+  number counts (a particle like 가/이/만큼/가량 may sit between); "2.5%로 하락" (fell *to* 2.5%:
+  a level) is left unsigned.
+- **Profit words.** "영업이익은 1,214억원", "흑자 500억원": an amount stated as a profit is
+  positive (a loss is written 영업손실 1,214억원, 영업이익 △1,214억원 or -1,214억원), so it is
+  signed; "영업손실은 1,214억원" stays a magnitude.
+- **Periods.** Half years and quarters with a two-digit year: 1H24, 2H23, 1H 2024, 24년 3분기,
+  24년 상반기, '24년 (the general scan reads none of them, or only the year of "1H 2024").
+
+``signs`` post-processes the numbers ``find_numbers`` found; ``periods`` adds date mentions to
+``find_dates``'s (replacing a coarser reading of the same words).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+
+#: Signs written as triangles: minus (filings, tables) and plus (news).
+MINUS_MARKS = "△▽▼"
+PLUS_MARKS = "▲"
+_MARKS = MINUS_MARKS + PLUS_MARKS
+_DOWN = r"감소|하락|줄|축소|악화|감액|떨어|낮아|내려|후퇴|급감|급락|감익"
+_UP = r"증가|상승|늘|확대|개선|증액|올라|높아|급증|급등|성장|증익"
+_DIRECTION = re.compile(
+    rf"[ \t]*(?:(?:가|이|만큼|가량|정도|나|씩|이나)[ \t]*)?(?:(?P<down>{_DOWN})|(?P<up>{_UP}))"
+)
+#: A profit word right before the number: "영업이익은 ", "순이익이 약 ", "흑자 ".
+_PROFIT = re.compile(r"(?:이익|흑자)(?:은|는|이|가|도)?[ \t]*(?:약[ \t]*)?$")
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+
+
+def needed(text: str) -> bool:
+    """Whether ``text`` can hold a form of this module (Hangul or a triangle sign)."""
+    return _HANGUL.search(text) is not None or any(m in text for m in _MARKS)
+
+
+def signs(text: str, nums: list[Any]) -> list[Any]:
+    """``nums`` (``numbers.Num``) with triangle signs and direction words applied."""
+    if not nums or not needed(text):
+        return nums
+    out = []
+    for num in nums:
+        if not num.signed:
+            q = num.start
+            while q > 0 and text[q - 1] in " \t":
+                q -= 1
+            mark = text[q - 1] if q > 0 else ""
+            if mark and mark in _MARKS:
+                negative = mark in MINUS_MARKS
+                num = replace(
+                    num,
+                    text=text[q - 1 : num.end],
+                    start=q - 1,
+                    shown=-abs(num.shown) if negative else abs(num.shown),
+                    signed=True,
+                )
+            else:
+                d = _DIRECTION.match(text, num.end)
+                if d is not None:
+                    down = d.group("down") is not None
+                    num = replace(
+                        num, shown=-abs(num.shown) if down else abs(num.shown), signed=True
+                    )
+                elif num.kind == "plain" and _PROFIT.search(text, max(0, q - 12), q):
+                    num = replace(num, shown=abs(num.shown), signed=True)
+        out.append(num)
+    return out
+
+
+_YEAR2 = r"'?(?P<{}>(?:19|20)\d\d|\d\d)"
+_PERIOD = re.compile(
+    rf"(?<![A-Za-z0-9_])(?:(?P<h>[12])H[ \t]?{_YEAR2.format('y')}(?![A-Za-z0-9_%])"
+    rf"|{_YEAR2.format('ky')}[ \t]?년[ \t]?(?:(?P<q>[1-4])[ \t]?분기|(?P<kh>상|하)반기))"
+)
+
+
+def _year(raw: str) -> int:
+    y = int(raw)
+    return 2000 + y if y < 100 else y
+
+
+def periods(text: str, found: list[Any], mention: Any) -> list[Any]:
+    """``found`` (``dates.DateMention``) plus the periods above; a general mention overlapping
+    one of them is replaced by it. ``mention`` builds a ``DateMention``."""
+    if "H" not in text and "년" not in text:
+        return found
+    extra = []
+    for m in _PERIOD.finditer(text):
+        y = _year(m.group("y") or m.group("ky"))
+        if m.group("h"):
+            key = f"{y:04d}H{m.group('h')}"
+        elif m.group("q"):
+            key = f"{y:04d}Q{m.group('q')}"
+        else:
+            key = f"{y:04d}H{1 if m.group('kh') == '상' else 2}"
+        extra.append(mention(m.group(), m.start(), m.end(), (key,)))
+    if not extra:
+        return found
+    kept = [
+        d
+        for d in found
+        if not any(d.start < e.end and e.start < d.end for e in extra)
+        or any(e.start <= d.start and d.end <= e.end and d.keys == e.keys for e in extra)
+    ]
+    kept = [d for d in kept if not any(e.start <= d.start and d.end <= e.end for e in extra)]
+    return sorted(kept + extra, key=lambda d: d.start)
