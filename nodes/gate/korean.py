@@ -13,8 +13,13 @@
 - **Periods.** Half years and quarters with a two-digit year: 1H24, 2H23, 1H 2024, 24년 3분기,
   24년 상반기, '24년 (the general scan reads none of them, or only the year of "1H 2024").
 
+- **Metric words.** A change is named by its direction (증가, 감소, 상승, 하락, 늘, 줄, 개선, 악화:
+  all the metric word 증감, as a label 증감률 or 증감 reads), and a loss by the profit account it
+  is the negative of (영업손실 ~ 영업이익, as DART's account 영업이익(손실); 적자 and 흑자 ~ 이익).
+
 ``signs`` post-processes the numbers ``find_numbers`` found; ``periods`` adds date mentions to
-``find_dates``'s (replacing a coarser reading of the same words).
+``find_dates``'s (replacing a coarser reading of the same words); ``metric_forms`` gives the
+binding's metric words of one Korean word.
 """
 
 from __future__ import annotations
@@ -112,3 +117,19 @@ def periods(text: str, found: list[Any], mention: Any) -> list[Any]:
     ]
     kept = [d for d in kept if not any(e.start <= d.start and d.end <= e.end for e in extra)]
     return sorted(kept + extra, key=lambda d: d.start)
+
+
+#: Words that name a change by its direction: the metric word is 증감 (change).
+_CHANGE = re.compile(
+    r"^(?:증가|감소|상승|하락|증감|변동|늘|줄|개선|악화|축소|확대|급증|급감|급등|급락)"
+)
+_LOSS = re.compile(r"(손실|적자|흑자)")
+
+
+def metric_forms(word: str) -> tuple[str, ...]:
+    """The metric words one Korean word stands for (itself, unless it names a direction)."""
+    if _CHANGE.match(word):
+        return ("증감",)
+    if _LOSS.search(word):
+        return (word, _LOSS.sub("이익", word))
+    return (word,)

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from . import korean
+
 _WORD = re.compile(r"[a-z]+|[가-힣]+")
 #: Citations (``[val_0123456789]``) and markup: no metric words.
 _CITATION = re.compile(r"\[[^\]]*\]|\b[a-z]{2,5}_[0-9a-f]{3,}\b")
@@ -140,7 +142,10 @@ def metric_words(text: str) -> frozenset[str]:
             continue
         s = stem(w)
         if s not in _STOP:
-            out.add(s)
+            if s.isascii():
+                out.add(s)
+            else:
+                out.update(korean.metric_forms(s))
     return frozenset(out)
 
 
