@@ -138,6 +138,36 @@ def record_query(queries: list[dict[str, Any]], msg: dict[str, Any]) -> dict[str
     return {"ok": True}
 
 
+def record_read(workspace: Workspace | None, reads: set[str], name: Any) -> dict[str, Any]:
+    """Record one dataset the code read through ``datasets[...]``."""
+    if workspace is None or not isinstance(name, str) or name not in workspace.datasets:
+        return {"ok": False, "error": "a read record needs a dataset of the workspace"}
+    reads.add(name)
+    return {"ok": True}
+
+
+def query_datasets(workspace: Workspace | None, query: Any) -> set[str]:
+    """The workspace datasets a ``sql()`` query reads (its table names, parsed by DuckDB)."""
+    if workspace is None or not isinstance(query, str):
+        return set()
+    # deferred: DuckDB loads only when a query is recorded (the host imports it rarely)
+    import duckdb
+
+    try:
+        tables = duckdb.get_table_names(query)
+    except duckdb.Error:
+        return set()
+    return {t for t in tables if t in workspace.datasets}
+
+
+def capability_datasets(workspace: Workspace | None, args: list, kwargs: dict) -> set[str]:
+    """The workspace datasets a capability call names (``dataset=`` or its first argument)."""
+    if workspace is None:
+        return set()
+    named = [kwargs.get("dataset"), args[0] if args else None]
+    return {n for n in named if isinstance(n, str) and n in workspace.datasets}
+
+
 def _capability_listing() -> list[dict[str, str]]:
     return [
         dict(cap.describe(), signature=clean_signature(cap.signature)) for cap in catalog().values()
@@ -166,7 +196,10 @@ def execute(
         return ref_id
 
     exe_id = draw_id("executionRef")
-    collector = EmitCollector(workspace, draw_id, exe_id)
+    #: The datasets the call actually read (datasets[...], sql() over their views, capabilities
+    #: given a dataset): what its results are computed from, whatever ``sources=`` says.
+    reads: set[str] = set()
+    collector = EmitCollector(workspace, draw_id, exe_id, reads=reads, code=code)
     engine_refs: list[Ref] = []
     engine_calls: list[dict[str, Any]] = []
     queries: list[dict[str, Any]] = []
@@ -186,7 +219,11 @@ def execute(
                 return {"ok": True, "refs": collector.accept(msg)}
             except EmitRejected as exc:
                 return {"ok": False, "error": str(exc)}
+        if msg.get("op") == "read":
+            return record_read(workspace, reads, msg.get("dataset"))
         if msg.get("op") == "sql":
+            for name in query_datasets(workspace, msg.get("query")):
+                reads.add(name)
             return record_query(queries, msg)
         if msg.get("op") == "warehouse":
             return run_query(workspace, msg.get("query"))
@@ -205,6 +242,7 @@ def execute(
             return {"ok": False, "error": error}
         if inv.untrusted_fields or any(r.is_external for r in inv.refs):
             untrusted = True
+        reads.update(capability_datasets(workspace, args, kwargs))
         engine_calls.append({"name": name, "ok": True, "refs": [r.id for r in inv.refs]})
         return {"ok": True, "data": inv.data, "refs": [r.id for r in inv.refs]}
 
@@ -263,6 +301,7 @@ def execute(
             "emitted": [r.id for r in emitted],
             "engine_calls": engine_calls,
             "sql": queries,
+            "read": sorted(reads),
         },
         title=f"RunPython: {'ok' if ok else 'error'}"
         + (f", {len(emitted)} emitted" if emitted else ""),

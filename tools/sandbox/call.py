@@ -132,7 +132,7 @@ def run_call(
                             op = msg.get("op")
                             if op == "result":
                                 result = msg
-                            elif op in ("emit", "engine", "sql", "warehouse"):
+                            elif op in REQUESTS:
                                 try:
                                     reply = handler(msg)
                                 except Exception as exc:  # never crash the host loop
@@ -205,6 +205,10 @@ def run_call(
         cpu_s=float(exit_frame.get("cpu_s") or 0.0),
     )
 
+
+#: The requests a call may make of the host: emit a result, call a capability, record a query,
+#: query a warehouse, record a dataset read.
+REQUESTS = frozenset({"emit", "engine", "sql", "warehouse", "read"})
 
 _FORGED = (
     "a frame on the result channel was not written by refgate's emit_result (unsigned, out of "

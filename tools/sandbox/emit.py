@@ -4,11 +4,18 @@ Every frame the sandboxed code sends is untrusted input: it is checked here (sha
 finite numbers, known scales, ISO dates) whether or not it came through the real ``emit_result``,
 so a hand-written frame can claim nothing a real call could not. Accepted emits become
 tableRef / valueRef / dateRef specs; units missing for a column or value named after a column of
-a dataset listed in ``sources`` are filled from refgate.toml (and marked so in ``meta``).
+a dataset the call read are filled from refgate.toml (and marked so in ``meta``).
+
+Computed means computed: each emitted ref's ``meta.read`` lists the datasets the call had actually
+read when it emitted (recorded by the host from the sandbox's requests), and ``meta.sources`` is
+that list, not the ``sources=`` the code declares (kept as ``meta.declared_sources``); a valueRef's
+``meta.literals`` names the values the code wrote as numeric literals. The GATE does not take
+those for primary evidence (``value_not_computed``).
 """
 
 from __future__ import annotations
 
+import ast
 import datetime as _dt
 import math
 from dataclasses import dataclass, field
@@ -149,13 +156,49 @@ def _unit_label(unit: str | None, scale: str | None) -> str | None:
     return unit or scale
 
 
-class EmitCollector:
-    """Validates emit frames for one call and keeps the refs to issue if the call succeeds."""
+def code_literals(code: str) -> frozenset[float]:
+    """The numeric literals a piece of code writes (``37.2``, ``-4``), as floats."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    out: set[float] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            out.add(float(node.value))
+            out.add(-float(node.value))
+    return frozenset(out)
 
-    def __init__(self, workspace: Workspace | None, draw_id, execution_id: str) -> None:
+
+def _is_literal(value: float, literals: frozenset[float]) -> bool:
+    """Is ``value`` one the code wrote itself? Small whole numbers (indexes, counts, factors
+    such as ``iloc[-1]`` or ``* 100``'s neighbours) are not taken for literals."""
+    if value.is_integer() and abs(value) <= 10:
+        return False
+    if value in literals:
+        return True
+    return any(abs(value - x) <= 1e-12 * max(1.0, abs(x)) for x in literals)
+
+
+class EmitCollector:
+    """Validates emit frames for one call and keeps the refs to issue if the call succeeds.
+    ``reads`` is the call's live record of the datasets it read (filled by the host as the
+    code reads them); ``code`` is the call's code (for its numeric literals)."""
+
+    def __init__(
+        self,
+        workspace: Workspace | None,
+        draw_id,
+        execution_id: str,
+        *,
+        reads: set[str] | None = None,
+        code: str = "",
+    ) -> None:
         self.workspace = workspace
         self.draw_id = draw_id
         self.execution_id = execution_id
+        self.reads = reads if reads is not None else set()
+        self.literals = code_literals(code) if code else frozenset()
         self.pending: list[PendingRef] = []
         self.count = 0
 
@@ -221,10 +264,13 @@ class EmitCollector:
         else:
             raise EmitRejected("units must be one unit for all values or a {name: unit} mapping")
 
-        known = _workspace_units(self.workspace, sources)
-        meta_base: dict[str, Any] = {"execution": self.execution_id}
+        read = sorted(self.reads)
+        known = _workspace_units(self.workspace, read)
+        meta_base: dict[str, Any] = {"execution": self.execution_id, "read": read}
+        if read:
+            meta_base["sources"] = read
         if sources:
-            meta_base["sources"] = sources
+            meta_base["declared_sources"] = sources
         ids: list[str] = []
         label = f" ({title})" if title else ""
         if table is not None:
@@ -282,6 +328,9 @@ class EmitCollector:
             meta = dict(meta_base)
             if inferred:
                 meta["units_from_workspace"] = inferred
+            literal = [n for n, v in values.items() if _is_literal(float(v), self.literals)]
+            if literal:
+                meta["literals"] = literal
             payload["meta"] = meta
             ids.append(self._add("valueRef", payload, f"Emitted values{label}"))
         if date is not None:

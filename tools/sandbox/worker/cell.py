@@ -58,7 +58,7 @@ def run_cell(req: dict, chan: socket.socket) -> None:
         "__builtins__": builtins,
         "pd": State.pd,
         "np": State.np,
-        "datasets": Datasets(specs, req.get("limits")),
+        "datasets": Datasets(specs, req.get("limits"), channel),
         "sql": Sql(specs, channel, req.get("limits", {}), os.getcwd()),
         "engine": Engine(channel, req.get("capabilities", [])),
         "emit_result": emit,

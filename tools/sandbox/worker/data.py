@@ -45,10 +45,13 @@ def _use_sql(name: str) -> str:
 class Datasets(dict):
     """``datasets["name"]`` -> a pandas DataFrame of a workspace dataset (read-only files)."""
 
-    def __init__(self, specs: dict, limits: dict | None = None) -> None:
+    def __init__(self, specs: dict, limits: dict | None = None, channel=None) -> None:
         super().__init__()
         self._specs = specs
         self._limit = frame_limit_bytes((limits or {}).get("as"))
+        #: The call's signed channel: each dataset the code reads is reported to the host, which
+        #: records it on the executionRef and the refs the call emits ("computed means computed").
+        self._channel = channel
 
     def _refuse(self, name: str, spec: dict) -> None:
         if spec.get("kind") == "warehouse":
@@ -78,6 +81,8 @@ class Datasets(dict):
                 ) from None
         if isinstance(frame, Exception):
             raise frame
+        if self._channel is not None:
+            self._channel.call({"op": "read", "dataset": name})
         self[name] = frame
         return frame
 
