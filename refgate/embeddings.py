@@ -113,8 +113,27 @@ class MiniLMEmbeddings(Embeddings):
         return vec[0].astype(np.float32).tolist()
 
 
-def load_minilm(device: str = "cpu") -> Any:
-    """Load the bundled all-MiniLM-L6-v2 with sentence-transformers, with the hub turned off."""
+#: The loaded models of this process, by device and input length: every embedder shares one
+#: (callers must not change it).
+_LOADED: dict[tuple[str, int | None], Any] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def load_minilm(device: str = "cpu", max_seq_length: int | None = None) -> Any:
+    """all-MiniLM-L6-v2 with sentence-transformers, with the hub turned off, loaded once per
+    process, device and ``max_seq_length`` (the model's own 256 word pieces when None), without
+    progress bars."""
+    key = (device, max_seq_length)
+    with _LOAD_LOCK:
+        if key not in _LOADED:
+            model = _load_minilm(device)
+            if max_seq_length is not None:
+                model.max_seq_length = max_seq_length
+            _LOADED[key] = model
+        return _LOADED[key]
+
+
+def _load_minilm(device: str) -> Any:
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -126,8 +145,18 @@ def load_minilm(device: str = "cpu") -> Any:
             "local embeddings need the 'embeddings' extra: pip install 'refgate[embeddings]' "
             "(install the CPU torch build first)"
         ) from exc
+    # transformers is installed with sentence-transformers: its "Loading weights" bar is turned
+    # off for this load only (it would land in a caller's stderr, e.g. the Python API's)
+    from transformers.utils import logging as transformers_logging
+
     path = minilm_path()  # the publisher's files, checked by hash (refgate.model_files)
-    return SentenceTransformer(str(path), device=device, local_files_only=True)
+    bars = transformers_logging.is_progress_bar_enabled()
+    transformers_logging.disable_progress_bar()
+    try:
+        return SentenceTransformer(str(path), device=device, local_files_only=True)
+    finally:
+        if bars:
+            transformers_logging.enable_progress_bar()
 
 
 class HashingEmbeddings(Embeddings):

@@ -258,7 +258,7 @@ def test_semantic_layer_without_the_embeddings_extra_is_a_clear_error(monkeypatc
     import refgate.embeddings
     from refgate.provenance.injection import semantic
 
-    def missing(device: str = "cpu"):
+    def missing(device: str = "cpu", max_seq_length: int | None = None):
         raise RuntimeError("local embeddings need the 'embeddings' extra")
 
     monkeypatch.setattr(refgate.embeddings, "load_minilm", missing)

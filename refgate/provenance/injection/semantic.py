@@ -385,12 +385,11 @@ def _minilm() -> Any:
                 from refgate.embeddings import load_minilm
 
                 try:
-                    model = load_minilm("cpu")
+                    model = load_minilm("cpu", max_seq_length=MAX_TOKENS)
                 except RuntimeError as exc:
                     raise SemanticUnavailable(
                         f"the semantic injection layer needs MiniLM: {exc}"
                     ) from exc
-                model.max_seq_length = MAX_TOKENS
                 _model = model
     return _model
 
