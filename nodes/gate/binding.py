@@ -52,7 +52,8 @@ def unit_agrees(claim: str, item: Item, hint: str) -> bool:
     if hint == "percent" and kind in ("plain", "none") and not item[3]:
         kind = "percent"
     if claim == "percent":
-        return kind in _PERCENTS or kind == "none"
+        # A table's bare number is a percentage only where a label says so (rate, margin, %).
+        return kind in _PERCENTS or (kind == "none" and hint != "amount")
     if claim == "x":
         return kind in ("x", "none")
     if claim == "currency":
@@ -106,6 +107,7 @@ class Binder:
         self.vocab = vocab
         self._words: dict[tuple[int, int], _PlaceWords] = {}
         self._best: dict[tuple[int, frozenset[str]], tuple[bool, int]] = {}
+        self._place_keys: dict[int, set[int]] = {}
 
     def words_at(self, idx: RefIndex, key: int) -> _PlaceWords | None:
         wk = (id(idx), key)
@@ -123,7 +125,7 @@ class Binder:
         got = self._best.get(bk)
         if got is None:
             got = (False, 0)
-            for key in {it[5] for it in idx.items}:
+            for key in self._keys(idx):
                 pw = self.words_at(idx, key)
                 if pw is not None:
                     s = _score(words, pw)
@@ -133,6 +135,9 @@ class Binder:
         return got
 
     def metric_ok(self, idx: RefIndex, key: int, q: Quantity) -> bool:
+        """Do the claim's metric words name this place? Its own label named in full passes
+        unless another place's longer label is named in full too; a partial match passes when
+        no place of the ref matches better."""
         pw = self.words_at(idx, key)
         if pw is None or not pw.all:
             return True  # a place with no metric words ("x") contradicts none
@@ -140,9 +145,29 @@ class Binder:
             if not words:
                 return True
             s = _score(words, pw)
+            if s[1] > 0 and s[0] and not self.more_specific(idx, words, pw):
+                return True
             if s[1] > 0 and s >= self.best(idx, words):
                 return True
         return False
+
+    def more_specific(self, idx: RefIndex, words: frozenset[str], pw: _PlaceWords) -> bool:
+        """Is another place of ``idx`` whose label strictly contains ``pw``'s also named?"""
+        mine = pw.core | pw.col_core
+        for key in self._keys(idx):
+            other = self.words_at(idx, key)
+            if other is None:
+                continue
+            theirs = other.core | other.col_core
+            if mine < theirs and (named(words, other.core) or named(words, other.col_core)):
+                return True
+        return False
+
+    def _keys(self, idx: RefIndex) -> set[int]:
+        got = self._place_keys.get(id(idx))
+        if got is None:
+            got = self._place_keys[id(idx)] = {it[5] for it in idx.items}
+        return got
 
     def bind(
         self, num: Num, q: Quantity, indexes: list[RefIndex], kinds: frozenset[str]
@@ -155,7 +180,8 @@ class Binder:
         for idx, item, basis, unit_ok in found:
             at = idx.place_of(item[5])
             row, col = at if at is not None else (None, None)
-            if row is not None and not unit_agrees(q.kind, item, row.hint or (col and col.hint)):
+            hint = "percent" if col is not None and col.hint == "percent" else row and row.hint
+            if row is not None and not unit_agrees(q.kind, item, hint or ""):
                 unit_ok = False
             metric = self.metric_ok(idx, item[5], q)
             period = _period_ok(q, row, col)

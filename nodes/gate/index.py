@@ -17,6 +17,7 @@ from refgate.text import sentence_spans
 from .dates import date_keys_frozen, is_period_name
 from .lookup import NO_COL, PLACE_COLS, Place, RefIndex
 from .units import NO_UNIT, Unit, merge_units, parse_unit
+from .words import PERCENT_WORDS, label_words
 
 #: Ref kinds whose payload numbers support numeric claims.
 NUMERIC_KINDS = frozenset({"valueRef", "tableRef", "webRef", "docRef"})
@@ -155,6 +156,10 @@ def _index_value_ref(idx: RefIndex, p: dict[str, Any]) -> None:
     _add_dates_from(idx, p)
 
 
+def _percent_words(*labels: str) -> bool:
+    return any(label_words(x) & PERCENT_WORDS for x in labels if x)
+
+
 def _row_hint(label: str) -> str:
     """A unit kind a row label states ("Gross margin (%)": percent)."""
     return "percent" if "%" in label or "percent" in label.lower() else ""
@@ -164,14 +169,22 @@ def _table_columns(idx: RefIndex, columns: list[str], title: str) -> list[bool]:
     """Each column as a place (its header's words, or the period it names); the period flags."""
     periodic = []
     for c in columns:
-        is_period = is_period_name(c)
-        periodic.append(is_period)
         keys = date_keys_frozen(c)
+        # A column named for periods ("period", "fiscal year") holds periods; one whose header
+        # states a period ("Year Ended December 31, 2019") holds that period's values.
+        is_period = is_period_name(c) and not keys
+        periodic.append(is_period)
         idx.dates.update(keys)
         if _has_alpha(c):
             idx.labels.append(c.lower())
         idx.columns.append(
-            Place(c, "" if is_period else c, title, keys, _row_hint(c) if not is_period else "")
+            Place(
+                c,
+                "" if is_period else c,
+                title,
+                keys,
+                "percent" if not is_period and (_row_hint(c) or _percent_words(c)) else "",
+            )
         )
     return periodic
 
@@ -218,13 +231,14 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
                 unit = col_units[j]
                 if periodic[j]:
                     keys = date_keys_frozen(cell)
-                    dates.update(keys)
-                    row_periods.update(keys)
-                    if isinstance(cell, str):
-                        labels.append(cell.lower())
-                    if keys:
-                        period_text.append(str(cell))
-                    continue
+                    if keys or not isinstance(cell, str):
+                        dates.update(keys)
+                        row_periods.update(keys)
+                        if isinstance(cell, str):
+                            labels.append(cell.lower())
+                        if keys:
+                            period_text.append(str(cell))
+                        continue
                 key = base + j
             else:
                 col = str(j)
@@ -252,14 +266,35 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
         )
         place.core = label
         place.label = label or " ".join(period_text)
-        place.hint = _row_hint(label)
+        place.hint = _row_hint(label) or (
+            "percent" if _percent_words(label, section, title) else "amount"
+        )
         if row_periods:
             place.periods = frozenset(row_periods)
         # A labelled row with no number heads the rows below it ("Revenue:" over "Product").
         if label and len(items) == n_items:
             section = label
+    _bare_cells_take_their_columns_currency(items)
     _add_dates_from(idx, meta)
     _add_dates_from(idx, p)
+
+
+def _bare_cells_take_their_columns_currency(items: list) -> None:
+    """A column that prints a currency on some cells ("$130" over "128") and no percent holds
+    amounts: its bare numbers are amounts in that currency, not unitless (a "128%" claim is a
+    unit-kind swap)."""
+    by_col: dict[int, set[str]] = {}
+    for it in items:
+        col = it[5] % PLACE_COLS
+        kinds = by_col.setdefault(col, set())
+        kinds.add("cur:" + it[3] if it[3] else it[1])
+    for i, it in enumerate(items):
+        if it[1] != "none" or it[3]:
+            continue
+        kinds = by_col[it[5] % PLACE_COLS]
+        curs = [k[4:] for k in kinds if k.startswith("cur:")]
+        if len(curs) == 1 and not kinds & {"percent", "ratio", "bp", "x"}:
+            items[i] = (it[0], "plain", it[2], curs[0], it[4], it[5])
 
 
 def _index_text(idx: RefIndex, text: str, where: str, *where_args: Any) -> None:

@@ -170,17 +170,25 @@ def overlap(claim: frozenset[str], label: frozenset[str]) -> int:
     if not claim or not label:
         return 0
     n = 0
+    # Weak words count only in a claim that has no other ("Other, net": "net").
+    skip = WEAK if not claim <= WEAK else frozenset()
     for w in claim:
-        if w in WEAK:
+        if w in skip:
             continue
         if w in label or any(_same(w, x) for x in label):
             n += 1
     return n
 
 
+#: Words of a label that make its bare numbers percentages rather than amounts.
+PERCENT_WORDS = frozenset(
+    {"rate", "ratio", "margin", "yield", "grow", "change", "share", "return", "proportion"}
+)
+
+
 def named(claim: frozenset[str], core: frozenset[str]) -> bool:
     """Does the claim name every (non-weak) word of a location's own label?"""
-    strong = [w for w in core if w not in WEAK]
+    strong = [w for w in core if w not in WEAK] or list(core)
     if not strong:
         return False
     for w in strong:

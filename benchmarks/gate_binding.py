@@ -1,0 +1,207 @@
+"""GATE binding on real annual-report tables (TAT-QA dev, CC BY 4.0): does a claim's number bind
+to the quantity, period and unit kind it names?
+
+Run: ``python benchmarks/gate_binding.py [--dir ../shared/data/tatqa-dev]``. Each table becomes a
+tableRef (leading rows without numbers are the header, as in tests/gate/test_tatqa.py; the
+table's scale is the one its questions state). Claims, per numeric cell under a year column:
+
+- correct, worded with the row label: "The <row label> was <cell> in <year> [tbl]."
+- correct, worded as TAT-QA asks ("What was the X in 2019?" -> "The X was V in 2019 [tbl].") for
+  questions answered by one cell of the table;
+- the same claims with another row's value of the same year, the same row's value of another
+  year, and a unit-kind swap (a percent cell claimed as a dollar amount, any other cell claimed
+  as a percentage): each must block.
+
+Tables are split before any tuning by a hash of their id: held-out = sha1(uid) % 5 == 0. Rates
+are printed per group for the tuning and held-out parts, with examples of each failure kind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from refgate.nodes.gate import check_answer
+from refgate.refs import Ref
+
+DEFAULT_DIR = Path("/work/shared/data/tatqa-dev")
+_NUMERIC = re.compile(r"^\s*\(?-?\$?\s*\(?-?\d[\d,]*(?:\.\d+)?\)?%?\s*$")
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
+_QUESTION = re.compile(
+    r"^(?:What|How much) (?:was|is|were|are) (?:the )?(.+?) (?:in|for|during|as at|at) "
+    r"(?:fiscal |FY ?)?((?:19|20)\d\d)\s*\??$",
+    re.I,
+)
+
+
+def held_out(uid: str) -> bool:
+    return int(hashlib.sha1(uid.encode()).hexdigest(), 16) % 5 == 0
+
+
+def _number_cell(cell: str) -> bool:
+    c = cell.strip()
+    return bool(c) and bool(_NUMERIC.match(c)) and not _YEAR.match(c.strip("$ "))
+
+
+def _value(cell: str) -> float:
+    digits = re.sub(r"[^\d.]", "", cell)
+    v = float(digits) if digits and digits != "." else float("nan")
+    return -v if "(" in cell or "-" in cell.strip().lstrip("$ ")[:1] else v
+
+
+def table_ref(ctx: dict) -> tuple[Ref, list[str], list[list[str]]]:
+    table = ctx["table"]["table"]
+    n_head = 0
+    for row in table:
+        if any(_number_cell(c) for c in row[1:]):
+            break
+        n_head += 1
+    n_head = max(n_head, 1)
+    cols = [
+        " ".join(h[j].strip() for h in table[:n_head] if j < len(h) and h[j].strip()) or f"c{j}"
+        for j in range(len(table[0]))
+    ]
+    scales = [q["scale"] for q in ctx["questions"] if q["scale"] in ("thousand", "million")]
+    meta = {"source": "TAT-QA dev", "uid": ctx["table"]["uid"]}
+    if scales:
+        meta["scale"] = max(set(scales), key=scales.count)
+    rows = table[n_head:]
+    payload = {"columns": cols, "rows": rows, "units": {}, "meta": meta}
+    rid = "tbl_" + hashlib.sha1(ctx["table"]["uid"].encode()).hexdigest()[:10]
+    return Ref(id=rid, kind="tableRef", payload=payload), cols, rows
+
+
+def _shown(cell: str) -> str:
+    return re.sub(r"\$\s+", "$", cell.strip())
+
+
+def _swap(cell: str) -> str:
+    c = _shown(cell)
+    if c.endswith("%"):
+        return "$" + c.rstrip("%").strip()
+    return c.replace("$", "") + "%"
+
+
+def claims_of(ctx: dict):
+    """(group, claim, should_pass) for one table."""
+    ref, cols, rows = table_ref(ctx)
+    years = [j for j, c in enumerate(cols) if _YEAR.match(c.strip()[-4:]) and j > 0]
+    if len(years) < 2:
+        return ref, []
+    out = []
+
+    def variants(kind: str, label: str, r: int, j: int) -> None:
+        cell = rows[r][j]
+        year = cols[j].strip()[-4:]
+        v = _value(cell)
+        out.append(
+            (f"{kind}: correct", f"The {label} was {_shown(cell)} in {year} [{ref.id}].", True)
+        )
+        own = {_value(rows[r][k]) for k in range(1, len(rows[r])) if k < len(rows[r])}
+        others = [
+            rows[o][j]
+            for o in range(len(rows))
+            if o != r
+            and j < len(rows[o])
+            and _number_cell(rows[o][j])
+            and _value(rows[o][j]) != v
+            and _value(rows[o][j]) not in own
+        ]
+        if others:
+            bad = others[(r * 7 + j) % len(others)]
+            out.append(
+                (
+                    f"{kind}: other row",
+                    f"The {label} was {_shown(bad)} in {year} [{ref.id}].",
+                    False,
+                )
+            )
+        same_col = {
+            _value(rows[o][j])
+            for o in range(len(rows))
+            if j < len(rows[o]) and _number_cell(rows[o][j])
+        }
+        for k in years:
+            if k != j and k < len(rows[r]) and _number_cell(rows[r][k]):
+                w = _value(rows[r][k])
+                if w != v and w not in same_col:
+                    out.append(
+                        (
+                            f"{kind}: other year",
+                            f"The {label} was {_shown(rows[r][k])} in {year} [{ref.id}].",
+                            False,
+                        )
+                    )
+                    break
+        out.append(
+            (f"{kind}: unit swap", f"The {label} was {_swap(cell)} in {year} [{ref.id}].", False)
+        )
+
+    for r, row in enumerate(rows):
+        label = row[0].strip().rstrip(":")
+        if not re.search(r"[A-Za-z]", label):
+            continue
+        for j in years:
+            if j < len(row) and _number_cell(row[j]):
+                variants("row label", label, r, j)
+    for q in ctx["questions"]:
+        m = _QUESTION.match(q["question"].strip())
+        if not m or q["answer_from"] != "table" or q["answer_type"] != "span":
+            continue
+        if len(q["answer"]) != 1 or not _number_cell(str(q["answer"][0])):
+            continue
+        what, year = m.group(1), m.group(2)
+        hits = [
+            (r, j)
+            for r, row in enumerate(rows)
+            for j in years
+            if j < len(row)
+            and cols[j].strip().endswith(year)
+            and _value(row[j]) == _value(str(q["answer"][0]))
+        ]
+        if len(hits) == 1:
+            variants("question wording", what, *hits[0])
+    return ref, out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dir", type=Path, default=DEFAULT_DIR)
+    ap.add_argument("--examples", type=int, default=3)
+    args = ap.parse_args()
+    data = json.loads((args.dir / "tatqa_dataset_dev.json").read_text(encoding="utf-8"))
+    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    examples: dict[tuple[str, str], list[str]] = defaultdict(list)
+    n_tables = {"tuning": 0, "held-out": 0}
+    for ctx in data:
+        part = "held-out" if held_out(ctx["table"]["uid"]) else "tuning"
+        ref, claims = claims_of(ctx)
+        if claims:
+            n_tables[part] += 1
+        for group, claim, should_pass in claims:
+            report = check_answer(claim, [ref])
+            right = report.passed == should_pass
+            c = counts[(part, group)]
+            c[0] += right
+            c[1] += 1
+            if not right and len(examples[(part, group)]) < args.examples:
+                why = "; ".join(f"{i.code}: {i.detail}" for i in report.blocking)[:200]
+                examples[(part, group)].append(f"{claim}  -> {why or 'passed'}")
+    print(f"tables: {n_tables}")
+    print(f"{'part':9} {'group':32} {'right':>7} {'n':>6} {'rate':>7}")
+    for (part, group), (right, n) in sorted(counts.items()):
+        print(f"{part:9} {group:32} {right:7d} {n:6d} {right / n:7.2%}")
+    for (part, group), ex in sorted(examples.items()):
+        print(f"\n{part} / {group}: failures")
+        for e in ex:
+            print("   ", e)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
