@@ -76,6 +76,11 @@ def table_ref(ctx: dict) -> tuple[Ref, list[str], list[list[str]]]:
     return Ref(id=rid, kind="tableRef", payload=payload), cols, rows
 
 
+def _label(cell: str) -> str:
+    """A row label as a writer would use it: no footnote marker ("Working capital (1)")."""
+    return re.sub(r"\s*\(\d\)\s*$", "", cell.strip()).rstrip(":").strip()
+
+
 def _shown(cell: str) -> str:
     return re.sub(r"\$\s+", "$", cell.strip())
 
@@ -127,6 +132,8 @@ def claims_of(ctx: dict):
             if j < len(rows[o]) and _number_cell(rows[o][j])
         }
         for k in years:
+            if year in cols[k]:
+                continue  # a split fiscal year ("2018/2019") names both years: no other year
             if k != j and k < len(rows[r]) and _number_cell(rows[r][k]):
                 w = _value(rows[r][k])
                 if w != v and w not in same_col:
@@ -142,9 +149,12 @@ def claims_of(ctx: dict):
             (f"{kind}: unit swap", f"The {label} was {_swap(cell)} in {year} [{ref.id}].", False)
         )
 
+    labels = [_label(row[0]) if row else "" for row in rows]
     for r, row in enumerate(rows):
-        label = row[0].strip().rstrip(":")
-        if not re.search(r"[A-Za-z]", label):
+        label = labels[r]
+        # A label shared by rows of several sections ("Granted" under RSUs and PSUs) does not
+        # say which row a claim means: not a claim the row label alone can word.
+        if not re.search(r"[A-Za-z]", label) or labels.count(label) > 1:
             continue
         for j in years:
             if j < len(row) and _number_cell(row[j]):

@@ -95,9 +95,12 @@ def _place_words(row: Place, col: Place | None, vocab: Vocabulary) -> _PlaceWord
     return _PlaceWords(core, col_core, core | col_core | extra)
 
 
-def _score(words: frozenset[str], pw: _PlaceWords) -> tuple[bool, int]:
+def _score(words: frozenset[str], pw: _PlaceWords) -> tuple[bool, int, int]:
+    """(the claim names the place's own label in full, words shared, minus the label's words
+    the claim leaves out)."""
     full = named(words, pw.core) or named(words, pw.col_core)
-    return full, overlap(words, pw.all)
+    left_out = len(pw.core - words) if full else 0
+    return full, overlap(words, pw.all), -left_out
 
 
 class Binder:
@@ -106,7 +109,7 @@ class Binder:
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab
         self._words: dict[tuple[int, int], _PlaceWords] = {}
-        self._best: dict[tuple[int, frozenset[str]], tuple[bool, int]] = {}
+        self._best: dict[tuple[int, frozenset[str]], tuple[bool, int, int]] = {}
         self._place_keys: dict[int, set[int]] = {}
 
     def words_at(self, idx: RefIndex, key: int) -> _PlaceWords | None:
@@ -119,49 +122,43 @@ class Binder:
             pw = self._words[wk] = _place_words(at[0], at[1], self.vocab)
         return pw
 
-    def best(self, idx: RefIndex, words: frozenset[str]) -> tuple[bool, int]:
-        """The best score any place of ``idx`` holding a number gets for ``words``."""
-        bk = (id(idx), words)
-        got = self._best.get(bk)
-        if got is None:
-            got = (False, 0)
-            for key in self._keys(idx):
-                pw = self.words_at(idx, key)
-                if pw is not None:
-                    s = _score(words, pw)
-                    if s > got:
-                        got = s
-            self._best[bk] = got
-        return got
-
     def metric_ok(self, idx: RefIndex, key: int, q: Quantity) -> bool:
-        """Do the claim's metric words name this place? Its own label named in full passes
-        unless another place's longer label is named in full too; a partial match passes when
-        no place of the ref matches better."""
+        """Do the claim's metric words name this place? A place whose own label the claim names
+        in full passes unless another fully named place shares more of the claim's words, or as
+        many with fewer words the claim leaves out ("Total prepaid expenses and other" for a
+        claim about "prepaid expenses"); a place named in part passes when no place of the ref
+        scores better."""
         pw = self.words_at(idx, key)
-        if pw is None or not pw.all:
-            return True  # a place with no metric words ("x") contradicts none
+        if pw is None:
+            return True
         for words in (q.words, q.fallback) if q.fallback != q.words else (q.words,):
             if not words:
                 return True
+            if not pw.all:
+                # A place with no metric words ("x", an unlabelled subtotal) contradicts a claim
+                # only when another place of the ref matches the claim's words.
+                if self.best(idx, words)[1] == 0:
+                    return True
+                continue
             s = _score(words, pw)
-            if s[1] > 0 and s[0] and not self.more_specific(idx, words, pw):
-                return True
             if s[1] > 0 and s >= self.best(idx, words):
                 return True
         return False
 
-    def more_specific(self, idx: RefIndex, words: frozenset[str], pw: _PlaceWords) -> bool:
-        """Is another place of ``idx`` whose label strictly contains ``pw``'s also named?"""
-        mine = pw.core | pw.col_core
-        for key in self._keys(idx):
-            other = self.words_at(idx, key)
-            if other is None:
-                continue
-            theirs = other.core | other.col_core
-            if mine < theirs and (named(words, other.core) or named(words, other.col_core)):
-                return True
-        return False
+    def best(self, idx: RefIndex, words: frozenset[str]) -> tuple[bool, int, int]:
+        """The best score any place of ``idx`` holding a number gets for ``words``."""
+        bk = (id(idx), words)
+        got = self._best.get(bk)
+        if got is None:
+            got = (False, 0, -(1 << 30))
+            for key in self._keys(idx):
+                pw = self.words_at(idx, key)
+                if pw is not None:
+                    sc = _score(words, pw)
+                    if sc > got:
+                        got = sc
+            self._best[bk] = got
+        return got
 
     def _keys(self, idx: RefIndex) -> set[int]:
         got = self._place_keys.get(id(idx))

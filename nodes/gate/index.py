@@ -222,6 +222,7 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
         base = len(idx.places) * PLACE_COLS
         idx.places.append(place)
         row_words: list[str] = []
+        label_heads: list[str] = []
         row_periods: set[str] = set()
         period_text: list[str] = []
         n_items = len(items)
@@ -260,10 +261,14 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
                     text = cell.strip()
                     labels.append(text.lower())
                     row_words.append(text)
+                    if j < n_cols and columns[j] not in label_heads:
+                        label_heads.append(columns[j])  # "(In thousands) Deferred tax assets"
                 idx.add_text(cell, unit, "row {} [{}]", r, col, place=key)
         label = " ".join(w for w in row_words if not any(ch.isdigit() for ch in w)) or " ".join(
             row_words
         )
+        if label_heads:
+            place.context = " ".join([section, *label_heads])
         place.core = label
         place.label = label or " ".join(period_text)
         place.hint = _row_hint(label) or (

@@ -26,10 +26,10 @@ _STOP_WORDS = """
     a an the of in on at to for from by with and or as is are was were be been being has have had
     it its this that these those their there which who whom whose what when where how than then
     per into over under about above below after before during between within up down out off
-    same other also only just still more less most least much many some any each all both very
+    same also only just still more less most least much many some any each all both very
     so not no nor but if while since until via vs versus
-    value values figure figures amount amounts number numbers level levels reported report
-    reports reporting data dataset result results total totals overall respectively approximately
+    value values figure figures amount amounts number numbers level levels report
+    reports reporting data dataset result results overall respectively approximately
     about around nearly roughly almost
     reach reached reaching stood stand stands come came comes amounted amount totaled totalled
     record recorded show showed shown shows saw see seen rose rise rises risen fell fall falls
@@ -49,7 +49,7 @@ _STOP = frozenset(_STOP_WORDS.split())
 #: Korean scale and currency characters: a word made of them only is a unit (조원, 억, 천만).
 _KO_UNITS = frozenset("십백천만억조원달러엔위안")
 #: Words that say which of several quantities less than the rest ("total revenue" ~ "revenue").
-WEAK = frozenset({"total", "consolidated", "reported", "net"})
+WEAK = frozenset({"total", "consolidated", "reported", "net", "other"})
 
 _IRREGULAR = {
     "grew": "grow",
