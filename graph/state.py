@@ -1,7 +1,8 @@
 """The workbench graph's state, input and output schemas.
 
-Channels with reducers: ``refs`` (the ref ledger, merged by id) and ``trace`` (events appended
-by every pass). Everything else is written by one pass and read by later ones.
+Channels with reducers: ``refs`` (the ref ledger, merged by id), ``trace`` (events appended
+by every pass) and ``turns`` (the conversation: one record per finished question, so a thread
+takes follow-ups). Everything else is written by one pass and read by later ones.
 
 Every channel holds plain data (dicts, lists, strings, numbers): refs are ``RefData`` dicts, which
 nodes validate into ``Ref`` where they read them (``make_context``'s ledger), so any checkpointer
@@ -34,6 +35,8 @@ class WorkbenchOutput(TypedDict):
     refs: dict[str, RefData]
     gate: dict[str, Any]
     trace_summary: dict[str, Any]
+    #: The conversation: every finished turn of the thread (``nodes/conversation.py``).
+    turns: list[dict[str, Any]]
 
 
 class Plan(TypedDict, total=False):
@@ -71,3 +74,5 @@ class WorkbenchState(TypedDict, total=False):
     provenance: dict[str, Any]
     decisions: list[str]
     trace_summary: dict[str, Any]
+    #: Finished turns (question, answer, verdict, cited ids), appended by HARVEST.
+    turns: Annotated[list[dict[str, Any]], operator.add]

@@ -29,11 +29,26 @@ from langgraph.runtime import Runtime
 from refgate.events import event
 from refgate.memory import recall_decisions
 from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context
+from refgate.nodes.conversation import conversation_block
 from refgate.nodes.loop import run_tool_pass
 from refgate.nodes.parsing import parse_json_object
 from refgate.provenance.boundaries import guard_external, provenance_of
 from refgate.refs import EMITTED_KINDS, Ref, ref_data
 from refgate.tools.registry import get_spec
+
+#: What BRIEF resets when a run starts (a follow-up's turn must not inherit the last verdict,
+#: retry count, critiques, caveats or answer).
+TURN_RESET: dict[str, Any] = {
+    "gate_attempts": 0,
+    "gate": {},
+    "gate_history": [],
+    "critiques": [],
+    "caveats": [],
+    "work_notes": "",
+    "answer": "",
+    "decisions": [],
+    "trace_summary": {},
+}
 
 #: Most recalled decisions shown to BRIEF.
 RECALL_LIMIT = 5
@@ -187,7 +202,8 @@ def make_brief(deps: Deps):
         messages = [
             SystemMessage(load_prompt("brief")),
             HumanMessage(
-                f"Question: {question}\n\n{_workspace_summary(ctx)}{_recalled_block(recalled, ctx)}"
+                f"Question: {question}{conversation_block(state)}\n\n"
+                f"{_workspace_summary(ctx)}{_recalled_block(recalled, ctx)}"
             ),
         ]
         out = run_tool_pass(
@@ -230,8 +246,10 @@ def make_brief(deps: Deps):
             "plan": plan,
             "refs": ref_data(issued),
             "trace": events,
-            "gate_attempts": 0,
             "provenance": ctx.taint.to_state(),
+            # a follow-up on a thread starts its own turn: nothing of the last one carries over
+            # but the ledger, the trace, the taint registry and the finished turns
+            **TURN_RESET,
         }
 
     return brief

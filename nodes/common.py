@@ -18,6 +18,7 @@ from langgraph.runtime import get_runtime
 from refgate.config import Settings, apply_context, context_workspace, load_settings
 from refgate.events import event, stream_writer
 from refgate.models import ModelProvider
+from refgate.nodes.conversation import earlier_questions
 from refgate.provenance import RunProvenance
 from refgate.provenance.boundaries import guard_external
 from refgate.refs import Ref, RefLedger
@@ -110,6 +111,8 @@ def make_context(
     if state.get("question"):
         # The user's own words are trusted: a query repeating them is not tainted.
         taint.register_trusted(str(state["question"]))
+    for earlier in earlier_questions(state):
+        taint.register_trusted(earlier)
     return ToolContext(
         pass_name=pass_name,
         ledger=RefLedger(state.get("refs") or {}),

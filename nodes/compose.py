@@ -10,6 +10,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context, refs_block
+from refgate.nodes.conversation import conversation_block
 from refgate.nodes.loop import invoke_model
 from refgate.refs import RefKind
 
@@ -40,7 +41,7 @@ def make_compose(deps: Deps):
         critiques = state.get("critiques") or []
         caveats = state.get("caveats") or []
         human = (
-            f"Question: {state.get('question', '')}\n\n"
+            f"Question: {state.get('question', '')}{conversation_block(state)}\n\n"
             f"Plan: {json.dumps(state.get('plan') or {}, ensure_ascii=False, default=str)}\n\n"
             f"WORK's notes: {state.get('work_notes', '')}\n\n"
             f"Evidence refs (cite these ids):\n{refs_block(ctx.ledger.all(), kinds=CITABLE, pass_name='compose')}\n\n"

@@ -17,6 +17,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context, refs_block
+from refgate.nodes.conversation import conversation_block
 from refgate.nodes.loop import invoke_model
 from refgate.nodes.parsing import parse_string_list
 from refgate.refs import REF_KINDS, as_ref_map, is_emitted_result
@@ -141,7 +142,7 @@ def make_critique(deps: Deps):
             or "- (the chosen skills require no evidence)"
         )
         human = (
-            f"Question: {state.get('question', '')}\n\n"
+            f"Question: {state.get('question', '')}{conversation_block(state)}\n\n"
             f"Lens: {plan.get('lens', 'unspecified')}\n"
             f"Verification criteria: {json.dumps(plan.get('criteria') or [], ensure_ascii=False)}\n\n"
             f"Chosen skills:\n{_skill_context(plan, refs)}\n\n"

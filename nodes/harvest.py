@@ -31,6 +31,7 @@ from refgate.config import PASSES
 from refgate.events import event
 from refgate.memory import remember_run_decision
 from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context
+from refgate.nodes.conversation import turn_record
 from refgate.nodes.loop import run_tool_pass
 from refgate.refs import Ref, ref_data
 
@@ -281,6 +282,7 @@ def make_harvest(deps: Deps):
             "trace": events,
             "decisions": decisions,
             "trace_summary": summary,
+            "turns": [turn_record(state)],
         }
 
     return harvest

@@ -14,6 +14,7 @@ from langgraph.runtime import Runtime
 
 from refgate.events import event
 from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context, refs_block
+from refgate.nodes.conversation import conversation_block
 from refgate.nodes.loop import run_tool_pass
 from refgate.refs import ref_data
 from refgate.tools.registry import tools_for
@@ -55,7 +56,7 @@ def make_work(deps: Deps):
         plan = state.get("plan") or {}
         evidence = refs_block(ctx.ledger.all(), pass_name="work")
         human = (
-            f"Question: {state.get('question', '')}\n\n"
+            f"Question: {state.get('question', '')}{conversation_block(state)}\n\n"
             f"Plan: {json.dumps(plan, ensure_ascii=False, default=str)}\n\n"
             f"Datasets:\n{_datasets_block(ctx)}\n\n"
             f"Refs so far:\n{evidence}"

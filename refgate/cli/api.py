@@ -36,6 +36,7 @@ from refgate.config import ConfigError, Settings, load_settings
 from refgate.graph import build_graph
 from refgate.graph.research import PASS_NAME, build_research_graph, run_config, stream_research
 from refgate.models import NO_MODEL_HELP, ModelProvider, endpoint_of, is_configured, split_model
+from refgate.nodes.harvest import run_events
 from refgate.persistence import open_persistence
 from refgate.refs import Ref, as_ref_map
 from refgate.report import run_record
@@ -272,7 +273,9 @@ def ask(
 
     ``model`` is a model string (``"anthropic:claude-sonnet-4-5"``, ``"ollama:qwen2.5"``, a bare
     OpenAI-compatible name) or a LangChain chat model. ``thread`` resumes an interrupted run
-    (``question`` may then be None; a different question is refused). Raises ``ConfigError``
+    (``question`` may then be None; a different question is refused) or, on a finished thread,
+    asks ``question`` as a follow-up: the earlier questions, answers and refs are its context
+    and the new answer may cite those refs. Raises ``ConfigError``
     (settings, blank question, thread busy or mismatched), ``WorkspaceError`` (no or an invalid
     workspace) or ``RunFailed`` (resumable)."""
     q = _check_question(question, thread)
@@ -306,24 +309,30 @@ def ask(
             )
             snapshot = graph.get_state(config)
             stored_q = snapshot.values.get("question")
-            if stored_q and q and not _same_question(stored_q, q):
-                raise ConfigError(
-                    f"thread {thread_id!r} is about a different question ({stored_q!r}); "
-                    "resume it without a question or use a new --thread"
-                )
             if snapshot.next:
+                if stored_q and q and not _same_question(stored_q, q):
+                    raise ConfigError(
+                        f"thread {thread_id!r} was interrupted on another question "
+                        f"({stored_q!r}); resume it without a question (or with the same one) "
+                        "before asking a follow-up, or use a new --thread"
+                    )
                 _emit(
                     on_event,
                     {"event": "resuming", "thread": thread_id, "next": list(snapshot.next)},
                 )
                 inputs: Any = None
-            elif snapshot.values.get("answer"):
+            elif snapshot.values.get("answer") and (q is None or _same_question(stored_q, q)):
                 inputs = "done"
             elif q is None:
                 raise ConfigError(
                     f"no question given and nothing to resume on thread {thread_id!r}"
                 )
             else:
+                if snapshot.values.get("answer"):
+                    # a finished thread takes a new question as a follow-up: earlier questions,
+                    # answers and refs are its context (nodes/conversation.py)
+                    turns = len(snapshot.values.get("turns") or [])
+                    _emit(on_event, {"event": "follow_up", "thread": thread_id, "turn": turns + 1})
                 inputs = {"question": q, "workspace": str(ws.root)}
             try:
                 if inputs != "done":
@@ -376,7 +385,9 @@ def _answer(
     duration_s: float,
 ) -> Answer:
     models = {p: settings.model_for(p) for p in MODEL_PASSES}
-    usage = build_usage(from_trace(result.get("trace") or []), models, settings.prices)
+    # this turn's tokens: a follow-up's trace also holds the earlier turns' events
+    turn = run_events(result.get("trace") or [], result.get("run_id"))
+    usage = build_usage(from_trace(turn), models, settings.prices)
     gate = dict(result.get("gate") or {})
     return Answer(
         question=str(result.get("question") or q or ""),

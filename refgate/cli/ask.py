@@ -228,7 +228,7 @@ def ask(
         None,
         "--thread",
         "-t",
-        help="Thread id: resumes an interrupted run; new runs get a fresh id.",
+        help="Thread id: resumes an interrupted run, or asks a follow-up on a finished one; new runs get a fresh id.",
     ),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
     model: str = typer.Option(

@@ -82,12 +82,18 @@ def render_run_html(record: Mapping[str, Any], charts: Sequence[Mapping[str, Any
             if target is not None and target["chart"] is None:
                 target["chart"] = {"anchor": chart["anchor"], "title": chart["title"]}
     body = strip_unmet_section(answer) if not gate.get("passed") else answer
+    allowed = allowed_urls(refs, [record["question"]])
+    earlier = [
+        {**turn, "html": Markup(answer_html(strip_unmet_section(turn["answer"]), refs, allowed))}
+        for turn in record["earlier_turns"]
+    ]
     return _page(
         "run.html.j2",
         record=record,
         facts=header_facts(record),
         verdict=cardlib.verdict(gate),
-        answer=Markup(answer_html(body, refs, allowed_urls(refs, [record["question"]]))),
+        answer=Markup(answer_html(body, refs, allowed)),
+        earlier=earlier,
         cited=cited,
         other=other,
         charts=charts,

@@ -144,13 +144,17 @@ def render_run_markdown(record: Mapping[str, Any]) -> str:
         meta.append(f"cost: ${facts['cost_usd']:.4f} (estimated)")
     if facts["seconds"] is not None:
         meta.append(f"time: {facts['seconds']} s")
-    out = [
-        *head,
-        " · ".join(meta),
-        "",
+    allowed = allowed_urls(refs, [record["question"]])
+    out = [*head, " · ".join(meta), ""]
+    if record["earlier_turns"]:
+        out += ["## Earlier in this conversation", ""]
+        for n, turn in enumerate(record["earlier_turns"], 1):
+            out += [f"**Q{n}. {_one_line(turn['question'], 500)}**", ""]
+            out += [inert_answer(turn["answer"].rstrip(), allowed) or "_(no answer)_", ""]
+    out += [
         "## Answer",
         "",
-        inert_answer(answer, allowed_urls(refs, [record["question"]])) or "_(no answer)_",
+        inert_answer(answer, allowed) or "_(no answer)_",
         "",
     ]
     cited, _ = cardlib.build_cards(answer, refs, gate)

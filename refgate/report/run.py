@@ -53,6 +53,8 @@ def run_record(
         "critiques": [str(c) for c in result.get("critiques") or []],
         "caveats": [str(c) for c in result.get("caveats") or []],
         "trace_summary": _plain(result.get("trace_summary") or {}),
+        # the conversation: every finished turn of the thread (the last one is this run's)
+        "turns": _plain(list(result.get("turns") or [])),
         "workspace": ws,
         "models": dict(models or {}),
         "duration_s": duration_s,

@@ -92,7 +92,24 @@ def clean_run(record: Any) -> dict[str, Any]:
         "models": {k: as_text(v) for k, v in as_map(r.get("models")).items()},
         "duration_s": _number(r.get("duration_s")),
         "created_at": as_text(r.get("created_at")),
+        "earlier_turns": _earlier_turns(r),
     }
+
+
+def _earlier_turns(r: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The conversation before this run's question: every finished turn but the run's own
+    (the last one, when it holds this run's answer)."""
+    turns = [
+        {
+            "question": as_text(t.get("question")),
+            "answer": as_text(t.get("answer")),
+            "passed": t.get("passed") is True,
+        }
+        for t in maps(r.get("turns"))
+    ]
+    if turns and turns[-1]["answer"] == as_text(r.get("answer")):
+        turns = turns[:-1]
+    return turns
 
 
 def _claim(value: dict[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import threading
 import uuid
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -138,7 +139,7 @@ def research_responder(request: StubRequest) -> Reply | None:
 
 def served_responder(request: StubRequest) -> Reply | str:
     """Both served graphs: research steps by their tool, workbench passes by their prompt."""
-    return research_responder(request) or stub_responder(request)
+    return conversation_responder(request) or research_responder(request) or stub_responder(request)
 
 
 class Hook:
@@ -164,3 +165,72 @@ class Hook:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+# -- a two-turn conversation on the sample workspace (examples/us-macro) ----------------------
+
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "us-macro"
+FIRST_QUESTION = "What was the US unemployment rate in 2009Q3?"
+FOLLOW_UP = "And how did the US unemployment rate in 2008Q3 compare?"
+_QUESTION = re.compile(r"^Question: (.*)$", re.MULTILINE)
+_PERIOD = re.compile(r"\b(\d{4}Q[1-4])\b")
+#: The sample's unemployment rate (macro.unemp, percent) by quarter.
+UNEMP = {"2009Q3": "9.6", "2008Q3": "6.0"}
+
+
+def copy_sample(target: Path) -> Path:
+    """A private copy of the sample workspace (runs write their state under it)."""
+    shutil.copytree(SAMPLE, target, ignore=shutil.ignore_patterns(".refgate"))
+    return target
+
+
+def value_refs_by_period(text: str) -> dict[str, str]:
+    """``{period: valueRef id}`` from the JSON lines of a prompt's refs block."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not (line.startswith("{") and '"valueRef"' in line):
+            continue
+        try:
+            ref = json.loads(line)
+        except ValueError:
+            continue
+        if ref.get("kind") == "valueRef" and ref.get("period"):
+            out.setdefault(str(ref["period"]), str(ref["id"]))
+    return out
+
+
+def conversation_responder(request: StubRequest) -> Reply | str | None:
+    """The passes of the unemployment conversation; None for any other run's request.
+
+    WORK reads the question's quarter with ``value_at``; COMPOSE states each quarter whose
+    valueRef is in its prompt, so the follow-up cites the first turn's ref beside its own."""
+    text = request.text
+    found = _QUESTION.search(text)
+    question = found.group(1) if found else ""
+    if "US unemployment rate" not in question:
+        return None
+    name = pass_of(request.system or text)
+    if name == "brief":
+        if request.tool_results:
+            return '{"skills": ["single-value-lookup"], "lens": "single value", "criteria": []}'
+        return tool_reply(tool("ReadSkill", id="single-value-lookup"))
+    if name == "work":
+        if request.tool_results:
+            return "Read the rate for the quarter asked."
+        period = _PERIOD.search(question)
+        arguments = {"dataset": "macro", "column": "unemp", "period": period.group(1)}
+        return tool_reply(tool("EngineCall", name="value_at", arguments=arguments))
+    if name == "critique":
+        return "[]"
+    if name == "compose":
+        ids = value_refs_by_period(text)
+        asked = _PERIOD.search(question).group(1)
+        parts = [f"The US unemployment rate was {UNEMP[asked]}% in {asked} [{ids[asked]}]"]
+        parts += [
+            f"against {UNEMP[p]}% in {p} [{i}]" for p, i in ids.items() if p != asked and p in UNEMP
+        ]
+        return ", ".join(parts) + "."
+    if name == "harvest":
+        return "Nothing worth remembering from this run."
+    return None

@@ -495,3 +495,31 @@ def test_a_served_approval_resumes_from_plain_state_and_posts_the_report(client,
         assert serde_warnings(server) == []
     finally:
         hook.close()
+
+
+def test_a_served_thread_takes_a_follow_up_that_cites_the_first_answer(client, tmp_path):
+    """Two runs on one thread of `langgraph dev` (as Studio's thread view makes them): the
+    second question is a follow-up whose answer cites a ref of the first, and the thread's
+    state holds the conversation as plain data."""
+    from serving_helpers import FIRST_QUESTION, FOLLOW_UP, copy_sample
+
+    from refgate.report.cards import cited_ids
+
+    ws = copy_sample(tmp_path / "us-macro")
+    thread_id = client.threads.create(metadata={"test": "conversation"})["thread_id"]
+    first = client.runs.wait(
+        thread_id, "workbench", input={"question": FIRST_QUESTION, "workspace": str(ws)}
+    )
+    assert first["gate"]["passed"] is True, first["gate"]
+    first_ids = cited_ids(first["answer"], first["refs"])
+    second = client.runs.wait(
+        thread_id, "workbench", input={"question": FOLLOW_UP, "workspace": str(ws)}
+    )
+    assert second["gate"]["passed"] is True, second["gate"]
+    assert set(first_ids) <= set(cited_ids(second["answer"], second["refs"])), second["answer"]
+    values = client.threads.get_state(thread_id)["values"]
+    turns = values["turns"]
+    assert [t["question"] for t in turns] == [FIRST_QUESTION, FOLLOW_UP]
+    assert turns[0]["answer"] == first["answer"] and turns[1]["answer"] == second["answer"]
+    assert all(isinstance(t, dict) and t["passed"] for t in turns)
+    assert started_passes(values["trace"]).count("brief") == 2
