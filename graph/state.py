@@ -37,6 +37,8 @@ class WorkbenchOutput(TypedDict):
     trace_summary: dict[str, Any]
     #: The conversation: every finished turn of the thread (``nodes/conversation.py``).
     turns: list[dict[str, Any]]
+    #: This turn's tokens per pass, total, models and estimated cost (``refgate.usage``).
+    usage: dict[str, Any]
 
 
 class Plan(TypedDict, total=False):
@@ -76,3 +78,5 @@ class WorkbenchState(TypedDict, total=False):
     trace_summary: dict[str, Any]
     #: Finished turns (question, answer, verdict, cited ids), appended by HARVEST.
     turns: Annotated[list[dict[str, Any]], operator.add]
+    #: This turn's token usage (``Usage.to_dict()``), written by HARVEST.
+    usage: dict[str, Any]

@@ -48,6 +48,7 @@ TURN_RESET: dict[str, Any] = {
     "answer": "",
     "decisions": [],
     "trace_summary": {},
+    "usage": {},
 }
 
 #: Most recalled decisions shown to BRIEF.

@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 
 from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context, refs_block
 from refgate.nodes.conversation import conversation_block
-from refgate.nodes.loop import invoke_model
+from refgate.nodes.loop import stream_model
 from refgate.refs import RefKind
 
 #: Refs a composed answer may cite: every kind but the GATE's own verifyRefs.
@@ -55,8 +55,13 @@ def make_compose(deps: Deps):
             + _retry_block(state)
         )
         model = deps.model("compose", ctx.settings)
-        reply = invoke_model(
-            model, [SystemMessage(load_prompt("compose")), HumanMessage(human)], "compose", events
+        # the answer is streamed as it is written (answer_delta events; the messages stream)
+        reply = stream_model(
+            model,
+            [SystemMessage(load_prompt("compose")), HumanMessage(human)],
+            "compose",
+            events,
+            ctx.emit,
         )
         answer = reply.content if isinstance(reply.content, str) else str(reply.content)
         events.append(timer.end_event(chars=len(answer)))

@@ -28,33 +28,19 @@ from langgraph.runtime import Runtime
 
 from refgate.audit import append_run, build_run_record
 from refgate.config import PASSES
-from refgate.events import event
+from refgate.events import event, run_events
 from refgate.memory import remember_run_decision
 from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context
 from refgate.nodes.conversation import turn_record
 from refgate.nodes.loop import run_tool_pass
 from refgate.refs import Ref, ref_data
+from refgate.usage import MODEL_PASSES, build_usage, from_trace
 
 #: A pass slower than this (ms) is an improvement candidate.
 SLOW_PASS_MS = 60_000
 #: Most checkpoints read from the checkpointer's history.
 HISTORY_LIMIT = 200
 _CHECKPOINTER_KEY = "__pregel_checkpointer"
-
-
-def run_events(trace: Sequence[Mapping[str, Any]], run_id: str | None) -> list[dict[str, Any]]:
-    """The events of run ``run_id``: from its BRIEF ``pass_start`` on (all events if not found)."""
-    start = 0
-    for i in range(len(trace) - 1, -1, -1):
-        e = trace[i]
-        if (
-            e.get("type") == "pass_start"
-            and e.get("pass") == "brief"
-            and (not run_id or e.get("run_id") == run_id)
-        ):
-            start = i
-            break
-    return [dict(e) for e in trace[start:]]
 
 
 def summarize_trace(trace: list[dict[str, Any]], gate: dict[str, Any] | None) -> dict[str, Any]:
@@ -283,6 +269,12 @@ def make_harvest(deps: Deps):
             "decisions": decisions,
             "trace_summary": summary,
             "turns": [turn_record(state)],
+            # this turn's tokens per pass and cost, where Studio and SDK clients read the state
+            "usage": build_usage(
+                from_trace(trace + events),
+                {p: ctx.settings.model_for(p) for p in MODEL_PASSES},
+                ctx.settings.prices,
+            ).to_dict(),
         }
 
     return harvest

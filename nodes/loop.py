@@ -15,11 +15,17 @@ import json
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    message_chunk_to_message,
+)
 
 from refgate.events import event
 from refgate.nodes.common import usage_of
@@ -79,9 +85,10 @@ def _bind(model: BaseChatModel, names: list[str]) -> Any:
 def invoke_model(
     model: Any, messages: list[BaseMessage], pass_name: str, events: list[dict[str, Any]]
 ) -> AIMessage:
-    """One model call, traced with duration and token usage."""
+    """One model call, traced with duration and token usage. Tagged ``nostream``: the graph's
+    ``messages`` stream carries the answer (``stream_model``), not the passes' plans and calls."""
     started = time.perf_counter()
-    reply = model.invoke(messages)
+    reply = model.invoke(messages, config={"tags": ["nostream"]})
     if not isinstance(reply, AIMessage):
         reply = AIMessage(content=str(getattr(reply, "content", reply)))
     events.append(
@@ -91,6 +98,57 @@ def invoke_model(
             duration_ms=round((time.perf_counter() - started) * 1000, 2),
             usage=usage_of(reply),
             tool_calls=[c["name"] for c in reply.tool_calls],
+        )
+    )
+    return reply
+
+
+def _text_of(content: Any) -> str:
+    """The text of a message's content: a string, or the text blocks of a content list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            b if isinstance(b, str) else str(b.get("text") or "")
+            for b in content
+            if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text")
+        )
+    return ""
+
+
+def stream_model(
+    model: Any,
+    messages: list[BaseMessage],
+    pass_name: str,
+    events: list[dict[str, Any]],
+    emit: Callable[[dict[str, Any]], None],
+) -> AIMessage:
+    """One model call whose text is sent as it is written: every piece goes to ``emit`` as an
+    ``answer_delta`` event (the custom stream: ``on_event``, the CLI, SDK clients), and the
+    graph's ``messages`` stream carries the same tokens. Traced like ``invoke_model``."""
+    started = time.perf_counter()
+    final: Any = None
+    for chunk in model.stream(messages):
+        piece = _text_of(getattr(chunk, "content", ""))
+        if piece:
+            emit({"event": "answer_delta", "pass": pass_name, "text": piece})
+        final = chunk if final is None else final + chunk
+    if isinstance(final, AIMessageChunk):
+        reply: AIMessage = message_chunk_to_message(final)  # type: ignore[assignment]
+    elif isinstance(final, AIMessage):
+        reply = final
+    else:
+        reply = AIMessage(content=_text_of(getattr(final, "content", "")))
+    if not isinstance(reply.content, str):
+        reply = AIMessage(content=_text_of(reply.content), usage_metadata=reply.usage_metadata)
+    events.append(
+        event(
+            "model_call",
+            pass_name,
+            duration_ms=round((time.perf_counter() - started) * 1000, 2),
+            usage=usage_of(reply),
+            tool_calls=[],
+            streamed=True,
         )
     )
     return reply

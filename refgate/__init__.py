@@ -1,6 +1,7 @@
 """refgate: an evidence-gated analyst agent on LangGraph.
 
-The public Python API (``refgate.ask``, ``refgate.research``, ``refgate.Answer``,
+The public Python API (``refgate.ask``, ``refgate.research``, their asyncio forms ``refgate.aask``
+and ``refgate.aresearch``, ``refgate.Answer``,
 ``refgate.ResearchResult``, ``refgate.RunFailed``) is implemented in ``refgate.cli.api``, the
 front layer beside the CLI, and served from here on first use (PEP 562), so that importing the
 core (``refgate.refs``, ``refgate.config``, ...) never loads the graph, nodes, tools or retrieval,
@@ -12,7 +13,7 @@ from typing import Any
 __version__ = "0.1.0"
 
 #: Names served lazily from ``refgate.cli.api``.
-_API = ("ask", "research", "Answer", "ResearchResult", "RunFailed")
+_API = ("ask", "aask", "research", "aresearch", "Answer", "ResearchResult", "RunFailed")
 #: Names served lazily from ``refgate.refs`` (pydantic models: ``refgate --version`` needs none).
 _REFS = ("Ref", "new_ref_id")
 

@@ -8,7 +8,7 @@ no-op outside a graph run, so code that reports progress never needs to know who
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langgraph.config import get_stream_writer
@@ -30,3 +30,18 @@ def stream_writer() -> Callable[[Any], None]:
         return get_stream_writer()
     except Exception:  # not inside a runnable context (direct node calls in tests)
         return lambda _chunk: None
+
+
+def run_events(trace: Sequence[Mapping[str, Any]], run_id: str | None) -> list[dict[str, Any]]:
+    """The events of run ``run_id``: from its BRIEF ``pass_start`` on (all events if not found)."""
+    start = 0
+    for i in range(len(trace) - 1, -1, -1):
+        e = trace[i]
+        if (
+            e.get("type") == "pass_start"
+            and e.get("pass") == "brief"
+            and (not run_id or e.get("run_id") == run_id)
+        ):
+            start = i
+            break
+    return [dict(e) for e in trace[start:]]

@@ -119,6 +119,8 @@ def _openai(settings: Settings, model: str, overrides: dict[str, Any]) -> BaseCh
         # A local server needs some key; OpenAI's client refuses an empty one.
         "api_key": settings.api_key or "not-needed",
         "temperature": 0,
+        # a streamed reply (COMPOSE's answer, served runs) reports its tokens too
+        "stream_usage": True,
     }
     if settings.base_url:
         kwargs["base_url"] = settings.base_url

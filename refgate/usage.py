@@ -40,6 +40,8 @@ LOCAL_PROVIDERS = ("ollama",)
 LOCAL_MODELS = (SMOKE_MODEL_NAME,)
 
 KEYS = ("input_tokens", "output_tokens", "total_tokens")
+#: Passes of the workbench that call a model.
+MODEL_PASSES = ("brief", "work", "critique", "compose", "harvest")
 
 
 def _zero() -> dict[str, int]:
@@ -70,6 +72,24 @@ class Usage:
             "models": self.models,
             "cost_usd": self.cost_usd,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Usage:
+        """The inverse of ``to_dict`` (a stored run's usage; odd values read as none)."""
+        per_pass = data.get("per_pass") if isinstance(data.get("per_pass"), Mapping) else {}
+        models = data.get("models") if isinstance(data.get("models"), Mapping) else {}
+        cost = data.get("cost_usd")
+        return cls(
+            per_pass={
+                str(p): {k: int(c.get(k, 0) or 0) for k in KEYS}
+                for p, c in per_pass.items()
+                if isinstance(c, Mapping)
+            },
+            models={str(p): str(m) for p, m in models.items()},
+            cost_usd=float(cost)
+            if isinstance(cost, int | float) and not isinstance(cost, bool)
+            else None,
+        )
 
     def summary(self) -> str:
         """One line for the end of a CLI run."""

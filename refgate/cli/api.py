@@ -14,12 +14,14 @@ lazily through ``refgate.__getattr__``.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import inspect
 import os
 import sqlite3
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,13 +38,20 @@ from refgate.config import ConfigError, Settings, load_settings
 from refgate.graph import build_graph
 from refgate.graph.research import PASS_NAME, build_research_graph, run_config, stream_research
 from refgate.models import NO_MODEL_HELP, ModelProvider, endpoint_of, is_configured, split_model
-from refgate.nodes.harvest import run_events
 from refgate.persistence import open_persistence
 from refgate.refs import Ref, as_ref_map
-from refgate.report import run_record
+from refgate.report import answer_document
+from refgate.report.run import turn_usage
 from refgate.threadlock import thread_lock
 from refgate.tools.web_providers import WebProviderError, default_providers
-from refgate.usage import Usage, build_usage, from_trace, record_usage, thread_usage
+from refgate.usage import (
+    MODEL_PASSES,
+    Usage,
+    build_usage,
+    estimate_cost,
+    record_usage,
+    thread_usage,
+)
 from refgate.workspace import Workspace
 from refgate.workspaces import resolve_workspace
 
@@ -52,9 +61,6 @@ Approver = Callable[[dict[str, Any]], Any]
 
 #: Token counts of research threads, one line per process that ran one (``refgate.usage``).
 RESEARCH_USAGE = "research-usage.jsonl"
-
-#: Passes of the workbench that call a model.
-MODEL_PASSES = ("brief", "work", "critique", "compose", "harvest")
 
 
 class RunFailed(RuntimeError):
@@ -243,19 +249,6 @@ def _failure(exc: Exception, settings: Settings, pass_name: str | None) -> str:
     return f"the model {model!r} at {where} {what} ({type(exc).__name__}: {exc}); {fix}"
 
 
-def _unverified(gate: Mapping[str, Any]) -> list[dict[str, str]]:
-    out: list[dict[str, str]] = []
-    seen: set[tuple[str, str, str]] = set()
-    for issue in gate.get("issues") or []:
-        if issue.get("severity", "block") != "block":
-            continue
-        key = (str(issue.get("code")), str(issue.get("claim")), str(issue.get("detail")))
-        if key not in seen:
-            seen.add(key)
-            out.append({"claim": key[1], "code": key[0], "detail": key[2]})
-    return out
-
-
 def ask(
     question: str | None,
     *,
@@ -385,28 +378,29 @@ def _answer(
     duration_s: float,
 ) -> Answer:
     models = {p: settings.model_for(p) for p in MODEL_PASSES}
-    # this turn's tokens: a follow-up's trace also holds the earlier turns' events
-    turn = run_events(result.get("trace") or [], result.get("run_id"))
-    usage = build_usage(from_trace(turn), models, settings.prices)
-    gate = dict(result.get("gate") or {})
+    # this turn's tokens (HARVEST's count; a follow-up's trace also holds earlier turns)
+    usage = Usage.from_dict(turn_usage(result, models))
+    usage.cost_usd = estimate_cost(usage.per_pass, usage.models, settings.prices)
+    record = answer_document(
+        {**result, "question": result.get("question") or q or ""},
+        thread_id=thread_id,
+        workspace=ws,
+        models=models,
+        duration_s=round(duration_s, 3),
+        usage=usage.to_dict(),
+    )
     return Answer(
-        question=str(result.get("question") or q or ""),
-        answer=str(result.get("answer") or ""),
-        passed=bool(gate.get("passed")),
-        gate=gate,
+        question=record["question"],
+        answer=record["answer"],
+        passed=record["passed"],
+        gate=dict(result.get("gate") or {}),
         refs=as_ref_map(result.get("refs") or {}),
-        unverified=_unverified(gate),
+        unverified=record["unverified"],
         thread=thread_id,
         usage=usage,
         workspace=str(ws.root),
         trace_summary=dict(result.get("trace_summary") or {}),
-        record=run_record(
-            {**result, "question": result.get("question") or q or ""},
-            thread_id=thread_id,
-            workspace=ws,
-            models=models,
-            duration_s=round(duration_s, 3),
-        ),
+        record=record,
     )
 
 
@@ -569,4 +563,55 @@ def _callback_totals(counter: Any) -> dict[str, int]:
     return totals
 
 
-__all__ = ["Answer", "ResearchResult", "RunFailed", "ask", "model_endpoint", "research"]
+def _on_loop(
+    loop: asyncio.AbstractEventLoop, on_event: Callable[[dict[str, Any]], Any] | None
+) -> EventHandler | None:
+    """``on_event`` called on ``loop`` (in order) from the worker thread that runs the graph; a
+    coroutine function's calls become tasks of the loop."""
+    if on_event is None:
+        return None
+
+    def deliver(chunk: dict[str, Any]) -> None:
+        result = on_event(chunk)
+        if inspect.isawaitable(result):
+            loop.create_task(result)  # type: ignore[arg-type]
+
+    return lambda chunk: loop.call_soon_threadsafe(deliver, chunk)
+
+
+async def aask(
+    question: str | None,
+    *,
+    on_event: Callable[[dict[str, Any]], Any] | None = None,
+    **kwargs: Any,
+) -> Answer:
+    """``ask`` for asyncio apps (LangGraph apps, web servers): the run goes on in a worker
+    thread while the event loop keeps serving, and ``on_event`` (a function or a coroutine
+    function) is called on the loop, ``answer_delta`` events included as COMPOSE writes.
+    Takes ``ask``'s arguments. Cancelling the awaiting task does not stop a run already under
+    way (the thread stays locked until it ends); resume or ask again on its thread."""
+    loop = asyncio.get_running_loop()
+    return await asyncio.to_thread(ask, question, on_event=_on_loop(loop, on_event), **kwargs)
+
+
+async def aresearch(
+    question: str | None,
+    *,
+    on_event: Callable[[dict[str, Any]], Any] | None = None,
+    **kwargs: Any,
+) -> ResearchResult:
+    """``research`` for asyncio apps, as ``aask`` is to ``ask``."""
+    loop = asyncio.get_running_loop()
+    return await asyncio.to_thread(research, question, on_event=_on_loop(loop, on_event), **kwargs)
+
+
+__all__ = [
+    "Answer",
+    "ResearchResult",
+    "RunFailed",
+    "aask",
+    "aresearch",
+    "ask",
+    "model_endpoint",
+    "research",
+]

@@ -11,6 +11,7 @@ from typing import Any
 import typer
 from rich.markdown import Markdown
 from rich.table import Table
+from rich.text import Text
 
 from refgate.cli.app import (
     EXIT_CONFIG,
@@ -23,7 +24,7 @@ from refgate.cli.app import (
     esc,
 )
 from refgate.cli.approval import terminal_approver
-from refgate.cli.common import WORKSPACE_HELP, dumps, open_workspace
+from refgate.cli.common import WORKSPACE_HELP, dumps, open_workspace, resume_command
 from refgate.cli.report import check_output, write_run_output
 from refgate.config import ConfigError
 from refgate.refs import as_ref_map, payload_values
@@ -147,6 +148,31 @@ def render_event(chunk: dict[str, Any]) -> str | None:
     return _progress_line(chunk)
 
 
+class AnswerStream:
+    """COMPOSE's text on stderr as it is written (``answer_delta`` events), under a heading per
+    draft; the rendered answer and the GATE's verdict follow when the run ends."""
+
+    def __init__(self) -> None:
+        self.open = False
+        self.drafts = 0
+
+    def __call__(self, chunk: dict[str, Any]) -> bool:
+        """Show ``chunk`` if it belongs to the stream; True when it did."""
+        kind = chunk.get("event")
+        if kind == "answer_delta":
+            if not self.open:
+                self.open = True
+                self.drafts += 1
+                label = "answer" if self.drafts == 1 else f"answer, draft {self.drafts}"
+                err_console.print(f"[dim]── {label} (as COMPOSE writes it) ──[/dim]")
+            err_console.print(Text(str(chunk.get("text") or "")), end="", soft_wrap=True)
+            return True
+        if kind == "pass_finished" and chunk.get("pass") == "compose" and self.open:
+            self.open = False
+            err_console.print()
+        return False
+
+
 def run_question(
     question: str | None,
     *,
@@ -164,11 +190,14 @@ def run_question(
     check_output(output)
 
     started_thread = thread
+    stream = AnswerStream()
 
     def on_event(chunk: dict[str, Any]) -> None:
         nonlocal started_thread
         if chunk.get("event") == "run_started":
             started_thread = chunk.get("thread")
+        if not json_out and stream(chunk):
+            return
         line = render_event(chunk)
         if line and not json_out:
             err_console.print(line)
@@ -190,7 +219,7 @@ def run_question(
     except KeyboardInterrupt:
         if started_thread:
             err_console.print(
-                f"\ninterrupted; resume with: refgate ask --thread {esc(started_thread)}"
+                f"\ninterrupted; resume with: {esc(resume_command(ws.root, started_thread))}"
             )
         return EXIT_ERROR
     except LocalModelError as exc:
@@ -198,7 +227,9 @@ def run_question(
         return EXIT_ERROR
     except RunFailed as exc:
         err_console.print(f"[red]run failed:[/red] {esc(exc)}")
-        err_console.print(f"nothing is lost; resume with: refgate ask --thread {esc(exc.thread)}")
+        err_console.print(
+            f"nothing is lost; resume with: {esc(resume_command(ws.root, exc.thread))}"
+        )
         return EXIT_ERROR
     if json_out:
         print(dumps(result.to_dict()))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -55,3 +56,8 @@ def to_jsonable(value: Any) -> Any:
 
 def dumps(value: Any) -> str:
     return json_safe(json.dumps(to_jsonable(value), ensure_ascii=False, default=str, indent=2))
+
+
+def resume_command(workspace: Path, thread: str) -> str:
+    """The command that resumes ``thread`` from any folder (the workspace named)."""
+    return f"refgate ask --workspace {shlex.quote(str(workspace))} --thread {shlex.quote(thread)}"

@@ -16,9 +16,9 @@ from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, app, err_console, 
 from refgate.cli.common import open_settings, open_workspace
 from refgate.report import (
     ReportError,
+    answer_document,
     collect_charts,
     output_format,
-    run_record,
     write_research_report,
     write_run_report,
 )
@@ -121,7 +121,8 @@ def report(
         )
         raise typer.Exit(EXIT_ERROR) from None
     if values.get("answer") or values.get("refs"):
-        record = run_record(values, thread_id=thread, workspace=ws, **_audit_facts(ws, thread))
+        # the same document as `refgate ask --json` (passed, unverified, usage included)
+        record = answer_document(values, thread_id=thread, workspace=ws, **_audit_facts(ws, thread))
         raise typer.Exit(EXIT_OK if write_run_output(output, record, ws) else EXIT_ERROR)
     research = _research_report(ws, thread)
     if research is None:

@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from refgate.cli.app import EXIT_CONFIG, app, console, err_console, esc
-from refgate.cli.common import dumps, open_settings, open_workspace
+from refgate.cli.common import dumps, open_settings, open_workspace, resume_command
 
 
 def _describe(e: dict) -> str:
@@ -71,5 +71,5 @@ def trace(
     if snapshot.next:
         console.print(
             f"[yellow]unfinished[/yellow]: next {esc(', '.join(snapshot.next))}; "
-            f"resume with refgate ask --thread {esc(thread)}"
+            f"resume with {esc(resume_command(ws.root, thread))}"
         )

@@ -15,7 +15,7 @@ from refgate.report.output import (
     write_research_report,
     write_run_report,
 )
-from refgate.report.run import run_record
+from refgate.report.run import answer_document, run_record
 
 __all__ = [
     "ReportError",
@@ -24,6 +24,7 @@ __all__ = [
     "render_research_html",
     "render_run_html",
     "render_run_markdown",
+    "answer_document",
     "run_record",
     "write_research_report",
     "write_run_report",

@@ -10,7 +10,9 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
+from refgate.events import run_events
 from refgate.report.cards import as_ref_dicts
+from refgate.usage import build_usage, from_trace
 
 VERSION = 1
 
@@ -60,6 +62,57 @@ def run_record(
         "duration_s": duration_s,
         "created_at": created_at or dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
+
+
+def unverified_claims(gate: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The claims the GATE blocked, once each: ``[{claim, code, detail}]``."""
+    out: list[dict[str, str]] = []
+    seen: set[tuple[str, str, str]] = set()
+    for issue in gate.get("issues") or []:
+        if not isinstance(issue, Mapping) or issue.get("severity", "block") != "block":
+            continue
+        key = (str(issue.get("code")), str(issue.get("claim")), str(issue.get("detail")))
+        if key not in seen:
+            seen.add(key)
+            out.append({"claim": key[1], "code": key[0], "detail": key[2]})
+    return out
+
+
+def turn_usage(result: Mapping[str, Any], models: Mapping[str, str]) -> dict[str, Any]:
+    """The run's usage as HARVEST stored it, else counted from this turn's trace events (a run
+    stored before usage was kept in the state, or one that stopped before HARVEST)."""
+    stored = result.get("usage")
+    if isinstance(stored, Mapping) and stored.get("per_pass"):
+        return _plain(stored)
+    turn = run_events(result.get("trace") or [], result.get("run_id"))
+    return build_usage(from_trace(turn), models).to_dict()
+
+
+def answer_document(
+    result: Mapping[str, Any],
+    *,
+    thread_id: str,
+    workspace: Any = None,
+    models: Mapping[str, str] | None = None,
+    duration_s: float | None = None,
+    created_at: str | None = None,
+    usage: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The ``refgate ask --json`` document (also ``refgate report --output x.json``): the run
+    record with the GATE's ``passed``, the ``unverified`` claims and the turn's ``usage``."""
+    record = run_record(
+        result,
+        thread_id=thread_id,
+        workspace=workspace,
+        models=models,
+        duration_s=duration_s,
+        created_at=created_at,
+    )
+    gate = record["gate"] if isinstance(record["gate"], Mapping) else {}
+    record["passed"] = gate.get("passed") is True
+    record["unverified"] = unverified_claims(gate)
+    record["usage"] = dict(usage) if usage is not None else turn_usage(result, models or {})
+    return record
 
 
 def header_facts(record: Mapping[str, Any]) -> dict[str, Any]:

@@ -42,7 +42,7 @@ def test_happy_path_runs_the_passes_in_order(settings, gdp_tool):
     state = graph.get_state(config).values
     assert passes(state) == ["brief", "work", "critique", "compose", "gate", "harvest"]
     assert out["gate"]["passed"] is True
-    assert set(out) == {"answer", "refs", "gate", "trace_summary"}
+    assert set(out) == {"answer", "refs", "gate", "trace_summary", "turns", "usage"}
     assert out["trace_summary"]["passes"] == passes(state)
     assert model.remaining == 0
     verify = [r for r in as_ref_map(out["refs"]).values() if r.kind == "verifyRef"]

@@ -90,3 +90,28 @@ def test_a_resumed_research_thread_reports_the_tokens_of_every_process(tmp_path,
         refgate.research(None, workspace=ws, model=model, thread="r2").usage.total
         == result.usage.total
     )
+
+
+def test_aresearch_runs_on_asyncio_with_an_async_handler(tmp_path, script, h):
+    import asyncio
+    import threading
+
+    ws = _workspace(tmp_path, h)
+    seen: list[dict] = []
+    threads: set[int] = set()
+
+    async def on_event(chunk: dict) -> None:
+        threads.add(threading.get_ident())
+        seen.append(chunk)
+
+    async def main():
+        result = await refgate.aresearch(
+            h.QUESTION, workspace=ws, model=script().model(), on_event=on_event
+        )
+        await asyncio.sleep(0)
+        return result, threading.get_ident()
+
+    result, loop_thread = asyncio.run(main())
+    assert isinstance(result, refgate.ResearchResult) and result.status == "complete"
+    assert threads == {loop_thread}
+    assert {"scope", "report"} <= {e.get("step") for e in seen if e.get("event") == "research_step"}

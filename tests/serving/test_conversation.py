@@ -133,3 +133,22 @@ def test_the_cli_takes_a_follow_up_on_a_thread(sample, stub):
         assert FOLLOW_UP in text.split("Earlier in this conversation", 1)[0]  # the title
         earlier = text.split("Earlier in this conversation", 1)[1].split("6.0% in 2008Q3")[0]
         assert FIRST_QUESTION in earlier and "9.6% in 2009Q3" in earlier
+
+
+def test_report_json_is_the_ask_json_document(sample, stub):
+    """`refgate report THREAD --output x.json` writes what `refgate ask --json` printed:
+    passed, unverified and usage included (only the timestamps differ)."""
+    runner = CliRunner()
+    args = ["-w", str(sample), "--thread", "json-doc", "--json"]
+    asked = runner.invoke(app, ["ask", FIRST_QUESTION, *args])
+    assert asked.exit_code == 0, asked.output
+    printed = json.loads(asked.stdout)
+    out = sample.parent / "run.json"
+    written = runner.invoke(app, ["report", "json-doc", "-w", str(sample), "-o", str(out)])
+    assert written.exit_code == 0, written.output
+    stored = json.loads(out.read_text(encoding="utf-8"))
+    assert stored["passed"] is True and stored["unverified"] == []
+    assert stored["usage"]["total"]["total_tokens"] > 0
+    for doc in (printed, stored):
+        doc.pop("created_at"), doc.pop("duration_s")
+    assert stored == printed

@@ -523,3 +523,29 @@ def test_a_served_thread_takes_a_follow_up_that_cites_the_first_answer(client, t
     assert turns[0]["answer"] == first["answer"] and turns[1]["answer"] == second["answer"]
     assert all(isinstance(t, dict) and t["passed"] for t in turns)
     assert started_passes(values["trace"]).count("brief") == 2
+    # usage is in the served state (this turn's): Studio and SDK clients read it there
+    usage = values["usage"]
+    assert set(usage["per_pass"]) >= {"brief", "work", "compose"}
+    assert usage["total"]["total_tokens"] == sum(
+        p["total_tokens"] for p in usage["per_pass"].values()
+    )
+    assert usage["total"]["total_tokens"] > 0 and second["usage"] == usage
+
+
+def test_sdk_clients_receive_the_answer_as_it_is_written(client, tmp_path):
+    """`stream_mode="messages"` carries COMPOSE's tokens (and only the answer: the other
+    passes' calls are tagged nostream); the custom stream carries the same as answer_delta."""
+    from serving_helpers import FIRST_QUESTION, copy_sample
+
+    ws = copy_sample(tmp_path / "us-macro-stream")
+    payload = {"question": FIRST_QUESTION, "workspace": str(ws)}
+    thread_id, parts = stream_run(client, "workbench", payload, ["messages-tuple", "custom"])
+    assert not errors(parts), errors(parts)
+    answer = client.threads.get_state(thread_id)["values"]["answer"]
+    messages = [p.data for p in parts if p.event == "messages"]
+    assert messages, [p.event for p in parts][:20]
+    nodes = {meta.get("langgraph_node") for _msg, meta in messages}
+    assert nodes == {"compose"}, nodes
+    assert "".join(str(msg.get("content") or "") for msg, _ in messages).strip() == answer
+    deltas = [e for e in custom_events(parts) if e.get("event") == "answer_delta"]
+    assert "".join(e["text"] for e in deltas).strip() == answer
