@@ -70,6 +70,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Measure answers end to end: gold numbers and text against the GATE's verdict.",
     ),
     "dart": ("dart", "DART filings and statements (OpenDART) into the workspace."),
+    "mcp": (
+        "serve_mcp",
+        "Serve refgate's tools (ask, research, check, search_documents) to MCP clients: over "
+        "stdio, or streamable HTTP on loopback with --http.",
+    ),
 }
 
 
