@@ -34,6 +34,7 @@ from refgate.nodes.loop import run_tool_pass
 from refgate.nodes.parsing import parse_json_object
 from refgate.provenance.boundaries import guard_external, provenance_of
 from refgate.refs import EMITTED_KINDS, Ref, ref_data
+from refgate.skillbook import skillbook_for
 from refgate.tools.registry import get_spec
 
 #: What BRIEF resets when a run starts (a follow-up's turn must not inherit the last verdict,
@@ -162,20 +163,57 @@ def plan_from_refs(
     }
 
 
+def unsupplied_evidence(required: Sequence[str], ctx) -> list[str]:
+    """The kinds of ``required`` evidence this workspace cannot supply: a webRef needs a web
+    snapshot or a live search backend, a docRef a documents folder, a dataset value or table
+    a dataset or documents. (skillRef, apiRef and the authority markers are always met.)"""
+    ws = ctx.workspace
+    has_docs = ws is not None and ws.documents_path is not None
+    has_data = ws is not None and bool(ws.datasets)
+    web = (ws is not None and ws.web_snapshot_path is not None) or (
+        ctx.settings.web_search not in (None, "", "snapshot")
+    )
+    supplied = {
+        "webRef": web,
+        "docRef": has_docs,
+        "valueRef": has_data or has_docs,
+        "tableRef": has_data or has_docs,
+        "dateRef": has_data or has_docs,
+    }
+    return [k for k in required if not supplied.get(k, True)]
+
+
 def _direct_lookup(question: str, ctx) -> tuple[list[Ref], str]:
+    """The best skill for the question text whose required evidence the workspace can supply
+    (a skill it cannot satisfy would make the GATE block a right answer), read by ReadSkill."""
+    try:
+        hits = skillbook_for(ctx.workspace).search(question, limit=10)
+    except Exception as exc:  # the fallback must never end the run
+        return [], f"the direct skill lookup failed: {type(exc).__name__}: {exc}"
+    skipped: list[str] = []
+    chosen = None
+    for hit in hits:
+        missing = unsupplied_evidence(hit.skill.required_evidence, ctx)
+        if not missing:
+            chosen = hit.skill
+            break
+        skipped.append(f"{hit.skill.id} (needs {', '.join(missing)})")
+    note = f"; skipped {', '.join(skipped)}: this workspace cannot supply it" if skipped else ""
+    if chosen is None:
+        return [], "the direct skill lookup found no skill matching the question text" + note
     spec = get_spec("ReadSkill")
     before = len(ctx.ledger.issued)
     try:
-        result = spec.func(spec.args_schema.model_validate({"query": question, "limit": 1}), ctx)
+        result = spec.func(spec.args_schema.model_validate({"id": chosen.id}), ctx)
     except Exception as exc:  # the fallback must never end the run
         return [], f"the direct skill lookup failed: {type(exc).__name__}: {exc}"
     refs = [r for r in ctx.ledger.issued[before:] if r.kind == "skillRef"]
     if not result.ok:
         return refs, f"the direct skill lookup failed: {result.error}"
-    if not refs:
-        return refs, "the direct skill lookup found no skill matching the question text"
-    return refs, "skills were looked up directly with the question text: " + ", ".join(
-        str(r.payload.get("id")) for r in refs
+    return refs, (
+        "skills were looked up directly with the question text: "
+        + ", ".join(str(r.payload.get("id")) for r in refs)
+        + note
     )
 
 

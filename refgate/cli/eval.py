@@ -101,6 +101,24 @@ def _progress(total: int, already: int) -> Iterator[Callable[[dict[str, Any], in
         yield on_result
 
 
+def select_questions(questions: list[Any], limit: int | None, only: list[str] | None) -> list[Any]:
+    """The questions a run asks: those named by ``only`` (in file order; an unknown id is an
+    error naming it), then the first ``limit`` of them."""
+    if only:
+        known = {str(q.id) for q in questions}
+        unknown = [i for i in only if i not in known]
+        if unknown:
+            raise EvalError(f"--only: no question with id {', '.join(map(repr, unknown))}")
+        wanted = set(only)
+        questions = [q for q in questions if str(q.id) in wanted]
+    return questions[:limit] if limit else questions
+
+
+def _only(value: str | None) -> list[str] | None:
+    ids = [i.strip() for i in (value or "").split(",") if i.strip()]
+    return ids or None
+
+
 def _run(
     questions_file: Path | None,
     workspace_path: Path | None,
@@ -108,6 +126,8 @@ def _run(
     concurrency: int,
     output: Path | None,
     resume: str | None,
+    limit: int | None = None,
+    only: list[str] | None = None,
 ) -> int:
     workspace = open_workspace(workspace_path)
     root = eval_root(workspace.state_dir)
@@ -121,9 +141,12 @@ def _run(
                 "start a new run instead of resuming"
             )
         model = model or meta.get("model_override")
+        # a resumed run asks the subset it started with
+        limit = limit or meta.get("limit")
+        only = only or meta.get("only")
     elif questions_file is None:
         raise EvalError("give a question file (JSONL), or --resume RUN, or --compare A B")
-    questions = load_questions(questions_file)
+    questions = select_questions(load_questions(questions_file), limit, only)
     if output is not None and output.suffix.lower() not in (".json", ".md", ".html"):
         raise EvalError(f"--output {output}: use a .json, .md or .html file")
     settings = open_settings(workspace, model=model)
@@ -140,6 +163,8 @@ def _run(
                     "model": live.model_for("work"),
                     "model_override": model,
                     "concurrency": concurrency,
+                    "limit": limit,
+                    "only": only,
                     "started": now_iso(),
                 },
             )
@@ -191,7 +216,12 @@ def eval_command(
         help="Convert a TAT-QA JSON file into a question file and a workspace (see --to).",
     ),
     to: Path = typer.Option(Path("tatqa-eval"), "--to", help="Folder for --from-tatqa."),
-    limit: int = typer.Option(None, "--limit", min=1, help="--from-tatqa: first N contexts."),
+    limit: int = typer.Option(
+        None, "--limit", min=1, help="Ask the first N questions (--from-tatqa: first N contexts)."
+    ),
+    only: str = typer.Option(
+        None, "--only", metavar="ID,...", help="Ask only these question ids (comma-separated)."
+    ),
 ) -> None:
     """Measure answers end to end: gold numbers and text against the GATE's verdict.
 
@@ -208,7 +238,9 @@ def eval_command(
             ws = open_workspace(workspace)
             code = _compare(eval_root(ws.state_dir), compare[0], compare[1], output)
         else:
-            code = _run(questions, workspace, model, concurrency, output, resume)
+            code = _run(
+                questions, workspace, model, concurrency, output, resume, limit, _only(only)
+            )
     except (EvalError, ConfigError) as exc:
         err_console.print(f"[red]eval error:[/red] {esc(exc)}")
         code = EXIT_CONFIG

@@ -198,3 +198,25 @@ def test_bad_input_exits_2_with_the_reason(tmp_path, mini_workspace, env):
     assert not (mini_workspace / ".refgate" / "eval").exists() or not any(
         (mini_workspace / ".refgate" / "eval").iterdir()
     ), "no run folder for a refused start"
+
+
+def test_only_and_limit_run_a_subset_and_an_unknown_id_is_refused(
+    tmp_path, mini_workspace, env
+):
+    qfile = write(
+        tmp_path / "q.jsonl",
+        [{**QUESTIONS[3], "id": f"q{n}"} for n in range(1, 6)],
+    )
+    with OpenAIStub(rules=REFUSING) as stub:
+        use(stub, env)
+        only = run_cli(qfile, "-w", mini_workspace, "--only", "q4, q2", "-o", tmp_path / "o.json")
+        limited = run_cli(qfile, "-w", mini_workspace, "--limit", "1", "-o", tmp_path / "l.json")
+        unknown = run_cli(qfile, "-w", mini_workspace, "--only", "q2,nope")
+    assert only.exit_code == 0, only.output
+    assert [q["id"] for q in json.loads((tmp_path / "o.json").read_text())["questions"]] == [
+        "q2",
+        "q4",
+    ]
+    assert limited.exit_code == 0, limited.output
+    assert [q["id"] for q in json.loads((tmp_path / "l.json").read_text())["questions"]] == ["q1"]
+    assert unknown.exit_code == 2 and "'nope'" in unknown.output
