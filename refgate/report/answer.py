@@ -33,7 +33,7 @@ def strip_unmet_section(answer: str) -> str:
     return answer[:at].rstrip() if at >= 0 else answer
 
 
-def _split(token: Token, refs: Mapping[str, Any]) -> list[Token] | None:
+def _split(token: Token, refs: Mapping[str, Any], numbers: Mapping[str, int]) -> list[Token] | None:
     text = token.content
     out: list[Token] = []
     pos = 0
@@ -49,15 +49,19 @@ def _split(token: Token, refs: Mapping[str, Any]) -> list[Token] | None:
         for n, ref_id in enumerate(ids):
             if n:
                 out.append(_text(", "))
+            shown = ref_id
             if ref_id in refs:
                 open_ = Token("link_open", "a", 1)
                 open_.attrs = {"href": "#" + anchor(ref_id), "class": "cite"}
+                if ref_id in numbers:  # readers see [1]; the id stays in the anchor and title
+                    shown = str(numbers[ref_id])
+                    open_.attrs["title"] = ref_id
                 close = Token("link_close", "a", -1)
             else:
                 open_ = Token("cite_open", "span", 1)
                 open_.attrs = {"class": "cite missing", "title": "no such ref in this run"}
                 close = Token("cite_close", "span", -1)
-            out += [open_, _text(ref_id), close]
+            out += [open_, _text(shown), close]
         out.append(_text("]"))
         pos = m.end()
     if not out:
@@ -73,7 +77,7 @@ def _text(content: str) -> Token:
     return tok
 
 
-def _citations_rule(refs: Mapping[str, Any]):
+def _citations_rule(refs: Mapping[str, Any], numbers: Mapping[str, int]):
     def rule(state: Any) -> None:
         for block in state.tokens:
             if block.type != "inline" or not block.children:
@@ -85,7 +89,7 @@ def _citations_rule(refs: Mapping[str, Any]):
                     depth += 1
                 elif tok.type == "link_close":
                     depth -= 1
-                parts = _split(tok, refs) if tok.type == "text" and depth == 0 else None
+                parts = _split(tok, refs, numbers) if tok.type == "text" and depth == 0 else None
                 children.extend(parts or [tok])
             block.children = children
 
@@ -99,14 +103,20 @@ def _link_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any)
     return self.renderToken(tokens, idx, options, env)
 
 
-def answer_html(answer: str, refs: Mapping[str, Any], allowed: frozenset[str] | None = None) -> str:
-    """The answer as HTML (escaped; citations link to ``#ref-<id>``; other links only to
-    ``allowed`` URLs, by default the refs' source URLs, the rest shown as text)."""
+def answer_html(
+    answer: str,
+    refs: Mapping[str, Any],
+    allowed: frozenset[str] | None = None,
+    numbers: Mapping[str, int] | None = None,
+) -> str:
+    """The answer as HTML (escaped; citations link to ``#ref-<id>``, shown as their reader's
+    number ``[1]`` when ``numbers`` has one; other links only to ``allowed`` URLs, by default
+    the refs' source URLs, the rest shown as text)."""
     md = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
     md.disable("image")
     allowed = allowed_urls(refs) if allowed is None else allowed
     live = frozenset(md.normalizeLink(u) for u in allowed)  # markdown-it checks normalised URLs
     md.validateLink = lambda url: link_allowed(url, live)  # type: ignore[method-assign]
-    md.core.ruler.push("refgate_citations", _citations_rule(refs))
+    md.core.ruler.push("refgate_citations", _citations_rule(refs, numbers or {}))
     md.add_render_rule("link_open", _link_open)
     return md.render(answer)

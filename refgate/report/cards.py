@@ -291,6 +291,16 @@ def cited_ids(answer: str, refs: Mapping[str, Any]) -> list[str]:
     return list(seen)
 
 
+def citation_numbers(*answers: str, refs: Mapping[str, Any]) -> dict[str, int]:
+    """Reader's numbers ``[1]``, ``[2]`` for the refs the answers cite, in order of first
+    citation (the ids stay in anchors and in the JSON)."""
+    numbers: dict[str, int] = {}
+    for text in answers:
+        for ref_id in cited_ids(text, refs):
+            numbers.setdefault(ref_id, len(numbers) + 1)
+    return numbers
+
+
 def build_cards(
     answer: str, refs: Mapping[str, Mapping[str, Any]], gate: Mapping[str, Any] | None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

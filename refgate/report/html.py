@@ -83,8 +83,18 @@ def render_run_html(record: Mapping[str, Any], charts: Sequence[Mapping[str, Any
                 target["chart"] = {"anchor": chart["anchor"], "title": chart["title"]}
     body = strip_unmet_section(answer) if not gate.get("passed") else answer
     allowed = allowed_urls(refs, [record["question"]])
+    numbers = cardlib.citation_numbers(
+        answer, *(t["answer"] for t in record["earlier_turns"]), refs=refs
+    )
+    for c in cited + other:
+        c["number"] = numbers.get(c["id"])
     earlier = [
-        {**turn, "html": Markup(answer_html(strip_unmet_section(turn["answer"]), refs, allowed))}
+        {
+            **turn,
+            "html": Markup(
+                answer_html(strip_unmet_section(turn["answer"]), refs, allowed, numbers)
+            ),
+        }
         for turn in record["earlier_turns"]
     ]
     return _page(
@@ -92,7 +102,7 @@ def render_run_html(record: Mapping[str, Any], charts: Sequence[Mapping[str, Any
         record=record,
         facts=header_facts(record),
         verdict=cardlib.verdict(gate),
-        answer=Markup(answer_html(body, refs, allowed)),
+        answer=Markup(answer_html(body, refs, allowed, numbers)),
         earlier=earlier,
         cited=cited,
         other=other,

@@ -9,6 +9,7 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
+from refgate.refs import cited_ids
 from refgate.report import cards as cardlib
 from refgate.report.links import allowed_urls, inert_links, inert_urls
 from refgate.report.run import header_facts
@@ -21,6 +22,7 @@ _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\<>[]!`&"})
 _FALLBACK_ESCAPES = str.maketrans({"[": "\\[", "]": "\\]", "<": "\\<"})
 #: Fenced code lines and inline code spans of an answer (left as written).
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+_CITATION = re.compile(r"\[([^\[\]\n]{1,400})\]")
 _CODE_SPAN = re.compile(r"(`+)[^`].*?(?<!`)\1(?!`)|(`+)(?!`)")
 
 
@@ -83,8 +85,23 @@ def _one_line(text: Any, limit: int = 300) -> str:
     return cardlib.clip(" ".join(str(text or "").split()), limit).translate(_MD_SPECIAL)
 
 
+def numbered_citations(text: str, refs: Mapping[str, Any], numbers: Mapping[str, int]) -> str:
+    """``text`` with each citation of numbered refs shown as its reader's number (``[1]``,
+    ``[1, 2]``); other brackets stay as written."""
+
+    def number(m: re.Match[str]) -> str:
+        ids = cited_ids(m.group(1), refs)
+        if not ids or not all(i in numbers for i in ids):
+            return m.group(0)
+        return "[" + ", ".join(str(numbers[i]) for i in ids) + "]"
+
+    return _CITATION.sub(number, text)
+
+
 def _reference(c: Mapping[str, Any]) -> str:
-    parts = [f"- **[{c['id'].translate(_MD_SPECIAL)}]** {_one_line(c['kind'], 40)}"]
+    ref_id = c["id"].translate(_MD_SPECIAL)
+    head = f"- **[{c['number']}]** {ref_id} ·" if c.get("number") else f"- **[{ref_id}]**"
+    parts = [f"{head} {_one_line(c['kind'], 40)}"]
     if c["title"]:
         parts.append(f": {_one_line(c['title'], 160)}")
     lines = ["".join(parts)]
@@ -145,19 +162,25 @@ def render_run_markdown(record: Mapping[str, Any]) -> str:
     if facts["seconds"] is not None:
         meta.append(f"time: {facts['seconds']} s")
     allowed = allowed_urls(refs, [record["question"]])
+    numbers = cardlib.citation_numbers(
+        answer, *(t["answer"] for t in record["earlier_turns"]), refs=refs
+    )
     out = [*head, " · ".join(meta), ""]
     if record["earlier_turns"]:
         out += ["## Earlier in this conversation", ""]
         for n, turn in enumerate(record["earlier_turns"], 1):
+            text = numbered_citations(turn["answer"].rstrip(), refs, numbers)
             out += [f"**Q{n}. {_one_line(turn['question'], 500)}**", ""]
-            out += [inert_answer(turn["answer"].rstrip(), allowed) or "_(no answer)_", ""]
+            out += [inert_answer(text, allowed) or "_(no answer)_", ""]
     out += [
         "## Answer",
         "",
-        inert_answer(answer, allowed) or "_(no answer)_",
+        inert_answer(numbered_citations(answer, refs, numbers), allowed) or "_(no answer)_",
         "",
     ]
     cited, _ = cardlib.build_cards(answer, refs, gate)
+    for c in cited:
+        c["number"] = numbers.get(c["id"])
     if cited:
         out += ["## References", "", *(_reference(c) for c in cited), ""]
     unmet = cardlib.unmet_claims(gate)

@@ -118,7 +118,7 @@ def test_an_unreachable_endpoint_names_endpoint_and_model(mini_workspace, env):
     assert result.exit_code == 1
     text = " ".join(result.output.split())
     assert "http://127.0.0.1:9/v1" in text and "missing-model" in text
-    assert "refgate ask --thread c1" in text
+    assert f"refgate ask --workspace {mini_workspace} --thread c1" in text
 
 
 def test_token_totals_are_printed_and_audited(mini_workspace, env, gdp_tool):

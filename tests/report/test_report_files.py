@@ -113,11 +113,20 @@ def test_stored_run_renders_again_as_md_json_and_html(reports, tmp_path):
     assert cited and all(c in record["refs"] for c in cited)
     text = md.read_text(encoding="utf-8")
     assert text.startswith("# What was the US unemployment rate")
-    assert "## References" in text and all(f"**[{c}]**" in text for c in set(cited))
+    # readers see numbered citations [1], [2] (first citation first); the ids stay beside them
+    order = list(dict.fromkeys(cited))
+    assert "## References" in text
+    assert all(f"**[{n}]** {c} ·" in text for n, c in enumerate(order, 1))
+    answer_md = text.split("## Answer", 1)[1].split("## References", 1)[0]
+    assert "[1]" in answer_md and not any(c in answer_md for c in order)
     assert "cited cells: row 2 \\[unemp\\] = 6.0; row 6 \\[unemp\\] = 9.6" in text
     assert "## CRITIQUE" in text and "seasonally adjusted" in text
     page = html.read_text(encoding="utf-8")
     assert all(f'id="ref-{c}"' in page for c in cited) and '<img src="data:image/png' in page
+    links = re.findall(r'<a href="#ref-([^"]+)" class="cite" title="([^"]+)">(\d+)</a>', page)
+    assert [(a, int(n)) for a, t, n in links if a == t][:1] == [(order[0], 1)]
+    assert {a for a, _, _ in links} == set(order)
+    assert '<span class="num">[1]</span>' in page
 
 
 def test_unknown_extension_or_folder_exits_2_before_anything_runs(reports, tmp_path, monkeypatch):
