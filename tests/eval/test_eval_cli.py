@@ -200,9 +200,7 @@ def test_bad_input_exits_2_with_the_reason(tmp_path, mini_workspace, env):
     ), "no run folder for a refused start"
 
 
-def test_only_and_limit_run_a_subset_and_an_unknown_id_is_refused(
-    tmp_path, mini_workspace, env
-):
+def test_only_and_limit_run_a_subset_and_an_unknown_id_is_refused(tmp_path, mini_workspace, env):
     qfile = write(
         tmp_path / "q.jsonl",
         [{**QUESTIONS[3], "id": f"q{n}"} for n in range(1, 6)],
