@@ -1,7 +1,10 @@
 """GATE speed: median ms of ``check_answer`` on a ~2,000-word answer with 200 claims against 1,000
 refs, and the curve from 20 to 2,000 claims (targets: <= 20 ms at 200; 10x claims -> <= 12x time).
 
-Run: ``python benchmarks/gate_speed.py`` (``--rounds N`` to change the interleaved rounds). Sizes
+Run: ``python benchmarks/gate_speed.py`` (``--rounds N`` to change the interleaved rounds;
+``--baseline REV`` also times the GATE of git revision REV, its ``nodes/gate`` package read with
+``git show`` into a temporary folder for this run only, side by side with today's at 200 claims:
+the ratio of the medians is what binding costs). Sizes
 are measured in interleaved rounds; the script prints best, median and p90 CPU ms per size, a
 pure-Python reference loop timed between them (how fast the shared machine ran meanwhile), and the
 200-claim figure with the gate's caches cleared before each call (cold).
@@ -12,14 +15,44 @@ list items and evidence-table rows; every claim cites one or two refs, and all c
 from __future__ import annotations
 
 import argparse
+import importlib
 import random
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 from refgate.nodes.gate import check_answer
 from refgate.refs import Ref
 
 N_REFS = 1000
+ROOT = Path(__file__).resolve().parents[1]
+#: The workspace vocabulary of the benchmark's values (column descriptions: the Korean claims
+#: name revenue and margin in Korean).
+VOCABULARY = {"won": "매출 revenue in won", "margin": "이익률 operating margin", "revenue": "매출"}
+
+
+def baseline_gate(rev: str):
+    """``check_answer`` of revision ``rev``: its ``nodes/gate`` files, read with ``git show``
+    into a temporary package (kept for this run only; nothing is written to the tree)."""
+    names = subprocess.run(
+        ["git", "ls-tree", "--name-only", rev, "nodes/gate/"],
+        cwd=ROOT, check=True, capture_output=True, text=True,
+    ).stdout.split()  # fmt: skip
+    tmp = Path(tempfile.mkdtemp(prefix="gate-baseline-"))
+    pkg = tmp / "gate_baseline"
+    pkg.mkdir()
+    for name in names:
+        if name.endswith(".py"):
+            text = subprocess.run(
+                ["git", "show", f"{rev}:{name}"],
+                cwd=ROOT, check=True, capture_output=True, text=True,
+            ).stdout  # fmt: skip
+            (pkg / Path(name).name).write_text(text, encoding="utf-8")
+    sys.path.insert(0, str(tmp))
+    return importlib.import_module("gate_baseline").check_answer
 
 
 def make_refs(rng: random.Random) -> list[Ref]:
@@ -148,7 +181,7 @@ def measure(
                 for c in caches:
                     c.cache_clear()
                 t0, c0 = time.perf_counter(), time.process_time()
-                report = check_answer(answer, refs)
+                report = check_answer(answer, refs, vocabulary=VOCABULARY)
                 cpu[n].append((time.process_time() - c0) * 1000)
                 wall[n].append((time.perf_counter() - t0) * 1000)
                 passed[n] = report.passed
@@ -203,12 +236,41 @@ def adversarial(small: int = 5000, big: int = 20000) -> None:
     print(f"  worst growth x{worst:.1f} for x{big / small:.0f} input")
 
 
+def side_by_side(rev: str, answer: str, refs: list[Ref], rounds: int) -> None:
+    """Today's GATE and revision ``rev``'s on the same 200-claim answer, interleaved call by
+    call (a slow phase of the machine slows both)."""
+    old = baseline_gate(rev)
+    new_ms: list[float] = []
+    old_ms: list[float] = []
+    verdicts = set()
+    for _ in range(rounds * 3):
+        c0 = time.process_time()
+        a = check_answer(answer, refs, vocabulary=VOCABULARY)
+        new_ms.append((time.process_time() - c0) * 1000)
+        c0 = time.process_time()
+        b = old(answer, refs)
+        old_ms.append((time.process_time() - c0) * 1000)
+        verdicts.add((a.passed, b.passed))
+    new_med, old_med = statistics.median(new_ms), statistics.median(old_ms)
+    print(
+        f"side by side at 200 claims, {len(new_ms)} calls each: today median {new_med:.2f} ms, "
+        f"{rev[:10]} median {old_med:.2f} ms, ratio x{new_med / old_med:.2f} (target <= x1.5); "
+        f"verdicts (today, then) {sorted(verdicts)}"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=9, help="interleaved rounds (default 9)")
+    ap.add_argument("--baseline", help="git revision whose GATE to time side by side")
+    ap.add_argument("--only-baseline", action="store_true", help="only the side-by-side figure")
     args = ap.parse_args()
     rng = random.Random(7)
     refs = make_refs(rng)
+    if args.baseline:
+        side_by_side(args.baseline, make_answer(200, refs, random.Random(200)), refs, args.rounds)
+        if args.only_baseline:
+            return
     sizes = (20, 50, 100, 200, 500, 1000, 2000)
     answers = {n: make_answer(n, refs, random.Random(n)) for n in sizes}
     print(f"refs: {len(refs)}; {args.rounds} interleaved rounds; CPU ms (process time)")

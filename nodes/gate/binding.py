@@ -25,13 +25,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
-from .lookup import Item, Place, RefIndex, where_text
+from .index import TABLE_ROW, table_row_hint
+from .lookup import VALUE_PLACE, Item, Place, RefIndex, where_text
 from .matching import candidates
 from .numbers import Num
 from .quantity import Quantity
 from .report import Match
-from .words import label_words, metric_words, named, overlap
+from .words import label_words, metric_words, named, overlap, strong_count
 
 #: Item kinds of the percent family (a percent claim reads them; no currency or count does).
 _PERCENTS = frozenset({"percent", "ratio", "bp"})
@@ -86,13 +88,20 @@ class _PlaceWords:
 
 
 def _place_words(row: Place, col: Place | None, vocab: Vocabulary) -> _PlaceWords:
-    core = metric_words(row.core)
-    extra = label_words(row.core) | metric_words(row.context) | vocab.words(row.name)
-    col_core: frozenset[str] = frozenset()
-    if col is not None:
-        col_core = metric_words(col.core)
-        extra = extra | label_words(col.core) | metric_words(col.context) | vocab.words(col.core)
-    return _PlaceWords(core, col_core, core | col_core | extra)
+    pw = _label_words(row.core, row.context, col.core if col else "", col.context if col else "")
+    extra = vocab.words(row.name) | (vocab.words(col.core) if col is not None else frozenset())
+    if extra:
+        return _PlaceWords(pw.core, pw.col_core, pw.all | extra)
+    return pw
+
+
+@lru_cache(maxsize=1 << 14)
+def _label_words(core: str, context: str, col_core: str, col_context: str) -> _PlaceWords:
+    """A place's words from its labels (shared by every place labelled alike)."""
+    own = metric_words(core)
+    col_own = metric_words(col_core)
+    rest = label_words(core) | metric_words(context) | label_words(col_core)
+    return _PlaceWords(own, col_own, own | col_own | rest | metric_words(col_context))
 
 
 def _score(words: frozenset[str], pw: _PlaceWords) -> tuple[bool, int, int]:
@@ -108,27 +117,27 @@ class Binder:
 
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab
-        self._words: dict[tuple[int, int], _PlaceWords] = {}
+        self._words: dict[tuple[int, object], _PlaceWords | None] = {}
         self._best: dict[tuple[int, frozenset[str]], tuple[bool, int, int]] = {}
-        self._place_keys: dict[int, set[int]] = {}
+        self._places: dict[int, list[Item]] = {}
 
-    def words_at(self, idx: RefIndex, key: int) -> _PlaceWords | None:
-        wk = (id(idx), key)
-        pw = self._words.get(wk)
-        if pw is None:
-            at = idx.place_of(key)
-            if at is None:
-                return None
-            pw = self._words[wk] = _place_words(at[0], at[1], self.vocab)
+    def words_at(self, idx: RefIndex, item: Item) -> _PlaceWords | None:
+        """The words of the place ``item`` sits at (``None``: it sits at no place)."""
+        wk = (id(idx), _place_key(item))
+        if wk in self._words:
+            return self._words[wk]
+        at = idx.place_of(item)
+        pw = None if at is None else _place_words(at[0], at[1], self.vocab)
+        self._words[wk] = pw
         return pw
 
-    def metric_ok(self, idx: RefIndex, key: int, q: Quantity) -> bool:
+    def metric_ok(self, idx: RefIndex, item: Item, q: Quantity) -> bool:
         """Do the claim's metric words name this place? A place whose own label the claim names
         in full passes unless another fully named place shares more of the claim's words, or as
         many with fewer words the claim leaves out ("Total prepaid expenses and other" for a
         claim about "prepaid expenses"); a place named in part passes when no place of the ref
         scores better."""
-        pw = self.words_at(idx, key)
+        pw = self.words_at(idx, item)
         if pw is None:
             return True
         for words in (q.words, q.fallback) if q.fallback != q.words else (q.words,):
@@ -141,6 +150,8 @@ class Binder:
                     return True
                 continue
             s = _score(words, pw)
+            if s[0] and s[2] == 0 and s[1] == strong_count(words):
+                return True  # the best score any place can get: no need to compare
             if s[1] > 0 and s >= self.best(idx, words):
                 return True
         return False
@@ -151,8 +162,8 @@ class Binder:
         got = self._best.get(bk)
         if got is None:
             got = (False, 0, -(1 << 30))
-            for key in self._keys(idx):
-                pw = self.words_at(idx, key)
+            for it in self._one_per_place(idx):
+                pw = self.words_at(idx, it)
                 if pw is not None:
                     sc = _score(words, pw)
                     if sc > got:
@@ -160,36 +171,45 @@ class Binder:
             self._best[bk] = got
         return got
 
-    def _keys(self, idx: RefIndex) -> set[int]:
-        got = self._place_keys.get(id(idx))
+    def _one_per_place(self, idx: RefIndex) -> list[Item]:
+        """One item of each place of ``idx`` that holds a number."""
+        got = self._places.get(id(idx))
         if got is None:
-            got = self._place_keys[id(idx)] = {it[5] for it in idx.items}
+            seen: dict[object, Item] = {}
+            for it in idx.items:
+                seen.setdefault(_place_key(it), it)
+            got = self._places[id(idx)] = list(seen.values())
         return got
 
     def bind(
         self, num: Num, q: Quantity, indexes: list[RefIndex], kinds: frozenset[str]
     ) -> Binding:
-        """Bind ``num`` (stated as ``q``) to a place of the cited ``indexes``."""
+        """Bind ``num`` (stated as ``q``) to a place of the cited ``indexes``: the first place of
+        each ref that matches the whole quantity (computed places first)."""
         found = candidates(num, indexes, kinds)
         if not found:
             return Binding([])
-        graded = []
+        matches: list[Match] = []
+        uncomputed: list[tuple] = []
+        done: set[str] = set()
         for idx, item, basis, unit_ok in found:
-            at = idx.place_of(item[5])
-            row, col = at if at is not None else (None, None)
-            hint = "percent" if col is not None and col.hint == "percent" else row and row.hint
-            if row is not None and not unit_agrees(q.kind, item, hint or ""):
-                unit_ok = False
-            metric = self.metric_ok(idx, item[5], q)
-            period = _period_ok(q, row, col)
-            computed = row is None or row.computed
-            graded.append((idx, item, basis, unit_ok, metric, period, computed))
-        ok = [g for g in graded if g[3] and g[4] and g[5]]
-        primary = [g for g in ok if g[6]]
-        if primary or (ok and not any(g[6] is False for g in ok)):
-            return Binding([_match(g) for g in (primary or ok)])
-        if ok:
-            g = ok[0]
+            rid = idx.ref.id
+            if rid in done or not unit_ok:
+                continue
+            row, col = idx.place_of(item) or (None, None)
+            if row is not None and not unit_agrees(q.kind, item, _hint(row, col)):
+                continue
+            if not _period_ok(q, row, col) or not self.metric_ok(idx, item, q):
+                continue
+            if row is not None and not row.computed:
+                uncomputed.append((idx, item, basis))
+                continue
+            done.add(rid)
+            matches.append(Match(rid, f"{where_text(item[4])} ({basis})", idx.secondary))
+        if matches:
+            return Binding(matches)
+        if uncomputed:
+            g = uncomputed[0]
             return Binding(
                 [],
                 "value_not_computed",
@@ -197,8 +217,37 @@ class Binder:
                 "itself or computed without reading a dataset: compute it from the data, or "
                 "cite a dataset-backed ref that holds it",
             )
+        return self._why_not(found, q)
+
+    def _why_not(self, found: list, q: Quantity) -> Binding:
+        """The code and detail of the candidate closest to the claim's quantity."""
+        graded = []
+        for idx, item, basis, unit_ok in found:
+            row, col = idx.place_of(item) or (None, None)
+            if row is not None and not unit_agrees(q.kind, item, _hint(row, col)):
+                unit_ok = False
+            metric = self.metric_ok(idx, item, q)
+            graded.append((idx, item, basis, unit_ok, metric, _period_ok(q, row, col)))
         code, g = _closest(graded)
         return Binding([], code, f"{_shown(g[1])} is {_label(g)} ({g[0].ref.id})")
+
+
+def _place_key(item: Item) -> object:
+    """What tells an item's place apart: its packed key, or a value's name."""
+    key = item[5]
+    if key == VALUE_PLACE:
+        where = item[4]
+        return where[1] if type(where) is tuple else where
+    return key
+
+
+def _hint(row: Place, col: Place | None) -> str:
+    """The unit kind a place's labels state (a percent column wins over its row's default)."""
+    if col is not None and col.hint == "percent":
+        return "percent"
+    if row.hint == TABLE_ROW:
+        return table_row_hint(row.core, row.context + " " + (col.context if col else ""))
+    return row.hint
 
 
 def _period_ok(q: Quantity, row: Place | None, col: Place | None) -> bool:
@@ -229,7 +278,7 @@ def _shown(item: Item) -> str:
 
 def _label(g: tuple) -> str:
     idx, item = g[0], g[1]
-    at = idx.place_of(item[5])
+    at = idx.place_of(item)
     if at is None:
         return where_text(item[4])
     row, col = at
@@ -237,8 +286,3 @@ def _label(g: tuple) -> str:
     if col is not None and col.label:
         parts.append(col.label)
     return ", ".join(parts)
-
-
-def _match(g: tuple) -> Match:
-    idx, item, basis = g[0], g[1], g[2]
-    return Match(idx.ref.id, f"{where_text(item[4])} ({basis})", idx.secondary)

@@ -15,7 +15,7 @@ from refgate.refs import Ref, payload_values
 from refgate.text import sentence_spans
 
 from .dates import date_keys_frozen, is_period_name
-from .lookup import NO_COL, PLACE_COLS, Place, RefIndex
+from .lookup import NO_COL, PLACE_COLS, VALUE_PLACE, Place, RefIndex
 from .units import NO_UNIT, Unit, merge_units, parse_unit
 from .words import PERCENT_WORDS, label_words
 
@@ -94,15 +94,18 @@ def _add_dates_from(idx: RefIndex, mapping: Any) -> None:
                     idx.dates.update(date_keys_frozen(v))
 
 
+#: Payload fields that state a ref's own period.
+_PERIOD_FIELDS = ("period", "asOf", "as_of", "asof", "date", "fiscal_year", "year", "quarter")
+
+
 def _own_periods(p: dict[str, Any]) -> frozenset[str]:
     """The date keys of a payload's own period fields (period, asOf, date, ...)."""
-    keys: set[str] = set()
-    for k, v in p.items():
-        if isinstance(k, str) and _is_date_key(k) and k.lower() != "label":
-            if isinstance(v, list | tuple):
-                continue  # several periods: none of them is the period of every value
-            keys.update(date_keys_frozen(v))
-    return frozenset(keys)
+    keys: frozenset[str] = frozenset()
+    for k in _PERIOD_FIELDS:
+        v = p.get(k)
+        if v is not None and not isinstance(v, list | tuple | dict):
+            keys = keys | date_keys_frozen(v)
+    return keys
 
 
 def _literal_names(p: dict[str, Any]) -> tuple[bool, frozenset[str]]:
@@ -119,25 +122,36 @@ def _literal_names(p: dict[str, Any]) -> tuple[bool, frozenset[str]]:
     return bool(read), names
 
 
+@lru_cache(maxsize=4096)
+def _value_place(name: str, periods: frozenset[str], computed: bool) -> Place:
+    """A named value's place (shared: value places are never changed once made)."""
+    return Place(name, name, "", periods, name=name, computed=computed)
+
+
+def value_places(ref: Ref) -> dict[str, Place]:
+    """The places of a valueRef's values, by name (made when a claim first binds to one)."""
+    p = ref.payload if isinstance(ref.payload, dict) else {}
+    values = payload_values(p)
+    periods = _own_periods(p)
+    computed, literals = _literal_names(p)
+    return {
+        str(n): _value_place(str(n), periods, computed and str(n) not in literals)
+        for n in (values if isinstance(values, dict) else ())
+    }
+
+
 def _index_value_ref(idx: RefIndex, p: dict[str, Any]) -> None:
     scale = p.get("scale")
     units = p.get("units", p.get("unit"))
     values = payload_values(p)
-    periods = _own_periods(p)
-    computed, literals = _literal_names(p)
     if isinstance(values, dict):
         scale_by_name = isinstance(scale, dict)
         unit_by_name = isinstance(units, dict)
         unit_raw = units if isinstance(units, str) else None
         items = idx.items
-        add_place = idx.add_place
+        idx.value_places = value_places
+        key = VALUE_PLACE
         for name, v in values.items():
-            key = add_place(
-                Place(
-                    str(name), str(name), "", periods, name=str(name),
-                    computed=computed and str(name) not in literals,
-                )
-            )  # fmt: skip
             unit = _value_unit(
                 scale.get(name) if scale_by_name else scale,
                 units.get(name) if unit_by_name else unit_raw,
@@ -154,6 +168,17 @@ def _index_value_ref(idx: RefIndex, p: dict[str, Any]) -> None:
             elif isinstance(v, str):
                 idx.add_text(v, unit, "values.{}", name, place=key)
     _add_dates_from(idx, p)
+
+
+#: ``Place.hint`` of a table row until a claim binds to it (then: percent or amount).
+TABLE_ROW = "table row"
+_PERCENT_KINDS = frozenset({"percent", "ratio", "bp"})
+
+
+@lru_cache(maxsize=1 << 14)
+def table_row_hint(label: str, context: str) -> str:
+    """A table row's unit kind from its labels: percent (%, rate, margin, ...) or amount."""
+    return _row_hint(label) or ("percent" if _percent_words(label, context) else "amount")
 
 
 def _percent_words(*labels: str) -> bool:
@@ -214,10 +239,15 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
     items = idx.items
     dates = idx.dates
     section = ""
+    cur_cols: set[int] = set()
+    pct_cols: set[int] = set()
     for r, row in enumerate(p.get("rows") or []):
-        cells = _row_cells(row, columns)
-        if cells is None:
-            continue
+        if type(row) is list:
+            cells = row
+        else:
+            cells = _row_cells(row, columns)
+            if cells is None:
+                continue
         place = Place("", "", section, table_periods, computed=computed)
         base = len(idx.places) * PLACE_COLS
         idx.places.append(place)
@@ -263,43 +293,40 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
                     row_words.append(text)
                     if j < n_cols and columns[j] not in label_heads:
                         label_heads.append(columns[j])  # "(In thousands) Deferred tax assets"
+                before = len(items)
                 idx.add_text(cell, unit, "row {} [{}]", r, col, place=key)
-        label = " ".join(w for w in row_words if not any(ch.isdigit() for ch in w)) or " ".join(
-            row_words
-        )
+                if len(items) > before:
+                    if items[-1][3]:
+                        cur_cols.add(key % PLACE_COLS)
+                    if items[-1][1] in _PERCENT_KINDS:
+                        pct_cols.add(key % PLACE_COLS)
+        label = " ".join(row_words)
         if label_heads:
             place.context = " ".join([section, *label_heads])
         place.core = label
         place.label = label or " ".join(period_text)
-        place.hint = _row_hint(label) or (
-            "percent" if _percent_words(label, section, title) else "amount"
-        )
+        place.hint = TABLE_ROW  # decided from its labels when a claim binds to it
         if row_periods:
             place.periods = frozenset(row_periods)
         # A labelled row with no number heads the rows below it ("Revenue:" over "Product").
         if label and len(items) == n_items:
             section = label
-    _bare_cells_take_their_columns_currency(items)
+    if cur_cols - pct_cols:
+        _bare_cells_take_their_columns_currency(items, cur_cols - pct_cols)
     _add_dates_from(idx, meta)
     _add_dates_from(idx, p)
 
 
-def _bare_cells_take_their_columns_currency(items: list) -> None:
+def _bare_cells_take_their_columns_currency(items: list, columns: set[int]) -> None:
     """A column that prints a currency on some cells ("$130" over "128") and no percent holds
     amounts: its bare numbers are amounts in that currency, not unitless (a "128%" claim is a
     unit-kind swap)."""
-    by_col: dict[int, set[str]] = {}
-    for it in items:
-        col = it[5] % PLACE_COLS
-        kinds = by_col.setdefault(col, set())
-        kinds.add("cur:" + it[3] if it[3] else it[1])
+    currency = {it[5] % PLACE_COLS: it[3] for it in items if it[3]}
     for i, it in enumerate(items):
-        if it[1] != "none" or it[3]:
-            continue
-        kinds = by_col[it[5] % PLACE_COLS]
-        curs = [k[4:] for k in kinds if k.startswith("cur:")]
-        if len(curs) == 1 and not kinds & {"percent", "ratio", "bp", "x"}:
-            items[i] = (it[0], "plain", it[2], curs[0], it[4], it[5])
+        if it[1] == "none" and not it[3]:
+            col = it[5] % PLACE_COLS
+            if col in columns:
+                items[i] = (it[0], "plain", it[2], currency[col], it[4], it[5])
 
 
 def _index_text(idx: RefIndex, text: str, where: str, *where_args: Any) -> None:

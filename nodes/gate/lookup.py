@@ -40,6 +40,8 @@ Item = tuple[float, str, float, str, Any, int]
 PLACE_COLS = 1 << 12
 #: The column part of a place with no column (a named value, a sentence).
 NO_COL = PLACE_COLS - 1
+#: ``Item[5]`` of a valueRef's value: its place is made from the ref when first needed.
+VALUE_PLACE = -2
 
 
 @dataclass(slots=True)
@@ -132,7 +134,7 @@ class RefIndex:
 
     __slots__ = (
         "_abs", "_disp", "_pct", "_x", "dates", "doc_names", "doc_text", "items", "labels",
-        "columns", "places", "ref",
+        "columns", "places", "ref", "value_places", "_values",
     )  # fmt: skip
 
     def __init__(self, ref: Ref) -> None:
@@ -144,6 +146,9 @@ class RefIndex:
         #: (a table row, a named value, a sentence) and columns (a table's columns).
         self.places: list[Place] = []
         self.columns: list[Place] = []
+        #: A valueRef's places by value name, made on first use by this function of the ref.
+        self.value_places: Any = None
+        self._values: dict[str, Place] | None = None
         #: Documentation refs: the names a claim about them uses (capability, its parameters,
         #: skill id and title) and their text, lower-cased.
         self.doc_names: tuple[str, ...] = ()
@@ -188,8 +193,15 @@ class RefIndex:
         self.places.append(place)
         return (len(self.places) - 1) * PLACE_COLS + NO_COL
 
-    def place_of(self, key: int) -> tuple[Place, Place | None] | None:
-        """The row-like place and the column (if any) of an item's ``Item[5]`` key."""
+    def place_of(self, item: Item) -> tuple[Place, Place | None] | None:
+        """The row-like place and the column (if any) of an item."""
+        key = item[5]
+        if key == VALUE_PLACE:
+            if self._values is None:
+                self._values = self.value_places(self.ref)
+            where = item[4]
+            place = self._values.get(str(where[1])) if type(where) is tuple else None
+            return (place, None) if place is not None else None
         if key < 0:
             return None
         row, col = divmod(key, PLACE_COLS)

@@ -165,6 +165,7 @@ def _same(claim: str, label: str) -> bool:
     )
 
 
+@lru_cache(maxsize=1 << 16)
 def overlap(claim: frozenset[str], label: frozenset[str]) -> int:
     """How many of the claim's metric words the label holds (weak words count for nothing)."""
     if not claim or not label:
@@ -186,6 +187,7 @@ PERCENT_WORDS = frozenset(
 )
 
 
+@lru_cache(maxsize=1 << 16)
 def named(claim: frozenset[str], core: frozenset[str]) -> bool:
     """Does the claim name every (non-weak) word of a location's own label?"""
     strong = [w for w in core if w not in WEAK] or list(core)
@@ -197,3 +199,9 @@ def named(claim: frozenset[str], core: frozenset[str]) -> bool:
         if not any(_same(x, w) for x in claim):
             return False
     return True
+
+
+@lru_cache(maxsize=1 << 14)
+def strong_count(claim: frozenset[str]) -> int:
+    """How many words ``overlap`` can count for a claim (the most any place can share)."""
+    return len(claim) if claim <= WEAK else len(claim - WEAK)
