@@ -5,13 +5,21 @@ A workspace may declare ``[datasets.sales] url = "postgresql://analyst@db:5432/s
 ``password_env`` (else libpq's own PGPASSWORD / ~/.pgpass), never from refgate.toml.
 
 The sandbox never connects to the database: it has no network at all. ``sql()`` inside the sandbox
-sends a query over warehouse datasets to the host, and ``run_query`` here is the query proxy. It
-accepts one read-only SELECT whose tables are warehouse datasets of one database (named by their
-dataset names, rewritten to the configured tables), refuses data-modifying statements, functions
-outside SQL's known set (``pg_read_file``, ``dblink``...), schema-qualified names (``pg_catalog``,
-``information_schema``) and every other table, then runs it in a read-only session with a statement
-timeout, returning at most ``MAX_ROWS`` rows. So the only destination reachable from the sandbox
-is the configured host and port, and there only the declared tables.
+sends a query over warehouse datasets to the host, and ``run_query`` here is the query proxy. Two
+layers, either of which alone refuses a read outside the declared tables:
+
+1. the allowlist (``tools/warehouse_check.py``): one SELECT, every table reference resolved by
+   scope to a declared dataset or a CTE visible there, no system catalog or function by any name,
+   no function outside SQL's known set (``pg_read_file``, ``dblink``...);
+2. the session, which does not depend on parsing: the query runs in a transaction whose only
+   schema on the search path holds one temporary view per dataset it names (so an undeclared
+   name resolves to nothing), read-only once the views exist, and the planner's list of
+   relations (``EXPLAIN``) must be within what a plain read of the declared tables touches (no
+   catalog, no other table, whatever the spelling). The views vanish with the transaction.
+
+A statement timeout bounds each query, at most ``MAX_ROWS`` rows come back. So the only
+destination reachable from the sandbox is the configured host and port, and there only the
+declared tables; the database role (docs/deploy.md) is the third layer.
 """
 
 from __future__ import annotations
@@ -25,6 +33,9 @@ import threading
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
+from refgate.tools.warehouse_check import CheckedQuery, QueryRefused
+from refgate.tools.warehouse_check import check_query as _check
+
 if TYPE_CHECKING:
     from refgate.workspace import DatasetSpec, Workspace
 
@@ -36,7 +47,7 @@ MAX_LOAD_ROWS = 200_000
 #: Server-side limit of one statement.
 STATEMENT_TIMEOUT_MS = 60_000
 
-_CONNECTIONS: dict[tuple, Any] = {}
+_CONNECTIONS: dict[tuple, tuple[Any, threading.Lock]] = {}
 _LOCK = threading.Lock()
 
 
@@ -72,14 +83,15 @@ def _params(spec: DatasetSpec) -> dict[str, Any]:
     return params
 
 
-def connect(spec: DatasetSpec):
-    """The (cached) Ibis backend for ``spec``'s database, in a read-only session."""
+def connect_locked(spec: DatasetSpec) -> tuple[Any, threading.Lock]:
+    """The (cached) Ibis backend for ``spec``'s database, in a read-only session, and the lock
+    that keeps one transaction at a time on it (runs share the cached connection)."""
     params = _params(spec)
     key = tuple(sorted((k, str(v)) for k, v in params.items()))
     with _LOCK:
-        con = _CONNECTIONS.get(key)
-        if con is not None:
-            return con
+        cached = _CONNECTIONS.get(key)
+        if cached is not None:
+            return cached
         try:
             # deferred: optional dependency (ibis (warehouse datasets))
             import ibis
@@ -96,15 +108,15 @@ def connect(spec: DatasetSpec):
                 f"cannot connect to {redacted(spec.url or '')} for dataset {spec.name!r}: "
                 f"{type(exc).__name__}: {str(exc)[:500]}"
             ) from None
-        _CONNECTIONS[key] = con
-        return con
+        _CONNECTIONS[key] = (con, threading.Lock())
+        return _CONNECTIONS[key]
 
 
 def close_all() -> None:
     """Close every cached connection (tests; a server shutting down)."""
     with _LOCK:
         while _CONNECTIONS:
-            _, con = _CONNECTIONS.popitem()
+            _, (con, _lock) = _CONNECTIONS.popitem()
             with contextlib.suppress(Exception):  # already gone
                 con.disconnect()
 
@@ -115,55 +127,12 @@ def _warehouses(workspace: Workspace | None) -> dict[str, DatasetSpec]:
     return {n: s for n, s in workspace.datasets.items() if s.is_warehouse}
 
 
-def check_query(query: str, datasets: dict[str, DatasetSpec]) -> tuple[str, DatasetSpec]:
-    """The query rewritten onto the configured tables, and the dataset whose database runs it.
-    Raises ``WarehouseError`` for anything but one read-only SELECT over declared tables."""
-    # deferred: sqlglot is heavy to import; paid on first use
-    import sqlglot
-    from sqlglot import exp
-
-    if not isinstance(query, str) or not query.strip():
-        raise WarehouseError("the query is empty")
+def check_query(query: str, datasets: dict[str, DatasetSpec]) -> CheckedQuery:
+    """The allowlist (``tools/warehouse_check.py``) with its refusals as ``WarehouseError``."""
     try:
-        trees = sqlglot.parse(query, read="postgres")
-    except sqlglot.errors.ParseError as exc:
-        raise WarehouseError(f"the query does not parse: {str(exc)[:500]}") from None
-    trees = [t for t in trees if t is not None]
-    if len(trees) != 1 or not isinstance(trees[0], exp.Query):
-        raise WarehouseError("a warehouse query is one SELECT (or WITH ... SELECT) statement")
-    tree = trees[0]
-    writes = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop, exp.Command)
-    for node in tree.walk():
-        if isinstance(node, (*writes, exp.Into)):
-            raise WarehouseError("a warehouse query may not write or define anything")
-        if isinstance(node, exp.Anonymous):
-            raise WarehouseError(
-                f"function {node.name!r} is not allowed in a warehouse query (only SQL's "
-                "standard functions)"
-            )
-    ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
-    used: list[DatasetSpec] = []
-    for table in list(tree.find_all(exp.Table)):
-        name = table.name
-        if not table.db and not table.catalog and name in ctes:
-            continue
-        if table.db or table.catalog or name not in datasets:
-            shown = ".".join(p for p in (table.catalog, table.db, name) if p)
-            raise WarehouseError(
-                f"table {shown!r} is not a warehouse dataset of this workspace (known: "
-                f"{', '.join(sorted(datasets)) or 'none'}); name tables by their dataset name"
-            )
-        spec = datasets[name]
-        used.append(spec)
-        target = exp.to_table(spec.table or name, dialect="postgres")
-        target.set("alias", table.args.get("alias") or exp.TableAlias(this=exp.to_identifier(name)))
-        table.replace(target)
-    if not used:
-        raise WarehouseError("the query names no warehouse dataset")
-    targets = {(s.url, s.password_env) for s in used}
-    if len(targets) > 1:
-        raise WarehouseError("one query may use the tables of one database only")
-    return tree.sql(dialect="postgres"), used[0]
+        return _check(query, datasets)
+    except QueryRefused as exc:
+        raise WarehouseError(str(exc)) from None
 
 
 def _cell(value: Any) -> Any:
@@ -178,28 +147,74 @@ def _cell(value: Any) -> Any:
     return str(value)
 
 
-def _fetch(spec: DatasetSpec, text: str, max_rows: int) -> tuple[list[str], list[tuple]]:
-    con = connect(spec)
-    try:
-        cursor = con.raw_sql(text)
+def _relations(cursor, text: str) -> set[tuple[str, str]]:
+    """(schema, relation) of every table the planner would scan for ``text`` (views expanded)."""
+    cursor.execute(f"EXPLAIN (FORMAT JSON, VERBOSE) {text}")
+    found: set[tuple[str, str]] = set()
+    stack: list[Any] = [cursor.fetchone()[0]]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            if "Relation Name" in node:
+                found.add((node.get("Schema", ""), node["Relation Name"]))
+            if str(node.get("Function Name", "")).startswith("pg_"):
+                found.add(("pg_catalog", node["Function Name"]))
+            stack.extend(v for v in node.values() if isinstance(v, (list, dict)))
+    return found
+
+
+def _confined(cursor, views: dict[str, DatasetSpec], text: str) -> None:
+    """Set up the transaction ``text`` runs in, without trusting the parser: one temporary view
+    per dataset, named as the query names it, as the only schema on the search path (so an
+    undeclared name resolves to nothing), read-only from then on, and the plan's relations
+    limited to those a plain read of the declared tables touches (no catalog, no other table)."""
+    for name, spec in views.items():
+        cursor.execute(f'CREATE TEMPORARY VIEW "{name}" AS SELECT * FROM {_target(spec)}')
+    cursor.execute("SET TRANSACTION READ ONLY")
+    cursor.execute("SET LOCAL search_path = pg_temp, pg_catalog")
+    allowed: set[tuple[str, str]] = set()
+    for name in views:
+        allowed |= _relations(cursor, f'SELECT * FROM pg_temp."{name}"')
+    extra = _relations(cursor, text) - allowed
+    if extra:
+        shown = ", ".join(sorted(".".join(r) for r in extra))
+        raise WarehouseError(f"the query reads relations that are not warehouse datasets: {shown}")
+
+
+def _fetch(
+    views: dict[str, DatasetSpec], text: str, max_rows: int
+) -> tuple[list[str], list[tuple]]:
+    """Run ``text`` over ``views`` (dataset name as queried -> its spec, one database) in the
+    confined read-only transaction; at most ``max_rows + 1`` rows."""
+    spec = next(iter(views.values()))
+    con, lock = connect_locked(spec)
+    raw = con.con
+    with lock:
         try:
-            columns = [d.name for d in cursor.description or ()]
-            rows = cursor.fetchmany(max_rows + 1)
-        finally:
-            cursor.close()
-    except Exception as exc:
-        raise WarehouseError(f"{type(exc).__name__}: {str(exc)[:1000]}") from None
-    finally:
-        with contextlib.suppress(Exception):  # end the transaction (a failed one too)
-            con.con.rollback()
+            with raw.cursor() as cursor:
+                cursor.execute("BEGIN READ WRITE")  # temporary views only; read-only after them
+                try:
+                    _confined(cursor, views, text)
+                    cursor.execute(text)
+                    columns = [d.name for d in cursor.description or ()]
+                    rows = cursor.fetchmany(max_rows + 1)
+                finally:
+                    with contextlib.suppress(Exception):  # ends it, failed or not; drops views
+                        cursor.execute("ROLLBACK")
+        except WarehouseError:
+            raise
+        except Exception as exc:
+            raise WarehouseError(f"{type(exc).__name__}: {str(exc)[:1000]}") from None
     return columns, rows
 
 
 def run_query(workspace: Workspace | None, query: str, max_rows: int = MAX_ROWS) -> dict[str, Any]:
     """Run one sandbox query over warehouse datasets: ``{ok, columns, rows}`` or ``{ok, error}``."""
     try:
-        text, spec = check_query(query, _warehouses(workspace))
-        columns, rows = _fetch(spec, text, max_rows)
+        checked = check_query(query, _warehouses(workspace))
+        columns, rows = _fetch(checked.tables, checked.text, max_rows)
     except WarehouseError as exc:
         return {"ok": False, "error": str(exc)}
     if len(rows) > max_rows or len(rows) * max(len(columns), 1) > MAX_CELLS:
@@ -213,7 +228,7 @@ def run_query(workspace: Workspace | None, query: str, max_rows: int = MAX_ROWS)
 
 def table_rows(spec: DatasetSpec) -> int:
     """The table's row count."""
-    _, rows = _fetch(spec, f"SELECT COUNT(*) FROM {_target(spec)}", 1)
+    _, rows = _fetch({spec.name: spec}, f'SELECT COUNT(*) FROM "{spec.name}"', 1)
     return int(rows[0][0])
 
 
@@ -229,7 +244,7 @@ def load_table(spec: DatasetSpec, max_rows: int = MAX_LOAD_ROWS):
     # deferred: pandas is heavy to import; paid on first use
     import pandas as pd
 
-    columns, rows = _fetch(spec, f"SELECT * FROM {_target(spec)}", max_rows)
+    columns, rows = _fetch({spec.name: spec}, f'SELECT * FROM "{spec.name}"', max_rows)
     if len(rows) > max_rows:
         raise WarehouseError(
             f"dataset {spec.name!r} has more than {max_rows} rows, too many to load whole: query "

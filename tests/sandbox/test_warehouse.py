@@ -12,6 +12,7 @@ import pytest
 from sandbox_helpers import SAMPLE, needs_bwrap
 
 from refgate.refs import as_ref_map
+from refgate.tools import warehouse
 from refgate.tools.run_python import run_python
 from refgate.tools.warehouse import close_all, run_query
 from refgate.workspace import WorkspaceError, load_workspace
@@ -24,6 +25,10 @@ pytestmark = [
 ]
 PASSWORD_ENV = "REFGATE_TEST_WAREHOUSE_PASSWORD"
 MACRO_CSV = SAMPLE / "data" / "statsmodels_macrodata.csv"
+ISSUE_QUERY = (
+    "SELECT s.who, s.salary FROM macro m, wh_secret s, "
+    "(WITH wh_secret AS (SELECT 1 AS z) SELECT z FROM wh_secret) t"
+)
 
 
 @pytest.fixture(scope="module")
@@ -241,3 +246,76 @@ def test_a_postgres_backed_dataset_answers_end_to_end(wh_ws, monkeypatch, pg):
         if r.kind == "executionRef" and r.payload.get("sql")
     ]
     assert exe and "FROM macro" in exe[-1].payload["sql"][0]["query"]
+
+
+# -- issue 31: the CTE bypass, and the session layer that does not depend on parsing --
+
+
+@pytest.fixture
+def owner_ws(tmp_path, pg):
+    """The table declared with the database owner's role (a superuser here): only refgate's two
+    layers stand between a query and every table and catalog."""
+    root = tmp_path / "owner"
+    root.mkdir()
+    (root / "refgate.toml").write_text(
+        'name = "owner"\n[datasets.macro]\n'
+        f'url = "postgresql://postgres@{pg["host"]}:{pg["port"]}/{pg["db"]}"\n'
+        'table = "public.wh_macro"\n'
+    )
+    return load_workspace(root)
+
+
+@pytest.mark.parametrize("role", ["reader", "owner"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        ISSUE_QUERY,
+        ISSUE_QUERY.replace("wh_secret", "pg_authid").replace("s.who, s.salary", "s.*"),
+        ISSUE_QUERY.replace("wh_secret", "pg_user").replace("s.who, s.salary", "s.*"),
+        ISSUE_QUERY.replace("wh_secret", "pg_tables").replace("s.who, s.salary", "s.*"),
+    ],
+)
+def test_the_issues_cte_bypass_is_refused_for_every_role(request, role, query):
+    ws = request.getfixturevalue("wh_ws" if role == "reader" else "owner_ws")
+    reply = warehouse.run_query(ws, query)
+    assert reply["ok"] is False, reply
+    assert "999999" not in str(reply) and "ceo" not in str(reply)
+
+
+def _session(ws, text: str):
+    """The session layer alone, as if the checker had let ``text`` through."""
+    return warehouse._fetch({"macro": ws.datasets["macro"]}, text, 100)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("SELECT * FROM wh_secret", "does not exist"),
+        ("SELECT * FROM public.wh_secret", "public.wh_secret"),
+        ("SELECT * FROM pg_authid", "pg_catalog.pg_authid"),
+        ("SELECT * FROM pg_user", "pg_catalog.pg_authid"),
+        ("SELECT * FROM macro, pg_settings", "not warehouse datasets"),
+        ("SELECT * FROM information_schema.tables", "not warehouse datasets"),
+        ("SELECT * FROM macro WHERE year IN (SELECT salary FROM public.wh_secret)", "wh_secret"),
+        ("INSERT INTO macro (year) VALUES (1900)", "read-only"),
+    ],
+)
+def test_the_session_refuses_what_the_checker_would_without_parsing(owner_ws, text, expected):
+    with pytest.raises(warehouse.WarehouseError, match=expected):
+        _session(owner_ws, text)
+
+
+def test_the_session_reads_the_declared_table_and_leaves_nothing_behind(owner_ws, pg):
+    columns, rows = _session(owner_ws, "SELECT COUNT(*) AS n FROM macro")
+    assert columns == ["n"] and rows == [(len(pg["rows"]),)]
+    reply = warehouse.run_query(
+        owner_ws, "WITH macro AS (SELECT * FROM macro WHERE year = 2009) SELECT COUNT(*) FROM macro"
+    )
+    assert reply == {"ok": True, "columns": ["count"], "rows": [[3]]}
+    # the temporary views went with the transaction, and the session is read-only again
+    columns, rows = _session(
+        owner_ws, "SELECT current_setting('transaction_read_only') AS ro FROM macro LIMIT 1"
+    )
+    assert rows == [("on",)]
+    with pytest.raises(warehouse.WarehouseError, match="does not exist"):
+        warehouse._fetch({"other": owner_ws.datasets["macro"]}, "SELECT * FROM macro", 1)
