@@ -62,6 +62,7 @@ def _parse(query: str) -> exp.Query:
 
 
 def _refuse_writes_and_functions(tree: exp.Query) -> None:
+    # deferred: sqlglot is heavy to import; paid on first use
     from sqlglot import exp
 
     writes = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop, exp.Command)
@@ -87,6 +88,7 @@ def _refuse_writes_and_functions(tree: exp.Query) -> None:
 
 def _cte_references(tree: exp.Query) -> set[int]:
     """Ids of the Table nodes that name a CTE visible in their own scope (and nothing else)."""
+    # deferred: sqlglot is heavy to import; paid on first use
     from sqlglot.optimizer.scope import traverse_scope
 
     try:
@@ -113,6 +115,7 @@ def _lookup(datasets: dict[str, DatasetSpec]) -> dict[str, DatasetSpec]:
 def check_query(query: str, datasets: dict[str, DatasetSpec]) -> CheckedQuery:
     """The query as parsed and the datasets it reads; ``QueryRefused`` for anything but one
     read-only SELECT whose every real table is a declared warehouse dataset of one database."""
+    # deferred: sqlglot is heavy to import; paid on first use
     from sqlglot import exp
 
     tree = _parse(query)
