@@ -2,8 +2,9 @@
 
 - Confined: the path (relative paths resolve against the workspace root) must resolve, symlinks
   included, inside the workspace, its ``[paths] allowed_roots`` or a skills folder; the file
-  actually opened is checked again (``refgate.paths.read_confined``). ``.refgate/`` (refgate's
-  own state) is refused.
+  actually opened is checked again (``refgate.paths.read_confined``). refgate's own state is
+  refused: every ``.refgate/`` folder at any depth (a nested workspace's too), the dev server's
+  ``.langgraph_api/``, and a hard link to a file of the workspace's ``.refgate/``.
 - Trust follows origin: workspace files are internal (``text`` / ``entries``, never armored);
   documents and web pages (``documents/``, ``web/``, the declared documents folder and web
   snapshot) are untrusted: their text comes back under ``external_text`` (listings under
@@ -48,6 +49,10 @@ _SECRET_NAMES = {
 }
 _SECRET_SUFFIXES = {".pem", ".key", ".p12", ".pfx", ".keystore", ".jks"}
 _SYSTEM_ROOTS = ("/proc", "/sys", "/dev")
+#: Folders that hold refgate's (or the dev server's) state, wherever they are.
+STATE_FOLDERS = frozenset({".refgate", ".langgraph_api"})
+#: Most entries of the state folder walked to find a hard link's other name.
+_MAX_STATE_SCAN = 20_000
 
 
 class ReadArgs(BaseModel):
@@ -111,6 +116,35 @@ def _refusal(path: Path) -> str | None:
     return None
 
 
+def _is_state(path: Path, ctx: ToolContext) -> bool:
+    """True for refgate's own state: a path inside any ``.refgate/`` (or ``.langgraph_api/``)
+    folder at any depth, the workspace's state folder, or a hard link to a file in it."""
+    if STATE_FOLDERS & set(path.parts):
+        return True
+    ws = ctx.workspace
+    if ws is None:
+        return False
+    state = real(ws.state_dir)
+    if is_within(path, [state]):
+        return True
+    try:
+        info = path.stat()
+    except OSError:
+        return False
+    if not path.is_file() or info.st_nlink < 2 or not state.is_dir():
+        return False
+    for seen, entry in enumerate(state.rglob("*")):
+        if seen >= _MAX_STATE_SCAN:
+            return True  # cannot tell: refuse on the safe side
+        try:
+            other = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if (other.st_dev, other.st_ino) == (info.st_dev, info.st_ino):
+            return True
+    return False
+
+
 def _shown(path: Path, ctx: ToolContext) -> str:
     if ctx.workspace is not None and ctx.workspace.contains(path):
         return str(path.relative_to(ctx.workspace.root)) or "."
@@ -127,10 +161,10 @@ def read_path(args: ReadArgs, ctx: ToolContext) -> ToolResult:
             else "the skills folders (no workspace is loaded)"
         )
         return ToolResult.failure(f"read refused {args.path!r}: it is outside {where}")
-    if ctx.workspace is not None and is_within(path, [ctx.workspace.state_dir]):
+    if _is_state(path, ctx):
         return ToolResult.failure(
-            f"read refused {args.path!r}: .refgate/ holds refgate's own state (checkpoints, "
-            "memory, audit), not workspace material"
+            f"read refused {args.path!r}: .refgate/ folders (at any depth) hold refgate's own "
+            "state (checkpoints, memory, audit), not workspace material"
         )
     refusal = _refusal(path)
     if refusal:

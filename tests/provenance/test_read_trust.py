@@ -123,3 +123,31 @@ def test_builtin_skills_stay_readable_without_a_workspace(settings):
     skill = next(builtin_skills_dir().glob("*.md"))
     _, env = read(ctx_for(settings, None), str(skill))
     assert env["ok"] and env["untrustedContent"] is False
+
+
+def test_every_state_folder_is_refused_at_any_depth(settings, ws):
+    """A nested workspace's ``.refgate/`` (its audit, checkpoints) is state, not material; so is
+    a hard link to the workspace's own audit under an innocent name (issue 31, item 5)."""
+    nested = ws.root / "sub" / "deeper" / ".refgate"
+    nested.mkdir(parents=True)
+    (nested / "audit.jsonl").write_text('{"question": "a secret question"}\n')
+    server = ws.root / "sub" / ".langgraph_api"
+    server.mkdir()
+    (server / "store.pckl").write_text("state")
+    ws.state_dir.mkdir(exist_ok=True)
+    (ws.state_dir / "audit.jsonl").write_text('{"question": "ours"}\n')
+    (ws.root / "notes-copy.txt").hardlink_to(ws.state_dir / "audit.jsonl")
+    ctx = ctx_for(settings, ws)
+    for path in (
+        "sub/deeper/.refgate/audit.jsonl",
+        "sub/deeper/.refgate",
+        str(nested / "audit.jsonl"),
+        "sub/.langgraph_api/store.pckl",
+        "notes-copy.txt",
+    ):
+        out, env = read(ctx, path)
+        assert env["ok"] is False and "own state" in env["error"], (path, env)
+        assert out.result.refs == []
+    (ws.root / "sub" / "ordinary.txt").write_text("fine")
+    _, env = read(ctx, "sub/ordinary.txt")
+    assert env["ok"] is True and "fine" in json.dumps(env)
