@@ -18,6 +18,7 @@ from rich.segment import Segment
 from typer.core import TyperGroup
 
 from refgate import __version__
+from refgate.report.controls import visible_controls
 
 #: Every command: its name, the module of ``refgate.cli`` that defines it, and its one-line help.
 #: ``--help``, ``--version`` and shell completion read this table, so they import no command
@@ -159,24 +160,11 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-#: C0 controls but newline and tab, DEL, and C1 controls: a terminal acts on them (clear the
-#: screen, set the title, move the cursor), so text from a model or a file never carries them out.
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
-
-
-def _visible(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    if code < 0x20:
-        return chr(0x2400 + code)  # the Unicode control picture: ESC -> "␛"
-    if code == 0x7F:
-        return "\u2421"  # ␡
-    return f"\\x{code:02x}"
-
 
 def terminal_safe(text: str) -> str:
     r"""``text`` with every control character but newline and tab made visible (``\x1b`` -> "␛",
     C1 ``\x9b`` -> the four characters ``\x9b``): nothing printed can drive the terminal."""
-    return _CONTROLS.sub(_visible, text)
+    return visible_controls(text)
 
 
 def json_safe(text: str) -> str:

@@ -20,9 +20,10 @@ from refgate.report.cards import is_http, source_of
 URL_IN_TEXT = re.compile(r"https?://[^\s<>()\[\]`\"']+", re.I)
 #: A link reference definition line: ``[label]: url`` (indent, label, URL).
 _LINK_DEFINITION = re.compile(r"^(\s{0,3})\[([^\]]+)\]:\s*<?([^\s>]*)>?")
-#: The tail of an inline markdown link: ``](url)`` or ``](<url> "title")``.
+#: The tail of an inline markdown link, any scheme (``javascript:``, ``data:``, ``file:`` too):
+#: ``](url)``, ``](url(with)parens)`` or ``](<url> "title")``.
 _LINK_TAIL = re.compile(
-    r"\]\(\s*<?(https?://[^\s<>()]+)>?(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)", re.I
+    r"\]\(\s*<?((?:[^\s<>()]|\([^\s<>()]*\))+)>?(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)", re.I
 )
 
 
@@ -69,7 +70,7 @@ def inert_links(text: str, allowed: frozenset[str]) -> str:
     for m in _LINK_TAIL.finditer(text):
         out.append(inert_urls(text[pos : m.start()], allowed))
         url = m.group(1)
-        out.append(m.group(0) if url in allowed else f"\\] (`{url}`)")
+        out.append(m.group(0) if link_allowed(url, allowed) else f"\\] (`{url}`)")
         pos = m.end()
     out.append(inert_urls(text[pos:], allowed))
     return "".join(out)

@@ -1,5 +1,7 @@
 """The markdown report of a workbench run: the answer, then a references section (one entry per
-cited ref: kind, title, values or excerpt, source), the "Not verified" claims and the CRITIQUE."""
+cited ref: kind, title, values or excerpt, source), the "Not verified" claims and the CRITIQUE.
+Links stay live only to the run's own http(s) sources (``refgate.report.links``), and control
+characters are written as visible escapes (``refgate.report.controls``)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from markdown_it import MarkdownIt
 
 from refgate.refs import cited_ids
 from refgate.report import cards as cardlib
+from refgate.report.controls import visible_controls
 from refgate.report.links import allowed_urls, inert_links, inert_urls
 from refgate.report.run import header_facts
 from refgate.report.shape import clean_run
@@ -46,6 +49,8 @@ def _live_markup(md: str, allowed: frozenset[str]) -> bool:
     """True when a CommonMark viewer would render an image, raw HTML or a link to a URL not
     ``allowed`` from ``md``."""
     parser = MarkdownIt("commonmark")
+    # every scheme counts: markdown-it drops javascript: links, other viewers render them
+    parser.validateLink = lambda url: True
     live = {parser.normalizeLink(u) for u in allowed}
     for block in parser.parse(md):
         if block.type == "html_block":
@@ -195,4 +200,4 @@ def render_run_markdown(record: Mapping[str, Any]) -> str:
     critiques = record.get("critiques") or []
     if critiques:
         out += ["## CRITIQUE", "", *(f"- {_one_line(c, 600)}" for c in critiques), ""]
-    return "\n".join(out).rstrip() + "\n"
+    return visible_controls("\n".join(out).rstrip() + "\n")

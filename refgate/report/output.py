@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from refgate.report.controls import visible_controls
 from refgate.report.html import render_research_html, render_run_html
 from refgate.report.markdown import render_run_markdown
 
@@ -77,7 +78,7 @@ def write_research_report(
     """Write a deep-research report; ``markdown`` is the research graph's own markdown renderer."""
 
     renderers: dict[str, Callable[[], str]] = {
-        "md": lambda: markdown(report),
+        "md": lambda: visible_controls(markdown(report)),
         "html": lambda: render_research_html(report),
         "json": lambda: to_json(report),
     }

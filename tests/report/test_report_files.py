@@ -567,3 +567,36 @@ def test_inert_links_keeps_text_and_allowed_links():
     out = inert_links("[a](https://fed.example/s) [b](https://fed.example/s?d=1)", allowed)
     assert out == "[a](https://fed.example/s) [b\\] (`https://fed.example/s?d=1`)"
     assert inert_links("no links here [w1].", allowed) == "no links here [w1]."
+
+
+def test_markdown_report_has_no_live_non_http_link_and_no_control_characters():
+    """``[click](javascript:alert(1))`` stayed a live link (markdown-it drops it, other viewers
+    render it), and raw ESC, OSC and BEL bytes reached the file (issue 31, item 6): every
+    scheme but the run's own http(s) sources is text, controls are visible escapes."""
+    from markdown_it import MarkdownIt
+
+    from refgate.report import render_run_markdown
+    from refgate.report.controls import CONTROLS
+
+    web = _web_ref()
+    answer = (
+        "[click](javascript:alert(1)) [d](data:text/html;base64,PHNjcmlwdD4=) [f](file:///etc/passwd) "
+        "[v](vbscript:msgbox) [rel](/relative) [ok](https://fed.example/s).\n\n"
+        "[def]: javascript:alert(2)\n\n"
+        "Title \x1b]0;pwned\x07 clear \x1b[2J csi \x9b31m bell \x07 nul \x00 del \x7f."
+    )
+    record = {
+        "type": "run",
+        "question": "q \x1b[31m",
+        "answer": answer,
+        "refs": {web.id: web.model_dump(mode="json")},
+        "critiques": ["a critique \x1b[1m"],
+    }
+    md = render_run_markdown(record)
+    parser = MarkdownIt("commonmark")
+    parser.validateLink = lambda url: True  # count every scheme, as other viewers would
+    tokens = [t for b in parser.parse(md) for t in [b, *(b.children or [])]]
+    hrefs = {t.attrGet("href") for t in tokens if t.type == "link_open"}
+    assert hrefs == {"https://fed.example/s"}, hrefs
+    assert not CONTROLS.search(md), repr(md)
+    assert "\u241b]0;pwned\u2407" in md and "\\x9b31m" in md and "\u2421" in md
