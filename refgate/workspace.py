@@ -362,10 +362,12 @@ def _warehouse(spec: dict[str, Any], where: str) -> dict[str, Any]:
     return {"url": url.strip(), "table": table, "password_env": password_env}
 
 
-def load_workspace(path: Path | str) -> Workspace:
-    """Load and validate ``<path>/refgate.toml``; raise ``WorkspaceError`` with file and field."""
+def load_workspace(path: Path | str, *, config_file: Path | None = None) -> Workspace:
+    """Load and validate ``<path>/refgate.toml`` (or ``config_file``, read as that folder's: a
+    candidate ``refgate init`` validates before it replaces the real one); raise
+    ``WorkspaceError`` with file and field."""
     root = Path(path).expanduser().resolve()
-    config_file = root / "refgate.toml"
+    config_file = Path(config_file) if config_file is not None else root / "refgate.toml"
     if not root.is_dir():
         raise WorkspaceError(f"workspace folder not found: {root}")
     if not config_file.is_file():

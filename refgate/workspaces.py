@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+import tomli_w
 
 from refgate.workspace import Workspace, WorkspaceError, _read_header, load_workspace
 
@@ -54,14 +59,6 @@ def resolve_workspace(
     return load_workspace(root)
 
 
-def _toml_key(name: str) -> str:
-    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else '"' + name.replace('"', '\\"') + '"'
-
-
-def _toml_str(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def _dataset_name(path: Path, taken: set[str]) -> str:
     base = re.sub(r"[^A-Za-z0-9_-]+", "_", path.stem).strip("_-") or "data"
     if not base[0].isalpha():
@@ -74,18 +71,21 @@ def _dataset_name(path: Path, taken: set[str]) -> str:
     return name
 
 
-def init_workspace(folder: Path, *, name: str | None = None, force: bool = False) -> Path:
-    """Write ``folder/refgate.toml`` for the CSV/parquet files and documents under ``folder``
-    (columns read from the files, units left empty for the user), validate it, return its path.
+#: The comment heading a written refgate.toml.
+INIT_HEADER = (
+    '# Written by `refgate init`. Fill in each column\'s unit ("USD", "percent", "date", ...)\n'
+    '# and scale ("thousand", "million", "billion") where it has one, and each dataset\'s\n'
+    "# description and source: the GATE compares numbers in their units. Run settings go in a\n"
+    "# [settings] table (e.g. work_max_rounds = 8).\n\n"
+)
+#: The copy ``refgate init --force`` keeps of the file it replaces.
+BACKUP_NAME = "refgate.toml.bak"
 
-    Refuses to overwrite an existing refgate.toml unless ``force``; on a validation failure the
-    file is not left behind."""
-    root = folder.expanduser().resolve()
-    if not root.is_dir():
-        raise WorkspaceError(f"{root}: not a folder")
-    target = root / "refgate.toml"
-    if target.exists() and not force:
-        raise WorkspaceError(f"{target} already exists (use --force to replace it)")
+
+def workspace_config(root: Path, name: str | None = None) -> dict[str, Any]:
+    """The refgate.toml content for the CSV/parquet files and documents under ``root``: a
+    dataset per data file (columns read from it, units left for the user), the documents
+    folder. Plain data, written by ``render_config``."""
     files = sorted(
         p
         for p in root.rglob("*")
@@ -93,39 +93,63 @@ def init_workspace(folder: Path, *, name: str | None = None, force: bool = False
     )
     data = [p for p in files if p.suffix.lower() in DATA_SUFFIXES]
     docs = [p for p in files if p.suffix.lower() in DOC_SUFFIXES and p.name != "README.md"]
-    lines = [
-        '# Written by `refgate init`. Fill in each column\'s unit ("USD", "percent", "date", ...)',
-        '# and scale ("thousand", "million", "billion") where it has one, and each dataset\'s',
-        "# description and source: the GATE compares numbers in their units.",
-        f"name = {_toml_str(name or root.name)}",
-        "",
-    ]
+    config: dict[str, Any] = {"name": name or root.name}
+    datasets: dict[str, Any] = {}
     taken: set[str] = set()
     for path in data:
-        rel = path.relative_to(root).as_posix()
         header = _read_header(path, str(path))
-        ds = _dataset_name(path, taken)
-        lines += [
-            f"[datasets.{ds}]",
-            f"path = {_toml_str(rel)}",
-            f"description = {_toml_str('TODO: what ' + path.name + ' holds, and its source')}",
-        ]
-        for col in header:
-            lines += [
-                f"[datasets.{ds}.columns.{_toml_key(col)}]",
-                '# unit = ""',
-                'description = ""',
-            ]
-        lines.append("")
+        datasets[_dataset_name(path, taken)] = {
+            "path": path.relative_to(root).as_posix(),
+            "description": f"TODO: what {path.name} holds, and its source",
+            "columns": {col: {"description": ""} for col in header},
+        }
+    if datasets:
+        config["datasets"] = datasets
     if docs:
         doc_dirs = sorted({p.parent for p in docs}, key=lambda p: (len(p.parts), str(p)))
-        top = doc_dirs[0]
-        lines += ["[documents]", f"path = {_toml_str(top.relative_to(root).as_posix() or '.')}", ""]
-    lines += ["[settings]", "# work_max_rounds = 8", ""]
-    target.write_text("\n".join(lines), encoding="utf-8")
+        config["documents"] = {"path": doc_dirs[0].relative_to(root).as_posix() or "."}
+    return config
+
+
+def render_config(config: Mapping[str, Any]) -> str:
+    """``config`` as refgate.toml text: a real TOML writer (keys and strings escaped: backslashes,
+    quotes, newlines and control characters in names), under ``INIT_HEADER``."""
+    return INIT_HEADER + tomli_w.dumps(dict(config))
+
+
+def init_workspace(folder: Path, *, name: str | None = None, force: bool = False) -> Path:
+    """Write ``folder/refgate.toml`` for the data files and documents under ``folder``, validated
+    before it is kept; return its path.
+
+    Never loses a file: the new content goes to a temporary file beside it, is validated there
+    (as this folder's), and only then renamed over ``refgate.toml``; an existing one is refused
+    unless ``force``, which first keeps it as ``refgate.toml.bak``. On any failure the folder is
+    as it was."""
+    root = folder.expanduser().resolve()
+    if not root.is_dir():
+        raise WorkspaceError(f"{root}: not a folder")
+    target = root / "refgate.toml"
+    if target.exists() and not force:
+        raise WorkspaceError(f"{target} already exists (use --force to replace it)")
+    text = render_config(workspace_config(root, name))
     try:
-        load_workspace(root)
-    except WorkspaceError:
-        target.unlink(missing_ok=True)
-        raise
+        fd, tmp_name = tempfile.mkstemp(prefix=".refgate.toml.", suffix=".tmp", dir=root)
+    except OSError as exc:
+        raise WorkspaceError(f"cannot write in {root}: {exc.strerror or exc}") from None
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        try:
+            load_workspace(root, config_file=tmp)
+        except WorkspaceError as exc:
+            shown = str(exc).replace(str(tmp), f"{target} (as generated, not written)")
+            raise WorkspaceError(shown) from None
+        if target.exists():
+            shutil.copy2(target, root / BACKUP_NAME)
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise WorkspaceError(f"cannot write {target}: {exc.strerror or exc}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
     return target

@@ -8,7 +8,7 @@ import typer
 
 from refgate.cli.app import EXIT_CONFIG, EXIT_OK, app, console, err_console, esc
 from refgate.workspace import WorkspaceError, load_workspace
-from refgate.workspaces import init_workspace
+from refgate.workspaces import BACKUP_NAME, init_workspace
 
 
 @app.command("init")
@@ -22,6 +22,7 @@ def init(
     """Create a workspace: a refgate.toml naming the CSV/parquet files (columns read from them,
     units for you to fill in) and the documents folder, validated before it is kept."""
 
+    replaced = (folder.expanduser() / "refgate.toml").exists()
     try:
         target = init_workspace(folder, name=name, force=force)
     except WorkspaceError as exc:
@@ -33,6 +34,8 @@ def init(
         f"wrote {esc(target)}: {len(ws.datasets)} dataset(s), {cols} column(s)"
         + (f", documents in {esc(ws.documents_path)}" if ws.documents_path else "")
     )
+    if replaced:
+        console.print(f"the previous one is kept as {esc(target.parent / BACKUP_NAME)}")
     console.print(
         "next: fill in each column's unit (and scale) and each dataset's description, then "
         f'`refgate ask --workspace {esc(target.parent)} "your question"`'

@@ -63,3 +63,40 @@ def test_init_defaults_to_the_current_folder(tmp_path, monkeypatch):
     result = CliRunner().invoke(app, ["init", "--name", "here"])
     assert result.exit_code == 0, result.output
     assert load_workspace(tmp_path).name == "here"
+
+
+def test_init_force_never_loses_the_users_file(tmp_path):
+    """``--force`` overwrote refgate.toml before validating, then deleted the failed new one: the
+    user's file was gone (issue 31, item 4). Now the new file is validated beside it first, and
+    the replaced one is kept as refgate.toml.bak."""
+    folder = tmp_path / "w"
+    folder.mkdir()
+    mine = 'name = "mine"\n# my notes\n'
+    (folder / "refgate.toml").write_text(mine, encoding="utf-8")
+    outside = tmp_path / "outside.csv"
+    outside.write_text("x\n1\n", encoding="utf-8")
+    (folder / "linked.csv").symlink_to(outside)  # a dataset escaping the folder: fails validation
+    failed = CliRunner().invoke(app, ["init", "--force", str(folder)])
+    assert failed.exit_code == 2, failed.output
+    assert (folder / "refgate.toml").read_text(encoding="utf-8") == mine
+    assert sorted(p.name for p in folder.iterdir()) == ["linked.csv", "refgate.toml"]
+    (folder / "linked.csv").unlink()
+    shutil.copy(SAMPLE / "data" / "statsmodels_macrodata.csv", folder / "macro.csv")
+    replaced = CliRunner().invoke(app, ["init", "--force", str(folder)])
+    assert replaced.exit_code == 0, replaced.output
+    assert (folder / "refgate.toml.bak").read_text(encoding="utf-8") == mine
+    assert "macro" in load_workspace(folder).datasets
+    assert "refgate.toml.bak" in "".join(replaced.output.split())
+
+
+def test_init_writes_backslashes_quotes_and_newlines_in_names_as_toml(tmp_path):
+    folder = tmp_path / "w"
+    folder.mkdir()
+    columns = ["C:\\temp\\x", 'say "hi"', "two\nlines", "tab\there", "plain"]
+    pd.DataFrame([[1, 2, 3, 4, 5]], columns=columns).to_parquet(folder / "odd.parquet")
+    result = CliRunner().invoke(app, ["init", "--name", 'a\\b "c"\nd', str(folder)])
+    assert result.exit_code == 0, result.output
+    raw = tomllib.loads((folder / "refgate.toml").read_text(encoding="utf-8"))
+    assert raw["name"] == 'a\\b "c"\nd'
+    assert list(raw["datasets"]["odd"]["columns"]) == columns
+    assert list(load_workspace(folder).datasets["odd"].header) == columns
