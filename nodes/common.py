@@ -51,7 +51,7 @@ class Deps:
         if self.settings is not None:
             base = self.settings
         else:
-            base = load_settings(os.environ, workspace.settings if workspace else None)
+            base = load_settings(workspace_settings=workspace.settings if workspace else None)
         return apply_context(base, run_context())
 
     def model(self, pass_name: str, settings: Settings) -> BaseChatModel:

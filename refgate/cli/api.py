@@ -138,7 +138,7 @@ def _emit(on_event: EventHandler | None, chunk: dict[str, Any]) -> None:
 def _settings(
     ws: Workspace | None, model: str | BaseChatModel | None, settings: Settings | None
 ) -> Settings:
-    base = settings or load_settings(os.environ, ws.settings if ws else None)
+    base = settings or load_settings(workspace_settings=ws.settings if ws else None)
     if isinstance(model, str):
         if not model.strip():
             raise ConfigError("model: empty model string")

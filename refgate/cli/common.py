@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,7 @@ def open_workspace(path: Path | None) -> Workspace:
 def open_settings(workspace: Workspace | None, **overrides: Any) -> Settings:
     """Settings from the environment and the workspace, or exit 2 with the problem named."""
     try:
-        settings = load_settings(os.environ, workspace.settings if workspace else None)
+        settings = load_settings(workspace_settings=workspace.settings if workspace else None)
     except ConfigError as exc:
         err_console.print(f"[red]configuration error:[/red] {esc(exc)}")
         raise typer.Exit(EXIT_CONFIG) from exc

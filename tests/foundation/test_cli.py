@@ -138,3 +138,58 @@ def test_interrupted_run_resumes_with_thread(mini_workspace, env, gdp_tool):
     assert second.exit_code == 0, second.output
     assert gdp_tool.func.executed == ["emit"], "finished passes were not redone"
     assert json.loads(second.stdout)["gate"]["passed"] is True
+
+
+def _dotenv_folder(tmp_path, stub, extra: str = ""):
+    folder = tmp_path / "here"
+    folder.mkdir()
+    (folder / ".env").write_text(
+        f"OPENAI_BASE_URL={stub.base_url}\nOPENAI_API_KEY=stub-key\n"
+        f"REFGATE_MODEL=stub-model-from-dotenv\n{extra}",
+        encoding="utf-8",
+    )
+    return folder
+
+
+def test_ask_reads_the_model_endpoint_from_dotenv(mini_workspace, env, gdp_tool, tmp_path):
+    """A local model named in ``./.env`` got runs sent to OpenAI's gpt-4o-mini: the CLI passed
+    ``os.environ`` and skipped ``.env`` (issue 31, item 3). The run must reach the stub."""
+    script = [PLAN, tool_reply(tool("RunPython", code="emit")), "done", "[]", good, HARVEST]
+    with OpenAIStub(script=script) as stub:
+        env.chdir(_dotenv_folder(tmp_path, stub))
+        result = CliRunner().invoke(
+            app, ["ask", "What was real GDP in 2009Q3?", "--workspace", str(mini_workspace)]
+        )
+    assert result.exit_code == 0, result.output
+    assert len(stub.requests) == len(script)
+    assert {r.body.get("model") for r in stub.requests} == {"stub-model-from-dotenv"}
+
+
+def test_the_python_api_and_the_graph_read_dotenv_too(mini_workspace, env, gdp_tool, tmp_path):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    import refgate
+    from refgate.graph import build_graph
+
+    script = [PLAN, tool_reply(tool("RunPython", code="emit")), "done", "[]", good, HARVEST]
+    with OpenAIStub(script=script + script) as stub:
+        env.chdir(_dotenv_folder(tmp_path, stub))
+        answer = refgate.ask("What was real GDP in 2009Q3?", workspace=mini_workspace)
+        assert answer.passed, answer
+        served = build_graph(checkpointer=InMemorySaver(), workspace=str(mini_workspace))
+        out = served.invoke(
+            {"question": "What was real GDP in 2009Q3?"}, {"configurable": {"thread_id": "s1"}}
+        )
+        assert out["gate"]["passed"] is True
+    assert {r.body.get("model") for r in stub.requests} == {"stub-model-from-dotenv"}
+    assert len(stub.requests) > len(script)  # the graph run asked the stub too
+
+
+def test_a_bad_value_in_dotenv_exits_2_naming_it(mini_workspace, env, tmp_path):
+    with OpenAIStub(script=[]) as stub:
+        env.chdir(_dotenv_folder(tmp_path, stub, "REFGATE_WORK_MAX_ROUNDS=many\n"))
+        result = CliRunner().invoke(app, ["ask", "q?", "--workspace", str(mini_workspace)])
+    assert result.exit_code == 2, result.output
+    flat = " ".join(result.output.split())
+    assert ".env" in flat and "REFGATE_WORK_MAX_ROUNDS" in flat
+    assert stub.requests == []
