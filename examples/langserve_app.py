@@ -103,7 +103,7 @@ def create_app(
     """
     workspace = workspace or os.environ.get("REFGATE_WORKSPACE") or None
     ws = load_workspace(workspace) if workspace else None
-    settings = settings or load_settings(os.environ, ws.settings if ws else None)
+    settings = settings or load_settings(workspace_settings=ws.settings if ws else None)
     graph = build_graph(
         model=model,
         checkpointer=checkpointer,
