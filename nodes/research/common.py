@@ -45,6 +45,17 @@ class RunShared:
     deduper: Deduper
     limiter: threading.BoundedSemaphore
     created: dict[str, Any] = field(default_factory=dict)
+    #: Sites the voters of each claim have read (claim id -> sites), so that its voters read
+    #: different sites: one page steers at most one vote on a claim.
+    voter_sites: dict[str, dict[str, int]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def claim_site(self, claim_id: str, key: str, voter: int) -> bool:
+        """Reserve ``key`` for ``voter`` of ``claim_id``; False when another voter has it (the
+        same voter asking again, e.g. when its vote is retried, keeps it)."""
+        with self.lock:
+            taken = self.voter_sites.setdefault(claim_id, {})
+            return taken.setdefault(key, voter) == voter
 
 
 _REGISTRY: dict[str, RunShared] = {}

@@ -1,22 +1,31 @@
 """The deterministic core of deep research: pure functions, no model, no network.
 
-Seed 001's semantics (URL normalisation, dedup across angles, the fetch budget, ranking, the
-synthesis blocks, the stats block and its ``agentCalls`` formula) with one change: the vote tally
-has three outcomes (``survives``, ``refuted``, ``unverified``), so a claim whose verifiers failed is
-reported as unverified instead of refuted.
+The research design's semantics (URL normalisation, dedup across angles, the fetch budget, the
+synthesis blocks, the stats block and its ``agentCalls`` formula), with two rules of our own:
+
+- **Ranking by code** (``rank_claims``): no source fills the verification budget. Each page sends
+  at most ``PAGE_CLAIM_CAP`` claims and each site (``site_of``) at most ``DOMAIN_CLAIM_CAP``; sites
+  take turns (round-robin: every site's best claim before any site's second); the best claim of
+  each group of claims that independent sites corroborate (``corroboration``) goes first and its
+  copies last; the extractor's importance and quality ratings only break ties. Claims past the cut are returned
+  with the reason, never dropped silently.
+- **The tally** (``tally``) is the design's: a vote with no usable source counts as uncertain,
+  uncertain counts as refuted, and two of three (refuting or uncertain) kill a claim. A voter that
+  gave no answer at all casts no vote; too few votes leave the claim ``unverified``.
 """
 
 from __future__ import annotations
 
 import re
 import threading
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from refgate.lexical import terms
 from refgate.text import split_sentences
-from refgate.urls import norm_url
+from refgate.urls import host_of, norm_url
 
 #: Seed 001's constants.
 VOTES_PER_CLAIM = 3
@@ -24,6 +33,14 @@ REFUTATIONS_REQUIRED = 2
 MAX_FETCH = 15
 MAX_VERIFY_CLAIMS = 25
 CONCURRENCY = 10
+
+#: Most claims one page, and one site, may send to verification (ranking by code).
+PAGE_CLAIM_CAP = 4
+DOMAIN_CLAIM_CAP = 8
+#: Two claims corroborate each other when their quotes (page text, not the model's words) share
+#: this share of the shorter quote's content terms, and at least ``CORROBORATION_MIN_TERMS``.
+CORROBORATION_OVERLAP = 0.6
+CORROBORATION_MIN_TERMS = 4
 
 REL_RANK = {"high": 0, "medium": 1, "low": 2}
 IMP_RANK = {"central": 0, "supporting": 1, "tangential": 2}
@@ -42,6 +59,9 @@ class ResearchLimits:
     max_fetch: int = MAX_FETCH
     max_verify_claims: int = MAX_VERIFY_CLAIMS
     max_concurrency: int = CONCURRENCY
+    #: Most claims one page, and one site, send to verification (ranking by code).
+    page_claim_cap: int = PAGE_CLAIM_CAP
+    site_claim_cap: int = DOMAIN_CLAIM_CAP
     #: Characters of page text given to the extractor (most question-relevant passages first).
     page_chars: int = 12_000
     #: Results asked of the search provider per angle.
@@ -113,15 +133,119 @@ def dedup_sources(sources: Iterable[Mapping[str, Any]]) -> tuple[list[dict], lis
     return list(kept.values()), dropped
 
 
-def rank_claims(claims: Sequence[Mapping[str, Any]], max_verify: int = MAX_VERIFY_CLAIMS) -> list:
-    """Order claims by importance, then source quality (stable), and keep the first ``max_verify``."""
-    return sorted(
-        claims,
-        key=lambda c: (
-            IMP_RANK.get(c.get("importance", "tangential"), 2),
-            QUAL_RANK.get(c.get("sourceQuality", "unreliable"), 4),
-        ),
-    )[:max_verify]
+_NUMBER_TOKEN = re.compile(r"\d+(?:[.,/-]\d+)*")
+_SECOND_LEVEL = {"co", "com", "ac", "gov", "org", "net", "edu", "or", "ne", "go"}
+
+
+def site_of(url: str) -> str:
+    """The site a URL belongs to, for independence: its host's registrable part
+    (``news.example.com`` -> ``example.com``, ``a.b.co.uk`` -> ``b.co.uk``)."""
+    labels = host_of(url).split(".")
+    if len(labels) >= 3 and labels[-2] in _SECOND_LEVEL and len(labels[-1]) == 2:
+        return ".".join(labels[-3:])
+    return ".".join(labels[-2:])
+
+
+def _rating(c: Mapping[str, Any]) -> tuple[int, int]:
+    """The extractor's own ratings: a tie-break only."""
+    return (
+        IMP_RANK.get(c.get("importance", "tangential"), 2),
+        QUAL_RANK.get(c.get("sourceQuality", "unreliable"), 4),
+    )
+
+
+def corroboration(claims: Sequence[Mapping[str, Any]]) -> list[int]:
+    """Each claim's group: claims of different sites whose quotes say the same thing (the same
+    numbers, most of their content terms) are joined (transitively); a claim no other site corroborates is alone in its group. Returns the group
+    number of each claim (the index of its first member)."""
+    quote_terms = [set(terms(str(c.get("quote") or ""))) for c in claims]
+    # quotes that differ in a number say different things, however many words they share
+    numbers = [set(_NUMBER_TOKEN.findall(str(c.get("quote") or ""))) for c in claims]
+    sites = [site_of(str(c.get("sourceUrl") or "")) for c in claims]
+    parent = list(range(len(claims)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i in range(len(claims)):
+        for j in range(i + 1, len(claims)):
+            if sites[i] == sites[j] or numbers[i] != numbers[j]:
+                continue
+            a, b = quote_terms[i], quote_terms[j]
+            shared = len(a & b)
+            if shared >= CORROBORATION_MIN_TERMS and shared >= CORROBORATION_OVERLAP * min(
+                len(a), len(b)
+            ):
+                ri, rj = root(i), root(j)
+                parent[max(ri, rj)] = min(ri, rj)
+    return [root(i) for i in range(len(claims))]
+
+
+def rank_claims(
+    claims: Sequence[Mapping[str, Any]],
+    max_verify: int = MAX_VERIFY_CLAIMS,
+    *,
+    page_cap: int = PAGE_CLAIM_CAP,
+    domain_cap: int = DOMAIN_CLAIM_CAP,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(verified, cut)``: the claims sent to verification, in order, and the rest, each with
+    ``cutReason``. Every claim carries ``corroboratedBy`` (the other sites whose claims say the
+    same thing) and ``site``.
+
+    Order: the best claim of each corroborated group first; then the distinct claims, sites
+    taking turns (each site's k-th claim before any site's k+1-th); then the copies (the other
+    members of a corroborated group, already verified through its first); within each, the
+    extractor's importance and quality ratings, then extraction order. A page past ``page_cap`` or a site past
+    ``domain_cap`` sends no more claims.
+    """
+    items = [dict(c) for c in claims]
+    groups = corroboration(items)
+    members: dict[int, set[str]] = {}
+    for c, g in zip(items, groups, strict=True):
+        c["site"] = site_of(str(c.get("sourceUrl") or ""))
+        members.setdefault(g, set()).add(c["site"])
+    for c, g in zip(items, groups, strict=True):
+        c["corroboratedBy"] = sorted(members[g] - {c["site"]})
+    order = sorted(
+        range(len(items)), key=lambda i: (-bool(items[i]["corroboratedBy"]), _rating(items[i]), i)
+    )
+    rounds: dict[int, int] = {}
+    per_page: Counter[str] = Counter()
+    per_site: Counter[str] = Counter()
+    cut: list[dict[str, Any]] = []
+    for i in order:
+        c = items[i]
+        page = norm_url(str(c.get("sourceUrl") or ""))
+        if per_page[page] >= page_cap:
+            cut.append({**c, "cutReason": f"page cap ({page_cap} claims per page)"})
+            continue
+        if per_site[c["site"]] >= domain_cap:
+            cut.append({**c, "cutReason": f"site cap ({domain_cap} claims per site)"})
+            continue
+        rounds[i] = per_site[c["site"]]
+        per_page[page] += 1
+        per_site[c["site"]] += 1
+    first_of_group: dict[int, int] = {}
+    for i in sorted(rounds, key=lambda i: (rounds[i], _rating(items[i]), i)):
+        if items[i]["corroboratedBy"]:
+            first_of_group.setdefault(groups[i], i)
+    boosted = set(first_of_group.values())
+
+    def key(i: int) -> tuple[int, int, int, tuple[int, int], int]:
+        # a copy (a corroborated claim whose group is already verified) after distinct claims
+        copy = bool(items[i]["corroboratedBy"]) and i not in boosted
+        return (i not in boosted, copy, rounds[i], _rating(items[i]), i)
+
+    ranked = sorted(rounds, key=key)
+    verified = [items[i] for i in ranked[:max_verify]]
+    cut += [
+        {**items[i], "cutReason": f"past the {max_verify} claims verified"}
+        for i in ranked[max_verify:]
+    ]
+    return verified, cut
 
 
 def _as_verdict(v: Any) -> dict[str, Any] | None:
@@ -141,16 +265,22 @@ def tally(
     votes_per_claim: int = VOTES_PER_CLAIM,
     refutations_required: int = REFUTATIONS_REQUIRED,
 ) -> dict[str, Any]:
-    """Count one claim's votes; ``None`` is a voter that failed (abstained).
+    """Count one claim's votes; ``None`` is a voter that failed (cast no vote).
 
-    - ``refuted``: at least ``refutations_required`` valid votes refute it;
-    - ``survives``: fewer refutations, and at least ``refutations_required`` valid votes;
-    - ``unverified``: too few valid votes to decide, because verifiers failed.
+    A verdict marked ``uncertain`` (its vote had no usable source) counts as uncertain, and
+    uncertain counts as refuted (the design: "default to refuted when uncertain").
+
+    - ``refuted``: at least ``refutations_required`` votes refute it or are uncertain;
+    - ``survives``: fewer, and at least ``refutations_required`` votes were cast;
+    - ``unverified``: too few votes were cast to decide, because verifiers failed.
     """
     valid = [d for d in (_as_verdict(v) for v in verdicts) if d is not None]
-    refuted = sum(1 for v in valid if v["refuted"])
+    uncertain = sum(1 for v in valid if v.get("uncertain"))
+    refuted = sum(1 for v in valid if v["refuted"] and not v.get("uncertain"))
+    support = len(valid) - refuted - uncertain
+    against = refuted + uncertain
     abstained = max(0, votes_per_claim - len(valid))
-    if refuted >= refutations_required:
+    if against >= refutations_required:
         outcome = "refuted"
     elif len(valid) >= refutations_required:
         outcome = "survives"
@@ -160,16 +290,17 @@ def tally(
         "outcome": outcome,
         "survives": outcome == "survives",
         "valid": valid,
-        "refutedVotes": refuted,
-        "supportVotes": len(valid) - refuted,
+        "refutedVotes": against,
+        "uncertainVotes": uncertain,
+        "supportVotes": support,
         "abstained": abstained,
-        "vote": f"{len(valid) - refuted}-{refuted}",
+        "vote": f"{support}-{against}",
     }
 
 
 def vote_str(claim: Mapping[str, Any]) -> str:
     """``"<support>-<refute>"`` for a tallied claim."""
-    return f"{len(claim['valid']) - claim['refutedVotes']}-{claim['refutedVotes']}"
+    return f"{claim['supportVotes']}-{claim['refutedVotes']}"
 
 
 def build_synth_blocks(
@@ -178,7 +309,9 @@ def build_synth_blocks(
     """Seed 001's synthesis ``block`` (confirmed claims, numbered) and ``killedBlock``."""
     parts = []
     for i, c in enumerate(confirmed):
-        support = [v for v in c["valid"] if not v["refuted"]] or list(c["valid"])
+        support = [v for v in c["valid"] if not v["refuted"] and not v.get("uncertain")] or list(
+            c["valid"]
+        )
         best = sorted(support, key=lambda v: CONF_RANK.get(v.get("confidence", "low"), 2))
         best_v = best[0] if best else {"confidence": "low", "evidence": ""}
         parts.append(

@@ -1,5 +1,7 @@
-"""Rank (once every angle is done): the claims of all sources, ranked, the first
-``max_verify_claims`` sent to verification, each to every voter."""
+"""Rank (once every angle is done): the claims of all sources ranked by code
+(``core.rank_claims``: per-page and per-site caps, sites taking turns, corroborated claims first,
+the extractor's ratings only as tie-breaks), the first ``max_verify_claims`` sent to every voter;
+the rest kept in ``cut_claims`` for the report."""
 
 from __future__ import annotations
 
@@ -19,14 +21,22 @@ def make_rank(deps: ResearchDeps) -> Callable[[ResearchState], dict[str, Any]]:
     def rank(state: ResearchState) -> dict[str, Any]:
         sources, _ = dedup_sources(state.get("sources", []))
         all_claims = [c for s in sources for c in s["claims"]]
-        ranked = [
-            {**c, "id": f"c{i}"}
-            for i, c in enumerate(rank_claims(all_claims, deps.limits.max_verify_claims))
-        ]
-        update: dict[str, Any] = {"claims": ranked, "claims_extracted": len(all_claims)}
+        lim = deps.limits
+        verified, cut = rank_claims(
+            all_claims,
+            lim.max_verify_claims,
+            page_cap=lim.page_claim_cap,
+            domain_cap=lim.site_claim_cap,
+        )
+        ranked = [{**c, "id": f"c{i}"} for i, c in enumerate(verified)]
+        update: dict[str, Any] = {
+            "claims": ranked,
+            "claims_extracted": len(all_claims),
+            "cut_claims": cut,
+        }
         if not ranked:
             update["status"] = "no_sources" if not sources else "no_claims"
-        emit("rank", claims=len(all_claims), verifying=len(ranked))
+        emit("rank", claims=len(all_claims), verifying=len(ranked), cut=len(cut))
         return update
 
     return rank
@@ -47,6 +57,14 @@ def make_after_rank(
                 for h in rec.get("withheldHits") or []
             }
         )
+        # the pages the research read: a claim's voters may read at most one page beyond them
+        known = sorted(
+            {
+                norm_url(s["url"])
+                for s in state.get("sources", [])
+                if s.get("fetched") and not s.get("withheld")
+            }
+        )
         return [
             Send(
                 "verify",
@@ -56,6 +74,7 @@ def make_after_rank(
                     "claim": c,
                     "voter": v,
                     "withheld": withheld,
+                    "known": known,
                 },
             )
             for c in state["claims"]

@@ -44,12 +44,42 @@ def _claim_out(c: dict[str, Any]) -> dict[str, Any]:
         "vote": c["vote"],
         "votes": {
             "support": c["supportVotes"],
-            "refute": c["refutedVotes"],
+            "refute": c["refutedVotes"] - c.get("uncertainVotes", 0),
+            "uncertain": c.get("uncertainVotes", 0),
             "abstain": c["abstained"],
         },
         "verdicts": [
-            {k: v.get(k) for k in ("refuted", "confidence", "evidence", "counterSource")}
+            {
+                k: v.get(k)
+                for k in ("refuted", "uncertain", "confidence", "evidence", "counterSource")
+            }
             for v in c["valid"]
+        ],
+        "ballots": list(c.get("ballots") or []),
+        "corroboratedBy": list(c.get("corroboratedBy") or []),
+        "supportSites": list(c.get("supportSites") or []),
+        "singleSite": len(c.get("supportSites") or []) <= 1,
+    }
+
+
+def cut_out(cut: list[dict[str, Any]]) -> dict[str, Any]:
+    """The claims past the cut: how many per source, and each with its reason."""
+    per_source: dict[str, int] = {}
+    for c in cut:
+        per_source[c["sourceUrl"]] = per_source.get(c["sourceUrl"], 0) + 1
+    return {
+        "count": len(cut),
+        "bySource": [{"source": u, "count": n} for u, n in per_source.items()],
+        "claims": [
+            {
+                "claim": c["claim"],
+                "quote": c["quote"],
+                "source": c["sourceUrl"],
+                "importance": c.get("importance"),
+                "sourceQuality": c.get("sourceQuality"),
+                "reason": c.get("cutReason", ""),
+            }
+            for c in cut
         ],
     }
 
@@ -121,6 +151,7 @@ def build_report(
     findings: list[dict[str, Any]],
     notes: list[str],
     votes_per_claim: int,
+    cut: list[dict[str, Any]] | None = None,
     model_calls: int,
     dupes: int,
     budget_dropped: int,
@@ -151,6 +182,10 @@ def build_report(
             "quotesRejected": sum(s.get("quotesRejected", 0) for s in sources),
             "sourcesWithheld": len(killed),
             "unretrievedUrlsDropped": sum(len(s.get("unretrieved", [])) for s in searches),
+            "claimsCut": len(cut or []),
+            "confirmedOneSiteOnly": sum(
+                1 for c in confirmed if len(c.get("supportSites") or []) <= 1
+            ),
             "modelCalls": model_calls,
         }
     )
@@ -191,6 +226,7 @@ def build_report(
             for s in sources
         ],
         "killedSources": killed,
+        "cut": cut_out(cut or []),
         "notes": list(notes),
         "stats": stats,
     }
@@ -204,6 +240,25 @@ def _claim_line(c: dict[str, Any]) -> str:
     return (
         f'- "{c["claim"]}" — vote {c["vote"]}, [{c["sourceTitle"] or c["source"]}]({c["source"]})'
     )
+
+
+def _sites(c: dict[str, Any]) -> str:
+    sites = c.get("supportSites") or []
+    line = f"  supported by {len(sites)} independent site{'s' if len(sites) != 1 else ''}"
+    line += f" ({', '.join(sites)})" if sites else ""
+    return line + (" — **one site only**" if len(sites) <= 1 else "")
+
+
+def _ballots(c: dict[str, Any]) -> list[str]:
+    lines = []
+    for b in c.get("ballots") or []:
+        line = f"  - voter {b['voter']}: {b['status']}"
+        if b.get("why"):
+            line += f" ({b['why']})"
+        if b.get("source") and b["status"] in ("support", "refute"):
+            line += f', on <{b["source"]}>: "{b.get("quote") or ""}"'
+        lines.append(line)
+    return lines
 
 
 def _unquoted(numbers: list[str]) -> str:
@@ -240,8 +295,16 @@ def to_markdown(report: dict[str, Any]) -> str:
         lines += ["## Caveats", str(report["caveats"]), ""]
     if report.get("openQuestions"):
         lines += ["## Open questions", *[f"- {q}" for q in report["openQuestions"]], ""]
+    if confirmed:
+        lines.append("## Verified claims and their votes")
+        for c in confirmed:
+            lines += [_claim_line(c), _sites(c), *_ballots(c)]
+        lines.append("")
     if report.get("refuted"):
-        lines += ["## Refuted claims", *[_claim_line(c) for c in report["refuted"]], ""]
+        lines.append("## Refuted claims (uncertain votes count as refuted)")
+        for c in report["refuted"]:
+            lines += [_claim_line(c), *_ballots(c)]
+        lines.append("")
     if report.get("unverified"):
         lines += [
             "## Unverified claims (verifiers failed)",
@@ -266,7 +329,19 @@ def to_markdown(report: dict[str, Any]) -> str:
         lines += ["## Notes", *[f"- {n}" for n in report["notes"]], ""]
     # Claims, quotes, titles, the summary and the findings are page or model text: images, raw
     # HTML and links to anything but the run's own sources become text (the workbench's rule).
-    body = inert_answer("\n".join(lines), research_urls(report))
+    allowed = research_urls(report)
+    body = inert_answer("\n".join(lines), allowed)
+    cut = report.get("cut") or {}
+    if cut.get("count"):
+        # every claim past the cut is listed, per source and in a collapsed section
+        head = [f"## Claims not verified ({cut['count']} past the cut)"]
+        head += [f"- <{s['source']}>: {s['count']}" for s in cut.get("bySource", [])]
+        items = [
+            f'- "{c["claim"]}" — <{c["source"]}> ({c["reason"]})' for c in cut.get("claims", [])
+        ]
+        body += "\n" + inert_answer("\n".join(head), allowed) + "\n\n<details>\n"
+        body += f"<summary>The {cut['count']} claims</summary>\n\n"
+        body += inert_answer("\n".join(items), allowed) + "\n\n</details>\n"
     stats = ["## Stats", "```json", json.dumps(report.get("stats", {}), indent=2), "```"]
     return body + "\n" + "\n".join(stats) + "\n"
 
@@ -288,6 +363,7 @@ def make_report(deps: ResearchDeps) -> Callable[[ResearchState], dict[str, Any]]
             findings=state.get("findings", []),
             notes=state.get("notes", []),
             votes_per_claim=deps.limits.votes_per_claim,
+            cut=state.get("cut_claims", []),
             model_calls=state.get("model_calls", 0),
             dupes=sum(s.get("dupes", 0) for s in searches),
             budget_dropped=sum(s.get("budgetDropped", 0) for s in searches),

@@ -56,7 +56,15 @@ class Verdict(BaseModel):
     refuted: bool
     evidence: str
     confidence: Literal["high", "medium", "low"]
-    counterSource: str | None = None
+    counterSource: str | None = Field(
+        default=None,
+        description="URL of the source your vote rests on: a page listed under counter-evidence, "
+        "or the claim's own source",
+    )
+    sourceQuote: str | None = Field(
+        default=None,
+        description="The sentence of that source your vote rests on, copied verbatim",
+    )
 
 
 class Finding(BaseModel):

@@ -19,6 +19,7 @@ class ResearchState(TypedDict, total=False):
     sources: Annotated[list[dict[str, Any]], operator.add]
     claims: list[dict[str, Any]]
     claims_extracted: int
+    cut_claims: list[dict[str, Any]]
     votes: Annotated[list[dict[str, Any]], operator.add]
     tallied: list[dict[str, Any]]
     synthesis: dict[str, Any] | None

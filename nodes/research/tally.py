@@ -1,4 +1,5 @@
-"""Tally (once every vote is in): each claim's votes counted into an outcome."""
+"""Tally (once every vote is in): each claim's votes counted into an outcome (``core.tally``:
+uncertain counts as refuted), with the votes as cast and the independent sites that support it."""
 
 from __future__ import annotations
 
@@ -6,9 +7,31 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from refgate.nodes.research.common import emit
-from refgate.nodes.research.core import tally
+from refgate.nodes.research.core import site_of, tally
 from refgate.nodes.research.deps import ResearchDeps
 from refgate.nodes.research.state import ResearchState
+
+
+def ballot(vote: dict[str, Any]) -> dict[str, Any]:
+    """One vote as the report shows it: status, why uncertain, source and sentence, what it read."""
+    verdict = vote.get("verdict") or {}
+    return {
+        "voter": vote["voter"] + 1,
+        "status": vote.get("status") or ("failed" if not verdict else "uncertain"),
+        "why": vote.get("uncertainWhy"),
+        "source": verdict.get("counterSource"),
+        "quote": verdict.get("sourceQuote"),
+        "evidence": verdict.get("evidence"),
+        "read": list(vote.get("read") or []),
+    }
+
+
+def support_sites(claim: dict[str, Any], cast: list[dict[str, Any]]) -> list[str]:
+    """The independent sites that support a claim: its own, those whose claims corroborate it,
+    and those a supporting vote rests on (a usable source, its sentence checked)."""
+    sites = {site_of(str(claim.get("sourceUrl") or "")), *claim.get("corroboratedBy", ())}
+    sites |= {v["site"] for v in cast if v.get("status") == "support" and v.get("site")}
+    return sorted(sites)
 
 
 def make_tally(deps: ResearchDeps) -> Callable[[ResearchState], dict[str, Any]]:
@@ -17,16 +40,19 @@ def make_tally(deps: ResearchDeps) -> Callable[[ResearchState], dict[str, Any]]:
     def tally_votes(state: ResearchState) -> dict[str, Any]:
         by_claim: dict[str, dict[int, Any]] = {}
         for vote in state.get("votes", []):
-            by_claim.setdefault(vote["claim_id"], {})[vote["voter"]] = vote["verdict"]
+            by_claim.setdefault(vote["claim_id"], {})[vote["voter"]] = vote
         tallied = []
         for claim in state.get("claims", []):
-            verdicts = list(by_claim.get(claim["id"], {}).values())
+            cast = [v for _, v in sorted(by_claim.get(claim["id"], {}).items())]
             result = tally(
-                verdicts,
+                [v["verdict"] for v in cast],
                 votes_per_claim=lim.votes_per_claim,
                 refutations_required=lim.refutations_required,
             )
-            tallied.append({**claim, **result})
+            tallied.append(
+                {**claim, **result, "ballots": [ballot(v) for v in cast]}
+                | {"supportSites": support_sites(claim, cast)}
+            )
         counts = {
             o: sum(1 for c in tallied if c["outcome"] == o)
             for o in ("survives", "refuted", "unverified")

@@ -1,12 +1,22 @@
 """Step 4, verify (one per claim and voter): a skeptical voter tries to refute one claim.
 
-Each voter first looks for counter-evidence within a small budget (``VoterBudget``: searches and
-fetches through the run's own providers, with the search step's untrusted-content handling:
-results and pages screened, withheld ones never shown, everything read shown inside a nonce
-fence). The query is written by code from the user's question and a per-voter skeptical suffix,
-never from page text. The vote records what the voter read; a refutation counts only when it
-cites a source the voter read (or the claim's own source, for a quote that does not support the
-claim): a refutation without one is an abstention.
+**Votes on read sources.** Each voter first looks for counter-evidence within a small budget
+(``VoterBudget``): a search whose query code writes from the user's question and a per-voter
+skeptical suffix (never page text), then pages fetched, inspected (``page_verdict``, as every
+page) and shown inside a nonce fence. Only page bodies are shown: a search snippet is not read. A
+page withheld anywhere in the run, or on the voter's fetch, is never shown and cannot be cited.
+
+**Independent counter-evidence.** A claim's voters read different sites, none of them the claim's
+own site or a site that corroborates it (``corroboratedBy``), and at most one of them a page the
+research had not already read (``known``): a page planted for the voters' search reaches at most
+one vote on a claim.
+
+**A vote rests on a sentence.** A vote names its source (``counterSource``: a page it read, or
+the claim's own source) and the sentence it rests on (``sourceQuote``), checked as synthesis
+quotes are (``quote_in_text``, against the text the voter was shown); a sentence from a page
+other than the claim's own must also bear on the claim (``bears_on``). A vote without a usable
+source is **uncertain**, and the tally counts uncertain as refuted (the design's "default to
+refuted when uncertain").
 """
 
 from __future__ import annotations
@@ -17,7 +27,9 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from refgate.lexical import terms
 from refgate.nodes.research.common import emit, research_prompt, run_shared
+from refgate.nodes.research.core import quote_in_text, select_passages, site_of
 from refgate.nodes.research.deps import ResearchDeps, run_backend, run_web
 from refgate.nodes.research.inspect import page_verdict, screen_hits
 from refgate.nodes.research.schemas import Verdict
@@ -26,11 +38,13 @@ from refgate.urls import norm_url
 
 #: What each voter adds to the question when it searches (voter i uses entry i mod len).
 SKEPTIC_SUFFIXES = ("criticism", "contradicting evidence", "correction")
+#: Content terms a refuting sentence must share with the claim and its quote.
+BEARING_TERMS = 3
 
 
 @dataclass(frozen=True)
 class VoterBudget:
-    """How much one voter may read: searches, results kept per search, pages fetched."""
+    """How much one voter may read: searches, results considered per search, pages read."""
 
     searches: int = 1
     results: int = 3
@@ -43,17 +57,34 @@ def voter_query(question: str, voter: int) -> str:
     return f"{question.strip()} {SKEPTIC_SUFFIXES[voter % len(SKEPTIC_SUFFIXES)]}"
 
 
+def bears_on(sentence: str, claim: dict[str, Any]) -> bool:
+    """True when ``sentence`` shares at least ``BEARING_TERMS`` content terms with the claim and
+    its quote (a refutation must be about the claim, not a general order or remark)."""
+    about = set(terms(f"{claim.get('claim', '')} {claim.get('quote', '')}"))
+    return len(set(terms(sentence or "")) & about) >= BEARING_TERMS
+
+
+def always(_kind: str, _site: str) -> bool:
+    return True
+
+
 def gather_counter_evidence(
     question: str, claim: dict[str, Any], voter: int, searcher: Any, fetcher: Any,
     budget: VoterBudget, withheld_urls: frozenset[str] = frozenset(),
+    known_urls: frozenset[str] | None = None,
+    reserve: Callable[[str, str], bool] = always,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:  # fmt: skip
-    """``(read, withheld)``: what the voter read (url, title, snippet, text of fetched pages) and
-    what the untrusted-content screening kept from it. A page withheld earlier in the run
-    (``withheld_urls``, normalised) or withheld when the voter fetches it is not shown at all,
-    not even its snippet, and cannot be cited. Provider failures cost the evidence only."""
+    """``(read, withheld)``: the pages the voter read (url, title, text shown) and what the
+    untrusted-content screening kept from it.
+
+    Candidates are the voter's search results minus the claim's own site, the sites that
+    corroborate it and pages withheld in the run (``withheld_urls``, normalised).
+    ``reserve(kind, site)`` (``kind`` is ``"site"`` or ``"new"``) lets the voters of one claim
+    share what they took: a site one voter took is not read by another, and only one voter may
+    read a page not in ``known_urls`` (the run's read sources; None: every page counts as
+    known). Provider failures cost the evidence only."""
     read: list[dict[str, Any]] = []
     withheld: list[dict[str, Any]] = []
-    own = norm_url(str(claim.get("sourceUrl") or ""))
     if searcher is None or budget.searches <= 0:
         return read, withheld
     hits: list[dict[str, Any]] = []
@@ -65,18 +96,25 @@ def gather_counter_evidence(
             continue
     hits, dropped = screen_hits(hits)
     withheld += dropped
-    seen = {own} | set(withheld_urls)
-    for h in hits:
-        key = norm_url(str(h.get("url") or ""))
-        if not key or key in seen:
+    own = str(claim.get("sourceUrl") or "")
+    excluded_sites = {site_of(own), *claim.get("corroboratedBy", ())}
+    seen = {norm_url(own)} | set(withheld_urls)
+    focus = f"{claim.get('claim', '')} {claim.get('quote', '')}"
+    for h in hits[: max(0, budget.results) * max(1, budget.searches)]:
+        if len(read) >= budget.fetches or fetcher is None:
+            break
+        url = str(h.get("url") or "")
+        key, site = norm_url(url), site_of(url)
+        if not key or key in seen or site in excluded_sites:
             continue
         seen.add(key)
-        read.append({"url": h["url"], "title": h.get("title", ""), "snippet": h.get("snippet", "")})
-        if len(read) >= budget.results:
-            break
-    for item in read[: max(0, budget.fetches)] if fetcher is not None else []:
+        new = known_urls is not None and key not in known_urls
+        if new and not reserve("new", ""):
+            continue
+        if not reserve("site", site):
+            continue
         try:
-            page = fetcher.fetch(item["url"])
+            page = fetcher.fetch(url)
         except Exception:  # noqa: BLE001
             continue
         if not getattr(page, "ok", False) or not page.text.strip():
@@ -85,21 +123,19 @@ def gather_counter_evidence(
             page.title, page.text, str((page.meta or {}).get("hidden_text") or "")
         )
         if verdict is not None:
-            withheld.append({"url": item["url"], "reason": verdict["reason"]})
-            item["withheld"] = True
+            withheld.append({"url": url, "reason": verdict["reason"]})
             continue
-        item["text"] = page.text[: budget.page_chars]
-    return [item for item in read if not item.get("withheld")], withheld
+        shown = select_passages(page.text, focus, budget.page_chars)
+        read.append({"url": url, "title": page.title or h.get("title", ""), "text": shown})
+    return read, withheld
 
 
 def evidence_block(read: list[dict[str, Any]]) -> str:
     if not read:
-        return "(no counter-evidence found within the voter's search budget)"
+        return "(no counter-evidence page read within the voter's budget)"
     parts = []
     for i, item in enumerate(read, 1):
-        body = f"Title: {item.get('title', '')}\nSnippet: {item.get('snippet', '')}"
-        if item.get("text"):
-            body += "\nPage text: " + item["text"]
+        body = f"Title: {item.get('title', '')}\nPage text: {item.get('text', '')}"
         parts.append(f"[S{i}] {item['url']}\n" + armor(body, source_label=item["url"]))
     return "\n\n".join(parts)
 
@@ -131,6 +167,29 @@ def verify_prompt(
     )
 
 
+def check_vote(
+    verdict: dict[str, Any], claim: dict[str, Any], read: list[dict[str, Any]]
+) -> tuple[str, str | None]:
+    """``(status, why)``: ``support`` or ``refute`` when the vote rests on a usable source, else
+    ``uncertain`` with the reason. A usable source is a page the voter read or the claim's own
+    source, and the quoted sentence is in the text the voter was shown (for the claim's own
+    source, its verified quote); a sentence from another page must bear on the claim."""
+    shown = {norm_url(item["url"]): item["text"] for item in read}
+    own = norm_url(str(claim.get("sourceUrl") or ""))
+    shown.setdefault(own, str(claim.get("quote") or ""))
+    cited = norm_url(str(verdict.get("counterSource") or ""))
+    quote = str(verdict.get("sourceQuote") or "")
+    if not cited:
+        return "uncertain", "names no source"
+    if cited not in shown:
+        return "uncertain", "cites a source it did not read"
+    if not quote_in_text(quote, shown[cited]):
+        return "uncertain", "its quoted sentence is not in the source it cites"
+    if cited != own and not bears_on(quote, claim):
+        return "uncertain", "its quoted sentence does not bear on the claim"
+    return ("refute" if verdict["refuted"] else "support"), None
+
+
 def run_vote(
     question: str,
     claim: dict[str, Any],
@@ -143,12 +202,16 @@ def run_vote(
     fetcher: Any = None,
     budget: VoterBudget | None = None,
     withheld_urls: frozenset[str] = frozenset(),
+    known_urls: frozenset[str] | None = None,
+    reserve: Callable[[str, str], bool] = always,
 ) -> dict[str, Any]:
-    """``{"claim_id", "voter", "verdict", "read", "withheld"}``; ``verdict`` is None when the
-    voter failed or refuted without citing a source it read (``abstained`` says why)."""
+    """``{"claim_id", "voter", "status", "verdict", "read", "withheld"}``. ``status`` is
+    ``support``, ``refute``, ``uncertain`` (``uncertainWhy`` says why; the verdict is marked
+    ``uncertain`` for the tally) or ``failed`` (no valid answer; ``verdict`` is None)."""
     read, withheld = gather_counter_evidence(
-        question, claim, voter, searcher, fetcher, budget or VoterBudget(), withheld_urls
-    )
+        question, claim, voter, searcher, fetcher, budget or VoterBudget(), withheld_urls,
+        known_urls, reserve,
+    )  # fmt: skip
     prompt = verify_prompt(question, claim, voter, votes_per_claim, refutations_required, read)
     answer = backend.run(prompt, Verdict, label=f"v{voter}:{claim['id']}")
     verdict = answer.model_dump() if answer is not None else None
@@ -159,17 +222,21 @@ def run_vote(
         "read": [item["url"] for item in read],
         "withheld": withheld,
     }
-    allowed = {norm_url(u) for u in vote["read"]} | {norm_url(str(claim.get("sourceUrl")))}
-    cited = norm_url(str((verdict or {}).get("counterSource") or ""))
-    if verdict is not None and cited and cited not in allowed:
-        # model output never chooses a URL: a counter-source the voter did not read is dropped
+    if verdict is None:
+        vote["status"] = "failed"
+        return vote
+    status, why = check_vote(verdict, claim, read)
+    vote["status"] = status
+    cited = norm_url(str(verdict.get("counterSource") or ""))
+    if cited and why == "cites a source it did not read":
+        # model output never chooses a URL: a source the voter did not read is dropped
         vote["counterSourceDropped"] = verdict["counterSource"]
         verdict["counterSource"] = None
-        cited = ""
-    if verdict is not None and verdict.get("refuted") and not cited:
-        vote["abstained"] = "refuted without citing a source it read"
-        vote["uncounted"] = verdict
-        vote["verdict"] = None
+    if why:
+        verdict["uncertain"] = True
+        vote["uncertainWhy"] = why
+    else:
+        vote["site"] = site_of(str(verdict["counterSource"]))
     return vote
 
 
@@ -182,7 +249,14 @@ def make_verify(deps: ResearchDeps) -> Callable[[dict[str, Any], RunnableConfig]
     def verify(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         backend = run_backend(deps, config)
         searcher, fetcher = run_web(deps, config)
-        with run_shared(state["run_token"], config, lim).limiter:
+        sh = run_shared(state["run_token"], config, lim)
+        claim_id = state["claim"]["id"]
+
+        def reserve(kind: str, site: str) -> bool:
+            return sh.claim_site(claim_id, f"{kind}:{site}", state["voter"])
+
+        known = state.get("known")
+        with sh.limiter:
             vote = run_vote(
                 state["question"],
                 state["claim"],
@@ -194,14 +268,10 @@ def make_verify(deps: ResearchDeps) -> Callable[[dict[str, Any], RunnableConfig]
                 fetcher=fetcher,
                 budget=budget,
                 withheld_urls=frozenset(state.get("withheld") or ()),
+                known_urls=None if known is None else frozenset(known),
+                reserve=reserve,
             )
-        verdict = vote["verdict"]
-        emit(
-            "verify",
-            claim=vote["claim_id"],
-            voter=vote["voter"],
-            refuted=None if verdict is None else verdict["refuted"],
-        )
+        emit("verify", claim=vote["claim_id"], voter=vote["voter"], status=vote["status"])
         return {"votes": [vote], "model_calls": 1}
 
     return verify

@@ -118,7 +118,21 @@ def _claim(value: dict[str, Any]) -> dict[str, Any]:
         for k in ("claim", "quote", "source", "sourceTitle", "sourceQuality", "publishDate", "vote")
     }
     votes = as_map(value.get("votes"))
-    c["votes"] = {k: as_text(votes.get(k, 0)) for k in ("support", "refute", "abstain")}
+    c["votes"] = {
+        k: as_text(votes.get(k, 0)) for k in ("support", "refute", "uncertain", "abstain")
+    }
+    c["ballots"] = [
+        {
+            "voter": as_text(b.get("voter")),
+            "status": as_text(b.get("status")),
+            "why": as_text(b.get("why")),
+            "source": as_text(b.get("source")),
+            "quote": as_text(b.get("quote")),
+        }
+        for b in maps(value.get("ballots"))
+    ]
+    c["supportSites"] = texts(value.get("supportSites"))
+    c["singleSite"] = bool(value.get("singleSite"))
     c["verdicts"] = [
         {
             "refuted": bool(v.get("refuted")),
@@ -164,6 +178,16 @@ def clean_research(report: Any) -> dict[str, Any]:
             for s in maps(r.get("sources"))
         ],
         "openQuestions": texts(r.get("openQuestions")),
+        "cut": {
+            "bySource": [
+                {"source": as_text(x.get("source")), "count": as_text(x.get("count"))}
+                for x in maps(as_map(r.get("cut")).get("bySource"))
+            ],
+            "claims": [
+                {k: as_text(x.get(k)) for k in ("claim", "source", "reason")}
+                for x in maps(as_map(r.get("cut")).get("claims"))
+            ],
+        },
         "notes": texts(r.get("notes")),
         "stats": {
             k: as_text(v)

@@ -32,7 +32,7 @@ EXPECTED = {
     ("claim", "canary claim, invented quote"): "quote check",
     ("claim", "the order as a claim (verbatim quote)"): "labelled untrusted, secondary",
     ("claim", "page rated primary"): "labelled untrusted, secondary",
-    ("vote", "refute the honest claim citing the attacker"): "counter-source must be read",
+    ("vote", "refute the honest claim citing the attacker"): "independent counter-evidence",
     ("finding", "attacker URL as a finding source"): "grounding (retrieved pages)",
     ("number", "number in no quote, in the synthesis"): "number check (marked)",
     ("render", "image"): "renderer (run's sources only)",

@@ -146,7 +146,7 @@ def test_the_research_report_runs_no_script_and_fits_375_px(tmp_path, opened):
     o = opened(path, width=375)
     page = o.page
     assert page.locator("#verified article.card").count() == 1
-    assert "3 support, 0 refute, 0 abstain" in page.locator("#verified").inner_text()
+    assert "3 support, 0 refute, 0 uncertain" in page.locator("#verified").inner_text()
     assert page.locator("#sources a.url").first.get_attribute("href").startswith("https://")
     assert page.locator("#verified a.url").count() == 0  # its URL holds <x>: shown, not linked
     assert o.dialogs == [] and o.console == [] and o.outside == []

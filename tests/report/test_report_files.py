@@ -243,7 +243,7 @@ def test_research_report_shows_claims_votes_and_sources_as_text():
     body = page.split("<body>", 1)[1]
     assert "<script>alert" not in body and "<img" not in body and body.count("<script>") == 1
     assert "Verified claims (1)" in body and "Refuted claims (1)" in body
-    assert "3 support, 0 refute, 0 abstain" in body and "0 support, 3 refute" in body
+    assert "3 support, 0 refute, 0 uncertain" in body and "0 support, 3 refute" in body
     assert '<a class="url" href="https://example.org/t"' in body
     assert '<span class="url">https://example.org/t?a=1&amp;b=&lt;x&gt;</span>' in body
     assert 'href="javascript' not in body and "javascript:alert(4)" in body

@@ -86,6 +86,16 @@ def fenced_body(text: str) -> str:
     return m.group(2)
 
 
+def claim_source(prompt: str) -> str:
+    """The claim's own source URL in a voter prompt."""
+    return re.search(r"\*\*Source:\*\* (\S+)", prompt).group(1)
+
+
+def claim_quote(prompt: str) -> str:
+    """The claim's supporting quote in a voter prompt."""
+    return re.search(r'Supporting quote: "(.*)"\n', prompt).group(1)
+
+
 class Script:
     """Behaviour of each step, keyed on the prompt; every knob is a callable of the prompt."""
 
@@ -119,8 +129,16 @@ class Script:
         return tc("Extract", {"sourceQuality": quality, "publishDate": None, "claims": claims})
 
     def verify(self, text: str) -> Any:
+        """Support, resting on the claim's own source and its quote (a usable source)."""
         return tc(
-            "Verdict", {"refuted": False, "evidence": "the quote says so", "confidence": "high"}
+            "Verdict",
+            {
+                "refuted": False,
+                "evidence": "the quote says so",
+                "confidence": "high",
+                "counterSource": claim_source(text),
+                "sourceQuote": claim_quote(text),
+            },
         )
 
     def synth(self, text: str) -> Any:
@@ -185,6 +203,8 @@ class Helpers:
     tc = staticmethod(tc)
     with_args = staticmethod(with_args)
     fenced_body = staticmethod(fenced_body)
+    claim_source = staticmethod(claim_source)
+    claim_quote = staticmethod(claim_quote)
     write_snapshot = staticmethod(write_snapshot)
     PAGES = PAGES
     QUESTION = QUESTION

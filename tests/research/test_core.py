@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from refgate.nodes.research.core import (
     Deduper,
     build_stats,
@@ -10,6 +12,7 @@ from refgate.nodes.research.core import (
     quote_in_text,
     rank_claims,
     select_passages,
+    site_of,
     tally,
 )
 from refgate.nodes.research.schemas import Verdict
@@ -85,21 +88,80 @@ def test_dedup_sources_keeps_first():
     assert kept == [{"url": "http://a.com/x"}] and len(dropped) == 1
 
 
-def _claim(imp, qual, name):
-    return {"claim": name, "importance": imp, "sourceQuality": qual}
+def _claim(imp, qual, name, url="https://a.example/p", quote=""):
+    return {
+        "claim": name,
+        "importance": imp,
+        "sourceQuality": qual,
+        "sourceUrl": url,
+        "quote": quote or name,
+    }
 
 
-def test_rank_claims_orders_by_importance_then_quality():
+def test_rank_claims_orders_by_importance_then_quality_as_tie_breaks():
     claims = [
         _claim("tangential", "primary", "t-prim"),
         _claim("central", "blog", "c-blog"),
         _claim("central", "primary", "c-prim"),
     ]
-    assert [c["claim"] for c in rank_claims(claims, 25)] == ["c-prim", "c-blog", "t-prim"]
+    verified, cut = rank_claims(claims, 25)
+    assert [c["claim"] for c in verified] == ["c-prim", "c-blog", "t-prim"] and cut == []
 
 
-def test_rank_claims_truncates():
-    assert len(rank_claims([_claim("central", "primary", f"c{i}") for i in range(30)], 25)) == 25
+def test_rank_claims_truncates_and_returns_the_rest_with_a_reason():
+    claims = [
+        _claim("central", "primary", f"c{i}", url=f"https://s{i}.example/p") for i in range(30)
+    ]
+    verified, cut = rank_claims(claims, 25)
+    assert len(verified) == 25 and len(cut) == 5
+    assert all("past the 25" in c["cutReason"] for c in cut)
+
+
+def test_rank_claims_no_page_or_site_fills_the_budget_and_honest_claims_are_not_crowded_out():
+    """Issue 30, item 1: six self-praising pages flood "central, primary" claims; the honest
+    "supporting, secondary" claims of six other sites all reach verification."""
+    flood = [
+        _claim("central", "primary", f"flood {p}-{k}", url=f"https://spam{p}.example/page")
+        for p in range(6)
+        for k in range(7)
+    ]
+    honest = [
+        _claim("supporting", "secondary", f"honest {p}-{k}", url=f"https://news{p}.org/fomc")
+        for p in range(6)
+        for k in range(2)
+    ]
+    verified, cut = rank_claims(flood + honest, 25)
+    names = [c["claim"] for c in verified]
+    assert all(c["claim"] in names for c in honest)
+    per_page = Counter(c["sourceUrl"] for c in verified)
+    assert max(per_page.values()) <= 4
+    assert len(verified) + len(cut) == len(flood) + len(honest)  # none dropped silently
+    assert {c["cutReason"] for c in cut} <= {
+        "page cap (4 claims per page)",
+        "past the 25 claims verified",
+    }
+
+
+def test_rank_claims_site_cap_spans_the_pages_of_one_site():
+    claims = [
+        _claim("central", "primary", f"c{p}-{k}", url=f"https://one.example/p{p}")
+        for p in range(5)
+        for k in range(3)
+    ]
+    verified, cut = rank_claims(claims, 25)
+    assert len(verified) == 8 and all("site cap" in c["cutReason"] for c in cut)
+
+
+def test_corroborated_claims_come_first_whatever_the_ratings():
+    fact = "The Committee decided to lower the target range for the federal funds rate"
+    claims = [
+        _claim("central", "primary", "loud", url="https://a.example/x", quote="A loud claim here"),
+        _claim("tangential", "blog", "fact 1", url="https://b.example/x", quote=fact + " today."),
+        _claim("tangential", "forum", "fact 2", url="https://c.org/y", quote=fact + " to zero."),
+    ]
+    verified, _ = rank_claims(claims, 25)
+    assert verified[0]["claim"] == "fact 1" and verified[0]["corroboratedBy"] == ["c.org"]
+    assert site_of("https://news.bbc.co.uk/a") == "bbc.co.uk"
 
 
 F, T = {"refuted": False}, {"refuted": True}
@@ -223,3 +285,14 @@ def test_snapshot_pages_differing_by_id_are_two_pages(tmp_path):
     assert corpus.fetch("https://fed.test/s?id=2").text == "Statement two."
     assert corpus.fetch("http://www.fed.test/s?id=1&utm_source=mail").text == "Statement one."
     assert corpus.fetch("https://fed.test/s").ok is False
+
+
+def test_tally_uncertain_counts_as_refuted_two_of_three_kill():
+    """Issue 30, item 3: {support, refutation with a source, refutation without one} is killed
+    (the design: default to refuted when uncertain; two of three refutations kill it)."""
+    no_source = {"refuted": True, "uncertain": True}
+    t = tally([F, T, no_source])
+    assert t["outcome"] == "refuted" and t["uncertainVotes"] == 1 and t["vote"] == "1-2"
+    unsure_support = {"refuted": False, "uncertain": True}
+    assert tally([F, F, unsure_support])["outcome"] == "survives"
+    assert tally([F, unsure_support, no_source])["outcome"] == "refuted"

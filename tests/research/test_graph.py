@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from refgate.graph.research import build_research_graph, run_config, stream_research
-from refgate.nodes.research.core import ResearchLimits
+from refgate.nodes.research.core import ResearchLimits, site_of
 from refgate.tools.web_providers import SnapshotCorpus
 from refgate.urls import norm_url
 
@@ -46,7 +46,8 @@ def test_happy_path_report_cites_only_retrieved_pages(script, tiny_web):
     # seed 001's formula equals the calls actually made when nothing degrades
     assert stats["agentCalls"] == stats["modelCalls"] == len(model.calls)
     assert stats["confirmed"] == stats["claimsVerified"] == 2 * stats["sourcesFetched"]
-    assert all(c["votes"] == {"support": 3, "refute": 0, "abstain": 0} for c in report["confirmed"])
+    unanimous = {"support": 3, "refute": 0, "uncertain": 0, "abstain": 0}
+    assert all(c["votes"] == unanimous for c in report["confirmed"])
     steps = [e["step"] for e in events]
     for step in ("scope", "search", "fetch", "rank", "verify", "tally", "synthesize", "report"):
         assert step in steps
@@ -208,52 +209,89 @@ def test_all_refuted_reports_the_refuted_claims(script, tiny_web, h):
     assert not prompts(model, "## Synthesis")
 
 
-def test_a_refutation_without_a_source_the_voter_read_is_an_abstention(script, tiny_web, h):
+def test_a_vote_without_a_usable_source_is_uncertain_and_counts_as_refuted(script, tiny_web, h):
+    """Issue 30, item 3: {support, refutation resting on a source, refutation without a source
+    the voter read} kills the claim (before: "survives 1-1", the last vote an abstention)."""
+    s = script()
+
     def verify(text):
+        own, quote = h.claim_source(text), h.claim_quote(text)
         if "voter 1/3" in text:
-            return h.tc("Verdict", {"refuted": False, "evidence": "ok", "confidence": "high"})
+            return s.default("verify", text)
+        if "voter 2/3" in text:  # the claim's own quote does not support it
+            return h.tc("Verdict", {"refuted": True, "evidence": "overreach", "confidence": "high",
+                                    "counterSource": own, "sourceQuote": quote})  # fmt: skip
         return h.tc("Verdict", {"refuted": True, "evidence": "I recall otherwise",
                                 "confidence": "high", "counterSource": "https://made.up/x"})  # fmt: skip
 
-    final, _, model = run(script(verify=verify), tiny_web)
+    s.knobs["verify"] = verify
+    final, _, model = run(s, tiny_web)
     report = final["report"]
-    assert report["refuted"] == [] and report["findings"] == []
-    assert report["unverified"] and all(
-        c["votes"] == {"support": 1, "refute": 0, "abstain": 2} for c in report["unverified"]
+    assert report["status"] == "none_confirmed" and report["confirmed"] == []
+    assert report["refuted"] and all(
+        c["votes"] == {"support": 1, "refute": 1, "uncertain": 1, "abstain": 0}
+        for c in report["refuted"]
     )
+    ballots = report["refuted"][0]["ballots"]
+    assert [b["status"] for b in ballots] == ["support", "refute", "uncertain"]
+    assert ballots[2]["why"] == "cites a source it did not read" and ballots[2]["source"] is None
+    md = final["markdown"]
+    assert "voter 3: uncertain (cites a source it did not read)" in md
+    assert "made.up" not in md
     # Every voter searched for counter-evidence first, with a query written from the question.
     voters = prompts(model, "Adversarial Claim Verifier")
     assert voters and all("What your search for counter-evidence found" in p for p in voters)
 
 
-def test_voters_read_counter_evidence_and_refute_citing_it(script, tiny_web, h):
+def _first_sentence(text):
+    body = re.search(r"Page text: (.*?)\n⟦/UNTRUSTED", text, re.S).group(1)
+    return re.split(r"(?<=\.) ", body)[0]
+
+
+def test_voters_read_page_bodies_and_a_refutation_rests_on_a_quoted_sentence(script, tiny_web, h):
     def verify(text):
         listed = re.findall(r"^\[S\d+\] (\S+)$", text, re.M)
         if not listed:
             return h.tc("Verdict", {"refuted": False, "evidence": "none", "confidence": "low"})
         return h.tc("Verdict", {"refuted": True, "evidence": "the listed page disputes it",
-                                "confidence": "high", "counterSource": listed[0]})  # fmt: skip
+                                "confidence": "high", "counterSource": listed[0],
+                                "sourceQuote": _first_sentence(text)})  # fmt: skip
 
     final, _, model = run(script(verify=verify), tiny_web)
     votes = final["votes"]
-    assert votes and all(v["read"] for v in votes)  # each voter read something
+    assert any(v["read"] for v in votes)
     assert all(norm_url(u) in tiny_web._by_url for v in votes for u in v["read"])
-    counted = [v for v in votes if v["verdict"] and v["verdict"]["refuted"]]
+    for prompt in prompts(model, "Adversarial Claim Verifier"):
+        # a page is shown by its body inside a fence; a search snippet alone is never "read"
+        assert "Snippet:" not in prompt
+    counted = [v for v in votes if v["status"] == "refute"]
     assert counted and all(v["verdict"]["counterSource"] in v["read"] for v in counted)
+    for v in votes:  # a claim's voters read different sites, none of them the claim's own
+        claim = next(c for c in final["claims"] if c["id"] == v["claim_id"])
+        assert all(site_of(u) != site_of(claim["sourceUrl"]) for u in v["read"])
+    by_claim = {}
+    for v in votes:
+        for u in v["read"]:
+            by_claim.setdefault(v["claim_id"], []).append(site_of(u))
+    assert all(len(s) == len(set(s)) for s in by_claim.values())
     assert final["report"]["refuted"]
 
 
 def test_failed_verifiers_leave_claims_unverified_not_refuted(script, tiny_web, h):
+    s = script()
+
     def verify(text):
         if "voter 1/3" in text:
-            return h.tc("Verdict", {"refuted": False, "evidence": "ok", "confidence": "high"})
+            return s.default("verify", text)
         return AIMessage(content="not json")  # voters 2 and 3 fail
 
-    report = run(script(verify=verify), tiny_web)[0]["report"]
+    s.knobs["verify"] = verify
+    report = run(s, tiny_web)[0]["report"]
     assert report["status"] == "none_confirmed"
     assert report["refuted"] == []
     assert report["unverified"] and all(
-        c["votes"] == {"support": 1, "refute": 0, "abstain": 2} for c in report["unverified"]
+        c["votes"] == {"support": 1, "refute": 0, "uncertain": 0, "abstain": 2}
+        for c in report["unverified"]
     )
 
 

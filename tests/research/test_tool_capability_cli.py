@@ -66,7 +66,7 @@ def test_deep_research_capability_returns_confirmed_claims_as_external_webrefs(s
         ref = ev.refs[row["ref"]]
         assert ref.kind == "webRef" and ref.source_type == "external"
         assert ref.payload["url"] == row["source"] and ref.payload["quote"] == row["quote"]
-        assert ref.payload["votes"] == {"support": 3, "refute": 0, "abstain": 0}
+        assert ref.payload["votes"] == {"support": 3, "refute": 0, "uncertain": 0, "abstain": 0}
         assert ref.payload["quote"] in tiny_web.fetch(ref.payload["url"]).text
     assert ev.data["findings"][0]["refs"] == list(range(len(ev.refs)))
     assert "findings[].claim" in ev.untrusted_fields

@@ -73,11 +73,13 @@ def smart(prompt):
             ],
         }
     if "## Adversarial Claim Verifier" in prompt:
+        # a support resting on the claim's own source and its quote
         return {
             "refuted": False,
             "evidence": "supported",
             "confidence": "high",
-            "counterSource": None,
+            "counterSource": re.search(r"\*\*Source:\*\* (\S+)", prompt).group(1),
+            "sourceQuote": re.search(r'Supporting quote: "(.*)"\n', prompt).group(1),
         }
     if "## Synthesis" in prompt:
         n = len(re.findall(r"^### \[(\d+)\]", prompt, re.M))
