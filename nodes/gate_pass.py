@@ -36,6 +36,8 @@ def make_gate(deps: Deps):
             names=ctx.workspace.gate_names if ctx.workspace is not None else (),
             secondary_numbers=ctx.settings.secondary_numbers,
             vocabulary=ctx.workspace.vocabulary if ctx.workspace is not None else None,
+            question=str(state.get("question") or ""),
+            coverage=ctx.settings.question_coverage,
         )
         verdict = report.to_dict()
         attempts = int(state.get("gate_attempts") or 0) + (0 if report.passed else 1)

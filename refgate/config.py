@@ -115,6 +115,11 @@ class Settings(BaseSettings):
         description="GATE: a number backed only by secondary evidence (web pages, model output) "
         "blocks, or warns",
     )
+    question_coverage: Literal["warn", "block"] = Field(
+        "warn",
+        description="GATE: an answer whose verified claims leave a quantity or period of the "
+        "question uncovered warns, or blocks",
+    )
     local_llm: bool = Field(
         True,
         description="the embedded smoke model when no model is configured (`0` disables it)",

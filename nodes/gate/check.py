@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from refgate.refs import Ref, is_emitted_result
 
 from .binding import Binder, Vocabulary
+from .coverage import uncovered
 from .documented import is_documented
 from .evidence import NO_EMITTED, SECONDARY_POLICIES, coerce_refs, read_required
 from .index import DOC_KINDS, NUMERIC_KINDS, build_index
@@ -25,7 +26,7 @@ from .names import check_names, compiled
 from .numbers import Num
 from .quantity import Quantity, quantities
 from .ranking import ranking_frame, ranks
-from .report import ClaimCheck, GateIssue, GateReport, Match, MentionCheck
+from .report import ClaimCheck, GateIssue, GateReport, Match, MentionCheck, Severity
 
 #: Refs of external text: a claim citing one is about a document or page, not about data.
 _TEXT_KINDS = frozenset({"docRef", "webRef"})
@@ -42,6 +43,8 @@ def check_answer(
     names: Sequence[str] = (),
     secondary_numbers: str = "block",
     vocabulary: Mapping[str, str] | None = None,
+    question: str = "",
+    coverage: str = "warn",
 ) -> GateReport:
     """Check every number, date and ranking claim of ``answer`` against the refs it cites.
 
@@ -50,7 +53,9 @@ def check_answer(
     ``names`` adds names that contain numbers to the built-in list (``names.DEFAULT_NAMES``);
     ``require_emitted`` blocks when WORK emitted no result even if no claim needs one;
     ``vocabulary`` maps the workspace's column names to their descriptions (synonyms of the
-    metric words a claim may use for a value of that column).
+    metric words a claim may use for a value of that column); ``question`` is what was asked:
+    the quantities and periods it names that no verified claim states are listed
+    (``question_not_covered``, severity ``coverage``: "warn" or "block").
     """
     if not isinstance(answer, str):
         raise TypeError(f"answer must be a string, got {type(answer).__name__}")
@@ -80,6 +85,8 @@ def check_answer(
     run.ranking_rules(units, name_pat)
     if run.data_claim and not run.emitted and not require_emitted:
         run.issues.append(GateIssue("emit_result_missing", "", NO_EMITTED))
+    if question.strip():
+        run.coverage(question, "block" if coverage == "block" else "warn")
     passed = not any(i.severity == "block" for i in run.issues)
     return GateReport(passed, run.issues, run.claims)
 
@@ -109,6 +116,12 @@ class _Run:
         self.ranking_prose: list[str] = []
         self.rank_rows: list[Unit] = []
         self.data_claim = False
+
+    def coverage(self, question: str, severity: Severity) -> None:
+        """``question_not_covered`` for what the question asks that no verified claim states."""
+        verified = [c.text for c in self.claims if c.supported]
+        for what in uncovered(question, verified):
+            self.issues.append(GateIssue("question_not_covered", "", what, [], severity))
 
     def fake_refs(self, answer: str, all_cites: list[tuple[str, int]]) -> None:
         """``fake_ref_token`` for each cited id that is not in the ledger (once per line)."""

@@ -25,6 +25,16 @@ ISSUE_CODES: dict[str, str] = {
     "external_only_numeric": "a number supported only by secondary refs (web pages); blocking by "
     "default, a warning when a skill lists 'secondaryAllowed' or secondary_numbers = 'warn' "
     "(never when a skill requires 'primarySource')",
+    "value_of_other_quantity": "a number found in the cited refs only at a place whose labels "
+    "name another quantity than the claim's metric words (the detail names the place)",
+    "value_of_other_period": "a number found in the cited refs only at a place of another period "
+    "than the claim states (its column, its row's period, the ref's period)",
+    "unit_kind_mismatch": "a number found in the cited refs only in another unit kind (percent, "
+    "multiple, currency amount, count)",
+    "value_not_computed": "a number backed only by an emitted value the code wrote as a literal, "
+    "or from a call that read no dataset, and by no dataset-backed ref",
+    "question_not_covered": "a quantity or period the question names that no verified claim "
+    "states; a warning, blocking with question_coverage = 'block'",
     "invalid_ref": "a ref in the ledger that is not a valid Ref",
     "empty_answer": "the answer is empty",
 }

@@ -1,5 +1,5 @@
 """Score one answer against its gold: numbers at the precision written, regexes, cited ref kinds,
-refusals. Numbers are read with the GATE's own parser, so "12,990.3 billion", "9.6%" and "1.2
+refusals, question coverage. Numbers are read with the GATE's own parser, so "12,990.3 billion", "9.6%" and "1.2
 조원" mean the same here as they do to the GATE.
 """
 
@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from refgate.cli.evaluation.questions import EvalQuestion
+from refgate.nodes.gate.coverage import uncovered
 from refgate.nodes.gate.numbers import Num, find_numbers
 
 #: The GATE appends this heading to an answer that went out with unmet claims; what follows it
@@ -132,6 +133,10 @@ def score_answer(q: EvalQuestion, answer: str | None, refs: dict[str, Any] | Non
         why.append("no cited " + ", ".join(kinds_missing))
     if refused and not q.numbers and not q.text:
         why.append("refused a question the data can answer")
+    if not refused:
+        # An answer that states nothing about the asked quantity or period answers another
+        # question, whatever numbers it holds (the GATE's question coverage, on the answer).
+        why += uncovered(q.question, [body])
     return Score(
         correct=not why,
         refused=refused,
