@@ -154,11 +154,11 @@ def _reference_work() -> int:
 
 def _gate_caches() -> list:
     """The gate's per-process caches (parsed units, scanned ref strings, date keys)."""
-    from refgate.nodes.gate import dates, index, lookup, numbers, units
+    from refgate.nodes.gate import binding, dates, index, lookup, numbers, units, words
 
     return [
         v
-        for m in (dates, index, lookup, numbers, units)
+        for m in (binding, dates, index, lookup, numbers, units, words)
         for v in vars(m).values()
         if hasattr(v, "cache_clear")
     ]

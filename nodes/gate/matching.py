@@ -188,10 +188,18 @@ def _within(idx: RefIndex, basis_id: int, target: float, tol: float) -> list[tup
     a = abs(target)
     tol = tol + _EPS * (a if a > tol else tol)
     if len(idx.items) <= _LINEAR_MAX:
+        lo, hi = a - tol, a + tol
         out = []
         for item in idx.items:
-            canon = _canonical(item, basis_id)
-            if canon is not None and a - tol <= abs(canon) <= a + tol:
+            val = item[0]
+            if basis_id == 1:
+                canon = val
+            else:
+                canon = _canonical(item, basis_id)
+                if canon is None:
+                    continue
+            mag = -canon if canon < 0 else canon
+            if lo <= mag <= hi:
                 out.append((canon, item))
         return out
     return getattr(idx, _ARRAYS[basis_id]).find(target, tol)
@@ -219,6 +227,8 @@ def candidates(
                 if id(item) not in seen:
                     seen.add(id(item))
                     out.append((idx, item, basis, True))
+        if seen or (num.kind == "plain" and not num.has_scale):
+            continue  # the claim's own bases found values here, or already read it as displayed
         for canon, item in _within(idx, 1, num.shown, 0.5 * num.step):
             if id(item) in seen or (currency and item[3] and currency != item[3]):
                 continue
