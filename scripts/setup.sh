@@ -14,7 +14,7 @@ say() { printf '\033[1;34m[setup]\033[0m %s\n' "$*" >&2; }
 
 # 1. System packages: bubblewrap isolates RunPython; Tesseract reads scanned PDF pages;
 #    PostgreSQL serves the scale tests;
-#    Chromium runs the HTML report's browser tests (with the dev extra).
+#    Chromium prints PDF reports and runs the HTML report's browser tests.
 need_apt=()
 command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
 # Tesseract reads PDF pages that have no text layer (scans, slides), in English and Korean.
@@ -24,8 +24,12 @@ for lang in eng kor; do
     need_apt+=("tesseract-ocr-$lang")
   fi
 done
-if [[ ",$EXTRAS," == *",dev,"* ]] && ! command -v chromium >/dev/null 2>&1; then
+# Chromium also prints `--output x.pdf` reports; poppler-utils (pdftoppm) renders them in tests.
+if ! command -v chromium >/dev/null 2>&1; then
   need_apt+=(chromium)
+fi
+if [[ ",$EXTRAS," == *",dev,"* ]] && ! command -v pdftoppm >/dev/null 2>&1; then
+  need_apt+=(poppler-utils)
 fi
 if [[ ",$EXTRAS," == *",postgres,"* ]] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   need_apt+=(postgresql)

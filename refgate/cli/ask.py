@@ -269,7 +269,10 @@ def ask(
         help="Model string (overrides REFGATE_MODEL): provider:model or a bare name.",
     ),
     output: Path = typer.Option(
-        None, "--output", "-o", help="Also write a report: .md, .html (self-contained) or .json."
+        None,
+        "--output",
+        "-o",
+        help="Also write a report: .md, .html (self-contained), .pdf, .docx or .json.",
     ),
 ) -> None:
     """Answer a question about a workspace; every claim is gated on the refs it cites.

@@ -105,7 +105,10 @@ def _research_report(ws: Any, thread: str) -> dict[str, Any] | None:
 def report(
     thread: str = typer.Argument(..., help="The thread id of a stored run (ask or research)."),
     output: Path = typer.Option(
-        ..., "--output", "-o", help="Report file: .md, .html (self-contained) or .json."
+        ...,
+        "--output",
+        "-o",
+        help="Report file: .md, .html (self-contained), .pdf, .docx or .json.",
     ),
     workspace: Path = typer.Option(None, "--workspace", "-w", help="Workspace folder."),
 ) -> None:

@@ -103,7 +103,10 @@ def research(
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
     output: Path | None = typer.Option(
-        None, "--output", "-o", help="Also write the report: .md, .html (self-contained) or .json."
+        None,
+        "--output",
+        "-o",
+        help="Also write the report: .md, .html (self-contained), .pdf, .docx or .json.",
     ),
 ) -> None:
     """Research a question: search, read, extract claims, verify each by 3 skeptical votes,

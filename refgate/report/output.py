@@ -1,4 +1,4 @@
-"""Writing a report file: the format follows the extension (.md, .html, .json).
+"""Writing a report file: the format follows the extension (.md, .html, .pdf, .docx, .json).
 
 The format is checked before a run starts (``output_format``), and the file is written whole or
 not at all (a temporary file beside it, then renamed), so a failure never leaves half a report.
@@ -16,8 +16,18 @@ from typing import Any
 from refgate.report.controls import visible_controls
 from refgate.report.html import render_research_html, render_run_html
 from refgate.report.markdown import render_run_markdown
+from refgate.report.pdf import PdfError, html_to_pdf
+from refgate.report.word import render_run_docx, render_text_docx
 
-FORMATS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json"}
+FORMATS = {
+    ".md": "md",
+    ".markdown": "md",
+    ".html": "html",
+    ".htm": "html",
+    ".json": "json",
+    ".pdf": "pdf",
+    ".docx": "docx",
+}
 
 
 class ReportError(ValueError):
@@ -29,8 +39,8 @@ def output_format(path: str | Path) -> str:
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
         raise ReportError(
-            f"cannot tell the report format of {str(path)!r}: use a file ending in .md, .html "
-            "or .json"
+            f"cannot tell the report format of {str(path)!r}: use a file ending in .md, .html, "
+            ".pdf, .docx or .json"
         )
     folder = Path(path).expanduser().resolve().parent
     if not folder.is_dir():
@@ -38,16 +48,36 @@ def output_format(path: str | Path) -> str:
     return FORMATS[suffix]
 
 
-def write_atomic(path: str | Path, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temporary file in the same folder."""
+def current_umask() -> int:
+    """The process's umask (read from /proc where it can be, so no other thread sees it
+    change; else set and restored at once)."""
+    try:
+        for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_atomic(path: str | Path, data: str | bytes) -> Path:
+    """Write ``data`` to ``path`` through a temporary file in the same folder; the file gets
+    the permissions a plain ``open`` would give it (0666 less the umask), not mkstemp's 0600."""
     target = Path(path).expanduser()
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as exc:
         raise ReportError(f"cannot write {str(target)!r}: {exc.strerror or exc}") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+        os.fchmod(fd, 0o666 & ~current_umask())
+        if isinstance(data, bytes):
+            with os.fdopen(fd, "wb") as fb:
+                fb.write(data)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(data)
         os.replace(tmp, target)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
@@ -64,12 +94,21 @@ def write_run_report(
 ) -> Path:
     """Write a workbench run's report in the format of ``path``."""
 
-    renderers: dict[str, Callable[[], str]] = {
+    renderers: dict[str, Callable[[], str | bytes]] = {
         "md": lambda: render_run_markdown(record),
         "html": lambda: render_run_html(record, charts),
         "json": lambda: to_json(record),
+        "pdf": lambda: _pdf(render_run_html(record, charts)),
+        "docx": lambda: render_run_docx(record),
     }
     return write_atomic(path, renderers[output_format(path)]())
+
+
+def _pdf(html: str) -> bytes:
+    try:
+        return html_to_pdf(html)
+    except PdfError as exc:
+        raise ReportError(str(exc)) from None
 
 
 def write_research_report(
@@ -77,9 +116,11 @@ def write_research_report(
 ) -> Path:
     """Write a deep-research report; ``markdown`` is the research graph's own markdown renderer."""
 
-    renderers: dict[str, Callable[[], str]] = {
+    renderers: dict[str, Callable[[], str | bytes]] = {
         "md": lambda: visible_controls(markdown(report)),
         "html": lambda: render_research_html(report),
         "json": lambda: to_json(report),
+        "pdf": lambda: _pdf(render_research_html(report)),
+        "docx": lambda: render_text_docx(str(report.get("question") or ""), markdown(report)),
     }
     return write_atomic(path, renderers[output_format(path)]())
