@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from refgate.events import run_events
 from refgate.local_llm import MODEL_NAME as SMOKE_MODEL_NAME
 from refgate.models import split_model
 
@@ -184,3 +185,13 @@ def thread_usage(ledger: Path, thread: str) -> dict[str, int]:
                 value = line.get(k, 0)
                 totals[k] += value if isinstance(value, int) and value > 0 else 0
     return totals
+
+
+def turn_usage(result: Mapping[str, Any], models: Mapping[str, str]) -> dict[str, Any]:
+    """The run's usage as HARVEST stored it, else counted from this turn's trace events (a run
+    stored before usage was kept in the state, or one that stopped before HARVEST)."""
+    stored = result.get("usage")
+    if isinstance(stored, Mapping) and stored.get("per_pass"):
+        return json.loads(json.dumps(stored, default=str))
+    turn = run_events(result.get("trace") or [], result.get("run_id"))
+    return build_usage(from_trace(turn), models).to_dict()

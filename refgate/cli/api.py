@@ -41,7 +41,6 @@ from refgate.models import NO_MODEL_HELP, ModelProvider, endpoint_of, is_configu
 from refgate.persistence import open_persistence
 from refgate.refs import Ref, as_ref_map
 from refgate.report import answer_document
-from refgate.report.run import turn_usage
 from refgate.threadlock import thread_lock
 from refgate.tools.web_providers import WebProviderError, default_providers
 from refgate.usage import (
@@ -51,6 +50,7 @@ from refgate.usage import (
     estimate_cost,
     record_usage,
     thread_usage,
+    turn_usage,
 )
 from refgate.workspace import Workspace
 from refgate.workspaces import resolve_workspace

@@ -22,6 +22,7 @@ from refgate.report import (
     write_research_report,
     write_run_report,
 )
+from refgate.usage import turn_usage
 
 
 def check_output(path: Path | None) -> None:
@@ -125,7 +126,9 @@ def report(
         raise typer.Exit(EXIT_ERROR) from None
     if values.get("answer") or values.get("refs"):
         # the same document as `refgate ask --json` (passed, unverified, usage included)
-        record = answer_document(values, thread_id=thread, workspace=ws, **_audit_facts(ws, thread))
+        facts = _audit_facts(ws, thread)
+        usage = turn_usage(values, facts.get("models") or {})
+        record = answer_document(values, thread_id=thread, workspace=ws, usage=usage, **facts)
         raise typer.Exit(EXIT_OK if write_run_output(output, record, ws) else EXIT_ERROR)
     research = _research_report(ws, thread)
     if research is None:

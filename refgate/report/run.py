@@ -10,9 +10,7 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
-from refgate.events import run_events
 from refgate.report.cards import as_ref_dicts
-from refgate.usage import build_usage, from_trace
 
 VERSION = 1
 
@@ -78,16 +76,6 @@ def unverified_claims(gate: Mapping[str, Any]) -> list[dict[str, str]]:
     return out
 
 
-def turn_usage(result: Mapping[str, Any], models: Mapping[str, str]) -> dict[str, Any]:
-    """The run's usage as HARVEST stored it, else counted from this turn's trace events (a run
-    stored before usage was kept in the state, or one that stopped before HARVEST)."""
-    stored = result.get("usage")
-    if isinstance(stored, Mapping) and stored.get("per_pass"):
-        return _plain(stored)
-    turn = run_events(result.get("trace") or [], result.get("run_id"))
-    return build_usage(from_trace(turn), models).to_dict()
-
-
 def answer_document(
     result: Mapping[str, Any],
     *,
@@ -99,7 +87,8 @@ def answer_document(
     usage: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``refgate ask --json`` document (also ``refgate report --output x.json``): the run
-    record with the GATE's ``passed``, the ``unverified`` claims and the turn's ``usage``."""
+    record with the GATE's ``passed``, the ``unverified`` claims and the turn's ``usage``
+    (``refgate.usage.turn_usage``)."""
     record = run_record(
         result,
         thread_id=thread_id,
@@ -111,7 +100,7 @@ def answer_document(
     gate = record["gate"] if isinstance(record["gate"], Mapping) else {}
     record["passed"] = gate.get("passed") is True
     record["unverified"] = unverified_claims(gate)
-    record["usage"] = dict(usage) if usage is not None else turn_usage(result, models or {})
+    record["usage"] = dict(usage) if usage is not None else {}
     return record
 
 
