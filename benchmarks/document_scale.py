@@ -12,15 +12,29 @@ Update: one page of every tenth file is edited (10% of the files); the figures a
 re-embedded (must equal the edited pages), the vectors reused and the update's time against the
 full build's.
 
-Run: ``python benchmarks/document_scale.py [--sizes 1000,10000,100000] [--dense chunk|window]``.
+Build cost against plain encoding (``--build-cost PAGES``): real pages (the FOMC minutes,
+../shared/data/fomc-minutes, public domain, cut into pages of about 3,000 characters) embedded
+with MiniLM, side by side in one run, each in a child process of its own (so its peak memory is
+its own): **plain** encoding of the index's chunks (one vector per chunk, the model's input
+truncating it at 256 word pieces, as sentence-transformers does by default), and refgate's whole
+**index build** (chunking, one vector per window so no part of a chunk goes unread, BM25, FAISS,
+files). Figures: CPU seconds (robust on a shared machine), pages per CPU second, vectors, word
+pieces encoded, and peak resident memory.
+
+Run: ``python benchmarks/document_scale.py [--sizes 1000,10000,100000] [--dense chunk|window]``
+or ``python benchmarks/document_scale.py --build-cost 200``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import re
+import resource
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -75,11 +89,93 @@ def timed_queries(index: DocumentIndex, queries: list[str], **kw) -> tuple[float
     return statistics.median(times), times[int(0.95 * (len(times) - 1))]
 
 
+MINUTES = next(
+    (p / "shared/data/fomc-minutes/minutes" for p in REPO.parents if (p / "shared/data").is_dir()),
+    REPO,
+)
+
+
+def minutes_pages(n: int, size: int = 3000) -> list[Document]:
+    """``n`` pages of about ``size`` characters cut from the FOMC minutes, in date order."""
+    docs: list[Document] = []
+    for f, path in enumerate(sorted(MINUTES.glob("*.txt"))):
+        text = path.read_text(encoding="utf-8-sig", errors="replace")
+        for p, start in enumerate(range(0, len(text), size)):
+            meta = {"doc_id": f"m{f:02d}#p{p + 1}", "file_id": f"m{f:02d}", "page": p + 1}
+            docs.append(Document(page_content=text[start : start + size], metadata=meta))
+            if len(docs) == n:
+                return docs
+    return docs
+
+
+def _measure(kind: str, n: int) -> dict[str, float]:
+    """One side of the build-cost comparison, in this process: CPU seconds, vectors, word
+    pieces encoded, peak RSS."""
+    from refgate.retrieval import MiniLMEmbeddings
+    from refgate.retrieval.chunking import chunk_documents
+
+    docs = minutes_pages(n)
+    emb = MiniLMEmbeddings(window_pooling=False)
+    emb.embed_documents(["warm up"])  # model load is not part of either cost
+    tok = emb.model.tokenizer
+    start = time.process_time()
+    if kind == "plain":
+        texts = [c.text for c in chunk_documents(docs)]
+        emb.embed_documents(texts)
+        cpu = time.process_time() - start
+        vectors = len(texts)
+        pieces = sum(min(len(tok(t, add_special_tokens=False)["input_ids"]), 254) for t in texts)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            index = DocumentIndex.build(docs, Path(tmp) / "ix", embeddings=emb, dense="window")
+            cpu = time.process_time() - start
+            vectors = index.faiss_index.ntotal
+            pieces = sum(
+                len(tok(c.text, add_special_tokens=False)["input_ids"]) for c in index.chunks
+            )
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"cpu": cpu, "vectors": vectors, "pieces": pieces, "peak_mb": peak, "pages": len(docs)}
+
+
+def build_cost(n: int) -> None:
+    """Plain chunk encoding against refgate's index build on ``n`` real pages, side by side."""
+    rows = {}
+    for kind in ("plain", "index"):
+        out = subprocess.run(
+            [sys.executable, __file__, "--measure", kind, "--build-cost", str(n)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        rows[kind] = json.loads(out.stdout.strip().splitlines()[-1])
+    pages = rows["plain"]["pages"]
+    print(f"{pages} pages of FOMC minutes, MiniLM (CPU seconds; one child process each)\n")
+    print("| | vectors | word pieces encoded | CPU s | pages / CPU s | peak RSS (MB) |")
+    print("|---|---|---|---|---|---|")
+    for kind, label in (("plain", "plain chunk encoding"), ("index", "index build (windows)")):
+        r = rows[kind]
+        print(
+            f"| {label} | {r['vectors']:,} | {r['pieces']:,} | {r['cpu']:.1f} | "
+            f"{r['pages'] / r['cpu']:.2f} | {r['peak_mb']:.0f} |"
+        )
+    ratio = rows["index"]["cpu"] / rows["plain"]["cpu"]
+    work = rows["index"]["pieces"] / rows["plain"]["pieces"]
+    print(f"\nbuild / plain: {ratio:.2f}x CPU for {work:.2f}x the word pieces encoded")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--dense", default=index_module.DENSE_UNIT, choices=["chunk", "window"])
+    ap.add_argument("--build-cost", type=int, default=0, metavar="PAGES")
+    ap.add_argument("--measure", choices=["plain", "index"], help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.measure:
+        print(json.dumps(_measure(args.measure, args.build_cost)))
+        return
+    if args.build_cost:
+        build_cost(args.build_cost)
+        return
     words = vocabulary()
     rng = random.Random(11)
     queries = [" ".join(rng.choice(words) for _ in range(6)) for _ in range(QUERIES)]

@@ -22,7 +22,7 @@ DPI = 200
 #: Languages read when installed (Tesseract codes).
 LANGUAGES = ("eng", "kor")
 #: Seconds one page may take by default.
-DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_TIMEOUT_S = 120.0
 #: Words Tesseract is less sure of than this (0-100) are left out of the text.
 MIN_WORD_CONFIDENCE = 30
 

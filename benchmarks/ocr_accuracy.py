@@ -1,0 +1,96 @@
+"""OCR accuracy and cost: pages that have a text layer, read again by OCR, against that layer.
+
+Pages: the FOMC minutes (../shared/data/fomc-minutes, public domain) rendered into A4 PDFs by
+``long_documents.render_minutes`` (Helvetica 10 pt), ``--pages`` of them spread evenly over the
+corpus. Each page is rendered to an image at each ``--dpi`` and read by ``ocr.ocr_image`` (the
+loader's own path); the reference is the page's text layer as the loader reads it. Figures per
+resolution: character error rate (Levenshtein distance over the reference's length, white space
+folded), word recall (share of the reference's words that OCR read), the mean OCR confidence,
+and CPU seconds per page, side by side in one run.
+
+Run: ``python benchmarks/ocr_accuracy.py [--pages 12] [--dpi 150,200,300] [--workdir DIR]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from rapidfuzz.distance import Levenshtein
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from long_documents import render_minutes  # noqa: E402
+
+from refgate.retrieval.loaders.ocr import installed_languages, ocr_image  # noqa: E402
+from refgate.retrieval.loaders.pdf import _open, read_pdf  # noqa: E402
+
+
+def folded(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def word_recall(reference: str, read: str) -> float:
+    ref = Counter(re.findall(r"\w+", reference.lower()))
+    got = Counter(re.findall(r"\w+", read.lower()))
+    total = sum(ref.values())
+    return sum((ref & got).values()) / total if total else 1.0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pages", type=int, default=12)
+    ap.add_argument("--dpi", default="150,200,300")
+    ap.add_argument("--workdir", type=Path, default=None)
+    args = ap.parse_args()
+    dpis = [int(d) for d in args.dpi.split(",")]
+    print(f"Tesseract languages: {'+'.join(installed_languages())}")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = render_minutes((args.workdir or Path(tmp)) / "minutes_pdfs")
+        pdfs = sorted(folder.glob("*.pdf"))
+        pages = [(pdf, part) for pdf in pdfs for part in read_pdf(pdf)]
+        step = max(1, len(pages) // args.pages)
+        sample = pages[::step][: args.pages]
+        rows: dict[int, list[tuple[float, float, float, float]]] = {d: [] for d in dpis}
+        for pdf, part in sample:
+            doc = _open(pdf)
+            try:
+                page = doc[int(part.meta["page"]) - 1]
+                reference = folded(part.text)
+                for dpi in dpis:
+                    bitmap = page.render(scale=dpi / 72, grayscale=True)
+                    image = bitmap.to_pil()
+                    start = time.process_time()
+                    wall = time.perf_counter()
+                    read = ocr_image(image, timeout_s=300)
+                    # Tesseract runs as a child process: count its wall time, not our CPU
+                    cost = max(time.perf_counter() - wall, time.process_time() - start)
+                    bitmap.close()
+                    cer = Levenshtein.distance(reference, folded(read.text)) / max(
+                        1, len(reference)
+                    )
+                    rows[dpi].append(
+                        (cer, word_recall(reference, read.text), read.confidence, cost)
+                    )
+                page.close()
+            finally:
+                doc.close()
+    print(f"{len(sample)} pages of {len(pdfs)} PDFs ({len(pages)} pages in all)")
+    print("| dpi | CER (mean) | CER (worst page) | word recall | confidence | s/page |")
+    print("|---|---|---|---|---|---|")
+    for dpi, r in rows.items():
+        cers = [x[0] for x in r]
+        print(
+            f"| {dpi} | {statistics.mean(cers):.2%} | {max(cers):.2%} "
+            f"| {statistics.mean(x[1] for x in r):.2%} | {statistics.mean(x[2] for x in r):.3f} "
+            f"| {statistics.mean(x[3] for x in r):.2f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
