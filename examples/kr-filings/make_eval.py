@@ -19,7 +19,11 @@ def main() -> None:
     def value(corp: str, account: str, year: int) -> int:
         for r in rows:
             if (r["corp_name"], r["account_nm"], r["basis"], r["period"], r["term"]) == (
-                corp, account, "연결", "FY", "당기"
+                corp,
+                account,
+                "연결",
+                "FY",
+                "당기",
             ) and int(r["fiscal_year"]) == year:
                 return int(r["amount"])
         raise KeyError((corp, account, year))
@@ -28,19 +32,23 @@ def main() -> None:
     for corp, slug in (("한빛전자", "hanbit"), ("새봄화학", "saebom"), ("누리자동차", "nuri")):
         rev23, rev22 = value(corp, "매출액", 2023), value(corp, "매출액", 2022)
         change = round((rev23 - rev22) / rev22 * 100, 1)
-        out.append({
-            "id": f"{slug}-revenue-2023",
-            "question": f"{corp}의 2023년 연결 기준 매출액은 얼마였고 전년 대비 얼마나 변했나요?",
-            "numbers": [f"{round(rev23 / 1e8):,}억원", f"{abs(change)}%"],
-            "refs_required": ["valueRef"],
-        })
+        out.append(
+            {
+                "id": f"{slug}-revenue-2023",
+                "question": f"{corp}의 2023년 연결 기준 매출액은 얼마였고 전년 대비 얼마나 변했나요?",
+                "numbers": [f"{round(rev23 / 1e8):,}억원", f"{abs(change)}%"],
+                "refs_required": ["valueRef"],
+            }
+        )
         op23 = value(corp, "영업이익(손실)", 2023)
-        out.append({
-            "id": f"{slug}-operating-2023",
-            "question": f"{corp}의 2023년 연결 영업이익(손실)은 얼마인가요? 억원 단위로 답하세요.",
-            "numbers": [f"{abs(round(op23 / 1e8)):,}억원"],
-            "refs_required": ["valueRef"],
-        })
+        out.append(
+            {
+                "id": f"{slug}-operating-2023",
+                "question": f"{corp}의 2023년 연결 영업이익(손실)은 얼마인가요? 억원 단위로 답하세요.",
+                "numbers": [f"{abs(round(op23 / 1e8)):,}억원"],
+                "refs_required": ["valueRef"],
+            }
+        )
     with (HERE / "eval.jsonl").open("w", encoding="utf-8") as fh:
         for item in out:
             fh.write(json.dumps(item, ensure_ascii=False) + "\n")
