@@ -183,7 +183,7 @@ def overlap(claim: frozenset[str], label: frozenset[str]) -> int:
 
 #: Words of a label that make its bare numbers percentages rather than amounts.
 PERCENT_WORDS = frozenset(
-    {"rate", "ratio", "margin", "yield", "grow", "change", "share", "return", "proportion"}
+    {"rate", "ratio", "margin", "yield", "grow", "change", "return", "proportion"}
 )
 
 
