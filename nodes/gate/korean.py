@@ -13,6 +13,10 @@
 - **Periods.** Half years and quarters with a two-digit year: 1H24, 2H23, 1H 2024, 24년 3분기,
   24년 상반기, '24년 (the general scan reads none of them, or only the year of "1H 2024").
 
+- **Relative periods.** 전년, 전기, 전년 동기, 작년 name the period a year before the one the
+  text states (2023년 ... 전년(30조원) -> 2022; 2024년 3분기 ... 전년 동기에는 -> 2023Q3), 당기,
+  금년, 올해 that period itself; without a stated period they name none. "전년 대비" (compared
+  with the year before) is the base of a change, not a claim about that year: no period.
 - **Metric words.** A change is named by its direction (증가, 감소, 상승, 하락, 늘, 줄, 개선, 악화:
   all the metric word 증감, as a label 증감률 or 증감 reads), and a loss by the profit account it
   is the negative of (영업손실 ~ 영업이익, as DART's account 영업이익(손실); 적자 and 흑자 ~ 이익).
@@ -92,11 +96,42 @@ def _year(raw: str) -> int:
     return 2000 + y if y < 100 else y
 
 
+#: 전기/당기 only as words of their own (전기차, 전기요금, 당기순이익 are other words): followed by
+#: no Hangul, or by a particle that ends the word.
+_WORD_END = r"(?=(?:에|의|는|은|와|과|보다|말|도)?(?![가-힣]))"
+#: "전년 대비", "전년 동기 대비": the base of a comparison, not a claim about that period.
+_NOT_BASE = r"(?![ \t]*(?:동기[ \t]*)?대비)"
+_RELATIVE = re.compile(
+    rf"(?:(?P<prev>전년(?:도)?(?:[ \t]?동기)?|작년|전기{_WORD_END})"
+    rf"|(?P<this>금년|올해|당기{_WORD_END})){_NOT_BASE}"
+)
+_KEY = re.compile(r"^(?P<y>\d{4})(?P<rest>(?:Q[1-4]|H[12])?)$")
+
+
+def _relative(text: str, found: list[Any], mention: Any) -> list[Any]:
+    """Mentions of 전년/전기/당기... relative to the first period ``found`` states."""
+    base = next((m for d in found for k in d.keys if (m := _KEY.match(k))), None)
+    if base is None:
+        return []
+    y, rest = int(base.group("y")), base.group("rest")
+    out = []
+    for m in _RELATIVE.finditer(text):
+        key = f"{y - 1 if m.group('prev') else y:04d}{rest}"
+        out.append(mention(m.group(), m.start(), m.end(), (key,)))
+    return out
+
+
 def periods(text: str, found: list[Any], mention: Any) -> list[Any]:
     """``found`` (``dates.DateMention``) plus the periods above; a general mention overlapping
     one of them is replaced by it. ``mention`` builds a ``DateMention``."""
-    if "H" not in text and "년" not in text:
+    if "H" not in text and "년" not in text and "기" not in text:
         return found
+    found = _with_periods(text, found, mention)
+    relative = _relative(text, found, mention) if _RELATIVE.search(text) else []
+    return sorted(found + relative, key=lambda d: d.start) if relative else found
+
+
+def _with_periods(text: str, found: list[Any], mention: Any) -> list[Any]:
     extra = []
     for m in _PERIOD.finditer(text):
         y = _year(m.group("y") or m.group("ky"))
@@ -126,8 +161,19 @@ _CHANGE = re.compile(
 _LOSS = re.compile(r"(손실|적자|흑자)")
 
 
+#: Period and reference words (checked as periods, or naming no metric) and particles standing
+#: alone: no metric words.
+_NO_METRIC = re.compile(
+    r"^(?:전년|전기|당기|동기|작년|금년|올해|대비|기준|현재|분기|반기|연도)"
+    r"|^(?:으로|로|은|는|이|가|을|를|의|와|과|및|에|에서|도|만|까지|부터|이며|이고|으며|였고|이었고)$"
+)
+
+
 def metric_forms(word: str) -> tuple[str, ...]:
-    """The metric words one Korean word stands for (itself, unless it names a direction)."""
+    """The metric words one Korean word stands for (itself, unless it names a direction or a
+    period)."""
+    if _NO_METRIC.match(word) and not word.startswith("당기순"):
+        return ()
     if _CHANGE.match(word):
         return ("증감",)
     if _LOSS.search(word):
