@@ -23,6 +23,12 @@ pieces encoded, and peak resident memory.
 
 Run: ``python benchmarks/document_scale.py [--sizes 1000,10000,100000] [--dense chunk|window]``
 or ``python benchmarks/document_scale.py --build-cost 200``.
+
+``--hostile`` instead reads the hostile office files of issue 31 (tests/retrieval/
+hostile_files.py: a tiny XLSX declaring A1:XFD1048576, a DOCX whose document.xml inflates to
+300 MB, an ordinary 20,000 x 200 sheet) and two normal files, each with ``read_document`` in a
+fresh bounded child under the default ``IngestLimits``: outcome, wall time and the child's peak
+resident memory (``--unbounded-cells`` adds the wide sheet with the cell bound lifted).
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from langchain_core.documents import Document
@@ -45,6 +52,17 @@ import refgate.retrieval.index as index_module
 from refgate.retrieval import DocumentIndex, HashingEmbeddings
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "retrieval"))
+
+from hostile_files import inflating_docx, whole_sheet_xlsx, wide_sheet_xlsx  # noqa: E402
+
+from refgate.retrieval.loaders import (  # noqa: E402
+    BoundedChild,
+    IngestLimits,
+    Unreadable,
+    read_document,
+)
+
 PAGES_PER_FILE = 10
 QUERIES = 50
 
@@ -169,9 +187,14 @@ def main() -> None:
     ap.add_argument("--dense", default=index_module.DENSE_UNIT, choices=["chunk", "window"])
     ap.add_argument("--build-cost", type=int, default=0, metavar="PAGES")
     ap.add_argument("--measure", choices=["plain", "index"], help=argparse.SUPPRESS)
+    ap.add_argument("--hostile", action="store_true", help="the hostile office files instead")
+    ap.add_argument("--unbounded-cells", action="store_true")
     args = ap.parse_args()
     if args.measure:
         print(json.dumps(_measure(args.measure, args.build_cost)))
+        return
+    if args.hostile:
+        hostile(args.unbounded_cells)
         return
     if args.build_cost:
         build_cost(args.build_cost)
@@ -218,6 +241,56 @@ def main() -> None:
             )
             if index.manifest["faiss"] == "hnsw":
                 compare_exact(index, queries)
+
+
+def _normal_docx(path: Path) -> Path:
+    import docx
+
+    document = docx.Document()
+    for n in range(200):
+        document.add_paragraph(f"Paragraph {n}: revenue rose {n % 9} percent in the quarter.")
+    document.save(path)
+    return path
+
+
+def _measure_hostile(path: Path, limits: IngestLimits) -> tuple[str, float, float]:
+    with BoundedChild(limits) as child:
+        child.call(len, ())  # start the child first: its spawn is not the file's cost
+        started = time.perf_counter()
+        try:
+            parts = child.call(read_document, path, limits)
+            outcome = f"read: {len(parts)} part(s), {sum(len(p.text) for p in parts):,} chars"
+        except Unreadable as exc:
+            outcome = f"skipped: {exc.reason}"
+        seconds = time.perf_counter() - started
+        return outcome, seconds, child.peak_mb
+
+
+def hostile(unbounded_cells: bool) -> None:
+    """The hostile office files of issue 31, each read in a fresh bounded child."""
+    limits = IngestLimits()
+    print(
+        f"bounds: memory {limits.memory_mb} MB, time {limits.timeout_s:g} s, unzipped "
+        f"{limits.max_unzipped_mb} MB (part {limits.max_member_mb} MB, ratio "
+        f"{limits.max_ratio}:1), cells {limits.max_cells:,}"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        files = [
+            ("XLSX declaring A1:XFD1048576", whole_sheet_xlsx(folder / "whole.xlsx"), limits),
+            ("DOCX inflating to 300 MB", inflating_docx(folder / "bomb.docx", 300), limits),
+            ("sheet 20,000 x 200", wide_sheet_xlsx(folder / "wide.xlsx"), limits),
+            ("sheet 2,000 x 50 (normal)", wide_sheet_xlsx(folder / "ok.xlsx", 2_000, 50), limits),
+            ("DOCX 200 paragraphs (normal)", _normal_docx(folder / "ok.docx"), limits),
+        ]
+        if unbounded_cells:
+            lifted = replace(limits, max_cells=10**9)
+            files.append(("sheet 20,000 x 200, cell bound lifted", folder / "wide.xlsx", lifted))
+        print(f"{'file':40} {'size':>10} {'seconds':>8} {'peak MB':>8}  outcome")
+        for label, path, lim in files:
+            outcome, seconds, peak = _measure_hostile(path, lim)
+            size = f"{path.stat().st_size / 1024:,.1f} KB"
+            print(f"{label:40} {size:>10} {seconds:8.2f} {peak:8.0f}  {outcome[:110]}")
 
 
 def compare_exact(index: DocumentIndex, queries: list[str]) -> None:

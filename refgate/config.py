@@ -131,6 +131,30 @@ class Settings(BaseSettings):
         "table (JSON in the environment)",
         json_schema_extra={"default_text": "a small built-in table"},
     )
+    ingest_memory_mb: int = Field(
+        3072,
+        ge=256,
+        le=1_048_576,
+        description="indexing: memory bound of one document's parse (MB)",
+    )
+    ingest_timeout_s: float = Field(
+        600.0, gt=0, le=86_400, description="indexing: seconds one document may take to parse"
+    )
+    ingest_max_unzipped_mb: int = Field(
+        512, ge=1, le=1_048_576, description="indexing: a DOCX/XLSX's total uncompressed size (MB)"
+    )
+    ingest_max_member_mb: int = Field(
+        128, ge=1, le=1_048_576, description="indexing: one part of a DOCX/XLSX, uncompressed (MB)"
+    )
+    ingest_max_ratio: int = Field(
+        100, ge=2, le=100_000, description="indexing: a DOCX/XLSX part's largest compression ratio"
+    )
+    ingest_max_cells: int = Field(
+        1_000_000,
+        ge=1,
+        le=1_000_000_000,
+        description="indexing: cells a workbook may declare and that are read from it",
+    )
 
     @classmethod
     def settings_customise_sources(

@@ -28,10 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.documents import Document
 
+from refgate.config import load_settings
 from refgate.paths import is_within
-from refgate.retrieval.loaders import READERS, SUFFIXES, Unreadable
+from refgate.retrieval.loaders import SUFFIXES, Unreadable, read_document
 from refgate.retrieval.loaders.base import tables_json
-from refgate.retrieval.loaders.pdf import read_pdf
+from refgate.retrieval.loaders.bounded import BoundedChild, IngestLimits
 
 if TYPE_CHECKING:
     from refgate.workspace import Workspace
@@ -127,12 +128,15 @@ def read_documents(
     entity: str | None = None,
     progress: LoadProgress | None = None,
     roots: Sequence[Path | str] | None = None,
+    limits: IngestLimits | None = None,
 ) -> LoadReport:
     """Read every supported file under ``folder``; unreadable files are reported, not raised.
 
     ``root`` (default ``folder``) is the workspace: ``source`` is relative to it, and a file
     whose real path (after symlinks) lies outside ``roots`` (default: ``root``; a workspace's
-    are its folder and ``allowed_roots``) is skipped, not opened.
+    are its folder and ``allowed_roots``) is skipped, not opened. Each file is parsed in a child
+    process under ``limits`` (memory, time, ZIP and cell bounds; default ``IngestLimits()``): a
+    file over a bound is skipped with the reason, the rest are read.
     """
     folder = Path(folder)
     root = Path(root) if root is not None else folder
@@ -145,58 +149,63 @@ def read_documents(
         stems[key] = stems.get(key, 0) + 1
     report = LoadReport(files=len(files))
     say("load", 0, len(files))
-    for n, path in enumerate(files, start=1):
-        rel = path.relative_to(folder)
-        stem = rel.with_suffix("").as_posix()
-        file_id = stem if stems[stem] == 1 else rel.as_posix()
-        try:
-            source = path.relative_to(root).as_posix()
-        except ValueError:
-            source = str(path)
-        try:
-            if not is_within(path, allowed):
-                raise Unreadable("resolves outside the workspace (symlink); not opened")
-            suffix = path.suffix.lower()
-            if suffix == ".pdf":
-                parts = read_pdf(path, progress=lambda done, total: say("ocr", done, total))
-            else:
-                parts = READERS[suffix](path)
-        except Unreadable as exc:
-            report.skipped.append(SkippedFile(source, exc.reason))
-            log.warning("skipped %s: %s", source, exc.reason)
+    child = BoundedChild(limits or IngestLimits())
+    try:
+        for n, path in enumerate(files, start=1):
+            rel = path.relative_to(folder)
+            stem = rel.with_suffix("").as_posix()
+            file_id = stem if stems[stem] == 1 else rel.as_posix()
+            try:
+                source = path.relative_to(root).as_posix()
+            except ValueError:
+                source = str(path)
+            try:
+                if not is_within(path, allowed):
+                    raise Unreadable("resolves outside the workspace (symlink); not opened")
+                ocr = (
+                    (lambda done, total: say("ocr", done, total))
+                    if path.suffix.lower() == ".pdf"
+                    else None
+                )
+                parts = child.call(read_document, path, child.limits, progress=ocr)
+            except Unreadable as exc:
+                report.skipped.append(SkippedFile(source, exc.reason))
+                log.warning("skipped %s: %s", source, exc.reason)
+                say("load", n, len(files))
+                continue
+            except (OSError, UnicodeError, ValueError, KeyError, RuntimeError) as exc:
+                reason = f"could not be read ({type(exc).__name__}: {exc})"
+                report.skipped.append(SkippedFile(source, reason))
+                log.warning("skipped %s: %s", source, reason)
+                say("load", n, len(files))
+                continue
+            mtime_ns = path.stat().st_mtime_ns
+            pages = next((p.meta.get("pages") for p in parts if p.meta.get("pages")), None)
+            if pages:
+                have = {p.meta.get("page") for p in parts}
+                blank = [i for i in range(1, int(pages) + 1) if i not in have]
+                if blank:
+                    report.blank_pages[source] = blank
+            for part in parts:
+                meta: dict[str, Any] = {
+                    "doc_id": f"{file_id}#{part.key}" if part.key else file_id,
+                    "file_mtime_ns": mtime_ns,
+                    "file_id": file_id,
+                    "source": source,
+                    "title": path.name,
+                    "format": path.suffix.lower().lstrip("."),
+                    "date": date_from_name(path.name, date_from_filename),
+                    "entity": entity,
+                    "origin": ORIGIN,
+                    **part.meta,
+                }
+                tables = tables_json(part.tables)
+                if tables:
+                    meta["tables"] = tables
+                report.documents.append(Document(page_content=part.text, metadata=meta))
             say("load", n, len(files))
-            continue
-        except (OSError, UnicodeError, ValueError, KeyError, RuntimeError) as exc:
-            reason = f"could not be read ({type(exc).__name__}: {exc})"
-            report.skipped.append(SkippedFile(source, reason))
-            log.warning("skipped %s: %s", source, reason)
-            say("load", n, len(files))
-            continue
-        mtime_ns = path.stat().st_mtime_ns
-        pages = next((p.meta.get("pages") for p in parts if p.meta.get("pages")), None)
-        if pages:
-            have = {p.meta.get("page") for p in parts}
-            blank = [i for i in range(1, int(pages) + 1) if i not in have]
-            if blank:
-                report.blank_pages[source] = blank
-        for part in parts:
-            meta: dict[str, Any] = {
-                "doc_id": f"{file_id}#{part.key}" if part.key else file_id,
-                "file_mtime_ns": mtime_ns,
-                "file_id": file_id,
-                "source": source,
-                "title": path.name,
-                "format": path.suffix.lower().lstrip("."),
-                "date": date_from_name(path.name, date_from_filename),
-                "entity": entity,
-                "origin": ORIGIN,
-                **part.meta,
-            }
-            tables = tables_json(part.tables)
-            if tables:
-                meta["tables"] = tables
-            report.documents.append(Document(page_content=part.text, metadata=meta))
-        say("load", n, len(files))
+    finally:
+        child.close()
     return report
 
 
@@ -219,6 +228,7 @@ def workspace_load(workspace: Workspace, *, progress: LoadProgress | None = None
     if workspace.documents_path is None:
         return LoadReport()
     opts = workspace.documents_options
+    limits = IngestLimits.from_settings(load_settings(workspace_settings=workspace.settings))
     return read_documents(
         workspace.documents_path,
         root=workspace.root,
@@ -226,6 +236,7 @@ def workspace_load(workspace: Workspace, *, progress: LoadProgress | None = None
         entity=opts.get("entity"),
         progress=progress,
         roots=workspace.roots,
+        limits=limits,
     )
 
 
