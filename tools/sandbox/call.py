@@ -57,153 +57,204 @@ def run_call(
     """Run ``code`` as call ``call_id`` of the template behind ``control`` (its control socket,
     read by ``reader``), with the rlimits frame ``limits``; ``handler`` answers each request and
     ``on_broken`` closes the worker when it is gone or stops responding."""
-    host_chan, child_chan = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    key = secrets.token_hex(32)
-    seal = Seal(key)
+    call = _Call(control, reader, output_bytes, handler, on_broken)
     request = {
         "op": "run",
         "id": call_id,
-        "seal": key,
+        "seal": call.key,
         "code": code,
         "timeout": timeout,
         "limits": limits,
         "capabilities": capabilities,
     }
-    t0 = time.monotonic()
+    call.start(request)
     try:
-        send_frame(control, request, fds=(child_chan.fileno(), out_w, err_w))
-    except OSError as exc:
-        for fd in (out_r, out_w, err_r, err_w):
-            os.close(fd)
-        host_chan.close()
-        child_chan.close()
-        on_broken()
-        raise SandboxError(f"the sandbox worker is gone: {exc}") from exc
-    child_chan.close()
-    os.close(out_w)
-    os.close(err_w)
-
-    cap = output_bytes
-    outputs = {out_r: bytearray(), err_r: bytearray()}
-    totals = {out_r: 0, err_r: 0}
-    chan_reader = FrameReader(host_chan)
-    result: dict[str, Any] | None = None
-    exit_frame: dict[str, Any] | None = None
-    protocol_error: str | None = None
-    open_fds = {out_r, err_r, host_chan.fileno()}
-    backstop = t0 + timeout + 10.0
-    exit_seen_at: float | None = None
-    try:
-        while True:
-            if exit_frame is not None and (
-                not (open_fds - {host_chan.fileno()})
-                or time.monotonic() - (exit_seen_at or 0) > 1.0
-            ):
-                break
-            if time.monotonic() > backstop:
-                on_broken()
-                raise SandboxError("the sandbox worker stopped responding and was restarted")
-            watch = [control, *open_fds]
-            ready, _, _ = select.select(watch, [], [], 0.25)
-            for fd in ready:
-                if fd is control:
-                    if not reader.feed():
-                        on_broken()
-                        raise SandboxError("the sandbox worker died during the call")
-                    frame = reader.pop()
-                    if frame is not None and frame.get("op") == "exit":
-                        exit_frame = frame
-                        exit_seen_at = time.monotonic()
-                elif fd == host_chan.fileno():
-                    try:
-                        more = chan_reader.feed()
-                    except OSError:
-                        more = False
-                    if not more:
-                        open_fds.discard(fd)
-                        continue
-                    try:
-                        while (frame := chan_reader.pop()) is not None:
-                            msg = seal.verify(frame)
-                            if msg is None or result is not None:
-                                raise ProtocolError(_FORGED)
-                            op = msg.get("op")
-                            if op == "result":
-                                result = msg
-                            elif op in REQUESTS:
-                                try:
-                                    reply = handler(msg)
-                                except Exception as exc:  # never crash the host loop
-                                    reply = {
-                                        "ok": False,
-                                        "error": f"request failed: {type(exc).__name__}: {exc}",
-                                    }
-                                try:
-                                    data = encode_frame(reply)
-                                except (ValueError, TypeError) as exc:
-                                    data = encode_frame(
-                                        {"ok": False, "error": f"reply not sendable: {exc}"}
-                                    )
-                                try:
-                                    host_chan.sendall(data)
-                                except OSError:  # the call is gone (killed or exited)
-                                    open_fds.discard(fd)
-                                    break
-                            else:
-                                raise ProtocolError(f"unknown request {op!r}")
-                    except ProtocolError as exc:
-                        protocol_error = str(exc)
-                        open_fds.discard(fd)
-                        send_frame(control, {"op": "kill"})
-                else:
-                    chunk = os.read(fd, 65536)
-                    if not chunk:
-                        open_fds.discard(fd)
-                        continue
-                    totals[fd] += len(chunk)
-                    room = cap - len(outputs[fd])
-                    if room > 0:
-                        outputs[fd] += chunk[:room]
+        call.serve(timeout)
     finally:
-        for fd in (out_r, err_r):
-            os.close(fd)
-        host_chan.close()
+        call.close()
+    return call.outcome(timeout)
 
-    def text(fd: int) -> str:
-        body = bytes(outputs[fd]).decode("utf-8", "replace")
-        if totals[fd] > len(outputs[fd]):
-            body += f"\n[... output truncated: {totals[fd]} bytes in total, first {cap} kept]"
+
+class _Call:
+    """One call's host side: its private channel and output pipes, and what they carried."""
+
+    def __init__(
+        self,
+        control: socket.socket,
+        reader: FrameReader,
+        output_bytes: int,
+        handler: Callable[[dict[str, Any]], dict[str, Any]],
+        on_broken: Callable[[], None],
+    ) -> None:
+        self.control, self.reader = control, reader
+        self.handler, self.on_broken = handler, on_broken
+        self.cap = output_bytes
+        self.host_chan, self.child_chan = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.out_r, self.out_w = os.pipe()
+        self.err_r, self.err_w = os.pipe()
+        self.key = secrets.token_hex(32)
+        self.seal = Seal(self.key)
+        self.outputs = {self.out_r: bytearray(), self.err_r: bytearray()}
+        self.totals = {self.out_r: 0, self.err_r: 0}
+        self.chan_reader = FrameReader(self.host_chan)
+        self.result: dict[str, Any] | None = None
+        self.exit_frame: dict[str, Any] | None = None
+        self.protocol_error: str | None = None
+        self.t0 = time.monotonic()
+
+    def start(self, request: dict[str, Any]) -> None:
+        """Send the run request with the call's channel and pipes; keep the host's ends."""
+        self.t0 = time.monotonic()
+        try:
+            send_frame(
+                self.control, request, fds=(self.child_chan.fileno(), self.out_w, self.err_w)
+            )
+        except OSError as exc:
+            for fd in (self.out_r, self.out_w, self.err_r, self.err_w):
+                os.close(fd)
+            self.host_chan.close()
+            self.child_chan.close()
+            self.on_broken()
+            raise SandboxError(f"the sandbox worker is gone: {exc}") from exc
+        self.child_chan.close()
+        os.close(self.out_w)
+        os.close(self.err_w)
+
+    def serve(self, timeout: float) -> None:
+        """Serve requests and collect output until the worker reports the call's exit."""
+        chan_fd = self.host_chan.fileno()
+        open_fds = {self.out_r, self.err_r, chan_fd}
+        backstop = self.t0 + timeout + 10.0
+        exit_seen_at = 0.0
+        while True:
+            if self.exit_frame is not None and (
+                not (open_fds - {chan_fd}) or time.monotonic() - exit_seen_at > 1.0
+            ):
+                return
+            if time.monotonic() > backstop:
+                self.on_broken()
+                raise SandboxError("the sandbox worker stopped responding and was restarted")
+            ready, _, _ = select.select([self.control, *open_fds], [], [], 0.25)
+            for fd in ready:
+                if fd is self.control:
+                    if self._control_frame():
+                        exit_seen_at = time.monotonic()
+                elif fd == chan_fd:
+                    if not self._channel_frames():
+                        open_fds.discard(fd)
+                elif not self._output(fd):
+                    open_fds.discard(fd)
+
+    def _control_frame(self) -> bool:
+        """Read the worker's control socket; True when it reported the call's exit."""
+        if not self.reader.feed():
+            self.on_broken()
+            raise SandboxError("the sandbox worker died during the call")
+        frame = self.reader.pop()
+        if frame is not None and frame.get("op") == "exit":
+            self.exit_frame = frame
+            return True
+        return False
+
+    def _channel_frames(self) -> bool:
+        """Answer the signed requests waiting on the channel; False once it is closed."""
+        try:
+            more = self.chan_reader.feed()
+        except OSError:
+            more = False
+        if not more:
+            return False
+        try:
+            while (frame := self.chan_reader.pop()) is not None:
+                msg = self.seal.verify(frame)
+                if msg is None or self.result is not None:
+                    raise ProtocolError(_FORGED)
+                op = msg.get("op")
+                if op == "result":
+                    self.result = msg
+                elif op in REQUESTS:
+                    if not self._reply(self._answer(msg)):
+                        return False
+                else:
+                    raise ProtocolError(f"unknown request {op!r}")
+        except ProtocolError as exc:
+            self.protocol_error = str(exc)
+            send_frame(self.control, {"op": "kill"})
+            return False
+        return True
+
+    def _answer(self, msg: dict[str, Any]) -> bytes:
+        try:
+            reply = self.handler(msg)
+        except Exception as exc:  # never crash the host loop
+            reply = {"ok": False, "error": f"request failed: {type(exc).__name__}: {exc}"}
+        try:
+            return encode_frame(reply)
+        except (ValueError, TypeError) as exc:
+            return encode_frame({"ok": False, "error": f"reply not sendable: {exc}"})
+
+    def _reply(self, data: bytes) -> bool:
+        try:
+            self.host_chan.sendall(data)
+        except OSError:  # the call is gone (killed or exited)
+            return False
+        return True
+
+    def _output(self, fd: int) -> bool:
+        """Keep up to ``cap`` bytes of a stream, counting the rest; False at its end."""
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return False
+        self.totals[fd] += len(chunk)
+        room = self.cap - len(self.outputs[fd])
+        if room > 0:
+            self.outputs[fd] += chunk[:room]
+        return True
+
+    def close(self) -> None:
+        for fd in (self.out_r, self.err_r):
+            os.close(fd)
+        self.host_chan.close()
+
+    def _text(self, fd: int) -> str:
+        body = bytes(self.outputs[fd]).decode("utf-8", "replace")
+        if self.totals[fd] > len(self.outputs[fd]):
+            body += (
+                f"\n[... output truncated: {self.totals[fd]} bytes in total, first {self.cap} kept]"
+            )
         return body
 
-    stdout, stderr = text(out_r), text(err_r)
-    rc = exit_frame.get("returncode")
-    timed_out = bool(exit_frame.get("timed_out"))
-    ok = bool(result and result.get("ok")) and rc == 0 and not protocol_error
-    error: str | None = None
-    if timed_out:
-        error = f"timed out after {timeout:g} s (wall clock); the process group was killed"
-    elif protocol_error:
-        error = f"the code broke the sandbox protocol: {protocol_error}"
-    elif result is not None and not result.get("ok"):
-        error = result.get("error") or "the code failed"
-    elif not ok:
-        error = describe_exit(rc, stderr)
-    return RawRun(
-        ok=ok,
-        error=error,
-        stdout=stdout,
-        stderr=stderr,
-        stdout_bytes=totals[out_r],
-        stderr_bytes=totals[err_r],
-        duration=time.monotonic() - t0,
-        timed_out=timed_out,
-        returncode=rc,
-        tampered=bool(result and result.get("tampered")),
-        maxrss_kb=int(exit_frame.get("maxrss_kb") or 0),
-        cpu_s=float(exit_frame.get("cpu_s") or 0.0),
-    )
+    def outcome(self, timeout: float) -> RawRun:
+        """What the call left, decoded: ok only with the prelude's own result and exit 0."""
+        exit_frame = self.exit_frame or {}
+        result = self.result
+        stdout, stderr = self._text(self.out_r), self._text(self.err_r)
+        rc = exit_frame.get("returncode")
+        timed_out = bool(exit_frame.get("timed_out"))
+        ok = bool(result and result.get("ok")) and rc == 0 and not self.protocol_error
+        error: str | None = None
+        if timed_out:
+            error = f"timed out after {timeout:g} s (wall clock); the process group was killed"
+        elif self.protocol_error:
+            error = f"the code broke the sandbox protocol: {self.protocol_error}"
+        elif result is not None and not result.get("ok"):
+            error = result.get("error") or "the code failed"
+        elif not ok:
+            error = describe_exit(rc, stderr)
+        return RawRun(
+            ok=ok,
+            error=error,
+            stdout=stdout,
+            stderr=stderr,
+            stdout_bytes=self.totals[self.out_r],
+            stderr_bytes=self.totals[self.err_r],
+            duration=time.monotonic() - self.t0,
+            timed_out=timed_out,
+            returncode=rc,
+            tampered=bool(result and result.get("tampered")),
+            maxrss_kb=int(exit_frame.get("maxrss_kb") or 0),
+            cpu_s=float(exit_frame.get("cpu_s") or 0.0),
+        )
 
 
 #: The requests a call may make of the host: emit a result, call a capability, record a query,

@@ -135,6 +135,82 @@ def check_date(raw: Any) -> dict[str, str]:
     return out
 
 
+#: The fields an emit frame may carry.
+FRAME_FIELDS = frozenset(
+    {"op", "table", "values", "units", "date", "sources", "title", "scale", "period", "sql"}
+)
+
+
+@dataclass
+class Frame:
+    """One emit frame, validated."""
+
+    table: dict[str, Any] | None
+    values: dict[str, int | float] | None
+    date: dict[str, str] | None
+    sources: list[str]
+    title: str
+    query: str | None
+    period: str | None
+    scale: str | None
+    units: dict[str, str]
+
+
+def read_frame(msg: dict[str, Any]) -> Frame:
+    """Validate an emit frame's fields (shape, sizes, scale, units against the names)."""
+    extra = sorted(set(msg) - FRAME_FIELDS)
+    if extra:
+        raise EmitRejected(f"unknown emit_result field(s): {', '.join(extra)}")
+    if not any(k in msg for k in ("table", "values", "date")):
+        raise EmitRejected("emit_result needs at least one of table=, values=, date=")
+    table = check_table(msg["table"]) if "table" in msg else None
+    values = check_values(msg["values"]) if "values" in msg else None
+    date = check_date(msg["date"]) if "date" in msg else None
+    sources_raw = msg.get("sources", [])
+    if not isinstance(sources_raw, list) or len(sources_raw) > 20:
+        raise EmitRejected("sources must be a list of at most 20 names or ref ids")
+    sources = [_text(s, "a source", MAX_NAME) for s in sources_raw]
+    title = _text(msg["title"], "title", MAX_NAME) if "title" in msg else ""
+    query = _text(msg["sql"], "sql", MAX_SQL) if "sql" in msg else None
+    if query is not None and table is None:
+        raise EmitRejected("sql= describes an emitted table; it needs table=")
+    period = _text(msg["period"], "period", 40) if "period" in msg else None
+    scale = msg.get("scale")
+    if scale is not None and scale not in SCALES:
+        raise EmitRejected(f"scale {scale!r} is not one of {', '.join(SCALES)}")
+    units = check_units(msg.get("units"), table, values)
+    return Frame(table, values, date, sources, title, query, period, scale, units)
+
+
+def check_units(
+    units: Any, table: dict[str, Any] | None, values: dict[str, int | float] | None
+) -> dict[str, str]:
+    """``units=``: one unit for every value (or column), or a {name: unit} mapping of known names."""
+    names = set(table["columns"] if table else ()) | set(values or ())
+    if isinstance(units, str):
+        _text(units, "units", MAX_UNIT)
+        if values is None and table is None:
+            raise EmitRejected("units= given without a table or values")
+        if values:
+            return {n: units for n in values}
+        return {c: units for c in table["columns"]} if table is not None else {}
+    if isinstance(units, dict):
+        units_map = {
+            _text(k, "a unit key", MAX_NAME): _text(v, f"units[{k!r}]", MAX_UNIT)
+            for k, v in units.items()
+        }
+        unknown = sorted(set(units_map) - names)
+        if unknown:
+            raise EmitRejected(
+                f"units names {', '.join(map(repr, unknown))}, which is not a column or a "
+                f"value name (have: {', '.join(sorted(names)) or 'none'})"
+            )
+        return units_map
+    if units is None:
+        return {}
+    raise EmitRejected("units must be one unit for all values or a {name: unit} mapping")
+
+
 def _workspace_units(workspace: Workspace | None, sources: list[str]) -> dict[str, tuple]:
     """Column -> (unit, scale, dataset) for the datasets named in ``sources``."""
     found: dict[str, tuple] = {}
@@ -207,137 +283,90 @@ class EmitCollector:
         self.count += 1
         if self.count > MAX_EMITS:
             raise EmitRejected(f"at most {MAX_EMITS} emit_result calls per run")
-        allowed = {
-            "op",
-            "table",
-            "values",
-            "units",
-            "date",
-            "sources",
-            "title",
-            "scale",
-            "period",
-            "sql",
-        }
-        extra = sorted(set(msg) - allowed)
-        if extra:
-            raise EmitRejected(f"unknown emit_result field(s): {', '.join(extra)}")
-        if not any(k in msg for k in ("table", "values", "date")):
-            raise EmitRejected("emit_result needs at least one of table=, values=, date=")
-        table = check_table(msg["table"]) if "table" in msg else None
-        values = check_values(msg["values"]) if "values" in msg else None
-        date = check_date(msg["date"]) if "date" in msg else None
-        sources_raw = msg.get("sources", [])
-        if not isinstance(sources_raw, list) or len(sources_raw) > 20:
-            raise EmitRejected("sources must be a list of at most 20 names or ref ids")
-        sources = [_text(s, "a source", MAX_NAME) for s in sources_raw]
-        title = _text(msg["title"], "title", MAX_NAME) if "title" in msg else ""
-        query = _text(msg["sql"], "sql", MAX_SQL) if "sql" in msg else None
-        if query is not None and table is None:
-            raise EmitRejected("sql= describes an emitted table; it needs table=")
-        period = _text(msg["period"], "period", 40) if "period" in msg else None
-        scale = msg.get("scale")
-        if scale is not None and scale not in SCALES:
-            raise EmitRejected(f"scale {scale!r} is not one of {', '.join(SCALES)}")
-        units = msg.get("units")
-        names = set(table["columns"] if table else ()) | set(values or ())
-        if isinstance(units, str):
-            _text(units, "units", MAX_UNIT)
-            if values is None and table is None:
-                raise EmitRejected("units= given without a table or values")
-            units_map = {n: units for n in (values or {})} if values else {}
-            if table is not None and values is None:
-                units_map = {c: units for c in table["columns"]}
-        elif isinstance(units, dict):
-            units_map = {
-                _text(k, "a unit key", MAX_NAME): _text(v, f"units[{k!r}]", MAX_UNIT)
-                for k, v in units.items()
-            }
-            unknown = sorted(set(units_map) - names)
-            if unknown:
-                raise EmitRejected(
-                    f"units names {', '.join(map(repr, unknown))}, which is not a column or a "
-                    f"value name (have: {', '.join(sorted(names)) or 'none'})"
-                )
-        elif units is None:
-            units_map = {}
-        else:
-            raise EmitRejected("units must be one unit for all values or a {name: unit} mapping")
-
+        f = read_frame(msg)
         read = sorted(self.reads)
         known = _workspace_units(self.workspace, read)
         meta_base: dict[str, Any] = {"execution": self.execution_id, "read": read}
         if read:
             meta_base["sources"] = read
-        if sources:
-            meta_base["declared_sources"] = sources
+        if f.sources:
+            meta_base["declared_sources"] = f.sources
         ids: list[str] = []
-        label = f" ({title})" if title else ""
-        if table is not None:
-            col_units: dict[str, str] = {}
-            scales: dict[str, str] = {}
-            inferred = []
-            for col in table["columns"]:
-                if col in units_map:
-                    col_units[col] = _unit_label(units_map[col], scale) or units_map[col]
-                elif col in known:
-                    unit, col_scale, _ = known[col]
-                    col_units[col] = _unit_label(unit, col_scale) or unit
-                    if col_scale:
-                        scales[col] = col_scale
-                    inferred.append(col)
-            meta = dict(meta_base, rows=len(table["rows"]))
-            if title:
-                meta["title"] = title
-            if period:
-                meta["period"] = period
-            if date:
-                meta["asOf"] = date["date"]
-            if scale:
-                meta["scale"] = scale
-            if scales:
-                meta["scales"] = scales
-            if query:
-                meta["sql"] = query
-            if inferred:
-                meta["units_from_workspace"] = inferred
-            payload = {**table, "units": col_units, "meta": meta}
+        label = f" ({f.title})" if f.title else ""
+        if f.table is not None:
+            payload = self._table_payload(f, known, meta_base)
             ids.append(self._add("tableRef", payload, f"Emitted table{label}"))
-        if values is not None:
-            v_units: dict[str, str] = {}
-            v_scales: dict[str, str] = {}
-            inferred = []
-            for name in values:
-                if name in units_map:
-                    v_units[name] = units_map[name]
-                elif name in known:
-                    unit, v_scale, _ = known[name]
-                    v_units[name] = unit
-                    if v_scale:
-                        v_scales[name] = v_scale
-                    inferred.append(name)
-            payload = {"values": values, "units": v_units}
-            if scale:
-                payload["scale"] = scale
-            elif v_scales:
-                payload["scale"] = v_scales
-            if period:
-                payload["period"] = period
-            if date:
-                payload["asOf"] = date["date"]
-            meta = dict(meta_base)
-            if inferred:
-                meta["units_from_workspace"] = inferred
-            literal = [n for n, v in values.items() if _is_literal(float(v), self.literals)]
-            if literal:
-                meta["literals"] = literal
-            payload["meta"] = meta
+        if f.values is not None:
+            payload = self._values_payload(f, known, meta_base)
             ids.append(self._add("valueRef", payload, f"Emitted values{label}"))
-        if date is not None:
-            payload = dict(date)
+        if f.date is not None:
+            payload = dict(f.date)
             payload["meta"] = dict(meta_base)
-            ids.append(self._add("dateRef", payload, f"Emitted date {date['date']}{label}"))
+            ids.append(self._add("dateRef", payload, f"Emitted date {f.date['date']}{label}"))
         return ids
+
+    @staticmethod
+    def _table_payload(f: Frame, known: dict[str, tuple], meta_base: dict[str, Any]) -> dict:
+        """An emitted table's tableRef payload: units per column (given, else the workspace's)."""
+        assert f.table is not None
+        col_units: dict[str, str] = {}
+        scales: dict[str, str] = {}
+        inferred = []
+        for col in f.table["columns"]:
+            if col in f.units:
+                col_units[col] = _unit_label(f.units[col], f.scale) or f.units[col]
+            elif col in known:
+                unit, col_scale, _ = known[col]
+                col_units[col] = _unit_label(unit, col_scale) or unit
+                if col_scale:
+                    scales[col] = col_scale
+                inferred.append(col)
+        meta = dict(meta_base, rows=len(f.table["rows"]))
+        for key, value in (
+            ("title", f.title),
+            ("period", f.period),
+            ("asOf", f.date["date"] if f.date else None),
+            ("scale", f.scale),
+            ("scales", scales),
+            ("sql", f.query),
+            ("units_from_workspace", inferred),
+        ):
+            if value:
+                meta[key] = value
+        return {**f.table, "units": col_units, "meta": meta}
+
+    def _values_payload(self, f: Frame, known: dict[str, tuple], meta_base: dict[str, Any]) -> dict:
+        """Emitted values' valueRef payload: units per name, and the names written as literals."""
+        assert f.values is not None
+        v_units: dict[str, str] = {}
+        v_scales: dict[str, str] = {}
+        inferred = []
+        for name in f.values:
+            if name in f.units:
+                v_units[name] = f.units[name]
+            elif name in known:
+                unit, v_scale, _ = known[name]
+                v_units[name] = unit
+                if v_scale:
+                    v_scales[name] = v_scale
+                inferred.append(name)
+        payload: dict[str, Any] = {"values": f.values, "units": v_units}
+        if f.scale:
+            payload["scale"] = f.scale
+        elif v_scales:
+            payload["scale"] = v_scales
+        if f.period:
+            payload["period"] = f.period
+        if f.date:
+            payload["asOf"] = f.date["date"]
+        meta = dict(meta_base)
+        if inferred:
+            meta["units_from_workspace"] = inferred
+        literal = [n for n, v in f.values.items() if _is_literal(float(v), self.literals)]
+        if literal:
+            meta["literals"] = literal
+        payload["meta"] = meta
+        return payload
 
     def _add(self, kind: str, payload: dict[str, Any], title: str) -> str:
         ref_id = self.draw_id(kind)
