@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markdown import Markdown
 
 from refgate.cli.app import (
     EXIT_CONFIG,
@@ -14,6 +15,7 @@ from refgate.cli.app import (
     EXIT_OK,
     EXIT_UNMET,
     app,
+    console,
     err_console,
     esc,
     json_safe,
@@ -23,6 +25,8 @@ from refgate.cli.common import WORKSPACE_HELP, open_workspace
 from refgate.cli.report import check_output
 from refgate.config import ConfigError
 from refgate.report import ReportError, write_research_report
+from refgate.report.links import research_urls
+from refgate.report.markdown import inert_answer
 
 
 class _Progress:
@@ -197,7 +201,9 @@ def research(
         raise typer.Exit(EXIT_ERROR) from None
     if as_json:
         typer.echo(json_safe(to_json(result.report)))
-    else:
+    elif console.is_terminal:
+        render_report(to_markdown(result.report), result.report)
+    else:  # piped: the markdown itself, for files and other programs
         typer.echo(terminal_safe(to_markdown(result.report)))
     if output is not None:
         try:
@@ -212,4 +218,10 @@ def research(
     raise typer.Exit(EXIT_OK if result.useful else EXIT_UNMET)
 
 
-__all__ = ["research"]
+def render_report(markdown: str, report: Any) -> None:
+    """The research report rendered in the terminal as ``refgate ask`` renders an answer:
+    markdown made inert (links only to the run's own sources, no images or raw HTML)."""
+    console.print(Markdown(inert_answer(markdown, research_urls(report)) or "_(no report)_"))
+
+
+__all__ = ["render_report", "research"]

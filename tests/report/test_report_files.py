@@ -133,13 +133,13 @@ def test_unknown_extension_or_folder_exits_2_before_anything_runs(reports, tmp_p
     with OpenAIStub(script=[]) as stub:
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "k")
-        for bad in (tmp_path / "out.pdf", tmp_path / "missing" / "out.html"):
+        for bad in (tmp_path / "out.xlsx", tmp_path / "missing" / "out.html"):
             result = CliRunner().invoke(
                 app, ["ask", "q", "-w", str(reports["workspace"]), "--output", str(bad)]
             )
             assert result.exit_code == 2, result.output
             said = " ".join(result.output.split())
-            assert ".md, .html or .json" in said or "does not exist" in said
+            assert ".md, .html, .pdf, .docx or .json" in said or "does not exist" in said
         assert stub.chat_requests() == []
     missing = _report(reports["workspace"], "no-such-thread", tmp_path / "x.html")
     assert missing.exit_code == 2 and "no finished run" in " ".join(missing.output.split())

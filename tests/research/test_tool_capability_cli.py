@@ -157,8 +157,8 @@ def test_cli_research_output_files_and_report_again(tmp_path, monkeypatch, h):
     rerun = CliRunner().invoke(app, ["report", tid, "-w", str(ws), "-o", str(stored)])
     assert rerun.exit_code == 0, rerun.output
     assert json.loads(stored.read_text(encoding="utf-8"))["status"] == "complete"
-    bad = CliRunner().invoke(app, ["research", "q", "-w", str(ws), "-o", str(tmp_path / "r.pdf")])
-    assert bad.exit_code == 2 and ".md, .html or .json" in " ".join(bad.output.split())
+    bad = CliRunner().invoke(app, ["research", "q", "-w", str(ws), "-o", str(tmp_path / "r.xlsx")])
+    assert bad.exit_code == 2 and ".pdf, .docx or .json" in " ".join(bad.output.split())
 
 
 def test_cli_accepts_the_design_names_antigravity_and_concurrency(tmp_path, monkeypatch, h):
@@ -188,3 +188,30 @@ def test_cli_research_thread_resume_alias_and_another_question(tmp_path, monkeyp
     assert json.loads(again.stdout) == json.loads(first.stdout)
     other = CliRunner().invoke(app, ["research", "Another question?", *base, "--thread", "rt-1"])
     assert other.exit_code == 2 and "different question" in " ".join(other.stderr.split())
+
+
+def test_the_report_renders_in_a_terminal_as_ask_renders_an_answer(monkeypatch):
+    """In a terminal the report is rendered markdown (headings, no '#'), with links only to
+    the run's own sources; piped, it stays markdown (the tests above)."""
+    from rich.console import Console
+
+    from refgate.cli import research as research_cli
+
+    report = {
+        "question": "q",
+        "sources": [{"url": "https://example.org/source", "title": "s"}],
+        "findings": [],
+    }
+    markdown = (
+        "# Deep Research\n\nA finding [source](https://example.org/source) and "
+        "[bait](https://attacker.example/x) ![img](https://attacker.example/p.png)\n"
+    )
+    term = Console(force_terminal=True, width=100, color_system=None)
+    monkeypatch.setattr(research_cli, "console", term)
+    with term.capture() as cap:
+        research_cli.render_report(markdown, report)
+    text = cap.get()
+    assert "Deep Research" in text and "# Deep Research" not in text
+    # the model-chosen link and the image are shown as text, not rendered
+    assert "[bait]" in text and "![img]" in text
+    assert "A finding source and" in " ".join(text.split())
