@@ -159,15 +159,7 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
             continue
         prev = text[s - 1] if s else ""
         nxt = text[e] if e < n else ""
-        # Glued to an identifier (Q4, v1.2, COVID-19, 10-K, x86) or a version string: not a number.
-        if prev and prev.isascii():
-            if prev.isalnum() or prev in "_./^":
-                continue
-            if prev == "-" and s >= 2 and text[s - 2].isascii() and text[s - 2].isalpha():
-                continue
-        if nxt == "-" and e + 1 < n and text[e + 1].isascii() and text[e + 1].isalpha():
-            continue
-        if nxt == "." and e + 1 < n and text[e + 1].isdigit():
+        if _glued(text, s, e, prev, nxt, n):
             continue
         digits = m.group()
         shown = float(digits.replace(",", "")) if "," in digits else float(digits)
@@ -175,54 +167,10 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
         # Left context: sign, parenthesis, currency prefix. Anything it can hold ends in one of
         # _LEFT_LAST (or a blank, or a currency code, whose last letter would be glued to the
         # number and was skipped above).
-        sign = paren = negative = False
-        cur = ""
-        start = s
         if prev and prev in _LEFT_LAST:
-            # A left context only holds characters of _LEFT_CHARS: search from the first of
-            # the run of them that ends at the number (at most 8 back, as before).
-            w0 = s - 8 if s > 8 else 0
-            q = s - 1
-            while q > w0 and text[q - 1] in _LEFT_CHARS:
-                q -= 1
-            # A lone blank before the number holds no sign, parenthesis or currency.
-            lm = (
-                None
-                if q == s - 1 and (prev == " " or prev == "\t")
-                else _LEFT.search(text, q, s)
-                if _LEFT_HINT.search(text, q, s)
-                else None
-            )
-            if lm and lm.group().strip():
-                # _LEFT's groups, in order (one call instead of one per group).
-                g_sign, g_paren, g_cur, g_paren2, g_sign2 = lm.groups()
-                sg_group = "sign" if g_sign else ("sign2" if g_sign2 else "")
-                if sg_group:
-                    sg = g_sign if g_sign else g_sign2
-                    sign_at = lm.start(sg_group)
-                    before = text[sign_at - 1] if sign_at > 0 else ""
-                    # "2017-2019", "10-20%": a dash between numbers is a range, not a sign.
-                    if sg == "+" or not (before.isascii() and before.isalnum()):
-                        sign = True
-                        negative = sg != "+"
-                if g_paren or g_paren2:
-                    paren = _CLOSE.match(text, e) is not None or bool(_CLOSE_AFTER.match(text, e))
-                    if paren:
-                        negative = sign = True
-                if g_cur:
-                    cur = _prefix_currency(g_cur)
-                if sign or paren or cur:
-                    # The groups are in text order: the first one matched starts the number.
-                    if g_sign:
-                        start = lm.start("sign")
-                    elif g_paren:
-                        start = lm.start("paren")
-                    elif g_cur:
-                        start = lm.start("cur")
-                    elif g_paren2:
-                        start = lm.start("paren2")
-                    elif g_sign2:
-                        start = lm.start("sign2")
+            start, sign, paren, negative, cur = _left_context(text, s, e, prev)
+        else:
+            start, sign, paren, negative, cur = s, False, False, False, ""
         scale = 1.0
         has_scale = False
         kind = "plain"
@@ -230,73 +178,141 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
         # Right context. Each pattern is tried only when the character it must start with (after
         # its optional blanks) is there; nothing can follow when ``nxt`` is none of these.
         if nxt and (nxt in _RIGHT_FIRST or nxt.isalpha()):
-            closed = False
-            if paren:
-                cm = _CLOSE.match(text, e)
-                if cm:  # "(12.3) million": the parenthesis closes before the scale word
-                    end, closed = cm.end(), True
-            # Korean compound amounts: 1.2조, 3억 2천만, 5천억, 1,234백만.
-            km = (
-                _KO_UNIT.match(text, end)
-                if text[end : end + 3].lstrip(" \t")[:1] in _KO_FIRST
-                else None
-            )
-            if km and (km.group("small") or km.group("big")):
-                total, lead, last_place, end = _korean_amount(text, shown, step, km)
-                if lead > 1.0:
-                    shown, step, scale, has_scale = total / lead, last_place / lead, lead, True
-                else:
-                    shown, step = total, last_place
-            else:
-                sm = (
-                    _EN_SCALE.match(text, end)
-                    if text[end : end + 2].lstrip(" \t")[:1] in _SCALE_FIRST
-                    else None
-                )
-                if sm:
-                    w = sm.group("w")
-                    # Single letters (4.5m, 10K) count only when glued to the number.
-                    if len(w) > 1 or not sm.group("sp"):
-                        scale = SCALE_WORDS[w.lower()]
-                        has_scale = True
-                        end = sm.end()
-            after = text[end : end + 2].lstrip(" \t")[:1]
-            sfx = _SUFFIX.match(text, end) if after in _SUFFIX_FIRST else None
-            xg = _XGLUED.match(text, end) if end == e and nxt in _X_FIRST else None
-            if xg:
-                kind = "x"
-                end = xg.end()
-            elif sfx:
-                if sfx.group("pct"):
-                    kind = "percent"
-                elif sfx.group("bp"):
-                    kind = "bp"
-                else:
-                    kind = "x"
-                end = sfx.end()
-            else:
-                cm2 = _CUR_AFTER.match(text, end) if after in _CUR_FIRST else None
-                if cm2:
-                    cur = cur or CURRENCIES.get(cm2.group("cur").lower(), "")
-                    end = cm2.end()
-            if paren and not closed:
-                cm = _CLOSE.match(text, end)
-                if cm:
-                    end = cm.end()
-            # 3D, 2nd, 3rd: glued letters that are not scale words or units.
-            if (
-                not (sign or has_scale or cur)
-                and kind == "plain"
-                and nxt.isascii()
-                and nxt.isalpha()
-                and not (nxt in _SCALE_FIRST and _EN_SCALE.match(text, e))
-            ):
+            right = _right_context(text, e, nxt, shown, step, paren, sign, cur)
+            if right is None:
                 continue
+            end, shown, step, scale, has_scale, kind, cur = right
         value = -shown if negative else shown
         out.append(Num(text[start:end], start, end, value, step, scale, has_scale, kind, sign, cur))
         if end > pos:
             pos = end
     return korean.signs(text, out)
+
+
+def _glued(text: str, s: int, e: int, prev: str, nxt: str, n: int) -> bool:
+    """Glued to an identifier (Q4, v1.2, COVID-19, 10-K, x86) or a version string: no number."""
+    if prev and prev.isascii():
+        if prev.isalnum() or prev in "_./^":
+            return True
+        if prev == "-" and s >= 2 and text[s - 2].isascii() and text[s - 2].isalpha():
+            return True
+    if nxt == "-" and e + 1 < n and text[e + 1].isascii() and text[e + 1].isalpha():
+        return True
+    return nxt == "." and e + 1 < n and text[e + 1].isdigit()
+
+
+def _left_context(text: str, s: int, e: int, prev: str) -> tuple[int, bool, bool, bool, str]:
+    """(start, signed, in parentheses, negative, currency) from what precedes the number."""
+    sign = paren = negative = False
+    cur = ""
+    start = s
+    # A left context only holds characters of _LEFT_CHARS: search from the first of the run of
+    # them that ends at the number (at most 8 back, as before).
+    w0 = s - 8 if s > 8 else 0
+    q = s - 1
+    while q > w0 and text[q - 1] in _LEFT_CHARS:
+        q -= 1
+    # A lone blank before the number holds no sign, parenthesis or currency.
+    lm = (
+        None
+        if q == s - 1 and (prev == " " or prev == "\t")
+        else _LEFT.search(text, q, s)
+        if _LEFT_HINT.search(text, q, s)
+        else None
+    )
+    if not (lm and lm.group().strip()):
+        return start, sign, paren, negative, cur
+    # _LEFT's groups, in order (one call instead of one per group).
+    g_sign, g_paren, g_cur, g_paren2, g_sign2 = lm.groups()
+    sg_group = "sign" if g_sign else ("sign2" if g_sign2 else "")
+    if sg_group:
+        sg = g_sign if g_sign else g_sign2
+        sign_at = lm.start(sg_group)
+        before = text[sign_at - 1] if sign_at > 0 else ""
+        # "2017-2019", "10-20%": a dash between numbers is a range, not a sign.
+        if sg == "+" or not (before.isascii() and before.isalnum()):
+            sign = True
+            negative = sg != "+"
+    if g_paren or g_paren2:
+        paren = _CLOSE.match(text, e) is not None or bool(_CLOSE_AFTER.match(text, e))
+        if paren:
+            negative = sign = True
+    if g_cur:
+        cur = _prefix_currency(g_cur)
+    if sign or paren or cur:
+        # The groups are in text order: the first one matched starts the number.
+        for group, hit in (
+            ("sign", g_sign), ("paren", g_paren), ("cur", g_cur),
+            ("paren2", g_paren2), ("sign2", g_sign2),
+        ):  # fmt: skip
+            if hit:
+                start = lm.start(group)
+                break
+    return start, sign, paren, negative, cur
+
+
+def _right_context(
+    text: str, e: int, nxt: str, shown: float, step: float, paren: bool, sign: bool, cur: str
+) -> tuple[int, float, float, float, bool, str, str] | None:
+    """(end, shown, step, scale, has scale word, kind, currency) from what follows the number:
+    Korean amounts, scale words, percent/bp/multiple suffixes, currency words, the closing
+    parenthesis; ``None`` when glued letters make it no number ("3D", "2nd")."""
+    scale = 1.0
+    has_scale = False
+    kind = "plain"
+    end = e
+    closed = False
+    if paren:
+        cm = _CLOSE.match(text, e)
+        if cm:  # "(12.3) million": the parenthesis closes before the scale word
+            end, closed = cm.end(), True
+    # Korean compound amounts: 1.2조, 3억 2천만, 5천억, 1,234백만.
+    km = _KO_UNIT.match(text, end) if text[end : end + 3].lstrip(" \t")[:1] in _KO_FIRST else None
+    if km and (km.group("small") or km.group("big")):
+        total, lead, last_place, end = _korean_amount(text, shown, step, km)
+        if lead > 1.0:
+            shown, step, scale, has_scale = total / lead, last_place / lead, lead, True
+        else:
+            shown, step = total, last_place
+    else:
+        sm = (
+            _EN_SCALE.match(text, end)
+            if text[end : end + 2].lstrip(" \t")[:1] in _SCALE_FIRST
+            else None
+        )
+        # Single letters (4.5m, 10K) count only when glued to the number.
+        if sm and (len(sm.group("w")) > 1 or not sm.group("sp")):
+            scale = SCALE_WORDS[sm.group("w").lower()]
+            has_scale = True
+            end = sm.end()
+    after = text[end : end + 2].lstrip(" \t")[:1]
+    sfx = _SUFFIX.match(text, end) if after in _SUFFIX_FIRST else None
+    xg = _XGLUED.match(text, end) if end == e and nxt in _X_FIRST else None
+    if xg:
+        kind = "x"
+        end = xg.end()
+    elif sfx:
+        kind = "percent" if sfx.group("pct") else "bp" if sfx.group("bp") else "x"
+        end = sfx.end()
+    else:
+        cm2 = _CUR_AFTER.match(text, end) if after in _CUR_FIRST else None
+        if cm2:
+            cur = cur or CURRENCIES.get(cm2.group("cur").lower(), "")
+            end = cm2.end()
+    if paren and not closed:
+        cm = _CLOSE.match(text, end)
+        if cm:
+            end = cm.end()
+    # 3D, 2nd, 3rd: glued letters that are not scale words or units.
+    if (
+        not (sign or has_scale or cur)
+        and kind == "plain"
+        and nxt.isascii()
+        and nxt.isalpha()
+        and not (nxt in _SCALE_FIRST and _EN_SCALE.match(text, e))
+    ):
+        return None
+    return end, shown, step, scale, has_scale, kind, cur
 
 
 def _korean_amount(text: str, first: float, first_step: float, km: re.Match[str]):
