@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from refgate.refs import Ref, payload_values
+from refgate.report.lineage import lineage
 
 #: Table rows shown per card (rows holding a cited cell are shown too, wherever they are).
 MAX_ROWS = 12
@@ -225,6 +226,12 @@ def producers_of(refs: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, s
                 "exe": exe_id,
                 "label": f"computed by {tool or 'code'} ({exe_id})",
                 "code": clip(p.get("code"), MAX_CODE),
+                # the dataset, columns and filter a reader asks for, read from the code
+                "lineage": lineage(
+                    p.get("code"),
+                    p.get("read") if isinstance(p.get("read"), list) else [],
+                    p.get("sql") if isinstance(p.get("sql"), list) else [],
+                ),
             }
             produced = list(p.get("emitted") or []) if isinstance(p.get("emitted"), list) else []
             for call in p.get("engine_calls") or []:
@@ -262,6 +269,17 @@ def card(
         if isinstance(p.get(key), str) and p[key].strip():
             excerpt = clip(p[key], MAX_EXCERPT)
             break
+    source = source_of(ref)
+    found = (producer or {}).get("lineage")
+    if isinstance(found, Mapping) and kind in ("valueRef", "tableRef", "dateRef"):
+        shown = {name for name, _ in source["details"]}
+        for key, name, sep in (
+            ("datasets", "dataset", ", "),
+            ("columns", "columns", ", "),
+            ("filters", "filter", "; "),
+        ):
+            if found.get(key) and name not in shown:
+                source["details"].append((name, clip(sep.join(found[key]), 300)))
     return {
         "id": clip(ref_id, 200),
         "anchor": anchor(ref_id),
@@ -272,7 +290,7 @@ def card(
         "value_rows": _values(p, hits["values"]) if kind == "valueRef" else [],
         "table": _table(p, hits["cells"]) if kind == "tableRef" else None,
         "excerpt": excerpt,
-        "source": source_of(ref),
+        "source": source,
         "trust": trust_of(ref),
         "code": (producer or {}).get("code") or None,
         "producer": (producer or {}).get("label") or "",
