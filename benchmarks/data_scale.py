@@ -26,12 +26,12 @@ import shutil
 import time
 from pathlib import Path
 
+from refgate.catalog.toolspec import ToolContext
 from refgate.config import Settings
 from refgate.refs import RefLedger
 from refgate.tools.registry import get_spec
 from refgate.tools.run_python import run_python
 from refgate.tools.sandbox.limits import Limits
-from refgate.toolspec import ToolContext
 from refgate.workspace import load_workspace
 
 GROUPS = 1000

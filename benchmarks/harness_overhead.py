@@ -24,11 +24,11 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel
 
+from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 from refgate.config import Settings
 from refgate.graph import build_graph
 from refgate.testing import ScriptedChatModel, calls, tool_call
 from refgate.tools.registry import override_tool
-from refgate.toolspec import ToolContext, ToolResult, ToolSpec
 
 VAL = re.compile(r"val_[0-9a-f]{10}")
 

@@ -77,9 +77,10 @@ from langgraph.types import Command  # noqa: E402
 from markdown_it import MarkdownIt  # noqa: E402
 from pydantic import Field  # noqa: E402
 
+from refgate.catalog.tool_names import CATALOG, PASS_TOOLS  # noqa: E402
 from refgate.config import Settings  # noqa: E402
 from refgate.graph import build_graph  # noqa: E402
-from refgate.memory import decisions_namespace, is_untrusted_decision  # noqa: E402
+from refgate.memory.decisions import decisions_namespace, is_untrusted_decision  # noqa: E402
 from refgate.nodes.common import load_prompt  # noqa: E402
 from refgate.provenance import boundaries  # noqa: E402
 from refgate.provenance.injection import inspect_injection  # noqa: E402
@@ -89,7 +90,6 @@ from refgate.report.html import render_run_html  # noqa: E402
 from refgate.report.markdown import render_run_markdown  # noqa: E402
 from refgate.retrieval import DocumentIndex, HashingEmbeddings, index_dir, workspace_documents  # noqa: E402
 from refgate.testing import KeyedChatModel, calls, tool_call  # noqa: E402
-from refgate.tool_catalog import CATALOG, PASS_TOOLS  # noqa: E402
 from refgate.tools.web_providers import SearchHit  # noqa: E402
 from refgate.workspace import Workspace, load_workspace  # noqa: E402
 

@@ -41,7 +41,7 @@ import numpy as np
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
-from refgate.embeddings import embeddings_id
+from refgate.memory.embeddings import embeddings_id
 from refgate.retrieval import DocumentIndex, MiniLMEmbeddings, load_documents
 from refgate.retrieval.mmr import DEFAULT_LAMBDA, LAMBDA_GRID
 

@@ -11,7 +11,7 @@ Routes (LangServe): ``POST /workbench/invoke``, ``/workbench/batch``, ``/workben
 Threads: LangServe drops a client's ``thread_id`` (it is not a declared configurable field), so
 ``thread_config`` below puts it back into the run's config from the request body's
 ``config.configurable.thread_id`` or the ``X-Refgate-Thread`` header; without either, each call
-gets a fresh thread. Checkpoints and remembered decisions go where ``refgate.persistence`` says
+gets a fresh thread. Checkpoints and remembered decisions go where ``refgate.memory.persistence`` says
 (``REFGATE_DATABASE_URL``, else SQLite under the workspace's ``.refgate/``), opened at startup
 and closed at shutdown.
 
@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field
 
 from refgate.config import Settings, load_settings
 from refgate.graph import build_graph
-from refgate.persistence import open_async_persistence
+from refgate.memory.persistence import open_async_persistence
 from refgate.workspace import load_workspace
 
 THREAD_HEADER = "x-refgate-thread"

@@ -42,7 +42,7 @@ def build_graph(
     Needs no network, configuration or model to compile: a model is built from settings only
     when a pass runs (unless ``model`` is given, as tests and embedding apps do). ``audit=True``
     makes HARVEST append each run's audit record (the served graphs; ``refgate ask`` and
-    ``refgate.cli.api`` write their own).
+    ``refgate.api.public`` write their own).
     """
     if isinstance(workspace, str):
         workspace = load_workspace(workspace)

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from refgate.catalog.capabilities import EngineEnv, Evidence, RefSpec, capability
 from refgate.config import load_settings
-from refgate.engine import EngineEnv, Evidence, RefSpec, capability
 from refgate.graph.research import build_research_graph, run_config
 from refgate.models import ModelProvider
 from refgate.nodes.research.core import ResearchLimits
 from refgate.nodes.research.deps import PASS_NAME
-from refgate.urls import host_of
+from refgate.tools.urls import host_of
 
 #: Web-derived paths in the returned data.
 UNTRUSTED_FIELDS = [

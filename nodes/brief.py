@@ -26,15 +26,15 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
+from refgate.catalog.skillbook import skillbook_for
 from refgate.events import event
-from refgate.memory import recall_decisions
+from refgate.memory.decisions import recall_decisions
 from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context
 from refgate.nodes.conversation import conversation_block
 from refgate.nodes.loop import run_tool_pass
 from refgate.nodes.parsing import parse_json_object
 from refgate.provenance.boundaries import guard_external, provenance_of
 from refgate.refs import EMITTED_KINDS, Ref, ref_data
-from refgate.skillbook import skillbook_for
 from refgate.tools.registry import get_spec
 
 #: What BRIEF resets when a run starts (a follow-up's turn must not inherit the last verdict,

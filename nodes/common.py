@@ -15,6 +15,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langgraph.runtime import get_runtime
 
+from refgate.catalog.toolspec import ToolContext
 from refgate.config import Settings, apply_context, context_workspace, load_settings
 from refgate.events import event, stream_writer
 from refgate.models import ModelProvider
@@ -23,7 +24,6 @@ from refgate.provenance import RunProvenance
 from refgate.provenance.boundaries import guard_external
 from refgate.refs import Ref, RefLedger
 from refgate.retrieval.chunking import count_tokens
-from refgate.toolspec import ToolContext
 from refgate.workspace import Workspace, load_served_workspace, load_workspace
 
 PROMPT_DIR = Path(__file__).parent

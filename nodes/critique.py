@@ -16,12 +16,12 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
+from refgate.catalog.skillbook import PRIMARY_SOURCE, SECONDARY_ALLOWED
 from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context, refs_block
 from refgate.nodes.conversation import conversation_block
 from refgate.nodes.loop import invoke_model
 from refgate.nodes.parsing import parse_string_list
 from refgate.refs import REF_KINDS, as_ref_map, is_emitted_result
-from refgate.skillbook import PRIMARY_SOURCE, SECONDARY_ALLOWED
 from refgate.tools.registry import CATALOG
 
 #: Kinds that carry numbers computed from workspace data.

@@ -8,7 +8,7 @@
   hit their bound, BRIEF fallbacks, withheld results, task errors.
 - Every run's own decisions are recorded by code (``run_decisions``: the skills followed, each
   dataset and column a capability read, each RunPython formula that emitted a result) as
-  decisionRefs, deduplicated against memory (``refgate.memory.remember_run_decision``); BRIEF
+  decisionRefs, deduplicated against memory (``refgate.memory.decisions.remember_run_decision``); BRIEF
   recalls them for similar questions.
 - With candidates and a store, the model also decides which lessons become decisions and records
   each through RememberDecision (a decisionRef in the store's workspace namespace).
@@ -26,10 +26,10 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from refgate.audit import append_run, build_run_record
 from refgate.config import PASSES
 from refgate.events import event, run_events
-from refgate.memory import remember_run_decision
+from refgate.memory.audit import append_run, build_run_record
+from refgate.memory.decisions import remember_run_decision
 from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context
 from refgate.nodes.conversation import turn_record
 from refgate.nodes.loop import run_tool_pass

@@ -27,11 +27,11 @@ from langchain_core.messages import (
     message_chunk_to_message,
 )
 
+from refgate.catalog.toolspec import ToolContext
 from refgate.events import event
 from refgate.nodes.common import usage_of
 from refgate.tools.executor import CallOutcome, answer_invalid_call, execute_tool_call
 from refgate.tools.registry import get_spec, tools_for
-from refgate.toolspec import ToolContext
 
 
 @dataclass

@@ -22,6 +22,9 @@ from langchain_core.language_models import BaseChatModel
 from refgate.config import ConfigError, Settings
 
 #: What to tell a user who has configured no model.
+#: The model name the embedded smoke-test server (``refgate.api.local_llm``) answers under.
+SMOKE_MODEL_NAME = "smollm2-135m-instruct"
+
 NO_MODEL_HELP = (
     "no model is configured. Set REFGATE_MODEL to a provider:model string "
     "(e.g. anthropic:claude-sonnet-4-5 with ANTHROPIC_API_KEY, ollama:qwen2.5), or set "

@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from refgate.events import run_events
-from refgate.local_llm import MODEL_NAME as SMOKE_MODEL_NAME
-from refgate.models import split_model
+from refgate.models import SMOKE_MODEL_NAME, split_model
 
 #: USD per million (input, output) tokens, list prices as published by the providers.
 PRICES: dict[str, tuple[float, float]] = {

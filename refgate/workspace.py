@@ -52,14 +52,13 @@ import datetime as _dt
 import os
 import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from refgate.config import ConfigError, load_settings
-from refgate.numbered_names import check_names
 from refgate.paths import PathEscape, check_served, confine, recheck, served_allowlist
 
 #: Units a dataset column may declare.
@@ -572,3 +571,80 @@ def load_served_workspace(
     for i, extra in enumerate(ws.allowed_roots):
         check_served(extra, allowlist, what=f"{ws.root / 'refgate.toml'}: paths.allowed_roots[{i}]")
     return ws
+
+
+#: Words that, alone beside the digits, make a "name" a quantity.
+_QUANTITY_WORDS = frozenset(
+    [
+        "thousand",
+        "thousands",
+        "million",
+        "millions",
+        "billion",
+        "billions",
+        "trillion",
+        "trillions",
+        "k",
+        "m",
+        "mn",
+        "bn",
+        "b",
+        "tn",
+        "percent",
+        "pct",
+        "pp",
+        "bp",
+        "bps",
+        "basis",
+        "points",
+        "point",
+        "usd",
+        "eur",
+        "gbp",
+        "jpy",
+        "krw",
+        "cny",
+        "rmb",
+        "dollars",
+        "dollar",
+        "euro",
+        "euros",
+        "yen",
+        "won",
+        "x",
+        "times",
+        "천",
+        "만",
+        "억",
+        "조",
+        "원",
+        "달러",
+        "엔",
+        "위안",
+        "퍼센트",
+        "배",
+    ]
+)
+
+
+def check_names(names: Iterable[object], where: str = "gate.names") -> tuple[str, ...]:
+    """Validate user-supplied names; raise ``ValueError`` naming the bad entry."""
+    out: list[str] = []
+    for i, name in enumerate(names):
+        if not isinstance(name, str):
+            raise ValueError(f"{where}[{i}]: a name is a string, got {type(name).__name__}")
+        text = " ".join(name.split())
+        if not text or len(text) > 80:
+            raise ValueError(f"{where}[{i}]: a name is 1 to 80 characters, got {name!r}")
+        if not any(ch.isdigit() for ch in text):
+            raise ValueError(
+                f"{where}[{i}]: {name!r} holds no digit (only names with numbers need listing)"
+            )
+        words = [w.lower() for w in re.findall(r"[^\W\d_]+", text)]
+        if not words or all(w in _QUANTITY_WORDS for w in words) or sum(map(len, words)) < 2:
+            raise ValueError(
+                f"{where}[{i}]: {name!r} reads as a quantity, not a name (a name needs words "
+                "besides scale, unit or currency words)"
+            )
+        out.append(text)
+    return tuple(out)

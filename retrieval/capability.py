@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from refgate.engine import EngineEnv, Evidence, capability
+from refgate.catalog.capabilities import EngineEnv, Evidence, capability
 from refgate.paths import PathEscape, confine
 from refgate.retrieval.chunking import count_tokens
 from refgate.retrieval.citations import (

@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from refgate.engine import RefSpec
+from refgate.catalog.capabilities import RefSpec
 from refgate.refs import Ref, RefLedger
 from refgate.retrieval.index import Hit
 

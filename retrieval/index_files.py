@@ -26,7 +26,7 @@ from typing import Any, Literal
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from refgate.embeddings import embeddings_id, embeddings_spec
+from refgate.memory.embeddings import embeddings_id, embeddings_spec
 from refgate.retrieval.bm25 import KIWI, TOKEN_PATTERN, kiwi_available, load_bm25, stemmer
 from refgate.retrieval.chunking import ENCODING, Chunk
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from refgate.embeddings import BATCH_SIZE
+from refgate.memory.embeddings import BATCH_SIZE
 from refgate.retrieval.bm25 import build_bm25, corpus_tokenizer, stemmer
 from refgate.retrieval.cache import EmbeddingCache
 from refgate.retrieval.chunking import Chunk, chunk_documents

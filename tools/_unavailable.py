@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from refgate.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 
 
 class AnyArgs(BaseModel):

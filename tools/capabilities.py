@@ -14,7 +14,7 @@ InspectDataset).
 import math
 from typing import TYPE_CHECKING, Any
 
-from refgate.engine import EngineEnv, Evidence, RefSpec, capability
+from refgate.catalog.capabilities import EngineEnv, Evidence, RefSpec, capability
 from refgate.tools import frames
 from refgate.tools.dataset_scan import count_rows, estimated_memory
 from refgate.tools.frames import (

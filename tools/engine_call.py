@@ -17,9 +17,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from refgate.engine import EngineEnv, Evidence, get_capability
+from refgate.catalog.capabilities import EngineEnv, Evidence, get_capability
+from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 from refgate.refs import Ref
-from refgate.toolspec import ToolContext, ToolResult, ToolSpec
 
 #: Characters of a capability's data shown to the model before it is cut (about 3,000 tokens:
 #: search_documents' default hit budget fits whole).

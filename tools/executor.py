@@ -17,9 +17,9 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 from pydantic import ValidationError
 
+from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec, ToolUnavailable
 from refgate.provenance import boundaries
 from refgate.tools.registry import get_spec
-from refgate.toolspec import ToolContext, ToolResult, ToolSpec, ToolUnavailable
 
 #: Longest error text the model receives.
 MAX_ERROR_CHARS = 2000

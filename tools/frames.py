@@ -7,7 +7,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from refgate.engine import EngineEnv
+from refgate.catalog.capabilities import EngineEnv
 from refgate.tools.dataset_scan import estimated_memory
 from refgate.tools.warehouse import load_table
 

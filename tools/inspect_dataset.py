@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 from refgate.refs import SCHEMA_ROLE
 from refgate.tools.dataset_scan import ScanTimeout, estimated_memory, scan_profile
 from refgate.tools.engine_call import json_safe
@@ -25,7 +26,6 @@ from refgate.tools.frames import (
     unit_label,
 )
 from refgate.tools.warehouse import MAX_LOAD_ROWS, WarehouseError, redacted, table_rows
-from refgate.toolspec import ToolContext, ToolResult, ToolSpec
 
 #: Datasets estimated larger than this in memory are profiled by DuckDB, not loaded in pandas.
 IN_MEMORY_MAX_BYTES = 256 << 20

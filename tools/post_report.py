@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
-from refgate.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 
 #: Seconds the POST may take.
 POST_TIMEOUT_S = 15.0

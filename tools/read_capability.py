@@ -15,10 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from refgate.engine import catalog
+from refgate.catalog.capabilities import catalog
+from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 from refgate.tools.sandbox.worker.prelude import make_emit
 from refgate.tools.sandbox.worker.sql import Sql
-from refgate.toolspec import ToolContext, ToolResult, ToolSpec
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOP = frozenset(
@@ -111,7 +111,7 @@ _RETURNS = re.compile(r"\)\s*->\s*[^)]*$")
 
 
 def clean_signature(signature: str) -> str:
-    """``f(x: 'str') -> refgate.engine.Evidence`` -> ``f(x: str)``: what a caller needs."""
+    """``f(x: 'str') -> refgate.catalog.capabilities.Evidence`` -> ``f(x: str)``: what a caller needs."""
     plain = _QUOTED.sub(
         lambda m: m.group(1) + m.group(2) if m.group(1).startswith((":", "-")) else m.group(0),
         signature,

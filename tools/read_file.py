@@ -22,9 +22,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from refgate.catalog.skillbook import builtin_skills_dir
+from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 from refgate.paths import PathEscape, is_within, read_confined, real
-from refgate.skillbook import builtin_skills_dir
-from refgate.toolspec import ToolContext, ToolResult, ToolSpec
 
 #: Largest file read at all (bytes); larger files are refused rather than sampled.
 MAX_FILE_BYTES = 5 * 1024 * 1024

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from refgate.skillbook import SkillError, skillbook_for
-from refgate.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.catalog.skillbook import SkillError, skillbook_for
+from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 
 #: Skill fields carried in the tool's data (the skillRef payload holds the whole skill).
 DATA_FIELDS = (

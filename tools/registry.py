@@ -2,7 +2,7 @@
 
 Each tool lives in its own module exposing ``SPEC: ToolSpec``. The name table (``CATALOG``: tool
 name -> module; ``PASS_TOOLS``: seed 000's per-pass whitelist, ``tools_for``) is plain data in the
-core, ``refgate.tool_catalog``, so core modules can name tools without importing this layer; this
+core, ``refgate.catalog.tool_names``, so core modules can name tools without importing this layer; this
 module loads the specs (lazily, so compiling the graph imports no heavy library). Each LLM pass
 binds exactly ``tools_for(pass_name)``.
 """
@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from functools import cache
 
 import refgate.tools.capabilities  # noqa: F401  (registers the dataset capabilities it runs)
+from refgate.catalog.tool_names import CATALOG, PASS_TOOLS, tools_for
+from refgate.catalog.toolspec import ToolSpec
 from refgate.provenance.injection import register_tool_names
-from refgate.tool_catalog import CATALOG, PASS_TOOLS, tools_for
-from refgate.toolspec import ToolSpec
 
 # The injection detector (core) recognises tool names without importing this layer.
 register_tool_names(CATALOG)

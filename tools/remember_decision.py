@@ -1,6 +1,6 @@
 """RememberDecision (HARVEST, a write tool): store one decision for later runs; a decisionRef.
 
-Decisions go to the run's LangGraph Store, namespaced by workspace (``refgate.memory``), and are
+Decisions go to the run's LangGraph Store, namespaced by workspace (``refgate.memory.decisions``), and are
 recalled by BRIEF in later threads by semantic search.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from refgate.memory import remember_decision as _remember
-from refgate.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.memory.decisions import remember_decision as _remember
 
 
 class RememberDecisionArgs(BaseModel):

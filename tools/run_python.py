@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from refgate.catalog.capabilities import EngineEnv, catalog
+from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 from refgate.config import load_settings
-from refgate.engine import EngineEnv, catalog
 from refgate.refs import Ref, RefLedger, new_ref_id
 from refgate.tools.engine_call import CapabilityError, invoke_capability
 from refgate.tools.read_capability import clean_signature
@@ -32,7 +33,6 @@ from refgate.tools.sandbox.limits import Limits
 from refgate.tools.sandbox.mounts import DatasetMount
 from refgate.tools.sandbox.policy import CodeRejected, check_code
 from refgate.tools.warehouse import run_query
-from refgate.toolspec import ToolContext, ToolResult, ToolSpec
 from refgate.workspace import WorkspaceError, load_workspace
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from refgate.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 
 _SAFE_ID = re.compile(r"^[a-z]{3}_[0-9a-f]{10}$")
 MAX_CHART_POINTS = 5000

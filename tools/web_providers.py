@@ -36,7 +36,7 @@ from refgate.lexical import LexicalRanker, terms
 from refgate.paths import read_confined
 from refgate.provenance.html import strip_hidden
 from refgate.text import split_sentences
-from refgate.urls import norm_url
+from refgate.tools.urls import norm_url
 
 INDEX_FILE = "index.json"
 #: Largest snapshot page read (bytes).

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.tools.urls import host_of
 from refgate.tools.web_providers import WebProviderError, default_providers
-from refgate.toolspec import ToolContext, ToolResult, ToolSpec
-from refgate.urls import host_of
 
 
 class WebSearchArgs(BaseModel):

@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from refgate.catalog.skillbook import PRIMARY_SOURCE, SECONDARY_ALLOWED
 from refgate.refs import REF_KINDS, Ref, coerce_ref
-from refgate.skillbook import PRIMARY_SOURCE, SECONDARY_ALLOWED
 
 from .report import GateIssue
 

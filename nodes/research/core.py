@@ -25,7 +25,7 @@ from typing import Any
 
 from refgate.lexical import terms
 from refgate.text import split_sentences
-from refgate.urls import host_of, norm_url
+from refgate.tools.urls import host_of, norm_url
 
 #: Seed 001's constants.
 VOTES_PER_CLAIM = 3

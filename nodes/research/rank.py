@@ -14,7 +14,7 @@ from refgate.nodes.research.common import emit
 from refgate.nodes.research.core import dedup_sources, rank_claims
 from refgate.nodes.research.deps import ResearchDeps
 from refgate.nodes.research.state import ResearchState
-from refgate.urls import norm_url
+from refgate.tools.urls import norm_url
 
 
 def make_rank(deps: ResearchDeps) -> Callable[[ResearchState], dict[str, Any]]:

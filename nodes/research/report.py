@@ -17,7 +17,7 @@ from refgate.nodes.research.deps import ResearchDeps
 from refgate.nodes.research.state import ResearchState
 from refgate.report.links import research_urls
 from refgate.report.markdown import inert_answer
-from refgate.urls import norm_url
+from refgate.tools.urls import norm_url
 
 STATUSES = (
     "complete",

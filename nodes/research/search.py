@@ -16,7 +16,7 @@ from refgate.nodes.research.inspect import screen_hits
 from refgate.nodes.research.schemas import Search
 from refgate.nodes.research.state import AngleState
 from refgate.provenance import armor
-from refgate.urls import norm_url
+from refgate.tools.urls import norm_url
 
 
 def search_prompt(question: str, angle: dict[str, Any], results_block: str) -> str:

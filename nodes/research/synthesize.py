@@ -16,7 +16,7 @@ from refgate.nodes.research.deps import ResearchDeps, run_backend
 from refgate.nodes.research.schemas import Report
 from refgate.nodes.research.state import ResearchState
 from refgate.provenance import armor
-from refgate.urls import norm_url
+from refgate.tools.urls import norm_url
 
 
 def synth_prompt(

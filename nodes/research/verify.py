@@ -34,7 +34,7 @@ from refgate.nodes.research.deps import ResearchDeps, run_backend, run_web
 from refgate.nodes.research.inspect import page_verdict, screen_hits
 from refgate.nodes.research.schemas import Verdict
 from refgate.provenance import armor
-from refgate.urls import norm_url
+from refgate.tools.urls import norm_url
 
 #: What each voter adds to the question when it searches (voter i uses entry i mod len).
 SKEPTIC_SUFFIXES = ("criticism", "contradicting evidence", "correction")

@@ -1,6 +1,6 @@
 """The CLI's answer to an outbound approval (boundary B3): ask the person at the terminal.
 
-``terminal_approver(timeout_s)`` returns the ``approve`` callback ``refgate.cli.api.ask`` takes. It
+``terminal_approver(timeout_s)`` returns the ``approve`` callback ``refgate.api.public.ask`` takes. It
 shows what would be sent and where, then waits up to ``timeout_s`` for a line on stdin: "y" or
 "yes" approves; anything else, end of input, or no answer in time refuses.
 """

@@ -124,10 +124,10 @@ def _render(result: dict[str, Any], thread: str) -> None:
 def model_endpoint(
     settings: Any, quiet: bool = False, log_path: Path | None = None
 ) -> Iterator[Any]:
-    """``refgate.cli.api.model_endpoint`` with its notice printed on stderr (unless ``quiet``);
+    """``refgate.api.public.model_endpoint`` with its notice printed on stderr (unless ``quiet``);
     the embedded model's server log goes to ``log_path``."""
     # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
-    from refgate.cli.api import model_endpoint as endpoint
+    from refgate.api.public import model_endpoint as endpoint
 
     def notice(chunk: dict[str, Any]) -> None:
         line = render_event(chunk)
@@ -184,8 +184,8 @@ def run_question(
 ) -> int:
     """Run (or resume) one question; return the exit code."""
     # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
-    from refgate.cli.api import RunFailed, ask
-    from refgate.local_llm import LocalModelError
+    from refgate.api.local_llm import LocalModelError
+    from refgate.api.public import RunFailed, ask
 
     check_output(output)
 

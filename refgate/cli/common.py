@@ -9,10 +9,10 @@ from typing import Any
 
 import typer
 
+from refgate.api.find_workspace import resolve_workspace
 from refgate.cli.app import EXIT_CONFIG, err_console, esc, json_safe
 from refgate.config import ConfigError, Settings, load_settings
 from refgate.workspace import Workspace, WorkspaceError
-from refgate.workspaces import resolve_workspace
 
 #: The --workspace help shared by the commands.
 WORKSPACE_HELP = (

@@ -38,7 +38,7 @@ def run_index(
     or representation, an unreadable index) it is built anew, still reusing cached vectors.
     """
     # deferred: retrieval loads FAISS and the embedding model; only refgate index needs them
-    from refgate.embeddings import embeddings_id
+    from refgate.memory.embeddings import embeddings_id
     from refgate.retrieval import DocumentIndex, default_embeddings, index_dir
     from refgate.retrieval.documents import workspace_load
     from refgate.retrieval.index import DENSE_UNIT

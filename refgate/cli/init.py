@@ -6,9 +6,9 @@ from pathlib import Path
 
 import typer
 
+from refgate.api.find_workspace import BACKUP_NAME, init_workspace
 from refgate.cli.app import EXIT_CONFIG, EXIT_OK, app, console, err_console, esc
 from refgate.workspace import WorkspaceError, load_workspace
-from refgate.workspaces import BACKUP_NAME, init_workspace
 
 
 @app.command("init")

@@ -19,11 +19,11 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from refgate.cli.api import RunFailed
-from refgate.cli.api import ask as ask_question
-from refgate.cli.api import research as research_question
+from refgate.api.public import RunFailed
+from refgate.api.public import ask as ask_question
+from refgate.api.public import research as research_question
+from refgate.catalog.capabilities import EngineEnv, get_capability
 from refgate.config import ConfigError, load_settings
-from refgate.engine import EngineEnv, get_capability
 from refgate.nodes.gate import check_answer
 from refgate.paths import PathEscape
 from refgate.retrieval.index_files import DocumentIndexError

@@ -11,9 +11,9 @@ from typing import Any
 
 import typer
 
-from refgate.audit import read_audit
 from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, app, err_console, esc
 from refgate.cli.common import open_settings, open_workspace
+from refgate.memory.audit import read_audit
 from refgate.report import (
     ReportError,
     answer_document,
@@ -73,7 +73,7 @@ def _audit_facts(workspace: Any, thread: str) -> dict[str, Any]:
 def _workbench_state(ws: Any, thread: str) -> dict[str, Any]:
     # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
     from refgate.graph import build_graph
-    from refgate.persistence import open_persistence
+    from refgate.memory.persistence import open_persistence
 
     settings = open_settings(ws)
     with open_persistence(settings, ws) as (checkpointer, store):
@@ -88,7 +88,7 @@ def _research_report(ws: Any, thread: str) -> dict[str, Any] | None:
     # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from refgate.persistence import checkpoint_serde
+    from refgate.memory.persistence import checkpoint_serde
 
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
     try:

@@ -119,9 +119,9 @@ def research(
     The web is the workspace's offline snapshot unless REFGATE_WEB_SEARCH=searx:<url> (a SearxNG
     server) and REFGATE_WEB_FETCH=http turn the network on."""
     # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
-    from refgate.cli.api import RunFailed
-    from refgate.cli.api import research as run_research
-    from refgate.local_llm import LocalModelError
+    from refgate.api.local_llm import LocalModelError
+    from refgate.api.public import RunFailed
+    from refgate.api.public import research as run_research
     from refgate.nodes.research.report import to_json, to_markdown
 
     check_output(output)

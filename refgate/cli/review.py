@@ -14,7 +14,6 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from refgate.audit import AuditError, append_review, list_runs, read_audit, thread_ids
 from refgate.cli.app import (
     EXIT_CONFIG,
     EXIT_ERROR,
@@ -26,6 +25,7 @@ from refgate.cli.app import (
     json_safe,
 )
 from refgate.cli.common import WORKSPACE_HELP, open_workspace
+from refgate.memory.audit import AuditError, append_review, list_runs, read_audit, thread_ids
 
 
 @app.command()

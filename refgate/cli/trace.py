@@ -41,7 +41,7 @@ def trace(
     """Show the pass-by-pass trace of a stored run."""
     # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
     from refgate.graph import build_graph
-    from refgate.persistence import open_persistence
+    from refgate.memory.persistence import open_persistence
 
     ws = open_workspace(workspace)
     settings = open_settings(ws)

@@ -41,12 +41,12 @@ from typing import Any
 
 from langgraph.types import interrupt
 
+from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 from refgate.provenance.armor import armor, clean_label
 from refgate.provenance.injection import inspect_injection
 from refgate.provenance.map import arg_slots, covers, kwarg_fields, kwarg_slots, string_leaves
 from refgate.provenance.taint import RunProvenance
 from refgate.provenance.unicode_scan import inspect_unicode
-from refgate.toolspec import ToolContext, ToolResult, ToolSpec
 
 #: The call being executed in this thread/task (check_call -> render_result).
 _CURRENT_CALL: ContextVar[tuple[str, str] | None] = ContextVar("refgate_current_call", default=None)

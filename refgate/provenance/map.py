@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from refgate.toolspec import ToolResult, ToolSpec
+from refgate.catalog.toolspec import ToolResult, ToolSpec
 
 SLOTS = ("path", "url", "query", "tool_name", "code")
 #: A mapping of keyword arguments for a named callee: its keys are judged by ``SLOT_NAMES``.

@@ -5,7 +5,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from refgate.audit import (
+from refgate.cli import app
+from refgate.memory.audit import (
     AuditError,
     append_review,
     append_run,
@@ -13,7 +14,6 @@ from refgate.audit import (
     list_runs,
     read_audit,
 )
-from refgate.cli import app
 from refgate.refs import Ref
 
 EVENTS = [

@@ -13,8 +13,8 @@ from brief_helpers import citing, evidence_spec, ids_in
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
-from refgate.embeddings import HashingEmbeddings
 from refgate.graph import build_graph
+from refgate.memory.embeddings import HashingEmbeddings
 from refgate.refs import as_ref_map
 from refgate.testing import ScriptedChatModel, calls, tool_call
 from refgate.tools.registry import override_tool

@@ -2,16 +2,16 @@
 
 from langgraph.store.memory import InMemoryStore
 
-from refgate.embeddings import HashingEmbeddings
-from refgate.memory import (
+from refgate.catalog.toolspec import ToolContext
+from refgate.memory.decisions import (
     has_index,
     namespace_for,
     open_store,
     recall_decisions,
     remember_decision,
 )
+from refgate.memory.embeddings import HashingEmbeddings
 from refgate.refs import RefLedger
-from refgate.toolspec import ToolContext
 from refgate.workspace import load_workspace
 
 

@@ -9,15 +9,15 @@ from brief_helpers import evidence_spec
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
-from refgate.embeddings import HashingEmbeddings
+from refgate.catalog.toolspec import ToolContext
 from refgate.graph import build_graph
-from refgate.memory import recall_decisions, remember_decision
+from refgate.memory.decisions import recall_decisions, remember_decision
+from refgate.memory.embeddings import HashingEmbeddings
 from refgate.nodes.brief import _recalled_block
 from refgate.provenance import RunProvenance
 from refgate.refs import RefLedger, as_ref_map
 from refgate.testing import ScriptedChatModel, calls, tool_call
 from refgate.tools.registry import override_tool
-from refgate.toolspec import ToolContext
 from refgate.workspace import load_workspace
 
 FENCED = re.compile(r"⟦UNTRUSTED:([0-9a-f]{32})⟧.*?⟦/UNTRUSTED:\1⟧", re.S)

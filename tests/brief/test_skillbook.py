@@ -5,8 +5,7 @@ from pathlib import Path
 import pytest
 
 import refgate.graph  # noqa: F401  (registers every engine capability, as the graphs do)
-from refgate.refs import REF_KINDS
-from refgate.skillbook import (
+from refgate.catalog.skillbook import (
     FIELDS,
     SkillError,
     builtin_skills_dir,
@@ -16,6 +15,7 @@ from refgate.skillbook import (
     parse_skill,
     validate_folders,
 )
+from refgate.refs import REF_KINDS
 
 GOOD = """---
 id: my-skill

@@ -5,10 +5,10 @@ import json
 import pytest
 from langgraph.store.memory import InMemoryStore
 
+from refgate.catalog.toolspec import ToolContext
 from refgate.refs import RefLedger
 from refgate.tools.executor import execute_tool_call
 from refgate.tools.registry import get_spec, tools_for, write_tools
-from refgate.toolspec import ToolContext
 
 
 def ctx_for(settings, workspace=None, store=None, pass_name="brief"):

@@ -10,7 +10,7 @@ import pytest
 from dart_helpers import RECORDING
 
 import refgate.retrieval.capability  # noqa: F401  (registers search_documents)
-from refgate.engine import EngineEnv, catalog
+from refgate.catalog.capabilities import EngineEnv, catalog
 from refgate.retrieval import DocumentIndex, HashingEmbeddings, index_dir, workspace_documents
 from refgate.retrieval.bm25 import (
     KIWI,

@@ -6,7 +6,7 @@ import re
 
 from pydantic import BaseModel, Field
 
-from refgate.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 
 REF_ID = re.compile(r"\b(val|tbl|dat|exe|skl|api|doc|web|art|dec)_[0-9a-f]{10}\b")
 

@@ -12,9 +12,9 @@ import pytest
 from foundation_helpers import ids_in
 
 import refgate
+from refgate.api.threadlock import ThreadBusy, thread_lock
 from refgate.config import ConfigError
 from refgate.testing_openai import OpenAIStub, tool, tool_reply
-from refgate.threadlock import ThreadBusy, thread_lock
 
 PLAN = '{"lens": "single value", "criteria": []}'
 HARVEST = "nothing worth remembering"
@@ -115,7 +115,7 @@ def test_a_second_process_on_the_same_thread_is_refused(mini_workspace, env, tmp
             textwrap.dedent(f"""
             import sys, time
             from pathlib import Path
-            from refgate.threadlock import thread_lock
+            from refgate.api.threadlock import thread_lock
             with thread_lock(Path({str(state)!r}), "busy"):
                 print("held", flush=True)
                 time.sleep(60)
@@ -156,8 +156,8 @@ def test_importing_refgate_loads_no_graph_layer():
         "bad = [m for m in sys.modules if m.split('.')[:2] in (['refgate','graph'],"
         "['refgate','nodes'],['refgate','tools'],['refgate','retrieval'],['refgate','cli'])]\n"
         "assert not bad, bad\n"
-        "assert callable(refgate.ask) and 'refgate.cli.api' in sys.modules\n"
-        "assert refgate.Answer is sys.modules['refgate.cli.api'].Answer\n"
+        "assert callable(refgate.ask) and 'refgate.api.public' in sys.modules\n"
+        "assert refgate.Answer is sys.modules['refgate.api.public'].Answer\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 

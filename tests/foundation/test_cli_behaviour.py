@@ -12,9 +12,9 @@ from foundation_helpers import ids_in
 from typer.testing import CliRunner
 
 from refgate import __version__
+from refgate.api.threadlock import thread_lock
 from refgate.cli import app
 from refgate.testing_openai import OpenAIStub, tool, tool_reply
-from refgate.threadlock import thread_lock
 
 PLAN = '{"lens": "single value", "criteria": []}'
 REFGATE = [sys.executable, "-m", "refgate.cli"]

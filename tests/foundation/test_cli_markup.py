@@ -9,10 +9,10 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from refgate.audit import append_run
 from refgate.cli import app
 from refgate.cli import app as app_module
 from refgate.cli import ask as ask_cli
+from refgate.memory.audit import append_run
 from refgate.refs import Ref
 from refgate.workspace import load_workspace
 

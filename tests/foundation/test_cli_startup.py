@@ -27,7 +27,7 @@ HEAVY = (
     "refgate.nodes",
     "refgate.tools",
     "refgate.retrieval",
-    "refgate.cli.api",
+    "refgate.api.public",
 )
 
 PROBE = """

@@ -80,7 +80,7 @@ def test_web_snapshot_search_ranks_through_it(counted, tmp_path):
 
 
 def test_skill_search_ranks_through_it(counted):
-    from refgate.skillbook import load_skillbook
+    from refgate.catalog.skillbook import load_skillbook
 
     top = load_skillbook().search("largest market cap companies")
     assert top and top[0].skill.id == "ranking-top-n"
@@ -88,7 +88,7 @@ def test_skill_search_ranks_through_it(counted):
 
 
 def test_memory_fallback_recall_ranks_through_it(counted):
-    from refgate.memory import _lexical_rank
+    from refgate.memory.decisions import _lexical_rank
 
     store = InMemoryStore()
     store.put(("ns",), "k1", {"decision": "Rank companies by market cap", "why": "size"})

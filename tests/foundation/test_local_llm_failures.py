@@ -13,11 +13,11 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from refgate import local_llm
+from refgate.api import local_llm
+from refgate.api.local_llm import LocalModelError, LocalModelServer
+from refgate.api.public import _failure
 from refgate.cli import app
-from refgate.cli.api import _failure
 from refgate.config import Settings
-from refgate.local_llm import LocalModelError, LocalModelServer
 
 #: A stand-in for ``llama_cpp.server``: logs like it, answers ``/v1/models``, and kills itself
 #: with SIGILL on the chat completion numbered ``die_at`` (1: the startup probe).

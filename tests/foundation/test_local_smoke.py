@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from refgate import local_llm
+from refgate.api import local_llm
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -28,7 +28,7 @@ from langgraph.types import Command
 
 from refgate.config import Settings
 from refgate.graph import build_graph
-from refgate.persistence import checkpoint_serde, open_persistence
+from refgate.memory.persistence import checkpoint_serde, open_persistence
 from refgate.refs import Ref, as_ref_map, ref_data
 from refgate.testing import ScriptedChatModel, calls, tool_call
 from refgate.workspace import load_workspace

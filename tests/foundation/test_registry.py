@@ -1,7 +1,7 @@
 import pytest
 
+from refgate.catalog.toolspec import ToolSpec
 from refgate.tools.registry import CATALOG, PASS_TOOLS, get_spec, tools_for, write_tools
-from refgate.toolspec import ToolSpec
 
 SEED_000 = {
     "brief": ["ReadSkill", "ReadCapability", "read"],

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from refgate import local_llm
+from refgate.api import local_llm
 from refgate.cli import app
 from refgate.config import ConfigError, Settings, load_settings, settings_table
 from refgate.usage import price_of
@@ -183,7 +183,7 @@ def test_the_run_context_shares_the_settings_model():
 def test_web_and_smoke_model_settings_come_from_dotenv_like_every_setting(tmp_path, env):
     """`.env` and `[settings]` reach the web providers and the smoke-model switch, not only the
     process environment (they used to read os.environ themselves)."""
-    from refgate.cli.api import model_endpoint
+    from refgate.api.public import model_endpoint
     from refgate.tools.web_providers import default_providers
 
     for name in ("REFGATE_WEB_SEARCH", "REFGATE_WEB_FETCH", "REFGATE_LOCAL_LLM"):

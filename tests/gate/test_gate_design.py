@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from refgate.catalog.capabilities import EngineEnv, get_capability
+from refgate.catalog.toolspec import ToolContext
 from refgate.config import load_settings
-from refgate.engine import EngineEnv, get_capability
 from refgate.nodes.gate import check_answer
 from refgate.refs import Ref, RefLedger
 from refgate.tools.read_capability import entries
 from refgate.tools.registry import get_spec
-from refgate.toolspec import ToolContext
 from refgate.workspace import WorkspaceError, load_workspace
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "us-macro"

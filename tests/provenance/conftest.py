@@ -5,10 +5,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from refgate.catalog.toolspec import ToolContext  # noqa: E402
 from refgate.config import Settings  # noqa: E402
 from refgate.provenance import RunProvenance  # noqa: E402
 from refgate.refs import RefLedger  # noqa: E402
-from refgate.toolspec import ToolContext  # noqa: E402
 
 
 @pytest.fixture

@@ -7,12 +7,12 @@ import re
 import pytest
 from pydantic import BaseModel, Field
 
+from refgate.catalog.toolspec import ToolResult, ToolSpec
 from refgate.provenance import RunProvenance
 from refgate.provenance.boundaries import check_call, render_result
 from refgate.provenance.map import arg_slots, contract_violations, covers
 from refgate.refs import Ref
 from refgate.tools.executor import execute_tool_call
-from refgate.toolspec import ToolResult, ToolSpec
 
 PAGE = (
     "The central bank said inflation expectations remained well anchored while the labor "

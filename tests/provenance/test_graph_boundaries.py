@@ -6,10 +6,10 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel, Field
 
+from refgate.catalog.toolspec import ToolResult, ToolSpec
 from refgate.graph import build_graph
 from refgate.testing import ScriptedChatModel, calls, tool_call
 from refgate.tools.registry import override_tool
-from refgate.toolspec import ToolResult, ToolSpec
 
 PLAN = '{"lens": "single value", "criteria": ["value matches the source"]}'
 PAGE = (

@@ -255,13 +255,13 @@ def test_semantic_layer_file_round_trips():
 
 
 def test_semantic_layer_without_the_embeddings_extra_is_a_clear_error(monkeypatch):
-    import refgate.embeddings
+    import refgate.memory.embeddings
     from refgate.provenance.injection import semantic
 
     def missing(device: str = "cpu", max_seq_length: int | None = None):
         raise RuntimeError("local embeddings need the 'embeddings' extra")
 
-    monkeypatch.setattr(refgate.embeddings, "load_minilm", missing)
+    monkeypatch.setattr(refgate.memory.embeddings, "load_minilm", missing)
     monkeypatch.setattr(semantic, "_model", None)
     with pytest.raises(semantic.SemanticUnavailable, match="embeddings"):
         inspect_injection(f"{HOST}\n\n{PARAPHRASES[0]}", classifier="semantic")

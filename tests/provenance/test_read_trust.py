@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from refgate.catalog.toolspec import ToolContext
 from refgate.nodes.loop import run_tool_pass
 from refgate.provenance import RunProvenance
 from refgate.refs import RefLedger
 from refgate.testing import ScriptedChatModel, calls, tool_call
 from refgate.tools.executor import execute_tool_call
-from refgate.toolspec import ToolContext
 from refgate.workspace import load_workspace
 
 PLANTED = (
@@ -118,7 +118,7 @@ def test_allowed_roots_are_readable(settings, tmp_path):
 
 
 def test_builtin_skills_stay_readable_without_a_workspace(settings):
-    from refgate.skillbook import builtin_skills_dir
+    from refgate.catalog.skillbook import builtin_skills_dir
 
     skill = next(builtin_skills_dir().glob("*.md"))
     _, env = read(ctx_for(settings, None), str(skill))

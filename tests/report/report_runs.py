@@ -19,10 +19,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 from typer.testing import CliRunner
 
+from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 from refgate.cli import app
 from refgate.testing_openai import OpenAIStub, tool, tool_reply
 from refgate.tools.registry import override_tool
-from refgate.toolspec import ToolContext, ToolResult, ToolSpec
 
 SAMPLE_CSV = (
     Path(__file__).resolve().parents[2] / "examples/us-macro/data/statsmodels_macrodata.csv"

@@ -16,7 +16,7 @@ from refgate.nodes.research.core import (
     tally,
 )
 from refgate.nodes.research.schemas import Verdict
-from refgate.urls import norm_url
+from refgate.tools.urls import norm_url
 
 
 def test_norm_url_strips_www_scheme_and_trailing_slash():

@@ -11,8 +11,8 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from refgate.graph.research import build_research_graph, run_config, stream_research
 from refgate.nodes.research.core import ResearchLimits, site_of
+from refgate.tools.urls import norm_url
 from refgate.tools.web_providers import SnapshotCorpus
-from refgate.urls import norm_url
 
 QUESTION = "What is known about the Aurora rail tunnel?"
 

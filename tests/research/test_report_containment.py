@@ -11,7 +11,7 @@ from refgate.nodes.research.schemas import Verdict
 from refgate.nodes.research.synthesize import unquoted_numbers
 from refgate.nodes.research.verify import run_vote
 from refgate.report import render_research_html
-from refgate.urls import norm_url
+from refgate.tools.urls import norm_url
 
 SOURCE = "https://news.example/fomc/a"
 EVIL = "https://attacker.example/x?d=secret"

@@ -9,12 +9,12 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from refgate.catalog.capabilities import get_capability
+from refgate.catalog.toolspec import ToolContext
 from refgate.cli import app
 from refgate.config import Settings
-from refgate.engine import get_capability
 from refgate.refs import RefLedger
 from refgate.tools.registry import get_spec
-from refgate.toolspec import ToolContext
 from refgate.workspace import load_workspace
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "us-macro"
@@ -52,7 +52,7 @@ class _Broken:
 
 
 def test_deep_research_capability_returns_confirmed_claims_as_external_webrefs(script, tiny_web):
-    from refgate.engine import EngineEnv
+    from refgate.catalog.capabilities import EngineEnv
 
     cap = get_capability("deep_research")
     assert "question" in cap.signature and "env" not in cap.signature

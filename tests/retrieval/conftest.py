@@ -14,7 +14,7 @@ MINUTES_DIR = REPO / "examples" / "us-macro" / "web" / "minutes"
 @pytest.fixture(scope="session")
 def minilm():
     """The real all-MiniLM-L6-v2 (offline), loaded once for the session."""
-    from refgate.embeddings import MiniLMEmbeddings
+    from refgate.memory.embeddings import MiniLMEmbeddings
 
     emb = MiniLMEmbeddings()
     emb.embed_query("warm up")  # loads the model

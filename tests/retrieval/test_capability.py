@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 import refgate.retrieval.capability  # noqa: F401  (the module under test registers itself)
-from refgate.engine import EngineEnv, Evidence, catalog
+from refgate.catalog.capabilities import EngineEnv, Evidence, catalog
 from refgate.refs import RefLedger
 from refgate.retrieval import DocumentIndex, HashingEmbeddings, index_dir, workspace_documents
 from refgate.retrieval.citations import cite_hits, dedupe_hits, hits_to_refspecs

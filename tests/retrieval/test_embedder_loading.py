@@ -17,7 +17,7 @@ pytestmark = pytest.mark.skipif(
 
 CODE = """
 import sys
-from refgate.embeddings import MiniLMEmbeddings
+from refgate.memory.embeddings import MiniLMEmbeddings
 a, b = MiniLMEmbeddings(), MiniLMEmbeddings()
 assert "sentence_transformers" not in sys.modules  # nothing loads before a text is embedded
 a.embed_query("unemployment in 2009")

@@ -10,13 +10,13 @@ import pytest
 from typer.testing import CliRunner
 
 import refgate.retrieval.capability  # noqa: F401  (registers search_documents, as the graph does)
+from refgate.catalog.toolspec import ToolContext
 from refgate.nodes.gate import check_answer
 from refgate.refs import RefLedger
 from refgate.retrieval import DocumentIndex, HashingEmbeddings, index_dir, load_documents
 from refgate.retrieval.documents import ORIGIN, read_documents
 from refgate.retrieval.loaders.pdf import page_tables
 from refgate.tools.engine_call import EngineCallArgs, engine_call
-from refgate.toolspec import ToolContext
 from refgate.workspace import load_workspace
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -9,9 +9,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from sandbox_helpers import SAMPLE  # noqa: E402
 
+from refgate.catalog.toolspec import ToolContext  # noqa: E402
 from refgate.config import Settings  # noqa: E402
 from refgate.refs import RefLedger  # noqa: E402
-from refgate.toolspec import ToolContext  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ import pytest
 from sandbox_helpers import SAMPLE
 
 import refgate.tools.capabilities  # noqa: F401  (registers the dataset capabilities)
-from refgate.engine import EngineEnv, Evidence, catalog, get_capability
+from refgate.catalog.capabilities import EngineEnv, Evidence, catalog, get_capability
 
 
 def _rows(name: str) -> list[dict[str, str]]:

@@ -10,10 +10,10 @@ import pytest
 from sandbox_helpers import SAMPLE
 
 import refgate.tools.inspect_dataset as inspect_mod
+from refgate.catalog.toolspec import ToolContext
 from refgate.config import Settings
 from refgate.refs import RefLedger
 from refgate.tools.registry import get_spec
-from refgate.toolspec import ToolContext
 from refgate.workspace import WorkspaceError, load_workspace
 
 
@@ -119,7 +119,7 @@ def test_the_sample_workspace_still_loads():
 
 def test_engine_capabilities_never_load_a_huge_dataset_on_the_host(tmp_path, monkeypatch):
     import refgate.tools.frames as caps
-    from refgate.engine import EngineEnv
+    from refgate.catalog.capabilities import EngineEnv
     from refgate.refs import RefLedger
     from refgate.tools.engine_call import CapabilityError, invoke_capability
 

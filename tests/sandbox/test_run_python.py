@@ -250,8 +250,8 @@ def test_tool_schema_describes_the_prelude():
 
 
 def test_document_text_reaching_the_code_marks_the_output_untrusted(ctx, monkeypatch):
-    from refgate import engine
-    from refgate.engine import Capability, Evidence, RefSpec
+    from refgate.catalog import capabilities as engine
+    from refgate.catalog.capabilities import Capability, Evidence, RefSpec
 
     def probe_documents(query: str, *, env) -> Evidence:
         """Test double of a document capability: returns external text."""

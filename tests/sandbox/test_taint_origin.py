@@ -39,8 +39,8 @@ def test_a_computation_over_datasets_keeps_save_artifact_bound(work_ctx):
 
 
 def test_a_run_that_saw_document_text_is_untrusted_and_removes_write_tools(work_ctx, monkeypatch):
-    from refgate import engine
-    from refgate.engine import Capability, Evidence, RefSpec
+    from refgate.catalog import capabilities as engine
+    from refgate.catalog.capabilities import Capability, Evidence, RefSpec
 
     def probe_documents(query: str, *, env) -> Evidence:
         """Test double of a document capability: returns external text."""

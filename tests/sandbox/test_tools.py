@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from sandbox_helpers import SAMPLE
 
+from refgate.catalog.toolspec import ToolContext
 from refgate.tools.registry import get_spec, write_tools
-from refgate.toolspec import ToolContext
 
 
 def run(tool: str, ctx: ToolContext, **kwargs):
@@ -241,7 +241,7 @@ def test_read_capability_by_name_issues_an_api_ref(ctx):
     (ref,) = result.refs
     assert ref.kind == "apiRef"
     assert ref.payload["signature"].startswith("top_n(dataset: str, column: str")
-    from refgate.engine import get_capability
+    from refgate.catalog.capabilities import get_capability
 
     assert ref.payload["doc"] == get_capability("top_n").doc  # the docstring is the doc
     assert result.data["matches"][0]["ref"] == ref.id
@@ -303,7 +303,7 @@ def test_parquet_datasets_work_in_inspect_and_in_the_sandbox(tmp_path, ledger, s
     ("raw", "shown"),
     [
         ("f(a: 'str', k: 'int' = 10) -> 'Evidence'", "f(a: str, k: int = 10)"),
-        ("g(x: str = 'a:b') -> refgate.engine.Evidence", "g(x: str = 'a:b')"),
+        ("g(x: str = 'a:b') -> refgate.catalog.capabilities.Evidence", "g(x: str = 'a:b')"),
         ("h()", "h()"),
     ],
 )

@@ -191,8 +191,8 @@ print("password visible:", any("reader-pw" in v for v in os.environ.values()))
 
 
 def test_inspect_dataset_profiles_the_warehouse_table(wh_ws, settings, ledger):
+    from refgate.catalog.toolspec import ToolContext
     from refgate.tools.registry import get_spec
-    from refgate.toolspec import ToolContext
 
     spec = get_spec("InspectDataset")
     ctx = ToolContext("work", ledger, settings, wh_ws)

@@ -197,7 +197,7 @@ def test_langgraph_json_declares_the_graphs_store_and_env():
         path = REPO / spec["path"].split(":")[0]
         assert path.is_file(), f"{path} named in langgraph.json does not exist"
     index = CONFIG["store"]["index"]
-    assert index["dims"] == 384 and index["embed"] == "./refgate/store.py:embeddings"
+    assert index["dims"] == 384 and index["embed"] == "./refgate/memory/store.py:embeddings"
     assert CONFIG["env"]["HF_HUB_OFFLINE"] == "1"
     # Checkpoints deserialize only allowlisted types (refs through the state schema).
     assert CONFIG["env"]["LANGGRAPH_STRICT_MSGPACK"] == "true"

@@ -1,4 +1,4 @@
-"""Checkpointer and store selection (refgate.persistence): SQLite by default, Postgres by URL.
+"""Checkpointer and store selection (refgate.memory.persistence): SQLite by default, Postgres by URL.
 
 Every behaviour test runs on SQLite and, when REFGATE_TEST_POSTGRES_URL is set (scripts/
 start_postgres.sh prints one), on PostgreSQL too: a run is checkpointed and survives closing the
@@ -21,9 +21,9 @@ from serving_helpers import make_workspace, scripted_model, started_passes  # no
 
 from refgate.config import ConfigError, Settings  # noqa: E402
 from refgate.graph import build_graph  # noqa: E402
-from refgate.persistence import open_persistence, persistence_target, redact  # noqa: E402
+from refgate.memory.persistence import open_persistence, persistence_target, redact  # noqa: E402
+from refgate.memory.store import STORE_DIMS, StoreEmbeddings  # noqa: E402
 from refgate.refs import as_ref_map  # noqa: E402
-from refgate.store import STORE_DIMS, StoreEmbeddings  # noqa: E402
 from refgate.workspace import load_workspace  # noqa: E402
 
 PG_URL = os.environ.get("REFGATE_TEST_POSTGRES_URL", "")
@@ -193,7 +193,7 @@ def test_minilm_store_embedder_is_offline_and_semantic():
 def test_async_persistence_runs_a_graph_with_ainvoke(backend, workspace):
     import asyncio
 
-    from refgate.persistence import open_async_persistence
+    from refgate.memory.persistence import open_async_persistence
 
     settings = settings_for(backend)
     config = {"configurable": {"thread_id": f"async-{uuid.uuid4().hex}"}}
@@ -218,7 +218,7 @@ def test_async_persistence_runs_a_graph_with_ainvoke(backend, workspace):
 
 
 def test_default_store_file_is_the_one_open_persistence_uses(workspace):
-    from refgate.persistence import default_store_file
+    from refgate.memory.persistence import default_store_file
 
     path = default_store_file(Settings(), workspace)
     assert path == workspace.state_dir / "refgate.sqlite"
@@ -230,9 +230,9 @@ def test_default_store_file_is_the_one_open_persistence_uses(workspace):
 
 
 def test_memory_open_store_sees_what_the_cli_persistence_stored(workspace):
-    memory = pytest.importorskip("refgate.memory")
+    memory = pytest.importorskip("refgate.memory.decisions")
     if not hasattr(memory, "open_store"):
-        pytest.skip("refgate.memory has no open_store")
+        pytest.skip("refgate.memory.decisions has no open_store")
     ns = ("refgate", workspace.name, "decisions")
     with open_persistence(Settings(), workspace) as (_, store):
         store.put(ns, "shared", {"decision": "shared decision", "why": "both openers"})

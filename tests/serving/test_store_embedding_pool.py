@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from langgraph.store.base.batch import AsyncBatchedBaseStore
 from langgraph.store.memory import InMemoryStore
 
-from refgate.store import STORE_DIMS, StoreEmbeddings
+from refgate.memory.store import STORE_DIMS, StoreEmbeddings
 
 
 class _BatchedStore(AsyncBatchedBaseStore):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from refgate.cli.api import ask
+from refgate.api.public import ask
 from refgate.cli.evaluation.questions import EvalQuestion
 from refgate.cli.evaluation.runner import Outcome
 

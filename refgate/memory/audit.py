@@ -4,7 +4,7 @@ File: ``<workspace>/.refgate/audit.jsonl``, appended only (one ``write`` per lin
 exclusive ``flock``, so concurrent runs never interleave). Two line types:
 
 Run record (``type: "run"``), written by ``append_run(workspace, record)``: by ``refgate ask`` /
-``refgate.cli.api``, and by HARVEST itself in the served graphs (``langgraph dev``, LangGraph Server,
+``refgate.api.public``, and by HARVEST itself in the served graphs (``langgraph dev``, LangGraph Server,
 the LangServe app; ``served: true``; a served run without a workspace keeps it in the store under
 ``("refgate", "_none", "audit")``). The caller passes:
 

@@ -2,8 +2,8 @@
 
 - No URL (default): SQLite under the workspace's ``.refgate/`` (``./.refgate/`` without a
   workspace): checkpoints in ``checkpoints.sqlite`` (``SqliteSaver``), the store in
-  ``refgate.sqlite`` (``SqliteStore`` with the sqlite-vec embedding index of ``refgate.store``;
-  the same file and index ``refgate.memory.open_store`` opens).
+  ``refgate.sqlite`` (``SqliteStore`` with the sqlite-vec embedding index of ``refgate.memory.store``;
+  the same file and index ``refgate.memory.decisions.open_store`` opens).
 - ``sqlite:///path/to/x.sqlite``: the checkpoints there, the store in ``x.store.sqlite``.
 - ``postgresql://...`` (or ``postgres://``): ``PostgresSaver`` and ``PostgresStore`` over one
   connection pool (``refgate[postgres]``). The store gets the embedding index when the server
@@ -30,7 +30,7 @@ from typing import Any
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from refgate.config import ConfigError, Settings
-from refgate.store import index_config
+from refgate.memory.store import index_config
 
 CHECKPOINTS_FILE = "checkpoints.sqlite"
 STORE_FILE = "refgate.sqlite"
@@ -107,7 +107,7 @@ def sqlite_module() -> tuple[Any, bool]:
 
 def _store_file(checkpoints: Path) -> Path:
     """The store beside the checkpoints: ``refgate.sqlite`` in the default folder (the file
-    ``refgate.memory.open_store`` opens too), else ``<name>.store.sqlite``."""
+    ``refgate.memory.decisions.open_store`` opens too), else ``<name>.store.sqlite``."""
     if checkpoints.name == CHECKPOINTS_FILE:
         return checkpoints.parent / STORE_FILE
     return checkpoints.with_name(checkpoints.stem + ".store.sqlite")
@@ -116,8 +116,8 @@ def _store_file(checkpoints: Path) -> Path:
 def default_store_file(settings: Settings, workspace: Any = None) -> Path:
     """The SQLite store file ``open_persistence`` uses for ``settings`` and ``workspace``.
 
-    Other code opening the same memory (e.g. ``refgate.memory``) should open this file, with
-    ``refgate.store.index_config(settings)`` as its index.
+    Other code opening the same memory (e.g. ``refgate.memory.decisions``) should open this file, with
+    ``refgate.memory.store.index_config(settings)`` as its index.
     """
     target = persistence_target(settings, workspace)
     if target.backend != "sqlite":

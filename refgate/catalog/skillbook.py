@@ -42,11 +42,11 @@ from typing import Any
 
 import yaml
 
-from refgate.engine import catalog
+from refgate.catalog.capabilities import catalog
+from refgate.catalog.tool_names import CATALOG
 from refgate.lexical import LexicalRanker
 from refgate.paths import is_within, real
 from refgate.refs import REF_KINDS
-from refgate.tool_catalog import CATALOG
 
 #: The front matter fields, in the order skill files write them.
 FIELDS: tuple[str, ...] = (

@@ -7,8 +7,8 @@ embedding index. Each remembered or recalled decision is a decisionRef the answe
 - Namespace: ``("refgate", <workspace name>, "decisions")``; runs without a workspace use
   ``_none``. A workspace never sees another's decisions.
 - Default store: ``open_store(workspace, settings)``, a ``SqliteStore`` in the workspace's
-  ``.refgate/refgate.sqlite`` (the file ``refgate.persistence`` uses for the CLI) with an embedding
-  index over the ``decision`` and ``why`` fields (``refgate.store.index_config``: MiniLM by
+  ``.refgate/refgate.sqlite`` (the file ``refgate.memory.persistence`` uses for the CLI) with an embedding
+  index over the ``decision`` and ``why`` fields (``refgate.memory.store.index_config``: MiniLM by
   default). Tests pass an ``InMemoryStore`` with an index instead.
 - A store without an index (or whose SQLite cannot load the vector extension) still works:
   recall then ranks by BM25 word matching (``refgate.lexical``) and says so in the trace event (``mode: "lexical"``).
@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.store.sqlite import SqliteStore
 
-from refgate.embeddings import default_embeddings as _default_embeddings
+from refgate.catalog.toolspec import ToolContext
 from refgate.events import event
 from refgate.lexical import LexicalRanker
-from refgate.persistence import STORE_FILE, default_store_file
+from refgate.memory.embeddings import default_embeddings as _default_embeddings
+from refgate.memory.persistence import STORE_FILE, default_store_file
+from refgate.memory.store import STORE_FIELDS, index_config
 from refgate.refs import Ref
-from refgate.store import STORE_FIELDS, index_config
-from refgate.toolspec import ToolContext
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -287,12 +287,12 @@ def _dims(emb: Any) -> int:
 
 
 def default_embeddings(settings: Settings | None) -> Embeddings | None:
-    """The settings' embedder (``refgate.embeddings.default_embeddings``)."""
+    """The settings' embedder (``refgate.memory.embeddings.default_embeddings``)."""
     return _default_embeddings(settings)
 
 
 def store_path(workspace: Workspace, settings: Settings | None = None) -> Path:
-    """Where a workspace's memory lives: the store file ``refgate.persistence`` opens for these
+    """Where a workspace's memory lives: the store file ``refgate.memory.persistence`` opens for these
     settings (``<workspace>/.refgate/refgate.sqlite`` by default)."""
     if settings is not None:
         return Path(default_store_file(settings, workspace))
@@ -302,7 +302,7 @@ def store_path(workspace: Workspace, settings: Settings | None = None) -> Path:
 def index_for(
     settings: Settings | None, embeddings: Embeddings | None | bool = True
 ) -> dict | None:
-    """The store's ``index`` config: ``refgate.store``'s shared shape, or one built from
+    """The store's ``index`` config: ``refgate.memory.store``'s shared shape, or one built from
     ``embeddings`` (``True``: the settings' embedder; ``None``/``False``: no index)."""
     if embeddings is None or embeddings is False:
         return None

@@ -32,16 +32,17 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 from rich.text import Text
 
-from refgate import local_llm
-from refgate.audit import append_run
+from refgate.api import local_llm
+from refgate.api.find_workspace import resolve_workspace
+from refgate.api.threadlock import thread_lock
 from refgate.config import ConfigError, Settings, load_settings
 from refgate.graph import build_graph
 from refgate.graph.research import PASS_NAME, build_research_graph, run_config, stream_research
+from refgate.memory.audit import append_run
+from refgate.memory.persistence import open_persistence
 from refgate.models import NO_MODEL_HELP, ModelProvider, endpoint_of, is_configured, split_model
-from refgate.persistence import open_persistence
 from refgate.refs import Ref, as_ref_map
 from refgate.report import answer_document
-from refgate.threadlock import thread_lock
 from refgate.tools.web_providers import WebProviderError, default_providers
 from refgate.usage import (
     MODEL_PASSES,
@@ -53,7 +54,6 @@ from refgate.usage import (
     turn_usage,
 )
 from refgate.workspace import Workspace
-from refgate.workspaces import resolve_workspace
 
 EventHandler = Callable[[dict[str, Any]], None]
 #: Answers an outbound approval request (the interrupt's payload) with the resume value.

@@ -27,13 +27,15 @@ from pathlib import Path
 
 import httpx
 
+from refgate.models import SMOKE_MODEL_NAME
+
 SMOKE_NOTICE = (
     "[yellow]Using the embedded SmolLM2-135M smoke-test model[/yellow]: it checks that refgate runs "
     "end to end, not that answers are good. Point refgate at a real model with --model or "
     "REFGATE_MODEL: a provider:model string (anthropic:claude-sonnet-4-5, ollama:qwen2.5) or a "
     "bare name with OPENAI_API_KEY / OPENAI_BASE_URL (OpenAI, vLLM, Ollama, llama.cpp)."
 )
-MODEL_NAME = "smollm2-135m-instruct"
+MODEL_NAME = SMOKE_MODEL_NAME
 #: Reply cap for the smoke model (it rambles to the context limit otherwise).
 MAX_TOKENS = 256
 #: The log of the embedded server, under a workspace's state folder.

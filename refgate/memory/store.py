@@ -13,8 +13,8 @@ Backends (chosen at the first embedding, not at import, so loading ``langgraph.j
 | ``openai`` | ``text-embedding-3-small`` with ``dimensions=384`` at ``OPENAI_BASE_URL`` | needs a key |
 
 Without ``REFGATE_STORE_EMBED`` the ``REFGATE_EMBEDDINGS`` setting (``minilm`` or ``openai``)
-decides. ``langgraph.json`` points the server's store at ``./refgate/store.py:embeddings``; the
-CLI's stores (``refgate.persistence``) use ``index_config()``.
+decides. ``langgraph.json`` points the server's store at ``./refgate/memory/store.py:embeddings``; the
+CLI's stores (``refgate.memory.persistence``) use ``index_config()``.
 
 The async methods run the model in a worker thread of the embedder's own pool: the LangGraph
 server refuses blocking calls on its event loop, and the loop's default executor is where the
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.embeddings import Embeddings
 
 from refgate.config import load_settings
-from refgate.embeddings import HashingEmbeddings, MiniLMEmbeddings, openai_embeddings
+from refgate.memory.embeddings import HashingEmbeddings, MiniLMEmbeddings, openai_embeddings
 
 if TYPE_CHECKING:
     from refgate.config import Settings
