@@ -399,11 +399,11 @@ def builtin_skills_dir() -> Path:
     for entry in (spec.submodule_search_locations or []) if spec else []:
         if Path(entry).is_dir():
             return Path(entry)
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "skills", here.parent / "skills"):
+    package = Path(__file__).resolve().parent.parent  # refgate/ (this module is refgate/catalog/)
+    for candidate in (package / "skills", package.parent / "skills"):
         if candidate.is_dir():
             return candidate
-    return here.parent / "skills"
+    return package.parent / "skills"
 
 
 def _collect(folder: Path, origin: str, out: dict[str, Skill], seen: dict[str, Path]) -> None:
