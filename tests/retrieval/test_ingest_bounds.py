@@ -23,7 +23,7 @@ from hostile_files import (  # noqa: E402
     wide_sheet_xlsx,
 )
 
-from refgate.embeddings import HashingEmbeddings  # noqa: E402
+from refgate.memory.embeddings import HashingEmbeddings  # noqa: E402
 from refgate.retrieval.loaders import BoundedChild, IngestLimits, Unreadable  # noqa: E402
 from refgate.retrieval.loaders.office import read_xlsx  # noqa: E402
 
