@@ -59,7 +59,44 @@ if [[ ",$EXTRAS," == *",embeddings,"* ]] && ! .venv/bin/python -c "import torch"
   "${PIP[@]}" install -q "${REFGATE_TORCH_SPEC:-torch==2.13.0}"
 fi
 
-# 4. refgate itself, editable, with its extras (llama-cpp-python compiles once, then is cached).
-say "installing refgate[$EXTRAS] (the first build of llama-cpp-python takes several minutes)"
-"${PIP[@]}" install -q -e ".[$EXTRAS]"
+# 4. llama-cpp-python for the embedded smoke model, built for the portable x86-64 baseline.
+#    A native build (llama.cpp's default) uses every instruction the build machine advertises
+#    (AVX-512, AMX) and dies by SIGILL where they are refused. pip caches built wheels by sdist,
+#    not by CMAKE_ARGS, so the wheel is built into a folder keyed by its flags and installed from
+#    there: a native wheel is never reused, and a second setup on this machine reuses the portable
+#    one. Check what a build holds with: .venv/bin/python scripts/check_llama_build.py
+LLAMA_SPEC="${REFGATE_LLAMA_SPEC:-llama-cpp-python==0.3.36}"
+LLAMA_CMAKE_ARGS="${REFGATE_LLAMA_CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_BMI2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DLLAVA_BUILD=OFF}"
+if [[ ",$EXTRAS," == *",local,"* ]]; then
+  pytag=$(.venv/bin/python -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')
+  key=$(printf '%s|%s|%s' "$LLAMA_SPEC" "$LLAMA_CMAKE_ARGS" "$pytag" | sha256sum | cut -c1-16)
+  wheels="${XDG_CACHE_HOME:-$HOME/.cache}/refgate/wheels/$key"
+  if ! ls "$wheels"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+    say "building $LLAMA_SPEC for the portable x86-64 baseline (AVX2, no AVX-512/AMX); about 9 minutes on 2 cores, once"
+    mkdir -p "$wheels"
+    # --no-cache-dir: pip's own wheel cache would hand back a wheel built with other flags
+    CMAKE_ARGS="$LLAMA_CMAKE_ARGS" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+      "${PIP[@]}" wheel -q --no-deps --no-cache-dir --no-binary llama-cpp-python \
+      -w "$wheels" "$LLAMA_SPEC"
+  fi
+  if [[ "$(cat .venv/.refgate-llama-build 2>/dev/null)" != "$key" ]]; then
+    say "installing the portable llama-cpp-python wheel ($wheels)"
+    "${PIP[@]}" install -q --no-deps --force-reinstall "$wheels"/llama_cpp_python-*.whl
+    echo "$key" > .venv/.refgate-llama-build
+  fi
+fi
+
+# 5. refgate itself, editable, with its extras (llama-cpp-python is already there: kept as is).
+say "installing refgate[$EXTRAS]"
+"${PIP[@]}" install -q --find-links "${wheels:-.}" -e ".[$EXTRAS]"
+
+# 6. One real chat completion through the embedded model: a build this CPU cannot run fails
+#    here, loudly, with the fix, instead of in the first `refgate ask`.
+if [[ ",$EXTRAS," == *",local,"* && "${REFGATE_SKIP_MODEL_CHECK:-0}" != "1" ]]; then
+  say "checking the embedded model with one chat completion"
+  if ! .venv/bin/python scripts/check_local_model.py; then
+    say "setup FAILED: the embedded model does not run on this machine (see above for the fix)"
+    exit 1
+  fi
+fi
 say "ready: .venv/bin/refgate --help"

@@ -5,6 +5,7 @@ endpoint the user did not set."""
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import textwrap
 from pathlib import Path
@@ -159,3 +160,21 @@ def test_a_provider_endpoint_never_points_at_openai_base_url(env):
 def test_describe_exit_names_signals_and_codes():
     assert local_llm.describe_exit(-4) == "died by signal SIGILL (illegal instruction)"
     assert local_llm.describe_exit(3) == "exited with code 3"
+
+
+def setup_check():
+    """``scripts/check_local_model.py`` (what ``scripts/setup.sh`` runs last), loaded as a module."""
+    path = Path(__file__).resolve().parents[2] / "scripts" / "check_local_model.py"
+    spec = importlib.util.spec_from_file_location("check_local_model", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_setup_check_fails_loudly_with_the_fix_and_passes_a_working_server(fake_server, capsys):
+    check = setup_check()
+    assert check.main() == 1
+    assert_says_what_happened(capsys.readouterr().err)
+    fake_server["n"] = 3  # the probe and the check's own chat completion are answered
+    assert check.main() == 0
+    assert "embedded model OK: replied 'hi'" in capsys.readouterr().out
