@@ -22,10 +22,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+#: What the ``refgate`` console script runs (``from refgate import _console_main``).
+CONSOLE = "import refgate; refgate._console_main()"
 COMMANDS = {
     "python -c pass": [sys.executable, "-c", "pass"],
-    "refgate --version": [sys.executable, "-m", "refgate.cli", "--version"],
-    "refgate --help": [sys.executable, "-m", "refgate.cli", "--help"],
+    "refgate --version": [sys.executable, "-c", CONSOLE, "--version"],
+    "refgate --help": [sys.executable, "-c", CONSOLE, "--help"],
 }
 
 
@@ -40,7 +42,7 @@ def startup(runs: int) -> None:
     print(f"start-up, median of {runs} alternating runs:")
     for name, values in times.items():
         med = statistics.median(values)
-        print(f"  {name:18s} {med:6.3f} s   +{med - base:5.3f} s   x{med / base:4.1f}")
+        print(f"  {name:18s} {med:6.3f} s   {med - base:+6.3f} s   x{med / base:4.1f}")
 
 
 def brief_on_empty_memory() -> None:

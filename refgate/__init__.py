@@ -5,7 +5,8 @@ and ``refgate.aresearch``, ``refgate.Answer``,
 ``refgate.ResearchResult``, ``refgate.RunFailed``) is implemented in ``refgate.api.public``, the
 front layer beside the CLI, and served from here on first use (PEP 562), so that importing the
 core (``refgate.refs``, ``refgate.config``, ...) never loads the graph, nodes, tools or retrieval,
-and ``import refgate`` alone (``refgate --version``) loads nothing but this file.
+and ``import refgate`` alone loads nothing but this file. The ``refgate`` console script starts
+here too: ``refgate --version`` answers before any command-line machinery loads.
 """
 
 from typing import Any
@@ -32,3 +33,17 @@ def __getattr__(name: str) -> Any:
 
         return getattr(refs, name)
     raise AttributeError(f"module 'refgate' has no attribute {name!r}")
+
+
+def _console_main() -> None:
+    """The ``refgate`` console script: ``--version`` is answered here; everything else runs
+    ``refgate.cli.main`` (typer, rich and the command table)."""
+    import sys
+
+    if sys.argv[1:] in (["--version"], ["-V"]):
+        print(f"refgate {__version__}")
+        return
+    # deferred: the command-line stack loads only when a command (or --help) needs it
+    from refgate.cli import main
+
+    main()

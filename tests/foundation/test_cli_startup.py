@@ -33,9 +33,9 @@ HEAVY = (
 PROBE = """
 import json, sys
 sys.argv = ["refgate", *json.loads(sys.argv[1])]
-from refgate.cli import main
+from refgate import _console_main
 try:
-    main()
+    _console_main()
 except SystemExit:
     pass
 sys.stdout.flush()
@@ -44,7 +44,8 @@ print("\\nMODULES " + json.dumps(sorted(sys.modules)))
 
 
 def loaded_modules(args: list[str], env: dict[str, str] | None = None) -> tuple[str, list[str]]:
-    """Run the console script's entry point with ``args``; its output and every module loaded."""
+    """Run the console script's entry point (``refgate:_console_main``) with ``args``; its
+    output and every module loaded."""
     proc = subprocess.run(
         [sys.executable, "-c", PROBE, json.dumps(args)],
         capture_output=True,
@@ -103,3 +104,9 @@ def test_the_command_table_matches_the_commands():
         for info in app.registered_commands
     } | {info.name for info in app.registered_groups}
     assert registered == set(COMMANDS)
+
+
+def test_version_loads_no_command_line_stack():
+    out, modules = loaded_modules(["--version"])
+    assert out.strip() == "refgate 0.1.0"
+    assert not [m for m in modules if m.split(".")[0] in ("typer", "click", "rich", "pydantic")]
