@@ -9,6 +9,7 @@ and ``import refgate`` alone loads nothing but this file. The ``refgate`` consol
 here too: ``refgate --version`` answers before any command-line machinery loads.
 """
 
+import sys
 from typing import Any
 
 __version__ = "0.1.0"
@@ -38,8 +39,6 @@ def __getattr__(name: str) -> Any:
 def _console_main() -> None:
     """The ``refgate`` console script: ``--version`` is answered here; everything else runs
     ``refgate.cli.main`` (typer, rich and the command table)."""
-    import sys
-
     if sys.argv[1:] in (["--version"], ["-V"]):
         print(f"refgate {__version__}")
         return

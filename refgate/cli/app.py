@@ -18,7 +18,6 @@ from rich.segment import Segment
 from typer.core import TyperGroup
 
 from refgate import __version__
-from refgate.report.controls import visible_controls
 
 #: Every command: its name, the module of ``refgate.cli`` that defines it, and its one-line help.
 #: ``--help``, ``--version`` and shell completion read this table, so they import no command
@@ -164,6 +163,10 @@ app = typer.Typer(
 def terminal_safe(text: str) -> str:
     r"""``text`` with every control character but newline and tab made visible (``\x1b`` -> "␛",
     C1 ``\x9b`` -> the four characters ``\x9b``): nothing printed can drive the terminal."""
+    # deferred: importing refgate.report.controls runs refgate.report's package, the whole
+    # report stack; --help and completion stay light (tests/foundation/test_cli_startup.py)
+    from refgate.report.controls import visible_controls
+
     return visible_controls(text)
 
 
