@@ -18,6 +18,7 @@ from typing import Any
 
 import tomli_w
 
+from refgate.api.init_guess import guess_period, guess_unit, sample_rows
 from refgate.workspace import Workspace, WorkspaceError, _read_header, load_workspace
 
 NO_WORKSPACE_HELP = (
@@ -78,14 +79,17 @@ INIT_HEADER = (
     "# description and source: the GATE compares numbers in their units. Run settings go in a\n"
     "# [settings] table (e.g. work_max_rounds = 8).\n\n"
 )
+#: The comment on each unit and period line ``refgate init`` guessed.
+GUESSED = "# guessed by refgate init from the column's name or values: check it"
 #: The copy ``refgate init --force`` keeps of the file it replaces.
 BACKUP_NAME = "refgate.toml.bak"
 
 
 def workspace_config(root: Path, name: str | None = None) -> dict[str, Any]:
     """The refgate.toml content for the CSV/parquet files and documents under ``root``: a
-    dataset per data file (columns read from it, units left for the user), the documents
-    folder. Plain data, written by ``render_config``."""
+    dataset per data file (columns read from it, units and the period column guessed from
+    names and values: ``refgate.init_guess``), the documents folder. Plain data, written by
+    ``render_config``."""
     files = sorted(
         p
         for p in root.rglob("*")
@@ -98,11 +102,23 @@ def workspace_config(root: Path, name: str | None = None) -> dict[str, Any]:
     taken: set[str] = set()
     for path in data:
         header = _read_header(path, str(path))
-        datasets[_dataset_name(path, taken)] = {
+        try:
+            _, rows = sample_rows(path)
+        except Exception:  # a guess is an aid: an unreadable sample guesses nothing
+            rows = []
+        columns: dict[str, Any] = {}
+        for j, col in enumerate(header):
+            unit = guess_unit(col, [r[j] for r in rows if j < len(r)])
+            columns[col] = {"unit": unit, "description": ""} if unit else {"description": ""}
+        entry: dict[str, Any] = {
             "path": path.relative_to(root).as_posix(),
             "description": f"TODO: what {path.name} holds, and its source",
-            "columns": {col: {"description": ""} for col in header},
         }
+        period = guess_period(header, rows)
+        if period:
+            entry["period"] = period
+        entry["columns"] = columns
+        datasets[_dataset_name(path, taken)] = entry
     if datasets:
         config["datasets"] = datasets
     if docs:
@@ -114,7 +130,13 @@ def workspace_config(root: Path, name: str | None = None) -> dict[str, Any]:
 def render_config(config: Mapping[str, Any]) -> str:
     """``config`` as refgate.toml text: a real TOML writer (keys and strings escaped: backslashes,
     quotes, newlines and control characters in names), under ``INIT_HEADER``."""
-    return INIT_HEADER + tomli_w.dumps(dict(config))
+    text = tomli_w.dumps(dict(config))
+    # every unit and period init writes is a guess (from names and values): say so on its line
+    lines = [
+        f"{line}  {GUESSED}" if line.startswith(("unit = ", "period = ")) else line
+        for line in text.split("\n")
+    ]
+    return INIT_HEADER + "\n".join(lines)
 
 
 def init_workspace(folder: Path, *, name: str | None = None, force: bool = False) -> Path:

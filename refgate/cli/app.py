@@ -28,7 +28,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "init": (
         "init",
         "Create a workspace: a refgate.toml naming the CSV/parquet files (columns read from them, "
-        "units for you to fill in) and the documents folder, validated before it is kept.",
+        "units and period columns guessed for you to check) and the documents folder, validated "
+        "before it is kept.",
     ),
     "ask": (
         "ask",

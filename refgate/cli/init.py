@@ -20,7 +20,8 @@ def init(
     force: bool = typer.Option(False, "--force", help="Replace an existing refgate.toml."),
 ) -> None:
     """Create a workspace: a refgate.toml naming the CSV/parquet files (columns read from them,
-    units for you to fill in) and the documents folder, validated before it is kept."""
+    units and period columns guessed for you to check) and the documents folder, validated
+    before it is kept."""
 
     replaced = (folder.expanduser() / "refgate.toml").exists()
     try:
@@ -36,10 +37,14 @@ def init(
     )
     if replaced:
         console.print(f"the previous one is kept as {esc(target.parent / BACKUP_NAME)}")
-    console.print(
-        "next: fill in each column's unit (and scale) and each dataset's description, then "
-        f'`refgate ask --workspace {esc(target.parent)} "your question"`'
-    )
+    guessed = sum(1 for d in ws.datasets.values() for c in d.columns.values() if c.unit)
+    if guessed:
+        console.print(f"guessed {guessed} unit(s) and the period columns: check them in the file")
+    steps = ["fill in each column's unit (and scale) and each dataset's description"]
+    if ws.documents_path:
+        steps.append(f"index the documents: `refgate index --workspace {esc(target.parent)}`")
+    steps.append(f'ask: `refgate ask --workspace {esc(target.parent)} "your question"`')
+    console.print("next:\n" + "\n".join(f"  {n}. {s}" for n, s in enumerate(steps, 1)))
     raise typer.Exit(EXIT_OK)
 
 

@@ -100,3 +100,32 @@ def test_init_writes_backslashes_quotes_and_newlines_in_names_as_toml(tmp_path):
     assert raw["name"] == 'a\\b "c"\nd'
     assert list(raw["datasets"]["odd"]["columns"]) == columns
     assert list(load_workspace(folder).datasets["odd"].header) == columns
+
+
+def test_init_guesses_units_and_the_period_column_and_marks_them(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "memo.txt").write_text("a memo", encoding="utf-8")
+    (tmp_path / "sales.csv").write_text(
+        "month,revenue_usd,margin,price,growth_pct,units_sold\n"
+        "2024-01,100,12%,$5.00,1.5,7\n2024-02,120,13%,$5.50,2.0,8\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(app, ["init", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "refgate.toml").read_text(encoding="utf-8")
+    ws = load_workspace(tmp_path)
+    cols = ws.datasets["sales"].columns
+    assert {c: cols[c].unit for c in cols} == {
+        "month": None,
+        "revenue_usd": "USD",  # from the name
+        "margin": "%",  # from the values
+        "price": "USD",  # from the currency symbol
+        "growth_pct": "%",
+        "units_sold": None,
+    }
+    assert 'period = "month"  # guessed by refgate init' in text
+    assert 'unit = "USD"  # guessed by refgate init' in text
+    assert "# unit" not in text  # written, not commented out
+    said = " ".join(result.output.split())
+    assert f"refgate index --workspace {tmp_path}" in said
+    assert said.index("refgate index") < said.index("refgate ask")

@@ -37,8 +37,12 @@ def test_a_computed_value_card_names_dataset_columns_and_filter():
         "exe_0123456789": {
             "id": "exe_0123456789",
             "kind": "executionRef",
-            "payload": {"tool": "RunPython", "code": CODE, "read": ["macro"],
-                        "emitted": ["val_0123456789"]},  # fmt: skip
+            "payload": {
+                "tool": "RunPython",
+                "code": CODE,
+                "read": ["macro"],
+                "emitted": ["val_0123456789"],
+            },  # fmt: skip
         },
         "val_0123456789": {
             "id": "val_0123456789",
