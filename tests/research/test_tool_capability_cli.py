@@ -9,6 +9,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+import refgate.graph  # noqa: F401  (registers the graph's capabilities, as a run does)
 from refgate.catalog.capabilities import get_capability
 from refgate.catalog.toolspec import ToolContext
 from refgate.cli import app
