@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from refgate import local_llm
+from refgate.api import local_llm
 
 
 def main() -> int:

@@ -116,7 +116,7 @@ def test_a_server_dying_mid_run_fails_the_run_with_signal_log_and_advice(
     assert_says_what_happened(error)
     log = mini_workspace / ".refgate" / "local-llm.log"
     assert str(log) in "".join(error.split())  # (rich may wrap the path)
-    assert "refgate ask --thread s1" in result.output
+    assert "--thread s1" in result.output  # how to resume
 
 
 def test_the_cli_reports_a_server_that_cannot_start(fake_server, mini_workspace, env):
