@@ -86,3 +86,25 @@ def test_a_question_file_error_names_the_line_and_field():
         parse_questions(['{"id": "../etc", "question": "x"}'])
     with pytest.raises(EvalError, match="no questions"):
         parse_questions(["", "# only a comment"])
+
+
+@pytest.mark.parametrize("gold", ["NaN", "Infinity", "-Infinity", '"nan"', '"inf"'])
+def test_non_finite_gold_numbers_are_refused(gold):
+    """``NaN`` gold was accepted and could never match (issue 31, item 7)."""
+    line = f'{{"id": "q1", "question": "x?", "numbers": [1.5, {gold}]}}'
+    with pytest.raises(EvalError, match="gold.jsonl:1: field numbers.*not a finite number"):
+        parse_questions([line], "gold.jsonl")
+
+
+def test_a_catastrophic_gold_pattern_is_refused_when_the_file_is_read():
+    line = '{"id": "q1", "question": "x?", "text": ["(a+)+$"]}'
+    with pytest.raises(EvalError, match="catastrophic backtracking"):
+        parse_questions([line], "gold.jsonl")
+
+
+def test_a_pattern_slow_on_one_answer_is_bounded_there():
+    """A pattern the file probes do not catch still cannot hang scoring: the search has a time
+    bound, past which the text counts as missing."""
+    q = EvalQuestion(id="q1", question="x?", text=["(x+x+)+y"])
+    score = score_answer(q, "x" * 5_000)
+    assert not score.correct and "(x+x+)+y" in score.why

@@ -11,11 +11,26 @@ Blank lines and lines starting with ``#`` are skipped.
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Literal
 
+import regex
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+#: Seconds one gold pattern may take on one answer (the ``regex`` engine's timeout): a pattern
+#: such as ``(a+)+$`` can backtrack for hours on a crafted answer.
+PATTERN_TIMEOUT_S = 1.0
+_NOT_FINITE = {"nan", "inf", "infinity"}
+#: Texts each pattern is tried on when the file is read, so a pathological one fails there.
+_PROBES = ("a" * 5_000 + "!", "1" * 5_000 + "x", " " * 5_000 + "x", "ab" * 2_500 + "!")
+
+
+def search_pattern(pattern: str, text: str) -> bool:
+    """True when ``pattern`` occurs in ``text`` (case-insensitive), within ``PATTERN_TIMEOUT_S``;
+    ``TimeoutError`` past it."""
+    return regex.search(pattern, text, regex.IGNORECASE, timeout=PATTERN_TIMEOUT_S) is not None
 
 
 class EvalError(ValueError):
@@ -54,9 +69,25 @@ class EvalQuestion(BaseModel):
     def _valid_patterns(cls, value: list[str]) -> list[str]:
         for pattern in value:
             try:
-                re.compile(pattern)
-            except re.error as exc:
+                regex.compile(pattern)
+                for probe in _PROBES:
+                    search_pattern(pattern, probe)
+            except regex.error as exc:
                 raise ValueError(f"bad regular expression {pattern!r}: {exc}") from exc
+            except TimeoutError:
+                raise ValueError(
+                    f"regular expression {pattern!r} takes over {PATTERN_TIMEOUT_S:g} s on a "
+                    "5,000-character text (catastrophic backtracking); simplify it"
+                ) from None
+        return value
+
+    @field_validator("numbers")
+    @classmethod
+    def _finite_numbers(cls, value: list[float | str]) -> list[float | str]:
+        for gold in value:
+            text = str(gold).strip().lower().lstrip("+-")
+            if (isinstance(gold, float) and not math.isfinite(gold)) or text in _NOT_FINITE:
+                raise ValueError(f"gold number {gold!r} is not a finite number")
         return value
 
 

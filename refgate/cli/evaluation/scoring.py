@@ -9,7 +9,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from refgate.cli.evaluation.questions import EvalQuestion
+from refgate.cli.evaluation.questions import EvalQuestion, search_pattern
 from refgate.nodes.gate.coverage import uncovered
 from refgate.nodes.gate.numbers import Num, find_numbers
 
@@ -101,6 +101,14 @@ def cited_kinds(answer: str, refs: dict[str, Any]) -> set[str]:
     return kinds
 
 
+def _found(pattern: str, body: str) -> bool:
+    """The gold pattern in the answer, within the time bound (past it: not found)."""
+    try:
+        return search_pattern(pattern, body)
+    except TimeoutError:
+        return False
+
+
 def score_answer(q: EvalQuestion, answer: str | None, refs: dict[str, Any] | None = None) -> Score:
     """Score ``answer`` (markdown, with citations) against ``q``'s gold."""
     body = answer_body(answer or "")
@@ -122,7 +130,7 @@ def score_answer(q: EvalQuestion, answer: str | None, refs: dict[str, Any] | Non
             found.append(str(gold))
         else:
             missing.append(str(gold))
-    text_missing = [p for p in q.text if not re.search(p, body, re.IGNORECASE)]
+    text_missing = [p for p in q.text if not _found(p, body)]
     kinds_missing = sorted(set(q.refs_required) - cited_kinds(body, refs or {}))
     why = []
     if missing:
