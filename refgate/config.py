@@ -17,6 +17,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
@@ -181,6 +182,23 @@ class Settings(BaseSettings):
     def _web_search(cls, value: str | None) -> str | None:
         if value and value != "snapshot" and not (value.startswith("searx:") and value[6:]):
             raise ValueError("expected 'snapshot' or 'searx:<url>'")
+        if value and value.startswith("searx:"):
+            url = value[6:]
+            try:
+                parts = urlsplit(url)
+                host = parts.hostname
+                parts.port  # noqa: B018 - raises on a malformed port
+            except ValueError:
+                host = None
+            if (
+                parts.scheme not in ("http", "https")
+                or not host
+                or any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url)
+            ):
+                raise ValueError(
+                    "expected 'searx:<url>' with an http(s) URL of a SearxNG server "
+                    "(e.g. searx:http://127.0.0.1:8888)"
+                )
         return value
 
     @field_validator("model")

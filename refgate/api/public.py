@@ -41,6 +41,7 @@ from refgate.graph.research import PASS_NAME, build_research_graph, run_config, 
 from refgate.memory.audit import append_run
 from refgate.memory.persistence import open_persistence
 from refgate.models import NO_MODEL_HELP, ModelProvider, endpoint_of, is_configured, split_model
+from refgate.paths import PathEscape, check_served, served_allowlist
 from refgate.refs import Ref, as_ref_map
 from refgate.report import answer_document
 from refgate.tools.web_providers import WebProviderError, default_providers
@@ -135,9 +136,24 @@ def _emit(on_event: EventHandler | None, chunk: dict[str, Any]) -> None:
         on_event(chunk)
 
 
+def _check_allowlist(ws: Workspace | None) -> None:
+    """``REFGATE_ALLOWED_WORKSPACES`` checked before a run starts: a value with no usable entry,
+    or a workspace outside it, is a configuration error (the CLI exits 2), not a failed run to
+    resume."""
+    try:
+        allowlist = served_allowlist()
+        if ws is not None:
+            check_served(ws.root, allowlist, what="workspace")
+            for extra in ws.allowed_roots:
+                check_served(extra, allowlist, what="paths.allowed_roots entry")
+    except PathEscape as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def _settings(
     ws: Workspace | None, model: str | BaseChatModel | None, settings: Settings | None
 ) -> Settings:
+    _check_allowlist(ws)
     base = settings or load_settings(workspace_settings=ws.settings if ws else None)
     if isinstance(model, str):
         if not model.strip():

@@ -193,3 +193,27 @@ def test_a_bad_value_in_dotenv_exits_2_naming_it(mini_workspace, env, tmp_path):
     flat = " ".join(result.output.split())
     assert ".env" in flat and "REFGATE_WORK_MAX_ROUNDS" in flat
     assert stub.requests == []
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "words"),
+    [
+        ("REFGATE_ALLOWED_WORKSPACES", ":", "no usable entry"),
+        ("REFGATE_ALLOWED_WORKSPACES", "/nonexistent-folder", "no usable entry"),
+        ("REFGATE_WEB_SEARCH", "searx:not a url", "http(s) URL of a SearxNG server"),
+        ("REFGATE_WEB_SEARCH", "searx:ftp://host", "http(s) URL of a SearxNG server"),
+    ],
+)
+def test_a_fail_closed_allowlist_or_a_bad_searx_url_exits_2_at_start(
+    mini_workspace, env, name, value, words
+):
+    """A fail-closed allowlist exited 1 with a 'resume with --thread' hint, and a malformed
+    ``searx:`` URL was accepted at start (issue 31, item 7): both are configuration errors."""
+    with OpenAIStub(script=[]) as stub:
+        use(stub, env)
+        env.setenv(name, value)
+        result = CliRunner().invoke(app, ["ask", "q?", "--workspace", str(mini_workspace)])
+    flat = " ".join(result.output.split())
+    assert result.exit_code == 2, result.output
+    assert words in flat and "resume" not in flat
+    assert stub.requests == []
