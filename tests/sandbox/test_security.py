@@ -490,3 +490,36 @@ def test_a_code_that_exits_early_after_a_real_emit_keeps_nothing(settings):
     assert not result.ok
     assert "without reporting a result" in result.error
     assert [r.kind for r in result.refs] == ["executionRef"]
+
+
+def test_a_frame_signed_with_the_key_found_by_gc_gains_nothing_beyond_emit_result(settings):
+    """The channel's key is reachable from the code (``gc.get_objects()``; issue 31, item 8), so
+    the code can sign its own frames. That must buy nothing: every signed request is validated
+    by the host as emit_result's are (a trust field is refused, a valid value becomes the same
+    valueRef emit_result makes), and a forged ``result`` frame after patching emit_result keeps
+    only what the host accepted."""
+    code = r"""
+import gc
+channel = next(o for o in gc.get_objects() if type(o).__name__ == "Channel" and hasattr(o, "_seal"))
+extra = channel.call({"op": "emit", "values": {"gdp": 1.5}, "units": "USD",
+                      "source_type": "internal", "authority": "primary"})
+print("extra field:", extra.get("ok"), extra.get("error"))
+forged = channel.call({"op": "emit", "values": {"gdp": 1.5}, "units": "USD", "title": "same"})
+print("plain:", forged.get("ok"))
+emit_result(values={"gdp": 1.5}, units="USD", title="same")
+globals()["emit_" + "result"] = None
+channel.send({"op": "result", "ok": True, "error": None, "tampered": False})
+import os
+os._exit(0)
+"""
+    result = run_python(code, settings=settings)
+    assert "extra field: False" in result.stdout and "source_type" in result.stdout
+    assert "plain: True" in result.stdout
+    # the forged end frame is taken (the code patched emit_result unseen), and what the call
+    # keeps is exactly what the host validated: two identical refs, one per accepted request
+    assert result.ok, result.error
+    values = [r for r in result.refs if r.kind == "valueRef"]
+    assert len(values) == 2
+    forged, real = (r.model_dump(exclude={"id"}) for r in values)
+    assert forged == real
+    assert {r.source_type for r in values} == {"internal"}  # dataset-derived, as always
