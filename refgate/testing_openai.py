@@ -221,11 +221,6 @@ class OpenAIStub:
             self.script.extend(replies)
         return self
 
-    def add_rule(self, match: Any, reply: ReplyLike) -> OpenAIStub:
-        with self._lock:
-            self.rules.append((match, reply))
-        return self
-
     @property
     def remaining(self) -> int:
         """Sequential replies not served yet."""

@@ -252,8 +252,3 @@ def cite_hits(
             )
         refs.append(ref)
     return refs
-
-
-def citation_marker(ref: Ref) -> str:
-    """How an answer cites the ref inline: ``[doc_...]``."""
-    return f"[{ref.id}]"

@@ -263,10 +263,6 @@ class DocumentIndex:
     def doc_ids(self) -> list[str]:
         return list(self.manifest.get("documents", {}))
 
-    def get_chunk(self, chunk_id: str) -> Chunk | None:
-        i = self._by_id.get(chunk_id)
-        return None if i is None else self.chunks[i]
-
     @property
     def homogeneity(self) -> float | None:
         """The mean cosine between two chunks' vectors (``fusion.corpus_homogeneity``; over

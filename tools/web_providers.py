@@ -23,10 +23,8 @@ Snapshot index format (``<folder>/index.json``)::
 from __future__ import annotations
 
 import json
-import re
-import sys
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -220,70 +218,7 @@ class SnapshotCorpus:
         )
 
 
-def best_snippet(text: str, qterms: Iterable[str], max_chars: int = 300) -> str:
-    """The sentence of ``text`` that holds most query terms, cut to ``max_chars``."""
-    wanted = set(qterms)
-    best, best_score = "", -1
-    for sentence in split_sentences(text[:200_000]):
-        score = len(wanted.intersection(terms(sentence)))
-        if score > best_score:
-            best, best_score = sentence, score
-    return best if len(best) <= max_chars else best[: max_chars - 1].rstrip() + "…"
-
-
 # --------------------------------------------------------------------------- FOMC sample index
-
-_MINUTES_NAME = re.compile(
-    r"MeetingDate=(\d{4})-(\d{2})-(\d{2})-(\d{4})-(\d{2})-(\d{2})_UploadedOn=(\d{4})(\d{2})(\d{2})"
-)
-_MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
-
-#: How the Board publishes each meeting's minutes (meeting end date).
-FOMC_URL = "https://www.federalreserve.gov/monetarypolicy/fomcminutes{ymd}.htm"
-
-
-def fomc_minutes_index(folder: Path | str, subdir: str = "minutes") -> dict[str, Any]:
-    """An ``index.json`` document for FOMC minutes named ``MeetingDate=..._UploadedOn=...txt``."""
-    root = Path(folder)
-    pages = []
-    for path in sorted((root / subdir).glob("*.txt")):
-        m = _MINUTES_NAME.search(path.name)
-        if not m:
-            continue
-        y1, m1, d1, y2, m2, d2, uy, um, ud = m.groups()
-        end = f"{y2}-{m2}-{d2}"
-        if (y1, m1, d1) == (y2, m2, d2):
-            when = f"{_MONTHS[int(m2) - 1]} {int(d2)}, {y2}"
-        else:
-            when = f"{_MONTHS[int(m1) - 1]} {int(d1)}-{_MONTHS[int(m2) - 1]} {int(d2)}, {y2}"
-        pages.append(
-            {
-                "url": FOMC_URL.format(ymd=f"{y2}{m2}{d2}"),
-                "file": f"{subdir}/{path.name}",
-                "title": f"Minutes of the Federal Open Market Committee, {when}",
-                "date": f"{uy}-{um}-{ud}",
-                "meeting_date": end,
-            }
-        )
-    return {
-        "description": "Offline web snapshot: FOMC minutes as published by the Federal Reserve "
-        "Board; 'date' is the release date, 'meeting_date' the (last) meeting day.",
-        "pages": pages,
-    }
-
 
 # --------------------------------------------------------------------------- real providers
 
@@ -298,11 +233,6 @@ def extract_page(html: str, url: str | None = None) -> tuple[str, str]:
     visible, hidden = strip_hidden(html)
     text = trafilatura.extract(visible, url=url, include_comments=False, favor_precision=True)
     return text or "", hidden
-
-
-def extract_text(html: str, url: str | None = None) -> str | None:
-    """Main visible text of an HTML page (``extract_page`` without the hidden part)."""
-    return extract_page(html, url)[0] or None
 
 
 class SearxSearch:
@@ -455,10 +385,3 @@ def default_providers(
     if settings.web_fetch == "http":
         fetch = HttpFetch()
     return search, fetch
-
-
-if __name__ == "__main__":  # python -m refgate.tools.web_providers FOLDER: write FOLDER/index.json
-    target = Path(sys.argv[1] if len(sys.argv) > 1 else "examples/us-macro/web")
-    doc = fomc_minutes_index(target)
-    (target / INDEX_FILE).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    print(f"{target / INDEX_FILE}: {len(doc['pages'])} pages")

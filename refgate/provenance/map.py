@@ -169,13 +169,6 @@ def string_leaves(value: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
             yield from string_leaves(item, f"{prefix}[{i}]")
 
 
-def leaves_under(data: Any, paths: Iterable[str]) -> Iterator[tuple[str, str]]:
-    plist = list(paths)
-    for path, text in string_leaves(data):
-        if any(covers(p, path) for p in plist):
-            yield path, text
-
-
 # ---- contract -----------------------------------------------------------------------------
 
 
@@ -216,9 +209,3 @@ def contract_violations(
                 )
                 break
     return problems
-
-
-def assert_contract(spec: ToolSpec, result: ToolResult, *, canaries: Iterable[str] = ()) -> None:
-    problems = contract_violations(spec, result, canaries=canaries)
-    if problems:
-        raise AssertionError("; ".join(problems))

@@ -3,6 +3,7 @@ providers against recorded responses served on loopback."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,12 +17,19 @@ from refgate.tools.web_providers import (
     SnapshotCorpus,
     WebProviderError,
     default_providers,
-    fomc_minutes_index,
 )
 from refgate.workspace import load_workspace
 
 DATA = Path(__file__).parent / "data"
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "us-macro"
+
+
+def fomc_minutes_index(folder: Path) -> dict:
+    """The sample's index writer (examples/us-macro/make_web_index.py, a script, not a module)."""
+    spec = importlib.util.spec_from_file_location("make_web_index", SAMPLE / "make_web_index.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.fomc_minutes_index(folder)
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import datetime as _dt
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from refgate.refs import SCALES
@@ -49,11 +49,6 @@ class PendingRef:
     kind: str
     payload: dict[str, Any]
     title: str = ""
-
-
-@dataclass
-class Emission:
-    refs: list[PendingRef] = field(default_factory=list)
 
 
 def _text(value: Any, what: str, limit: int = MAX_TEXT) -> str:

@@ -41,11 +41,6 @@ def layers(value: bool | str | None = None) -> frozenset[str]:
     return _VALUES[raw]
 
 
-def enabled(value: bool | str | None = None) -> bool:
-    """Whether any second layer is on (see ``layers``)."""
-    return bool(layers(value))
-
-
 def _signal(text: str, name: str, score: float, span: tuple[int, int]) -> InjectionSignal:
     return InjectionSignal(
         "instruction_override",

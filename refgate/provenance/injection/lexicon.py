@@ -56,9 +56,6 @@ class Lexicon:
     k_not_commands: frozenset[str] = frozenset()  # Korean words ending like a command
     k_sentence_final: tuple[str, ...] = ()  # Korean endings that command only sentence-finally
 
-    def words_with(self, tag: str) -> tuple[str, ...]:
-        return tuple(sorted(w for w, tags in self.words.items() if tag in tags))
-
 
 @cache
 def lexicon() -> Lexicon:
