@@ -207,12 +207,6 @@ class RefIndex:
         row, col = divmod(key, PLACE_COLS)
         return self.places[row], (self.columns[col] if col != NO_COL else None)
 
-    def add_number(
-        self, value: float, unit: Unit, where: str | tuple[Any, ...], place: int = -1
-    ) -> None:
-        if value - value == 0.0:  # finite (inf - inf and nan - nan are nan)
-            self.items.append((value, unit.kind, unit.scale, unit.currency, where, place))
-
     def add_text(
         self, text: str, base: Unit, where: str, *where_args: Any, place: int = -1
     ) -> frozenset[str]:

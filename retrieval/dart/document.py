@@ -122,14 +122,3 @@ def parse_document(xml: bytes, *, fallback_title: str = "") -> list[Section]:
             t["section_title"] = title
         sections.append(Section(section_id, title, "\n\n".join(out), tables))
     return sections
-
-
-def document_name(xml: bytes) -> str:
-    """The ``DOCUMENT-NAME`` of a filing XML ("" when absent)."""
-    parser = etree.XMLParser(recover=True, resolve_entities=False, no_network=True)
-    try:
-        root = etree.fromstring(xml, parser=parser)
-    except etree.XMLSyntaxError:
-        return ""
-    el = root.find("DOCUMENT-NAME") if root is not None else None
-    return _text(el) if el is not None else ""

@@ -29,6 +29,7 @@ REGISTERING_DECORATORS: tuple[str, ...] = (
     "@capability",  # refgate.catalog.capabilities: EngineCall and RunPython call it by name
     "@*.command",  # Typer: a CLI command
     "@*.callback",  # Typer: a CLI group's callback
+    "@*.tool",  # MCP: a tool of refgate's MCP server (refgate.cli.mcp_server)
     "@field_validator",  # pydantic
     "@model_validator",  # pydantic
 )
