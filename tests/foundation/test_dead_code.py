@@ -2,12 +2,14 @@
 
 vulture reads the whole repository (code, tests, benchmarks, scripts, examples) and reports the
 definitions under the package's folders that nothing names; the entry points a framework calls
-(``dead_code_allowlist.py``) are the only exceptions.
+(``dead_code_allowlist.py``) and the console scripts of ``pyproject.toml`` are the only
+exceptions.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import tomllib
 from pathlib import Path
 
 from vulture import Vulture
@@ -29,12 +31,19 @@ def _allowlist():
     return module
 
 
+def console_scripts(root: Path = REPO) -> list[str]:
+    """The functions ``pyproject.toml``'s ``[project.scripts]`` name (called by the installer's
+    wrapper, never by our code)."""
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    return [target.rsplit(":", 1)[1] for target in pyproject["project"]["scripts"].values()]
+
+
 def unused(paths: list[Path], root: Path = REPO) -> list[str]:
     """``path:line: kind name`` of each definition under ``root``'s ``CODE`` folders with no
     caller in ``paths``."""
     allow = _allowlist()
     vulture = Vulture(
-        ignore_names=[*allow.FRAMEWORK_HOOKS, *allow.INTERFACES],
+        ignore_names=[*allow.FRAMEWORK_HOOKS, *allow.INTERFACES, *console_scripts()],
         ignore_decorators=list(allow.REGISTERING_DECORATORS),
     )
     vulture.scavenge([str(p) for p in paths], exclude=["*/.venv/*", "*/data/*"])
