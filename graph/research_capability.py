@@ -56,8 +56,10 @@ def deep_research(question: str, max_sources: int = 15, *, env: EngineEnv) -> Ev
 
     Pipeline: 3-6 search angles -> web search per angle -> fetch up to ``max_sources`` pages
     (highly relevant pages even beyond it) -> 2-5 claims per page, each with a verbatim quote
-    -> the top 25 claims get 3 adversarial votes (2 refutations kill a claim; too few valid
-    votes leave it unverified) -> merged findings with a confidence each.
+    -> 25 claims ranked by code (per-page and per-site caps, corroborated claims first) get 3
+    adversarial votes, each resting on a quoted sentence of a page the voter read (a vote
+    without one is uncertain and counts as refuted; 2 of 3 kill a claim; too few votes cast
+    leave it unverified) -> merged findings with a confidence each.
 
     Returns ``{"status", "summary", "findings": [{"claim", "confidence", "sources",
     "evidence", "refs": [i, ...]}], "confirmed": [{"ref": i, "claim", "quote", "source",
