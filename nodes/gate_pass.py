@@ -14,6 +14,7 @@ from langgraph.types import Command
 from refgate.events import event
 from refgate.nodes.common import Deps, PassTimer, make_context
 from refgate.nodes.gate import check_answer, unmet_section
+from refgate.nodes.gate.containment import review
 from refgate.refs import ref_data
 
 #: How many times the gate may block before the answer goes out with its unmet claims.
@@ -39,7 +40,18 @@ def make_gate(deps: Deps):
             question=str(state.get("question") or ""),
             coverage=ctx.settings.question_coverage,
         )
+        # Containment: withheld refs back nothing, influenced support and steered
+        # recommendations are flagged, unverified sentences are set apart as conclusions.
+        report, conclusions = review(
+            report,
+            answer,
+            ctx.ledger.all(),
+            withheld=ctx.taint.withheld_refs,
+            influenced_numbers=ctx.settings.influenced_numbers,
+            untrusted_read=any(r.is_external for r in ctx.ledger.all().values()),
+        )
         verdict = report.to_dict()
+        verdict["conclusions"] = conclusions
         attempts = int(state.get("gate_attempts") or 0) + (0 if report.passed else 1)
         verdict["attempt"] = int(state.get("gate_attempts") or 0) + 1
         vref = ctx.issue(

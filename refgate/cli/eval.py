@@ -146,10 +146,12 @@ def _run(
         only = only or meta.get("only")
     elif questions_file is None:
         raise EvalError("give a question file (JSONL), or --resume RUN, or --compare A B")
-    questions = select_questions(load_questions(questions_file), limit, only)
     if output is not None and output.suffix.lower() not in (".json", ".md", ".html"):
         raise EvalError(f"--output {output}: use a .json, .md or .html file")
     settings = open_settings(workspace, model=model)
+    questions = select_questions(
+        load_questions(questions_file, max_chars=settings.max_question_chars), limit, only
+    )
     with model_endpoint(
         settings, quiet=False, log_path=workspace.state_dir / local_llm.LOG_NAME
     ) as live:

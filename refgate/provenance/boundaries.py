@@ -238,6 +238,39 @@ def guard_external(text: str, *, source_label: str) -> str:
     return armor(text, source_label=source_label)
 
 
+_REF_ID_KEYS = ("ref", "ref_id", "id")
+
+
+def _refs_of_withheld(result: ToolResult, locations: list[str]) -> dict[str, str]:
+    """The external refs (id -> source) a result's withheld data paths belong to: the ref id
+    beside the withheld text (``results[2].ref``), else every external ref of the result."""
+    external = {r.id: r.source for r in result.refs if r.is_external}
+    found: dict[str, str] = {}
+    unmapped = False
+    for loc in locations:
+        if not loc.startswith("data."):
+            continue
+        parent = loc[len("data.") :].rsplit(".", 1)[0] if "." in loc[len("data.") :] else ""
+        node: Any = result.data
+        try:
+            for piece in parent.replace("]", "").split(".") if parent else []:
+                name, *idx = piece.split("[")
+                node = node[name] if name else node
+                for i in idx:
+                    node = node[int(i)]
+        except (KeyError, IndexError, TypeError, ValueError):
+            node = None
+        ids = [node.get(k) for k in _REF_ID_KEYS] if isinstance(node, dict) else []
+        hit = [i for i in ids if isinstance(i, str) and i in external]
+        if hit:
+            found.update({i: external[i] for i in hit})
+        else:
+            unmapped = True
+    if unmapped:
+        found.update(external)
+    return found
+
+
 def render_result(spec: ToolSpec, result: ToolResult, ctx: ToolContext) -> RenderedResult:
     """The model-facing envelope with every untrusted string scanned, registered and armored."""
     prov = provenance_of(ctx)
@@ -269,6 +302,7 @@ def render_result(spec: ToolSpec, result: ToolResult, ctx: ToolContext) -> Rende
                 _set_path(data, path, guard(f"data.{path}", text, f"{spec.name} data.{path}"))
     env["data"] = data
 
+    withheld_refs: dict[str, str] = {}
     refs_view = []
     for ref, view in zip(result.refs, env.get("refs") or [], strict=False):
         view = dict(view)
@@ -288,6 +322,7 @@ def render_result(spec: ToolSpec, result: ToolResult, ctx: ToolContext) -> Rende
                             s["location"] = f"refs[{ref.id}].payload.{key}"
                         all_signals.extend(signals)
                         withheld_at.append(f"refs[{ref.id}].payload.{key}")
+                        withheld_refs[ref.id] = ref.source
         refs_view.append(view)
     if refs_view:
         env["refs"] = refs_view
@@ -305,6 +340,9 @@ def render_result(spec: ToolSpec, result: ToolResult, ctx: ToolContext) -> Rende
     caveats: list[str] = []
     withheld = bool(withheld_at)
     if withheld:
+        # Withheld means withheld: the refs whose text the model was not shown back no claim.
+        withheld_refs.update(_refs_of_withheld(result, withheld_at))
+        prov.record_withheld_refs(withheld_refs)
         kinds = sorted({s["kind"] for s in all_signals if s["confidence"] == "high"})
         caveats.append(
             f"A result of {spec.name} was withheld from the model: high-confidence "

@@ -120,6 +120,10 @@ class RunProvenance:
     #: (a search repeating its query) they are not external text.
     echoes: list[str] = field(default_factory=list)
     withheld: list[dict[str, Any]] = field(default_factory=list)
+    #: Refs whose text was withheld (B5), by id -> source: they back no claim (the GATE).
+    withheld_refs: dict[str, str] = field(default_factory=dict)
+    #: What left the machine: every query and URL an outbound tool sent (the audit record).
+    sent: list[dict[str, Any]] = field(default_factory=list)
     _digests: set[str] = field(default_factory=set, repr=False)
     _joined: str | None = field(default=None, repr=False)
 
@@ -133,6 +137,8 @@ class RunProvenance:
             trusted=list(state.get("trusted", [])),
             echoes=list(state.get("echoes", [])),
             withheld=[dict(w) for w in state.get("withheld", [])],
+            withheld_refs=dict(state.get("withheld_refs", {})),
+            sent=[dict(x) for x in state.get("sent", [])],
         )
         prov._digests = {hashlib.sha1(s["text"].encode()).hexdigest() for s in prov.spans}
         return prov
@@ -145,6 +151,8 @@ class RunProvenance:
             "trusted": list(self.trusted),
             "echoes": list(self.echoes),
             "withheld": [dict(w) for w in self.withheld],
+            "withheld_refs": dict(self.withheld_refs),
+            "sent": [dict(x) for x in self.sent],
         }
 
     # ---- registration --------------------------------------------------------------------
@@ -189,6 +197,14 @@ class RunProvenance:
 
     def record_withheld(self, tool: str, key: str, signals: list[dict[str, Any]]) -> None:
         self.withheld.append({"tool": tool, "key": key, "signals": signals})
+
+    def record_withheld_refs(self, refs: dict[str, str]) -> None:
+        """Refs (id -> source) whose text was withheld: they back no claim."""
+        self.withheld_refs.update(refs)
+
+    def record_sent(self, tool: str, to: str, text: str, slot: str) -> None:
+        """One query or URL an outbound tool sent off the machine."""
+        self.sent.append({"tool": tool, "to": to, "slot": slot, "text": str(text)[:2000]})
 
     def was_withheld(self, key: str) -> bool:
         return any(w.get("key") == key for w in self.withheld)

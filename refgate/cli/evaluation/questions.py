@@ -91,14 +91,24 @@ class EvalQuestion(BaseModel):
         return value
 
 
-def parse_questions(lines: list[str], name: str = "<questions>") -> list[EvalQuestion]:
-    """Questions from JSONL lines; an error names the file, the line and the field."""
+def parse_questions(
+    lines: list[str], name: str = "<questions>", *, max_chars: int | None = None
+) -> list[EvalQuestion]:
+    """Questions from JSONL lines; an error names the file, the line and the field. A question
+    longer than ``max_chars`` (the ``max_question_chars`` run budget) is refused here, before
+    any run starts."""
     out: list[EvalQuestion] = []
     seen: dict[str, int] = {}
     for lineno, raw in enumerate(lines, start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
+        if max_chars is not None and len(line) > 8 * max_chars + 10_000:
+            # JSON escapes take at most 6 characters per character: far past the budget
+            raise EvalError(
+                f"{name}:{lineno}: the line has {len(line)} characters; a question may have "
+                f"{max_chars} (REFGATE_MAX_QUESTION_CHARS)"
+            )
         try:
             obj = json.loads(line)
         except (json.JSONDecodeError, RecursionError) as exc:
@@ -111,6 +121,11 @@ def parse_questions(lines: list[str], name: str = "<questions>") -> list[EvalQue
             first = exc.errors()[0]
             field = ".".join(str(p) for p in first.get("loc", ())) or "?"
             raise EvalError(f"{name}:{lineno}: field {field}: {first.get('msg')}") from None
+        if max_chars is not None and len(q.question) > max_chars:
+            raise EvalError(
+                f"{name}:{lineno}: the question has {len(q.question)} characters; the limit is "
+                f"{max_chars} (REFGATE_MAX_QUESTION_CHARS)"
+            )
         if q.id in seen:
             raise EvalError(f"{name}:{lineno}: id {q.id!r} repeats line {seen[q.id]}")
         seen[q.id] = lineno
@@ -120,7 +135,7 @@ def parse_questions(lines: list[str], name: str = "<questions>") -> list[EvalQue
     return out
 
 
-def load_questions(path: Path) -> list[EvalQuestion]:
+def load_questions(path: Path, *, max_chars: int | None = None) -> list[EvalQuestion]:
     """Read and validate a question file."""
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -128,7 +143,7 @@ def load_questions(path: Path) -> list[EvalQuestion]:
         raise EvalError(f"{path}: no such question file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise EvalError(f"{path}: cannot read ({exc})") from None
-    return parse_questions(text.splitlines(), str(path))
+    return parse_questions(text.splitlines(), str(path), max_chars=max_chars)
 
 
 def write_questions(path: Path, questions: list[EvalQuestion]) -> None:

@@ -1,0 +1,136 @@
+"""The GATE's containment checks: what an injection may have steered, over the verdict of
+``check_answer`` (one hook in the GATE pass, ``review``).
+
+- **Withheld means withheld** (``withheld_source``, blocks): a claim that cites a ref whose
+  text was withheld after an injection signal (B5), or another part of the same document or
+  page, is backed by nothing: the text was judged an injection.
+- **Influence** (``influenced_only``, warns; blocks with ``influenced_numbers = "block"``): a
+  number whose only support is a ref computed in a turn whose prompt held untrusted text
+  (``Ref.influenced_by``): the computation may follow the page, not the question.
+- **Steered conclusions** (``recommendation_after_untrusted_read``, warns): a sentence that
+  recommends an action (buy, sell, sign, 매수, 계약해야) in a run that read untrusted text.
+- **Conclusions apart**: the answer's sentences that state no number, date or ranking and cite
+  nothing verified (outlooks, recommendations, judgements) are listed in the verdict's
+  ``conclusions``; the reports show them as the model's conclusions, apart from verified figures.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from refgate.refs import Ref
+
+from .markdown import split_units
+from .report import ISSUE_CODES, GateIssue, GateReport
+
+ISSUE_CODES.update(
+    {
+        "withheld_source": "a claim cites a ref whose text was withheld as an injection (or "
+        "another part of that document or page): it backs no claim",
+        "influenced_only": "a number supported only by refs computed after an untrusted read "
+        "(influenced_by); a warning, blocking with influenced_numbers = 'block'",
+        "recommendation_after_untrusted_read": "a recommendation (buy, sell, sign, ...) in a "
+        "run that read untrusted text: the model's conclusion, possibly steered",
+    }
+)
+
+#: Recommendation language, English and Korean: a call to act, not a finding.
+RECOMMENDATION = re.compile(
+    r"\b(?:we|i)\s+(?:strongly\s+)?(?:recommend|advise|suggest|urge)\b"
+    r"|\brecommend(?:s|ed|ing)?\s+(?:buying|selling|investing|purchasing|signing|shorting"
+    r"|holding|that\s+you)\b"
+    r"|\b(?:you|investors|clients)\s+(?:should|must|ought\s+to)\s+"
+    r"(?:buy|sell|invest|purchase|sign|short|hold|move|switch)\b"
+    r"|\b(?:buy|sell|strong\s+buy|overweight|underweight)\s+(?:rating|recommendation|now)\b"
+    r"|\b(?:now\s+is\s+the\s+time\s+to|it\s+is\s+time\s+to)\s+(?:buy|sell|invest)\b"
+    r"|매수|매도|매입\s*(?:하|을|를)|투자\s*(?:하십시오|하세요|해야|를\s*권)|계약\s*(?:해야|하십시오"
+    r"|하세요|을\s*권|를\s*권)|권고(?:합니다|드립니다)|추천(?:합니다|드립니다)|권장(?:합니다|드립니다)",
+    re.IGNORECASE,
+)
+
+
+def withheld_ids(refs: Mapping[str, Ref], withheld: Mapping[str, str]) -> set[str]:
+    """The ledger's refs that back nothing: withheld ones and external refs of the same source."""
+    sources = {s for s in withheld.values() if s}
+    return {
+        rid
+        for rid, ref in refs.items()
+        if rid in withheld or (ref.is_external and ref.source and ref.source in sources)
+    }
+
+
+def _influenced(ref: Ref | None) -> bool:
+    return bool(ref is not None and getattr(ref, "influenced_by", None))
+
+
+def review(
+    report: GateReport,
+    answer: str,
+    refs: Mapping[str, Ref],
+    *,
+    withheld: Mapping[str, str] | None = None,
+    influenced_numbers: str = "warn",
+    untrusted_read: bool = False,
+) -> tuple[GateReport, list[str]]:
+    """``report`` with the containment issues added (``passed`` recomputed), and the answer's
+    conclusions (sentences that are not verified claims)."""
+    issues = list(report.issues)
+    dead = withheld_ids(refs, withheld or {})
+    units, _ = split_units(answer, refs)
+    claimed = {(c.line, c.text) for c in report.claims}
+    conclusions: list[str] = []
+    for unit in units:
+        bad = [c for c in unit.cites if c in dead]
+        if bad:
+            issues.append(
+                GateIssue(
+                    "withheld_source",
+                    unit.claim,
+                    f"[{', '.join(bad)}] was withheld as an injection (or is part of a "
+                    "withheld document or page): it backs no claim; cite other evidence or "
+                    "drop the claim",
+                    bad,
+                )
+            )
+        if untrusted_read and unit.kind != "heading" and RECOMMENDATION.search(unit.text):
+            issues.append(
+                GateIssue(
+                    "recommendation_after_untrusted_read",
+                    unit.claim,
+                    "a recommendation written after untrusted text was read: the model's "
+                    "conclusion, not a verified finding (it may follow an injection)",
+                    severity="warn",
+                )
+            )
+        if (
+            unit.kind in ("sentence", "item")
+            and (unit.line, unit.claim) not in claimed
+            and unit.text.strip()
+        ):
+            conclusions.append(unit.claim)
+    severity = "block" if influenced_numbers == "block" else "warn"
+    for claim in report.claims:
+        for m in claim.mentions:
+            if m.kind != "number" or not m.supported or not m.matches:
+                continue
+            if all(_influenced(refs.get(x.ref_id)) for x in m.matches):
+                seen = sorted(
+                    {s for x in m.matches for s in getattr(refs[x.ref_id], "influenced_by", [])}
+                )
+                issues.append(
+                    GateIssue(
+                        "influenced_only",
+                        claim.text,
+                        f"{m.text} is supported only by a computation made after reading "
+                        f"untrusted text ({', '.join(seen[:5])}): check its code",
+                        [x.ref_id for x in m.matches],
+                        severity=severity,  # type: ignore[arg-type]
+                    )
+                )
+    passed = not any(i.severity == "block" for i in issues)
+    return GateReport(passed, issues, list(report.claims)), _dedupe(conclusions)
+
+
+def _dedupe(items: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(items))
