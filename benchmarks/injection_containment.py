@@ -703,7 +703,15 @@ def run_cell(
     """One graph run with every page of a cell; every attempt classified."""
     started = time.perf_counter()
     model = ObedientModel(pages=pages, placement=placement, base=listener.base)
-    settings = Settings(model="scripted", api_key="test", work_max_rounds=4, max_rounds=4)
+    # one run holds every page of a cell: the run budgets are measured on their own
+    settings = Settings(
+        model="scripted",
+        api_key="test",
+        work_max_rounds=4,
+        max_rounds=4,
+        max_tool_calls_per_pass=10_000,
+        max_tool_calls_per_run=100_000,
+    )
     store = InMemoryStore()
     graph = build_graph(
         model=model,

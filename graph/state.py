@@ -57,6 +57,7 @@ class Plan(TypedDict, total=False):
     recalled: list[str]
     notes: str
     fallback: str
+    untrusted_fields: list[str]
 
 
 class WorkbenchState(TypedDict, total=False):
@@ -67,6 +68,7 @@ class WorkbenchState(TypedDict, total=False):
     refs: Annotated[dict[str, RefData], merge_refs]
     trace: Annotated[list[dict[str, Any]], operator.add]
     work_notes: str
+    work_notes_untrusted: bool
     critiques: list[str]
     caveats: list[str]
     answer: str
@@ -74,6 +76,7 @@ class WorkbenchState(TypedDict, total=False):
     gate_attempts: int
     gate_history: list[dict[str, Any]]
     provenance: dict[str, Any]
+    budget: dict[str, Any]
     decisions: list[str]
     trace_summary: dict[str, Any]
     #: Finished turns (question, answer, verdict, cited ids), appended by HARVEST.

@@ -22,6 +22,7 @@ from refgate.models import ModelProvider
 from refgate.nodes.conversation import earlier_questions
 from refgate.provenance import RunProvenance
 from refgate.provenance.boundaries import guard_external
+from refgate.provenance.budget import RunBudget
 from refgate.refs import Ref, RefLedger
 from refgate.retrieval.chunking import count_tokens
 from refgate.workspace import Workspace, load_served_workspace, load_workspace
@@ -113,6 +114,8 @@ def make_context(
         taint.register_trusted(str(state["question"]))
     for earlier in earlier_questions(state):
         taint.register_trusted(earlier)
+    budget = RunBudget.from_state(state.get("budget"), settings)
+    budget.check_time()  # a run past its wall time stops before the next pass
     return ToolContext(
         pass_name=pass_name,
         ledger=RefLedger(state.get("refs") or {}),
@@ -124,7 +127,14 @@ def make_context(
         taint=taint,
         emit=writer,
         artifacts_dir=artifacts,
+        extra={"budget": budget},
     )
+
+
+def budget_state(ctx: ToolContext) -> dict[str, Any]:
+    """What the run has spent, this pass included: the ``budget`` channel's update."""
+    budget = ctx.extra.get("budget")
+    return budget.to_state() if isinstance(budget, RunBudget) else {}
 
 
 def usage_of(message: AIMessage) -> dict[str, int]:
@@ -193,10 +203,44 @@ def _short(value: Any, limit: int = MAX_FIELD_CHARS) -> Any:
     return value
 
 
+def fenced_model_text(text: str, label: str) -> str:
+    """Model output written after an untrusted read, as a later prompt shows it: fenced like
+    untrusted text (or withheld on a high signal), never as instructions."""
+    return guard_external(text, source_label=f"{label} (model output after an untrusted read)")
+
+
+def plan_block(plan: dict[str, Any]) -> str:
+    """The plan as JSON for a prompt: the fields BRIEF's model wrote after an untrusted read
+    (``plan.untrusted_fields``: lens, criteria, notes) fenced."""
+    shown = dict(plan)
+    for name in plan.get("untrusted_fields") or []:
+        if shown.get(name) not in (None, "", []):
+            shown[name] = fenced_model_text(
+                json.dumps(shown[name], ensure_ascii=False, default=str), f"plan {name}"
+            )
+    return json.dumps(shown, ensure_ascii=False, default=str)
+
+
+def notes_block(state: dict[str, Any]) -> str:
+    """WORK's notes for CRITIQUE and COMPOSE, fenced when WORK wrote them after an untrusted read."""
+    notes = str(state.get("work_notes") or "")
+    if notes and state.get("work_notes_untrusted"):
+        return fenced_model_text(notes, "WORK's notes")
+    return notes
+
+
+def _title(ref: Ref) -> str:
+    """A ref's title for a prompt: fenced when others wrote it (external) or the model wrote it
+    after an untrusted read (influenced)."""
+    if ref.title and (ref.is_external or ref.influenced_by):
+        return guard_external(ref.title, source_label=f"ref {ref.id} title")
+    return ref.title
+
+
 def ref_digest(ref: Ref, *, max_rows: int = 12) -> dict[str, Any]:
     """A compact view of a ref for a prompt (values, table head, date); external text armored."""
     payload = ref.payload
-    view: dict[str, Any] = {"id": ref.id, "kind": ref.kind, "title": ref.title}
+    view: dict[str, Any] = {"id": ref.id, "kind": ref.kind, "title": _title(ref)}
     if ref.source_type != "internal":
         view["source_type"] = ref.source_type
     if ref.kind == "tableRef":
@@ -268,7 +312,7 @@ def refs_block(
             {
                 "id": ref.id,
                 "kind": ref.kind,
-                "title": ref.title,
+                "title": _title(ref),
                 "note": "details omitted (prompt budget)",
             },
             ensure_ascii=False,

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, get_args
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context, refs_block
+from refgate.nodes.common import (
+    Deps,
+    PassTimer,
+    budget_state,
+    fenced_model_text,
+    load_prompt,
+    make_context,
+    notes_block,
+    plan_block,
+    refs_block,
+)
 from refgate.nodes.conversation import conversation_block
 from refgate.nodes.loop import stream_model
+from refgate.provenance.budget import check_answer_length
 from refgate.refs import RefKind
 
 #: Refs a composed answer may cite: every kind but the GATE's own verifyRefs.
@@ -32,6 +42,14 @@ def _retry_block(state: dict[str, Any]) -> str:
     )
 
 
+def _critiques(critiques: list[str], ctx) -> list[str]:
+    """CRITIQUE's points as COMPOSE sees them: fenced when the run read untrusted content
+    (CRITIQUE's model wrote them with that content in its prompt)."""
+    if not any(r.is_external for r in ctx.ledger.all().values()):
+        return list(critiques)
+    return [fenced_model_text(str(c), "critique") for c in critiques]
+
+
 def make_compose(deps: Deps):
     def compose(state: dict[str, Any], config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
         """COMPOSE pass (no tools): writes ``answer``."""
@@ -42,11 +60,11 @@ def make_compose(deps: Deps):
         caveats = state.get("caveats") or []
         human = (
             f"Question: {state.get('question', '')}{conversation_block(state)}\n\n"
-            f"Plan: {json.dumps(state.get('plan') or {}, ensure_ascii=False, default=str)}\n\n"
-            f"WORK's notes: {state.get('work_notes', '')}\n\n"
+            f"Plan: {plan_block(state.get('plan') or {})}\n\n"
+            f"WORK's notes: {notes_block(state)}\n\n"
             f"Evidence refs (cite these ids):\n{refs_block(ctx.ledger.all(), kinds=CITABLE, pass_name='compose')}\n\n"
             "Critiques to address:\n"
-            + ("\n".join(f"- {c}" for c in critiques) or "- none")
+            + ("\n".join(f"- {c}" for c in _critiques(critiques, ctx)) or "- none")
             + (
                 "\n\nCaveats recorded during the run:\n" + "\n".join(f"- {c}" for c in caveats)
                 if caveats
@@ -64,7 +82,8 @@ def make_compose(deps: Deps):
             ctx.emit,
         )
         answer = reply.content if isinstance(reply.content, str) else str(reply.content)
+        check_answer_length(answer.strip(), ctx.settings)
         events.append(timer.end_event(chars=len(answer)))
-        return {"answer": answer.strip(), "trace": events}
+        return {"answer": answer.strip(), "trace": events, "budget": budget_state(ctx)}
 
     return compose

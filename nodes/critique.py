@@ -8,7 +8,6 @@ skills the plan chose (seed 000).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -17,7 +16,16 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from refgate.catalog.skillbook import PRIMARY_SOURCE, SECONDARY_ALLOWED
-from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context, refs_block
+from refgate.nodes.common import (
+    Deps,
+    PassTimer,
+    budget_state,
+    load_prompt,
+    make_context,
+    notes_block,
+    plan_block,
+    refs_block,
+)
 from refgate.nodes.conversation import conversation_block
 from refgate.nodes.loop import invoke_model
 from refgate.nodes.parsing import parse_string_list
@@ -143,11 +151,10 @@ def make_critique(deps: Deps):
         )
         human = (
             f"Question: {state.get('question', '')}{conversation_block(state)}\n\n"
-            f"Lens: {plan.get('lens', 'unspecified')}\n"
-            f"Verification criteria: {json.dumps(plan.get('criteria') or [], ensure_ascii=False)}\n\n"
+            f"Plan: {plan_block({k: plan.get(k) for k in ('lens', 'criteria', 'untrusted_fields')})}\n\n"
             f"Chosen skills:\n{_skill_context(plan, refs)}\n\n"
             f"Required evidence checklist (checked by code):\n{check_lines}\n\n"
-            f"WORK's notes: {state.get('work_notes', '')}\n\n"
+            f"WORK's notes: {notes_block(state)}\n\n"
             f"Evidence refs:\n{refs_block(refs, pass_name='critique')}\n\n"
             "Gaps found by code:\n" + ("\n".join(f"- {g}" for g in gaps) or "- none")
         )
@@ -163,6 +170,6 @@ def make_critique(deps: Deps):
                 gaps=len(gaps),
             )
         )
-        return {"critiques": critiques, "trace": events}
+        return {"critiques": critiques, "trace": events, "budget": budget_state(ctx)}
 
     return critique

@@ -15,7 +15,7 @@ import json
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +30,7 @@ from langchain_core.messages import (
 from refgate.catalog.toolspec import ToolContext
 from refgate.events import event
 from refgate.nodes.common import usage_of
+from refgate.provenance.budget import budget_of
 from refgate.tools.executor import CallOutcome, answer_invalid_call, execute_tool_call
 from refgate.tools.registry import get_spec, tools_for
 
@@ -80,6 +81,12 @@ def _bind(model: BaseChatModel, names: list[str]) -> Any:
         while len(_BOUND) > _BOUND_MAX:
             _BOUND.popitem(last=False)
     return bound
+
+
+def _untrusted_sources(outcome: CallOutcome) -> list[str]:
+    """What an untrusted result brought into the turn: its external refs, else the tool."""
+    refs = [r.id for r in (outcome.result.refs if outcome.result else []) if r.is_external]
+    return refs or [f"{outcome.event.get('tool')} result"]
 
 
 def invoke_model(
@@ -163,17 +170,26 @@ def run_tool_pass(
     max_rounds: int,
     allowed: list[str] | None = None,
     untrusted_prompt: bool = False,
+    prompt_influence: Sequence[str] = (),
 ) -> PassOutcome:
     """Run up to ``max_rounds`` model turns with the pass's tools; return messages and events.
 
     ``untrusted_prompt``: ``messages`` already show untrusted content (external refs read by an
-    earlier pass, fenced): the write tools are never bound (B1 from the first round)."""
+    earlier pass, fenced): the write tools are never bound (B1 from the first round), and
+    ``prompt_influence`` names them (what the turn's results record as ``influenced_by``).
+
+    The unit of B1 is the turn: in a round whose prompt holds untrusted text (the pass's
+    prompt, or a result of an earlier round), the write tools are unbound, outbound tools may
+    send only what the person or code wrote (``untrusted_turn``, refgate.provenance.outbound),
+    and every result, artifact and execution issued records ``influenced_by``."""
     names = list(tools_for(pass_name) if allowed is None else allowed)
     write_tools = {n for n in names if not get_spec(n).read_only}
     msgs = list(messages)
     out = PassOutcome(messages=msgs, final=None)
+    influence: list[str] = list(prompt_influence)
     if untrusted_prompt:
         out.untrusted_seen = True
+        influence = influence or ["the pass's prompt"]
         removed = sorted(write_tools & set(names))
         if removed:
             names = [n for n in names if n not in write_tools]
@@ -194,10 +210,21 @@ def run_tool_pass(
         invalid = list(getattr(reply, "invalid_tool_calls", None) or [])
         if not reply.tool_calls and not invalid:
             out.final = reply
+            ctx.ledger.influence = ()
             return out
         round_untrusted = False
+        budget = budget_of(ctx.extra, ctx.settings)
+        ctx.extra["untrusted_turn"] = out.untrusted_seen
+        ctx.ledger.influence = tuple(dict.fromkeys(influence))[:20] if out.untrusted_seen else ()
         for call in reply.tool_calls:
+            # Run budgets: a call past one stops the run (BudgetExceeded), resumable.
+            budget.before_call(str(call.get("name") or ""))
             outcome = execute_tool_call(call, names, ctx)
+            if ctx.ledger.influence:
+                # what this turn had read: HARVEST keeps the origin of each decision it derives
+                outcome.event["influenced_by"] = list(ctx.ledger.influence)
+            if call.get("name") == "RunPython" and outcome.event.get("status") != "rejected":
+                budget.add_sandbox(float(outcome.event.get("duration_ms") or 0) / 1000)
             msgs.append(outcome.message)
             out.events.append(outcome.event)
             out.outcomes.append(outcome)
@@ -212,7 +239,10 @@ def run_tool_pass(
                     )
                 )
             round_untrusted = round_untrusted or outcome.untrusted
+            if outcome.untrusted or outcome.withheld:
+                influence.extend(_untrusted_sources(outcome))
         for call in invalid:
+            budget.before_call(str(call.get("name") or ""))
             outcome = answer_invalid_call(call, ctx)
             msgs.append(outcome.message)
             out.events.append(outcome.event)
@@ -232,6 +262,7 @@ def run_tool_pass(
                         reason="untrusted content was read (boundary B1)",
                     )
                 )
+    ctx.ledger.influence = ()
     out.hit_bound = True
     out.events.append(
         event(

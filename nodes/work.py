@@ -5,7 +5,6 @@ On a GATE retry it receives the gate's issues and must produce the missing evide
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -13,7 +12,15 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from refgate.events import event
-from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context, refs_block
+from refgate.nodes.common import (
+    Deps,
+    PassTimer,
+    budget_state,
+    load_prompt,
+    make_context,
+    plan_block,
+    refs_block,
+)
 from refgate.nodes.conversation import conversation_block
 from refgate.nodes.loop import run_tool_pass
 from refgate.refs import ref_data
@@ -57,11 +64,12 @@ def make_work(deps: Deps):
         evidence = refs_block(ctx.ledger.all(), pass_name="work")
         human = (
             f"Question: {state.get('question', '')}{conversation_block(state)}\n\n"
-            f"Plan: {json.dumps(plan, ensure_ascii=False, default=str)}\n\n"
+            f"Plan: {plan_block(plan)}\n\n"
             f"Datasets:\n{_datasets_block(ctx)}\n\n"
             f"Refs so far:\n{evidence}"
             f"{_gate_issues_block(state)}"
         )
+        external = [r.id for r in ctx.ledger.all().values() if r.is_external]
         model = deps.model("work", ctx.settings)
         # A chosen skill may forbid a tool by name (e.g. no RunPython for explanations).
         forbidden = {str(f).strip() for f in plan.get("forbidden") or []}
@@ -83,7 +91,8 @@ def make_work(deps: Deps):
             allowed=allowed,
             # "Refs so far" shows external refs (BRIEF's reads, the first WORK's on a GATE
             # retry) to the model: B1 holds from the first round
-            untrusted_prompt=any(r.is_external for r in ctx.ledger.all().values()),
+            untrusted_prompt=bool(external) or bool(plan.get("untrusted_fields")),
+            prompt_influence=external or (["BRIEF's plan"] if plan.get("untrusted_fields") else []),
         )
         events.extend(out.events)
         issued = {r.id: r for r in ctx.ledger.issued}
@@ -100,8 +109,10 @@ def make_work(deps: Deps):
             "refs": ref_data(issued),
             "trace": events,
             "work_notes": notes,
+            "work_notes_untrusted": out.untrusted_seen,
             "caveats": caveats,
             "provenance": ctx.taint.to_state(),
+            "budget": budget_state(ctx),
         }
 
     return work

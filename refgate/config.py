@@ -121,6 +121,47 @@ class Settings(BaseSettings):
         description="GATE: an answer whose verified claims leave a quantity or period of the "
         "question uncovered warns, or blocks",
     )
+    max_tool_calls_per_pass: int = Field(
+        40, ge=1, le=10_000, description="run budget: tool calls in one pass"
+    )
+    max_tool_calls_per_run: int = Field(
+        150, ge=1, le=100_000, description="run budget: tool calls in one run (GATE retry included)"
+    )
+    sandbox_seconds_per_run: float = Field(
+        600.0, gt=0, le=86_400, description="run budget: RunPython seconds in one run"
+    )
+    max_code_timeout: float = Field(
+        60.0, ge=1, le=600, description="run budget: the longest RunPython timeout the model gets"
+    )
+    max_question_chars: int = Field(
+        8_000, ge=1, le=10_000_000, description="run budget: characters of a question"
+    )
+    max_answer_chars: int = Field(
+        40_000, ge=100, le=10_000_000, description="run budget: characters of an answer"
+    )
+    max_run_seconds: float = Field(
+        1_800.0, gt=0, le=604_800, description="run budget: wall time of a run in seconds"
+    )
+    outbound_workspace_data: bool = Field(
+        False,
+        description="outbound: a search query or URL may carry workspace data (numbers and "
+        "strings of the run's trusted results)",
+    )
+    influenced_numbers: Literal["warn", "block"] = Field(
+        "warn",
+        description="GATE: a number whose only support was computed after an untrusted read "
+        "warns, or blocks",
+    )
+    memory_min_score: float = Field(
+        0.6,
+        ge=0,
+        le=1,
+        description="memory: least relevance (cosine similarity) of a recalled decision "
+        "(benchmarks/memory_relevance.py)",
+    )
+    untrusted_memory_days: float = Field(
+        30.0, ge=0, le=36_500, description="memory: days an untrusted decision is kept"
+    )
     local_llm: bool = Field(
         True,
         description="the embedded smoke model when no model is configured (`0` disables it)",

@@ -21,7 +21,7 @@ import decimal
 import re
 import secrets
 from collections.abc import Container, Iterable, Mapping, Sequence
-from typing import Any, Literal, get_args
+from typing import Any, Literal, NotRequired, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -82,6 +82,8 @@ def cited_ids(inner: str, known: Container[str]) -> list[str]:
 
 #: Kinds WORK emits as results (RunPython's ``emit_result``, engine capabilities).
 EMITTED_KINDS = frozenset({"valueRef", "tableRef", "dateRef"})
+#: Kinds that record the untrusted text their turn saw (``Ref.influenced_by``).
+INFLUENCED_KINDS = EMITTED_KINDS | {"artifactRef", "executionRef"}
 #: ``meta.role`` of a tableRef that describes a dataset (its schema) instead of a result.
 SCHEMA_ROLE = "schema"
 
@@ -161,6 +163,10 @@ class Ref(BaseModel):
     #: None: by origin (``is_secondary``); set where the tool knows better (a web page read as a
     #: file is secondary).
     authority: Authority | None = None
+    #: The untrusted refs (or tool results) the turn that produced this ref had in its prompt:
+    #: a computation that may follow a page, not the question (shown next to the value; the
+    #: GATE warns when a number rests on such refs only). Empty: no untrusted text was seen.
+    influenced_by: tuple[str, ...] = ()
 
     @field_validator("payload", mode="before")
     @classmethod
@@ -185,6 +191,7 @@ class Ref(BaseModel):
         source_type: str = "internal",
         created_by: str = "",
         authority: str | None = None,
+        influenced_by: Sequence[str] = (),
     ) -> Ref:
         """Build a ref with a freshly drawn id."""
         return cls(
@@ -196,6 +203,7 @@ class Ref(BaseModel):
             source_type=source_type,
             created_by=created_by,
             authority=authority,
+            influenced_by=tuple(influenced_by),
         )
 
     def __hash__(self) -> int:
@@ -229,6 +237,7 @@ class RefData(TypedDict):
     source_type: SourceType
     created_by: str
     authority: Authority | None
+    influenced_by: NotRequired[list[str]]
 
 
 def coerce_ref(value: Ref | Mapping[str, Any]) -> Ref:
@@ -278,6 +287,9 @@ class RefLedger:
     def __init__(self, existing: Mapping[str, Any] | None = None) -> None:
         self._refs: dict[str, Ref] = as_ref_map(existing)
         self.issued: list[Ref] = []
+        #: Set by the pass loop for a turn whose prompt held untrusted text: the results,
+        #: artifacts and decisions it issues record what they may follow (``influenced_by``).
+        self.influence: tuple[str, ...] = ()
 
     def issue(
         self, kind: str, payload: Mapping[str, Any], *, same_as: Sequence[str] = (), **fields: Any
@@ -292,6 +304,8 @@ class RefLedger:
             found = self.find_same(kind, payload, same_as)
             if found is not None:
                 return found
+        if self.influence and kind in INFLUENCED_KINDS and fields.get("source_type") != "external":
+            fields.setdefault("influenced_by", self.influence)
         ref = Ref.new(kind, payload, **fields)
         while ref.id in self._refs:
             ref = ref.model_copy(update={"id": new_ref_id(kind)})
@@ -301,6 +315,13 @@ class RefLedger:
 
     def add(self, ref: Ref) -> Ref:
         """Add a ref built elsewhere, redrawing its id if it clashes with a different ref."""
+        if (
+            self.influence
+            and ref.kind in INFLUENCED_KINDS
+            and not ref.is_external
+            and not ref.influenced_by
+        ):
+            ref = ref.model_copy(update={"influenced_by": self.influence})
         while ref.id in self._refs and self._refs[ref.id] != ref:
             ref = ref.model_copy(update={"id": new_ref_id(ref.kind)})
         if ref.id not in self._refs:

@@ -64,6 +64,16 @@ def json_safe(value: Any, depth: int = 0) -> Any:
     return str(value)
 
 
+#: ``EngineEnv.extra`` key of the outbound policy's check (set from the tool context).
+OUTBOUND_GUARD = "outbound_guard"
+
+
+def outbound_extra(ctx: ToolContext) -> dict[str, Any]:
+    """The engine environment's extras from a tool context: its outbound guard, if any."""
+    guard = ctx.extra.get(OUTBOUND_GUARD)
+    return {OUTBOUND_GUARD: guard} if guard is not None else {}
+
+
 def invoke_capability(
     name: str,
     args: list[Any] | tuple[Any, ...] = (),
@@ -87,6 +97,15 @@ def invoke_capability(
         bound = sig.bind(*args, **kwargs, env=env)
     except TypeError as exc:
         raise CapabilityError(f"{cap.signature}: {exc}") from None
+    guard = env.extra.get(OUTBOUND_GUARD)
+    if callable(guard):
+        # Outbound is a write: a capability that sends its arguments off the machine passes
+        # the run's outbound policy first (refgate.provenance.outbound), from EngineCall and
+        # from RunPython's engine.<name> alike.
+        sent = {k: v for k, v in bound.arguments.items() if k != "env"}
+        refusal = guard("EngineCall", {"name": name, "arguments": sent})
+        if refusal:
+            raise CapabilityError(f"refused: {refusal}")
     try:
         result = cap.func(*bound.args, **bound.kwargs)
     except CapabilityError:
@@ -154,7 +173,7 @@ class EngineCallArgs(BaseModel):
 
 
 def engine_call(args: EngineCallArgs, ctx: ToolContext) -> ToolResult:
-    env = EngineEnv(workspace=ctx.workspace, settings=ctx.settings)
+    env = EngineEnv(workspace=ctx.workspace, settings=ctx.settings, extra=outbound_extra(ctx))
     t0 = time.perf_counter()
     error: str | None = None
     inv: Invocation | None = None
@@ -212,4 +231,7 @@ SPEC = ToolSpec(
         "result.*": "capabilities that read documents (search_documents) return document text; "
         "the capability names the exact paths in each result"
     },
+    # Trust follows origin: each result names its untrusted paths (none for a capability over
+    # the datasets), so a value_at or series call leaves the turn trusted (B1 keeps its unit).
+    origin_tracked=True,
 )

@@ -18,7 +18,8 @@ from langchain_core.messages import ToolMessage
 from pydantic import ValidationError
 
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec, ToolUnavailable
-from refgate.provenance import boundaries
+from refgate.provenance import boundaries, outbound
+from refgate.tools.engine_call import OUTBOUND_GUARD
 from refgate.tools.registry import get_spec
 
 #: Longest error text the model receives.
@@ -92,6 +93,34 @@ def _validation_message(spec: ToolSpec, exc: ValidationError) -> str:
     return f"malformed arguments for {spec.name}: {problems}. The call was not executed."
 
 
+def outbound_refusal(
+    tool: str, args: dict[str, Any], ctx: ToolContext, *, record: bool = False
+) -> str | None:
+    """The outbound policy (``refgate.provenance.outbound``) for one call of this turn: a
+    refusal reason, else None (and, with ``record``, the sent text is recorded)."""
+    if not outbound.sent_arguments(tool, args):
+        return None
+    prov = boundaries.provenance_of(ctx)
+    why = outbound.check_outbound(
+        tool,
+        args,
+        untrusted_turn=bool(ctx.extra.get("untrusted_turn")),
+        trusted=prov.trusted,
+        refs=ctx.ledger.all().values(),
+        allow_data=ctx.settings.outbound_workspace_data,
+    )
+    if why is None and record:
+        record_sent(tool, args, ctx)
+    return why
+
+
+def record_sent(tool: str, args: dict[str, Any], ctx: ToolContext) -> None:
+    """Keep every query and URL this call sends in the run's provenance (audit, reports)."""
+    prov = boundaries.provenance_of(ctx)
+    for field_name, text, to in outbound.sent_arguments(tool, args):
+        prov.record_sent(tool, to, text, field_name)
+
+
 def execute_tool_call(
     call: dict[str, Any], allowed: Collection[str], ctx: ToolContext
 ) -> CallOutcome:
@@ -150,9 +179,12 @@ def execute_tool_call(
     except ValidationError as exc:
         return finish("rejected", _error(call_id, name, _validation_message(spec, exc)))
 
-    refusal = boundaries.check_call(spec, parsed.model_dump(), ctx)
+    refusal = boundaries.check_call(spec, parsed.model_dump(), ctx) or outbound_refusal(
+        name, parsed.model_dump(), ctx
+    )
     if refusal:
         return finish("refused", _error(call_id, name, f"refused: {refusal}"))
+    ctx.extra[OUTBOUND_GUARD] = lambda tool, a: outbound_refusal(tool, a, ctx, record=True)
     if spec.outbound and not boundaries.approve_outbound(spec, parsed.model_dump(), ctx):
         msg = f"refused: {name} sends data out and a human did not approve it"
         return finish("refused", _error(call_id, name, msg))
@@ -168,6 +200,8 @@ def execute_tool_call(
     if not isinstance(result, ToolResult):
         result = ToolResult.failure(f"{name} returned {type(result).__name__}, not a ToolResult")
 
+    if name in outbound.SENDS and name != "PostReport":
+        record_sent(name, parsed.model_dump(), ctx)
     event["refs"] = [r.id for r in result.refs]
     rendered = boundaries.render_result(spec, result, ctx)
     status = "ok" if result.ok else "error"

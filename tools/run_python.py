@@ -23,8 +23,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from refgate.catalog.capabilities import EngineEnv, catalog
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 from refgate.config import load_settings
+from refgate.provenance.budget import budget_of
 from refgate.refs import Ref, RefLedger, new_ref_id
-from refgate.tools.engine_call import CapabilityError, invoke_capability
+from refgate.tools.engine_call import CapabilityError, invoke_capability, outbound_extra
 from refgate.tools.read_capability import clean_signature
 from refgate.tools.sandbox.emit import EmitCollector, EmitRejected
 from refgate.tools.sandbox.errors import SandboxError
@@ -183,6 +184,7 @@ def execute(
     settings: Settings,
     pass_name: str = "work",
     limits: Limits | None = None,
+    env_extra: dict[str, Any] | None = None,
 ) -> RunResult:
     """Check, run and account for one call; every outcome issues an executionRef."""
     t0 = time.perf_counter()
@@ -204,7 +206,7 @@ def execute(
     engine_calls: list[dict[str, Any]] = []
     queries: list[dict[str, Any]] = []
     untrusted = False
-    env = EngineEnv(workspace=workspace, settings=settings)
+    env = EngineEnv(workspace=workspace, settings=settings, extra=dict(env_extra or {}))
 
     def issue(kind: str, payload: dict[str, Any], **fields: Any) -> Ref:
         fields.setdefault("created_by", pass_name)
@@ -331,6 +333,7 @@ def run_python(
     settings: Settings | None = None,
     pass_name: str = "work",
     limits: Limits | None = None,
+    env_extra: dict[str, Any] | None = None,
 ) -> RunResult:
     """Run ``code`` in the sandbox. ``workspace=None`` runs with no datasets.
 
@@ -430,10 +433,12 @@ def run_python_tool(args: RunPythonArgs, ctx: ToolContext) -> ToolResult:
     result = execute(
         args.code,
         workspace=ctx.workspace,
-        timeout=args.timeout,
+        # Run budgets: the model's timeout is capped, and by the sandbox seconds left.
+        timeout=budget_of(ctx.extra, ctx.settings).code_timeout(args.timeout),
         ledger=ctx.ledger,
         settings=ctx.settings,
         pass_name=ctx.pass_name,
+        env_extra=outbound_extra(ctx),
     )
     exe = result.execution
     emitted = result.emitted

@@ -291,6 +291,12 @@ def ask(
     ws = resolve_workspace(workspace)
     live_model = model if isinstance(model, BaseChatModel) else None
     settings = _settings(ws, model, settings)
+    if q is not None and len(q) > settings.max_question_chars:
+        # A run budget checked before anything runs (the CLI exits 2).
+        raise ConfigError(
+            f"the question has {len(q)} characters; the limit is {settings.max_question_chars} "
+            "(REFGATE_MAX_QUESTION_CHARS)"
+        )
     thread_id = thread or uuid.uuid4().hex[:12]
     config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 50}
     started = time.perf_counter()
@@ -433,6 +439,7 @@ def _record_audit(
             "refs": record["refs"],
             "gate": answer.gate,
             "events": result.get("trace") or [],
+            "outbound": list((result.get("provenance") or {}).get("sent") or []),
             "trace_summary": answer.trace_summary,
             "models": {p: settings.model_for(p) for p in MODEL_PASSES},
             "usage": record["usage"],

@@ -27,7 +27,9 @@ from refgate.cli.approval import terminal_approver
 from refgate.cli.common import WORKSPACE_HELP, dumps, open_workspace, resume_command
 from refgate.cli.report import check_output, write_run_output
 from refgate.config import ConfigError
+from refgate.provenance.outbound import sent_lines
 from refgate.refs import as_ref_map, payload_values
+from refgate.report.cards import influence_note
 from refgate.report.links import allowed_urls
 from refgate.report.markdown import inert_answer
 
@@ -100,10 +102,19 @@ def _render(result: dict[str, Any], thread: str) -> None:
                 esc(ref_id),
                 esc(ref.kind),
                 esc((ref.source or ref.created_by)[:40]),
-                esc(value_preview(ref)),
-            )
+                esc(value_preview(ref))
+                + (f" [yellow]({esc(influence_note(ref.influenced_by))})[/yellow]"
+                   if ref.influenced_by else ""),
+            )  # fmt: skip
         console.print(table)
     gate = result.get("gate") or {}
+    conclusions = gate.get("conclusions") or []
+    if conclusions:
+        console.print("[bold]The model's conclusions (not verified)[/bold]")
+        for line in conclusions:
+            console.print(f"  - {esc(str(line)[:300])}")
+    for line in sent_lines(result.get("outbound") or []):
+        console.print(f"[dim]{esc(line[:300])}[/dim]")
     for issue in gate.get("issues") or []:
         if issue.get("severity") == "warn":
             claim = str(issue.get("claim") or "")[:160]
@@ -234,7 +245,12 @@ def run_question(
     if json_out:
         print(dumps(result.to_dict()))
     else:
-        shown = {"answer": result.answer, "refs": result.refs, "gate": result.gate}
+        shown = {
+            "answer": result.answer,
+            "refs": result.refs,
+            "gate": result.gate,
+            "outbound": result.record.get("outbound") or [],
+        }
         _render({**shown, "question": question or ""}, result.thread)
         err_console.print(f"[dim]{esc(result.usage.summary())}[/dim]")
     if output is not None and not write_run_output(output, result.to_dict(), ws):

@@ -65,6 +65,8 @@ def trust_of(ref: Mapping[str, Any]) -> dict[str, str]:
     badge = (
         "model-written, secondary" if ref.get("source_type") == "llm" else (f"{trust}, {authority}")
     )
+    if ref.get("influenced_by"):
+        badge += ", influenced: computed after an untrusted read"
     return {"trust": trust, "authority": authority, "badge": badge}
 
 
@@ -292,6 +294,7 @@ def card(
         "excerpt": excerpt,
         "source": source,
         "trust": trust_of(ref),
+        "influence": influence_note(ref.get("influenced_by")),
         "code": (producer or {}).get("code") or None,
         "producer": (producer or {}).get("label") or "",
         "chart": None,
@@ -355,6 +358,21 @@ def unmet_claims(gate: Mapping[str, Any] | None) -> list[dict[str, str]]:
             {"code": clip(key[0], 80), "claim": clip(key[1], 600), "detail": clip(key[2], 800)}
         )
     return rows
+
+
+#: What the reports say above the answer's sentences that the GATE did not verify.
+CONCLUSIONS_NOTE = (
+    "Sentences of the answer that state no checked number, date or ranking (outlooks, "
+    "recommendations, judgements): the model's own conclusions, not verified against evidence."
+)
+
+
+def influence_note(influenced_by: Any) -> str:
+    """What a report and the terminal say next to a value computed after an untrusted read."""
+    seen = [str(x) for x in (influenced_by or [])][:5]
+    if not seen:
+        return ""
+    return f"computed after reading {', '.join(seen)} (untrusted); check the code"
 
 
 def warnings(gate: Mapping[str, Any] | None) -> list[dict[str, str]]:

@@ -18,6 +18,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
+from refgate.provenance.outbound import sent_lines
 from refgate.report import cards as cardlib
 from refgate.report.answer import answer_html, strip_unmet_section
 from refgate.report.cards import is_http
@@ -109,6 +110,9 @@ def render_run_html(record: Mapping[str, Any], charts: Sequence[Mapping[str, Any
         charts=charts,
         unmet=cardlib.unmet_claims(gate),
         warnings=cardlib.warnings(gate),
+        conclusions=[cardlib.clip(c, 2000) for c in gate.get("conclusions") or []],
+        conclusions_note=cardlib.CONCLUSIONS_NOTE,
+        outbound=[cardlib.clip(x, 2000) for x in sent_lines(record.get("outbound") or [])],
         critiques=[cardlib.clip(c, 2000) for c in record.get("critiques") or []],
         caveats=[cardlib.clip(c, 2000) for c in record.get("caveats") or []],
     )

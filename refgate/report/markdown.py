@@ -11,9 +11,11 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
+from refgate.provenance.outbound import sent_lines
 from refgate.refs import cited_ids
 from refgate.report import cards as cardlib
 from refgate.report.controls import visible_controls
+from refgate.report.cards import CONCLUSIONS_NOTE, influence_note
 from refgate.report.links import allowed_urls, inert_links, inert_urls
 from refgate.report.run import header_facts
 from refgate.report.shape import clean_run
@@ -103,7 +105,7 @@ def numbered_citations(text: str, refs: Mapping[str, Any], numbers: Mapping[str,
     return _CITATION.sub(number, text)
 
 
-def _reference(c: Mapping[str, Any]) -> str:
+def _reference(c: Mapping[str, Any], influence: Any = ()) -> str:
     ref_id = c["id"].translate(_MD_SPECIAL)
     head = f"- **[{c['number']}]** {ref_id} ·" if c.get("number") else f"- **[{ref_id}]**"
     parts = [f"{head} {_one_line(c['kind'], 40)}"]
@@ -138,6 +140,8 @@ def _reference(c: Mapping[str, Any]) -> str:
     if src["url"]:
         where += f"; <{src['url']}>" if src["linkable"] else f"; {_one_line(src['url'], 600)}"
     lines.append(f"  - source: {where} ({c['trust']['badge']})")
+    if influence:
+        lines.append(f"  - influence: {_one_line(influence_note(influence), 400)}")
     return "\n".join(lines)
 
 
@@ -187,7 +191,12 @@ def render_run_markdown(record: Mapping[str, Any]) -> str:
     for c in cited:
         c["number"] = numbers.get(c["id"])
     if cited:
-        out += ["## References", "", *(_reference(c) for c in cited), ""]
+        out += [
+            "## References",
+            "",
+            *(_reference(c, (refs.get(c["id"]) or {}).get("influenced_by")) for c in cited),
+            "",
+        ]
     unmet = cardlib.unmet_claims(gate)
     if unmet and "### Not verified" not in answer:
         out += ["## Not verified", ""]
@@ -196,6 +205,25 @@ def render_run_markdown(record: Mapping[str, Any]) -> str:
             f" (`{u['code']}`)"
             for u in unmet
         ]
+        out.append("")
+    warned = cardlib.warnings(gate)
+    if warned:
+        out += ["## GATE warnings", ""]
+        out += [
+            f'- "{_one_line(w["claim"], 200) or "(whole answer)"}": {_one_line(w["detail"])}'
+            f" (`{w['code']}`)"
+            for w in warned
+        ]
+        out.append("")
+    conclusions = gate.get("conclusions") or []
+    if conclusions:
+        out += ["## The model's conclusions (not verified)", "", CONCLUSIONS_NOTE, ""]
+        out += [f"- {_one_line(c, 400)}" for c in conclusions]
+        out.append("")
+    sent = record.get("outbound") or []
+    if sent:
+        out += ["## Sent off the machine", ""]
+        out += [f"- {_one_line(line, 600)}" for line in sent_lines(sent)]
         out.append("")
     critiques = record.get("critiques") or []
     if critiques:

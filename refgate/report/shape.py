@@ -44,6 +44,7 @@ def _ref(value: Any) -> dict[str, Any] | None:
     ref["payload"] = as_map(ref.get("payload"))
     for key in ("kind", "title", "source", "source_type", "created_by"):
         ref[key] = as_text(ref.get(key))
+    ref["influenced_by"] = texts(ref.get("influenced_by"))
     return ref
 
 
@@ -60,6 +61,7 @@ def _gate(value: Any) -> dict[str, Any]:
     gate["claims"] = claims
     gate["issues"] = maps(gate.get("issues"))
     gate["counts"] = as_map(gate.get("counts"))
+    gate["conclusions"] = texts(gate.get("conclusions"))
     return gate
 
 
@@ -87,6 +89,10 @@ def clean_run(record: Any) -> dict[str, Any]:
         "gate": _gate(r.get("gate")),
         "critiques": texts(r.get("critiques")),
         "caveats": texts(r.get("caveats")),
+        "outbound": [
+            {k: as_text(o.get(k)) for k in ("tool", "to", "slot", "text")}
+            for o in maps(r.get("outbound"))
+        ],
         "trace_summary": summary,
         "workspace": {"name": as_text(as_map(ws).get("name"))} if isinstance(ws, Mapping) else None,
         "models": {k: as_text(v) for k, v in as_map(r.get("models")).items()},

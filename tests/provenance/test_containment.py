@@ -46,7 +46,14 @@ EXPECTED = {
 }
 
 
+#: GATE codes that may stop a number (several may name one claim).
+NUMBER_CODES = {"unsupported_numeric_claim", "external_only_numeric", "withheld_source"}
+
+
 def expected(attempt: ic.Attempt) -> set[str]:
+    if attempt.effect == "number" and attempt.what == "number cited":
+        codes = set(attempt.boundary.removeprefix("GATE (").rstrip(")").split(", "))
+        return {attempt.boundary} if codes <= NUMBER_CODES else set()
     if attempt.effect == "path" and attempt.what.startswith("read "):
         return {"pass whitelist"} if attempt.pass_name == "work" else {"confinement"}
     if attempt.effect == "tool" and attempt.what.startswith("unknown tool"):

@@ -1,0 +1,209 @@
+"""Outbound is a write: the one policy for text a tool sends off the machine (search queries,
+fetched URLs, the research graph's queries, webhooks).
+
+Two rules, checked before the call runs (``check_outbound``; the research graph calls
+``check_outbound_text`` for its own queries):
+
+- **B1 for outbound.** In a turn that saw untrusted text (a document, a page, a fenced ref in
+  its prompt), the model may send only text that code or the person wrote: every word of a
+  query must come from trusted text (the user's question, text registered as trusted), and a
+  URL only one that a search of this run returned (the existing B2 rule). A query the model
+  wrote after reading a page (``site:collector.example unemp 9.6 ...``) is refused, whatever
+  its words.
+- **Workspace data stays in.** In every turn, an outbound argument that carries workspace data
+  is refused unless ``outbound_workspace_data`` allows it: a number of the run's trusted
+  results (valueRef, tableRef, dateRef values; not the question's own numbers, not years) or a
+  string cell of a trusted table (4+ characters, not in the question). Private document text is
+  external text and already refused by the taint check (20+ columns).
+
+Every query and URL sent is recorded (``record_sent``) in the run's provenance state, listed in
+both reports ("sent to the search provider: ...") and kept in the audit record.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from refgate.refs import EMITTED_KINDS, Ref
+
+#: Tools that send an argument off the machine: name -> (argument slots sent, destination).
+SENDS: dict[str, tuple[tuple[str, ...], str]] = {
+    "WebSearch": (("query",), "the search provider"),
+    "PostReport": (("report",), "the workspace webhook"),
+}
+#: Engine capabilities (called through EngineCall or RunPython) that send their arguments out.
+SENDING_CAPABILITIES: dict[str, tuple[tuple[str, ...], str]] = {
+    "deep_research": (("question",), "the search provider (deep research)"),
+}
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?![\w])")
+_YEAR = re.compile(r"^(?:1[89]|20|21)\d\d$")
+#: Shortest table string that counts as workspace data.
+MIN_DATA_STRING = 4
+
+
+def sent_arguments(tool: str, args: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(field, text, destination) for every argument of this call that leaves the machine."""
+    spec = SENDS.get(tool)
+    if tool == "EngineCall":
+        spec = SENDING_CAPABILITIES.get(str(args.get("name") or ""))
+        args = args.get("arguments") if isinstance(args.get("arguments"), Mapping) else {}
+    if spec is None:
+        return []
+    fields, to = spec
+    out = []
+    for name in fields:
+        value = args.get(name)
+        if value is None:
+            continue
+        out.append((name, value if isinstance(value, str) else str(value), to))
+    return out
+
+
+def _norm_number(text: str) -> str | None:
+    raw = text.replace(",", "").lstrip("+")
+    try:
+        value = float(raw)
+    except ValueError:
+        return None
+    return f"{value:.6g}"
+
+
+def _leaves(value: Any) -> Iterable[Any]:
+    if isinstance(value, Mapping):
+        for v in value.values():
+            yield from _leaves(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _leaves(v)
+    else:
+        yield value
+
+
+def workspace_data(refs: Iterable[Ref]) -> tuple[set[str], set[str]]:
+    """(numbers, strings) of the run's trusted results: what an outbound text may not carry."""
+    numbers: set[str] = set()
+    strings: set[str] = set()
+    for ref in refs:
+        if ref.is_external or ref.kind not in EMITTED_KINDS:
+            continue
+        p = ref.payload
+        body = p.get("rows") if ref.kind == "tableRef" else p.get("values", p.get("date"))
+        for leaf in _leaves(body):
+            if isinstance(leaf, bool) or leaf is None:
+                continue
+            if isinstance(leaf, int | float):
+                n = f"{float(leaf):.6g}"
+                numbers.add(n)
+                # as written at a lower precision (12990.341 -> 12990.3, 12990)
+                for digits in (1, 2, 3):
+                    numbers.add(f"{round(float(leaf), digits):.6g}")
+            elif isinstance(leaf, str):
+                text = leaf.strip()
+                n = _norm_number(text)
+                if n is not None:
+                    numbers.add(n)
+                elif len(text) >= MIN_DATA_STRING:
+                    strings.add(text.casefold())
+    return numbers, strings
+
+
+def carried_data(text: str, refs: Iterable[Ref], trusted: Iterable[str]) -> list[str]:
+    """The workspace data ``text`` carries: numbers and strings of trusted results that the
+    trusted texts (the question) do not hold. Years and small counts are not data."""
+    numbers, strings = workspace_data(refs)
+    trusted_text = " ".join(trusted).casefold()
+    own = {_norm_number(m) for m in _NUMBER.findall(trusted_text)}
+    found: list[str] = []
+    for m in _NUMBER.findall(text):
+        n = _norm_number(m)
+        if n is None or n in own or _YEAR.match(m):
+            continue
+        if "." not in m and abs(float(n)) < 100:
+            continue  # small whole numbers (top 5, 10 results) say nothing of the data
+        if n in numbers:
+            found.append(m)
+    folded = text.casefold()
+    for s in strings:
+        if s in folded and s not in trusted_text:
+            found.append(s)
+    return found
+
+
+def trusted_words(trusted: Iterable[str]) -> set[str]:
+    return {w.casefold() for t in trusted for w in _WORD.findall(t)}
+
+
+def check_outbound_text(
+    text: str,
+    *,
+    to: str,
+    untrusted_turn: bool,
+    trusted: Iterable[str],
+    refs: Iterable[Ref] = (),
+    allow_data: bool = False,
+    url: bool = False,
+) -> str | None:
+    """A refusal reason for sending ``text`` to ``to``, else None (see the module doc).
+
+    ``trusted``: texts the person or code wrote (the question, code-built queries);
+    ``refs``: the run's ledger (its trusted results are workspace data);
+    ``url``: the text is a URL (its origin is checked by B2, not its words)."""
+    trusted = list(trusted)
+    if untrusted_turn and not url:
+        allowed = trusted_words(trusted)
+        foreign = [w for w in _WORD.findall(text) if w.casefold() not in allowed]
+        if foreign:
+            shown = ", ".join(dict.fromkeys(foreign[:6]))
+            return (
+                f"this turn read untrusted content, so text sent to {to} may only be written "
+                f"by the person or by code (words not in the question: {shown}); outbound is "
+                "a write (boundary B1). Send the user's question as it is, or nothing"
+            )
+    if not allow_data:
+        data = carried_data(text, refs, trusted)
+        if data:
+            shown = ", ".join(dict.fromkeys(data[:6]))
+            return (
+                f"the text sent to {to} carries workspace data ({shown}); results of this run "
+                "do not leave the machine unless outbound_workspace_data allows it"
+            )
+    return None
+
+
+def check_outbound(
+    tool: str,
+    args: Mapping[str, Any],
+    *,
+    untrusted_turn: bool,
+    trusted: Iterable[str],
+    refs: Iterable[Ref],
+    allow_data: bool,
+) -> str | None:
+    """``check_outbound_text`` for every argument of a tool call that leaves the machine."""
+    trusted = list(trusted)
+    refs = list(refs)
+    for name, text, to in sent_arguments(tool, args):
+        if tool == "PostReport":
+            continue  # the report is built by code and approved by a person (B3)
+        why = check_outbound_text(
+            text,
+            to=to,
+            untrusted_turn=untrusted_turn,
+            trusted=trusted,
+            refs=refs,
+            allow_data=allow_data,
+        )
+        if why:
+            return f"argument {name!r}: {why}"
+    return None
+
+
+def sent_lines(sent: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The reports' lines: ``sent to the search provider: "query"`` per query or URL sent."""
+    return [
+        f'sent to {s.get("to", "?")} ({s.get("tool", "?")}): "{s.get("text", "")}"' for s in sent
+    ]
