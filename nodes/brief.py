@@ -29,11 +29,13 @@ from langgraph.runtime import Runtime
 from refgate.catalog.skillbook import skillbook_for
 from refgate.events import event
 from refgate.memory.decisions import recall_decisions
-from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context
+from refgate.nodes.common import Deps, PassTimer, budget_state, load_prompt, make_context
 from refgate.nodes.conversation import conversation_block
 from refgate.nodes.loop import run_tool_pass
 from refgate.nodes.parsing import parse_json_object
+from refgate.provenance import RunProvenance
 from refgate.provenance.boundaries import guard_external, provenance_of
+from refgate.provenance.budget import check_question
 from refgate.refs import EMITTED_KINDS, Ref, ref_data
 from refgate.tools.registry import get_spec
 
@@ -54,6 +56,8 @@ TURN_RESET: dict[str, Any] = {
 
 #: Most recalled decisions shown to BRIEF.
 RECALL_LIMIT = 5
+#: Plan fields the model writes (the rest come from the chosen skills' data).
+MODEL_PLAN_FIELDS = ("lens", "criteria", "notes")
 
 
 def _workspace_summary(ctx) -> str:
@@ -86,9 +90,8 @@ def _recalled_block(ids: Sequence[str], ctx) -> str:
         why = ref.payload.get("why")
         text = str(ref.payload.get("decision", ref.title)) + (f" (why: {why})" if why else "")
         if ref.is_external:
-            # Remembered in a run that read untrusted content: fenced (or withheld on a high
-            # signal) and tainted, like any untrusted text.
-            provenance_of(ctx).register_text(text, source=f"recalled decision {rid}")
+            # Remembered from untrusted content: fenced (or withheld on a high signal); it
+            # reaches WORK (and taints) only if the plan uses it (``_keep_recalled``).
             text = guard_external(
                 text, source_label=f"decision {rid} (from a run that read untrusted content)"
             )
@@ -99,6 +102,38 @@ def _recalled_block(ids: Sequence[str], ctx) -> str:
         "\n\nDecisions remembered from earlier runs on this workspace (cite [decisionId] "
         "if the answer relies on one; ignore those that do not apply):\n" + "\n".join(lines)
     )
+
+
+def _keep_recalled(
+    recalled: Sequence[str], plan_text: str, ctx
+) -> tuple[list[str], list[str], bool]:
+    """Which recalled decisions go on to WORK: the trusted ones, and the untrusted ones the
+    plan uses (names their id). Returns (kept, dropped, steered): an untrusted decision the
+    plan uses is registered as taint; ``steered`` is True when the plan uses one or carries
+    the text of one it does not name (its model-written fields are then untrusted)."""
+    prov = provenance_of(ctx)
+    kept: list[str] = []
+    dropped: list[str] = []
+    steered = False
+    for rid in recalled:
+        ref = ctx.ledger.get(rid)
+        if ref is None:
+            continue
+        if not ref.is_external:
+            kept.append(rid)
+            continue
+        text = str(ref.payload.get("decision", ref.title))
+        if rid in plan_text:
+            kept.append(rid)
+            prov.register_text(text, source=f"recalled decision {rid}")
+            steered = True
+            continue
+        dropped.append(rid)
+        probe = RunProvenance()
+        probe.register_text(text, source=rid)
+        if probe.tainted_by(plan_text):
+            steered = True
+    return kept, dropped, steered
 
 
 def _merge(skill_refs: Sequence[Ref], key: str) -> list[str]:
@@ -222,7 +257,7 @@ def make_brief(deps: Deps):
         """BRIEF pass: plan, chosen skills, required evidence, recalled decisions."""
         store = getattr(runtime, "store", None)
         # BRIEF starts a run: a fresh run id, even on a thread that answered before.
-        fresh = {**state, "run_id": uuid.uuid4().hex[:12]}
+        fresh = {**state, "run_id": uuid.uuid4().hex[:12], "budget": None}
         ctx = make_context("brief", fresh, deps, config=config, store=store)
         timer = PassTimer("brief", ctx)
         events = [timer.start_event(run_id=ctx.run_id)]
@@ -234,6 +269,7 @@ def make_brief(deps: Deps):
         question = (state.get("question") or "").strip()
         if not question:
             raise ValueError("the question is empty: ask something about the workspace")
+        check_question(question, ctx.settings)
         recalled, recall_events = _recall(question, ctx, store)
         events.extend(recall_events)
         settings = ctx.settings
@@ -275,10 +311,26 @@ def make_brief(deps: Deps):
                 )
             )
         plan = plan_from_refs(skill_refs, out.final_text, calls=calls)
-        plan["recalled"] = list(recalled)
+        kept, dropped, steered = _keep_recalled(recalled, out.final_text, ctx)
+        plan["recalled"] = kept
+        if dropped:
+            events.append(
+                event(
+                    "recall_not_used",
+                    "brief",
+                    decisions=dropped,
+                    reason="untrusted decisions the plan does not use do not reach WORK",
+                )
+            )
+        if out.untrusted_seen or steered:
+            # The model wrote these fields after reading untrusted text: later passes see them
+            # fenced (item 8 of the containment design).
+            plan["untrusted_fields"] = list(MODEL_PLAN_FIELDS)
         if fallback:
             plan["fallback"] = fallback
-        issued = {r.id: r for r in ctx.ledger.issued}
+        issued = {
+            r.id: r for r in ctx.ledger.issued if r.kind != "decisionRef" or r.id not in dropped
+        }
         events.append(timer.end_event(refs=list(issued), plan=json.loads(json.dumps(plan))))
         return {
             "run_id": ctx.run_id,
@@ -289,6 +341,7 @@ def make_brief(deps: Deps):
             # a follow-up on a thread starts its own turn: nothing of the last one carries over
             # but the ledger, the trace, the taint registry and the finished turns
             **TURN_RESET,
+            "budget": budget_state(ctx),
         }
 
     return brief

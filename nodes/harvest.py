@@ -29,10 +29,11 @@ from langgraph.runtime import Runtime
 from refgate.config import PASSES
 from refgate.events import event, run_events
 from refgate.memory.audit import append_run, build_run_record
-from refgate.memory.decisions import remember_run_decision
+from refgate.memory.decisions import remember_run_decision, untrusted_origins
 from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context
 from refgate.nodes.conversation import turn_record
 from refgate.nodes.loop import run_tool_pass
+from refgate.provenance.boundaries import guard_external
 from refgate.refs import Ref, ref_data
 from refgate.usage import MODEL_PASSES, build_usage, from_trace
 
@@ -152,14 +153,23 @@ _RESULT_PREFIXES = ("val_", "tbl_", "dat_")
 
 def run_decisions(
     plan: Mapping[str, Any], trace: Sequence[Mapping[str, Any]]
-) -> list[tuple[str, str]]:
-    """The decisions this run made, as ``(kind, decision)``: the skills it followed (and lens),
-    the datasets and columns its capability calls read, and each RunPython formula whose call
-    emitted a result. Derived from the plan and the trace's successful WORK calls, in order."""
-    out: list[tuple[str, str]] = []
+) -> list[tuple[str, str, tuple[str, ...]]]:
+    """The decisions this run made, as ``(kind, decision, origins)``: the skills it followed
+    (and lens), the datasets and columns its capability calls read, and each RunPython formula
+    whose call emitted a result. Derived from the plan and the trace's successful WORK calls,
+    in order.
+
+    Origin per field: a skill id, a dataset and a column are the workspace's own names (the
+    call succeeded, so they exist): trusted whatever the run read. A lens the model wrote after
+    an untrusted read, and keyword arguments or code written in a turn that held untrusted text
+    (the call's ``influenced_by``), are not: the lens and arguments are left out, and a formula
+    keeps the untrusted refs it may follow as its ``origins``."""
+    out: list[tuple[str, str, tuple[str, ...]]] = []
     lens = str(plan.get("lens") or "").strip()
+    if "lens" in (plan.get("untrusted_fields") or []):
+        lens = ""
     for skill in plan.get("skills") or []:
-        out.append(("skill", f"follow skill {skill}" + (f" ({lens} lens)" if lens else "")))
+        out.append(("skill", f"follow skill {skill}" + (f" ({lens} lens)" if lens else ""), ()))
     for e in trace:
         if e.get("type") != "tool_call" or e.get("pass") != "work" or e.get("status") != "ok":
             continue
@@ -167,6 +177,7 @@ def run_decisions(
         if not isinstance(args, Mapping):
             continue
         tool = e.get("tool")
+        influenced = tuple(str(x) for x in e.get("influenced_by") or ())
         if tool == "EngineCall":
             name = str(args.get("name") or "")
             kw = args.get("arguments") if isinstance(args.get("arguments"), Mapping) else {}
@@ -175,11 +186,13 @@ def run_decisions(
                 target = f"dataset {dataset}" + (f", column {column}" if column else "")
                 rest = {k: v for k, v in kw.items() if k not in ("dataset", "column")}
                 extra = f" with {json.dumps(rest, sort_keys=True, default=str)}" if rest else ""
-                out.append(("data", f"read {target} through {name}{extra}"))
+                if influenced:
+                    extra = ""  # written after an untrusted read: not remembered as trusted
+                out.append(("data", f"read {target} through {name}{extra}", ()))
             elif name:
-                out.append(("data", f"call capability {name}"))
+                out.append(("data", f"call capability {name}", ()))
         elif tool == "InspectDataset" and args.get("dataset"):
-            out.append(("data", f"inspect dataset {args['dataset']}"))
+            out.append(("data", f"inspect dataset {args['dataset']}", ()))
         elif (
             tool == "RunPython"
             and isinstance(args.get("code"), str)
@@ -188,8 +201,16 @@ def run_decisions(
             code = args["code"].strip()
             if len(code) > FORMULA_CHARS:
                 code = code[: FORMULA_CHARS - 1] + "…"
-            out.append(("formula", f"compute in RunPython: {code}"))
+            out.append(("formula", f"compute in RunPython: {code}", influenced))
     return list(dict.fromkeys(out))
+
+
+def _shown_candidates(candidates: Sequence[str], ctx: Any) -> list[str]:
+    """The candidates as HARVEST's model sees them: in a run that read untrusted content they
+    may quote it (a tool error, a blocked claim), so each is fenced (or withheld)."""
+    if not untrusted_origins(ctx):
+        return list(candidates)
+    return [guard_external(c, source_label="improvement candidate") for c in candidates]
 
 
 def make_harvest(deps: Deps):
@@ -212,10 +233,10 @@ def make_harvest(deps: Deps):
         if made and store is not None:
             outcome = "passed" if gate.get("passed") else "blocked"
             try:
-                for kind, text in made:
+                for kind, text, origins in made:
                     ref = remember_run_decision(
                         store, ctx, text, str(state.get("question") or ""), kind=kind,
-                        outcome=outcome,
+                        outcome=outcome, origins=list(origins),
                     )  # fmt: skip
                     decisions.append(ref.id)
             except Exception as exc:  # memory is an aid: a failing store must not end the run
@@ -239,7 +260,7 @@ def make_harvest(deps: Deps):
                 f"required evidence {plan.get('required_evidence') or []}\n\n"
                 f"Gate verdict: {'passed' if gate.get('passed') else 'blocked'}\n\n"
                 "Improvement candidates (derived from the trace):\n"
-                + "\n".join(f"- {c}" for c in candidates)
+                + "\n".join(f"- {c}" for c in _shown_candidates(candidates, ctx))
             )
             model = deps.model("harvest", ctx.settings)
             out = run_tool_pass(
@@ -306,6 +327,7 @@ def _audit_run(
         "refs": refs,
         "gate": dict(state.get("gate") or {}),
         "events": events,
+        "outbound": list((state.get("provenance") or {}).get("sent") or []),
         "trace_summary": dict(summary),
         "models": {p: ctx.settings.model_for(p) for p in PASSES if p not in ("gate", "research")},
         "served": True,

@@ -1,5 +1,5 @@
 """Command-line interface: ``refgate init | ask | trace | check | index | research | provenance-map |
-review | audit | eval | report | dart``.
+memory | review | audit | eval | report | dart``.
 
 Each command lives in its own module, imported only when the command runs
 (``refgate.cli.app.COMMANDS``): ``refgate --help``, ``--version`` and shell completion load

@@ -76,6 +76,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Serve refgate's tools (ask, research, check, search_documents) to MCP clients: over "
         "stdio, or streamable HTTP on loopback with --http.",
     ),
+    "memory": ("memory", "Inspect and clear the decisions a workspace remembers."),
 }
 
 

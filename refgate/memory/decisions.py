@@ -124,11 +124,22 @@ def run_decision_key(decision: str) -> str:
 
 
 def remember_run_decision(
-    store: Any, ctx: ToolContext, decision: str, question: str, *, kind: str, outcome: str
+    store: Any,
+    ctx: ToolContext,
+    decision: str,
+    question: str,
+    *,
+    kind: str,
+    outcome: str,
+    origins: Sequence[str] | None = None,
 ) -> Ref:
     """Store a decision a run made (derived by code: a skill, dataset and column, formula) and
     issue its decisionRef. Deduplicated against memory: a decision already stored gains this
-    run's question in its ``why`` (the last ``RUN_DECISION_QUESTIONS``) instead of a copy."""
+    run's question in its ``why`` (the last ``RUN_DECISION_QUESTIONS``) instead of a copy.
+
+    ``origins``: the untrusted text this decision's content may follow (origin per field,
+    worked out by the caller: a skill choice or a dataset name follows none, a formula written
+    after an untrusted read follows what that turn saw); None: the run's untrusted reads."""
     ns = namespace_for(ctx)
     key = run_decision_key(decision)
     existing = store.get(ns, key)
@@ -161,13 +172,18 @@ def remember_run_decision(
             "created_at": now,
         }
     value["why"] = "made for: " + " | ".join(questions)
-    # Trust follows origin, as for remember_decision: a decision made (or made again) in a run
-    # that read untrusted content stays marked untrusted.
-    origins = untrusted_origins(ctx)
+    # Trust follows origin, as for remember_decision: a decision whose content may follow
+    # untrusted text is marked untrusted.
+    origins = untrusted_origins(ctx) if origins is None else list(origins)
     if origins:
         before = (value.get("provenance") or {}).get("origins") or []
         merged = list(dict.fromkeys([*before, *origins]))[:MAX_ORIGINS]
         value["provenance"] = {"untrusted": True, "origins": merged}
+    elif is_untrusted_decision(value):
+        # The same decision, derived again by code from a turn that saw no untrusted text: its
+        # content has a trusted origin now.
+        value.pop("provenance", None)
+        value["trusted_again_by"] = ctx.run_id
     store.put(ns, key, value)
     return ctx.issue(
         "decisionRef",
@@ -183,8 +199,62 @@ def has_index(store: Any) -> bool:
     return bool(getattr(store, "index_config", None))
 
 
+#: Words that say nothing of a question's subject (lexical recall ignores them).
+_STOPWORDS = frozenset(
+    [
+        "the",
+        "and",
+        "for",
+        "was",
+        "were",
+        "what",
+        "which",
+        "who",
+        "how",
+        "why",
+        "when",
+        "where",
+        "that",
+        "this",
+        "with",
+        "from",
+        "into",
+        "over",
+        "made",
+        "are",
+        "has",
+        "have",
+        "had",
+        "did",
+        "does",
+        "its",
+        "their",
+        "there",
+        "than",
+        "then",
+        "them",
+        "they",
+        "you",
+        "your",
+        "our",
+        "per",
+        "all",
+        "any",
+        "can",
+        "could",
+        "would",
+        "should",
+        "about",
+        "after",
+        "before",
+        "between",
+        "during",
+    ]
+)
+
+
 def _words(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text.lower()) if len(w) > 2]
+    return [w for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in _STOPWORDS]
 
 
 def _lexical_rank(items: list[Any], question: str, limit: int) -> list[tuple[Any, float]]:
@@ -208,6 +278,10 @@ def recall_decisions(
     recorded as a ``recall_failed`` event, never raised.
     """
     ns = namespace_for(ctx)
+    settings = getattr(ctx, "settings", None)
+    if min_score is None and settings is not None:
+        min_score = settings.memory_min_score
+    days = settings.untrusted_memory_days if settings is not None else None
     try:
         if has_index(store) and not store.search(ns, limit=1):
             # An empty memory has nothing to rank: listing it embeds nothing, so the embedder
@@ -226,10 +300,17 @@ def recall_decisions(
         return [], [event("recall_failed", ctx.pass_name, error=f"{type(exc).__name__}: {exc}")]
     ids: list[str] = []
     scores: list[float | None] = []
+    below = expired = 0
     for item, score in found:
-        if min_score is not None and score is not None and score < min_score:
+        if mode == "semantic" and min_score and score is not None and score < min_score:
+            below += 1
             continue
         value = dict(item.value)
+        if days is not None and is_expired(value, days):
+            expired += 1
+            with contextlib.suppress(Exception):  # memory is an aid: a failing delete is no error
+                store.delete(item.namespace, item.key)
+            continue
         ref = ctx.issue(
             "decisionRef",
             {
@@ -246,9 +327,79 @@ def recall_decisions(
         scores.append(None if score is None else round(float(score), 4))
     return ids, [
         event(
-            "recall", ctx.pass_name, mode=mode, namespace="/".join(ns), decisions=ids, scores=scores
+            "recall",
+            ctx.pass_name,
+            mode=mode,
+            namespace="/".join(ns),
+            decisions=ids,
+            scores=scores,
+            min_score=min_score if mode == "semantic" else None,
+            below_threshold=below,
+            expired=expired,
         )
     ]
+
+
+def _age_days(value: dict[str, Any]) -> float | None:
+    stamp = value.get("updated_at") or value.get("created_at")
+    try:
+        when = dt.datetime.fromisoformat(str(stamp))
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return (dt.datetime.now(dt.UTC) - when).total_seconds() / 86_400
+
+
+def is_expired(value: dict[str, Any], days: float) -> bool:
+    """True for an untrusted decision older than ``days`` (``untrusted_memory_days``)."""
+    if not is_untrusted_decision(value):
+        return False
+    age = _age_days(value)
+    return age is not None and age > days
+
+
+# ---------------------------------------------------------------------------------------------
+# Inspecting and clearing (``refgate memory``)
+
+
+def list_decisions(store: Any, workspace_name: str | None) -> list[Any]:
+    """Every stored decision of a workspace (store items), newest first."""
+    items = list(store.search(decisions_namespace(workspace_name), limit=100_000))
+    return sorted(
+        items,
+        key=lambda it: str(it.value.get("updated_at") or it.value.get("created_at") or ""),
+        reverse=True,
+    )
+
+
+def get_decision(store: Any, workspace_name: str | None, key: str) -> Any:
+    """One stored decision by key (or a unique key prefix), else None."""
+    ns = decisions_namespace(workspace_name)
+    item = store.get(ns, key)
+    if item is not None:
+        return item
+    found = [it for it in list_decisions(store, workspace_name) if it.key.startswith(key)]
+    return found[0] if len(found) == 1 else None
+
+
+def forget_decision(store: Any, workspace_name: str | None, key: str) -> bool:
+    """Delete one decision; False when there is none with that key."""
+    item = get_decision(store, workspace_name, key)
+    if item is None:
+        return False
+    store.delete(decisions_namespace(workspace_name), item.key)
+    return True
+
+
+def forget_untrusted(store: Any, workspace_name: str | None) -> int:
+    """Delete every untrusted decision of a workspace; returns how many."""
+    gone = 0
+    for item in list_decisions(store, workspace_name):
+        if is_untrusted_decision(item.value):
+            store.delete(decisions_namespace(workspace_name), item.key)
+            gone += 1
+    return gone
 
 
 # ---------------------------------------------------------------------------------------------

@@ -13,7 +13,11 @@ SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "us-macro"
 @pytest.fixture
 def settings() -> Settings:
     """Settings that never reach a network model (tests inject scripted models)."""
-    return Settings(model="scripted", api_key="test-key", work_max_rounds=4, max_rounds=3)
+    # memory_min_score is calibrated on MiniLM cosines; these tests embed with HashingEmbeddings
+    # (tests/brief/test_memory_containment.py checks the threshold with MiniLM)
+    return Settings(
+        model="scripted", api_key="test-key", work_max_rounds=4, max_rounds=3, memory_min_score=0
+    )
 
 
 @pytest.fixture
