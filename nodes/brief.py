@@ -48,6 +48,7 @@ TURN_RESET: dict[str, Any] = {
     "critiques": [],
     "caveats": [],
     "work_notes": "",
+    "work_notes_untrusted": False,
     "answer": "",
     "decisions": [],
     "trace_summary": {},

@@ -30,6 +30,7 @@ from refgate.config import PASSES
 from refgate.events import event, run_events
 from refgate.memory.audit import append_run, build_run_record
 from refgate.memory.decisions import remember_run_decision, untrusted_origins
+from refgate.nodes.artifacts import save_cited_tables
 from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context
 from refgate.nodes.conversation import turn_record
 from refgate.nodes.loop import run_tool_pass
@@ -227,6 +228,9 @@ def make_harvest(deps: Deps):
         except Exception as exc:  # history is an aid; a failing saver must not end the run
             history = None
             events.append(event("history_failed", "harvest", error=f"{type(exc).__name__}: {exc}"))
+        # B1 keeps its unit, the turn: tables a document-heavy run cites are saved by code
+        saved, saved_events = save_cited_tables(state, trace, ctx)
+        events.extend(saved_events)
         candidates = improvement_candidates(trace, gate, history)
         decisions: list[str] = []
         made = run_decisions(state.get("plan") or {}, trace)
@@ -279,6 +283,8 @@ def make_harvest(deps: Deps):
         summary = summarize_trace(trace + events, gate)
         summary["improvement_candidates"] = candidates
         summary["decisions"] = decisions
+        if saved:
+            summary["artifacts_saved_by_code"] = [r.id for r in saved]
         if history is not None:
             summary["history"] = history
         summary = json.loads(json.dumps(summary, default=str))

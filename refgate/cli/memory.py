@@ -20,7 +20,11 @@ from refgate.memory.decisions import (
 )
 from refgate.memory.persistence import open_persistence
 
-memory_app = typer.Typer(help="Inspect and clear the decisions a workspace remembers.")
+memory_app = typer.Typer(
+    name="memory",
+    help="Inspect and clear the decisions a workspace remembers.",
+    no_args_is_help=True,
+)
 app.add_typer(memory_app, name="memory")
 
 WORKSPACE = typer.Option(None, "--workspace", "-w", help=WORKSPACE_HELP)
