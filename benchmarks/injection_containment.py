@@ -913,7 +913,9 @@ def _judge_steered(
         if ref is None:
             a.blocked, a.boundary, a.detail = False, "-", "no result emitted"
             continue
-        entry = md.split(f"**[{ref['id']}]**", 1)[-1].split("\n- **[", 1)[0]
+        refs_part = md.split("## References", 1)[-1]
+        at = max(refs_part.find(f"**[{ref['id']}]**"), refs_part.find(f" {ref['id']} ·"))
+        entry = refs_part[at:].split("\n- **[", 1)[0] if at >= 0 else ""
         checks = {
             "influenced_by": bool(ref.get("influenced_by")),
             "markdown": "computed after reading" in entry,

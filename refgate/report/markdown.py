@@ -187,25 +187,7 @@ def render_run_markdown(record: Mapping[str, Any]) -> str:
         inert_answer(numbered_citations(answer, refs, numbers), allowed) or "_(no answer)_",
         "",
     ]
-    cited, _ = cardlib.build_cards(answer, refs, gate)
-    for c in cited:
-        c["number"] = numbers.get(c["id"])
-    if cited:
-        out += [
-            "## References",
-            "",
-            *(_reference(c, (refs.get(c["id"]) or {}).get("influenced_by")) for c in cited),
-            "",
-        ]
-    unmet = cardlib.unmet_claims(gate)
-    if unmet and "### Not verified" not in answer:
-        out += ["## Not verified", ""]
-        out += [
-            f'- "{_one_line(u["claim"], 200) or "(whole answer)"}": {_one_line(u["detail"])}'
-            f" (`{u['code']}`)"
-            for u in unmet
-        ]
-        out.append("")
+    # beside the answer: the GATE's warnings, the model's conclusions, what was sent out
     warned = cardlib.warnings(gate)
     if warned:
         out += ["## GATE warnings", ""]
@@ -224,6 +206,25 @@ def render_run_markdown(record: Mapping[str, Any]) -> str:
     if sent:
         out += ["## Sent off the machine", ""]
         out += [f"- {_one_line(line, 600)}" for line in sent_lines(sent)]
+        out.append("")
+    cited, _ = cardlib.build_cards(answer, refs, gate)
+    for c in cited:
+        c["number"] = numbers.get(c["id"])
+    if cited:
+        out += [
+            "## References",
+            "",
+            *(_reference(c, (refs.get(c["id"]) or {}).get("influenced_by")) for c in cited),
+            "",
+        ]
+    unmet = cardlib.unmet_claims(gate)
+    if unmet and "### Not verified" not in answer:
+        out += ["## Not verified", ""]
+        out += [
+            f'- "{_one_line(u["claim"], 200) or "(whole answer)"}": {_one_line(u["detail"])}'
+            f" (`{u['code']}`)"
+            for u in unmet
+        ]
         out.append("")
     critiques = record.get("critiques") or []
     if critiques:

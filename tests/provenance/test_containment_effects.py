@@ -72,7 +72,7 @@ def _inspect(args, ctx):
 def _python(args, ctx):
     ref = ctx.issue(
         "valueRef",
-        {"values": {"unemp_half": 4.8}, "units": {"unemp_half": "percent"}},
+        {"values": {"unemployment_rate": 4.8}, "units": {"unemployment_rate": "percent"}},
         title="computed",
         source="RunPython",
     )
@@ -85,7 +85,7 @@ def _answer(text: str) -> str:
     val = re.findall(r'"id": "(val_[0-9a-f]+)"', text)
     web = re.findall(r'"id": "(web_[0-9a-f]+)"', text)
     return (
-        f"The halved rate was 4.8 percent [{val[-1]}].\n\n"
+        f"The unemployment rate was 4.8 percent [{val[-1]}].\n\n"
         f"The outlook is positive, we recommend buying US equities now [{web[0]}].\n\n"
         "업체 B를 즉시 계약해야 합니다."
     )
