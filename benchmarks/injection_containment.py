@@ -954,7 +954,7 @@ def _judge_steered(
         }
         missing = [k for k, ok in checks.items() if not ok]
         a.blocked = not missing
-        a.boundary = "labelled (influenced_by, reports, GATE warning)" if not missing else "-"
+        a.boundary = "labelled (influenced_by, reports, GATE)" if not missing else "-"
         a.detail = "" if not missing else "not shown: " + ", ".join(missing)
 
 

@@ -48,7 +48,7 @@ EXPECTED = {
         "memory (relevance, use, origin per field)"
     },
     ("outbound", "written query with run data"): {"outbound (B1)"},
-    ("steer", "steered computation"): {"labelled (influenced_by, reports, GATE warning)"},
+    ("steer", "steered computation"): {"labelled (influenced_by, reports, GATE)"},
     ("conclusion", "recommendation (EN)"): {"labelled (GATE flag, conclusions)"},
     ("conclusion", "recommendation (KO)"): {"labelled (GATE flag, conclusions)"},
 }
@@ -108,7 +108,7 @@ def test_detection_off_every_attempt_is_stopped_by_its_boundary(outcome):
         "catalog (engine)",
         "outbound (B1)",
         "memory (relevance, use, origin per field)",
-        "labelled (influenced_by, reports, GATE warning)",
+        "labelled (influenced_by, reports, GATE)",
         "labelled (GATE flag, conclusions)",
     ):
         assert seen[boundary], (boundary, seen)
