@@ -14,8 +14,8 @@ from markdown_it import MarkdownIt
 from refgate.provenance.outbound import sent_lines
 from refgate.refs import cited_ids
 from refgate.report import cards as cardlib
-from refgate.report.controls import visible_controls
 from refgate.report.cards import CONCLUSIONS_NOTE, influence_note
+from refgate.report.controls import visible_controls
 from refgate.report.links import allowed_urls, inert_links, inert_urls
 from refgate.report.run import header_facts
 from refgate.report.shape import clean_run
