@@ -27,9 +27,8 @@ from refgate.cli.approval import terminal_approver
 from refgate.cli.common import WORKSPACE_HELP, dumps, open_workspace, resume_command
 from refgate.cli.report import check_output, write_run_output
 from refgate.config import ConfigError
-from refgate.provenance.outbound import sent_lines
 from refgate.refs import as_ref_map, payload_values
-from refgate.report.cards import influence_note
+from refgate.report.cards import influence_note, sent_lines
 from refgate.report.links import allowed_urls
 from refgate.report.markdown import inert_answer
 

@@ -200,10 +200,3 @@ def check_outbound(
         if why:
             return f"argument {name!r}: {why}"
     return None
-
-
-def sent_lines(sent: Iterable[Mapping[str, Any]]) -> list[str]:
-    """The reports' lines: ``sent to the search provider: "query"`` per query or URL sent."""
-    return [
-        f'sent to {s.get("to", "?")} ({s.get("tool", "?")}): "{s.get("text", "")}"' for s in sent
-    ]

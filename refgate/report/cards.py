@@ -367,6 +367,16 @@ CONCLUSIONS_NOTE = (
 )
 
 
+def sent_lines(sent: Any) -> list[str]:
+    """The reports' lines for what a run sent off the machine (``RunProvenance.sent``):
+    ``sent to the search provider (WebSearch): "query"``."""
+    return [
+        f'sent to {s.get("to", "?")} ({s.get("tool", "?")}): "{s.get("text", "")}"'
+        for s in sent or []
+        if isinstance(s, Mapping)
+    ]
+
+
 def influence_note(influenced_by: Any) -> str:
     """What a report and the terminal say next to a value computed after an untrusted read."""
     seen = [str(x) for x in (influenced_by or [])][:5]

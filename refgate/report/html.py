@@ -18,7 +18,6 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from refgate.provenance.outbound import sent_lines
 from refgate.report import cards as cardlib
 from refgate.report.answer import answer_html, strip_unmet_section
 from refgate.report.cards import is_http
@@ -112,7 +111,7 @@ def render_run_html(record: Mapping[str, Any], charts: Sequence[Mapping[str, Any
         warnings=cardlib.warnings(gate),
         conclusions=[cardlib.clip(c, 2000) for c in gate.get("conclusions") or []],
         conclusions_note=cardlib.CONCLUSIONS_NOTE,
-        outbound=[cardlib.clip(x, 2000) for x in sent_lines(record.get("outbound") or [])],
+        outbound=[cardlib.clip(x, 2000) for x in cardlib.sent_lines(record.get("outbound") or [])],
         critiques=[cardlib.clip(c, 2000) for c in record.get("critiques") or []],
         caveats=[cardlib.clip(c, 2000) for c in record.get("caveats") or []],
     )

@@ -11,10 +11,9 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
-from refgate.provenance.outbound import sent_lines
 from refgate.refs import cited_ids
 from refgate.report import cards as cardlib
-from refgate.report.cards import CONCLUSIONS_NOTE, influence_note
+from refgate.report.cards import CONCLUSIONS_NOTE, influence_note, sent_lines
 from refgate.report.controls import visible_controls
 from refgate.report.links import allowed_urls, inert_links, inert_urls
 from refgate.report.run import header_facts
