@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from refgate.catalog.toolspec import ToolContext
 from refgate.events import event
 from refgate.nodes.gate.markdown import split_units
 from refgate.refs import SCHEMA_ROLE, Ref
 from refgate.tools.registry import get_spec
-from refgate.catalog.toolspec import ToolContext
 
 
 def lost_save_to_b1(trace: Sequence[Mapping[str, Any]]) -> bool:

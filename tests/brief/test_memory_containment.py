@@ -13,8 +13,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 from typer.testing import CliRunner
 
+from refgate.catalog.toolspec import ToolContext
 from refgate.config import Settings
-from refgate.memory.embeddings import HashingEmbeddings
 from refgate.graph import build_graph
 from refgate.memory.decisions import (
     decisions_namespace,
@@ -24,11 +24,11 @@ from refgate.memory.decisions import (
     open_store,
     recall_decisions,
 )
+from refgate.memory.embeddings import HashingEmbeddings
 from refgate.provenance import RunProvenance
 from refgate.refs import RefLedger, as_ref_map
 from refgate.testing import ScriptedChatModel, calls, tool_call
 from refgate.tools.registry import override_tool
-from refgate.catalog.toolspec import ToolContext
 
 GDP_ANSWER = "Real GDP in 2009Q3 was 12,990.3 billion USD [{val}]."
 QUESTION = "What was real GDP in 2009Q3?"

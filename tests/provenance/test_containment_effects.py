@@ -6,6 +6,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel
 
+from refgate.catalog.toolspec import ToolResult, ToolSpec
 from refgate.config import Settings
 from refgate.graph import build_graph
 from refgate.report import run_record
@@ -13,7 +14,6 @@ from refgate.report.html import render_run_html
 from refgate.report.markdown import render_run_markdown
 from refgate.testing import ScriptedChatModel, calls, tool_call
 from refgate.tools.registry import override_tool
-from refgate.catalog.toolspec import ToolResult, ToolSpec
 
 PLAN = '{"lens": "single value", "criteria": ["value matches the source"]}'
 QUESTION = "What was the US unemployment rate in 2009Q3"

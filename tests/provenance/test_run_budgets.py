@@ -56,9 +56,9 @@ def test_sandbox_seconds_and_the_models_timeout_are_capped():
 
 
 def test_run_python_gets_the_capped_timeout(monkeypatch):
+    from refgate.catalog.toolspec import ToolContext
     from refgate.refs import RefLedger
     from refgate.tools import run_python
-    from refgate.toolspec import ToolContext
 
     seen = {}
 
@@ -99,7 +99,7 @@ def test_a_long_question_is_refused_before_anything_runs(tmp_path):
 
 
 def test_the_api_refuses_a_long_question_as_a_configuration_error(tmp_path):
-    from refgate.cli.api import ask
+    from refgate.api.public import ask
 
     (tmp_path / "refgate.toml").write_text('name = "w"\n', encoding="utf-8")
     model = ScriptedChatModel(responses=[PLAN])

@@ -4,11 +4,11 @@ signal backs no claim, nor does another part of the same document."""
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel
 
+from refgate.catalog.toolspec import ToolResult, ToolSpec
 from refgate.config import Settings
 from refgate.graph import build_graph
 from refgate.testing import ScriptedChatModel, calls, tool_call
 from refgate.tools.registry import override_tool
-from refgate.toolspec import ToolResult, ToolSpec
 
 PLAN = '{"lens": "single value", "criteria": ["value matches the source"]}'
 ATTACK = (
