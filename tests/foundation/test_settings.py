@@ -140,6 +140,7 @@ def test_the_readme_settings_table_is_the_model():
         "REFGATE_STORE_EMBED",
         "REFGATE_TEST_POSTGRES_URL",
         "REFGATE_PG_DIR",
+        "REFGATE_CHROMIUM",  # the browser that prints PDF reports (refgate.report.pdf)
     }
     mentioned = set(re.findall(r"\b(?:REFGATE|OPENAI)_[A-Z_]+\b", README.read_text()))
     known = {n for n in names if "<" not in n} | {
