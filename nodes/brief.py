@@ -1,6 +1,6 @@
 """BRIEF: read the question, choose skills and capabilities, recall decisions, write the plan.
 
-The plan is built from data, never from the question's wording (seed 000):
+The plan is built from data, never from the question's wording (plans from data):
 
 - ``skills``: the skills the model chose (its JSON ``skills``), else the best hit of each
   ReadSkill call; ``required_evidence`` is the union of their ``requiredEvidence`` and becomes the

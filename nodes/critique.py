@@ -3,7 +3,7 @@
 Code first checks the plan's ``required_evidence`` item by item against the ledger (and the
 chosen skills' ``forbidden`` tools against the calls WORK made); the model then adds the
 judgement a checklist cannot make. Nothing here knows an analysis step: the items come from the
-skills the plan chose (seed 000).
+skills the plan chose (skills as procedures).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Document retrieval: chunk -> embed -> retrieve -> cite (seed 004).
+"""Document retrieval: chunk -> embed -> retrieve -> cite (the retrieval pipeline).
 
 ``DocumentIndex.build(documents, path)`` / ``DocumentIndex.load(path)`` / ``.update(documents)`` /
 ``.search(query, k=10, filters=None, mmr=True) -> list[Hit]``; ``refgate.retrieval.citations``

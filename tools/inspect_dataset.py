@@ -1,4 +1,4 @@
-"""InspectDataset (WORK): the first step on any dataset question (seed 000).
+"""InspectDataset (WORK): the first step on any dataset question (plans from data).
 
 Reports a dataset's schema (columns, dtypes, units, scales, descriptions from refgate.toml,
 non-missing counts, numeric ranges), its row count, period span and latest period, the numeric

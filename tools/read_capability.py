@@ -2,7 +2,7 @@
 
 Finds capabilities by exact name or by words of a query (matched against names, signatures and
 docstrings) and issues one apiRef per capability returned, carrying its name, signature and
-docstring: the API's single source of truth (seed 000). The RunPython prelude helper
+docstring: the API's single source of truth (capability docstrings). The RunPython prelude helper
 ``emit_result`` is listed too (kind ``prelude``), since WORK must call it to make evidence.
 """
 

@@ -1,6 +1,6 @@
 """ReadSkill (BRIEF): find skills by id or text; one skillRef per skill returned.
 
-The skills are the procedures' single source of truth (seed 000): the skillRef payload carries
+The skills are the procedures' single source of truth (skills as procedures): the skillRef payload carries
 what later passes need (``requiredEvidence`` becomes the GATE's checklist; ``forbidden`` and the
 procedure guide WORK). Arguments: ``{"query": "..."}`` (an id or any text, e.g. the question) or
 ``{"id": "..."}``; ``limit`` caps text matches.

@@ -1,7 +1,7 @@
 """The tool catalog: the one source of truth for what each pass may call.
 
 Each tool lives in its own module exposing ``SPEC: ToolSpec``. The name table (``CATALOG``: tool
-name -> module; ``PASS_TOOLS``: seed 000's per-pass whitelist, ``tools_for``) is plain data in the
+name -> module; ``PASS_TOOLS``: the pass whitelist, ``tools_for``) is plain data in the
 core, ``refgate.catalog.tool_names``, so core modules can name tools without importing this layer; this
 module loads the specs (lazily, so compiling the graph imports no heavy library). Each LLM pass
 binds exactly ``tools_for(pass_name)``.

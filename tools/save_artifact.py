@@ -3,7 +3,7 @@
 Files go under the run's artifacts folder, fixed by code before anything is read (boundary B2):
 ``ctx.artifacts_dir``, else ``<workspace>/.refgate/artifacts/<run_id>``. File names come from the
 ref id, never from model or document text. A chart is drawn only when the table has at least two
-comparable numeric values (one unit across the plotted columns) - seed 000's rule.
+comparable numeric values (one unit across the plotted columns) (a chart rule of the workbench).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ def norm_url(url: str) -> str:
     Query strings are cleaned by courlan (trackers such as ``utm_*``, ``fbclid``, ``ref`` and
     session ids dropped, parameters sorted), so ``?id=1`` and ``?id=2`` stay two pages while a
     tracking link names the page it points to. Scheme, fragment and default ports are ignored, as
-    in seed 001. Text that is not a URL comes back lower-cased and stripped.
+    in the research pipeline. Text that is not a URL comes back lower-cased and stripped.
     """
     raw = (url or "").strip()
     try:

@@ -27,7 +27,7 @@ from refgate.lexical import terms
 from refgate.text import split_sentences
 from refgate.tools.urls import host_of, norm_url
 
-#: Seed 001's constants.
+#: The research pipeline's constants.
 VOTES_PER_CLAIM = 3
 REFUTATIONS_REQUIRED = 2
 MAX_FETCH = 15
@@ -52,7 +52,7 @@ OUTCOMES = ("survives", "refuted", "unverified")
 
 @dataclass(frozen=True)
 class ResearchLimits:
-    """The knobs of one research run (seed 001's constants by default)."""
+    """The knobs of one research run (the research pipeline's constants by default)."""
 
     votes_per_claim: int = VOTES_PER_CLAIM
     refutations_required: int = REFUTATIONS_REQUIRED
@@ -75,7 +75,7 @@ class ResearchLimits:
 
 
 class Deduper:
-    """Dedup across angles plus the fetch budget (seed 001's pipeline stage 2).
+    """Dedup across angles plus the fetch budget (the research pipeline's second stage).
 
     Results of one angle are taken best relevance first. A URL already taken (by normalised form)
     is a dupe. Once the budget is spent, ``medium`` and ``low`` results are dropped; ``high`` still
@@ -91,7 +91,7 @@ class Deduper:
         self._lock = threading.Lock()
 
     def filter_novel(self, angle: str, results: Sequence[Mapping[str, Any]]) -> list[dict]:
-        """The results of ``angle`` to fetch (seed 001's ``filterNovel``)."""
+        """The results of ``angle`` to fetch (the research pipeline's novelty filter)."""
         return self.filter(angle, results)[0]
 
     def filter(
@@ -306,7 +306,7 @@ def vote_str(claim: Mapping[str, Any]) -> str:
 def build_synth_blocks(
     confirmed: Sequence[Mapping[str, Any]], killed: Sequence[Mapping[str, Any]]
 ) -> tuple[str, str]:
-    """Seed 001's synthesis ``block`` (confirmed claims, numbered) and ``killedBlock``."""
+    """The research pipeline's synthesis ``block`` (confirmed claims, numbered) and ``killedBlock``."""
     parts = []
     for i, c in enumerate(confirmed):
         support = [v for v in c["valid"] if not v["refuted"] and not v.get("uncertain")] or list(
@@ -344,7 +344,7 @@ def build_stats(
     votes_per_claim: int = VOTES_PER_CLAIM,
     unverified: int = 0,
 ) -> dict[str, int]:
-    """Seed 001's stats block; ``agentCalls = 1 + angles + sources + voted * votes + 1``."""
+    """The research pipeline's stats block; ``agentCalls = 1 + angles + sources + voted * votes + 1``."""
     return {
         "angles": angles,
         "sourcesFetched": sources,

@@ -1,4 +1,4 @@
-"""Structured outputs of the research steps (seed 001's schemas; field names as its prompts use)."""
+"""Structured outputs of the research steps (the research pipeline's schemas; field names as its prompts use)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The skillbook: skill files parsed, validated and searchable.
 
-A skill is a markdown file with YAML front matter (seed 000: the procedures' single source of
+A skill is a markdown file with YAML front matter (skills as procedures: the procedures' single source of
 truth)::
 
     ---

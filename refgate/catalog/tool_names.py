@@ -1,5 +1,5 @@
 """The tool name table: which tools exist (and the module holding each one's ``SPEC``) and which
-pass may call which (seed 000's whitelist).
+pass may call which (the pass whitelist).
 
 Plain data in the core, so core modules (skills, injection inspection, the provenance map) can
 name tools without importing ``refgate.tools``; ``refgate.tools.registry`` loads the specs.
@@ -22,7 +22,7 @@ CATALOG: dict[str, str] = {
     "PostReport": "refgate.tools.post_report",
 }
 
-#: Seed 000's whitelist. CRITIQUE and COMPOSE think only; GATE is code, not an LLM.
+#: The pass whitelist. CRITIQUE and COMPOSE think only; GATE is code, not an LLM.
 PASS_TOOLS: dict[str, tuple[str, ...]] = {
     "brief": ("ReadSkill", "ReadCapability", "read"),
     "work": ("RunPython", "InspectDataset", "EngineCall", "WebSearch", "SaveArtifact"),

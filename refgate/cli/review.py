@@ -1,7 +1,7 @@
 """``refgate review THREAD --verdict pass|fail --note TEXT`` and ``refgate audit``.
 
 A review is a human's judgement of a stored answer, appended to the workspace's audit file; refgate
-never computes pass or fail itself (seed 000). ``audit`` lists runs newest first with the GATE's
+never computes pass or fail itself (human verdicts). ``audit`` lists runs newest first with the GATE's
 verdict and the latest review.
 """
 

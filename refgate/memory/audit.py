@@ -26,7 +26,7 @@ events when absent), ``gate_passed`` (the GATE's verdict, copied, not judged), `
 from the ``model_call`` events) unless the caller gave them.
 
 Review record (``type: "review"``), written by ``append_review``: ``thread_id``, ``verdict``
-(``pass`` or ``fail``, a human's judgement: refgate never computes it, seed 000), ``note``,
+(``pass`` or ``fail``, a human's judgement: refgate never computes it: human verdicts), ``note``,
 ``reviewer``, ``recorded_at``.
 
 ``list_runs`` joins them: runs newest first, each with the reviews of its thread.

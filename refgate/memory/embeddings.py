@@ -31,7 +31,7 @@ from refgate.model_files import minilm_path
 if TYPE_CHECKING:
     from refgate.config import Settings
 
-#: Texts per embedding call (seed 004: batch 100).
+#: Texts per embedding call (the retrieval pipeline: batches of 100).
 BATCH_SIZE = 100
 MINILM_NAME = "all-MiniLM-L6-v2"
 

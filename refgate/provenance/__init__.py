@@ -1,5 +1,5 @@
 """Untrusted content: provenance flags, nonce armor, injection / unicode / hidden-text inspection,
-HTML to text, the run's taint registry and the boundaries that change the flow (seed 002).
+HTML to text, the run's taint registry and the boundaries that change the flow (B1-B5).
 
 Public interface (external evaluation code calls these names):
 

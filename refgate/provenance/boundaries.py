@@ -1,4 +1,4 @@
-"""Boundaries between untrusted content and what the agent may do (seed 002, B1-B5).
+"""Boundaries between untrusted content and what the agent may do (B1-B5, see the glossary).
 
 Contract used by ``refgate.tools.executor``:
 

@@ -1,4 +1,4 @@
-"""The deterministic core: seed 001's test list, adapted to the three-outcome tally."""
+"""The deterministic core: the research pipeline's test list, adapted to the three-outcome tally."""
 
 from __future__ import annotations
 

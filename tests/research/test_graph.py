@@ -43,7 +43,7 @@ def test_happy_path_report_cites_only_retrieved_pages(script, tiny_web):
     assert cited and cited <= fetched
     assert len(report["sources"]) == len({norm_url(x["url"]) for x in report["sources"]})
     stats = report["stats"]
-    # seed 001's formula equals the calls actually made when nothing degrades
+    # the research pipeline's formula equals the calls actually made when nothing degrades
     assert stats["agentCalls"] == stats["modelCalls"] == len(model.calls)
     assert stats["confirmed"] == stats["claimsVerified"] == 2 * stats["sourcesFetched"]
     unanimous = {"support": 3, "refute": 0, "uncertain": 0, "abstain": 0}

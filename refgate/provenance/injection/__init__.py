@@ -1,6 +1,6 @@
 """``inspect_injection``: deterministic prompt-injection signals in external text (no model).
 
-Kinds and confidence (as seed 002): role_impersonation, instruction_override, tool_directive
+Kinds and confidence: role_impersonation, instruction_override, tool_directive
 (high); authority_claim, exfiltration_hint (medium); delimiter_break (low). Each signal also
 names its attack family (``FAMILIES``), the rule that fired and the matched span, so that a
 withheld page can be explained to the user.

@@ -8,7 +8,7 @@ from typing import Any, Literal
 Confidence = Literal["high", "medium", "low"]
 RANK = {"high": 3, "medium": 2, "low": 1}
 
-#: Signal kinds (seed 002): what the text tries to do to the agent.
+#: Signal kinds: what the text tries to do to the agent.
 KINDS = (
     "role_impersonation",
     "instruction_override",
