@@ -140,7 +140,11 @@ def test_the_readme_settings_table_is_the_model():
         "REFGATE_STORE_EMBED",
         "REFGATE_TEST_POSTGRES_URL",
         "REFGATE_PG_DIR",
+        # environment-only knobs of one component, documented where that component is
+        "REFGATE_OCR",  # the PDF loader's OCR (on/off)
+        "REFGATE_OCR_TIMEOUT",  # its bound per page
         "REFGATE_CHROMIUM",  # the browser that prints PDF reports (refgate.report.pdf)
+        "REFGATE_LLAMA_CMAKE_ARGS",  # scripts/setup.sh: the embedded model's build flags
     }
     mentioned = set(re.findall(r"\b(?:REFGATE|OPENAI)_[A-Z_]+\b", README.read_text()))
     known = {n for n in names if "<" not in n} | {
