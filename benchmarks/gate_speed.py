@@ -32,6 +32,14 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The workspace vocabulary of the benchmark's values (column descriptions: the Korean claims
 #: name revenue and margin in Korean).
 VOCABULARY = {"won": "매출 revenue in won", "margin": "이익률 operating margin", "revenue": "매출"}
+#: Imports of an older GATE whose modules moved since (issue 27's restructuring): old -> new.
+MOVED_IMPORTS = {
+    "from refgate.skillbook import": "from refgate.catalog.skillbook import",
+    "from refgate.numbered_names import DEFAULT_NAMES, check_names": (
+        "from refgate.nodes.gate.numbered_names import DEFAULT_NAMES\n"
+        "from refgate.workspace import check_names"
+    ),
+}
 
 
 def baseline_gate(rev: str):
@@ -50,6 +58,8 @@ def baseline_gate(rev: str):
                 ["git", "show", f"{rev}:{name}"],
                 cwd=ROOT, check=True, capture_output=True, text=True,
             ).stdout  # fmt: skip
+            for old, new in MOVED_IMPORTS.items():
+                text = text.replace(old, new)
             (pkg / Path(name).name).write_text(text, encoding="utf-8")
     sys.path.insert(0, str(tmp))
     return importlib.import_module("gate_baseline").check_answer
