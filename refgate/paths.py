@@ -23,6 +23,14 @@ class PathEscape(PermissionError):
     """A path resolves outside the roots it must stay in (the message names it and the roots)."""
 
 
+class ServedRefusal(PathEscape, ValueError):
+    """A folder a served graph (or MCP tool) may not use under ``REFGATE_ALLOWED_WORKSPACES``.
+
+    Still a ``PathEscape`` for refgate's own handlers, and a ``ValueError`` so that LangGraph
+    Server hands the client its type and message rather than "An internal error occurred" (it
+    shows those only for ``ValueError`` and a few other built-in types)."""
+
+
 def real(path: Path | str) -> Path:
     """The real path of ``path`` (``~`` expanded, symlinks and ``..`` resolved)."""
     return Path(os.path.realpath(Path(path).expanduser()))
@@ -109,7 +117,7 @@ def served_allowlist(env: Mapping[str, str] | None = None) -> list[Path] | None:
         if p.is_absolute() and p.is_dir():
             usable.append(real(p))
     if not usable:
-        raise PathEscape(
+        raise ServedRefusal(
             f"{ALLOWLIST_ENV}={raw!r} has no usable entry (absolute paths of existing folders, "
             f"separated by {os.pathsep!r}); every workspace is refused"
         )
@@ -119,6 +127,6 @@ def served_allowlist(env: Mapping[str, str] | None = None) -> list[Path] | None:
 def check_served(path: Path | str, allowlist: list[Path] | None, *, what: str) -> None:
     """``PathEscape`` when an allowlist is in force and ``path`` is outside it."""
     if allowlist is not None and not is_within(path, allowlist):
-        raise PathEscape(
+        raise ServedRefusal(
             f"{what} {real(path)} is outside {ALLOWLIST_ENV} ({_roots_text(allowlist)})"
         )
