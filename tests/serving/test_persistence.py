@@ -147,7 +147,10 @@ def test_a_failed_run_resumes_from_its_last_checkpoint(backend, workspace):
     assert not [c for c in healthy.calls if "You are CRITIQUE" in c["text"]]
 
 
-def test_a_remembered_decision_is_recalled_by_brief(backend, workspace):
+def test_a_remembered_decision_is_recalled_by_brief(backend, workspace, monkeypatch):
+    # this checks that recall reaches BRIEF through each backend; how relevant a decision must be
+    # (memory_min_score, measured with MiniLM) is tested with MiniLM in tests/provenance
+    monkeypatch.setenv("REFGATE_MEMORY_MIN_SCORE", "0")
     settings = settings_for(backend)
     namespace = ("refgate", workspace.name, "decisions")
     decision = "For heron questions, check the migration season first"
