@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import DictLoader, Environment, StrictUndefined
 from markupsafe import Markup
 
 from refgate.report import cards as cardlib
@@ -30,8 +30,16 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 @cache
 def _env() -> Environment:
+    """The Jinja environment, every template read once per process: a long-running process (a
+    server, a benchmark) renders with the templates of the code it loaded, as the markdown and
+    terminal renderers (code) do, even when the files on disk change under it (an upgrade, a
+    checkout or rebase of the tree). With a file loader Jinja re-reads a template whose file
+    changed: a benchmark once rendered cards without the "computed after reading" label from an
+    older template checked out mid-run, while its markdown (code) kept the label."""
+    sources = {p.name: p.read_text(encoding="utf-8") for p in sorted(TEMPLATES.glob("*.j2"))}
     env = Environment(
-        loader=FileSystemLoader(TEMPLATES),
+        loader=DictLoader(sources),
+        auto_reload=False,
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,

@@ -54,6 +54,8 @@ def _card(doc: Any, c: Mapping[str, Any]) -> None:
     if src["url"]:
         where += f"; {src['url']}"
     doc.add_paragraph(_plain(f"Source: {where} ({c['trust']['badge']})"))
+    if c["influence"]:
+        doc.add_paragraph(_plain(f"Influenced: {c['influence']}"))
     if c["period"]:
         doc.add_paragraph(_plain(f"Period: {c['period']}"))
     if c["value_rows"]:
@@ -111,6 +113,24 @@ def render_run_docx(record: Mapping[str, Any]) -> bytes:
     doc.add_heading("Answer", level=2)
     body = strip_unmet_section(answer) if not gate.get("passed") else answer
     _paragraphs(doc, numbered_citations(body, refs, numbers) or "(no answer)")
+    # beside the answer, as in the markdown and HTML reports
+    warned = cardlib.warnings(gate)
+    if warned:
+        doc.add_heading("GATE warnings", level=2)
+        for w in warned:
+            line = f'"{w["claim"] or "(whole answer)"}": {w["detail"]} ({w["code"]})'
+            doc.add_paragraph(_plain(line), style="List Bullet")
+    conclusions = gate.get("conclusions") or []
+    if conclusions:
+        doc.add_heading("The model's conclusions (not verified)", level=2)
+        doc.add_paragraph(_plain(cardlib.CONCLUSIONS_NOTE))
+        for text in conclusions:
+            doc.add_paragraph(_plain(cardlib.clip(text, 2000)), style="List Bullet")
+    sent = cardlib.sent_lines(record.get("outbound") or [])
+    if sent:
+        doc.add_heading("Sent off the machine", level=2)
+        for line in sent:
+            doc.add_paragraph(_plain(cardlib.clip(line, 2000)), style="List Bullet")
     cited, _ = cardlib.build_cards(answer, refs, gate)
     if cited:
         doc.add_heading("Evidence cited", level=2)
