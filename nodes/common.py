@@ -67,9 +67,14 @@ def _load_workspace_cached(path: str) -> Workspace:
 def resolve_workspace(state: dict[str, Any], deps: Deps) -> Workspace | None:
     """The run's workspace: the input's ``workspace`` path, else the run context's, else the
     graph's default, else the ``REFGATE_WORKSPACE`` folder (how a served graph gets one), else
-    none. A client-named folder passes the served allowlist check."""
+    none. A client-named folder passes the served allowlist check; the graph's own workspace,
+    named again by the input (``refgate.ask`` does), stays the graph's (as its caller loaded
+    it: ``may_start_servers``)."""
     path = state.get("workspace") or context_workspace(run_context())
     if path:
+        own = deps.workspace
+        if own is not None and Path(str(path)).expanduser().resolve() == own.root:
+            return own
         return load_served_workspace(path, loader=_load_workspace_cached)
     if deps.workspace is not None:
         return deps.workspace

@@ -24,6 +24,7 @@ from refgate.nodes.common import (
 from refgate.nodes.conversation import conversation_block
 from refgate.nodes.loop import run_tool_pass
 from refgate.refs import ref_data
+from refgate.tools.mcp_call import unavailable as mcp_unavailable
 from refgate.tools.registry import tools_for
 
 
@@ -32,6 +33,21 @@ def _datasets_block(ctx) -> str:
     if ws is None or not ws.datasets:
         return "No datasets."
     return "\n".join(f"- {n}: {s.description}" for n, s in ws.datasets.items())
+
+
+def _mcp_block(ctx) -> str:
+    """The workspace's MCP servers as its refgate.toml describes them (the workspace's words,
+    not the servers': a server's own descriptions come only from a McpCall listing, fenced)."""
+    ws = ctx.workspace
+    if ws is None or not ws.mcp_servers or not ws.may_start_servers:
+        return ""
+    lines = []
+    for name, spec in ws.mcp_servers.items():
+        tools = f" tools: {', '.join(spec.tools)}" if spec.tools else ""
+        ro = f" (read-only: {', '.join(spec.read_only_tools)})" if spec.read_only_tools else ""
+        about = f": {spec.description}" if spec.description else ""
+        lines.append(f"- {name}{about}.{tools}{ro}")
+    return "\n\nMCP servers (McpCall):\n" + "\n".join(lines)
 
 
 def _gate_issues_block(state: dict[str, Any]) -> str:
@@ -65,7 +81,7 @@ def make_work(deps: Deps):
         human = (
             f"Question: {state.get('question', '')}{conversation_block(state)}\n\n"
             f"Plan: {plan_block(plan)}\n\n"
-            f"Datasets:\n{_datasets_block(ctx)}\n\n"
+            f"Datasets:\n{_datasets_block(ctx)}{_mcp_block(ctx)}\n\n"
             f"Refs so far:\n{evidence}"
             f"{_gate_issues_block(state)}"
         )
@@ -82,6 +98,14 @@ def make_work(deps: Deps):
                     tools=sorted(set(tools_for("work")) - set(allowed)),
                 )
             )
+        no_mcp = mcp_unavailable(ctx)
+        if no_mcp:
+            allowed = [t for t in allowed if t != "McpCall"]
+            ws = ctx.workspace
+            if ws is not None and ws.mcp_servers:
+                # configured but not startable here (a served graph's client-named folder)
+                events.append(event("mcp_servers_disabled", "work", reason=no_mcp))
+                ctx.emit({"event": "notice", "text": f"MCP servers not started: {no_mcp}"})
         out = run_tool_pass(
             pass_name="work",
             model=model,

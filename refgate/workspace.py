@@ -43,6 +43,10 @@ workspace folder or one of its ``allowed_roots``; ``refgate.paths`` holds the ru
     [outbound]
     webhook_url = "https://hooks.example.com/refgate"  # optional: post finished reports here,
     approval_timeout_s = 300                            # each post approved by a person first
+
+    [mcp.servers.fx]                    # optional: MCP servers whose tools WORK may call
+    command = ["python", "fx_server.py"]   # or url = "http://127.0.0.1:8800/mcp"
+    read_only_tools = ["rate"]             # see refgate.mcp_servers
 """
 
 from __future__ import annotations
@@ -53,12 +57,13 @@ import os
 import re
 import tomllib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from refgate.config import ConfigError, load_settings
+from refgate.mcp_servers import McpServerSpec, parse_mcp_servers
 from refgate.paths import PathEscape, check_served, confine, recheck, served_allowlist
 
 #: Units a dataset column may declare.
@@ -188,6 +193,12 @@ class Workspace:
     webhook_url: str | None = None
     #: How long an approval request stays valid (``[outbound] approval_timeout_s``).
     approval_timeout_s: float = 300.0
+    #: MCP servers WORK may call (``[mcp.servers.NAME]``; ``refgate.mcp_servers``).
+    mcp_servers: dict[str, McpServerSpec] = field(default_factory=dict)
+    #: May this workspace's configuration start programs and reach servers (its MCP servers)?
+    #: Yes for a workspace the person opened (CLI, Python API); for a folder a client of a
+    #: served graph named, only under ``REFGATE_ALLOWED_WORKSPACES`` (``load_served_workspace``).
+    may_start_servers: bool = True
 
     @property
     def roots(self) -> tuple[Path, ...]:
@@ -496,6 +507,10 @@ def load_workspace(path: Path | str, *, config_file: Path | None = None) -> Work
     except ValueError as exc:
         raise WorkspaceError(str(exc)) from exc
     webhook_url, approval_timeout = _outbound(raw, where)
+    try:
+        mcp_servers = parse_mcp_servers(raw.get("mcp"), where)
+    except ValueError as exc:
+        raise WorkspaceError(str(exc)) from exc
     return Workspace(
         root=root,
         name=str(raw.get("name") or root.name),
@@ -509,6 +524,7 @@ def load_workspace(path: Path | str, *, config_file: Path | None = None) -> Work
         gate_names=gate_names,
         webhook_url=webhook_url,
         approval_timeout_s=approval_timeout,
+        mcp_servers=mcp_servers,
     )
 
 
@@ -564,13 +580,16 @@ def load_served_workspace(
 ) -> Workspace:
     """``load_workspace`` for a folder a client named: with ``REFGATE_ALLOWED_WORKSPACES`` set,
     the folder and every ``allowed_roots`` entry must lie inside it (``PathEscape`` otherwise; an
-    allowlist with no usable entry refuses everything). Every served graph loads through here."""
+    allowlist with no usable entry refuses everything). Every served graph loads through here.
+
+    A client-named folder's MCP servers are code execution (a command) or outbound (a URL), so
+    they may start only when the operator allowlisted the folder (``may_start_servers``)."""
     allowlist = served_allowlist(env)
     check_served(path, allowlist, what="workspace")
     ws = (loader or load_workspace)(str(Path(path).expanduser().resolve()))
     for i, extra in enumerate(ws.allowed_roots):
         check_served(extra, allowlist, what=f"{ws.root / 'refgate.toml'}: paths.allowed_roots[{i}]")
-    return ws
+    return replace(ws, may_start_servers=allowlist is not None)
 
 
 #: Words that, alone beside the digits, make a "name" a quantity.

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import ToolMessage
+from langgraph.errors import GraphBubbleUp
 from pydantic import ValidationError
 
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec, ToolUnavailable
@@ -116,9 +117,7 @@ def outbound_refusal(
 
 def record_sent(tool: str, args: dict[str, Any], ctx: ToolContext) -> None:
     """Keep every query and URL this call sends in the run's provenance (audit, reports)."""
-    prov = boundaries.provenance_of(ctx)
-    for field_name, text, to in outbound.sent_arguments(tool, args):
-        prov.record_sent(tool, to, text, field_name)
+    outbound.record_sent(boundaries.provenance_of(ctx), tool, args)
 
 
 def execute_tool_call(
@@ -191,6 +190,8 @@ def execute_tool_call(
 
     try:
         result = spec.func(parsed, ctx)
+    except GraphBubbleUp:
+        raise  # an interrupt (a person's approval, B3) pauses the run; it is no tool failure
     except ToolUnavailable as exc:
         result = ToolResult.failure(str(exc))
     except Exception as exc:  # a tool bug must not end the run; the model sees the error

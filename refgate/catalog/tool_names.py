@@ -16,6 +16,7 @@ CATALOG: dict[str, str] = {
     "InspectDataset": "refgate.tools.inspect_dataset",
     "EngineCall": "refgate.tools.engine_call",
     "WebSearch": "refgate.tools.web_search",
+    "McpCall": "refgate.tools.mcp_call",
     "SaveArtifact": "refgate.tools.save_artifact",
     "RememberDecision": "refgate.tools.remember_decision",
     # Outbound (B3): bound to no LLM pass; the DELIVER step calls it after a person approves.
@@ -25,7 +26,8 @@ CATALOG: dict[str, str] = {
 #: The pass whitelist. CRITIQUE and COMPOSE think only; GATE is code, not an LLM.
 PASS_TOOLS: dict[str, tuple[str, ...]] = {
     "brief": ("ReadSkill", "ReadCapability", "read"),
-    "work": ("RunPython", "InspectDataset", "EngineCall", "WebSearch", "SaveArtifact"),
+    # McpCall is bound only when the workspace lists MCP servers it may start (nodes/work.py)
+    "work": ("RunPython", "InspectDataset", "EngineCall", "WebSearch", "McpCall", "SaveArtifact"),
     "critique": (),
     "compose": (),
     "gate": (),

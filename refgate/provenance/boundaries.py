@@ -34,6 +34,7 @@ only URLs a ``url`` slot accepts.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -124,17 +125,39 @@ def check_call(spec: ToolSpec, args: dict[str, Any], ctx: ToolContext) -> str | 
     return None
 
 
-def approve_outbound(spec: ToolSpec, args: dict[str, Any], ctx: ToolContext) -> bool:
-    """Ask a human through LangGraph ``interrupt``; anything but an explicit yes refuses (B3)."""
-    request = {
-        "approve_outbound": spec.name,
-        "args": args,
-        "reason": "this tool sends data out of the machine (boundary B3)",
-    }
-    if ctx.extra.get("outbound_to"):  # where it goes, set by code (never by a model)
-        request["to"] = ctx.extra["outbound_to"]
+def call_digest(name: str, args: Any) -> str:
+    """A short digest naming one exact call (tool and arguments): what an approval binds to."""
+    return hashlib.sha256(call_key(name, args).encode("utf-8")).hexdigest()[:16]
+
+
+def approve_outbound(
+    spec: ToolSpec,
+    args: dict[str, Any],
+    ctx: ToolContext,
+    *,
+    reason: str = "this tool sends data out of the machine (boundary B3)",
+    to: str | None = None,
+    bind: bool = False,
+) -> bool:
+    """Ask a human through LangGraph ``interrupt``; anything but an explicit yes refuses (B3).
+
+    ``bind``: the approval must name this exact call (``{"approved": true, "call": DIGEST}``,
+    the request's ``call``). A node resumed after an interrupt runs again from its start, so a
+    pass whose model chooses the call (WORK) may ask for a different one the second time: an
+    approval then applies only to the call the person saw."""
+    request: dict[str, Any] = {"approve_outbound": spec.name, "args": args, "reason": reason}
+    to = to or ctx.extra.get("outbound_to")
+    if to:  # where it goes, set by code (never by a model)
+        request["to"] = to
+    digest = call_digest(spec.name, args) if bind else None
+    if digest:
+        request["call"] = digest
+        request["resume_with"] = {"approved": True, "call": digest}
     answer = interrupt(request)
-    return answer is True or (isinstance(answer, dict) and answer.get("approved") is True)
+    approved = answer is True or (isinstance(answer, dict) and answer.get("approved") is True)
+    if approved and digest:
+        return isinstance(answer, dict) and answer.get("call") == digest
+    return approved
 
 
 # ---- rendering --------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Outbound is a write: the one policy for text a tool sends off the machine (search queries,
-fetched URLs, the research graph's queries, webhooks).
+fetched URLs, the research graph's queries, webhooks, the arguments of a workspace's MCP
+server tools: ``McpCall``).
 
 Two rules, checked before the call runs (``check_outbound``; the research graph calls
 ``check_outbound_text`` for its own queries):
@@ -45,8 +46,33 @@ _YEAR = re.compile(r"^(?:1[89]|20|21)\d\d$")
 MIN_DATA_STRING = 4
 
 
+#: The tool whose model-written arguments go to a workspace's MCP server (every leaf of them).
+MCP_TOOL = "McpCall"
+
+
+def _mcp_arguments(args: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(field, text, destination) for every leaf of an MCP call's ``arguments`` (a listing,
+    with no tool, sends none)."""
+    if not args.get("tool"):
+        return []
+    to = f"the MCP server {str(args.get('server') or '')!r}"
+    out: list[tuple[str, str, str]] = []
+    stack: list[tuple[str, Any]] = [("arguments", args.get("arguments") or {})]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, Mapping):
+            stack.extend((f"{path}.{k}", v) for k, v in reversed(list(value.items())))
+        elif isinstance(value, list | tuple):
+            stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(value))))
+        elif value is not None and not isinstance(value, bool):
+            out.append((path, value if isinstance(value, str) else str(value), to))
+    return out
+
+
 def sent_arguments(tool: str, args: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     """(field, text, destination) for every argument of this call that leaves the machine."""
+    if tool == MCP_TOOL:
+        return _mcp_arguments(args)
     spec = SENDS.get(tool)
     if tool == "EngineCall":
         spec = SENDING_CAPABILITIES.get(str(args.get("name") or ""))
@@ -61,6 +87,13 @@ def sent_arguments(tool: str, args: Mapping[str, Any]) -> list[tuple[str, str, s
             continue
         out.append((name, value if isinstance(value, str) else str(value), to))
     return out
+
+
+def record_sent(prov: Any, tool: str, args: Mapping[str, Any]) -> None:
+    """Keep every text this call sends in the run's provenance (``RunProvenance.record_sent``:
+    the audit record and the reports' "sent to ..." lines)."""
+    for field_name, text, to in sent_arguments(tool, args):
+        prov.record_sent(tool, to, text, field_name)
 
 
 def _norm_number(text: str) -> str | None:

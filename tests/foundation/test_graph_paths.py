@@ -50,7 +50,8 @@ def test_happy_path_runs_the_passes_in_order(settings, gdp_tool):
     # Each LLM pass bound exactly its whitelist (the tool-less passes bind nothing).
     bound = [c["tools"] for c in model.calls]
     assert bound[0] == list(PASS_TOOLS["brief"])
-    assert bound[1] == bound[2] == list(PASS_TOOLS["work"])
+    # (McpCall only when the workspace lists MCP servers it may start: this one lists none)
+    assert bound[1] == bound[2] == [t for t in PASS_TOOLS["work"] if t != "McpCall"]
     assert bound[3] == [] and bound[4] == []
     # The fallback skill lookup is recorded when BRIEF calls no tool.
     assert any(e["type"] == "brief_fallback" for e in state["trace"])

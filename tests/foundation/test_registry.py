@@ -5,7 +5,8 @@ from refgate.tools.registry import CATALOG, PASS_TOOLS, get_spec, tools_for, wri
 
 SEED_000 = {
     "brief": ["ReadSkill", "ReadCapability", "read"],
-    "work": ["RunPython", "InspectDataset", "EngineCall", "WebSearch", "SaveArtifact"],
+    # McpCall: a workspace's MCP servers (bound only when it lists servers it may start)
+    "work": ["RunPython", "InspectDataset", "EngineCall", "WebSearch", "McpCall", "SaveArtifact"],
     "critique": [],
     "compose": [],
     "gate": [],

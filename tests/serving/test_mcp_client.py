@@ -1,0 +1,317 @@
+"""WORK's McpCall against a real MCP server (tests/serving/mcp_fixture_server.py, the official
+SDK), started over stdio and over streamable HTTP: its output is fenced as untrusted, secondary
+evidence; a write-like tool needs a person's approval of that exact call; arguments are
+outbound (checked and listed); bad configuration and failing servers give clear errors; a served
+graph starts a client-named workspace's servers only under REFGATE_ALLOWED_WORKSPACES.
+
+Each session starts a Python MCP server (seconds on a loaded machine), so the tests share
+sessions where they can."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+import refgate
+from refgate.catalog.toolspec import ToolContext
+from refgate.config import Settings
+from refgate.graph import build_graph
+from refgate.provenance import RunProvenance
+from refgate.refs import RefLedger, as_ref_map
+from refgate.testing import KeyedChatModel, ScriptedChatModel, calls, tool_call
+from refgate.tools.executor import execute_tool_call
+from refgate.workspace import WorkspaceError, load_served_workspace, load_workspace
+
+SERVER = Path(__file__).parent / "mcp_fixture_server.py"
+QUESTION = "What is the EUR rate the fx server reports?"
+PLAN = '{"lens": "single value", "criteria": []}'
+ANSWER = "The fx server reported a EUR rate; it is secondary evidence."
+
+
+def write_workspace(root: Path, servers: str) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "refgate.toml").write_text(f'name = "mcp"\n{servers}', encoding="utf-8")
+    return root
+
+
+def fx(extra: str = "", name: str = "fx") -> str:
+    return (
+        f"[mcp.servers.{name}]\n"
+        f"command = {json.dumps([sys.executable, str(SERVER)])}\n"
+        'description = "USD exchange rates (fixture)"\n'
+        f"start_timeout_s = 120\n{extra}"
+    )
+
+
+@pytest.fixture
+def settings(monkeypatch) -> Settings:
+    monkeypatch.setenv("REFGATE_STORE_EMBED", "hashing")
+    return Settings(
+        model="scripted", api_key="k", work_max_rounds=4, max_rounds=2, memory_min_score=0
+    )
+
+
+def is_work(text: str) -> bool:
+    return "You are WORK" in text
+
+
+def work_then(first_call, *, then=None):
+    """Replies keyed on the pass: WORK's first round makes ``first_call`` (and ``then`` after
+    a first result), everything else a fixed reply."""
+
+    def work(text: str):
+        results = text.count('"untrustedContent"')
+        if results == 0:
+            return calls(first_call)
+        if then is not None and results == 1:
+            return calls(then)
+        return "done: the MCP result is the evidence"
+
+    return KeyedChatModel(
+        rules=[
+            (lambda t: "You are BRIEF" in t, PLAN),
+            (is_work, work),
+            (lambda t: "You are CRITIQUE" in t, "[]"),
+            (lambda t: "You are COMPOSE" in t, ANSWER),
+        ],
+        default="nothing to remember",
+    )
+
+
+def work_calls(model) -> list[dict]:
+    return [c for c in model.calls if is_work(c["text"])]
+
+
+def tool_messages(call: dict) -> list[ToolMessage]:
+    return [m for m in call["messages"] if isinstance(m, ToolMessage)]
+
+
+def test_work_calls_a_read_only_tool_and_its_output_is_fenced_secondary_evidence(
+    tmp_path, settings
+):
+    ws = load_workspace(write_workspace(tmp_path / "ws", fx()))
+    model = work_then(tool_call("McpCall", {"server": "fx", "tool": "rate",
+                                            "arguments": {"currency": "EUR"}}))  # fmt: skip
+    graph = build_graph(model=model, checkpointer=InMemorySaver(), workspace=ws, settings=settings)
+    config = {"configurable": {"thread_id": "fenced"}}
+    graph.invoke({"question": QUESTION}, config)
+    state = graph.get_state(config).values
+
+    first, second = work_calls(model)[:2]
+    assert "McpCall" in first["tools"] and "fx: USD exchange rates (fixture)" in first["text"]
+    (result,) = tool_messages(second)
+    body = json.loads(result.content)
+    assert body["ok"] is True and body["untrustedContent"] is True
+    output = body["data"]["output"]
+    assert output.startswith("⟦UNTRUSTED:") and "USD/EUR 1.0842" in output
+    # B1: the turn that read the server's output has no write tool
+    assert "SaveArtifact" in first["tools"] and "SaveArtifact" not in second["tools"]
+    (ref,) = [r for r in as_ref_map(state["refs"]).values() if r.source == "mcp:fx/rate"]
+    assert ref.kind == "docRef" and ref.is_external and ref.is_secondary
+    assert "1.0842" in ref.payload["excerpt"] and ref.id == body["data"]["ref"]
+    # later passes see it fenced, as any untrusted text
+    compose = next(c for c in model.calls if "You are COMPOSE" in c["text"])
+    fenced = compose["text"].split(ref.id, 1)[1]
+    assert "⟦UNTRUSTED:" in fenced.split("1.0842")[0]
+    # the argument it sent is listed for the reports and the audit
+    assert {"tool": "McpCall", "to": "the MCP server 'fx'", "slot": "arguments.currency",
+            "text": "EUR"} in state["provenance"]["sent"]  # fmt: skip
+
+
+def test_a_write_like_tool_is_refused_without_approval_and_runs_with_it(tmp_path, settings):
+    root = write_workspace(tmp_path / "ws", fx())
+    note = tool_call("McpCall", {"server": "fx", "tool": "post_note",
+                                 "arguments": {"text": "EUR rate checked"}})  # fmt: skip
+    requests: list[dict] = []
+
+    model = work_then(note)
+    refgate.ask(QUESTION, workspace=root, model=model, settings=settings, thread="no")
+    assert not (root / "notes.txt").exists()  # nothing reached the server's write
+    (refusal,) = tool_messages(work_calls(model)[-1])
+    assert "a person did not approve this call (boundary B3)" in refusal.content
+
+    def approve(request: dict) -> dict:
+        requests.append(request)
+        return {"approved": True}
+
+    model = work_then(note)
+    refgate.ask(QUESTION, workspace=root, model=model, settings=settings, thread="yes",
+                approve=approve)  # fmt: skip
+    (request,) = requests
+    assert request["approve_outbound"] == "McpCall" and request["to"] == "the MCP server 'fx'"
+    assert request["args"]["arguments"] == {"text": "EUR rate checked"} and request["call"]
+    assert "write-like" in request["reason"]
+    # the resumed WORK ran the model again and the approved call once
+    assert (root / "notes.txt").read_text() == "EUR rate checked\n"
+
+
+def test_an_approval_names_its_call_and_untrusted_turns_never_write(tmp_path, settings):
+    ws = load_workspace(write_workspace(tmp_path / "ws", fx()))
+    note = tool_call("McpCall", {"server": "fx", "tool": "post_note",
+                                 "arguments": {"text": "hello"}})  # fmt: skip
+    graph = build_graph(model=work_then(note), checkpointer=InMemorySaver(), workspace=ws,
+                        settings=settings)  # fmt: skip
+    config = {"configurable": {"thread_id": "bind"}}
+    graph.invoke({"question": QUESTION}, config)
+    (request,) = [i.value for t in graph.get_state(config).tasks for i in t.interrupts]
+    assert request["resume_with"] == {"approved": True, "call": request["call"]}
+    graph.invoke(Command(resume={"approved": True, "call": "another-call"}), config)
+    assert not (ws.root / "notes.txt").exists()
+
+    # B1: after reading the server's output, a write-like tool is refused without asking,
+    # and an argument the person did not write does not leave (outbound policy)
+    read = tool_call("McpCall", {"server": "fx", "tool": "rate", "arguments": {"currency": "EUR"}})
+    krw = tool_call("McpCall", {"server": "fx", "tool": "rate", "arguments": {"currency": "KRW"}})
+    # the question's own words: the outbound policy lets them go, B1 still refuses the write
+    echo = tool_call("McpCall", {"server": "fx", "tool": "post_note",
+                                 "arguments": {"text": "the EUR rate"}})  # fmt: skip
+    model = ScriptedChatModel(responses=[PLAN, calls(read), calls(echo, krw), "done", "[]",
+                                         ANSWER, *["nothing"] * 6])  # fmt: skip
+    graph = build_graph(model=model, checkpointer=InMemorySaver(), workspace=ws, settings=settings)
+    config = {"configurable": {"thread_id": "b1"}}
+    graph.invoke({"question": QUESTION}, config)
+    assert graph.get_state(config).next == ()  # no approval was asked
+    trace = graph.get_state(config).values["trace"]
+    wrote, sent = [e for e in trace if e.get("tool") == "McpCall"][1:]
+    assert "write-like" in wrote["error"] and "boundary B1" in wrote["error"]
+    assert sent["status"] == "refused" and "KRW" in sent["error"]
+    assert not (ws.root / "notes.txt").exists()
+
+
+def tool_ctx(ws, settings) -> ToolContext:
+    return ToolContext(
+        pass_name="work", ledger=RefLedger(), settings=settings, workspace=ws,
+        taint=RunProvenance(),
+    )  # fmt: skip
+
+
+def call(ctx: ToolContext, server: str, tool: str, **arguments) -> dict:
+    outcome = execute_tool_call(
+        {"name": "McpCall", "id": "c", "args": {"server": server, "tool": tool,
+                                                "arguments": arguments}},
+        ["McpCall"], ctx,
+    )  # fmt: skip
+    return {"status": outcome.event["status"], **json.loads(outcome.message.content)}
+
+
+def test_failing_servers_and_tools_are_clear_errors(tmp_path, settings):
+    quits = json.dumps([sys.executable, "-c", "import sys; sys.exit(3)"])
+    servers = (
+        fx("timeout_s = 2\nmax_result_chars = 500\n")
+        + f'[mcp.servers.gone]\ncommand = ["{tmp_path}/no-such-server"]\n'
+        + f"[mcp.servers.quits]\ncommand = {quits}\n"
+    )
+    ws = load_workspace(write_workspace(tmp_path / "ws", servers))
+    ctx = tool_ctx(ws, settings)
+    unknown = call(ctx, "nope", "rate")
+    assert "no MCP server 'nope'" in unknown["error"] and "fx, gone, quits" in unknown["error"]
+    gone = call(ctx, "gone", "rate")
+    assert "could not start" in gone["error"] and "FileNotFoundError" in gone["error"]
+    exited = call(ctx, "quits", "rate")
+    assert "closed the connection" in exited["error"] and "quits.log" in exited["error"]
+    started = time.monotonic()
+    slow = call(ctx, "fx", "slow", seconds=60)
+    assert "did not answer within 2 s" in slow["error"]
+    assert time.monotonic() - started < 60
+    died = call(ctx, "fx", "die")
+    assert "closed the connection" in died["error"]
+    big = call(ctx, "fx", "big", n=5000)
+    assert big["data"]["truncated"] == "output cut at 500 characters"
+    missing = call(ctx, "fx", "no_such_tool")
+    assert "has no tool 'no_such_tool'" in missing["error"]
+    for result in (unknown, gone, exited, slow, died, missing):
+        assert result["ok"] is False and "Traceback" not in result["error"]
+    assert ctx.ledger.issued[-1].source == "mcp:fx/big"  # the run goes on with its ledger
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ('command = ["x"]\nurl = "http://h/mcp"', "exactly one of command"),
+        ('url = "file:///etc/passwd"', "http(s) URL"),
+        ('command = ["x"]\nport = 3', "unknown key(s) port"),
+        ('command = ["x"]\ntimeout_s = 0', "timeout_s"),
+        ("command = []", "the command is empty"),
+        ('url = "http://h/mcp"\nenv = { A = "b" }', "only a command"),
+    ],
+)
+def test_malformed_mcp_entries_name_the_field(tmp_path, entry, message):
+    root = write_workspace(tmp_path / "ws", f"[mcp.servers.s]\n{entry}\n")
+    with pytest.raises(WorkspaceError, match="mcp.servers.s") as err:
+        load_workspace(root)
+    assert message in str(err.value)
+
+
+def test_a_served_graph_starts_a_named_workspaces_servers_only_when_allowlisted(
+    tmp_path, settings, monkeypatch
+):
+    marker = tmp_path / "ws" / "started"
+    probe = json.dumps([sys.executable, "-c", f"open({str(marker)!r}, 'w')"])
+    root = write_workspace(tmp_path / "ws", f"[mcp.servers.probe]\ncommand = {probe}\n")
+    monkeypatch.delenv("REFGATE_ALLOWED_WORKSPACES", raising=False)
+    assert load_served_workspace(root).may_start_servers is False
+    assert load_workspace(root).may_start_servers is True
+
+    probe_call = tool_call("McpCall", {"server": "probe", "tool": "x"})
+    model = work_then(probe_call)
+    graph = build_graph(model=model, checkpointer=InMemorySaver(), settings=settings, audit=True)
+    config = {"configurable": {"thread_id": "served"}}
+    graph.invoke({"question": QUESTION, "workspace": str(root)}, config)
+    first = work_calls(model)[0]
+    assert "McpCall" not in first["tools"] and "MCP servers (McpCall)" not in first["text"]
+    (disabled,) = [e for e in graph.get_state(config).values["trace"]
+                   if e["type"] == "mcp_servers_disabled"]  # fmt: skip
+    assert "REFGATE_ALLOWED_WORKSPACES" in disabled["reason"]
+    assert not marker.exists()  # the command never ran
+
+    monkeypatch.setenv("REFGATE_ALLOWED_WORKSPACES", str(tmp_path))
+    assert load_served_workspace(root).may_start_servers is True
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_streamable_http_server_answers_the_same_way(tmp_path, settings):
+    port = _free_port()
+    log = (tmp_path / "http.log").open("wb")
+    proc = subprocess.Popen([sys.executable, str(SERVER), "http", str(port)],
+                            stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert proc.poll() is None, (tmp_path / "http.log").read_text()
+            time.sleep(0.2)
+        url = f"http://127.0.0.1:{port}/mcp"
+        servers = f'[mcp.servers.web]\nurl = "{url}"\n[mcp.servers.down]\nurl = "http://127.0.0.1:{_free_port()}/mcp"\n'
+        ws = load_workspace(write_workspace(tmp_path / "ws", servers))
+        ctx = tool_ctx(ws, settings)
+        answered = call(ctx, "web", "rate", currency="KRW")
+        listing = call(ctx, "web", "")
+        down = call(ctx, "down", "rate", currency="KRW")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+        log.close()
+    assert answered["ok"] is True and "1391.5" in answered["data"]["output"]
+    assert answered["data"]["output"].startswith("⟦UNTRUSTED:")
+    (ref,) = ctx.ledger.issued
+    assert ref.source == "mcp:web/rate" and ref.is_external and ref.is_secondary
+    tools = {t["name"]: t for t in listing["data"]["tools"]}
+    assert tools["rate"]["read_only"] is True and tools["post_note"]["read_only"] is False
+    assert tools["rate"]["description"].startswith("⟦UNTRUSTED:")  # the server's words
+    assert "could not be reached" in down["error"]

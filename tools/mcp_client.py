@@ -1,0 +1,249 @@
+"""Talk to a workspace's MCP server (``refgate.mcp_servers``) with the official SDK's client.
+
+Each call is one session: start the command (stdio) or connect to the URL (streamable HTTP),
+list the tools, call one, close. Nothing outlives the call, so a server that hangs or dies
+costs one call, never the run. Each request is bounded by the server's ``timeout_s``, the
+whole session by ``start_timeout_s + timeout_s``, the text returned by ``max_result_chars``. A stdio server gets the SDK's minimal
+environment plus the workspace's ``env``, runs in the workspace folder, and its stderr goes to
+``<workspace>/.refgate/mcp/<name>.log`` (never to the model: it is the server's text).
+
+Every failure is an ``McpServerError`` whose message says what happened and what to check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+import anyio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+from mcp_types import REQUEST_TIMEOUT
+
+from refgate.mcp_servers import TOOL_NAME, McpServerSpec
+
+T = TypeVar("T")
+
+
+class McpServerError(RuntimeError):
+    """The MCP server could not be reached, did not answer in time, or broke the protocol."""
+
+
+class McpToolHeld(McpServerError):
+    """``allow`` held the call back before anything was sent (``tool`` says what it is)."""
+
+    def __init__(self, tool: McpTool, reason: str) -> None:
+        super().__init__(reason)
+        self.tool = tool
+
+
+@dataclass(frozen=True)
+class McpTool:
+    """A tool a server lists, with what refgate decides about it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    #: Read-only by the workspace's ``read_only_tools`` or the server's annotations.
+    read_only: bool
+    #: Why (shown to the person approving and in the listing).
+    why: str
+
+
+@dataclass
+class McpOutput:
+    """One tool call's result: its text (bounded), whether the tool said it failed."""
+
+    text: str
+    is_error: bool
+    cut: bool = False
+    kinds: list[str] = field(default_factory=list)
+
+
+def judge(spec: McpServerSpec, name: str, annotations: Any) -> tuple[bool, str]:
+    """(read-only?, why): the workspace's ``read_only_tools`` vouch for a tool; else the
+    server's ``readOnlyHint: true`` without ``destructiveHint: true``; anything else is
+    write-like (no annotations, or ``readOnlyHint`` false or missing)."""
+    if name in spec.read_only_tools:
+        return True, "listed in read_only_tools in refgate.toml"
+    read_only = getattr(annotations, "read_only_hint", None) is True
+    destructive = getattr(annotations, "destructive_hint", None) is True
+    if read_only and not destructive:
+        return True, "the server annotates it readOnlyHint"
+    if read_only and destructive:
+        return False, "the server annotates it both readOnlyHint and destructiveHint"
+    return False, "neither read_only_tools nor the server's readOnlyHint says it is read-only"
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _explain(spec: McpServerSpec, exc: BaseException, log: Path | None) -> str:
+    where = f"command {' '.join(spec.command)!r}" if spec.command else f"URL {spec.url}"
+    tail = f"; its stderr is in {log}" if log is not None else ""
+    exc = _leaf(exc)
+    if isinstance(exc, TimeoutError) or (isinstance(exc, MCPError) and exc.code == REQUEST_TIMEOUT):
+        return (
+            f"MCP server {spec.name!r} ({where}) did not answer within {spec.timeout_s:g} s "
+            f"(timeout_s in [mcp.servers.{spec.name}]; start_timeout_s bounds its start){tail}"
+        )
+    if isinstance(exc, FileNotFoundError | PermissionError) and spec.command:
+        return (
+            f"MCP server {spec.name!r} could not start: {type(exc).__name__}: {exc} "
+            f"(check command in [mcp.servers.{spec.name}])"
+        )
+    if isinstance(exc, MCPError):
+        if "closed" in exc.message.lower():
+            return f"MCP server {spec.name!r} ({where}) closed the connection (it exited?){tail}"
+        return f"MCP server {spec.name!r} answered with an error: {exc.message[:300]}"
+    if isinstance(exc, OSError | ConnectionError) or type(exc).__module__.startswith("httpx"):
+        return (
+            f"MCP server {spec.name!r} ({where}) could not be reached: {type(exc).__name__}{tail}"
+        )
+    return (
+        f"MCP server {spec.name!r} ({where}) failed: {type(exc).__name__}: {str(exc)[:300]}{tail}"
+    )
+
+
+def _run(factory: Callable[[], Awaitable[T]]) -> T:
+    """Run a coroutine to completion from sync code (a worker thread when a loop already runs
+    here: an async app calling ``refgate.ask``)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(factory())  # type: ignore[arg-type]
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(factory())).result()  # type: ignore[arg-type]
+
+
+@contextlib.contextmanager
+def _stderr_log(log: Path | None):
+    if log is None:
+        with open(os.devnull, "w", encoding="utf-8") as sink:
+            yield sink
+        return
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "a", encoding="utf-8", errors="replace") as sink:
+        yield sink
+
+
+def _client(spec: McpServerSpec, cwd: Path | None, errlog: IO[str]) -> Client:
+    if spec.url:
+        return Client(spec.url, read_timeout_seconds=spec.timeout_s, cache=None)
+    params = StdioServerParameters(
+        command=spec.command[0],
+        args=list(spec.command[1:]),
+        env=dict(spec.env),
+        cwd=str(cwd) if cwd is not None else None,
+    )
+    return Client(
+        stdio_client(params, errlog=errlog), read_timeout_seconds=spec.timeout_s, cache=None
+    )
+
+
+def _tools(spec: McpServerSpec, listed: Any) -> dict[str, McpTool]:
+    out: dict[str, McpTool] = {}
+    for tool in listed.tools:
+        name = str(tool.name)
+        if not TOOL_NAME.match(name) or (spec.tools and name not in spec.tools):
+            continue
+        read_only, why = judge(spec, name, tool.annotations)
+        schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
+        out[name] = McpTool(name, str(tool.description or ""), schema, read_only, why)
+    return out
+
+
+def _output(result: Any, limit: int) -> McpOutput:
+    parts: list[str] = []
+    kinds: list[str] = []
+    for block in result.content or []:
+        kind = str(getattr(block, "type", "") or type(block).__name__)
+        kinds.append(kind)
+        if kind == "text":
+            parts.append(str(block.text))
+        elif kind == "resource" and hasattr(getattr(block, "resource", None), "text"):
+            parts.append(str(block.resource.text))
+        else:
+            parts.append(f"[{kind} content not shown]")
+    if result.structured_content is not None and not any(k == "text" for k in kinds):
+        parts.append(json.dumps(result.structured_content, ensure_ascii=False, default=str))
+    text = "\n".join(parts)
+    cut = len(text) > limit
+    if cut:
+        text = text[:limit]
+    return McpOutput(text=text, is_error=bool(result.is_error), cut=cut, kinds=kinds)
+
+
+def _session(
+    spec: McpServerSpec,
+    work: Callable[[Client], Awaitable[T]],
+    *,
+    cwd: Path | None,
+    log: Path | None,
+) -> T:
+    async def main() -> T:
+        with _stderr_log(log) as errlog:
+            with anyio.fail_after(spec.start_timeout_s + spec.timeout_s):
+                async with _client(spec, cwd, errlog) as client:
+                    return await work(client)
+
+    try:
+        return _run(main)
+    except Exception as exc:  # every transport, spawn and protocol failure: one clear error
+        leaf = _leaf(exc)
+        if isinstance(leaf, McpServerError):
+            raise leaf from None
+        raise McpServerError(_explain(spec, exc, log if spec.command else None)) from None
+
+
+def list_tools(
+    spec: McpServerSpec, *, cwd: Path | None = None, log: Path | None = None
+) -> dict[str, McpTool]:
+    """The server's tools that the workspace exposes, by name."""
+
+    async def work(client: Client) -> dict[str, McpTool]:
+        return _tools(spec, await client.list_tools())
+
+    return _session(spec, work, cwd=cwd, log=log)
+
+
+def call_tool(
+    spec: McpServerSpec,
+    name: str,
+    arguments: dict[str, Any],
+    *,
+    allow: Callable[[McpTool], str | None],
+    cwd: Path | None = None,
+    log: Path | None = None,
+) -> tuple[McpTool, McpOutput]:
+    """Call tool ``name`` in one session: list the tools first (the tool must be exposed), ask
+    ``allow(tool)`` (a reason to hold the call back, raised as ``McpToolHeld`` before anything
+    is sent; else None), then call."""
+
+    async def work(client: Client) -> tuple[McpTool, McpOutput]:
+        tools = _tools(spec, await client.list_tools())
+        if name not in tools:
+            known = ", ".join(sorted(tools)) or "none"
+            raise McpServerError(
+                f"MCP server {spec.name!r} has no tool {name!r} that this workspace exposes "
+                f"(tools: {known})"
+            )
+        tool = tools[name]
+        held = allow(tool)
+        if held:
+            raise McpToolHeld(tool, held)
+        result = await client.call_tool(name, arguments)
+        return tool, _output(result, spec.max_result_chars)
+
+    return _session(spec, work, cwd=cwd, log=log)
