@@ -7,6 +7,7 @@ shows what would be sent and where, then waits up to ``timeout_s`` for a line on
 
 from __future__ import annotations
 
+import json
 import queue
 import sys
 import threading
@@ -44,12 +45,15 @@ def terminal_approver(
     def approve(request: dict[str, Any]) -> dict[str, Any]:
         args = request.get("args") or {}
         report = args.get("report") if isinstance(args.get("report"), dict) else {}
-        answer = str(report.get("answer") or "")
-        preview = answer if len(answer) <= PREVIEW_CHARS else answer[: PREVIEW_CHARS - 1] + "…"
+        # what is sent: the report's answer (PostReport), else the call's arguments (McpCall)
+        shown = str(report.get("answer") or "") if report else json.dumps(args, default=str)
+        preview = shown if len(shown) <= PREVIEW_CHARS else shown[: PREVIEW_CHARS - 1] + "…"
         err_console.print(
             f"\n[bold]approval needed[/bold]: {esc(request.get('approve_outbound') or 'a tool')} "
             f"sends data out of this machine to {esc(request.get('to') or 'an outside address')}"
         )
+        if request.get("reason"):
+            err_console.print(f"[dim]{esc(request['reason'])}[/dim]")
         if preview:
             err_console.print(f"[dim]{esc(preview)}[/dim]")
         err_console.print(f"Send it? [y/N] (no answer in {timeout_s:g} s refuses) ", end="")

@@ -101,6 +101,9 @@ def source_of(ref: Mapping[str, Any]) -> dict[str, Any]:
     if ref.get("kind") == "webRef" or p.get("url"):
         url = clip(p.get("url") or src, 2000)
         label = "web page"
+    elif src.startswith("mcp:"):
+        label = "MCP server tool (untrusted, secondary)"
+        details += [(k, clip(p.get(k), 200)) for k in ("server", "tool") if p.get(k)]
     elif ref.get("kind") == "docRef" or (ref.get("source_type") == "external" and meta.get("page")):
         label = "workspace document"
         fields = p if ref.get("kind") == "docRef" else meta  # a document's table: meta.source/page

@@ -27,6 +27,7 @@ from refgate.config import Settings
 from refgate.graph import build_graph
 from refgate.provenance import RunProvenance
 from refgate.refs import RefLedger, as_ref_map
+from refgate.report.cards import sent_lines, source_of
 from refgate.testing import KeyedChatModel, ScriptedChatModel, calls, tool_call
 from refgate.tools.executor import execute_tool_call
 from refgate.workspace import WorkspaceError, load_served_workspace, load_workspace
@@ -118,6 +119,9 @@ def test_work_calls_a_read_only_tool_and_its_output_is_fenced_secondary_evidence
     (ref,) = [r for r in as_ref_map(state["refs"]).values() if r.source == "mcp:fx/rate"]
     assert ref.kind == "docRef" and ref.is_external and ref.is_secondary
     assert "1.0842" in ref.payload["excerpt"] and ref.id == body["data"]["ref"]
+    card_source = source_of(ref.model_dump(mode="json"))
+    assert card_source["label"].startswith("MCP server tool") and not card_source["linkable"]
+    assert ("server", "fx") in card_source["details"]
     # later passes see it fenced, as any untrusted text
     compose = next(c for c in model.calls if "You are COMPOSE" in c["text"])
     fenced = compose["text"].split(ref.id, 1)[1]
@@ -144,8 +148,12 @@ def test_a_write_like_tool_is_refused_without_approval_and_runs_with_it(tmp_path
         return {"approved": True}
 
     model = work_then(note)
-    refgate.ask(QUESTION, workspace=root, model=model, settings=settings, thread="yes",
-                approve=approve)  # fmt: skip
+    answered = refgate.ask(QUESTION, workspace=root, model=model, settings=settings,
+                           thread="yes", approve=approve)  # fmt: skip
+    # what went to the server is listed in the reports (and the audit record)
+    assert sent_lines(answered.to_dict()["outbound"]) == [
+        "sent to the MCP server 'fx' (McpCall): \"EUR rate checked\""
+    ]
     (request,) = requests
     assert request["approve_outbound"] == "McpCall" and request["to"] == "the MCP server 'fx'"
     assert request["args"]["arguments"] == {"text": "EUR rate checked"} and request["call"]
@@ -315,3 +323,22 @@ def test_a_streamable_http_server_answers_the_same_way(tmp_path, settings):
     assert tools["rate"]["read_only"] is True and tools["post_note"]["read_only"] is False
     assert tools["rate"]["description"].startswith("⟦UNTRUSTED:")  # the server's words
     assert "could not be reached" in down["error"]
+
+
+def test_the_terminal_prompt_shows_the_call_and_why_it_needs_approval(capsys):
+    import io
+
+    from refgate.cli.approval import terminal_approver
+
+    request = {
+        "approve_outbound": "McpCall",
+        "to": "the MCP server 'fx'",
+        "args": {"server": "fx", "tool": "post_note", "arguments": {"text": "EUR rate"}},
+        "reason": "fx.post_note is write-like (no readOnlyHint); a person approves each call",
+        "call": "0123456789abcdef",
+    }
+    answer = terminal_approver(5, io.StringIO("y\n"))(request)
+    shown = capsys.readouterr().err
+    assert answer == {"approved": True}
+    assert "the MCP server 'fx'" in shown and "post_note" in shown and "EUR rate" in shown
+    assert "write-like" in shown
