@@ -10,6 +10,7 @@ sessions where they can."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -65,12 +66,22 @@ def is_work(text: str) -> bool:
     return "You are WORK" in text
 
 
+def compose(text: str) -> str:
+    """Cite the MCP result for its number when there is one (secondary: the GATE blocks it)."""
+    found = re.search(r"\b(doc_[0-9a-f]{10})\b", text)
+    if found is None:
+        return ANSWER
+    return f"The fx server reported a USD/EUR rate of 1.0842 [{found.group(1)}]."
+
+
 def work_then(first_call, *, then=None):
     """Replies keyed on the pass: WORK's first round makes ``first_call`` (and ``then`` after
     a first result), everything else a fixed reply."""
 
     def work(text: str):
         results = text.count('"untrustedContent"')
+        if "MCP fx.rate result" in text:  # a GATE retry: the evidence is in "Refs so far"
+            return "done: nothing more to fetch"
         if results == 0:
             return calls(first_call)
         if then is not None and results == 1:
@@ -82,7 +93,7 @@ def work_then(first_call, *, then=None):
             (lambda t: "You are BRIEF" in t, PLAN),
             (is_work, work),
             (lambda t: "You are CRITIQUE" in t, "[]"),
-            (lambda t: "You are COMPOSE" in t, ANSWER),
+            (lambda t: "You are COMPOSE" in t, compose),
         ],
         default="nothing to remember",
     )
@@ -126,6 +137,9 @@ def test_work_calls_a_read_only_tool_and_its_output_is_fenced_secondary_evidence
     compose = next(c for c in model.calls if "You are COMPOSE" in c["text"])
     fenced = compose["text"].split(ref.id, 1)[1]
     assert "⟦UNTRUSTED:" in fenced.split("1.0842")[0]
+    # secondary evidence backs no number alone: the GATE blocks the rate cited to it
+    codes = {i["code"] for i in state["gate"]["issues"] if i.get("severity", "block") == "block"}
+    assert "external_only_numeric" in codes, state["gate"]["issues"]
     # the argument it sent is listed for the reports and the audit
     assert {"tool": "McpCall", "to": "the MCP server 'fx'", "slot": "arguments.currency",
             "text": "EUR"} in state["provenance"]["sent"]  # fmt: skip
@@ -214,7 +228,7 @@ def call(ctx: ToolContext, server: str, tool: str, **arguments) -> dict:
 def test_failing_servers_and_tools_are_clear_errors(tmp_path, settings):
     quits = json.dumps([sys.executable, "-c", "import sys; sys.exit(3)"])
     servers = (
-        fx("timeout_s = 2\nmax_result_chars = 500\n")
+        fx("timeout_s = 2\n")
         + f'[mcp.servers.gone]\ncommand = ["{tmp_path}/no-such-server"]\n'
         + f"[mcp.servers.quits]\ncommand = {quits}\n"
     )
@@ -232,13 +246,9 @@ def test_failing_servers_and_tools_are_clear_errors(tmp_path, settings):
     assert time.monotonic() - started < 60
     died = call(ctx, "fx", "die")
     assert "closed the connection" in died["error"]
-    big = call(ctx, "fx", "big", n=5000)
-    assert big["data"]["truncated"] == "output cut at 500 characters"
-    missing = call(ctx, "fx", "no_such_tool")
-    assert "has no tool 'no_such_tool'" in missing["error"]
-    for result in (unknown, gone, exited, slow, died, missing):
+    for result in (unknown, gone, exited, slow, died):
         assert result["ok"] is False and "Traceback" not in result["error"]
-    assert ctx.ledger.issued[-1].source == "mcp:fx/big"  # the run goes on with its ledger
+    assert ctx.ledger.issued == []  # nothing half-issued
 
 
 @pytest.mark.parametrize(
@@ -281,8 +291,14 @@ def test_a_served_graph_starts_a_named_workspaces_servers_only_when_allowlisted(
     assert "REFGATE_ALLOWED_WORKSPACES" in disabled["reason"]
     assert not marker.exists()  # the command never ran
 
+    # `refgate mcp`'s tools load a named workspace the same way (and refgate.ask keeps the
+    # Workspace it is given: the graph's own)
+    from refgate.cli.mcp_server import _workspace
+
+    assert _workspace(str(root)).may_start_servers is False
     monkeypatch.setenv("REFGATE_ALLOWED_WORKSPACES", str(tmp_path))
     assert load_served_workspace(root).may_start_servers is True
+    assert _workspace(str(root)).may_start_servers is True
 
 
 def _free_port() -> int:
@@ -305,11 +321,17 @@ def test_a_streamable_http_server_answers_the_same_way(tmp_path, settings):
             assert proc.poll() is None, (tmp_path / "http.log").read_text()
             time.sleep(0.2)
         url = f"http://127.0.0.1:{port}/mcp"
-        servers = f'[mcp.servers.web]\nurl = "{url}"\n[mcp.servers.down]\nurl = "http://127.0.0.1:{_free_port()}/mcp"\n'
+        servers = (
+            f'[mcp.servers.web]\nurl = "{url}"\nmax_result_chars = 500\n'
+            f'[mcp.servers.down]\nurl = "http://127.0.0.1:{_free_port()}/mcp"\n'
+        )
         ws = load_workspace(write_workspace(tmp_path / "ws", servers))
         ctx = tool_ctx(ws, settings)
         answered = call(ctx, "web", "rate", currency="KRW")
         listing = call(ctx, "web", "")
+        injected = call(ctx, "web", "bulletin")
+        big = call(ctx, "web", "big", n=5000)
+        missing = call(ctx, "web", "no_such_tool")
         down = call(ctx, "down", "rate", currency="KRW")
     finally:
         proc.terminate()
@@ -317,12 +339,18 @@ def test_a_streamable_http_server_answers_the_same_way(tmp_path, settings):
         log.close()
     assert answered["ok"] is True and "1391.5" in answered["data"]["output"]
     assert answered["data"]["output"].startswith("⟦UNTRUSTED:")
-    (ref,) = ctx.ledger.issued
+    ref = ctx.ledger.issued[0]
     assert ref.source == "mcp:web/rate" and ref.is_external and ref.is_secondary
     tools = {t["name"]: t for t in listing["data"]["tools"]}
     assert tools["rate"]["read_only"] is True and tools["post_note"]["read_only"] is False
     assert tools["rate"]["description"].startswith("⟦UNTRUSTED:")  # the server's words
     assert "could not be reached" in down["error"]
+    # B5: a high-confidence injection in a server's output is withheld, not shown
+    assert injected["status"] == "withheld" and "ignore all" not in json.dumps(injected)
+    assert "withheld by refgate" in injected["data"]["output"]
+    assert big["data"]["truncated"] == "output cut at 500 characters"
+    assert len(ctx.ledger.issued[-1].payload["excerpt"]) == 500
+    assert "has no tool 'no_such_tool'" in missing["error"] and "rate" in missing["error"]
 
 
 def test_the_terminal_prompt_shows_the_call_and_why_it_needs_approval(capsys):
