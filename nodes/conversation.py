@@ -17,8 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from refgate.provenance.boundaries import guard_external
-from refgate.refs import as_ref_map
-from refgate.report.cards import cited_ids
+from refgate.refs import as_ref_map, cited_ids
 
 #: Characters of one earlier answer shown to a pass (the refs it cites are in the ledger whole).
 MAX_ANSWER_CHARS = 2_000

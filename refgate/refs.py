@@ -71,13 +71,26 @@ ID_LIKE = re.compile(
     rf"^(?:{'|'.join(KIND_PREFIX.values())})_[0-9A-Za-z]*$|^[A-Za-z]{{2,12}}_[0-9a-f]{{3,}}$"
 )
 _CITE_SEP = re.compile(r"[,;\s]+")
+#: A bracket that may be a citation (``[id]``, ``[id, id]``): one line, no nested brackets.
+CITATION_BRACKET = re.compile(r"\[([^\[\]\n]{1,400})\]")
 
 
-def cited_ids(inner: str, known: Container[str]) -> list[str]:
-    """The ids a citation's bracket text cites (``a``, ``a, b``, ``a; b``), or [] when one of
+def bracket_ids(inner: str, known: Container[str]) -> list[str]:
+    """The ids one citation bracket's text cites (``a``, ``a, b``, ``a; b``), or [] when one of
     them is neither in ``known`` nor looks like a ref id (the bracket is then no citation)."""
     ids = [t for t in _CITE_SEP.split(inner.strip()) if t]
     return ids if ids and all(t in known or ID_LIKE.match(t) for t in ids) else []
+
+
+def cited_ids(answer: str, refs: Container[str]) -> list[str]:
+    """Ids of the ledger refs ``answer`` cites, first citation first: each bracket read as the
+    GATE reads it (``bracket_ids``), its ids kept when they are in ``refs``."""
+    seen: dict[str, None] = {}
+    for m in CITATION_BRACKET.finditer(answer):
+        for ref_id in bracket_ids(m.group(1), refs):
+            if ref_id in refs:
+                seen.setdefault(ref_id, None)
+    return list(seen)
 
 
 #: Kinds WORK emits as results (RunPython's ``emit_result``, engine capabilities).

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from refgate.refs import ID_LIKE, KIND_PREFIX, cited_ids
+from refgate.refs import ID_LIKE, KIND_PREFIX, bracket_ids
 from refgate.text import sentence_ends
 
 from .dates import is_period_name
@@ -137,7 +137,7 @@ def extract_citations(text: str, known: set[str] | dict) -> tuple[str, list[str]
         if inner in known:  # one id, the common case
             cites.append(inner)
             return " "
-        tokens = cited_ids(inner, known)
+        tokens = bracket_ids(inner, known)
         if tokens:
             cites.extend(tokens)
             return " "

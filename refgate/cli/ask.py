@@ -27,16 +27,10 @@ from refgate.cli.approval import terminal_approver
 from refgate.cli.common import WORKSPACE_HELP, dumps, open_workspace, resume_command
 from refgate.cli.report import check_output, write_run_output
 from refgate.config import ConfigError
-from refgate.refs import as_ref_map, payload_values
+from refgate.refs import as_ref_map, cited_ids, payload_values
 from refgate.report.cards import influence_note, sent_lines
 from refgate.report.links import allowed_urls
 from refgate.report.markdown import inert_answer
-
-
-def cited_ids(answer: str, refs: dict[str, Any]) -> list[str]:
-    """Ids of ledger refs that the answer cites, in order of first citation."""
-    positions = [(answer.find(ref_id), ref_id) for ref_id in refs if ref_id in answer]
-    return [ref_id for pos, ref_id in sorted(positions) if pos >= 0]
 
 
 def value_preview(ref: Any) -> str:

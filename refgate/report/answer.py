@@ -8,18 +8,16 @@ so a citation inside code or inside a link stays text.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from refgate.refs import cited_ids
+from refgate.refs import CITATION_BRACKET, bracket_ids
 from refgate.report.cards import anchor
 from refgate.report.links import allowed_urls, link_allowed
 
-_CITATION = re.compile(r"\[([^\[\]\n]{1,400})\]")
 #: What the GATE appends to a blocked answer (``nodes/gate/report.py: unmet_section``); the HTML
 #: report shows the same issues as its own section instead.
 UNMET_HEADING = "### Not verified\n\nThese claims could not be checked against the cited evidence:"
@@ -37,10 +35,10 @@ def _split(token: Token, refs: Mapping[str, Any], numbers: Mapping[str, int]) ->
     text = token.content
     out: list[Token] = []
     pos = 0
-    for m in _CITATION.finditer(text):
-        # what the GATE reads as a citation (``refgate.refs.cited_ids``): a cited id not in the
+    for m in CITATION_BRACKET.finditer(text):
+        # what the GATE reads as a citation (``refgate.refs.bracket_ids``): a cited id not in the
         # ledger is shown as a citation to nothing, not as text that looks like one
-        ids = cited_ids(m.group(1), refs)
+        ids = bracket_ids(m.group(1), refs)
         if not ids:
             continue
         if m.start() > pos:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from refgate.refs import Ref, payload_values
+from refgate.refs import Ref, cited_ids, payload_values
 from refgate.report.lineage import lineage
 
 #: Table rows shown per card (rows holding a cited cell are shown too, wherever they are).
@@ -302,17 +302,6 @@ def card(
         "producer": (producer or {}).get("label") or "",
         "chart": None,
     }
-
-
-def cited_ids(answer: str, refs: Mapping[str, Any]) -> list[str]:
-    """Ids of ledger refs cited in ``answer`` as ``[id]`` (or ``[id, id]``), first citation first."""
-    seen: dict[str, None] = {}
-    for m in re.finditer(r"\[([^\[\]\n]{1,400})\]", answer):
-        for part in m.group(1).split(","):
-            part = part.strip()
-            if part in refs:
-                seen.setdefault(part, None)
-    return list(seen)
 
 
 def citation_numbers(*answers: str, refs: Mapping[str, Any]) -> dict[str, int]:

@@ -11,7 +11,7 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
-from refgate.refs import cited_ids
+from refgate.refs import CITATION_BRACKET, bracket_ids
 from refgate.report import cards as cardlib
 from refgate.report.cards import CONCLUSIONS_NOTE, influence_note, sent_lines
 from refgate.report.controls import visible_controls
@@ -26,7 +26,6 @@ _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\<>[]!`&"})
 _FALLBACK_ESCAPES = str.maketrans({"[": "\\[", "]": "\\]", "<": "\\<"})
 #: Fenced code lines and inline code spans of an answer (left as written).
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
-_CITATION = re.compile(r"\[([^\[\]\n]{1,400})\]")
 _CODE_SPAN = re.compile(r"(`+)[^`].*?(?<!`)\1(?!`)|(`+)(?!`)")
 
 
@@ -96,12 +95,12 @@ def numbered_citations(text: str, refs: Mapping[str, Any], numbers: Mapping[str,
     ``[1, 2]``); other brackets stay as written."""
 
     def number(m: re.Match[str]) -> str:
-        ids = cited_ids(m.group(1), refs)
+        ids = bracket_ids(m.group(1), refs)
         if not ids or not all(i in numbers for i in ids):
             return m.group(0)
         return "[" + ", ".join(str(numbers[i]) for i in ids) + "]"
 
-    return _CITATION.sub(number, text)
+    return CITATION_BRACKET.sub(number, text)
 
 
 def _reference(c: Mapping[str, Any], influence: Any = ()) -> str:

@@ -13,6 +13,7 @@ from refgate.refs import (
     Ref,
     RefLedger,
     as_ref_map,
+    cited_ids,
     merge_refs,
     new_ref_id,
 )
@@ -155,3 +156,19 @@ def test_payload_nested_too_deeply_is_a_clear_error_and_a_gate_verdict():
     )
     assert report.passed is False
     assert report.issues[0].code == "invalid_ref"
+
+
+def test_the_report_cards_read_citations_as_the_gate_does():
+    """One rule for what an answer cites (``refgate.refs.cited_ids``): ``[a; b]`` cites both,
+    ``[a, page 3]`` is no citation, an id named in prose is no citation; the report's cards follow
+    it in citation order."""
+    from refgate.report.cards import build_cards
+
+    refs = {
+        i: {"id": i, "kind": "valueRef", "payload": {"values": {"x": 1}}}
+        for i in ("val_a", "val_b", "val_c")
+    }
+    answer = "Before val_c, x was 1 [val_b; val_a]. Also [val_c, page 3]."
+    assert cited_ids(answer, refs) == ["val_b", "val_a"]
+    cited, _ = build_cards(answer, refs, None)
+    assert [c["id"] for c in cited] == ["val_b", "val_a"]

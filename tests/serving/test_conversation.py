@@ -25,7 +25,7 @@ from serving_helpers import (  # noqa: E402
 import refgate  # noqa: E402
 from refgate.cli import app  # noqa: E402
 from refgate.config import ConfigError  # noqa: E402
-from refgate.report.cards import cited_ids  # noqa: E402
+from refgate.refs import cited_ids  # noqa: E402
 from refgate.testing_openai import OpenAIStub, Reply  # noqa: E402
 
 

@@ -503,7 +503,7 @@ def test_a_served_thread_takes_a_follow_up_that_cites_the_first_answer(client, t
     state holds the conversation as plain data."""
     from serving_helpers import FIRST_QUESTION, FOLLOW_UP, copy_sample
 
-    from refgate.report.cards import cited_ids
+    from refgate.refs import cited_ids
 
     ws = copy_sample(tmp_path / "us-macro")
     thread_id = client.threads.create(metadata={"test": "conversation"})["thread_id"]

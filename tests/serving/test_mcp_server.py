@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from serving_helpers import FIRST_QUESTION, conversation_responder, copy_sample  # noqa: E402
 
-from refgate.report.cards import cited_ids  # noqa: E402
+from refgate.refs import cited_ids  # noqa: E402
 from refgate.testing_openai import OpenAIStub  # noqa: E402
 
 mcp_client = pytest.importorskip("mcp.client")
