@@ -173,8 +173,11 @@ class UnicodeReport:
 
 
 def decode_tags(run: str) -> str:
-    """The ASCII spelled by Unicode tag characters (U+E0020-E007E); other tags are dropped."""
-    return "".join(chr(ord(c) - 0xE0000) for c in run if 0xE0020 <= ord(c) <= 0xE007E)
+    """The text spelled by tag characters: each character minus U+E0000 (U+E0020-E007E spell
+    ASCII; the rest of plane 14 spells other characters), controls but tab and newline dropped.
+    The unicode report and the injection scan both read hidden text so."""
+    out = (chr(ord(c) - 0xE0000) for c in run)
+    return "".join(c for c in out if c.isprintable() or c in "\n\t")
 
 
 def _excerpt(text: str, start: int, end: int) -> str:

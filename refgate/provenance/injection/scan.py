@@ -44,13 +44,7 @@ from refgate.provenance.injection.tokens import (
     classify,
     classify_raw,
 )
-
-
-def decode_tags(run: str) -> str:
-    """The text spelled by tag characters: each character minus U+E0000 (controls dropped)."""
-    out = (chr(ord(c) - 0xE0000) for c in run)
-    return "".join(c for c in out if c.isprintable() or c in "\n\t")
-
+from refgate.provenance.unicode_scan import decode_tags
 
 _SEEN_RAW: set[str] = set()
 _HOT_RAW: set[str] = set()
