@@ -4,6 +4,6 @@
 import refgate.graph.research_capability  # noqa: F401
 import refgate.retrieval.capability  # noqa: F401
 import refgate.tools.capabilities  # noqa: F401
-from refgate.graph.builder import PASS_ORDER, build_graph, route_after_work
+from refgate.graph.builder import build_graph, route_after_work
 
-__all__ = ["PASS_ORDER", "build_graph", "route_after_work"]
+__all__ = ["build_graph", "route_after_work"]

@@ -20,8 +20,6 @@ from refgate.nodes.harvest import make_harvest
 from refgate.nodes.work import make_work
 from refgate.workspace import Workspace, load_workspace
 
-PASS_ORDER = ("brief", "work", "critique", "compose", "gate", "harvest")
-
 
 def route_after_work(state: dict[str, Any]) -> Literal["critique", "compose"]:
     """First WORK goes to CRITIQUE; the GATE retry's WORK goes straight to COMPOSE."""

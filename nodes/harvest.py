@@ -26,7 +26,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from refgate.config import PASSES
+from refgate.config import MODEL_PASSES
 from refgate.events import event, run_events
 from refgate.memory.audit import append_run, build_run_record
 from refgate.memory.decisions import remember_run_decision, untrusted_origins
@@ -36,7 +36,7 @@ from refgate.nodes.conversation import turn_record
 from refgate.nodes.loop import run_tool_pass
 from refgate.provenance.boundaries import guard_external
 from refgate.refs import Ref, ref_data
-from refgate.usage import MODEL_PASSES, build_usage, from_trace
+from refgate.usage import build_usage, from_trace
 
 #: A pass slower than this (ms) is an improvement candidate.
 SLOW_PASS_MS = 60_000
@@ -335,7 +335,7 @@ def _audit_run(
         "events": events,
         "outbound": list((state.get("provenance") or {}).get("sent") or []),
         "trace_summary": dict(summary),
-        "models": {p: ctx.settings.model_for(p) for p in PASSES if p not in ("gate", "research")},
+        "models": {p: ctx.settings.model_for(p) for p in MODEL_PASSES},
         "served": True,
     }
     try:

@@ -22,7 +22,17 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-PASSES = ("brief", "work", "critique", "compose", "gate", "harvest", "research")
+#: The pass names, defined here once; every other list of passes derives from these.
+#: The workbench graph's passes, in the order they run (``graph/builder.py`` wires them so).
+WORKBENCH_PASSES = ("brief", "work", "critique", "compose", "gate", "harvest")
+#: Every pass a setting may name: the workbench's and RESEARCH (the research graph's model).
+PASSES = (*WORKBENCH_PASSES, "research")
+#: Passes that are code, not a model call.
+CODE_PASSES = ("gate",)
+#: Workbench passes that call a model.
+MODEL_PASSES = tuple(p for p in WORKBENCH_PASSES if p not in CODE_PASSES)
+#: Passes whose model the context may set (``model_<pass>``).
+CONTEXT_PASSES = tuple(p for p in PASSES if p not in CODE_PASSES)
 
 #: Environment names that do not follow ``REFGATE_<FIELD>``.
 ENV_OVERRIDES = {"base_url": "OPENAI_BASE_URL", "api_key": "OPENAI_API_KEY"}
@@ -389,8 +399,6 @@ CONTEXT_SETTINGS = (
     "max_retries",
     "max_tokens",
 )
-#: Passes whose model the context may set (``model_<pass>``).
-CONTEXT_PASSES = ("brief", "work", "critique", "compose", "harvest", "research")
 
 
 def _context_schema() -> type[BaseModel]:

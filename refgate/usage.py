@@ -40,8 +40,6 @@ LOCAL_PROVIDERS = ("ollama",)
 LOCAL_MODELS = (SMOKE_MODEL_NAME,)
 
 KEYS = ("input_tokens", "output_tokens", "total_tokens")
-#: Passes of the workbench that call a model.
-MODEL_PASSES = ("brief", "work", "critique", "compose", "harvest")
 
 
 def _zero() -> dict[str, int]:

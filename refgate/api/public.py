@@ -35,7 +35,7 @@ from rich.text import Text
 from refgate.api import local_llm
 from refgate.api.find_workspace import resolve_workspace
 from refgate.api.threadlock import thread_lock
-from refgate.config import ConfigError, Settings, load_settings
+from refgate.config import MODEL_PASSES, ConfigError, Settings, load_settings
 from refgate.graph import build_graph
 from refgate.graph.research import PASS_NAME, build_research_graph, run_config, stream_research
 from refgate.memory.audit import append_run
@@ -46,7 +46,6 @@ from refgate.refs import Ref, as_ref_map
 from refgate.report import answer_document
 from refgate.tools.web_providers import WebProviderError, default_providers
 from refgate.usage import (
-    MODEL_PASSES,
     Usage,
     build_usage,
     estimate_cost,

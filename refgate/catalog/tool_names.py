@@ -7,6 +7,8 @@ name tools without importing ``refgate.tools``; ``refgate.tools.registry`` loads
 
 from __future__ import annotations
 
+from refgate.config import WORKBENCH_PASSES
+
 #: tool name -> module holding its ``SPEC``.
 CATALOG: dict[str, str] = {
     "ReadSkill": "refgate.tools.read_skill",
@@ -24,15 +26,14 @@ CATALOG: dict[str, str] = {
 }
 
 #: The pass whitelist. CRITIQUE and COMPOSE think only; GATE is code, not an LLM.
-PASS_TOOLS: dict[str, tuple[str, ...]] = {
+_BOUND: dict[str, tuple[str, ...]] = {
     "brief": ("ReadSkill", "ReadCapability", "read"),
     # McpCall is bound only when the workspace lists MCP servers it may start (nodes/work.py)
     "work": ("RunPython", "InspectDataset", "EngineCall", "WebSearch", "McpCall", "SaveArtifact"),
-    "critique": (),
-    "compose": (),
-    "gate": (),
     "harvest": ("RememberDecision",),
 }
+#: Every workbench pass -> the tool names bound for it (none for the others).
+PASS_TOOLS: dict[str, tuple[str, ...]] = {p: _BOUND.get(p, ()) for p in WORKBENCH_PASSES}
 
 
 def tools_for(pass_name: str) -> list[str]:
