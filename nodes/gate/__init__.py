@@ -1,8 +1,9 @@
 """The GATE: bind every claim of an answer to the refs it cites and check the values.
 
 Pure, deterministic, no LLM, no I/O. ``check_answer(answer, refs)`` returns a ``GateReport``
-(``passed``, ``issues``, ``claims``, ``to_dict()``); ``unmet_section(report)`` renders the short
-"Not verified" section appended after a second block.
+(``passed``, ``issues``, ``claims``, ``to_dict()``; types in ``verdict.py``);
+``unmet_section(report)`` renders the short "Not verified" section appended after a second block.
+The GATE pass of the workbench graph (``node.py``: ``make_gate``) runs it and routes.
 
 What a claim is
     A sentence, list item, heading or markdown table row (header and separator excluded) that
@@ -92,7 +93,7 @@ Names with numbers
 """
 
 from .check import check_answer
-from .report import (
+from .verdict import (
     ISSUE_CODES,
     ClaimCheck,
     GateIssue,

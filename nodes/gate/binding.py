@@ -32,7 +32,7 @@ from .lookup import VALUE_PLACE, Item, Place, RefIndex, where_text
 from .matching import candidates
 from .numbers import Num
 from .quantity import Quantity
-from .report import Match
+from .verdict import Match
 from .words import label_words, metric_words, named, overlap, strong_count
 
 #: Item kinds of the percent family (a percent claim reads them; no currency or count does).

@@ -26,7 +26,7 @@ from .names import check_names, compiled
 from .numbers import Num
 from .quantity import Quantity, quantities
 from .ranking import ranking_frame, ranks
-from .report import ClaimCheck, GateIssue, GateReport, Match, MentionCheck, Severity
+from .verdict import ClaimCheck, GateIssue, GateReport, Match, MentionCheck, Severity
 
 #: Refs of external text: a claim citing one is about a document or page, not about data.
 _TEXT_KINDS = frozenset({"docRef", "webRef"})

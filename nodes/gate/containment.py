@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from refgate.refs import Ref
 
 from .markdown import split_units
-from .report import ISSUE_CODES, GateIssue, GateReport
+from .verdict import ISSUE_CODES, GateIssue, GateReport
 
 ISSUE_CODES.update(
     {

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from refgate.catalog.skillbook import PRIMARY_SOURCE, SECONDARY_ALLOWED
 from refgate.refs import REF_KINDS, Ref, coerce_ref
 
-from .report import GateIssue
+from .verdict import GateIssue
 
 #: ``secondary_numbers`` values: a number backed only by secondary refs blocks, or warns.
 SECONDARY_POLICIES = ("block", "warn")

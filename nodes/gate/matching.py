@@ -11,7 +11,7 @@ from bisect import bisect_left, bisect_right
 from .index import NUMERIC_KINDS
 from .lookup import Item, RefIndex, where_text
 from .numbers import Num
-from .report import Match
+from .verdict import Match
 
 _EPS = 1e-14  # float slack, relative; far below any shown precision
 

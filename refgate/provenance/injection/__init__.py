@@ -16,7 +16,7 @@ come from the tool layer through ``register_tool_names``.
 """
 
 from refgate.provenance.injection.catalog import register_tool_names
-from refgate.provenance.injection.report import (
+from refgate.provenance.injection.findings import (
     FAMILIES,
     KINDS,
     MAX_EXCERPT,

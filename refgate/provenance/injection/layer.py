@@ -16,7 +16,7 @@ import os
 
 from refgate.config import INJECTION_CLASSIFIER_ENV, INJECTION_CLASSIFIER_VALUES
 from refgate.provenance.injection import classifier
-from refgate.provenance.injection.report import InjectionSignal, excerpt
+from refgate.provenance.injection.findings import InjectionSignal, excerpt
 
 ENV = INJECTION_CLASSIFIER_ENV
 LAYERS = ("ngram", "semantic")

@@ -25,15 +25,15 @@ from refgate.provenance.injection.decode import (
     rot13_words,
     shifted_words,
 )
-from refgate.provenance.injection.lexicon import ANCHORS
-from refgate.provenance.injection.patterns import all_rules
-from refgate.provenance.injection.report import (
+from refgate.provenance.injection.findings import (
     MAX_EXCERPT,
     RANK,
     InjectionReport,
     InjectionSignal,
     excerpt,
 )
+from refgate.provenance.injection.lexicon import ANCHORS
+from refgate.provenance.injection.patterns import all_rules
 from refgate.provenance.injection.rules import Hit, regex_window_hits, token_rule_hits
 from refgate.provenance.injection.tokens import (
     _MEMO_LIMIT,

@@ -1,4 +1,4 @@
-"""GATE (code, no LLM): check every claim against the refs it cites, then route.
+"""The GATE pass (code, no LLM), a node of the workbench graph: check every claim against the refs it cites, then route.
 
 First block -> WORK once (then COMPOSE and GATE again; CRITIQUE is not repeated). Second block ->
 the answer goes out with a "not verified" section listing each unmet claim, then HARVEST.
