@@ -370,3 +370,28 @@ def test_the_terminal_prompt_shows_the_call_and_why_it_needs_approval(capsys):
     assert answer == {"approved": True}
     assert "the MCP server 'fx'" in shown and "post_note" in shown and "EUR rate" in shown
     assert "write-like" in shown
+
+
+def test_a_server_that_cannot_start_costs_one_call_and_the_run_goes_on(tmp_path, settings):
+    root = write_workspace(tmp_path / "ws", f'[mcp.servers.gone]\ncommand = ["{tmp_path}/nope"]\n')
+    ws = load_workspace(root)
+    model = work_then(tool_call("McpCall", {"server": "gone", "tool": "rate"}))
+    graph = build_graph(model=model, checkpointer=InMemorySaver(), workspace=ws, settings=settings)
+    config = {"configurable": {"thread_id": "gone"}}
+    out = graph.invoke({"question": QUESTION}, config)
+    state = graph.get_state(config)
+    assert state.next == () and out["answer"] == ANSWER  # the run finished, checkpointed
+    (failed,) = [e for e in state.values["trace"] if e.get("tool") == "McpCall"]
+    assert failed["status"] == "error" and "could not start" in failed["error"]
+    assert state.values["provenance"]["sent"] == []  # nothing was sent
+
+
+def test_the_cli_names_a_malformed_mcp_entry_and_exits_2(tmp_path, env):
+    from typer.testing import CliRunner
+
+    from refgate.cli import app
+
+    root = write_workspace(tmp_path / "ws", '[mcp.servers.s]\nurl = "ftp://x"\n')
+    result = CliRunner().invoke(app, ["ask", "What is the EUR rate?", "-w", str(root)])
+    assert result.exit_code == 2, result.output
+    assert "mcp.servers.s.url" in result.output and "Traceback" not in result.output
