@@ -378,139 +378,21 @@ def load_workspace(path: Path | str, *, config_file: Path | None = None) -> Work
     ``WorkspaceError`` with file and field."""
     root = Path(path).expanduser().resolve()
     config_file = Path(config_file) if config_file is not None else root / "refgate.toml"
-    if not root.is_dir():
-        raise WorkspaceError(f"workspace folder not found: {root}")
-    if not config_file.is_file():
-        raise WorkspaceError(f"{config_file}: missing (a workspace needs a refgate.toml)")
-    try:
-        raw = tomllib.loads(config_file.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise WorkspaceError(f"{config_file}: not valid TOML: {exc}") from exc
-    except RecursionError as exc:
-        raise WorkspaceError(f"{config_file}: nested too deeply to read") from exc
-    except UnicodeDecodeError as exc:
-        raise WorkspaceError(f"{config_file}: not UTF-8 text: {exc}") from exc
-
+    raw = _read_config(root, config_file)
     where = str(config_file)
     allowed_roots = _allowed_roots(raw, root, where)
     roots = (root, *allowed_roots)
-    datasets: dict[str, DatasetSpec] = {}
-    for name, spec in _table(raw.get("datasets"), f"{where}: [datasets]").items():
-        spec = _table(spec, f"{where}: [datasets.{name}]")
-        if not _DATASET_NAME.match(name):
-            raise WorkspaceError(
-                f"{where}: datasets.{name}: a dataset name is a letter then letters, digits, "
-                "'_' or '-' (at most 64)"
-            )
-        _unknown_keys(spec, _DATASET_KEYS, f"{where}: datasets.{name}")
-        warehouse: dict[str, Any] = {}
-        data_path: Path | None = None
-        header: list[str] | None
-        if "url" in spec:
-            warehouse = _warehouse(spec, f"{where}: datasets.{name}")
-            header = None
-        else:
-            if "path" not in spec:
-                raise WorkspaceError(
-                    f"{where}: datasets.{name}.path is required (or url and table for a table "
-                    "in a database)"
-                )
-            for key in ("table", "password_env"):
-                if key in spec:
-                    raise WorkspaceError(f"{where}: datasets.{name}.{key} needs url")
-            data_path = _confined(root / str(spec["path"]), roots, f"{where}: datasets.{name}.path")
-            if not data_path.is_file():
-                raise WorkspaceError(f"{where}: datasets.{name}.path: file not found: {data_path}")
-            if data_path.suffix.lower() not in (".csv", ".parquet", ".pq"):
-                raise WorkspaceError(f"{where}: datasets.{name}.path: expected .csv or .parquet")
-            header = _read_header(data_path, f"{where}: datasets.{name}.path")
-            if not header:
-                raise WorkspaceError(f"{where}: datasets.{name}.path: {data_path} has no columns")
-        columns: dict[str, ColumnSpec] = {}
-        for col, cspec in _table(spec.get("columns"), f"{where}: datasets.{name}.columns").items():
-            cspec = _table(cspec, f"{where}: datasets.{name}.columns.{col}")
-            _unknown_keys(cspec, _COLUMN_KEYS, f"{where}: datasets.{name}.columns.{col}")
-            if header is not None and col not in header:
-                raise WorkspaceError(
-                    f"{where}: datasets.{name}.columns.{col[:200]}: unknown column "
-                    f"(the file has: {listing(header)})"
-                )
-            unit = cspec.get("unit")
-            if unit is not None and unit not in KNOWN_UNITS:
-                raise WorkspaceError(
-                    f"{where}: datasets.{name}.columns.{col}.unit: bad unit {unit!r} "
-                    f"(known: {', '.join(sorted(KNOWN_UNITS))})"
-                )
-            scale = cspec.get("scale")
-            if scale is not None and scale not in KNOWN_SCALES:
-                raise WorkspaceError(
-                    f"{where}: datasets.{name}.columns.{col}.scale: bad scale {scale!r} "
-                    f"(known: {', '.join(sorted(KNOWN_SCALES))})"
-                )
-            columns[col] = ColumnSpec(col, unit, scale, str(cspec.get("description", "")))
-        frequency = spec.get("frequency")
-        if frequency is not None and frequency not in KNOWN_FREQUENCIES:
-            raise WorkspaceError(
-                f"{where}: datasets.{name}.frequency: bad frequency {frequency!r} "
-                f"(known: {', '.join(sorted(KNOWN_FREQUENCIES))})"
-            )
-        as_of = spec.get("as_of")
-        if as_of is not None:
-            try:
-                as_of = _dt.date.fromisoformat(str(as_of)).isoformat()
-            except ValueError as exc:
-                raise WorkspaceError(
-                    f"{where}: datasets.{name}.as_of: expected an ISO date (YYYY-MM-DD), "
-                    f"got {spec.get('as_of')!r}"
-                ) from exc
-        datasets[name] = DatasetSpec(
-            name,
-            data_path,
-            str(spec.get("description", "")),
-            columns,
-            str(spec.get("source", "")),
-            header=tuple(header or ()),
-            period=_names(spec.get("period"), f"{where}: datasets.{name}.period", header),
-            frequency=frequency,
-            labels=_names(spec.get("labels"), f"{where}: datasets.{name}.labels", header),
-            as_of=as_of,
-            **warehouse,
-        )
-
-    def _folder(section: str) -> tuple[Path | None, dict[str, Any]]:
-        table = _table(raw.get(section), f"{where}: [{section}]")
-        if not table:
-            return None, {}
-        if "path" not in table:
-            raise WorkspaceError(f"{where}: {section}.path is required")
-        folder = _confined(root / str(table["path"]), roots, f"{where}: {section}.path")
-        if not folder.is_dir():
-            raise WorkspaceError(f"{where}: {section}.path: folder not found: {folder}")
-        return folder, {k: v for k, v in table.items() if k != "path"}
-
-    documents_path, documents_options = _folder("documents")
-    skills_path, _ = _folder("skills")
-    web_path, _ = _folder("web_snapshot")
-    settings = _table(raw.get("settings"), f"{where}: [settings]")
-    if settings:
-        try:
-            load_settings({}, settings)
-        except (ConfigError, TypeError) as exc:
-            raise WorkspaceError(f"{where}: {exc}") from exc
-    gate = _table(raw.get("gate"), f"{where}: [gate]")
-    _unknown_keys(gate, frozenset({"names"}), f"{where}: [gate]")
-    names = gate.get("names", [])
-    if not isinstance(names, list):
-        raise WorkspaceError(f"{where}: gate.names: expected a list of names")
-    try:
-        gate_names = check_names(names, f"{where}: gate.names")
-    except ValueError as exc:
-        raise WorkspaceError(str(exc)) from exc
+    datasets = {
+        name: _dataset(name, spec, root, roots, where)
+        for name, spec in _table(raw.get("datasets"), f"{where}: [datasets]").items()
+    }
+    documents_path, documents_options = _folder(raw, "documents", root, roots, where)
+    skills_path, _ = _folder(raw, "skills", root, roots, where)
+    web_path, _ = _folder(raw, "web_snapshot", root, roots, where)
+    settings = _settings(raw, where)
+    gate_names = _gate_names(raw, where)
     webhook_url, approval_timeout = _outbound(raw, where)
-    try:
-        mcp_servers = parse_mcp_servers(raw.get("mcp"), where)
-    except ValueError as exc:
-        raise WorkspaceError(str(exc)) from exc
+    mcp_servers = _mcp_servers(raw, where)
     return Workspace(
         root=root,
         name=str(raw.get("name") or root.name),
@@ -526,6 +408,183 @@ def load_workspace(path: Path | str, *, config_file: Path | None = None) -> Work
         approval_timeout_s=approval_timeout,
         mcp_servers=mcp_servers,
     )
+
+
+def _read_config(root: Path, config_file: Path) -> dict[str, Any]:
+    """The workspace file's TOML as a table; a missing folder or file, bad TOML, too deep a
+    nesting or non-UTF-8 bytes are a ``WorkspaceError`` naming the file."""
+    if not root.is_dir():
+        raise WorkspaceError(f"workspace folder not found: {root}")
+    if not config_file.is_file():
+        raise WorkspaceError(f"{config_file}: missing (a workspace needs a refgate.toml)")
+    try:
+        return tomllib.loads(config_file.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise WorkspaceError(f"{config_file}: not valid TOML: {exc}") from exc
+    except RecursionError as exc:
+        raise WorkspaceError(f"{config_file}: nested too deeply to read") from exc
+    except UnicodeDecodeError as exc:
+        raise WorkspaceError(f"{config_file}: not UTF-8 text: {exc}") from exc
+
+
+def _dataset(name: str, spec: Any, root: Path, roots: tuple[Path, ...], where: str) -> DatasetSpec:
+    """``[datasets.<name>]``: a file in the workspace or a table in a database, its columns,
+    period, frequency, labels and snapshot date."""
+    spec = _table(spec, f"{where}: [datasets.{name}]")
+    if not _DATASET_NAME.match(name):
+        raise WorkspaceError(
+            f"{where}: datasets.{name}: a dataset name is a letter then letters, digits, "
+            "'_' or '-' (at most 64)"
+        )
+    _unknown_keys(spec, _DATASET_KEYS, f"{where}: datasets.{name}")
+    warehouse: dict[str, Any] = {}
+    data_path: Path | None = None
+    header: list[str] | None = None
+    if "url" in spec:
+        warehouse = _warehouse(spec, f"{where}: datasets.{name}")
+    else:
+        data_path, header = _dataset_file(name, spec, root, roots, where)
+    columns = _columns(name, spec, header, where)
+    frequency = _frequency(name, spec, where)
+    as_of = _as_of(name, spec, where)
+    return DatasetSpec(
+        name,
+        data_path,
+        str(spec.get("description", "")),
+        columns,
+        str(spec.get("source", "")),
+        header=tuple(header or ()),
+        period=_names(spec.get("period"), f"{where}: datasets.{name}.period", header),
+        frequency=frequency,
+        labels=_names(spec.get("labels"), f"{where}: datasets.{name}.labels", header),
+        as_of=as_of,
+        **warehouse,
+    )
+
+
+def _dataset_file(
+    name: str, spec: dict[str, Any], root: Path, roots: tuple[Path, ...], where: str
+) -> tuple[Path, list[str]]:
+    """A file dataset's confined path (a .csv or .parquet file) and its header."""
+    if "path" not in spec:
+        raise WorkspaceError(
+            f"{where}: datasets.{name}.path is required (or url and table for a table "
+            "in a database)"
+        )
+    for key in ("table", "password_env"):
+        if key in spec:
+            raise WorkspaceError(f"{where}: datasets.{name}.{key} needs url")
+    data_path = _confined(root / str(spec["path"]), roots, f"{where}: datasets.{name}.path")
+    if not data_path.is_file():
+        raise WorkspaceError(f"{where}: datasets.{name}.path: file not found: {data_path}")
+    if data_path.suffix.lower() not in (".csv", ".parquet", ".pq"):
+        raise WorkspaceError(f"{where}: datasets.{name}.path: expected .csv or .parquet")
+    header = _read_header(data_path, f"{where}: datasets.{name}.path")
+    if not header:
+        raise WorkspaceError(f"{where}: datasets.{name}.path: {data_path} has no columns")
+    return data_path, header
+
+
+def _columns(
+    name: str, spec: dict[str, Any], header: list[str] | None, where: str
+) -> dict[str, ColumnSpec]:
+    """``[datasets.<name>.columns.<col>]``: each a column of the file (when the header is
+    known), with a known unit and scale."""
+    columns: dict[str, ColumnSpec] = {}
+    for col, cspec in _table(spec.get("columns"), f"{where}: datasets.{name}.columns").items():
+        cspec = _table(cspec, f"{where}: datasets.{name}.columns.{col}")
+        _unknown_keys(cspec, _COLUMN_KEYS, f"{where}: datasets.{name}.columns.{col}")
+        if header is not None and col not in header:
+            raise WorkspaceError(
+                f"{where}: datasets.{name}.columns.{col[:200]}: unknown column "
+                f"(the file has: {listing(header)})"
+            )
+        unit = cspec.get("unit")
+        if unit is not None and unit not in KNOWN_UNITS:
+            raise WorkspaceError(
+                f"{where}: datasets.{name}.columns.{col}.unit: bad unit {unit!r} "
+                f"(known: {', '.join(sorted(KNOWN_UNITS))})"
+            )
+        scale = cspec.get("scale")
+        if scale is not None and scale not in KNOWN_SCALES:
+            raise WorkspaceError(
+                f"{where}: datasets.{name}.columns.{col}.scale: bad scale {scale!r} "
+                f"(known: {', '.join(sorted(KNOWN_SCALES))})"
+            )
+        columns[col] = ColumnSpec(col, unit, scale, str(cspec.get("description", "")))
+    return columns
+
+
+def _frequency(name: str, spec: dict[str, Any], where: str) -> str | None:
+    """A dataset's ``frequency``, one of ``KNOWN_FREQUENCIES``, or None."""
+    frequency = spec.get("frequency")
+    if frequency is not None and frequency not in KNOWN_FREQUENCIES:
+        raise WorkspaceError(
+            f"{where}: datasets.{name}.frequency: bad frequency {frequency!r} "
+            f"(known: {', '.join(sorted(KNOWN_FREQUENCIES))})"
+        )
+    return frequency
+
+
+def _as_of(name: str, spec: dict[str, Any], where: str) -> str | None:
+    """A dataset's snapshot date ``as_of`` as an ISO date, or None."""
+    as_of = spec.get("as_of")
+    if as_of is None:
+        return None
+    try:
+        return _dt.date.fromisoformat(str(as_of)).isoformat()
+    except ValueError as exc:
+        raise WorkspaceError(
+            f"{where}: datasets.{name}.as_of: expected an ISO date (YYYY-MM-DD), "
+            f"got {spec.get('as_of')!r}"
+        ) from exc
+
+
+def _folder(
+    raw: dict[str, Any], section: str, root: Path, roots: tuple[Path, ...], where: str
+) -> tuple[Path | None, dict[str, Any]]:
+    """``[<section>]``'s confined folder (``path``) and its other options; (None, {}) if absent."""
+    table = _table(raw.get(section), f"{where}: [{section}]")
+    if not table:
+        return None, {}
+    if "path" not in table:
+        raise WorkspaceError(f"{where}: {section}.path is required")
+    folder = _confined(root / str(table["path"]), roots, f"{where}: {section}.path")
+    if not folder.is_dir():
+        raise WorkspaceError(f"{where}: {section}.path: folder not found: {folder}")
+    return folder, {k: v for k, v in table.items() if k != "path"}
+
+
+def _settings(raw: dict[str, Any], where: str) -> dict[str, Any]:
+    """``[settings]``, validated as the settings would read them."""
+    settings = _table(raw.get("settings"), f"{where}: [settings]")
+    if settings:
+        try:
+            load_settings({}, settings)
+        except (ConfigError, TypeError) as exc:
+            raise WorkspaceError(f"{where}: {exc}") from exc
+    return settings
+
+
+def _gate_names(raw: dict[str, Any], where: str) -> tuple[str, ...]:
+    """``[gate] names``: the workspace's names with numbers (``check_names``)."""
+    gate = _table(raw.get("gate"), f"{where}: [gate]")
+    _unknown_keys(gate, frozenset({"names"}), f"{where}: [gate]")
+    names = gate.get("names", [])
+    if not isinstance(names, list):
+        raise WorkspaceError(f"{where}: gate.names: expected a list of names")
+    try:
+        return check_names(names, f"{where}: gate.names")
+    except ValueError as exc:
+        raise WorkspaceError(str(exc)) from exc
+
+
+def _mcp_servers(raw: dict[str, Any], where: str) -> dict[str, McpServerSpec]:
+    """``[mcp.servers.*]`` (``parse_mcp_servers``)."""
+    try:
+        return parse_mcp_servers(raw.get("mcp"), where)
+    except ValueError as exc:
+        raise WorkspaceError(str(exc)) from exc
 
 
 def _outbound(raw: dict[str, Any], where: str) -> tuple[str | None, float]:
