@@ -1,9 +1,13 @@
 """The workbench graph: BRIEF -> WORK -> CRITIQUE -> COMPOSE -> GATE (-> WORK once) -> HARVEST."""
 
-# The engine capabilities register themselves on import; every run goes through this package.
-import refgate.graph.research_capability  # noqa: F401
-import refgate.retrieval.capability  # noqa: F401
-import refgate.tools.capabilities  # noqa: F401
+from refgate.catalog.capabilities import register
+from refgate.graph import research_capability
 from refgate.graph.builder import build_graph, route_after_work
+from refgate.retrieval import capability as document_capabilities
+
+# Every run goes through this package: it registers the documents' and the graph's own
+# capabilities (the tools layer's registry, which the passes load, registers the dataset ones).
+register(document_capabilities.CAPABILITIES)
+register(research_capability.CAPABILITIES)
 
 __all__ = ["build_graph", "route_after_work"]

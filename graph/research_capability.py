@@ -115,3 +115,7 @@ def deep_research(question: str, max_sources: int = 15, *, env: EngineEnv) -> Ev
         "stats": report["stats"],
     }
     return Evidence(data=data, refs=refs, untrusted_fields=list(UNTRUSTED_FIELDS))
+
+
+#: The graph layer's capabilities, registered by ``refgate.graph``.
+CAPABILITIES = (deep_research,)

@@ -246,3 +246,7 @@ def search_documents(
     if any(h.metadata.get("rcept_no") for h in hits):
         untrusted += FILING_UNTRUSTED_FIELDS
     return Evidence(data=data, refs=refs, untrusted_fields=untrusted)
+
+
+#: The document capabilities, registered by ``refgate.graph`` (the retrieval layer's list).
+CAPABILITIES = (search_documents,)

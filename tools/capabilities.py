@@ -497,3 +497,15 @@ def column_stats(dataset: str, column: str, *, env: EngineEnv) -> Evidence:
             )
         ],
     )
+
+
+#: The dataset capabilities, registered by ``refgate.tools.registry`` (the tools layer's list).
+CAPABILITIES = (
+    list_datasets,
+    latest_value,
+    value_at,
+    series,
+    top_n,
+    period_change,
+    column_stats,
+)

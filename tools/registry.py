@@ -14,13 +14,20 @@ import importlib
 from collections.abc import Iterator
 from functools import cache
 
-import refgate.tools.capabilities  # noqa: F401  (registers the dataset capabilities it runs)
+from refgate.catalog.capabilities import register
 from refgate.catalog.tool_names import CATALOG, PASS_TOOLS, tools_for
 from refgate.catalog.toolspec import ToolSpec
-from refgate.provenance.injection import register_tool_names
+from refgate.tools import capabilities as dataset_capabilities
 
-# The injection detector (core) recognises tool names without importing this layer.
-register_tool_names(CATALOG)
+
+def register_capabilities() -> None:
+    """Register the tools layer's capabilities (the dataset ones EngineCall and RunPython run)."""
+    register(dataset_capabilities.CAPABILITIES)
+
+
+# The tools this registry runs call the dataset capabilities: they are in the catalog whenever
+# a tool can be reached.
+register_capabilities()
 
 __all__ = [
     "CATALOG",

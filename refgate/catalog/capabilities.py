@@ -7,10 +7,12 @@ docstrings. The docstrings are the API's single source of truth.
 
 This module is the core's half (the contract and the catalog); the capabilities themselves live
 in the layer they need (``refgate.tools.capabilities``: datasets; ``refgate.retrieval.capability``:
-documents; ``refgate.graph.research_capability``: deep research). They are plugins registered by
-the layers above, never imported by the core: a module's ``@capability`` functions enter the
-catalog when it is imported, and ``refgate.graph`` (what every run goes through) imports all
-three; ``refgate.tools.registry`` imports the dataset capabilities it runs. It receives its
+documents; ``refgate.graph.research_capability``: deep research), each module ending with the
+list of its capabilities (``CAPABILITIES``). They are registered explicitly, never by importing a
+module: ``@capability`` only marks and checks a function; ``register(CAPABILITIES)`` enters a
+list into the catalog, in one place per layer: ``refgate.tools.registry`` registers the dataset
+capabilities its tools run, ``refgate.graph`` (what every run goes through) the documents' and
+deep research. A capability receives its
 JSON arguments plus the keyword-only ``env: EngineEnv`` and returns ``Evidence`` (data for the
 caller plus ref specs; ids are drawn by the caller's ledger) or plain JSON-able data.
 """
@@ -18,7 +20,7 @@ caller plus ref specs; ids are drawn by the caller's ledger) or plain JSON-able 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -73,20 +75,42 @@ class Capability:
 _CATALOG: dict[str, Capability] = {}
 
 
-def capability(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Register ``func`` as an engine capability under its own name."""
+#: The attribute ``@capability`` sets on the functions it marks.
+MARK = "__engine_capability__"
+
+
+def _describe(func: Callable[..., Any]) -> Capability:
     doc = inspect.getdoc(func)
     if not doc:
         raise ValueError(f"capability {func.__name__} needs a docstring (it is the API's doc)")
     sig = inspect.signature(func, eval_str=True)
     params = [p for p in sig.parameters.values() if p.name != "env"]
     shown = sig.replace(parameters=params)
-    _CATALOG[func.__name__] = Capability(func.__name__, func, f"{func.__name__}{shown}", doc)
+    return Capability(func.__name__, func, f"{func.__name__}{shown}", doc)
+
+
+def capability(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark ``func`` as an engine capability (its docstring is checked now); it enters the
+    catalog when its layer's list is registered (``register``), not when it is defined."""
+    _describe(func)
+    setattr(func, MARK, True)
     return func
 
 
+def register(funcs: Iterable[Callable[..., Any]]) -> None:
+    """Enter a layer's list of capabilities (each marked ``@capability``) into the catalog under
+    their own names; registering the same list again changes nothing."""
+    for func in funcs:
+        if not getattr(func, MARK, False):
+            raise TypeError(f"{func.__name__} is not marked @capability")
+        known = _CATALOG.get(func.__name__)
+        if known is not None and known.func is not func:
+            raise ValueError(f"two capabilities are named {func.__name__!r}")
+        _CATALOG[func.__name__] = _describe(func)
+
+
 def catalog() -> dict[str, Capability]:
-    """All registered capabilities by name (those of the modules imported so far)."""
+    """All registered capabilities by name (the lists the layers loaded so far registered)."""
     return dict(_CATALOG)
 
 

@@ -12,7 +12,7 @@ rules), ``rules`` (co-occurrence rules over token windows), ``scan`` (windows, s
 merging); ``classifier``, ``semantic`` and ``layer``: optional second layers (a shipped
 n-gram linear model; frozen MiniLM embeddings with a small head) whose signals have family
 ``classifier`` (off by default, ``REFGATE_INJECTION_CLASSIFIER=ngram|semantic|both``). Tool names
-come from the tool layer through ``register_tool_names``.
+come from the tool name table (``refgate.catalog.tool_names``).
 """
 
 from refgate.provenance.injection.catalog import register_tool_names

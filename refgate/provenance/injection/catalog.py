@@ -1,8 +1,5 @@
-"""Tool names the detector recognises, filled by the tool layer (the core never imports it).
-
-``refgate.tools.registry`` calls :func:`register_tool_names` with its catalog when it is
-imported; until then no tool name is known and only the generic tool-call rules apply.
-"""
+"""Tool names the detector recognises: the tool name table (``refgate.catalog.tool_names``,
+a layer below), or the names a test sets with :func:`register_tool_names`."""
 
 from __future__ import annotations
 
@@ -10,7 +7,9 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-_NAMES: list[tuple[str, ...]] = [()]
+from refgate.catalog.tool_names import CATALOG
+
+_NAMES: list[tuple[str, ...]] = [tuple(CATALOG)]
 _LISTENERS: list = []
 
 
