@@ -180,7 +180,7 @@ def run_tool_pass(
 
     The unit of B1 is the turn: in a round whose prompt holds untrusted text (the pass's
     prompt, or a result of an earlier round), the write tools are unbound, outbound tools may
-    send only what the person or code wrote (``untrusted_turn``, refgate.provenance.outbound),
+    send only what the person or code wrote (``untrusted_turn``, refgate.tools.outbound),
     and every result, artifact and execution issued records ``influenced_by``."""
     names = list(tools_for(pass_name) if allowed is None else allowed)
     write_tools = {n for n in names if not get_spec(n).read_only}

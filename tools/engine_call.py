@@ -100,7 +100,7 @@ def invoke_capability(
     guard = env.extra.get(OUTBOUND_GUARD)
     if callable(guard):
         # Outbound is a write: a capability that sends its arguments off the machine passes
-        # the run's outbound policy first (refgate.provenance.outbound), from EngineCall and
+        # the run's outbound policy first (refgate.tools.outbound), from EngineCall and
         # from RunPython's engine.<name> alike.
         sent = {k: v for k, v in bound.arguments.items() if k != "env"}
         refusal = guard("EngineCall", {"name": name, "arguments": sent})

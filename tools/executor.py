@@ -19,7 +19,8 @@ from langgraph.errors import GraphBubbleUp
 from pydantic import ValidationError
 
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec, ToolUnavailable
-from refgate.provenance import boundaries, outbound
+from refgate.provenance import boundaries
+from refgate.tools import outbound
 from refgate.tools.engine_call import OUTBOUND_GUARD
 from refgate.tools.registry import get_spec
 
@@ -97,7 +98,7 @@ def _validation_message(spec: ToolSpec, exc: ValidationError) -> str:
 def outbound_refusal(
     tool: str, args: dict[str, Any], ctx: ToolContext, *, record: bool = False
 ) -> str | None:
-    """The outbound policy (``refgate.provenance.outbound``) for one call of this turn: a
+    """The outbound policy (``refgate.tools.outbound``) for one call of this turn: a
     refusal reason, else None (and, with ``record``, the sent text is recorded)."""
     if not outbound.sent_arguments(tool, args):
         return None

@@ -8,7 +8,7 @@ Read-only capabilities from outside refgate, under refgate's rules:
   ``authority="secondary"``, source ``mcp:SERVER/TOOL``): evidence of what the server said,
   never primary support for a number.
 - **Arguments are outbound.** The model's arguments leave refgate for the server, so the
-  outbound policy (``refgate.provenance.outbound``) checks them before the call, as it does
+  outbound policy (``refgate.tools.outbound``) checks them before the call, as it does
   WebSearch's query (after an untrusted read only the person's words; never workspace data
   unless ``outbound_workspace_data``), and every argument sent is recorded for the reports.
 - **Write-like tools need a person.** A tool is read-only by the workspace's
@@ -27,7 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 from refgate.mcp_servers import McpServerSpec
-from refgate.provenance import boundaries, outbound
+from refgate.provenance import boundaries
+from refgate.tools import outbound
 from refgate.tools.engine_call import json_safe
 from refgate.tools.mcp_client import (
     McpServerError,

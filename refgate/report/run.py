@@ -52,7 +52,7 @@ def run_record(
         "gate": _plain(result.get("gate") or {}),
         "critiques": [str(c) for c in result.get("critiques") or []],
         "caveats": [str(c) for c in result.get("caveats") or []],
-        # every query and URL sent off the machine (refgate.provenance.outbound)
+        # every query and URL sent off the machine (refgate.tools.outbound)
         "outbound": _plain(list((result.get("provenance") or {}).get("sent") or [])),
         "trace_summary": _plain(result.get("trace_summary") or {}),
         # the conversation: every finished turn of the thread (the last one is this run's)
