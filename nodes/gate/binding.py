@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .index import TABLE_ROW, table_row_hint
+from .index import TABLE_ROW, table_row_hint, value_facts
 from .lookup import VALUE_PLACE, Item, Place, RefIndex, where_text
 from .matching import candidates
 from .numbers import Num
@@ -35,6 +35,8 @@ from .quantity import Quantity
 from .verdict import Match
 from .words import label_words, metric_words, named, overlap, strong_count
 
+#: ``Binder._metric``: the decision also depends on the ref's other places (keyed per labelling).
+_BY_LABELLING = object()
 #: Item kinds of the percent family (a percent claim reads them; no currency or count does).
 _PERCENTS = frozenset({"percent", "ratio", "bp"})
 
@@ -87,14 +89,6 @@ class _PlaceWords:
     all: frozenset[str]
 
 
-def _place_words(row: Place, col: Place | None, vocab: Vocabulary) -> _PlaceWords:
-    pw = _label_words(row.core, row.context, col.core if col else "", col.context if col else "")
-    extra = vocab.words(row.name) | (vocab.words(col.core) if col is not None else frozenset())
-    if extra:
-        return _PlaceWords(pw.core, pw.col_core, pw.all | extra)
-    return pw
-
-
 @lru_cache(maxsize=1 << 14)
 def _label_words(core: str, context: str, col_core: str, col_context: str) -> _PlaceWords:
     """A place's words from its labels (shared by every place labelled alike)."""
@@ -112,74 +106,185 @@ def _score(words: frozenset[str], pw: _PlaceWords) -> tuple[bool, int, int]:
     return full, overlap(words, pw.all), -left_out
 
 
+@dataclass(slots=True)
+class _At:
+    """A place as binding reads it, made once per place per ``check_answer`` call: its words,
+    the unit kind its labels state, its own period and whether it was computed from data."""
+
+    words: _PlaceWords
+    hint: str
+    periods: frozenset[str]
+    computed: bool
+
+
+class _RefPlaces:
+    """One cited ref's places as binding reads them (``RefIndex.bound``)."""
+
+    __slots__ = ("at", "labelling", "values")
+
+    def __init__(self) -> None:
+        #: Each place's ``_At`` (``None``: an item that sits at no place), by ``_place_key``.
+        self.at: dict[object, _At | None] = {}
+        #: Which labelling of places the ref has (refs labelled alike share ``Binder.best``).
+        self.labelling: object = None
+        #: A valueRef's ``index.value_facts`` (read once, for its first value bound).
+        self.values: tuple[frozenset[str], bool, frozenset[str]] | None = None
+
+
 class Binder:
-    """Binds numbers to places for one ``check_answer`` call (caches per ref and words)."""
+    """Binds numbers to places for one ``check_answer`` call. Each cited ref's places are read
+    once (``RefIndex.bound``); places labelled alike share their words, and refs whose places
+    are labelled alike share the best score any of their places gets for a claim's words."""
 
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab
-        self._words: dict[tuple[int, object], _PlaceWords | None] = {}
-        self._best: dict[tuple[int, frozenset[str]], tuple[bool, int, int]] = {}
-        self._places: dict[int, list[Item]] = {}
+        self._words: dict[tuple[str, str, str, str, str], _PlaceWords] = {}
+        self._labellings: dict[tuple[int, ...], int] = {}
+        self._best: dict[tuple[object, frozenset[str]], tuple[bool, int, int]] = {}
+        self._metric: dict[tuple, object] = {}
 
-    def words_at(self, idx: RefIndex, item: Item) -> _PlaceWords | None:
-        """The words of the place ``item`` sits at (``None``: it sits at no place)."""
-        wk = (id(idx), _place_key(item))
-        if wk in self._words:
-            return self._words[wk]
-        at = idx.place_of(item)
-        pw = None if at is None else _place_words(at[0], at[1], self.vocab)
-        self._words[wk] = pw
+    def at(self, idx: RefIndex, item: Item) -> _At | None:
+        """The place ``item`` sits at (``None``: it sits at no place)."""
+        rp = idx.bound
+        if rp is None:
+            rp = idx.bound = _RefPlaces()
+        key = _place_key(item)
+        try:
+            return rp.at[key]
+        except KeyError:
+            pass
+        if item[5] == VALUE_PLACE:
+            at = self._value_at(idx, rp, item)
+        else:
+            got = idx.place_of(item)
+            at = None
+            if got is not None:
+                row, col = got
+                own = col.periods if col is not None and col.periods else row.periods
+                at = _At(self._place_words(row, col), _hint(row, col), own, row.computed)
+        rp.at[key] = at
+        return at
+
+    def _value_at(self, idx: RefIndex, rp: _RefPlaces, item: Item) -> _At | None:
+        """A named value's place (as ``index.value_places`` makes it, without the ``Place``)."""
+        where = item[4]
+        if type(where) is not tuple:
+            return None
+        facts = rp.values
+        if facts is None:
+            facts = rp.values = value_facts(idx.ref)
+        name = str(where[1])
+        periods, computed, literals = facts
+        return _At(
+            self._place_words_of(name, "", name, "", ""),
+            "",
+            periods,
+            computed and name not in literals,
+        )
+
+    def _place_words(self, row: Place, col: Place | None) -> _PlaceWords:
+        if col is None:
+            return self._place_words_of(row.core, row.context, row.name, "", "")
+        return self._place_words_of(row.core, row.context, row.name, col.core, col.context)
+
+    def _place_words_of(
+        self, core: str, context: str, name: str, col_core: str, col_context: str
+    ) -> _PlaceWords:
+        """A place's words (one object per labelling in this call: ``best`` keys on it)."""
+        ck = (core, context, name, col_core, col_context)
+        pw = self._words.get(ck)
+        if pw is None:
+            pw = _label_words(core, context, col_core, col_context)
+            extra = self.vocab.words(name) | self.vocab.words(col_core)
+            if extra:
+                pw = _PlaceWords(pw.core, pw.col_core, pw.all | extra)
+            self._words[ck] = pw
         return pw
 
-    def metric_ok(self, idx: RefIndex, item: Item, q: Quantity) -> bool:
+    def metric_ok(self, idx: RefIndex, at: _At | None, q: Quantity) -> bool:
         """Do the claim's metric words name this place? A place whose own label the claim names
         in full passes unless another fully named place shares more of the claim's words, or as
         many with fewer words the claim leaves out ("Total prepaid expenses and other" for a
         claim about "prepaid expenses"); a place named in part passes when no place of the ref
-        scores better."""
-        pw = self.words_at(idx, item)
-        if pw is None:
+        scores better. Decided once per place words and claim words in a call (and per
+        labelling of the ref, when its other places were compared)."""
+        if at is None:
             return True
+        base = (id(at.words), q.words, q.fallback)
+        got = self._metric.get(base)
+        if got is None:
+            ok, compared = self._metric_ok(idx, at.words, q)
+            if not compared:
+                self._metric[base] = ok
+                return ok
+            self._metric[base] = _BY_LABELLING
+            self._metric[(base, self._labelling(idx))] = ok
+            return ok
+        if got is not _BY_LABELLING:
+            return got  # type: ignore[return-value]
+        key = (base, self._labelling(idx))
+        got = self._metric.get(key)
+        if got is None:
+            got = self._metric[key] = self._metric_ok(idx, at.words, q)[0]
+        return got  # type: ignore[return-value]
+
+    def _metric_ok(self, idx: RefIndex, pw: _PlaceWords, q: Quantity) -> tuple[bool, bool]:
+        """(``metric_ok``, whether the ref's other places were compared)."""
+        compared = False
         for words in (q.words, q.fallback) if q.fallback != q.words else (q.words,):
             if not words:
-                return True
+                return True, compared
             if not pw.all:
                 # A place with no metric words ("x", an unlabelled subtotal) contradicts a claim
                 # only when another place of the ref matches the claim's words.
+                compared = True
                 if self.best(idx, words)[1] == 0:
-                    return True
+                    return True, compared
                 continue
             s = _score(words, pw)
             if s[0] and s[2] == 0 and s[1] == strong_count(words):
-                return True  # the best score any place can get: no need to compare
-            if s[1] > 0 and s >= self.best(idx, words):
-                return True
-        return False
+                return True, compared  # the best score any place can get: no need to compare
+            if s[1] > 0:
+                compared = True
+                if s >= self.best(idx, words):
+                    return True, compared
+        return False, compared
 
     def best(self, idx: RefIndex, words: frozenset[str]) -> tuple[bool, int, int]:
         """The best score any place of ``idx`` holding a number gets for ``words``."""
-        bk = (id(idx), words)
+        bk = (self._labelling(idx), words)
         got = self._best.get(bk)
         if got is None:
             got = (False, 0, -(1 << 30))
-            for it in self._one_per_place(idx):
-                pw = self.words_at(idx, it)
-                if pw is not None:
-                    sc = _score(words, pw)
-                    if sc > got:
-                        got = sc
+            for pw in self._all_words(idx):
+                sc = _score(words, pw)
+                if sc > got:
+                    got = sc
             self._best[bk] = got
         return got
 
-    def _one_per_place(self, idx: RefIndex) -> list[Item]:
-        """One item of each place of ``idx`` that holds a number."""
-        got = self._places.get(id(idx))
-        if got is None:
-            seen: dict[object, Item] = {}
-            for it in idx.items:
-                seen.setdefault(_place_key(it), it)
-            got = self._places[id(idx)] = list(seen.values())
-        return got
+    def _all_words(self, idx: RefIndex) -> list[_PlaceWords]:
+        """The distinct words of the places of ``idx`` that hold a number."""
+        seen: dict[int, _PlaceWords] = {}
+        for it in idx.items:
+            at = self.at(idx, it)
+            if at is not None:
+                seen.setdefault(id(at.words), at.words)
+        return list(seen.values())
+
+    def _labelling(self, idx: RefIndex) -> object:
+        """What the places of ``idx`` are labelled with (refs labelled alike share one): a
+        valueRef's value names, or an id of the set of its places' words."""
+        rp = idx.bound
+        if rp is None:
+            rp = idx.bound = _RefPlaces()
+        if rp.labelling is None:
+            if idx.ref.kind == "valueRef":
+                rp.labelling = frozenset(str(_place_key(it)) for it in idx.items)
+            else:
+                sig = tuple(sorted(id(pw) for pw in self._all_words(idx)))
+                rp.labelling = self._labellings.setdefault(sig, len(self._labellings))
+        return rp.labelling
 
     def bind(
         self, num: Num, q: Quantity, indexes: list[RefIndex], kinds: frozenset[str]
@@ -192,16 +297,20 @@ class Binder:
         matches: list[Match] = []
         uncomputed: list[tuple] = []
         done: set[str] = set()
+        claim_kind, periods = q.kind, q.periods
         for idx, item, basis, unit_ok in found:
             rid = idx.ref.id
             if rid in done or not unit_ok:
                 continue
-            row, col = idx.place_of(item) or (None, None)
-            if row is not None and not unit_agrees(q.kind, item, _hint(row, col)):
+            at = self.at(idx, item)
+            if at is not None:
+                if not unit_agrees(claim_kind, item, at.hint):
+                    continue
+                if periods and at.periods and not _period_in(periods, at.periods):
+                    continue
+            if not self.metric_ok(idx, at, q):
                 continue
-            if not _period_ok(q, row, col) or not self.metric_ok(idx, item, q):
-                continue
-            if row is not None and not row.computed:
+            if at is not None and not at.computed:
                 uncomputed.append((idx, item, basis))
                 continue
             done.add(rid)
@@ -223,11 +332,14 @@ class Binder:
         """The code and detail of the candidate closest to the claim's quantity."""
         graded = []
         for idx, item, basis, unit_ok in found:
-            row, col = idx.place_of(item) or (None, None)
-            if row is not None and not unit_agrees(q.kind, item, _hint(row, col)):
-                unit_ok = False
-            metric = self.metric_ok(idx, item, q)
-            graded.append((idx, item, basis, unit_ok, metric, _period_ok(q, row, col)))
+            at = self.at(idx, item)
+            period_ok = True
+            if at is not None:
+                if not unit_agrees(q.kind, item, at.hint):
+                    unit_ok = False
+                period_ok = not (q.periods and at.periods) or _period_in(q.periods, at.periods)
+            metric = self.metric_ok(idx, at, q)
+            graded.append((idx, item, basis, unit_ok, metric, period_ok))
         code, g = _closest(graded)
         return Binding([], code, f"{_shown(g[1])} is {_label(g)} ({g[0].ref.id})")
 
@@ -250,13 +362,15 @@ def _hint(row: Place, col: Place | None) -> str:
     return row.hint
 
 
-def _period_ok(q: Quantity, row: Place | None, col: Place | None) -> bool:
-    if not q.periods or row is None:
-        return True
-    own = col.periods if col is not None and col.periods else row.periods
-    if not own:
-        return True
-    return any(all(k in own for k in keys) for keys in q.periods)
+def _period_in(periods: tuple[tuple[str, ...], ...], own: frozenset[str]) -> bool:
+    """Is one of the claim's periods (each as the date keys that state it) the place's own?"""
+    for keys in periods:
+        for k in keys:
+            if k not in own:
+                break
+        else:
+            return True
+    return False
 
 
 def _closest(graded: list) -> tuple[str, tuple]:

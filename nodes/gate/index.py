@@ -98,13 +98,19 @@ def _add_dates_from(idx: RefIndex, mapping: Any) -> None:
 _PERIOD_FIELDS = ("period", "asOf", "as_of", "asof", "date", "fiscal_year", "year", "quarter")
 
 
+_PERIOD_FIELD_SET = frozenset(_PERIOD_FIELDS)
+#: Field values that state no single period (a ``tuple`` here is faster than ``list | tuple``).
+_CONTAINERS = (list, tuple, dict)
+
+
 def _own_periods(p: dict[str, Any]) -> frozenset[str]:
     """The date keys of a payload's own period fields (period, asOf, date, ...)."""
     keys: frozenset[str] = frozenset()
-    for k in _PERIOD_FIELDS:
-        v = p.get(k)
-        if v is not None and not isinstance(v, list | tuple | dict):
-            keys = keys | date_keys_frozen(v)
+    for k in p:  # payloads hold a few fields: their names are read, not the 8 fields looked up
+        if k in _PERIOD_FIELD_SET:
+            v = p[k]
+            if v is not None and not isinstance(v, _CONTAINERS):
+                keys = keys | date_keys_frozen(v) if keys else date_keys_frozen(v)
     return keys
 
 
@@ -128,12 +134,18 @@ def _value_place(name: str, periods: frozenset[str], computed: bool) -> Place:
     return Place(name, name, "", periods, name=name, computed=computed)
 
 
+def value_facts(ref: Ref) -> tuple[frozenset[str], bool, frozenset[str]]:
+    """What a valueRef says of all its values: its own period (date keys), whether it was
+    computed from data at all, and the names its code wrote as literals."""
+    p = ref.payload if isinstance(ref.payload, dict) else {}
+    return (_own_periods(p), *_literal_names(p))
+
+
 def value_places(ref: Ref) -> dict[str, Place]:
     """The places of a valueRef's values, by name (made when a claim first binds to one)."""
     p = ref.payload if isinstance(ref.payload, dict) else {}
     values = payload_values(p)
-    periods = _own_periods(p)
-    computed, literals = _literal_names(p)
+    periods, computed, literals = value_facts(ref)
     return {
         str(n): _value_place(str(n), periods, computed and str(n) not in literals)
         for n in (values if isinstance(values, dict) else ())

@@ -134,7 +134,7 @@ class RefIndex:
 
     __slots__ = (
         "_abs", "_disp", "_pct", "_x", "dates", "doc_names", "doc_text", "items", "labels",
-        "columns", "places", "ref", "value_places", "_values",
+        "columns", "places", "ref", "value_places", "_values", "bound",
     )  # fmt: skip
 
     def __init__(self, ref: Ref) -> None:
@@ -154,6 +154,8 @@ class RefIndex:
         self.doc_names: tuple[str, ...] = ()
         self.doc_text = ""
         self._abs = self._disp = self._pct = self._x = None
+        #: The binder's record of this ref's places (``binding``), made on first use.
+        self.bound: Any = None
 
     @property
     def secondary(self) -> bool:

@@ -150,24 +150,6 @@ def nearest(num: Num, indexes: list[RefIndex], kinds: frozenset[str] = NUMERIC_K
     return f"; closest cited value: {best[1]}" if best else ""
 
 
-def _canonical(item: Item, basis_id: int) -> float | None:
-    """An item's value on a basis (0 absolute, 1 as displayed, 2 percent points, 3 multiple)."""
-    val, k = item[0], item[1]
-    if basis_id == 0:
-        return val * item[2] if k in ("plain", "none", "count") else None
-    if basis_id == 1:
-        return val
-    if basis_id == 2:
-        if k == "none" or k == "percent":
-            return val
-        if k == "ratio":
-            return val * 100.0
-        if k == "bp":
-            return val / 100.0
-        return None
-    return val if k == "none" or k == "x" else None
-
-
 _ARRAYS = ("abs", "disp", "pct", "x")
 
 
@@ -185,24 +167,41 @@ def _bases(num: Num) -> list[tuple[int, float, float, str]]:
 
 
 def _within(idx: RefIndex, basis_id: int, target: float, tol: float) -> list[tuple[float, Item]]:
+    """The values of ``idx`` whose magnitude on a basis is within ``tol`` of ``target``'s: in
+    payload order (a linear scan, small refs) or by magnitude (bisection, larger ones)."""
     a = abs(target)
     tol = tol + _EPS * (a if a > tol else tol)
-    if len(idx.items) <= _LINEAR_MAX:
-        lo, hi = a - tol, a + tol
-        out = []
-        for item in idx.items:
-            val = item[0]
-            if basis_id == 1:
+    items = idx.items
+    if len(items) > _LINEAR_MAX:
+        return getattr(idx, _ARRAYS[basis_id]).find(target, tol)
+    lo, hi = a - tol, a + tol
+    out = []
+    # Each item's value on the basis: 0 absolute, 1 as displayed, 2 percent points, 3 multiple.
+    for item in items:
+        val, k = item[0], item[1]
+        if basis_id == 0:
+            if k != "plain" and k != "none" and k != "count":
+                continue
+            canon = val * item[2]
+        elif basis_id == 1:
+            canon = val
+        elif basis_id == 2:
+            if k == "none" or k == "percent":
                 canon = val
+            elif k == "ratio":
+                canon = val * 100.0
+            elif k == "bp":
+                canon = val / 100.0
             else:
-                canon = _canonical(item, basis_id)
-                if canon is None:
-                    continue
-            mag = -canon if canon < 0 else canon
-            if lo <= mag <= hi:
-                out.append((canon, item))
-        return out
-    return getattr(idx, _ARRAYS[basis_id]).find(target, tol)
+                continue
+        elif k == "none" or k == "x":
+            canon = val
+        else:
+            continue
+        mag = -canon if canon < 0 else canon
+        if lo <= mag <= hi:
+            out.append((canon, item))
+    return out
 
 
 def candidates(
@@ -214,11 +213,12 @@ def candidates(
     agreeing. Sign and currency rules as in ``match_number``."""
     out: list[tuple[RefIndex, Item, str, bool]] = []
     signed, currency = num.signed, num.currency
+    bases = _bases(num)
     for idx in indexes:
         if idx.ref.kind not in kinds:
             continue
         seen: set[int] = set()
-        for basis_id, target, tol, basis in _bases(num):
+        for basis_id, target, tol, basis in bases:
             for canon, item in _within(idx, basis_id, target, tol):
                 if signed and canon != 0 and (canon < 0) != (target < 0):
                     continue

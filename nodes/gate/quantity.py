@@ -21,7 +21,7 @@ from .words import metric_words
 CLAIM_KINDS = ("percent", "x", "currency", "count", "plain")
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class Quantity:
     """One number of a claim as a quantity (the value itself is the ``Num``)."""
 
@@ -71,24 +71,29 @@ def quantities(
     """The quantity of each number mention of ``unit`` (in mention order) and the unit's own
     metric words (the next claim's ``previous``). ``labels`` are a table row's label cells."""
     periods = tuple(m.keys for m in mentions if m.kind == "date" and m.keys != ("asof",))
-    nums = [m for m in mentions if m.kind == "number" and m.num is not None]
+    nums = [m.num for m in mentions if m.kind == "number" and m.num is not None]
     if unit.cells is not None:
         row_words = metric_words(" ".join(labels))
         out = []
-        for m in nums:
-            assert m.num is not None
-            words = row_words | metric_words(m.header)
-            out.append(Quantity(words, words | previous, periods, claim_kind(m.num, "")))
+        for m in mentions:
+            if m.kind == "number" and m.num is not None:
+                words = row_words | metric_words(m.header)
+                out.append(Quantity(words, words | previous, periods, claim_kind(m.num, "")))
         return out, row_words or previous
     text = unit.text
     own = metric_words(text)
     fallback = own | previous
-    ordered = sorted(nums, key=lambda m: m.num.start)  # type: ignore[union-attr]
-    windows = _windows(text, [m.num for m in ordered])  # type: ignore[misc]
-    by_id = {id(m): w for m, w in zip(ordered, windows, strict=True)}
-    out = []
-    for m in nums:
-        assert m.num is not None
-        words = by_id[id(m)] or fallback
-        out.append(Quantity(words, fallback, periods, claim_kind(m.num, text)))
-    return out, own or previous
+    if len(nums) == 1:  # the common case: its clause is all the text before it, or after it
+        n = nums[0]
+        words = metric_words(text[: n.start]) or metric_words(text[n.end :]) or fallback
+        return [Quantity(words, fallback, periods, claim_kind(n, text))], own or previous
+    if all(a.start <= b.start for a, b in zip(nums, nums[1:], strict=False)):
+        windows = _windows(text, nums)
+    else:
+        ordered = sorted(nums, key=lambda n: n.start)
+        by_id = dict(zip(map(id, ordered), _windows(text, ordered), strict=True))
+        windows = [by_id[id(n)] for n in nums]
+    return [
+        Quantity(w or fallback, fallback, periods, claim_kind(n, text))
+        for n, w in zip(nums, windows, strict=True)
+    ], own or previous
