@@ -5,17 +5,18 @@ Splits: "tuning" and "held-out (seen)" (held out in the first round but seen whi
 rule was written) are what defaults may be chosen on; "fresh" is material added in the second
 round (commit 1d02caf), written before any retrieval result on it was seen, reported only.
 
-- **FinanceBench 10-K pages**: real 10-K PDFs and questions written by FinanceBench's annotators
-  (Islam et al. 2023, github.com/patronus-ai/financebench, commit cc39aeb; not redistributed here:
-  pass ``--financebench DIR`` holding ``pdfs/`` and ``financebench_open_source.jsonl``), every
-  page, read by refgate's own loader one Document per page. Gold pages are the dataset's
-  ``evidence_page_num`` (0-based there; + 1 here, checked against the evidence's full-page text).
-  Split by company (alternating in name order): no filing of a held-out company is tuned on.
-- **FinanceBench other filings** (fresh): the dataset's questions on the PDFs of
-  ``--financebench-more DIR`` that are not in the 10-K folder (10-Ks, 10-Qs, 8-Ks, earnings
-  releases); ``--more-every n`` keeps the gold pages, two pages on each side and every n-th page.
+- **FinanceBench filings**: real 10-K, 10-Q, 8-K and earnings-release PDFs and the questions
+  FinanceBench's annotators wrote on them (Islam et al. 2023, github.com/patronus-ai/financebench,
+  commit cc39aeb; not redistributed here: pass ``--financebench DIR`` holding ``pdfs/`` and
+  ``financebench_open_source.jsonl``). Each question searches its own filing (a ``doc_id``
+  filter on the file), as an analyst asking about one report does. Corpus: each filing's gold
+  pages, two pages on each side of them and every ``--every``-th page (10 by default; every page
+  of 74 filings is more than the shared CPU reads in a session), read by refgate's own loader,
+  page numbers kept. Gold pages are the dataset's ``evidence_page_num`` + 1 (checked against the
+  evidence's full-page text). Split by company, alternating in name order.
 - **FOMC minutes as PDFs**: the 31 minutes of 2006-2010 (../shared/data/fomc-minutes, public
-  domain), rendered into A4 PDFs with reportlab and read back by the loader. Hand-written questions,
+  domain), rendered into A4 PDFs with reportlab, with a running header and footer on every page
+  (which the loader drops as page furniture), and read back by the loader. Hand-written questions,
   each with a regular expression (and meeting-date prefix) that decides its gold pages (printed):
   ``MINUTES_QUESTIONS`` (odd ones tune, even ones held out) and ``MINUTES_FRESH``.
 - **FOMC statements** (the sample workspace, short documents): the 16 questions of
@@ -23,8 +24,7 @@ round (commit 1d02caf), written before any retrieval result on it was seen, repo
 - **TAT-QA paragraphs** (short, from real annual reports, CC BY 4.0): the tuning split of
   ``retrieval_quality.py`` (every third question) and its 314 reported questions (seen).
 
-Run: ``python benchmarks/long_documents.py --financebench DIR --financebench-more DIR
---more-every 5 [--workdir DIR]`` (embeddings are cached in the workdir; the first run embeds for
+Run: ``python benchmarks/long_documents.py --financebench DIR [--every 10] [--workdir DIR]`` (embeddings are cached in the workdir; the first run embeds for
 about an hour on a shared 2-core machine, a re-run embeds nothing).
 """
 
@@ -264,9 +264,11 @@ STATEMENTS_FRESH = [
 # --------------------------------------------------------------------------------- corpora
 
 
-def render_minutes(out: Path) -> Path:
+def render_minutes(out: Path, *, furniture: bool = False) -> Path:
     """The minutes as A4 PDFs (reportlab, Helvetica 10 pt on 13 pt lines), one per meeting,
-    named by its date."""
+    named by its date. ``furniture``: with what an official PDF carries on every page, a running
+    header ("Minutes of the Federal Open Market Committee" with the meeting date, and "Table of
+    Contents") and a footer (the publisher's site and "Page n")."""
     # deferred: reportlab is a dev dependency, needed only to render the minutes
     from reportlab.lib.pagesizes import A4
     from reportlab.lib.styles import ParagraphStyle
@@ -286,8 +288,28 @@ def render_minutes(out: Path) -> Path:
             Paragraph(html.escape(line, quote=False), style) if line.strip() else Spacer(1, 13)
             for line in text.splitlines()
         ]
-        margins = {"leftMargin": 10 * mm, "rightMargin": 10 * mm, "topMargin": 10 * mm}
-        SimpleDocTemplate(str(target), pagesize=A4, bottomMargin=15 * mm, **margins).build(story)
+
+        def draw(canvas: Any, doc: Any, date: str = date) -> None:
+            canvas.saveState()
+            canvas.setFont("Helvetica", 8)
+            canvas.drawString(
+                10 * mm, A4[1] - 8 * mm, f"Minutes of the Federal Open Market Committee {date}"
+            )
+            canvas.drawRightString(A4[0] - 10 * mm, A4[1] - 8 * mm, "Table of Contents")
+            canvas.drawString(10 * mm, 8 * mm, "www.federalreserve.gov")
+            canvas.drawRightString(A4[0] - 10 * mm, 8 * mm, f"Page {doc.page}")
+            canvas.restoreState()
+
+        if furniture:
+            margins = {"leftMargin": 10 * mm, "rightMargin": 10 * mm, "topMargin": 14 * mm}
+            SimpleDocTemplate(str(target), pagesize=A4, bottomMargin=16 * mm, **margins).build(
+                story, onFirstPage=draw, onLaterPages=draw
+            )
+        else:
+            margins = {"leftMargin": 10 * mm, "rightMargin": 10 * mm, "topMargin": 10 * mm}
+            SimpleDocTemplate(str(target), pagesize=A4, bottomMargin=15 * mm, **margins).build(
+                story
+            )
     return out
 
 
@@ -296,8 +318,9 @@ def page_id(meta: dict[str, Any]) -> str:
 
 
 def minutes_set(workdir: Path) -> tuple[list[Document], list, list, list]:
-    """The minutes' pages; odd questions tune, even ones are held out; ``MINUTES_FRESH``."""
-    folder = render_minutes(workdir / "minutes_pdfs")
+    """The minutes' pages (rendered with a running header and footer, which the loader drops);
+    odd questions tune, even ones are held out; ``MINUTES_FRESH``."""
+    folder = render_minutes(workdir / "minutes_furniture_pdfs", furniture=True)
     docs = load_documents(folder)
     pages = {page_id(d.metadata): re.sub(r"\s+", " ", d.page_content) for d in docs}
     print(
@@ -367,63 +390,81 @@ def check_gold_pages(docs: list[Document], questions: list) -> None:
     print(f"  gold pages matching their evidence text best: {ok} of {total}", file=sys.stderr)
 
 
-def financebench_set(folder: Path) -> tuple[list[Document], list, list, list]:
-    """Every page of the 10-Ks in ``folder/pdfs``, split by company (alternating in name order)."""
+def _sample_pdf(src: Path, keep: list[int], dst: Path) -> None:
+    """Write the 1-based pages ``keep`` of ``src`` into ``dst`` (same order)."""
+    import pypdfium2 as pdfium
+
+    out = pdfium.PdfDocument.new()
+    out.import_pages(pdfium.PdfDocument(str(src)), [p - 1 for p in keep])
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    out.save(str(dst))
+
+
+def _load_sampled(job: tuple[Path, Path, list[int], int]) -> list[Document]:
+    """Read one sampled PDF with refgate's loader (cached as JSON beside it); page numbers and
+    ids are mapped back to the original filing's."""
+    src, root, keep, total = job
+    cached = root / "documents.json"
+    if cached.is_file():
+        rows = json.loads(cached.read_text())
+        return [Document(page_content=t, metadata=m) for t, m in rows]
+    dst = root / "pdfs" / src.name
+    if not dst.is_file():
+        _sample_pdf(src, keep, dst)
+    docs = load_documents(root / "pdfs", root=root)
+    for d in docs:
+        page = keep[int(d.metadata["page"]) - 1]
+        d.metadata.update(page=page, pages=total, doc_id=f"{d.metadata['file_id']}#p{page}")
+    cached.write_text(json.dumps([(d.page_content, d.metadata) for d in docs]))
+    return docs
+
+
+def financebench_set(
+    folder: Path, work: Path, every: int
+) -> tuple[list[Document], list, list, list]:
+    """Every FinanceBench question whose filing is in ``folder/pdfs``, each searching its own
+    filing (``filters={"doc_id": file_id}``); corpus: each filing's gold pages, two pages on
+    each side of them and every ``every``-th page (page numbers kept). Split by company,
+    alternating in name order: no filing of a held-out company is tuned on."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    import pypdfium2 as pdfium
+
     have = {p.stem for p in (folder / "pdfs").glob("*.pdf") if p.stat().st_size}
     questions = financebench_questions(folder, have)
-    named = {next(iter(rel)).split("#")[0] for _, _, rel, _ in questions}
-    docs = [
-        d for d in load_documents(folder / "pdfs", root=folder) if d.metadata["file_id"] in named
-    ]
+    gold: dict[str, set[int]] = {}
+    for _, _, rel, _ in questions:
+        for pid in rel:
+            name, page = pid.split("#p")
+            gold.setdefault(name, set()).add(int(page))
+    jobs = []
+    for name in sorted(gold):
+        src = folder / "pdfs" / f"{name}.pdf"
+        total = len(pdfium.PdfDocument(str(src)))
+        keep = [
+            p
+            for p in range(1, total + 1)
+            if p % every == 0 or any(abs(p - g) <= 2 for g in gold[name])
+        ]
+        jobs.append((src, work / f"financebench-every{every}" / name, keep, total))
+    with ProcessPoolExecutor(2) as pool:
+        docs = [d for part in pool.map(_load_sampled, jobs) for d in part]
     check_gold_pages(docs, questions)
     companies = sorted({c for c, _, _, _ in questions})
     held_companies = set(companies[1::2])
-    tuning = [(q, rel) for c, q, rel, _ in questions if c not in held_companies]
-    held = [(q, rel) for c, q, rel, _ in questions if c in held_companies]
+
+    def own(q: str, rel: set[str]) -> tuple[str, set[str], dict[str, str]]:
+        return q, rel, {"doc_id": next(iter(rel)).split("#")[0]}
+
+    tuning = [own(q, rel) for c, q, rel, _ in questions if c not in held_companies]
+    held = [own(q, rel) for c, q, rel, _ in questions if c in held_companies]
     print(
-        f"FinanceBench: {len(docs)} pages of {len(named)} 10-K PDFs; "
-        f"{len(tuning)} tuning / {len(held)} held-out questions "
+        f"FinanceBench: {len(docs)} pages of {len(gold)} filings (gold pages, 2 on each side, "
+        f"every {every}th page); {len(tuning)} tuning / {len(held)} held-out questions "
         f"(held-out companies: {', '.join(sorted(held_companies))})",
         file=sys.stderr,
     )
     return docs, tuning, held, []
-
-
-def financebench_more_set(
-    folder: Path, exclude: Path | None, every: int = 1
-) -> tuple[list[Document], list, list, list]:
-    """The fresh held-out set: every FinanceBench question about a PDF in ``folder/pdfs`` that is
-    not in ``exclude/pdfs`` (the 10-K set); nothing tunes on it. Corpus: every page of those PDFs
-    (``every`` = 1), or every gold page, the two pages on each side of it and every
-    ``every``-th page."""
-    taken = {p.stem for p in (exclude / "pdfs").glob("*.pdf")} if exclude else set()
-    have = {p.stem for p in (folder / "pdfs").glob("*.pdf") if p.stat().st_size} - taken
-    questions = financebench_questions(folder, have)
-    named = {next(iter(rel)).split("#")[0] for _, _, rel, _ in questions}
-    docs = [
-        d for d in load_documents(folder / "pdfs", root=folder) if d.metadata["file_id"] in named
-    ]
-    check_gold_pages(docs, questions)
-    if every > 1:
-        gold: dict[str, set[int]] = {}
-        for _, _, rel, _ in questions:
-            for pid in rel:
-                name, page = pid.split("#p")
-                gold.setdefault(name, set()).add(int(page))
-        docs = [
-            d
-            for d in docs
-            if int(d.metadata["page"]) % every == 0
-            or any(abs(int(d.metadata["page"]) - g) <= 2 for g in gold[d.metadata["file_id"]])
-        ]
-    kinds = sorted({n.split("_")[-1] if "dated" not in n else "8K" for n in named})
-    print(
-        f"FinanceBench other filings: {len(docs)} pages of {len(named)} PDFs ({', '.join(kinds)}"
-        f"{'' if every == 1 else f'; gold pages, 2 on each side, every {every}th page'}); "
-        f"{len(questions)} held-out questions",
-        file=sys.stderr,
-    )
-    return docs, [], [], [(q, rel) for _, q, rel, _ in questions]
 
 
 def tatqa_sets() -> dict[str, tuple[list[Document], list, list, list]]:
@@ -480,8 +521,8 @@ def per_question(
 ) -> np.ndarray:
     """recall@10 of each question: |gold in the top 10's units| / min(|gold|, 10)."""
     out = []
-    for q, rel in questions:
-        args = dict(kw)
+    for q, rel, *scope in questions:
+        args = dict(kw, filters=scope[0] if scope else None)
         if args.get("dense_weight") == LENGTH_ONLY:
             args["dense_weight"] = dense_weight_for(q)
         got = {unit(h.metadata) for h in index.search(q, k=K, **args)}
@@ -504,17 +545,14 @@ def paired(a: np.ndarray, b: np.ndarray, *, draws: int = 10_000, seed: int = 0) 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--financebench", type=Path, help="folder with pdfs/ and the jsonl")
     ap.add_argument(
-        "--financebench-more",
-        type=Path,
-        help="folder with more FinanceBench PDFs (pdfs/) and the jsonl: the fresh held-out set",
+        "--financebench", type=Path, help="folder with pdfs/ and financebench_open_source.jsonl"
     )
     ap.add_argument(
-        "--more-every",
+        "--every",
         type=int,
-        default=1,
-        help="other filings: 1 = every page; n = gold pages, 2 on each side and every n-th page",
+        default=10,
+        help="FinanceBench: gold pages, 2 on each side and every n-th page of each filing",
     )
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/refgate-longdocs"))
     ap.add_argument("--embed-only", action="store_true", help="build the indexes and stop")
@@ -530,10 +568,8 @@ def main() -> None:
 
     builders: dict[str, Callable[[], tuple]] = {}
     if args.financebench:
-        builders["FinanceBench 10-K pages"] = lambda: financebench_set(args.financebench)
-    if args.financebench_more:
-        builders["FinanceBench other filings"] = lambda: financebench_more_set(
-            args.financebench_more, args.financebench, args.more_every
+        builders["FinanceBench filings"] = lambda: financebench_set(
+            args.financebench, work, args.every
         )
     builders["FOMC minutes (PDF pages)"] = lambda: minutes_set(work)
     builders["FOMC statements"] = statements_set

@@ -10,13 +10,18 @@ gold pages decided by each question's regular expression on the page text. Figur
 MRR@10 of BM25 and (``--dense``) MiniLM dense and the default hybrid, furniture dropped against
 kept, side by side in one run.
 
-Run: ``python benchmarks/page_furniture.py [--dense] [--workdir DIR]``.
+``--financebench DIR``: real filings instead, FinanceBench's (``long_documents.financebench_set``:
+each question searching its own filing's sampled pages, split by company). The loader's pages
+(furniture dropped) against the same pages with their dropped lines put back at the top of the
+page text (BM25 does not see positions; a page split into two chunks gets them in the first).
+
+Run: ``python benchmarks/page_furniture.py [--dense] [--financebench DIR [--every 10]]
+[--workdir DIR]``.
 """
 
 from __future__ import annotations
 
 import argparse
-import html
 import re
 import sys
 import tempfile
@@ -24,51 +29,18 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from long_documents import MINUTES, MINUTES_FRESH, MINUTES_QUESTIONS  # noqa: E402
+from langchain_core.documents import Document  # noqa: E402
+from long_documents import (  # noqa: E402
+    MINUTES_FRESH,
+    MINUTES_QUESTIONS,
+    financebench_set,
+    render_minutes,
+)
 
 import refgate.retrieval.loaders.pdf as pdf_loader  # noqa: E402
 from refgate.retrieval import DocumentIndex, HashingEmbeddings, load_documents  # noqa: E402
 
 K = 10
-
-
-def render(out: Path) -> Path:
-    """The minutes as A4 PDFs with a running header and footer on every page."""
-    from reportlab.lib.pagesizes import A4
-    from reportlab.lib.styles import ParagraphStyle
-    from reportlab.lib.units import mm
-    from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer
-
-    style = ParagraphStyle("minutes", fontName="Helvetica", fontSize=10, leading=13)
-    out.mkdir(parents=True, exist_ok=True)
-    for src in sorted(MINUTES.glob("*.txt")):
-        date = re.search(r"MeetingDate=(\d{4}-\d{2}-\d{2})", src.name).group(1)
-        target = out / f"minutes-{date}.pdf"
-        if target.is_file():
-            continue
-        text = src.read_text(encoding="utf-8-sig", errors="replace")
-        text = text.encode("latin-1", "replace").decode("latin-1")
-        story = [
-            Paragraph(html.escape(line, quote=False), style) if line.strip() else Spacer(1, 13)
-            for line in text.splitlines()
-        ]
-
-        def furniture(canvas: Any, doc: Any, date: str = date) -> None:
-            canvas.saveState()
-            canvas.setFont("Helvetica", 8)
-            canvas.drawString(
-                10 * mm, A4[1] - 8 * mm, f"Minutes of the Federal Open Market Committee {date}"
-            )
-            canvas.drawRightString(A4[0] - 10 * mm, A4[1] - 8 * mm, "Table of Contents")
-            canvas.drawString(10 * mm, 8 * mm, "www.federalreserve.gov")
-            canvas.drawRightString(A4[0] - 10 * mm, 8 * mm, f"Page {doc.page}")
-            canvas.restoreState()
-
-        margins = {"leftMargin": 10 * mm, "rightMargin": 10 * mm, "topMargin": 14 * mm}
-        SimpleDocTemplate(str(target), pagesize=A4, bottomMargin=16 * mm, **margins).build(
-            story, onFirstPage=furniture, onLaterPages=furniture
-        )
-    return out
 
 
 def page_id(meta: dict[str, Any]) -> str:
@@ -91,8 +63,9 @@ def gold(docs: list, spec: list) -> list[tuple[str, set[str]]]:
 
 def scores(index: DocumentIndex, questions: list, mode: str) -> tuple[float, float]:
     recall, mrr = [], []
-    for q, rel in questions:
-        hits = index.search(q, k=K, mode=mode, mmr=mode == "hybrid")
+    for q, rel, *scope in questions:
+        filters = scope[0] if scope else None
+        hits = index.search(q, k=K, mode=mode, mmr=mode == "hybrid", filters=filters)
         ranked = [f"{h.metadata['file_id']}#p{h.metadata['page']}" for h in hits]
         recall.append(len(set(ranked) & rel) / min(len(rel), K))
         first = next((i for i, p in enumerate(ranked, start=1) if p in rel), None)
@@ -104,10 +77,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dense", action="store_true", help="also MiniLM dense and hybrid")
     ap.add_argument("--workdir", type=Path, default=None)
+    ap.add_argument("--financebench", type=Path, help="folder with pdfs/ and the jsonl")
+    ap.add_argument("--every", type=int, default=10, help="FinanceBench: every n-th page")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = args.workdir or Path(tmp)
-        folder = render(work / "minutes_furniture_pdfs")
+        if args.financebench:
+            filings(work, args.financebench, args.every, args.dense)
+            return
+        folder = render_minutes(work / "minutes_furniture_pdfs", furniture=True)
         dropped = load_documents(folder)
         keep = pdf_loader.furniture_keys
         pdf_loader.furniture_keys = lambda pages: set()  # the loader without furniture removal
@@ -142,6 +120,48 @@ def main() -> None:
                     f"| {split} | {len(questions)} | {mode} | {rd:.3f} / {rk:.3f} "
                     f"| {md:.3f} / {mk:.3f} |"
                 )
+
+
+def filings(work: Path, folder: Path, every: int, dense: bool) -> None:
+    """The FinanceBench comparison (see the module's docstring)."""
+    dropped, tuning, held, _ = financebench_set(folder, work, every)
+    kept = [
+        Document(
+            page_content="\n".join([*d.metadata.get("furniture", []), d.page_content]),
+            metadata=d.metadata,
+        )
+        for d in dropped
+    ]
+    with_lines = sum(bool(d.metadata.get("furniture")) for d in dropped)
+    files = {d.metadata["file_id"] for d in dropped}
+    files_with = {d.metadata["file_id"] for d in dropped if d.metadata.get("furniture")}
+    removed = sum(len(d.metadata.get("furniture", [])) for d in dropped)
+    print(
+        f"{len(dropped)} pages of {len(files)} filings; {removed} furniture lines dropped on "
+        f"{with_lines} pages of {len(files_with)} filings\n"
+    )
+    if dense:
+        from refgate.retrieval import MiniLMEmbeddings
+
+        emb: Any = MiniLMEmbeddings()
+        modes = ["bm25", "dense", "hybrid"]
+    else:
+        emb, modes = HashingEmbeddings(64), ["bm25"]
+    cache = work / "embeddings.sqlite"
+    indexes = {
+        name: DocumentIndex.build(docs, work / f"fb-ix-{name}", embeddings=emb, cache_path=cache)
+        for name, docs in (("dropped", dropped), ("kept", kept))
+    }
+    print("| split | questions | method | recall@10 dropped / kept | MRR@10 dropped / kept |")
+    print("|---|---|---|---|---|")
+    for split, questions in (("tuning", tuning), ("held-out", held)):
+        for mode in modes:
+            rd, md = scores(indexes["dropped"], questions, mode)
+            rk, mk = scores(indexes["kept"], questions, mode)
+            print(
+                f"| {split} | {len(questions)} | {mode} | {rd:.3f} / {rk:.3f} "
+                f"| {md:.3f} / {mk:.3f} |"
+            )
 
 
 if __name__ == "__main__":
