@@ -16,7 +16,9 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from refgate.memory.audit import append_sent
 from refgate.nodes.common import Deps, event, make_context, thread_id_of
+from refgate.provenance.outbound import WEBHOOK
 from refgate.tools.executor import execute_tool_call
 
 #: The tool DELIVER calls (the catalog's one outbound tool).
@@ -53,6 +55,17 @@ def report_of(state: dict[str, Any], thread_id: str, untrusted: bool) -> dict[st
     }
 
 
+def _audit_sent(
+    ws: Any, state: dict[str, Any], config: RunnableConfig, sent: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Keep the post in the workspace's audit file; never raises (the trace says why not)."""
+    try:
+        append_sent(ws, thread_id_of(config), str(state.get("run_id") or ""), sent)
+    except (OSError, ValueError) as exc:
+        return event("audit_skipped", "deliver", reason=f"{type(exc).__name__}: {exc}")
+    return event("audit_recorded", "deliver", to="audit.jsonl", what="outbound")
+
+
 def make_deliver(deps: Deps):
     def deliver(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """DELIVER pass: post the report to the configured webhook once a person approves."""
@@ -79,11 +92,21 @@ def make_deliver(deps: Deps):
                 detail["reason"] = str(outcome.message.content)[:300]
         posted = status == "ok"
         ctx.emit({"event": "report_posted" if posted else "report_not_posted", **detail})
-        return {
+        update: dict[str, Any] = {
             "trace": [
                 outcome.event,
                 event("report_posted" if posted else "report_not_posted", "deliver", **detail),
             ]
         }
+        if status in ("ok", "error"):  # the tool ran: the request went to the webhook
+            what = (
+                f"the report of thread {args['report']['thread_id']}: question, answer "
+                f"({len(args['report']['answer'])} characters), GATE verdict"
+            )
+            ctx.taint.record_sent(TOOL, f"{WEBHOOK} {ws.webhook_url}", what, "report")
+            update["provenance"] = ctx.taint.to_state()
+            if deps.audit:  # a served run: HARVEST wrote its audit record before this post
+                update["trace"].append(_audit_sent(ws, state, config, ctx.taint.sent[-1:]))
+        return update
 
     return deliver

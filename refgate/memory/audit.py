@@ -29,6 +29,10 @@ Review record (``type: "review"``), written by ``append_review``: ``thread_id``,
 (``pass`` or ``fail``, a human's judgement: refgate never computes it: human verdicts), ``note``,
 ``reviewer``, ``recorded_at``.
 
+Outbound record (``type: "outbound"``), written by ``append_sent`` in a served run's DELIVER
+(after HARVEST wrote the run record): ``thread_id``, ``run_id``, ``sent`` (what DELIVER sent:
+the webhook post, as ``RunProvenance.sent`` keeps it), ``recorded_at``.
+
 ``list_runs`` joins them: runs newest first, each with the reviews of its thread.
 """
 
@@ -181,6 +185,24 @@ def append_review(
         "verdict": verdict,
         "note": note,
         "reviewer": reviewer,
+    }
+    _append(audit_path(workspace), out)
+    return out
+
+
+def append_sent(
+    workspace: Any, thread_id: str, run_id: str, sent: list[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """Append what a served run sent after its run record was written (DELIVER's post)."""
+    if not thread_id:
+        raise AuditError("an outbound record needs the thread id of its run")
+    out = {
+        "type": "outbound",
+        "version": VERSION,
+        "recorded_at": _now(),
+        "thread_id": thread_id,
+        "run_id": run_id,
+        "sent": _jsonable([dict(x) for x in sent]),
     }
     _append(audit_path(workspace), out)
     return out

@@ -4,8 +4,10 @@ nothing. Through the graph (what Studio drives) and through `refgate ask` (the C
 
 from __future__ import annotations
 
+import json
 import sys
 import time
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,10 @@ from serving_helpers import Hook  # noqa: E402
 
 from refgate.config import Settings
 from refgate.graph import build_graph
+from refgate.memory.audit import audit_path
+from refgate.report.html import render_run_html
+from refgate.report.markdown import render_run_markdown
+from refgate.report.run import run_record
 from refgate.testing import ScriptedChatModel
 from refgate.workspace import WorkspaceError, load_workspace
 
@@ -42,9 +48,9 @@ def workspace_with(tmp_path, url: str, timeout: float = 300):
     return load_workspace(root)
 
 
-def run_to_approval(ws, thread="t1"):
+def run_to_approval(ws, thread="t1", *, audit=False):
     settings = Settings(model="scripted", api_key="k", work_max_rounds=2, max_rounds=2)
-    graph = build_graph(model=ScriptedChatModel(responses=list(SCRIPT)),
+    graph = build_graph(model=ScriptedChatModel(responses=list(SCRIPT)), audit=audit,
                         checkpointer=InMemorySaver(), workspace=ws, settings=settings)  # fmt: skip
     config = {"configurable": {"thread_id": thread}}
     graph.invoke({"question": "What is refgate?"}, config)
@@ -71,12 +77,32 @@ def test_an_approved_report_is_posted_to_the_configured_webhook(tmp_path, hook):
     assert body["thread_id"] == "t1" and body["gate_passed"] is False and body["unverified"]
     assert deliver_events(graph, config)[-1]["type"] == "report_posted"
     assert graph.get_state(config).next == ()
+    # the post is listed as sent (audit record, both reports) with the webhook it went to
+    state = graph.get_state(config).values
+    (sent,) = state["provenance"]["sent"]
+    assert sent["tool"] == "PostReport" and hook.url in sent["to"]
+    record = run_record(state, thread_id="t1")
+    for report in (render_run_markdown(record), unescape(render_run_html(record))):
+        assert f"sent to the workspace webhook {hook.url} (PostReport)" in report
+
+
+def test_a_served_runs_post_is_kept_in_the_audit_file(tmp_path, hook):
+    # served graphs write the run record in HARVEST, before DELIVER: the post is appended
+    ws = workspace_with(tmp_path, hook.url)
+    graph, config, _ = run_to_approval(ws, audit=True)
+    graph.invoke(Command(resume={"approved": True}), config)
+    lines = [json.loads(x) for x in audit_path(ws).read_text(encoding="utf-8").splitlines()]
+    assert [x["type"] for x in lines] == ["run", "outbound"]
+    (sent,) = lines[1]["sent"]
+    assert lines[1]["thread_id"] == "t1" and sent["tool"] == "PostReport"
+    assert hook.url in sent["to"]
 
 
 def test_a_rejected_report_is_not_sent(tmp_path, hook):
     graph, config, _ = run_to_approval(workspace_with(tmp_path, hook.url))
     graph.invoke(Command(resume={"approved": False}), config)
     assert hook.received == []
+    assert not (graph.get_state(config).values.get("provenance") or {}).get("sent")
     last = deliver_events(graph, config)[-1]
     assert last["type"] == "report_not_posted" and "did not approve" in last["reason"]
     assert graph.get_state(config).next == ()
