@@ -1293,6 +1293,19 @@ def report(pages: list[Page], results: dict, files: list[str], seconds: float) -
                 f"{len(r.attempts)} | {b} | {len(r.attempts) - b} |"
             )
         print()
+        # per attack file: what a new file of phrasings must show (0 through with detection off)
+        per_file: dict[str, Counter] = defaultdict(Counter)
+        for _, r in rows:
+            for a in r.attempts:
+                page = by_key.get(a.key)
+                name = page.attack.get("file", "?") if page is not None else "-"
+                per_file[name]["attempts"] += 1
+                per_file[name]["through"] += not a.blocked
+        print("| attack file | attempts | through |")
+        print("|---|---:|---:|")
+        for name, c in sorted(per_file.items()):
+            print(f"| {name} | {c['attempts']} | {c['through']} |")
+        print()
         util: dict[str, list[bool]] = defaultdict(list)
         for _, r in rows:
             for name, values in r.utility.items():

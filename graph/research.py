@@ -71,13 +71,16 @@ def build_research_graph(
     settings: Any = None,
     workspace: Any = None,
     limits: ResearchLimits | None = None,
+    outbound: Any = None,
 ) -> Any:
     """Compile the deep-research graph.
 
     ``model`` (a LangChain chat model) or ``backend`` (a ``ResearchBackend``) answer the prompts;
     without either, the foundation's ``ModelProvider`` (``provider``) builds the model from
     ``settings`` on first use. ``web_search`` / ``web_fetch`` default to the workspace's offline
-    snapshot (``workspace`` or ``configurable.workspace``).
+    snapshot (``workspace`` or ``configurable.workspace``). ``outbound`` (an
+    ``OutboundPolicy``) is the policy of the run that started this one (its trusted texts and
+    workspace data); every query and URL sent is in the report's ``sent``.
     """
     deps = ResearchDeps(
         models=provider or ModelProvider(model),
@@ -87,6 +90,7 @@ def build_research_graph(
         web_search=web_search,
         web_fetch=web_fetch,
         limits=limits or ResearchLimits(),
+        outbound=outbound,
     )
 
     angle_builder = StateGraph(AngleState, input_schema=AngleInput, output_schema=AngleOutput)

@@ -14,6 +14,8 @@ from refgate.graph.research import build_research_graph, run_config
 from refgate.models import ModelProvider
 from refgate.nodes.research.core import ResearchLimits
 from refgate.nodes.research.deps import PASS_NAME
+from refgate.tools.engine_call import OUTBOUND_POLICY
+from refgate.tools.outbound import OutboundPolicy
 from refgate.tools.urls import host_of
 
 #: Web-derived paths in the returned data.
@@ -32,6 +34,7 @@ UNTRUSTED_FIELDS = [
 
 def _run(question: str, env: EngineEnv, limits: ResearchLimits) -> dict[str, Any]:
     extra = env.extra or {}
+    policy = extra.get(OUTBOUND_POLICY)
     kwargs: dict[str, Any] = {
         "model": extra.get("research_model"),
         "backend": extra.get("research_backend"),
@@ -39,6 +42,8 @@ def _run(question: str, env: EngineEnv, limits: ResearchLimits) -> dict[str, Any
         "web_fetch": extra.get("web_fetch"),
         "workspace": env.workspace,
         "limits": limits,
+        # the calling run's policy: its words, its workspace data, where sends are recorded
+        "outbound": policy if isinstance(policy, OutboundPolicy) else None,
     }
     if kwargs["model"] is None and kwargs["backend"] is None:
         settings = env.settings or load_settings(
@@ -47,6 +52,9 @@ def _run(question: str, env: EngineEnv, limits: ResearchLimits) -> dict[str, Any
         kwargs["model"] = ModelProvider().for_pass(PASS_NAME, settings)
     graph = build_research_graph(**kwargs)
     state = graph.invoke({"question": question}, run_config(max_concurrency=limits.max_concurrency))
+    if isinstance(policy, OutboundPolicy) and policy.record is not None:
+        for item in state["report"].get("sent") or []:
+            policy.record(item["tool"], item["to"], item["text"], item["slot"])
     return state["report"]
 
 

@@ -18,8 +18,8 @@ from langchain_core.runnables import RunnableConfig
 
 from refgate.memory.audit import append_sent
 from refgate.nodes.common import Deps, event, make_context, thread_id_of
-from refgate.provenance.outbound import WEBHOOK
 from refgate.tools.executor import execute_tool_call
+from refgate.tools.outbound import WEBHOOK
 
 #: The tool DELIVER calls (the catalog's one outbound tool).
 TOOL = "PostReport"

@@ -68,10 +68,14 @@ def json_safe(value: Any, depth: int = 0) -> Any:
 OUTBOUND_GUARD = "outbound_guard"
 
 
+#: ``EngineEnv.extra`` key of the run's ``OutboundPolicy`` (a capability that starts a graph
+#: of its own, ``deep_research``, applies it to what that graph sends, and records it).
+OUTBOUND_POLICY = "outbound_policy"
+
+
 def outbound_extra(ctx: ToolContext) -> dict[str, Any]:
-    """The engine environment's extras from a tool context: its outbound guard, if any."""
-    guard = ctx.extra.get(OUTBOUND_GUARD)
-    return {OUTBOUND_GUARD: guard} if guard is not None else {}
+    """The engine environment's extras from a tool context: its outbound guard and policy."""
+    return {k: ctx.extra[k] for k in (OUTBOUND_GUARD, OUTBOUND_POLICY) if ctx.extra.get(k)}
 
 
 def invoke_capability(

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec, ToolUnavailable
 from refgate.provenance import boundaries
 from refgate.tools import outbound
-from refgate.tools.engine_call import OUTBOUND_GUARD
+from refgate.tools.engine_call import OUTBOUND_GUARD, OUTBOUND_POLICY
 from refgate.tools.registry import get_spec
 
 #: Longest error text the model receives.
@@ -116,6 +116,18 @@ def outbound_refusal(
     return why
 
 
+def outbound_policy(ctx: ToolContext) -> outbound.OutboundPolicy:
+    """This turn's outbound policy for what a capability starts (the research graph's queries
+    and fetches): the person's words, the run's workspace data, and where to record sends."""
+    prov = boundaries.provenance_of(ctx)
+    return outbound.OutboundPolicy(
+        trusted=tuple(prov.trusted),
+        refs=tuple(ctx.ledger.all().values()),
+        allow_data=ctx.settings.outbound_workspace_data,
+        record=prov.record_sent,
+    )
+
+
 def record_sent(tool: str, args: dict[str, Any], ctx: ToolContext) -> None:
     """Keep every query and URL this call sends in the run's provenance (audit, reports)."""
     outbound.record_sent(boundaries.provenance_of(ctx), tool, args)
@@ -185,6 +197,7 @@ def execute_tool_call(
     if refusal:
         return finish("refused", _error(call_id, name, f"refused: {refusal}"))
     ctx.extra[OUTBOUND_GUARD] = lambda tool, a: outbound_refusal(tool, a, ctx, record=True)
+    ctx.extra[OUTBOUND_POLICY] = outbound_policy(ctx)
     if spec.outbound and not boundaries.approve_outbound(spec, parsed.model_dump(), ctx):
         msg = f"refused: {name} sends data out and a human did not approve it"
         return finish("refused", _error(call_id, name, msg))

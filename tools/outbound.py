@@ -24,7 +24,8 @@ both reports ("sent to the search provider: ...") and kept in the audit record.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from refgate.refs import EMITTED_KINDS, Ref
@@ -233,3 +234,24 @@ def check_outbound(
         if why:
             return f"argument {name!r}: {why}"
     return None
+
+
+#: Where the research graph sends (``deep_research`` and ``refgate research``): its search
+#: queries and the pages it fetches.
+RESEARCH_SEARCH = "the search provider"
+RESEARCH_FETCH = "the web (page fetch)"
+#: Where DELIVER's report post goes.
+WEBHOOK = "the workspace webhook"
+
+
+@dataclass(frozen=True)
+class OutboundPolicy:
+    """The outbound policy of a run, for what it starts (the research graph run as a capability):
+    texts the person or code wrote (``trusted``), the run's refs (their results are workspace
+    data), the ``outbound_workspace_data`` setting, and ``record(tool, to, text, slot)`` to keep
+    what was sent in the run's provenance (``RunProvenance.record_sent``)."""
+
+    trusted: tuple[str, ...] = ()
+    refs: tuple[Ref, ...] = ()
+    allow_data: bool = False
+    record: Callable[[str, str, str, str], None] | None = None

@@ -36,6 +36,9 @@ class ResearchDeps(Deps):
     web_search: Any = None
     web_fetch: Any = None
     limits: ResearchLimits = field(default_factory=ResearchLimits)
+    #: The outbound policy of the run that started this one (``OutboundPolicy``), else None:
+    #: the settings' default (``nodes.research.outbound.policy_of``).
+    outbound: Any = None
     _cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
     _lock: Any = field(default_factory=threading.Lock, repr=False, compare=False)
 

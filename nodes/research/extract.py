@@ -13,6 +13,7 @@ from refgate.nodes.research.common import emit, research_prompt, run_shared
 from refgate.nodes.research.core import quote_in_text, select_passages
 from refgate.nodes.research.deps import ResearchDeps, run_backend, run_web
 from refgate.nodes.research.inspect import page_verdict
+from refgate.nodes.research.outbound import Sending, policy_of
 from refgate.nodes.research.schemas import Extract
 from refgate.provenance import armor
 from refgate.tools.web_providers import Page
@@ -96,7 +97,9 @@ def run_extract(
 def make_fetch(deps: ResearchDeps) -> Callable[[dict[str, Any], RunnableConfig], dict[str, Any]]:
     def fetch(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         source = state["source"]
-        _, fetcher = run_web(deps, config)
+        _, web = run_web(deps, config)
+        out = Sending(None, web, question=state["question"], policy=policy_of(deps))
+        fetcher = out.fetcher
         backend = run_backend(deps, config)
         with run_shared(state["run_token"], config, deps.limits).limiter:
             record = run_extract(
@@ -116,6 +119,6 @@ def make_fetch(deps: ResearchDeps) -> Callable[[dict[str, Any], RunnableConfig],
             withheld=bool(record.get("withheld")),
         )
         called = record["fetched"] and not record.get("withheld")
-        return {"sources": [record], "model_calls": int(called)}
+        return {"sources": [record], "model_calls": int(called), **out.update()}
 
     return fetch

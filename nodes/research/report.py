@@ -15,6 +15,7 @@ from refgate.nodes.research.common import emit, release
 from refgate.nodes.research.core import build_stats, dedup_sources
 from refgate.nodes.research.deps import ResearchDeps
 from refgate.nodes.research.state import ResearchState
+from refgate.report.cards import sent_lines
 from refgate.report.links import research_urls
 from refgate.report.markdown import inert_answer
 from refgate.tools.urls import norm_url
@@ -155,6 +156,8 @@ def build_report(
     model_calls: int,
     dupes: int,
     budget_dropped: int,
+    sent: list[dict[str, Any]] | None = None,
+    refused: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     confirmed = [c for c in tallied if c["outcome"] == "survives"]
     refuted = [c for c in tallied if c["outcome"] == "refuted"]
@@ -228,6 +231,9 @@ def build_report(
         "killedSources": killed,
         "cut": cut_out(cut or []),
         "notes": list(notes),
+        # every query and URL the run sent off the machine, and the queries it refused
+        "sent": [dict(x) for x in sent or []],
+        "refusedQueries": [dict(x) for x in refused or []],
         "stats": stats,
     }
 
@@ -325,6 +331,14 @@ def to_markdown(report: dict[str, Any]) -> str:
                 state = "withheld (see Killed sources)"
             lines.append(f"- <{s['url']}> — {s['title'] or 'untitled'} ({state})")
         lines.append("")
+    if report.get("sent"):
+        lines += ["## Sent off the machine", *[f"- {x}" for x in sent_lines(report["sent"])], ""]
+    if report.get("refusedQueries"):
+        lines.append("## Queries refused (outbound policy)")
+        lines += [
+            f'- "{x.get("query", "")}": {x.get("reason", "")}' for x in report["refusedQueries"]
+        ]
+        lines.append("")
     if report.get("notes"):
         lines += ["## Notes", *[f"- {n}" for n in report["notes"]], ""]
     # Claims, quotes, titles, the summary and the findings are page or model text: images, raw
@@ -367,6 +381,8 @@ def make_report(deps: ResearchDeps) -> Callable[[ResearchState], dict[str, Any]]
             model_calls=state.get("model_calls", 0),
             dupes=sum(s.get("dupes", 0) for s in searches),
             budget_dropped=sum(s.get("budgetDropped", 0) for s in searches),
+            sent=state.get("sent", []),
+            refused=state.get("refused", []),
         )
         if state.get("run_token"):
             release(state["run_token"])

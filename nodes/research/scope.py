@@ -13,6 +13,7 @@ from refgate.nodes.research.common import emit, research_prompt, run_shared
 from refgate.nodes.research.deps import ResearchDeps, run_backend, run_workspace
 from refgate.nodes.research.schemas import Scope
 from refgate.nodes.research.state import ResearchState
+from refgate.provenance.armor import holds_fence
 
 
 def scope_prompt(question: str) -> str:
@@ -56,7 +57,9 @@ def make_scope(deps: ResearchDeps) -> Callable[[ResearchState, RunnableConfig], 
                 "status": "scope_failed",
                 "model_calls": 1,
             }
-        angles = [a.model_dump() for a in result.angles]
+        # the angles' queries go out: written after untrusted text only if the prompt held some
+        untrusted = holds_fence(scope_prompt(question))
+        angles = [{**a.model_dump(), "writtenAfterUntrusted": untrusted} for a in result.angles]
         emit("scope", status="done", angles=[a["label"] for a in angles])
         return {
             "question": question,

@@ -13,6 +13,7 @@ from langgraph.types import Send
 from refgate.nodes.research.common import emit, research_prompt, run_shared
 from refgate.nodes.research.deps import ResearchDeps, run_backend, run_web
 from refgate.nodes.research.inspect import screen_hits
+from refgate.nodes.research.outbound import Sending, policy_of
 from refgate.nodes.research.schemas import Search
 from refgate.nodes.research.state import AngleState
 from refgate.provenance import armor
@@ -98,7 +99,15 @@ def make_search(deps: ResearchDeps) -> Callable[[AngleState, RunnableConfig], di
     def search(state: AngleState, config: RunnableConfig) -> dict[str, Any]:
         angle = state["angle"]
         sh = run_shared(state["run_token"], config, lim)
-        searcher, _ = run_web(deps, config)
+        web, _ = run_web(deps, config)
+        out = Sending(
+            web,
+            None,
+            question=state["question"],
+            policy=policy_of(deps),
+            written_after_untrusted=bool(angle.get("writtenAfterUntrusted")),
+        )
+        searcher = out.searcher
         backend = run_backend(deps, config)
         with sh.limiter:
             hits, error = _provider_search(searcher, angle["query"], lim.results_per_angle)
@@ -135,9 +144,10 @@ def make_search(deps: ResearchDeps) -> Callable[[AngleState, RunnableConfig], di
             "unretrieved": unknown,
             "withheldHits": withheld_hits,
             "refined": refined,
+            "refusedQueries": list(out.refused),
             "error": error,
         }
-        return {"searches": [record], "model_calls": calls}
+        return {"searches": [record], "model_calls": calls, **out.update()}
 
     return search
 

@@ -26,6 +26,9 @@ class ResearchState(TypedDict, total=False):
     findings: list[dict[str, Any]]
     notes: Annotated[list[str], operator.add]
     model_calls: Annotated[int, operator.add]
+    #: What the run sent off the machine (queries, fetched URLs) and the queries it refused.
+    sent: Annotated[list[dict[str, str]], operator.add]
+    refused: Annotated[list[dict[str, str]], operator.add]
     report: dict[str, Any]
     markdown: str
 
@@ -37,6 +40,8 @@ class AngleState(TypedDict, total=False):
     searches: Annotated[list[dict[str, Any]], operator.add]
     sources: Annotated[list[dict[str, Any]], operator.add]
     model_calls: Annotated[int, operator.add]
+    sent: Annotated[list[dict[str, str]], operator.add]
+    refused: Annotated[list[dict[str, str]], operator.add]
 
 
 class AngleInput(TypedDict):
@@ -49,3 +54,5 @@ class AngleOutput(TypedDict, total=False):
     searches: Annotated[list[dict[str, Any]], operator.add]
     sources: Annotated[list[dict[str, Any]], operator.add]
     model_calls: Annotated[int, operator.add]
+    sent: Annotated[list[dict[str, str]], operator.add]
+    refused: Annotated[list[dict[str, str]], operator.add]

@@ -32,6 +32,7 @@ from refgate.nodes.research.common import emit, research_prompt, run_shared
 from refgate.nodes.research.core import quote_in_text, select_passages, site_of
 from refgate.nodes.research.deps import ResearchDeps, run_backend, run_web
 from refgate.nodes.research.inspect import page_verdict, screen_hits
+from refgate.nodes.research.outbound import Sending, policy_of
 from refgate.nodes.research.schemas import Verdict
 from refgate.provenance import armor
 from refgate.tools.urls import norm_url
@@ -248,7 +249,16 @@ def make_verify(deps: ResearchDeps) -> Callable[[dict[str, Any], RunnableConfig]
 
     def verify(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         backend = run_backend(deps, config)
-        searcher, fetcher = run_web(deps, config)
+        web_search, web_fetch = run_web(deps, config)
+        # the voter's query is code: the question and a skeptical suffix
+        out = Sending(
+            web_search,
+            web_fetch,
+            question=state["question"],
+            policy=policy_of(deps),
+            code_words=SKEPTIC_SUFFIXES,
+        )
+        searcher, fetcher = out.searcher, out.fetcher
         sh = run_shared(state["run_token"], config, lim)
         claim_id = state["claim"]["id"]
 
@@ -272,6 +282,6 @@ def make_verify(deps: ResearchDeps) -> Callable[[dict[str, Any], RunnableConfig]
                 reserve=reserve,
             )
         emit("verify", claim=vote["claim_id"], voter=vote["voter"], status=vote["status"])
-        return {"votes": [vote], "model_calls": 1}
+        return {"votes": [vote], "model_calls": 1, **out.update()}
 
     return verify

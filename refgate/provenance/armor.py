@@ -59,6 +59,24 @@ def is_own_fence(text: str) -> bool:
     return "⟦" not in m.group("body") and "⟧" not in m.group("body")
 
 
+_OPEN_RE = re.compile(r"⟦UNTRUSTED:(?P<nonce>[0-9a-f]{32})⟧")
+
+
+def holds_fence(text: str) -> bool:
+    """True when ``text`` (a prompt) holds a fence issued by this process: the step that sees
+    it sees untrusted text (what it writes is influenced, and may not go out: B1)."""
+    with _LOCK:
+        return any(m.group("nonce") in _ISSUED for m in _OPEN_RE.finditer(str(text)))
+
+
+_ANY_FENCE_RE = re.compile(r"⟦UNTRUSTED:([0-9a-f]{32})⟧.*?⟦/UNTRUSTED:\1⟧", re.S)
+
+
+def without_fences(text: str) -> str:
+    """``text`` with every fenced part removed: what is left is not page text."""
+    return _ANY_FENCE_RE.sub(" ", str(text))
+
+
 def neutralise_fences(text: str) -> str:
     """Replace fence brackets so no fence (real or forged) can be formed from ``text``."""
     if "⟦" not in text and "⟧" not in text:

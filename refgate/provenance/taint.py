@@ -109,6 +109,11 @@ class TaintHit:
     length: int
 
 
+def sent_entry(tool: str, to: str, text: str, slot: str) -> dict[str, str]:
+    """One item sent off the machine, as ``RunProvenance.sent`` and the reports keep it."""
+    return {"tool": tool, "to": to, "slot": slot, "text": str(text)[:2000]}
+
+
 @dataclass
 class RunProvenance:
     """Per-run provenance registry (lives on ``ToolContext.taint``)."""
@@ -204,7 +209,7 @@ class RunProvenance:
 
     def record_sent(self, tool: str, to: str, text: str, slot: str) -> None:
         """One query or URL an outbound tool sent off the machine."""
-        self.sent.append({"tool": tool, "to": to, "slot": slot, "text": str(text)[:2000]})
+        self.sent.append(sent_entry(tool, to, text, slot))
 
     def was_withheld(self, key: str) -> bool:
         return any(w.get("key") == key for w in self.withheld)

@@ -140,4 +140,5 @@ def render_research_html(report: Mapping[str, Any]) -> str:
         ],
         findings=report["findings"],
         sources=report["sources"],
+        sent=[cardlib.clip(x, 2000) for x in cardlib.sent_lines(report["sent"])],
     )

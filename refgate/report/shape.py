@@ -195,6 +195,14 @@ def clean_research(report: Any) -> dict[str, Any]:
             ],
         },
         "notes": texts(r.get("notes")),
+        "sent": [
+            {k: as_text(o.get(k)) for k in ("tool", "to", "slot", "text")}
+            for o in maps(r.get("sent"))
+        ],
+        "refusedQueries": [
+            {k: as_text(o.get(k)) for k in ("query", "reason")}
+            for o in maps(r.get("refusedQueries"))
+        ],
         "stats": {
             k: as_text(v)
             for k, v in as_map(r.get("stats")).items()

@@ -1,0 +1,112 @@
+"""What the research graph sends off the machine: every search query and every fetched URL
+passes the outbound policy (``refgate.tools.outbound``) and is recorded as sent.
+
+Each node that sends wraps its providers in ``Sending``: a query written by the model in a
+step whose prompt held untrusted text (``written_after_untrusted``: scope's prompt holds only
+the question; a step that saw a page would hold a fence) may only carry words the person or
+code wrote (B1 for outbound); in every step a query carrying the calling run's workspace data
+is refused unless ``outbound_workspace_data`` allows it. A refused query is not sent: the
+provider sees nothing, the refusal is kept for the report. URLs are fetched only when a search
+of the run returned them (B2, checked by the steps); each fetch is recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from refgate.provenance.armor import without_fences
+from refgate.provenance.taint import sent_entry
+from refgate.tools.outbound import (
+    RESEARCH_FETCH,
+    RESEARCH_SEARCH,
+    OutboundPolicy,
+    check_outbound_text,
+)
+
+#: The tool name the research graph's sends are recorded under.
+TOOL = "deep_research"
+
+
+def policy_of(deps: Any) -> OutboundPolicy:
+    """The graph's policy (given by the run that started it), else the settings' default."""
+    given = getattr(deps, "outbound", None)
+    if isinstance(given, OutboundPolicy):
+        return given
+    settings = getattr(deps, "settings", None)
+    return OutboundPolicy(allow_data=bool(getattr(settings, "outbound_workspace_data", False)))
+
+
+class Sending:
+    """A node's search and fetch providers, checked and recorded (``sent``, ``refused``)."""
+
+    def __init__(
+        self,
+        searcher: Any,
+        fetcher: Any,
+        *,
+        question: str,
+        policy: OutboundPolicy,
+        written_after_untrusted: bool = False,
+        code_words: Iterable[str] = (),
+    ) -> None:
+        self._searcher = searcher
+        self._fetcher = fetcher
+        # the person's words: the question outside any fence it holds, and code's words
+        self._trusted = [without_fences(question), *code_words, *policy.trusted]
+        self._policy = policy
+        self._untrusted = written_after_untrusted
+        self.sent: list[dict[str, str]] = []
+        self.refused: list[dict[str, str]] = []
+
+    @property
+    def searcher(self) -> Any:
+        return None if self._searcher is None else _Search(self)
+
+    @property
+    def fetcher(self) -> Any:
+        return None if self._fetcher is None else _Fetch(self)
+
+    def search(self, query: str, max_results: int) -> list[Any]:
+        why = check_outbound_text(
+            query,
+            to=RESEARCH_SEARCH,
+            untrusted_turn=self._untrusted,
+            trusted=self._trusted,
+            refs=self._policy.refs,
+            allow_data=self._policy.allow_data,
+        )
+        if why:
+            self.refused.append({"query": str(query)[:400], "reason": why})
+            return []
+        self.sent.append(sent_entry(TOOL, RESEARCH_SEARCH, query, "query"))
+        return list(self._searcher.search(query, max_results=max_results))
+
+    def fetch(self, url: str) -> Any:
+        self.sent.append(sent_entry(TOOL, RESEARCH_FETCH, url, "url"))
+        return self._fetcher.fetch(url)
+
+    def update(self) -> dict[str, Any]:
+        """The state update that keeps what this node sent and refused."""
+        out: dict[str, Any] = {}
+        if self.sent:
+            out["sent"] = list(self.sent)
+        if self.refused:
+            out["refused"] = list(self.refused)
+        return out
+
+
+class _Search:
+    def __init__(self, owner: Sending) -> None:
+        self._owner = owner
+
+    def search(self, query: str, *, max_results: int = 8) -> list[Any]:
+        return self._owner.search(query, max_results)
+
+
+class _Fetch:
+    def __init__(self, owner: Sending) -> None:
+        self._owner = owner
+
+    def fetch(self, url: str) -> Any:
+        return self._owner.fetch(url)
