@@ -117,7 +117,7 @@ def _approve(spec: McpServerSpec, tool: McpTool, args: McpCallArgs, ctx: ToolCon
     if not approved:
         return (
             f"refused: {spec.name}.{tool.name} is write-like ({tool.why}) and a person did not "
-            "approve this call (boundary B3)"
+            "approve this call within approval_timeout_s (boundary B3)"
         )
     return None
 

@@ -380,10 +380,10 @@ def _answer_approvals(graph: Any, config: dict[str, Any], approve: Approver | No
         answer = approve(request) if approve is not None else None
         if answer is None:
             answer = {"approved": False, "reason": "no approver"}
-        if _approved(answer) and request.get("call"):
-            # the person approved the call they were shown: the approval names it
-            answer = {**(answer if isinstance(answer, dict) else {}), "approved": True,
-                      "call": request["call"]}  # fmt: skip
+        if _approved(answer) and isinstance(request.get("resume_with"), dict):
+            # the person approved the call they were shown: the approval names it and when it
+            # was asked (boundaries.approve_outbound)
+            answer = {**(answer if isinstance(answer, dict) else {}), **request["resume_with"]}
         relay({"event": "approval_answered", "approved": _approved(answer)})
         for chunk in graph.stream(Command(resume=answer), config, stream_mode="custom"):
             if isinstance(chunk, dict):

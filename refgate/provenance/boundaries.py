@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -125,9 +126,11 @@ def check_call(spec: ToolSpec, args: dict[str, Any], ctx: ToolContext) -> str | 
     return None
 
 
-def call_digest(name: str, args: Any) -> str:
-    """A short digest naming one exact call (tool and arguments): what an approval binds to."""
-    return hashlib.sha256(call_key(name, args).encode("utf-8")).hexdigest()[:16]
+def call_digest(name: str, args: Any, requested_at: float) -> str:
+    """A short digest naming one exact call (tool, arguments, request time): what a bound
+    approval names."""
+    text = f"{call_key(name, args)}@{requested_at!r}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def approve_outbound(
@@ -141,23 +144,32 @@ def approve_outbound(
 ) -> bool:
     """Ask a human through LangGraph ``interrupt``; anything but an explicit yes refuses (B3).
 
-    ``bind``: the approval must name this exact call (``{"approved": true, "call": DIGEST}``,
-    the request's ``call``). A node resumed after an interrupt runs again from its start, so a
-    pass whose model chooses the call (WORK) may ask for a different one the second time: an
-    approval then applies only to the call the person saw."""
+    ``bind``: the approval must name this exact call and come in time. The request carries
+    ``requested_at`` and ``call`` (a digest of the call and that time) and says to resume with
+    ``resume_with`` (``{"approved": true, "call": ..., "requested_at": ...}``). A node resumed
+    after an interrupt runs again from its start, so a pass whose model chooses the call (WORK)
+    may ask for a different one the second time: an approval then applies only to the call the
+    person saw, and only within the workspace's ``approval_timeout_s`` of the request."""
     request: dict[str, Any] = {"approve_outbound": spec.name, "args": args, "reason": reason}
     to = to or ctx.extra.get("outbound_to")
     if to:  # where it goes, set by code (never by a model)
         request["to"] = to
-    digest = call_digest(spec.name, args) if bind else None
-    if digest:
-        request["call"] = digest
-        request["resume_with"] = {"approved": True, "call": digest}
+    if bind:
+        now = round(time.time(), 3)
+        digest = call_digest(spec.name, args, now)
+        request.update(call=digest, requested_at=now)
+        request["resume_with"] = {"approved": True, "call": digest, "requested_at": now}
     answer = interrupt(request)
     approved = answer is True or (isinstance(answer, dict) and answer.get("approved") is True)
-    if approved and digest:
-        return isinstance(answer, dict) and answer.get("call") == digest
-    return approved
+    if not (approved and bind):
+        return approved
+    if not isinstance(answer, dict):
+        return False
+    at = answer.get("requested_at")
+    if isinstance(at, bool) or not isinstance(at, int | float):
+        return False
+    timeout = ctx.workspace.approval_timeout_s if ctx.workspace is not None else 300.0
+    return answer.get("call") == call_digest(spec.name, args, at) and time.time() - at <= timeout
 
 
 # ---- rendering --------------------------------------------------------------------------------

@@ -155,7 +155,7 @@ def test_a_write_like_tool_is_refused_without_approval_and_runs_with_it(tmp_path
     refgate.ask(QUESTION, workspace=root, model=model, settings=settings, thread="no")
     assert not (root / "notes.txt").exists()  # nothing reached the server's write
     (refusal,) = tool_messages(work_calls(model)[-1])
-    assert "a person did not approve this call (boundary B3)" in refusal.content
+    assert "a person did not approve this call" in refusal.content
 
     def approve(request: dict) -> dict:
         requests.append(request)
@@ -185,9 +185,26 @@ def test_an_approval_names_its_call_and_untrusted_turns_never_write(tmp_path, se
     config = {"configurable": {"thread_id": "bind"}}
     graph.invoke({"question": QUESTION}, config)
     (request,) = [i.value for t in graph.get_state(config).tasks for i in t.interrupts]
-    assert request["resume_with"] == {"approved": True, "call": request["call"]}
-    graph.invoke(Command(resume={"approved": True, "call": "another-call"}), config)
+    assert request["resume_with"] == {
+        "approved": True, "call": request["call"], "requested_at": request["requested_at"]
+    }  # fmt: skip
+    graph.invoke(Command(resume={**request["resume_with"], "call": "another-call"}), config)
     assert not (ws.root / "notes.txt").exists()
+
+    # an approval that comes after approval_timeout_s is refused, as DELIVER's is
+    late = load_workspace(
+        write_workspace(tmp_path / "late", fx() + "[outbound]\napproval_timeout_s = 0.5\n")
+    )
+    graph = build_graph(model=work_then(note), checkpointer=InMemorySaver(), workspace=late,
+                        settings=settings)  # fmt: skip
+    config = {"configurable": {"thread_id": "late"}}
+    graph.invoke({"question": QUESTION}, config)
+    (request,) = [i.value for t in graph.get_state(config).tasks for i in t.interrupts]
+    time.sleep(0.8)
+    graph.invoke(Command(resume=request["resume_with"]), config)
+    assert not (late.root / "notes.txt").exists()
+    late_error = [e for e in graph.get_state(config).values["trace"] if e.get("tool") == "McpCall"]
+    assert "within approval_timeout_s" in late_error[-1]["error"]
 
     # B1: after reading the server's output, a write-like tool is refused without asking,
     # and an argument the person did not write does not leave (outbound policy)
