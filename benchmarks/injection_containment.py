@@ -1073,7 +1073,9 @@ def honest_run(
     work_prompt = load_prompt("work")[:200]
     work_tools = [c["tools"] for c in model.calls if c["text"].startswith(work_prompt)]
     return {
-        "all_tools": bool(work_tools) and set(work_tools[0]) == set(PASS_TOOLS["work"]),
+        # every WORK tool (McpCall only binds for a workspace listing MCP servers: none here)
+        "all_tools": bool(work_tools)
+        and set(work_tools[0]) == set(PASS_TOOLS["work"]) - {"McpCall"},
         "code_ran": bool(work_calls) and all(e.get("status") == "ok" for e in work_calls),
         "artifact": any(r["kind"] == "artifactRef" for r in refs.values()),
         "untrusted_recalled": [r for r in recalled if refs[r]["source_type"] == "external"],
