@@ -16,7 +16,7 @@ Build cost against plain encoding (``--build-cost PAGES``): real pages (the FOMC
 ../shared/data/fomc-minutes, public domain, cut into pages of about 3,000 characters) embedded
 with MiniLM, side by side in one run, each in a child process of its own (so its peak memory is
 its own): **plain** encoding of the index's chunks (one vector per chunk, the model's input
-truncating it at 256 word pieces, as sentence-transformers does by default), and refgate's whole
+truncating it at 256 word pieces, the model's input length), and refgate's whole
 **index build** (chunking, one vector per window so no part of a chunk goes unread, BM25, FAISS,
 files). Figures: CPU seconds (robust on a shared machine), pages per CPU second, vectors, word
 pieces encoded, and peak resident memory.
@@ -135,22 +135,20 @@ def _measure(kind: str, n: int) -> dict[str, float]:
     docs = minutes_pages(n)
     emb = MiniLMEmbeddings(window_pooling=False)
     emb.embed_documents(["warm up"])  # model load is not part of either cost
-    tok = emb.model.tokenizer
+    pieces_of = emb.model.token_offsets
     start = time.process_time()
     if kind == "plain":
         texts = [c.text for c in chunk_documents(docs)]
         emb.embed_documents(texts)
         cpu = time.process_time() - start
         vectors = len(texts)
-        pieces = sum(min(len(tok(t, add_special_tokens=False)["input_ids"]), 254) for t in texts)
+        pieces = sum(min(len(pieces_of(t)), 254) for t in texts)
     else:
         with tempfile.TemporaryDirectory() as tmp:
             index = DocumentIndex.build(docs, Path(tmp) / "ix", embeddings=emb, dense="window")
             cpu = time.process_time() - start
             vectors = index.faiss_index.ntotal
-            pieces = sum(
-                len(tok(c.text, add_special_tokens=False)["input_ids"]) for c in index.chunks
-            )
+            pieces = sum(len(pieces_of(c.text)) for c in index.chunks)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"cpu": cpu, "vectors": vectors, "pieces": pieces, "peak_mb": peak, "pages": len(docs)}
 

