@@ -22,7 +22,7 @@ hybrid's without MMR on the tuning split plus one FOMC set, the other FOMC set b
 recall@10 = |relevant in the top 10 documents| / min(|relevant|, 10), averaged over questions.
 Methods: hybrid (convex score fusion, the default) with and without MMR (and with MMR at the
 first round's previous lambda, 0.7), hybrid with reciprocal rank fusion (``fusion="rrf"``) with and without MMR, dense only, BM25 only, LangChain's FAISS MMR.
-Run: ``python benchmarks/retrieval_quality.py [--workdir DIR]`` (about 6-7 minutes on 2 cores, most
+Run: ``python benchmarks/retrieval_quality.py [--workdir DIR] [--runtime onnx|torch]`` (about 6-7 minutes on 2 cores, most
 of it embedding; with ``--workdir`` the indexes and their embedding caches persist, so a re-run
 embeds nothing).
 """
@@ -333,8 +333,21 @@ def main() -> None:
     ap.add_argument(
         "--tatqa-dev", type=Path, default=TATQA_DEV, help="the full TAT-QA dev set (tuning split)"
     )
+    ap.add_argument(
+        "--runtime",
+        choices=("onnx", "torch"),
+        default="onnx",
+        help="MiniLM on ONNX Runtime (refgate's) or on torch (sentence-transformers; "
+        "benchmarks/embeddings_runtime.py)",
+    )
     args = ap.parse_args()
     emb = MiniLMEmbeddings()
+    if args.runtime == "torch":
+        from embeddings_runtime import TorchMiniLM  # beside this script
+
+        from refgate.model_files import minilm_path
+
+        emb._model = TorchMiniLM(minilm_path())
     results: dict[str, tuple[int, dict]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         work = args.workdir or Path(tmp)

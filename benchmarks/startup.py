@@ -4,8 +4,9 @@
    process tree (so machine load hits all of them alike): the median of each, the difference and
    the ratio (target: ``--version`` within 0.5 s of ``python -c pass``).
 2. ``--brief``: one ``refgate.ask`` with a scripted model on a fresh copy of the sample workspace
-   (empty memory, the default MiniLM store): BRIEF's time from its ``pass_finished`` event, and
-   whether MiniLM was loaded by then. Run it on two checkouts to compare before and after.
+   (empty memory, the default MiniLM store), MiniLM on ONNX Runtime and on torch in turn, each in
+   a child process: every pass's time from its ``pass_finished`` event, and whether MiniLM was
+   loaded by its end (BRIEF loads nothing; HARVEST stores the run's decisions with vectors).
 
     .venv/bin/python benchmarks/startup.py [--runs 10] [--brief]
 """
@@ -13,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import statistics
 import subprocess
@@ -45,11 +47,25 @@ def startup(runs: int) -> None:
         print(f"  {name:18s} {med:6.3f} s   {med - base:+6.3f} s   x{med / base:4.1f}")
 
 
-def brief_on_empty_memory() -> None:
+def passes_on_empty_memory(runtime: str) -> dict:
+    """One scripted ``refgate.ask`` on a fresh copy of the sample workspace (empty memory, the
+    default MiniLM store, MiniLM on ``runtime``): each pass's time and whether MiniLM was loaded
+    by its end (BRIEF should not load it; HARVEST stores the run's decisions with their vectors)."""
     # deferred: only this part needs the graph stack
     import refgate
     from refgate.testing import ScriptedChatModel
 
+    if runtime == "torch":
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from embeddings_runtime import TorchMiniLM
+
+        import refgate.memory.embeddings as embeddings
+        from refgate.model_files import minilm_path
+
+        embeddings.load_minilm = lambda device="cpu", max_seq_length=None: TorchMiniLM(
+            minilm_path(), max_seq_length
+        )
+    loaded_module = "sentence_transformers" if runtime == "torch" else "onnxruntime"
     script = [
         '{"lens": "single value", "criteria": []}',
         "No computation needed for this smoke question.",
@@ -57,13 +73,14 @@ def brief_on_empty_memory() -> None:
         "Nothing here is verified.",
         "nothing worth remembering",
     ]
-    events: list[dict] = []
-    loaded_in_brief: list[bool] = []
+    passes: dict[str, dict] = {}
 
     def on_event(event: dict) -> None:
-        events.append(event)
-        if event.get("event") == "pass_finished" and event.get("pass") == "brief":
-            loaded_in_brief.append("onnxruntime" in sys.modules)
+        if event.get("event") == "pass_finished" and event.get("pass") not in passes:
+            passes[event["pass"]] = {
+                "s": event.get("duration_ms", 0) / 1000,
+                "loaded": loaded_module in sys.modules,
+            }
 
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp) / "us-macro"
@@ -78,32 +95,47 @@ def brief_on_empty_memory() -> None:
                 model=ScriptedChatModel(responses=script * 3),
                 on_event=on_event,
             )
-        except Exception as exc:  # the figure is BRIEF's time; a later pass may run out of script
-            print(f"  (run ended early: {type(exc).__name__})")
+        except Exception as exc:  # the figures are per pass; a later pass may run out of script
+            print(f"  (run ended early: {type(exc).__name__})", file=sys.stderr)
         total = time.perf_counter() - started
-    brief = next(
-        (
-            e["duration_ms"]
-            for e in events
-            if e.get("event") == "pass_finished" and e.get("pass") == "brief"
-        ),
-        None,
-    )
-    print(
-        f"BRIEF on an empty memory: {brief / 1000 if brief else float('nan'):.2f} s "
-        f"(MiniLM loaded by then: {loaded_in_brief[0] if loaded_in_brief else '?'}; "
-        f"whole run {total:.1f} s)"
-    )
+    return {"passes": passes, "total": total}
+
+
+def passes_side_by_side() -> None:
+    """BRIEF and HARVEST on an empty memory, MiniLM on ONNX Runtime and on torch, each run in a
+    child process of its own, one after the other."""
+    for runtime in ("onnx", "torch"):
+        code = (
+            f"import json, sys; sys.path.insert(0, {str(ROOT / 'benchmarks')!r}); "
+            f"from startup import passes_on_empty_memory; "
+            f"print(json.dumps(passes_on_empty_memory({runtime!r})))"
+        )
+        proc = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
+        )
+        if proc.returncode != 0 or not proc.stdout.strip():
+            print(f"{runtime}: failed\n{proc.stderr[-2000:]}")
+            continue
+        result = json.loads(proc.stdout.strip().splitlines()[-1])
+        row = ", ".join(
+            f"{name} {p['s']:.2f} s{' (MiniLM loaded)' if p['loaded'] else ''}"
+            for name, p in result["passes"].items()
+        )
+        print(f"MiniLM on {runtime}, empty memory: {row}; whole run {result['total']:.1f} s")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--brief", action="store_true", help="also time BRIEF on an empty memory")
+    parser.add_argument(
+        "--brief",
+        action="store_true",
+        help="also time each pass (BRIEF, HARVEST) on an empty memory, MiniLM on ONNX and on torch",
+    )
     args = parser.parse_args()
     startup(args.runs)
     if args.brief:
-        brief_on_empty_memory()
+        passes_side_by_side()
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ test_minilm_onnx.py; docs/benchmarks.md, "Embeddings runtime").
 from __future__ import annotations
 
 import json
+import os
 import struct
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,6 +51,9 @@ class MiniLM:
     dimension = DIMENSION
 
     def __init__(self, folder: Path, max_seq_length: int | None = None) -> None:
+        # tokenizers' thread pool would warn on stderr in a process forked after it ran (the
+        # sandbox's workers); tokenizing is a small part of the cost
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         # deferred: onnxruntime and tokenizers load with the model, not with refgate.memory
         import onnxruntime as ort
         from tokenizers import Tokenizer
