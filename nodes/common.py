@@ -6,7 +6,7 @@ import json
 import os
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -80,7 +80,10 @@ def resolve_workspace(state: dict[str, Any], deps: Deps) -> Workspace | None:
         return deps.workspace
     env_path = os.environ.get("REFGATE_WORKSPACE")
     if env_path:
-        return load_served_workspace(env_path, loader=_load_workspace_cached)
+        ws = load_served_workspace(env_path, loader=_load_workspace_cached)
+        # the operator chose this folder (the server's environment), no client: its MCP
+        # servers may start as a local run's do
+        return replace(ws, may_start_servers=True)
     return None
 
 

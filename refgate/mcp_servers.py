@@ -19,7 +19,8 @@ A tool is **write-like** unless the workspace lists it in ``read_only_tools`` or
 annotates it ``readOnlyHint: true`` (and not ``destructiveHint: true``). Write-like tools run
 only when a person approves the exact call (boundary B3), never in a turn that read untrusted
 text (B1). Starting a command is code execution: who may enable it is ``Workspace.
-may_start_servers`` (a served graph only under ``REFGATE_ALLOWED_WORKSPACES``).
+may_start_servers`` (a client-named folder of a served graph only under
+``REFGATE_ALLOWED_WORKSPACES``).
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ Read-only capabilities from outside refgate, under refgate's rules:
   any other runs only after a person approves that exact call (B3: LangGraph ``interrupt``, the
   request's ``call`` digest), and never in a turn that read untrusted text (B1).
 - **Who may start them.** A served graph starts a client-named workspace's servers only under
-  ``REFGATE_ALLOWED_WORKSPACES`` (``Workspace.may_start_servers``).
+  ``REFGATE_ALLOWED_WORKSPACES``; the server's own ``REFGATE_WORKSPACE`` is the operator's
+  choice and may (``Workspace.may_start_servers``, ``nodes.common.resolve_workspace``).
 """
 
 from __future__ import annotations

@@ -317,6 +317,15 @@ def test_a_served_graph_starts_a_named_workspaces_servers_only_when_allowlisted(
     assert load_served_workspace(root).may_start_servers is True
     assert _workspace(str(root)).may_start_servers is True
 
+    # the server's own REFGATE_WORKSPACE is the operator's choice: its servers may start
+    monkeypatch.delenv("REFGATE_ALLOWED_WORKSPACES")
+    monkeypatch.setenv("REFGATE_WORKSPACE", str(root))
+    quiet = work_then(tool_call("McpCall", {"server": "probe", "tool": ""}))
+    quiet.rules[1] = (is_work, "done: nothing to call")
+    graph = build_graph(model=quiet, checkpointer=InMemorySaver(), settings=settings, audit=True)
+    graph.invoke({"question": QUESTION}, {"configurable": {"thread_id": "operator"}})
+    assert "McpCall" in work_calls(quiet)[0]["tools"]
+
 
 def _free_port() -> int:
     with socket.socket() as s:
