@@ -31,7 +31,8 @@ Review record (``type: "review"``), written by ``append_review``: ``thread_id``,
 
 Outbound record (``type: "outbound"``), written by ``append_sent`` in a served run's DELIVER
 (after HARVEST wrote the run record): ``thread_id``, ``run_id``, ``sent`` (what DELIVER sent:
-the webhook post, as ``RunProvenance.sent`` keeps it), ``recorded_at``.
+the webhook post, as ``RunProvenance.sent`` keeps it), ``recorded_at``; ``read_audit`` adds its
+``sent`` to that run's ``outbound``.
 
 ``list_runs`` joins them: runs newest first, each with the reviews of its thread.
 """
@@ -236,9 +237,23 @@ def read_audit(workspace: Any) -> AuditLog:
                 log.runs.append(rec)
             elif rec.get("type") == "review":
                 log.reviews.append(rec)
+            elif rec.get("type") == "outbound":
+                _join_sent(log.runs, rec)
             else:
                 log.unreadable.append(no)
     return log
+
+
+def _join_sent(runs: list[dict[str, Any]], rec: Mapping[str, Any]) -> None:
+    """Add an outbound record's sends to its run's ``outbound`` (the latest run of its thread
+    and run id written before it)."""
+    for run in reversed(runs):
+        if run.get("thread_id") == rec.get("thread_id") and (
+            not rec.get("run_id") or run.get("run_id") == rec.get("run_id")
+        ):
+            sent = run.get("outbound") if isinstance(run.get("outbound"), list) else []
+            run["outbound"] = [*sent, *(rec.get("sent") or [])]
+            return
 
 
 def thread_ids(workspace: Any) -> list[str]:

@@ -20,7 +20,7 @@ from serving_helpers import Hook  # noqa: E402
 
 from refgate.config import Settings
 from refgate.graph import build_graph
-from refgate.memory.audit import audit_path
+from refgate.memory.audit import audit_path, read_audit
 from refgate.report.html import render_run_html
 from refgate.report.markdown import render_run_markdown
 from refgate.report.run import run_record
@@ -96,6 +96,8 @@ def test_a_served_runs_post_is_kept_in_the_audit_file(tmp_path, hook):
     (sent,) = lines[1]["sent"]
     assert lines[1]["thread_id"] == "t1" and sent["tool"] == "PostReport"
     assert hook.url in sent["to"]
+    log = read_audit(ws)  # the post joins its run's record, no line is left unreadable
+    assert not log.unreadable and log.runs[0]["outbound"][-1] == sent
 
 
 def test_a_rejected_report_is_not_sent(tmp_path, hook):
