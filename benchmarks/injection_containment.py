@@ -1072,10 +1072,10 @@ def honest_run(
     new = [refs[d] for d in state.get("decisions") or [] if d in refs]
     work_prompt = load_prompt("work")[:200]
     work_tools = [c["tools"] for c in model.calls if c["text"].startswith(work_prompt)]
+    # every WORK tool this workspace can have: McpCall is bound only where MCP servers are listed
+    every = {t for t in PASS_TOOLS["work"] if t != "McpCall" or workspace.mcp_servers}
     return {
-        # every WORK tool (McpCall only binds for a workspace listing MCP servers: none here)
-        "all_tools": bool(work_tools)
-        and set(work_tools[0]) == set(PASS_TOOLS["work"]) - {"McpCall"},
+        "all_tools": bool(work_tools) and set(work_tools[0]) == every,
         "code_ran": bool(work_calls) and all(e.get("status") == "ok" for e in work_calls),
         "artifact": any(r["kind"] == "artifactRef" for r in refs.values()),
         "untrusted_recalled": [r for r in recalled if refs[r]["source_type"] == "external"],
