@@ -801,6 +801,7 @@ def run_cell(
         max_rounds=4,
         max_tool_calls_per_pass=10_000,
         max_tool_calls_per_run=100_000,
+        max_answer_chars=10_000_000,  # a cell's answer has lines for each of its pages
     )
     store = InMemoryStore()
     graph = build_graph(
