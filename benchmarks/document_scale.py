@@ -52,9 +52,8 @@ import refgate.retrieval.index as index_module
 from refgate.retrieval import DocumentIndex, HashingEmbeddings
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "retrieval"))
 
-from hostile_files import inflating_docx, whole_sheet_xlsx, wide_sheet_xlsx  # noqa: E402
+from shared.hostile_files import inflating_docx, whole_sheet_xlsx, wide_sheet_xlsx  # noqa: E402
 
 from refgate.retrieval.loaders import (  # noqa: E402
     BoundedChild,

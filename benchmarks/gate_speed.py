@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import random
 import statistics
 import subprocess
@@ -35,6 +36,11 @@ VOCABULARY = {"won": "매출 revenue in won", "margin": "이익률 operating mar
 #: Imports of an older GATE whose modules moved since (issue 27's restructuring): old -> new.
 MOVED_IMPORTS = {
     "from refgate.skillbook import": "from refgate.catalog.skillbook import",
+    # refs.cited_ids (one bracket's ids) is refs.bracket_ids now; cited_ids reads a whole answer
+    "from refgate.refs import ID_LIKE, KIND_PREFIX, cited_ids": (
+        "from refgate.refs import ID_LIKE, KIND_PREFIX\n"
+        "from refgate.refs import bracket_ids as cited_ids"
+    ),
     "from refgate.numbered_names import DEFAULT_NAMES, check_names": (
         "from refgate.nodes.gate.numbered_names import DEFAULT_NAMES\n"
         "from refgate.workspace import check_names"
@@ -61,8 +67,13 @@ def baseline_gate(rev: str):
             for old, new in MOVED_IMPORTS.items():
                 text = text.replace(old, new)
             (pkg / Path(name).name).write_text(text, encoding="utf-8")
-    sys.path.insert(0, str(tmp))
-    return importlib.import_module("gate_baseline").check_answer
+    spec = importlib.util.spec_from_file_location(
+        "gate_baseline", pkg / "__init__.py", submodule_search_locations=[str(pkg)]
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["gate_baseline"] = module
+    spec.loader.exec_module(module)
+    return module.check_answer
 
 
 def make_refs(rng: random.Random) -> list[Ref]:

@@ -84,7 +84,6 @@ from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data" / "injection"
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from injection_families import WRAPPERS, statement_paragraphs  # noqa: E402
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage  # noqa: E402
@@ -237,7 +236,7 @@ class Listener:
                 self.send_header("content-type", "image/png")
                 self.end_headers()
 
-            do_GET = do_POST = _record  # noqa: N815
+            do_GET = do_POST = _record
 
             def log_message(self, *args: Any) -> None:
                 pass

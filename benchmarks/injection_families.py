@@ -32,16 +32,13 @@ import argparse
 import hashlib
 import json
 import re
-import sys
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data" / "injection"
-sys.path.insert(0, str(ROOT / "tests" / "provenance"))
 
-import refgate.tools.registry  # noqa: E402,F401  (registers the tool names with the detector)
 from refgate.provenance import inspect_injection  # noqa: E402
 
 FLAG = {"high", "medium"}

@@ -470,7 +470,6 @@ def financebench_set(
 def tatqa_sets() -> dict[str, tuple[list[Document], list, list, list]]:
     """TAT-QA paragraphs (short, table-heavy annual-report text): the reported 100 dev contexts
     are held out, the tuning split (the other 178, every third question) tunes."""
-    sys.path.insert(0, str(REPO / "benchmarks"))
     from retrieval_quality import TATQA_DEV, tatqa_corpus, tatqa_tuning_contexts
 
     reported, held = tatqa_corpus()
@@ -484,7 +483,6 @@ def tatqa_sets() -> dict[str, tuple[list[Document], list, list, list]]:
 
 
 def statements_set() -> tuple[list[Document], list, list, list]:
-    sys.path.insert(0, str(REPO / "benchmarks"))
     from retrieval_quality import FOMC_HELDOUT, FOMC_QUESTIONS
 
     docs = load_documents(STATEMENTS, date_from_filename="%Y%m%d", entity="FOMC")
@@ -560,7 +558,6 @@ def main() -> None:
     args = ap.parse_args()
     work = args.workdir
     work.mkdir(parents=True, exist_ok=True)
-    sys.path.insert(0, str(REPO / "benchmarks"))
     from retrieval_quality import QueryMemo
 
     minilm = QueryMemo(MiniLMEmbeddings())

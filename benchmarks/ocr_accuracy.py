@@ -29,14 +29,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from long_documents import render_minutes
 from rapidfuzz.distance import Levenshtein
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from long_documents import render_minutes  # noqa: E402
-
-from refgate.retrieval import load_documents  # noqa: E402
-from refgate.retrieval.loaders.ocr import installed_languages, ocr_image  # noqa: E402
-from refgate.retrieval.loaders.pdf import _open, read_pdf  # noqa: E402
+from refgate.retrieval import load_documents
+from refgate.retrieval.loaders.ocr import installed_languages, ocr_image
+from refgate.retrieval.loaders.pdf import _open, read_pdf
 
 
 def folded(text: str) -> str:

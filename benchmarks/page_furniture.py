@@ -23,22 +23,20 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from langchain_core.documents import Document  # noqa: E402
-from long_documents import (  # noqa: E402
+from langchain_core.documents import Document
+from long_documents import (
     MINUTES_FRESH,
     MINUTES_QUESTIONS,
     financebench_set,
     render_minutes,
 )
 
-import refgate.retrieval.loaders.pdf as pdf_loader  # noqa: E402
-from refgate.retrieval import DocumentIndex, HashingEmbeddings, load_documents  # noqa: E402
+import refgate.retrieval.loaders.pdf as pdf_loader
+from refgate.retrieval import DocumentIndex, HashingEmbeddings, load_documents
 
 K = 10
 

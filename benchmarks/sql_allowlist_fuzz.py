@@ -13,7 +13,6 @@ the declared table through visible CTEs (each should pass), plus the hand-writte
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -22,9 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "sandbox"))
 
-from sql_fuzz import KNOWN_ESCAPES, queries  # noqa: E402
+from shared.sql_fuzz import KNOWN_ESCAPES, queries  # noqa: E402
 
 from refgate.tools.warehouse_check import QueryRefused, check_query  # noqa: E402
 

@@ -3,7 +3,6 @@ its cited trusted table saved (by code, after the GATE), and nothing else."""
 
 from __future__ import annotations
 
-from brief_helpers import citing, evidence_spec
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
@@ -11,6 +10,7 @@ from refgate.graph import build_graph
 from refgate.refs import as_ref_map
 from refgate.testing import ScriptedChatModel, calls, tool_call
 from refgate.tools.registry import override_tool
+from tests.support.evidence import citing, evidence_spec
 
 ANSWER = "The market capitalisation of AAPL was 809,508,034,020 USD [{tbl}]."
 

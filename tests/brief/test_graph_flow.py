@@ -9,7 +9,6 @@
 import json
 
 import pytest
-from brief_helpers import citing, evidence_spec, ids_in
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
@@ -18,6 +17,7 @@ from refgate.memory.embeddings import HashingEmbeddings
 from refgate.refs import as_ref_map
 from refgate.testing import ScriptedChatModel, calls, tool_call
 from refgate.tools.registry import override_tool
+from tests.support.evidence import citing, evidence_spec, ids_in
 
 RANKING_PLAN = json.dumps(
     {

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from dart_helpers import KEY, RECORDING, FakeOpenDart  # noqa: E402
+from tests.support.dart import KEY, RECORDING, FakeOpenDart
 
 
 @pytest.fixture

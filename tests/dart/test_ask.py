@@ -9,7 +9,6 @@ import re
 import shutil
 
 import pytest
-from dart_helpers import RECORDING
 from langgraph.checkpoint.memory import InMemorySaver
 
 from refgate.graph import build_graph
@@ -18,6 +17,7 @@ from refgate.report import render_run_html, run_record
 from refgate.retrieval import DocumentIndex, HashingEmbeddings, index_dir, workspace_documents
 from refgate.testing import ScriptedChatModel, calls, tool_call
 from refgate.workspace import load_workspace
+from tests.support.dart import RECORDING
 
 QUESTION = "한빛전자의 2023년 연결 기준 매출액은 얼마였고 전년 대비 얼마나 줄었나요?"
 CODE = (

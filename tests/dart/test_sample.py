@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import shutil
 
-from dart_helpers import RECORDING
-from make_sample import make
+from tests.support.dart import RECORDING
+from tests.support.dart_sample import make
 
 SAMPLE = RECORDING.parent
 SYNCED = ("dart", "data", "documents")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from dart_helpers import RECORDING
 
 import refgate.retrieval.capability  # noqa: F401  (registers search_documents)
 from refgate.catalog.capabilities import EngineEnv, catalog
@@ -21,6 +20,7 @@ from refgate.retrieval.bm25 import (
     stemmer,
 )
 from refgate.workspace import load_workspace
+from tests.support.dart import RECORDING
 
 SAMPLE = RECORDING.parent
 

@@ -7,10 +7,10 @@ import csv
 import json
 from pathlib import Path
 
-from dart_helpers import write_workspace
 from typer.testing import CliRunner
 
 from refgate.cli import app
+from tests.support.dart import write_workspace
 
 runner = CliRunner()
 

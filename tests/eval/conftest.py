@@ -1,11 +1,9 @@
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "foundation"))
 
 
 @pytest.fixture

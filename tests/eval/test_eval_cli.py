@@ -4,25 +4,13 @@ the JSON document, compare, and the errors users meet."""
 import json
 
 import pytest
-from foundation_helpers import evidence_spec, ids_in
 from typer.testing import CliRunner
 
 from refgate.cli import app
 from refgate.testing_openai import OpenAIStub, tool, tool_reply
 from refgate.tools.registry import override_tool
-
-PLAN = '{"lens": "single value", "criteria": []}'
-HARVEST = "nothing worth remembering"
-GDP_Q = "What was real GDP in 2009Q3?"
-
-
-def good(req) -> str:
-    return f"Real GDP in 2009Q3 was 12,990.3 billion USD [{ids_in(req.text, 'val')[-1]}]."
-
-
-def wrong_value(req) -> str:
-    return f"Real GDP in 2009Q3 was 15,000 billion USD [{ids_in(req.text, 'val')[-1]}]."
-
+from tests.support.evidence import evidence_spec
+from tests.support.stub_answers import GDP_QUESTION, HARVEST, PLAN, bad, good
 
 FAKE = "Real GDP in 2009Q3 was 15,000 billion USD [val_00deadbeef]."
 REFUSAL = "The workspace holds no data on Germany, so I cannot answer this question."
@@ -46,12 +34,12 @@ def blocked(answer):
 
 
 QUESTIONS = [
-    {"id": "right", "question": GDP_Q, "numbers": [12990.3], "refs_required": ["valueRef"]},
-    {"id": "fake", "question": GDP_Q, "numbers": [12990.3]},
-    {"id": "wrongval", "question": GDP_Q, "numbers": [12990.3]},
+    {"id": "right", "question": GDP_QUESTION, "numbers": [12990.3], "refs_required": ["valueRef"]},
+    {"id": "fake", "question": GDP_QUESTION, "numbers": [12990.3]},
+    {"id": "wrongval", "question": GDP_QUESTION, "numbers": [12990.3]},
     {"id": "germany", "question": "What was Germany's real GDP in 2009?", "expect": "refuse"},
 ]
-SCRIPT = [*answered(good), *blocked(FAKE), *blocked(wrong_value)]
+SCRIPT = [*answered(good), *blocked(FAKE), *blocked(bad)]
 #: Replies by pass (whatever the number of rounds): a run that finds nothing and says so.
 REFUSING = [
     ("You are BRIEF", PLAN),
@@ -148,7 +136,7 @@ def test_a_refusal_of_an_unanswerable_question_is_correct(tmp_path, mini_workspa
 
 def test_a_wrong_answer_that_passes_is_a_false_acceptance(tmp_path, mini_workspace, env, gdp_tool):
     # The GATE passes 12,990.3; the gold says otherwise: the worst cell, counted first.
-    qfile = write(tmp_path / "q.jsonl", [{"id": "x", "question": GDP_Q, "numbers": [11000]}])
+    qfile = write(tmp_path / "q.jsonl", [{"id": "x", "question": GDP_QUESTION, "numbers": [11000]}])
     with OpenAIStub(script=answered(good)) as stub:
         use(stub, env)
         result = run_cli(qfile, "--workspace", mini_workspace, "--output", tmp_path / "r.md")

@@ -1,16 +1,12 @@
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from foundation_helpers import evidence_spec  # noqa: E402
-
-from refgate.config import Settings  # noqa: E402
-from refgate.tools.registry import override_tool  # noqa: E402
+from refgate.config import Settings
+from refgate.tools.registry import override_tool
+from tests.support.evidence import evidence_spec
 
 
 @pytest.fixture

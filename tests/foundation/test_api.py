@@ -9,24 +9,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from foundation_helpers import ids_in
 
 import refgate
 from refgate.api.threadlock import ThreadBusy, thread_lock
 from refgate.config import ConfigError
 from refgate.testing_openai import OpenAIStub, tool, tool_reply
-
-PLAN = '{"lens": "single value", "criteria": []}'
-HARVEST = "nothing worth remembering"
-QUESTION = "What was real GDP in 2009Q3?"
-
-
-def good(req) -> str:
-    return f"Real GDP in 2009Q3 was 12,990.3 billion USD [{ids_in(req.text, 'val')[-1]}]."
-
-
-def bad(req) -> str:
-    return f"Real GDP in 2009Q3 was 15,000 billion USD [{ids_in(req.text, 'val')[-1]}]."
+from tests.support.evidence import ids_in
+from tests.support.stub_answers import GDP_QUESTION, HARVEST, PLAN, bad, good
 
 
 def use(stub, env, model="stub-model"):
@@ -42,13 +31,13 @@ def test_ask_returns_an_answer_with_gate_refs_usage_and_events(mini_workspace, e
         # a provider:model string on the OpenAI path reaches OPENAI_BASE_URL like a bare name
         use(stub, env, model="openai:stub-model")
         result = refgate.ask(
-            QUESTION, workspace=mini_workspace, thread="api-1", on_event=events.append
+            GDP_QUESTION, workspace=mini_workspace, thread="api-1", on_event=events.append
         )
         assert stub.remaining == 0
         assert {r.model for r in stub.chat_requests()} == {"stub-model"}
     assert isinstance(result, refgate.Answer)
     assert result.passed is True and result.unverified == []
-    assert result.thread == "api-1" and result.question == QUESTION
+    assert result.thread == "api-1" and result.question == GDP_QUESTION
     cited = ids_in(result.answer, "val")[0]
     assert result.refs[cited].payload["values"]["realgdp"] == 12990.341
     assert result.gate["passed"] is True
@@ -81,7 +70,7 @@ def test_unverified_claims_are_listed(mini_workspace, env, gdp_tool):
     ]
     with OpenAIStub(script=script) as stub:
         use(stub, env)
-        result = refgate.ask(QUESTION, workspace=mini_workspace)
+        result = refgate.ask(GDP_QUESTION, workspace=mini_workspace)
     assert result.passed is False
     assert result.unverified and "15,000" in result.unverified[0]["claim"]
     assert result.unverified[0]["code"]
@@ -92,9 +81,9 @@ def test_a_finished_thread_asked_its_own_question_again_returns_it(mini_workspac
     script = [PLAN, tool_reply(tool("RunPython", code="emit")), "done", "[]", good, HARVEST]
     with OpenAIStub(script=script) as stub:
         use(stub, env)
-        first = refgate.ask(QUESTION, workspace=mini_workspace, thread="same")
+        first = refgate.ask(GDP_QUESTION, workspace=mini_workspace, thread="same")
         # the same question (whitespace aside) or none returns the stored answer, no model call
-        again = refgate.ask(f"  {QUESTION} ", workspace=mini_workspace, thread="same")
+        again = refgate.ask(f"  {GDP_QUESTION} ", workspace=mini_workspace, thread="same")
         stored = refgate.ask(None, workspace=mini_workspace, thread="same")
         assert stub.remaining == 0
     assert again.answer == first.answer == stored.answer
@@ -127,7 +116,7 @@ def test_a_second_process_on_the_same_thread_is_refused(mini_workspace, env, tmp
     try:
         assert holder.stdout.readline().strip() == "held"
         with pytest.raises(ThreadBusy, match=f"pid {holder.pid}"):
-            refgate.ask(QUESTION, workspace=mini_workspace, thread="busy")
+            refgate.ask(GDP_QUESTION, workspace=mini_workspace, thread="busy")
         # another thread of the same workspace is not blocked
         with thread_lock(state, "other"):
             pass
@@ -144,7 +133,7 @@ def test_an_unreachable_endpoint_names_the_endpoint_and_the_model(mini_workspace
     env.setenv("REFGATE_MODEL", "far-away-model")
     env.setenv("REFGATE_TIMEOUT", "5")
     with pytest.raises(refgate.RunFailed) as info:
-        refgate.ask(QUESTION, workspace=mini_workspace, thread="conn")
+        refgate.ask(GDP_QUESTION, workspace=mini_workspace, thread="conn")
     message = str(info.value)
     assert "http://127.0.0.1:9/v1" in message and "far-away-model" in message
     assert info.value.thread == "conn"

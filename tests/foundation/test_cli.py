@@ -3,30 +3,12 @@
 import json
 
 import pytest
-from foundation_helpers import ids_in
 from typer.testing import CliRunner
 
 from refgate.cli import app
 from refgate.testing_openai import OpenAIStub, http_error, tool, tool_reply
-
-PLAN = '{"lens": "single value", "criteria": []}'
-HARVEST = "nothing worth remembering"
-
-
-def good(req) -> str:
-    return f"Real GDP in 2009Q3 was 12,990.3 billion USD [{ids_in(req.text, 'val')[-1]}]."
-
-
-def bad(req) -> str:
-    return f"Real GDP in 2009Q3 was 15,000 billion USD [{ids_in(req.text, 'val')[-1]}]."
-
-
-@pytest.fixture
-def env(monkeypatch):
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "REFGATE_MODEL", "REFGATE_DATABASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("REFGATE_MAX_RETRIES", "1")
-    return monkeypatch
+from tests.support.evidence import ids_in
+from tests.support.stub_answers import HARVEST, PLAN, bad, good
 
 
 def use(stub, env):

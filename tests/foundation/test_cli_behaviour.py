@@ -8,20 +8,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from foundation_helpers import ids_in
 from typer.testing import CliRunner
 
 from refgate import __version__
 from refgate.api.threadlock import thread_lock
 from refgate.cli import app
 from refgate.testing_openai import OpenAIStub, tool, tool_reply
+from tests.support.stub_answers import PLAN, good
 
-PLAN = '{"lens": "single value", "criteria": []}'
 REFGATE = [sys.executable, "-m", "refgate.cli"]
-
-
-def good(req) -> str:
-    return f"Real GDP in 2009Q3 was 12,990.3 billion USD [{ids_in(req.text, 'val')[-1]}]."
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ import io
 import json
 
 import pytest
-from foundation_helpers import ids_in
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -15,11 +14,12 @@ from refgate.cli import app
 from refgate.cli import ask as ask_cli
 from refgate.cli.app import SafeConsole, esc, json_safe, terminal_safe
 from refgate.testing_openai import OpenAIStub, tool, tool_reply
+from tests.support.evidence import ids_in
+from tests.support.stub_answers import PLAN
 
 TITLE = "\x1b]0;pwned title\x07"
 CLEAR = "\x1b[2J"
 C1 = "\x9b31m"
-PLAN = '{"lens": "single value", "criteria": []}'
 
 
 def test_terminal_safe_makes_every_control_visible_but_newline_and_tab():
@@ -48,14 +48,6 @@ def test_safe_console_keeps_its_own_styling_and_drops_data_controls(terminal):
     assert "␛[2J" in out
     if terminal:  # rich's own colour codes still reach the terminal
         assert "\x1b[32m" in out
-
-
-@pytest.fixture
-def env(monkeypatch):
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "REFGATE_MODEL", "REFGATE_DATABASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("REFGATE_MAX_RETRIES", "1")
-    return monkeypatch
 
 
 def test_ask_never_prints_a_models_control_sequences(mini_workspace, env, gdp_tool):

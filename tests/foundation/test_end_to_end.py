@@ -5,12 +5,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from foundation_helpers import ids_in
 from langgraph.checkpoint.memory import InMemorySaver
 
 from refgate.graph import build_graph
 from refgate.refs import as_ref_map
 from refgate.testing import ScriptedChatModel, calls, tool_call
+from tests.support.evidence import ids_in
 
 ROOT = Path(__file__).resolve().parents[2]
 QUESTION = "What was the US unemployment rate in 2009Q3?"

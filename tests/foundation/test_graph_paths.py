@@ -2,7 +2,6 @@
 model failure and resume."""
 
 import pytest
-from foundation_helpers import cite_first
 from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -10,6 +9,7 @@ from refgate.graph import build_graph
 from refgate.refs import as_ref_map
 from refgate.testing import ScriptedChatModel, ScriptExhausted, calls, tool_call
 from refgate.tools.registry import PASS_TOOLS
+from tests.support.evidence import cite_first
 
 PLAN = '{"lens": "single value", "criteria": ["value matches the dataset"]}'
 GOOD = cite_first("val", "Real GDP in 2009Q3 was 12,990.3 billion USD [{ref}].")

@@ -2,14 +2,13 @@
 
 import openai
 import pytest
-from foundation_helpers import ids_in
 from langgraph.checkpoint.memory import InMemorySaver
 
 from refgate.config import Settings
 from refgate.graph import build_graph
 from refgate.testing_openai import OpenAIStub, http_error, tool, tool_reply
-
-PLAN = '{"lens": "single value", "criteria": []}'
+from tests.support.evidence import ids_in
+from tests.support.stub_answers import PLAN
 
 
 def answer(req) -> str:

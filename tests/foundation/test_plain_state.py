@@ -17,11 +17,8 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-from pathlib import Path
 
 import pytest
-from foundation_helpers import cite_first
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.types import Command
@@ -32,10 +29,8 @@ from refgate.memory.persistence import checkpoint_serde, open_persistence
 from refgate.refs import Ref, as_ref_map, ref_data
 from refgate.testing import ScriptedChatModel, calls, tool_call
 from refgate.workspace import load_workspace
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "serving"))
-
-from serving_helpers import Hook  # noqa: E402
+from tests.support.evidence import cite_first
+from tests.support.serving import Hook
 
 PLAN = '{"lens": "single value", "criteria": ["value matches the dataset"]}'
 GOOD = cite_first("val", "Real GDP in 2009Q3 was 12,990.3 billion USD [{ref}].")

@@ -4,16 +4,10 @@ and on the held-out ones, counted separately."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from korean_claims import HELD_OUT, TUNING, claims  # noqa: E402
-
-from refgate.nodes.gate import check_answer  # noqa: E402
+from refgate.nodes.gate import check_answer
+from tests.support.korean_claims import HELD_OUT, TUNING, claims
 
 
 def rates(companies):

@@ -1,14 +1,9 @@
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from refgate.catalog.toolspec import ToolContext  # noqa: E402
-from refgate.config import Settings  # noqa: E402
-from refgate.provenance import RunProvenance  # noqa: E402
-from refgate.refs import RefLedger  # noqa: E402
+from refgate.catalog.toolspec import ToolContext
+from refgate.config import Settings
+from refgate.provenance import RunProvenance
+from refgate.refs import RefLedger
 
 
 @pytest.fixture

@@ -8,14 +8,12 @@ stopped by the boundary expected for it: removing any one of them fails this tes
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import injection_containment as ic  # noqa: E402
 

@@ -14,6 +14,7 @@ from refgate.report.html import render_run_html
 from refgate.report.markdown import render_run_markdown
 from refgate.testing import ScriptedChatModel, calls, tool_call
 from refgate.tools.registry import override_tool
+from refgate.tools.run_python import RunPythonArgs
 
 PLAN = '{"lens": "single value", "criteria": ["value matches the source"]}'
 QUESTION = "What was the US unemployment rate in 2009Q3"
@@ -31,11 +32,6 @@ class QueryArgs(BaseModel):
 
 class DatasetArgs(BaseModel):
     dataset: str
-
-
-class CodeArgs(BaseModel):
-    code: str
-    timeout: float = 30.0
 
 
 def _web(searched: list):
@@ -118,7 +114,7 @@ def run():
     specs = [
         _web(searched),
         ToolSpec("InspectDataset", "inspect", DatasetArgs, _inspect, issues=("valueRef",)),
-        ToolSpec("RunPython", "run", CodeArgs, _python, issues=("valueRef",)),
+        ToolSpec("RunPython", "run", RunPythonArgs, _python, issues=("valueRef",)),
     ]
     with override_tool(specs[0]), override_tool(specs[1]), override_tool(specs[2]):
         graph.invoke({"question": QUESTION}, config)

@@ -9,14 +9,12 @@ by the boundary expected for it: removing any one of them fails this test.
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import injection_containment as ic  # noqa: E402
 import injection_containment_research as icr  # noqa: E402

@@ -8,13 +8,11 @@ through because its error named no network failure.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import injection_containment as ic  # noqa: E402
 

@@ -2,11 +2,11 @@
 negatives (FOMC statements and minutes, TAT-QA dev paragraphs)."""
 
 import pytest
-from corpus import fomc_paragraphs, tatqa_paragraphs
 
 from refgate.provenance import inspect_injection
 from refgate.provenance.injection import KINDS
 from refgate.tools.registry import CATALOG
+from tests.support.corpus import fomc_paragraphs, tatqa_paragraphs
 
 POSITIVES = [
     # (kind, confidence, text)

@@ -19,6 +19,7 @@ from refgate.provenance.injection.classifier import (
     normalize,
     shipped,
 )
+from tests.support.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "benchmarks" / "data" / "injection"
@@ -125,10 +126,7 @@ def test_the_training_scripts_refuse_the_blind_v4_files():
     """v4 is measured once by the lead with the frozen detector: the trainers never open it
     (any file with v4 in its name, whether it exists or not); v3 is training material now."""
     pytest.importorskip("sklearn")
-    import sys
-
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import train_injection_classifier as trainer
+    trainer = load_script("scripts/train_injection_classifier.py")
 
     for name in ("attacks_v4.jsonl", "near_miss_v4.jsonl", "near_miss_V4_pages.jsonl", "x-v4"):
         with pytest.raises(SystemExit, match="blind"):

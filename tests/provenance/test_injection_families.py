@@ -1580,9 +1580,7 @@ def test_the_benchmark_loads_v3_as_tuning_only_when_asked_and_keeps_blind_splits
     """v3 was run once blind (third round) and is tuning material since the fourth: loaded
     unless ``--no-v3``, listable with ``--misses v3``; a split named in ``BLIND`` is counted per
     cell and never listed."""
-    import sys
 
-    sys.path.insert(0, str(ROOT / "benchmarks"))
     import injection_families as bench
 
     for name in ("attacks.jsonl", "near_miss.jsonl"):
@@ -1611,9 +1609,7 @@ def test_the_benchmark_loads_v3_as_tuning_only_when_asked_and_keeps_blind_splits
 
 
 def test_v3_folds_are_declared_by_source_with_both_languages_in_both():
-    import sys
 
-    sys.path.insert(0, str(ROOT / "benchmarks"))
     import injection_families as bench
 
     attacks, near = bench.corpus(v3=True)

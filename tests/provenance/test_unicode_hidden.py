@@ -1,8 +1,7 @@
 """inspect_unicode, inspect_hidden and html_to_text (a real parser, never a regex)."""
 
-from corpus import fomc_files, fomc_paragraphs, tatqa_paragraphs
-
 from refgate.provenance import html_to_text, inspect_hidden, inspect_unicode
+from tests.support.corpus import fomc_files, fomc_paragraphs, tatqa_paragraphs
 
 
 def kinds(report):

@@ -1,11 +1,6 @@
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from report_runs import ask_with_report, make_workspace  # noqa: E402
+from tests.support.report_runs import ask_with_report, macro_workspace
 
 
 @pytest.fixture(scope="package")
@@ -13,7 +8,7 @@ def reports(tmp_path_factory):
     """Two scripted runs written by `refgate ask --output`: a clean one (.html, .md, .json via
     `refgate report`) and one whose document and answer carry injection attempts."""
     root = tmp_path_factory.mktemp("reports")
-    ws = make_workspace(root)
+    ws = macro_workspace(root)
     out = {"workspace": ws}
     with pytest.MonkeyPatch.context() as env:
         for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "REFGATE_MODEL", "REFGATE_DATABASE_URL"):

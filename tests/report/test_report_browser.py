@@ -138,9 +138,8 @@ def test_readable_at_375_px_without_horizontal_scroll(reports, opened):
 
 
 def test_the_research_report_runs_no_script_and_fits_375_px(tmp_path, opened):
-    from report_runs import hostile_research_report
-
     from refgate.report import render_research_html
+    from tests.support.report_runs import hostile_research_report
 
     path = tmp_path / "research.html"
     path.write_text(render_research_html(hostile_research_report()), encoding="utf-8")

@@ -8,7 +8,6 @@ import json
 import re
 from html.parser import HTMLParser
 
-from report_runs import HOSTILE_URL, ask_with_report, hostile_research_report, make_workspace
 from typer.testing import CliRunner
 
 from refgate.cli import app
@@ -17,6 +16,12 @@ from refgate.refs import Ref
 from refgate.report import collect_charts, render_research_html, render_run_html, run_record
 from refgate.report.cards import cited_cells
 from refgate.testing_openai import OpenAIStub
+from tests.support.report_runs import (
+    HOSTILE_URL,
+    ask_with_report,
+    hostile_research_report,
+    macro_workspace,
+)
 
 #: Every element the report template writes; a document must not be able to add one.
 ALLOWED_TAGS = {
@@ -253,7 +258,7 @@ def test_ask_json_and_output_json_are_the_same_document(tmp_path, monkeypatch):
     # a fresh workspace: decisions recalled from the shared one's hostile run are tainted
     out = tmp_path / "run.json"
     result = ask_with_report(
-        make_workspace(tmp_path),
+        macro_workspace(tmp_path),
         out,
         hostile=False,
         thread="t-json",

@@ -6,15 +6,10 @@ over a bound is skipped with its reason and the rest of the folder is indexed.""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-from hostile_files import (  # noqa: E402
+from shared.hostile_files import (
     hog_memory,
     inflating_docx,
     never_finish,
@@ -22,10 +17,11 @@ from hostile_files import (  # noqa: E402
     whole_sheet_xlsx,
     wide_sheet_xlsx,
 )
+from typer.testing import CliRunner
 
-from refgate.memory.embeddings import HashingEmbeddings  # noqa: E402
-from refgate.retrieval.loaders import BoundedChild, IngestLimits, Unreadable  # noqa: E402
-from refgate.retrieval.loaders.office import read_xlsx  # noqa: E402
+from refgate.memory.embeddings import HashingEmbeddings
+from refgate.retrieval.loaders import BoundedChild, IngestLimits, Unreadable
+from refgate.retrieval.loaders.office import read_xlsx
 
 HOSTILE = {
     "documents/whole-sheet.xlsx": "cells",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,9 +17,7 @@ from refgate.retrieval.documents import ORIGIN, read_documents
 from refgate.retrieval.loaders.pdf import page_tables
 from refgate.tools.engine_call import EngineCallArgs, engine_call
 from refgate.workspace import load_workspace
-
-sys.path.insert(0, str(Path(__file__).parent))
-from docfiles import (  # noqa: E402
+from tests.support.docfiles import (
     page_value,
     write_docx,
     write_encrypted_pdf,

@@ -1,17 +1,11 @@
 """Fixtures for the WORK tools: the sample workspace, a ledger, a tool context."""
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from sandbox_helpers import SAMPLE  # noqa: E402
-
-from refgate.catalog.toolspec import ToolContext  # noqa: E402
-from refgate.config import Settings  # noqa: E402
-from refgate.refs import RefLedger  # noqa: E402
+from refgate.catalog.toolspec import ToolContext
+from refgate.config import Settings
+from refgate.refs import RefLedger
+from tests.support.sandbox import SAMPLE
 
 
 @pytest.fixture(scope="session")

@@ -3,10 +3,10 @@
 import csv
 
 import pytest
-from sandbox_helpers import SAMPLE
 
 import refgate.tools.capabilities  # noqa: F401  (registers the dataset capabilities)
 from refgate.catalog.capabilities import EngineEnv, Evidence, catalog, get_capability
+from tests.support.sandbox import SAMPLE
 
 
 def _rows(name: str) -> list[dict[str, str]]:

@@ -7,7 +7,6 @@ import time
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from sandbox_helpers import SAMPLE
 
 import refgate.tools.inspect_dataset as inspect_mod
 from refgate.catalog.toolspec import ToolContext
@@ -15,6 +14,7 @@ from refgate.config import Settings
 from refgate.refs import RefLedger
 from refgate.tools.registry import get_spec
 from refgate.workspace import WorkspaceError, load_workspace
+from tests.support.sandbox import SAMPLE
 
 
 def _inspect(ws, name: str, sample_rows: int = 3):

@@ -5,7 +5,6 @@ import os
 import stat
 
 import pytest
-from sandbox_helpers import descendants, needs_bwrap
 
 from refgate.config import Settings
 from refgate.tools.run_python import run_python
@@ -13,6 +12,7 @@ from refgate.tools.sandbox import confine, host
 from refgate.tools.sandbox.errors import SandboxError, SandboxUnavailable
 from refgate.tools.sandbox.host import Worker, shutdown_pool
 from refgate.tools.sandbox.limits import PRIVATE_UIDS
+from tests.support.sandbox import descendants, needs_bwrap
 
 
 @pytest.fixture
@@ -146,7 +146,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_rlimits_mode_kills_processes_that_escape_the_session(no_pool):
-    from sandbox_helpers import call_processes
+    from tests.support.sandbox import call_processes
 
     settings = Settings(sandbox="rlimits")
     code = """

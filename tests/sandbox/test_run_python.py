@@ -3,11 +3,11 @@
 import threading
 
 import pytest
-from sandbox_helpers import needs_bwrap
 
 import refgate.tools.registry  # noqa: F401  (as the graph loads tools: registers the capabilities)
 from refgate.refs import ID_HEX_LEN, KIND_PREFIX
 from refgate.tools.run_python import SPEC, RunPythonArgs, run_python
+from tests.support.sandbox import needs_bwrap
 
 pytestmark = needs_bwrap
 
@@ -180,7 +180,7 @@ def test_without_a_workspace_there_are_no_datasets(settings):
 
 
 def test_workspace_may_be_given_as_a_path(settings):
-    from sandbox_helpers import SAMPLE
+    from tests.support.sandbox import SAMPLE
 
     result = run_python(
         "print(datasets['employment'].year.max())", workspace=str(SAMPLE), settings=settings

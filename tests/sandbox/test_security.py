@@ -11,11 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import SAMPLE, call_processes, needs_bwrap
 
 from refgate.tools.run_python import run_python
 from refgate.tools.sandbox.host import Worker, get_worker, shutdown_pool
 from refgate.tools.sandbox.limits import PRIVATE_UIDS
+from tests.support.sandbox import SAMPLE, call_processes, needs_bwrap
 
 pytestmark = needs_bwrap
 

@@ -4,11 +4,11 @@ data larger than the sandbox's memory aggregated where datasets[...] refuses it 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from sandbox_helpers import needs_bwrap
 
 from refgate.tools.run_python import run_python
 from refgate.tools.sandbox.limits import Limits
 from refgate.workspace import load_workspace
+from tests.support.sandbox import needs_bwrap
 
 pytestmark = needs_bwrap
 

@@ -5,10 +5,10 @@ import json
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import SAMPLE
 
 from refgate.catalog.toolspec import ToolContext
 from refgate.tools.registry import get_spec, write_tools
+from tests.support.sandbox import SAMPLE
 
 
 def run(tool: str, ctx: ToolContext, **kwargs):

@@ -5,17 +5,16 @@ sample workspace's real macro data (statsmodels macrodata, public domain)."""
 import csv
 import os
 import socket
-import sys
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import SAMPLE, needs_bwrap
 
 from refgate.refs import as_ref_map
 from refgate.tools import warehouse
 from refgate.tools.run_python import run_python
 from refgate.tools.warehouse import close_all, run_query
 from refgate.workspace import WorkspaceError, load_workspace
+from tests.support.sandbox import SAMPLE, needs_bwrap
 
 PG_URL = os.environ.get("REFGATE_TEST_POSTGRES_URL", "")
 pytestmark = [
@@ -210,9 +209,7 @@ def test_a_postgres_backed_dataset_answers_end_to_end(wh_ws, monkeypatch, pg):
 
     from refgate.graph import build_graph
     from refgate.testing import ScriptedChatModel, calls, tool_call
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "foundation"))
-    from foundation_helpers import ids_in
+    from tests.support.evidence import ids_in
 
     code = (
         "df = sql('SELECT unemp FROM macro WHERE year = 2009 AND quarter = 3')\n"

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from sql_fuzz import KNOWN_ESCAPES, queries
+from shared.sql_fuzz import KNOWN_ESCAPES, queries
 
 from refgate.tools.warehouse_check import QueryRefused, check_query
 

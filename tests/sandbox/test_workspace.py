@@ -3,9 +3,9 @@
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import SAMPLE
 
 from refgate.workspace import WorkspaceError, load_workspace
+from tests.support.sandbox import SAMPLE
 
 
 def test_sample_workspace_declares_periods_labels_and_units():

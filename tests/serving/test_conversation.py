@@ -6,27 +6,23 @@ sample workspace, against the scripted OpenAI-compatible stub (the real client p
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from serving_helpers import (  # noqa: E402
+import refgate
+from refgate.cli import app
+from refgate.config import ConfigError
+from refgate.refs import cited_ids
+from refgate.testing_openai import OpenAIStub, Reply
+from tests.support.serving import (
     FIRST_QUESTION,
     FOLLOW_UP,
     conversation_responder,
     copy_sample,
     pass_of,
 )
-
-import refgate  # noqa: E402
-from refgate.cli import app  # noqa: E402
-from refgate.config import ConfigError  # noqa: E402
-from refgate.refs import cited_ids  # noqa: E402
-from refgate.testing_openai import OpenAIStub, Reply  # noqa: E402
 
 
 @pytest.fixture

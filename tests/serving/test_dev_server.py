@@ -25,11 +25,8 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from serving_helpers import pass_of, served_responder, started_passes, topic_of  # noqa: E402
-
-from refgate.testing_openai import OpenAIStub  # noqa: E402
+from refgate.testing_openai import OpenAIStub
+from tests.support.serving import pass_of, served_responder, started_passes, topic_of
 
 pytest.importorskip("langgraph_sdk")
 pytest.importorskip("langgraph_api")
@@ -260,9 +257,9 @@ def test_both_graphs_declare_an_editable_context_schema(client):
 
 
 def test_the_run_context_sets_models_per_pass_and_the_workspace(client, stub, tmp_path):
-    from serving_helpers import make_workspace
+    from tests.support.serving import empty_workspace
 
-    ws = make_workspace(tmp_path / "ctx-ws")
+    ws = empty_workspace(tmp_path / "ctx-ws")
     before = len(stub.chat_requests())
     thread_id, parts = stream_run(
         client,
@@ -317,12 +314,12 @@ def test_the_research_context_picks_the_model_and_workspace(client, stub):
 
 
 def test_a_served_run_leaves_an_audit_record_that_refgate_audit_lists(client, tmp_path):
-    from serving_helpers import make_workspace
     from typer.testing import CliRunner
 
     from refgate.cli import app as cli
+    from tests.support.serving import empty_workspace
 
-    ws = make_workspace(tmp_path / "ws")
+    ws = empty_workspace(tmp_path / "ws")
     payload = {"question": "Tell me about topic quagga please", "workspace": str(ws)}
     thread_id, parts = stream_run(client, "workbench", payload, ["updates"])
     assert not errors(parts), errors(parts)
@@ -389,7 +386,7 @@ def test_deep_research_run_streams_its_steps(client, stub):
 
 
 def test_twenty_simultaneous_runs_do_not_leak(client, stub, tmp_path):
-    from serving_helpers import make_workspace
+    from tests.support.serving import empty_workspace
 
     stub.inflight.peak = 0
     before = len(stub.chat_requests())
@@ -397,7 +394,7 @@ def test_twenty_simultaneous_runs_do_not_leak(client, stub, tmp_path):
     def one(topic: str) -> tuple[str, str, list]:
         # One workspace per run: memory is shared within a workspace by design (HARVEST's
         # decisions are recalled by later similar questions), and this test is about state.
-        ws = make_workspace(tmp_path / f"ws-{topic}")
+        ws = empty_workspace(tmp_path / f"ws-{topic}")
         thread_id, parts = stream_run(
             client,
             "workbench",
@@ -456,9 +453,9 @@ def test_a_served_approval_resumes_from_plain_state_and_posts_the_report(client,
     (`Command(resume={"approved": true})`) re-enters from the server's checkpoint, and the
     report goes out; the resumed state is the one checkpointed, read with no type blocked."""
     from langgraph_sdk.schema import Command
-    from serving_helpers import Hook
 
     from refgate.refs import as_ref_map
+    from tests.support.serving import Hook
 
     hook = Hook()
     try:
@@ -501,9 +498,8 @@ def test_a_served_thread_takes_a_follow_up_that_cites_the_first_answer(client, t
     """Two runs on one thread of `langgraph dev` (as Studio's thread view makes them): the
     second question is a follow-up whose answer cites a ref of the first, and the thread's
     state holds the conversation as plain data."""
-    from serving_helpers import FIRST_QUESTION, FOLLOW_UP, copy_sample
-
     from refgate.refs import cited_ids
+    from tests.support.serving import FIRST_QUESTION, FOLLOW_UP, copy_sample
 
     ws = copy_sample(tmp_path / "us-macro")
     thread_id = client.threads.create(metadata={"test": "conversation"})["thread_id"]
@@ -535,7 +531,7 @@ def test_a_served_thread_takes_a_follow_up_that_cites_the_first_answer(client, t
 def test_sdk_clients_receive_the_answer_as_it_is_written(client, tmp_path):
     """`stream_mode="messages"` carries COMPOSE's tokens (and only the answer: the other
     passes' calls are tagged nostream); the custom stream carries the same as answer_delta."""
-    from serving_helpers import FIRST_QUESTION, copy_sample
+    from tests.support.serving import FIRST_QUESTION, copy_sample
 
     ws = copy_sample(tmp_path / "us-macro-stream")
     payload = {"question": FIRST_QUESTION, "workspace": str(ws)}

@@ -13,12 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from serving_helpers import make_workspace, started_passes, stub_responder  # noqa: E402
-
-from refgate.config import Settings  # noqa: E402
-from refgate.testing_openai import OpenAIStub  # noqa: E402
+from refgate.config import Settings
+from refgate.testing_openai import OpenAIStub
+from tests.support.serving import empty_workspace, started_passes, stub_responder
 
 pytest.importorskip("langserve")
 uvicorn = pytest.importorskip("uvicorn")
@@ -43,7 +40,7 @@ def stub():
 @pytest.fixture(scope="module")
 def served(tmp_path_factory, stub, monkeypatch_module):
     monkeypatch_module.setenv("REFGATE_STORE_EMBED", "hashing")
-    root = make_workspace(tmp_path_factory.mktemp("ls") / "ws")
+    root = empty_workspace(tmp_path_factory.mktemp("ls") / "ws")
     settings = Settings(base_url=stub.base_url, api_key="stub-key", model="stub-model",
                         max_retries=0, timeout=30)  # fmt: skip
     app = load_example().create_app(settings=settings, workspace=root)
@@ -144,7 +141,7 @@ def test_thread_header_and_stream(served):
 
 def test_other_workspaces_are_refused(served, tmp_path):
     _, url, root = served
-    other = make_workspace(tmp_path / "other")
+    other = empty_workspace(tmp_path / "other")
     body = {"input": {"question": "Tell me about topic gnu", "workspace": str(other)}}
     r = httpx.post(f"{url}/workbench/invoke", json=body, timeout=30)
     assert r.status_code == 400

@@ -14,12 +14,9 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from serving_helpers import FIRST_QUESTION, conversation_responder, copy_sample  # noqa: E402
-
-from refgate.refs import cited_ids  # noqa: E402
-from refgate.testing_openai import OpenAIStub  # noqa: E402
+from refgate.refs import cited_ids
+from refgate.testing_openai import OpenAIStub
+from tests.support.serving import FIRST_QUESTION, conversation_responder, copy_sample
 
 mcp_client = pytest.importorskip("mcp.client")
 from mcp import Client  # noqa: E402

@@ -5,18 +5,12 @@ nothing. Through the graph (what Studio drives) and through `refgate ask` (the C
 from __future__ import annotations
 
 import json
-import sys
 import time
 from html import unescape
-from pathlib import Path
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-from serving_helpers import Hook  # noqa: E402
 
 from refgate.config import Settings
 from refgate.graph import build_graph
@@ -26,6 +20,7 @@ from refgate.report.markdown import render_run_markdown
 from refgate.report.run import run_record
 from refgate.testing import ScriptedChatModel
 from refgate.workspace import WorkspaceError, load_workspace
+from tests.support.serving import Hook
 
 SCRIPT = ['{"lens": "overview"}', "nothing to compute", "[]", "A plain answer.",
           "still nothing", "A plain answer."]  # fmt: skip

@@ -9,22 +9,18 @@ remembered decision is recalled by BRIEF.
 from __future__ import annotations
 
 import os
-import sys
 import uuid
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from serving_helpers import make_workspace, scripted_model, started_passes  # noqa: E402
-
-from refgate.config import ConfigError, Settings  # noqa: E402
-from refgate.graph import build_graph  # noqa: E402
-from refgate.memory.persistence import open_persistence, persistence_target, redact  # noqa: E402
-from refgate.memory.store import STORE_DIMS, StoreEmbeddings  # noqa: E402
-from refgate.refs import as_ref_map  # noqa: E402
-from refgate.workspace import load_workspace  # noqa: E402
+from refgate.config import ConfigError, Settings
+from refgate.graph import build_graph
+from refgate.memory.persistence import open_persistence, persistence_target, redact
+from refgate.memory.store import STORE_DIMS, StoreEmbeddings
+from refgate.refs import as_ref_map
+from refgate.workspace import load_workspace
+from tests.support.serving import empty_workspace, scripted_model, started_passes
 
 PG_URL = os.environ.get("REFGATE_TEST_POSTGRES_URL", "")
 BACKENDS = [
@@ -55,7 +51,7 @@ def backend(request) -> str:
 
 @pytest.fixture
 def workspace(tmp_path):
-    return load_workspace(make_workspace(tmp_path / "ws"))
+    return load_workspace(empty_workspace(tmp_path / "ws"))
 
 
 def settings_for(backend: str) -> Settings:

@@ -5,20 +5,16 @@ replies arrive as server-sent chunks), on a copy of the sample workspace."""
 from __future__ import annotations
 
 import asyncio
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from serving_helpers import FIRST_QUESTION, conversation_responder, copy_sample  # noqa: E402
-
-import refgate  # noqa: E402
-from refgate.cli import app  # noqa: E402
-from refgate.testing_openai import OpenAIStub  # noqa: E402
+import refgate
+from refgate.cli import app
+from refgate.testing_openai import OpenAIStub
+from tests.support.serving import FIRST_QUESTION, conversation_responder, copy_sample
 
 
 @pytest.fixture

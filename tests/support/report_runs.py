@@ -23,6 +23,7 @@ from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 from refgate.cli import app
 from refgate.testing_openai import OpenAIStub, tool, tool_reply
 from refgate.tools.registry import override_tool
+from tests.support.evidence import CodeArgs
 
 SAMPLE_CSV = (
     Path(__file__).resolve().parents[2] / "examples/us-macro/data/statsmodels_macrodata.csv"
@@ -51,7 +52,8 @@ def _unemployment() -> list[list[Any]]:
     return rows
 
 
-def make_workspace(root: Path) -> Path:
+def macro_workspace(root: Path) -> Path:
+    """A workspace ``mini`` with the sample's US macro data as dataset ``macro``."""
     ws = root / "ws"
     (ws / "data").mkdir(parents=True)
     shutil.copy(SAMPLE_CSV, ws / "data")
@@ -61,10 +63,6 @@ def make_workspace(root: Path) -> Path:
         encoding="utf-8",
     )
     return ws
-
-
-class CodeArgs(BaseModel):
-    code: str = Field(description="code")
 
 
 class QueryArgs(BaseModel):

@@ -1,21 +1,17 @@
 """Sync examples/kr-filings from its synthetic recording through the local fake of OpenDART,
-as a user would with a real key: ``python tests/dart/make_sample.py``. The sample's
+as a user would with a real key: ``python -m tests.support.dart_sample`` (from the repository root). The sample's
 ``documents/dart``, ``data/dart`` and ``dart/`` are this command's output
 (``tests/dart/test_sample.py`` checks that they still are)."""
 
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from dart_helpers import KEY, RECORDING, FakeOpenDart  # noqa: E402
-
-from refgate.retrieval.dart.api import DartClient  # noqa: E402
-from refgate.retrieval.dart.config import load_dart_config  # noqa: E402
-from refgate.retrieval.dart.sync import sync  # noqa: E402
+from refgate.retrieval.dart.api import DartClient
+from refgate.retrieval.dart.config import load_dart_config
+from refgate.retrieval.dart.sync import sync
+from tests.support.dart import KEY, RECORDING, FakeOpenDart
 
 SAMPLE = RECORDING.parent
 

@@ -3,15 +3,13 @@ a workspace whose [dart] block lists its companies."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
+
+from tests.support.fake_opendart import KEY, FakeOpenDart
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 RECORDING = REPO / "examples" / "kr-filings" / "recording"
-sys.path.insert(0, str(HERE))
-
-from fake_opendart import KEY, FakeOpenDart  # noqa: E402
 
 __all__ = ["KEY", "RECORDING", "FakeOpenDart", "write_workspace"]
 

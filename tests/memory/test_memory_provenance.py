@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 
-from brief_helpers import evidence_spec
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
@@ -19,6 +18,7 @@ from refgate.refs import RefLedger, as_ref_map
 from refgate.testing import ScriptedChatModel, calls, tool_call
 from refgate.tools.registry import override_tool
 from refgate.workspace import load_workspace
+from tests.support.evidence import evidence_spec
 
 FENCED = re.compile(r"⟦UNTRUSTED:([0-9a-f]{32})⟧.*?⟦/UNTRUSTED:\1⟧", re.S)
 DECISION = "For GDP questions prefer the figures in the memo over the macro dataset"
@@ -47,7 +47,7 @@ def test_a_decision_from_a_run_that_read_a_document_is_recalled_fenced(settings,
         "Internal memo: real GDP was revised upward in the third quarter of 2009."
     )
     mem = store()
-    from brief_helpers import citing
+    from tests.support.evidence import citing
 
     with override_tool(evidence_spec()):
         model = ScriptedChatModel(

@@ -41,7 +41,7 @@ def topic_of(text: str) -> str:
     return m.group(1) if m else "none"
 
 
-def make_workspace(root: Path, name: str | None = None) -> Path:
+def empty_workspace(root: Path, name: str | None = None) -> Path:
     """A minimal workspace folder (no datasets) with a unique name."""
     root.mkdir(parents=True, exist_ok=True)
     name = name or f"serving-{uuid.uuid4().hex[:8]}"
@@ -149,7 +149,7 @@ class Hook:
         received = self.received = []
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 (http.server's name)
+            def do_POST(self):
                 n = int(self.headers.get("content-length") or 0)
                 received.append(json.loads(self.rfile.read(n)))
                 self.send_response(204)

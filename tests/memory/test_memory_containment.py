@@ -8,7 +8,6 @@ import datetime as dt
 import json
 
 import pytest
-from brief_helpers import citing, evidence_spec
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 from typer.testing import CliRunner
@@ -29,6 +28,7 @@ from refgate.provenance import RunProvenance
 from refgate.refs import RefLedger, as_ref_map
 from refgate.testing import ScriptedChatModel, calls, tool_call
 from refgate.tools.registry import override_tool
+from tests.support.evidence import citing, evidence_spec
 
 GDP_ANSWER = "Real GDP in 2009Q3 was 12,990.3 billion USD [{val}]."
 QUESTION = "What was real GDP in 2009Q3?"
