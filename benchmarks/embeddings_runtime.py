@@ -116,7 +116,6 @@ def embedder(runtime: str) -> Any:
 def workload(n_queries: int, n_chunks: int) -> tuple[list[str], list[str]]:
     """The questions of benchmarks/retrieval_quality.py and the first chunks of the FOMC
     statements (refgate's chunking)."""
-    sys.path.insert(0, str(REPO / "benchmarks"))
     from retrieval_quality import FOMC_HELDOUT, FOMC_QUESTIONS
 
     from refgate.retrieval import load_documents

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -56,7 +57,6 @@ def passes_on_empty_memory(runtime: str) -> dict:
     from refgate.testing import ScriptedChatModel
 
     if runtime == "torch":
-        sys.path.insert(0, str(ROOT / "benchmarks"))
         from embeddings_runtime import TorchMiniLM
 
         import refgate.memory.embeddings as embeddings
@@ -106,12 +106,18 @@ def passes_side_by_side() -> None:
     child process of its own, one after the other."""
     for runtime in ("onnx", "torch"):
         code = (
-            f"import json, sys; sys.path.insert(0, {str(ROOT / 'benchmarks')!r}); "
+            "import json; "
             f"from startup import passes_on_empty_memory; "
             f"print(json.dumps(passes_on_empty_memory({runtime!r})))"
         )
         proc = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=False,
+            # the child imports this script's module from its folder, as a script run would
+            env={**os.environ, "PYTHONPATH": str(ROOT / "benchmarks")},
         )
         if proc.returncode != 0 or not proc.stdout.strip():
             print(f"{runtime}: failed\n{proc.stderr[-2000:]}")

@@ -9,13 +9,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from refgate import model_files
+from tests.support.scripts import load_script
 
 pytestmark = pytest.mark.skipif(
     model_files.packaged_minilm() is None or importlib.util.find_spec("onnxruntime") is None,
@@ -37,11 +37,7 @@ def model():
 
 def test_the_committed_graph_is_what_the_build_script_writes():
     pytest.importorskip("onnx")
-    sys.path.insert(0, str(REPO / "scripts"))
-    try:
-        import build_minilm_graph
-    finally:
-        sys.path.remove(str(REPO / "scripts"))
+    build_minilm_graph = load_script("scripts/build_minilm_graph.py")
     written = build_minilm_graph.build(model_files.minilm_path() / "model.safetensors")
     assert written.SerializeToString(deterministic=True) == build_minilm_graph.OUT.read_bytes()
 
@@ -75,11 +71,8 @@ def test_input_is_cut_at_the_models_256_word_pieces(model):
 
 def test_matches_sentence_transformers_live_where_torch_is_installed(model):
     pytest.importorskip("sentence_transformers")
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        from embeddings_runtime import TorchMiniLM
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
+    from embeddings_runtime import TorchMiniLM  # benchmarks/ (pytest's pythonpath)
+
     texts = ["the unemployment rate in 2009Q3", "FOMC statement of March 2020 " * 60]
     torch_model = TorchMiniLM(model_files.minilm_path())
     assert np.abs(model.encode(texts) - torch_model.encode(texts)).max() < TOLERANCE
