@@ -24,8 +24,8 @@ pieces encoded, and peak resident memory.
 Run: ``python benchmarks/document_scale.py [--sizes 1000,10000,100000] [--dense chunk|window]``
 or ``python benchmarks/document_scale.py --build-cost 200``.
 
-``--hostile`` instead reads the hostile office files of issue 31 (tests/retrieval/
-hostile_files.py: a tiny XLSX declaring A1:XFD1048576, a DOCX whose document.xml inflates to
+``--hostile`` instead reads the hostile office files of issue 31 (benchmarks/
+shared/hostile_files.py: a tiny XLSX declaring A1:XFD1048576, a DOCX whose document.xml inflates to
 300 MB, an ordinary 20,000 x 200 sheet) and two normal files, each with ``read_document`` in a
 fresh bounded child under the default ``IngestLimits``: outcome, wall time and the child's peak
 resident memory (``--unbounded-cells`` adds the wide sheet with the cell bound lifted).
