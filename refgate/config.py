@@ -407,7 +407,7 @@ def _context_schema() -> type[BaseModel]:
     fields: dict[str, Any] = {}
     for name in CONTEXT_SETTINGS:
         info = Settings.model_fields[name]
-        base = info.annotation
+        base: Any = info.annotation
         if type(None) in getattr(base, "__args__", ()):  # int | None -> int
             base = next(a for a in base.__args__ if a is not type(None))
         typed = Annotated[base, *info.metadata] if info.metadata else base

@@ -157,7 +157,8 @@ def _provider(
         kwargs[cap] = settings.max_tokens
     kwargs.update(overrides)
     try:
-        return init_chat_model(model, model_provider=provider, **kwargs)
+        chat: BaseChatModel = init_chat_model(model, model_provider=provider, **kwargs)
+        return chat
     except ImportError:
         package = PROVIDERS.get(provider, ("", f"langchain-{provider}", ""))[1]
         raise ConfigError(

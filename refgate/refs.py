@@ -21,7 +21,7 @@ import decimal
 import re
 import secrets
 from collections.abc import Container, Iterable, Mapping, Sequence
-from typing import Any, Literal, NotRequired, get_args
+from typing import Any, Literal, NotRequired, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -196,14 +196,14 @@ class Ref(BaseModel):
     @classmethod
     def new(
         cls,
-        kind: str,
+        kind: RefKind,
         payload: Mapping[str, Any],
         *,
         title: str = "",
         source: str = "",
-        source_type: str = "internal",
+        source_type: SourceType = "internal",
         created_by: str = "",
-        authority: str | None = None,
+        authority: Authority | None = None,
         influenced_by: Sequence[str] = (),
     ) -> Ref:
         """Build a ref with a freshly drawn id."""
@@ -253,7 +253,7 @@ class RefData(TypedDict):
     influenced_by: NotRequired[list[str]]
 
 
-def coerce_ref(value: Ref | Mapping[str, Any]) -> Ref:
+def coerce_ref(value: object) -> Ref:
     """Accept a ``Ref`` or its dict form (as stored by JSON-only backends) and return a ``Ref``."""
     if isinstance(value, Ref):
         return value
@@ -266,7 +266,7 @@ def as_ref_map(refs: Mapping[str, Any] | Iterable[Any] | None) -> dict[str, Ref]
     """Normalise a mapping or iterable of refs (or ref dicts) to ``{id: Ref}``."""
     if refs is None:
         return {}
-    items = refs.values() if isinstance(refs, Mapping) else refs
+    items: Iterable[object] = refs.values() if isinstance(refs, Mapping) else refs
     out: dict[str, Ref] = {}
     for item in items:
         ref = coerce_ref(item)
@@ -277,7 +277,10 @@ def as_ref_map(refs: Mapping[str, Any] | Iterable[Any] | None) -> dict[str, Ref]
 def ref_data(refs: Mapping[str, Any] | Iterable[Any] | None) -> dict[str, RefData]:
     """Refs (``Ref`` objects or their dicts, as a mapping or an iterable) validated and returned
     as plain data, ``{id: RefData}``: the form graph state, checkpoints and stream output hold."""
-    return {ref_id: ref.model_dump(mode="json") for ref_id, ref in as_ref_map(refs).items()}
+    return {
+        ref_id: cast(RefData, ref.model_dump(mode="json"))
+        for ref_id, ref in as_ref_map(refs).items()
+    }
 
 
 def merge_refs(
@@ -305,7 +308,12 @@ class RefLedger:
         self.influence: tuple[str, ...] = ()
 
     def issue(
-        self, kind: str, payload: Mapping[str, Any], *, same_as: Sequence[str] = (), **fields: Any
+        self,
+        kind: RefKind,
+        payload: Mapping[str, Any],
+        *,
+        same_as: Sequence[str] = (),
+        **fields: Any,
     ) -> Ref:
         """Issue a new ref with an id unique in this ledger.
 

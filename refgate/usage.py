@@ -74,8 +74,9 @@ class Usage:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Usage:
         """The inverse of ``to_dict`` (a stored run's usage; odd values read as none)."""
-        per_pass = data.get("per_pass") if isinstance(data.get("per_pass"), Mapping) else {}
-        models = data.get("models") if isinstance(data.get("models"), Mapping) else {}
+        raw_per_pass, raw_models = data.get("per_pass"), data.get("models")
+        per_pass: Mapping[str, Any] = raw_per_pass if isinstance(raw_per_pass, Mapping) else {}
+        models: Mapping[str, Any] = raw_models if isinstance(raw_models, Mapping) else {}
         cost = data.get("cost_usd")
         return cls(
             per_pass={
@@ -119,14 +120,15 @@ def price_of(model: str, prices: Mapping[str, Any] | None = None) -> tuple[float
     provider, name = split_model(model)
     if provider in LOCAL_PROVIDERS or name in LOCAL_MODELS:
         return (0.0, 0.0)
-    table = {**PRICES, **{k: tuple(v) for k, v in (prices or {}).items()}}
+    extra: dict[str, Any] = {k: tuple(v) for k, v in (prices or {}).items()}
+    table: dict[str, tuple[float, float]] = {**PRICES, **extra}
     for key in (model, name):
         if key in table:
-            return table[key]  # type: ignore[return-value]
+            return table[key]
     # dated snapshots ("gpt-4o-mini-2024-07-18", "claude-sonnet-4-5-20250929") use their family
     for key in sorted(table, key=len, reverse=True):
         if name.startswith(key + "-"):
-            return table[key]  # type: ignore[return-value]
+            return table[key]
     return None
 
 
@@ -189,6 +191,7 @@ def turn_usage(result: Mapping[str, Any], models: Mapping[str, str]) -> dict[str
     stored before usage was kept in the state, or one that stopped before HARVEST)."""
     stored = result.get("usage")
     if isinstance(stored, Mapping) and stored.get("per_pass"):
-        return json.loads(json.dumps(stored, default=str))
+        plain: dict[str, Any] = json.loads(json.dumps(stored, default=str))
+        return plain
     turn = run_events(result.get("trace") or [], result.get("run_id"))
     return build_usage(from_trace(turn), models).to_dict()

@@ -154,7 +154,8 @@ class DatasetSpec:
     def format(self) -> str:
         if self.is_warehouse:
             return "warehouse"
-        return "parquet" if self.path.suffix.lower() in (".parquet", ".pq") else "csv"
+        suffix = self.path.suffix.lower() if self.path is not None else ""
+        return "parquet" if suffix in (".parquet", ".pq") else "csv"
 
     def checked_path(self) -> Path:
         """The file's path, re-checked now: ``WorkspaceError`` when it no longer resolves to

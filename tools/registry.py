@@ -16,7 +16,7 @@ from functools import cache
 
 from refgate.catalog.capabilities import register
 from refgate.catalog.tool_names import CATALOG, PASS_TOOLS, tools_for
-from refgate.catalog.toolspec import ToolSpec
+from refgate.catalog.toolspec import AnyToolSpec
 from refgate.tools import capabilities as dataset_capabilities
 
 
@@ -41,11 +41,11 @@ __all__ = [
 ]
 
 #: Test doubles installed by ``override_tool`` (consulted before the catalog).
-_OVERRIDES: dict[str, ToolSpec] = {}
+_OVERRIDES: dict[str, AnyToolSpec] = {}
 
 
 @contextlib.contextmanager
-def override_tool(spec: ToolSpec) -> Iterator[ToolSpec]:
+def override_tool(spec: AnyToolSpec) -> Iterator[AnyToolSpec]:
     """Replace a catalog tool's implementation for the duration of a test (same name only)."""
     if spec.name not in CATALOG:
         raise KeyError(f"override_tool: {spec.name!r} is not a catalog tool")
@@ -60,7 +60,7 @@ def override_tool(spec: ToolSpec) -> Iterator[ToolSpec]:
             _OVERRIDES[spec.name] = previous
 
 
-def get_spec(name: str) -> ToolSpec:
+def get_spec(name: str) -> AnyToolSpec:
     """The catalog entry for tool ``name`` (KeyError for a name not in the catalog)."""
     if name in _OVERRIDES:
         return _OVERRIDES[name]
@@ -68,16 +68,16 @@ def get_spec(name: str) -> ToolSpec:
 
 
 @cache
-def _catalog_spec(name: str) -> ToolSpec:
+def _catalog_spec(name: str) -> AnyToolSpec:
     if name not in CATALOG:
         raise KeyError(f"unknown tool {name!r}")
-    spec = importlib.import_module(CATALOG[name]).SPEC
+    spec: AnyToolSpec = importlib.import_module(CATALOG[name]).SPEC
     if spec.name != name:
         raise RuntimeError(f"{CATALOG[name]}.SPEC is named {spec.name!r}, catalog says {name!r}")
     return spec
 
 
-def specs_for(pass_name: str) -> list[ToolSpec]:
+def specs_for(pass_name: str) -> list[AnyToolSpec]:
     return [get_spec(n) for n in tools_for(pass_name)]
 
 
@@ -86,7 +86,7 @@ def write_tools() -> set[str]:
     return {n for n in CATALOG if not get_spec(n).read_only}
 
 
-def iter_specs() -> Iterator[tuple[str, ToolSpec | None, str | None]]:
+def iter_specs() -> Iterator[tuple[str, AnyToolSpec | None, str | None]]:
     """(name, spec or None, error) for every catalog entry; a tool that fails to import yields its
     error instead (a tool being written right now must not break the provenance map)."""
     for name in CATALOG:

@@ -24,7 +24,7 @@ from refgate.catalog.capabilities import EngineEnv, catalog
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 from refgate.config import load_settings
 from refgate.provenance.budget import budget_of
-from refgate.refs import Ref, RefLedger, new_ref_id
+from refgate.refs import Ref, RefKind, RefLedger, new_ref_id
 from refgate.tools.engine_call import CapabilityError, invoke_capability, outbound_extra
 from refgate.tools.read_capability import clean_signature
 from refgate.tools.sandbox.emit import EmitCollector, EmitRejected
@@ -208,7 +208,7 @@ def execute(
     untrusted = False
     env = EngineEnv(workspace=workspace, settings=settings, extra=dict(env_extra or {}))
 
-    def issue(kind: str, payload: dict[str, Any], **fields: Any) -> Ref:
+    def issue(kind: RefKind, payload: dict[str, Any], **fields: Any) -> Ref:
         fields.setdefault("created_by", pass_name)
         ref = ledger.issue(kind, payload, **fields)
         engine_refs.append(ref)
@@ -224,11 +224,14 @@ def execute(
         if msg.get("op") == "read":
             return record_read(workspace, reads, msg.get("dataset"))
         if msg.get("op") == "sql":
-            for name in query_datasets(workspace, msg.get("query")):
-                reads.add(name)
+            for dataset in query_datasets(workspace, msg.get("query")):
+                reads.add(dataset)
             return record_query(queries, msg)
         if msg.get("op") == "warehouse":
-            return run_query(workspace, msg.get("query"))
+            query = msg.get("query")
+            if not isinstance(query, str):
+                return {"ok": False, "error": "sql() takes its query as a string"}
+            return run_query(workspace, query)
         name = msg.get("name")
         args, kwargs = msg.get("args", []), msg.get("kwargs", {})
         if not isinstance(args, list) or not isinstance(kwargs, dict):

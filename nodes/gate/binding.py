@@ -38,6 +38,11 @@ from .words import label_words, metric_words, named, overlap, strong_count
 #: ``Binder._metric``: the decision also depends on the ref's other places (keyed per labelling).
 _BY_LABELLING = object()
 #: Item kinds of the percent family (a percent claim reads them; no currency or count does).
+#: A value that may be the number: (ref index, item, basis, unit agrees), from ``candidates``.
+Candidate = tuple[RefIndex, Item, str, bool]
+#: A candidate graded for ``_closest``: (..., unit agrees, metric agrees, period agrees).
+Graded = tuple[RefIndex, Item, str, bool, bool, bool]
+
 _PERCENTS = frozenset({"percent", "ratio", "bp"})
 
 
@@ -295,7 +300,7 @@ class Binder:
         if not found:
             return Binding([])
         matches: list[Match] = []
-        uncomputed: list[tuple] = []
+        uncomputed: list[tuple[RefIndex, Item, str]] = []
         done: set[str] = set()
         claim_kind, periods = q.kind, q.periods
         for idx, item, basis, unit_ok in found:
@@ -322,15 +327,15 @@ class Binder:
             return Binding(
                 [],
                 "value_not_computed",
-                f"{_shown(g[1])} is {_label(g)} in {g[0].ref.id}, a value the code wrote "
+                f"{_shown(g[1])} is {_label(g[0], g[1])} in {g[0].ref.id}, a value the code wrote "
                 "itself or computed without reading a dataset: compute it from the data, or "
                 "cite a dataset-backed ref that holds it",
             )
         return self._why_not(found, q)
 
-    def _why_not(self, found: list, q: Quantity) -> Binding:
+    def _why_not(self, found: list[Candidate], q: Quantity) -> Binding:
         """The code and detail of the candidate closest to the claim's quantity."""
-        graded = []
+        graded: list[Graded] = []
         for idx, item, basis, unit_ok in found:
             at = self.at(idx, item)
             period_ok = True
@@ -341,7 +346,7 @@ class Binder:
             metric = self.metric_ok(idx, at, q)
             graded.append((idx, item, basis, unit_ok, metric, period_ok))
         code, g = _closest(graded)
-        return Binding([], code, f"{_shown(g[1])} is {_label(g)} ({g[0].ref.id})")
+        return Binding([], code, f"{_shown(g[1])} is {_label(g[0], g[1])} ({g[0].ref.id})")
 
 
 def _place_key(item: Item) -> object:
@@ -373,7 +378,7 @@ def _period_in(periods: tuple[tuple[str, ...], ...], own: frozenset[str]) -> boo
     return False
 
 
-def _closest(graded: list) -> tuple[str, tuple]:
+def _closest(graded: list[Graded]) -> tuple[str, Graded]:
     """The code of the candidate closest to the claim's quantity, and that candidate."""
     for g in graded:
         if g[3] and g[4]:
@@ -390,8 +395,7 @@ def _shown(item: Item) -> str:
     return f"{int(v):,}" if v.is_integer() and abs(v) < 1e15 else f"{v:,}"
 
 
-def _label(g: tuple) -> str:
-    idx, item = g[0], g[1]
+def _label(idx: RefIndex, item: Item) -> str:
     at = idx.place_of(item)
     if at is None:
         return where_text(item[4])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from refgate.refs import Ref, is_emitted_result
+from refgate.refs import is_emitted_result
 
 from .binding import Binder, Vocabulary
 from .coverage import uncovered
@@ -22,7 +22,7 @@ from .lookup import RefIndex
 from .markdown import Unit, split_units
 from .matching import match_number, nearest
 from .mentions import Mention, scan_units
-from .names import check_names, compiled
+from .names import NamePattern, check_names, compiled
 from .numbers import Num
 from .quantity import Quantity, quantities
 from .ranking import ranking_frame, ranks
@@ -36,7 +36,7 @@ _BARE_YEAR = re.compile(r"(?:19|20)\d\d")
 
 def check_answer(
     answer: str,
-    refs: Mapping[str, Ref] | Iterable[Ref],
+    refs: Mapping[str, object] | Iterable[object],
     *,
     required_evidence: Sequence[str] = (),
     require_emitted: bool = False,
@@ -96,7 +96,7 @@ class _Run:
 
     def __init__(
         self,
-        refs: Mapping[str, Ref] | Iterable[Ref],
+        refs: Mapping[str, object] | Iterable[object],
         required_evidence: Sequence[str],
         secondary_numbers: str,
         vocabulary: Mapping[str, str] | None,
@@ -140,7 +140,9 @@ class _Run:
             text = lines[line].strip() if line < len(lines) else ""
             self.issues.append(GateIssue("fake_ref_token", text, why, [tok]))
 
-    def index_cited(self, units: list[Unit], scanned: list[tuple[list[Mention], list[str]]]):
+    def index_cited(
+        self, units: list[Unit], scanned: list[tuple[list[Mention], list[str]]]
+    ) -> None:
         """Index every ref that a claim with mentions cites (once each)."""
         cache, ref_map = self.cache, self.ref_map
         for unit, (mentions, _) in zip(units, scanned, strict=True):
@@ -356,7 +358,7 @@ class _Run:
             )
         return MentionCheck("ranking", m.text, bool(ok), ok)
 
-    def ranking_rules(self, units: list[Unit], name_pat) -> None:
+    def ranking_rules(self, units: list[Unit], name_pat: NamePattern) -> None:
         """A ranking answer renders its evidence table and states its frame."""
         ranking_prose, rank_rows = self.ranking_prose, self.rank_rows
         if ranking_prose and not rank_rows:

@@ -148,13 +148,14 @@ def _keys(name: str, g: dict[str, str | None]) -> tuple[str, ...]:
         m = _MONTHS[mon[:3].lower()] if mon else int(g["m"] or 0)
         return (f"{yy:04d}-{m:02d}",)
     if name in ("ko_q", "yq", "yq2", "qy", "qy2", "oq", "ko_q0", "q0"):
-        q = int(g["q"]) if g.get("q") else _ORD[(g["o"] or "").lower()]
+        q_text = g.get("q")
+        q = int(q_text) if q_text else _ORD[(g["o"] or "").lower()]
         return (f"{yy:04d}Q{q}",) if yy else (f"*Q{q}",)
     if name in ("ko_h", "hy", "yh", "oh", "ko_h0"):
         h = (g.get("h") or g.get("o") or "").lower()
         half = 1 if h in ("상", "h1", "1h", "first") else 2
         return (f"{yy:04d}H{half}",) if yy else ()
-    if name == "range":
+    if name == "range" and yy is not None:
         y2 = g["y2"] or ""
         y2i = int(y2) if len(y2) == 4 else (yy // 100) * 100 + int(y2)
         if y2i <= yy:

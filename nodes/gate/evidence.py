@@ -7,8 +7,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence, Set
 
 from pydantic import ValidationError
 
@@ -21,7 +20,7 @@ from .verdict import GateIssue
 SECONDARY_POLICIES = ("block", "warn")
 
 
-def coerce_refs(refs: Any, issues: list[GateIssue]) -> dict[str, Ref]:
+def coerce_refs(refs: object, issues: list[GateIssue]) -> dict[str, Ref]:
     """The ledger as {id: Ref}; an item that is not a valid Ref becomes an ``invalid_ref`` issue."""
     if refs is None:
         return {}
@@ -54,7 +53,7 @@ def coerce_refs(refs: Any, issues: list[GateIssue]) -> dict[str, Ref]:
 
 
 def read_required(
-    required_evidence: Sequence[str], kinds: set[str], issues: list[GateIssue]
+    required_evidence: Sequence[str], kinds: Set[str], issues: list[GateIssue]
 ) -> tuple[bool, bool]:
     """(primarySource required, secondaryAllowed listed); unknown or missing kinds are issues."""
     items = [required_evidence] if isinstance(required_evidence, str) else list(required_evidence)

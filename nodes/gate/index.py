@@ -15,7 +15,7 @@ from refgate.refs import Ref, payload_values
 from refgate.text import sentence_spans
 
 from .dates import date_keys_frozen, is_period_name
-from .lookup import NO_COL, PLACE_COLS, VALUE_PLACE, Place, RefIndex
+from .lookup import NO_COL, PLACE_COLS, VALUE_PLACE, Item, Place, RefIndex
 from .units import NO_UNIT, Unit, merge_units, parse_unit
 from .words import PERCENT_WORDS, label_words
 
@@ -153,8 +153,9 @@ def value_places(ref: Ref) -> dict[str, Place]:
 
 
 def _index_value_ref(idx: RefIndex, p: dict[str, Any]) -> None:
-    scale = p.get("scale")
-    units = p.get("units", p.get("unit"))
+    # Payload fields are JSON as the code wrote them: a name -> value mapping or one value.
+    scale: Any = p.get("scale")
+    units: Any = p.get("units", p.get("unit"))
     values = payload_values(p)
     if isinstance(values, dict):
         scale_by_name = isinstance(scale, dict)
@@ -235,7 +236,8 @@ def _row_cells(row: Any, columns: list[str]) -> list[Any] | None:
 
 
 def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
-    meta = p.get("meta") if isinstance(p.get("meta"), dict) else {}
+    raw_meta = p.get("meta")
+    meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
     scale = parse_unit(meta.get("scale", p.get("scale")))
     base_unit = parse_unit(meta.get("unit", meta.get("units", p.get("unit"))))
     table_unit = merge_units(scale, base_unit)
@@ -254,6 +256,7 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
     cur_cols: set[int] = set()
     pct_cols: set[int] = set()
     for r, row in enumerate(p.get("rows") or []):
+        cells: list[Any] | None
         if type(row) is list:
             cells = row
         else:
@@ -329,7 +332,7 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
     _add_dates_from(idx, p)
 
 
-def _bare_cells_take_their_columns_currency(items: list, columns: set[int]) -> None:
+def _bare_cells_take_their_columns_currency(items: list[Item], columns: set[int]) -> None:
     """A column that prints a currency on some cells ("$130" over "128") and no percent holds
     amounts: its bare numbers are amounts in that currency, not unitless (a "128%" claim is a
     unit-kind swap)."""

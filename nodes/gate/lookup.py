@@ -26,9 +26,9 @@ _ASCII_DIGIT = re.compile(r"[0-9]")
 def where_text(where: str | tuple[Any, ...]) -> str:
     """A value's location: given as a string or as a ``(format, *args)`` tuple, formatted only
     when the value supports or nearly supports a claim (most values never do)."""
-    if type(where) is tuple:
-        return where[0].format(*where[1:])
-    return where  # type: ignore[return-value]
+    if isinstance(where, tuple):
+        return str(where[0]).format(*where[1:])
+    return where
 
 
 #: One number in a ref: ``(value as displayed, unit kind, scale, currency, where, place)``;
@@ -153,7 +153,10 @@ class RefIndex:
         #: skill id and title) and their text, lower-cased.
         self.doc_names: tuple[str, ...] = ()
         self.doc_text = ""
-        self._abs = self._disp = self._pct = self._x = None
+        self._abs: _Arr | None = None
+        self._disp: _Arr | None = None
+        self._pct: _Arr | None = None
+        self._x: _Arr | None = None
         #: The binder's record of this ref's places (``binding``), made on first use.
         self.bound: Any = None
 

@@ -13,6 +13,7 @@ citation of its own inherits the header row's, else the citations of the line ju
 from __future__ import annotations
 
 import re
+from collections.abc import Container
 from dataclasses import dataclass, field
 
 from refgate.refs import ID_LIKE, KIND_PREFIX, bracket_ids
@@ -124,7 +125,7 @@ def _scrub(text: str) -> str:
     return text
 
 
-def extract_citations(text: str, known: set[str] | dict) -> tuple[str, list[str], list[str]]:
+def extract_citations(text: str, known: Container[str]) -> tuple[str, list[str], list[str]]:
     """Split ``text`` into (text without citations, cited ids, id-like tokens)."""
     cites: list[str] = []
 
@@ -155,7 +156,7 @@ def _blank(m: re.Match[str]) -> str:
     return " " * len(m.group())
 
 
-def _sentences(text: str, known: set[str] | dict) -> list[str]:
+def _sentences(text: str, known: Container[str]) -> list[str]:
     parts: list[str] = []
     start = 0
     for end in sentence_ends(text):
@@ -177,7 +178,7 @@ def _sentences(text: str, known: set[str] | dict) -> list[str]:
 _LEAD_CITES = re.compile(r"^\s*((?:\[[^\[\]\n]{1,400}\]\s*)+)")
 
 
-def _is_citation(brackets: str, known: set[str] | dict) -> bool:
+def _is_citation(brackets: str, known: Container[str]) -> bool:
     tokens = [t for t in _BRACKETS_SEP.split(brackets) if t]
     return bool(tokens) and all(t in known or ID_LIKE.match(t) for t in tokens)
 
@@ -191,7 +192,7 @@ def _split_row(line: str) -> list[str]:
     return [c.strip() for c in _PIPE.split(s)]
 
 
-def split_units(answer: str, known: set[str] | dict) -> tuple[list[Unit], list[tuple[str, int]]]:
+def split_units(answer: str, known: Container[str]) -> tuple[list[Unit], list[tuple[str, int]]]:
     """Cut ``answer`` into claim units; also return every cited id with its line (for id checks)."""
     lines = answer.splitlines()
     # Units and cited ids in answer order; a paragraph holds its place with its number in
@@ -293,9 +294,10 @@ def split_units(answer: str, known: set[str] | dict) -> tuple[list[Unit], list[t
             continue
         fm = _FOOTDEF.match(line) if "[^" in line else None
         lm = _LIST.match(line)
-        if fm or lm:
+        marker = fm or lm
+        if marker is not None:
             flush()
-            para = [line[(fm or lm).end() :]]
+            para = [line[marker.end() :]]
             para_line = i
             prev_line_src = line
             # Continuation lines of the item (indented, not a new block).
@@ -320,7 +322,7 @@ def _with_sentences(
     units: list[Unit | int],
     all_cites: list[tuple[str, int] | int],
     paragraphs: list[tuple[str, str, int]],
-    known: set[str] | dict,
+    known: Container[str],
 ) -> tuple[list[Unit], list[tuple[str, int]]]:
     """Put each paragraph's sentence units (and their cited ids) in its place. Each step runs
     over all sentences before the next (one kind of work at a time keeps it in the CPU caches)."""

@@ -7,16 +7,17 @@ on the claim's basis (absolute, as displayed, percent points, multiple); see the
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
 
 from .index import NUMERIC_KINDS
-from .lookup import Item, RefIndex, where_text
+from .lookup import Item, RefIndex, _Arr, where_text
 from .numbers import Num
 from .verdict import Match
 
 _EPS = 1e-14  # float slack, relative; far below any shown precision
 
 
-def _targets(num: Num, idx: RefIndex):
+def _targets(num: Num, idx: RefIndex) -> Iterator[tuple[_Arr, float, float, str]]:
     v, step = num.shown, num.step
     if num.kind == "percent":
         yield idx.pct, v, 0.5 * step, "percent"
@@ -173,9 +174,10 @@ def _within(idx: RefIndex, basis_id: int, target: float, tol: float) -> list[tup
     tol = tol + _EPS * (a if a > tol else tol)
     items = idx.items
     if len(items) > _LINEAR_MAX:
-        return getattr(idx, _ARRAYS[basis_id]).find(target, tol)
+        arr: _Arr = getattr(idx, _ARRAYS[basis_id])
+        return arr.find(target, tol)
     lo, hi = a - tol, a + tol
-    out = []
+    out: list[tuple[float, Item]] = []
     # Each item's value on the basis: 0 absolute, 1 as displayed, 2 percent points, 3 multiple.
     for item in items:
         val, k = item[0], item[1]

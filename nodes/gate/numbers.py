@@ -315,7 +315,9 @@ def _right_context(
     return end, shown, step, scale, has_scale, kind, cur
 
 
-def _korean_amount(text: str, first: float, first_step: float, km: re.Match[str]):
+def _korean_amount(
+    text: str, first: float, first_step: float, km: re.Match[str]
+) -> tuple[float, float, float, int]:
     """Sum a Korean compound amount starting at a number whose unit match is ``km``."""
     total = 0.0
     lead = 0.0

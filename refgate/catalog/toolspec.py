@@ -8,11 +8,11 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from refgate.refs import Ref, RefLedger
+from refgate.refs import Ref, RefKind, RefLedger
 
 if TYPE_CHECKING:
     from refgate.config import Settings
@@ -84,23 +84,25 @@ class ToolContext:
     started: float = field(default_factory=time.monotonic)
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def issue(self, kind: str, payload: Mapping[str, Any], **fields: Any) -> Ref:
+    def issue(self, kind: RefKind, payload: Mapping[str, Any], **fields: Any) -> Ref:
         """Issue a ref attributed to this pass (``created_by`` defaults to the pass name)."""
         fields.setdefault("created_by", self.pass_name)
         return self.ledger.issue(kind, payload, **fields)
 
 
-ToolFunc = Callable[[BaseModel, ToolContext], ToolResult]
+#: A tool's arguments: its ``args_schema`` model, validated before ``func`` runs.
+ArgsT = TypeVar("ArgsT", bound=BaseModel)
 
 
 @dataclass(frozen=True)
-class ToolSpec:
-    """One catalog entry: the single source of truth for a tool's name, schema and effects."""
+class ToolSpec(Generic[ArgsT]):
+    """One catalog entry: the single source of truth for a tool's name, schema and effects.
+    ``ToolSpec[X]`` runs ``func`` on ``X`` (``args_schema``); a catalog holds ``AnyToolSpec``."""
 
     name: str
     description: str
-    args_schema: type[BaseModel]
-    func: ToolFunc
+    args_schema: type[ArgsT]
+    func: Callable[[ArgsT, ToolContext], ToolResult]
     read_only: bool = True
     issues: tuple[str, ...] = ()
     #: Document-derived paths in ``ToolResult.data`` and why (their origin).
@@ -131,5 +133,9 @@ class ToolSpec:
             _SCHEMAS[key] = cached
         return cached
 
+
+#: Specs over different argument models, as the catalog and the executor hold them (each call's
+#: arguments are validated by the spec's own ``args_schema`` before its ``func`` runs).
+AnyToolSpec = ToolSpec[Any]
 
 _SCHEMAS: dict[tuple[str, str, type[BaseModel]], dict[str, Any]] = {}

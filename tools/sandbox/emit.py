@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from refgate.refs import SCALES
+from refgate.refs import SCALES, RefKind
 
 if TYPE_CHECKING:
     from refgate.workspace import Workspace
@@ -46,7 +46,7 @@ class PendingRef:
     """A ref to issue when the call succeeds (its id is drawn when the emit is accepted)."""
 
     id: str
-    kind: str
+    kind: RefKind
     payload: dict[str, Any]
     title: str = ""
 
@@ -236,8 +236,9 @@ def code_literals(code: str) -> frozenset[float]:
     out: set[float] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-            out.add(float(node.value))
-            out.add(-float(node.value))
+            value = float(node.value)  # type: ignore[arg-type]  # an int or float, checked above
+            out.add(value)
+            out.add(-value)
     return frozenset(out)
 
 
@@ -363,7 +364,7 @@ class EmitCollector:
         payload["meta"] = meta
         return payload
 
-    def _add(self, kind: str, payload: dict[str, Any], title: str) -> str:
+    def _add(self, kind: RefKind, payload: dict[str, Any], title: str) -> str:
         ref_id = self.draw_id(kind)
         self.pending.append(PendingRef(ref_id, kind, payload, title))
         return ref_id
