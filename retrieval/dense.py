@@ -7,7 +7,7 @@ consecutive; ``window_rows`` maps rows to chunks, and a chunk's score is its bes
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -37,12 +37,14 @@ def faiss_index_for(mat: np.ndarray) -> Any:
     # deferred: faiss is heavy to import; paid on first use
     import faiss
 
+    index: faiss.Index
     if len(mat) <= FLAT_MAX_VECTORS:
         index = faiss.IndexFlatIP(mat.shape[1])
     else:
-        index = faiss.IndexHNSWFlat(mat.shape[1], HNSW_M, faiss.METRIC_INNER_PRODUCT)
-        index.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
-        index.hnsw.efSearch = HNSW_EF_SEARCH
+        graph = faiss.IndexHNSWFlat(mat.shape[1], HNSW_M, faiss.METRIC_INNER_PRODUCT)
+        graph.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+        graph.hnsw.efSearch = HNSW_EF_SEARCH
+        index = graph
     index.add(mat)
     return index
 
@@ -51,6 +53,10 @@ def faiss_kind(index: Any) -> str:
     return "hnsw" if index is not None and hasattr(index, "hnsw") else "flat"
 
 
+@overload
+def window_rows(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+@overload
+def window_rows(counts: None) -> tuple[None, None]: ...
 def window_rows(counts: np.ndarray | None) -> tuple[np.ndarray | None, np.ndarray | None]:
     """From the windows per chunk: each chunk's first FAISS row and each row's chunk."""
     if counts is None:
@@ -78,9 +84,11 @@ def dense_top(
     # deferred: faiss is heavy to import; paid on first use
     import faiss
 
+    faiss_any: Any = faiss  # its stubs lack SearchParametersHNSW and the sel= argument
+
     if index is None or n <= 0:
         return []
-    params = None
+    params: Any = None  # faiss's search parameters (its stubs lack the HNSW ones)
     windowed = window_chunk is not None
     hnsw = faiss_kind(index) == "hnsw"
     allowed = chunks
@@ -96,14 +104,14 @@ def dense_top(
             return dense_exact(index, qvec, ids, min(n, allowed), window_chunk)
         selector = faiss.IDSelectorBatch(ids)  # kept alive while params refer to it
         params = (
-            faiss.SearchParametersHNSW(sel=selector, efSearch=max(HNSW_EF_SEARCH, 4 * n))
+            faiss_any.SearchParametersHNSW(sel=selector, efSearch=max(HNSW_EF_SEARCH, 4 * n))
             if hnsw
-            else faiss.SearchParameters(sel=selector)
+            else faiss_any.SearchParameters(sel=selector)
         )
     elif hnsw:
-        params = faiss.SearchParametersHNSW(efSearch=max(HNSW_EF_SEARCH, 4 * n))
+        params = faiss_any.SearchParametersHNSW(efSearch=max(HNSW_EF_SEARCH, 4 * n))
     n = min(n, allowed)
-    if not windowed:
+    if window_chunk is None:
         n = min(n, index.ntotal)
         scores, rows = index.search(qvec, n, params=params)
         return [(int(r), float(s)) for r, s in zip(rows[0], scores[0], strict=True) if r >= 0]
@@ -150,7 +158,7 @@ def dense_score(
     window_counts: np.ndarray | None,
 ) -> float:
     """Cosine of chunk ``row`` with the query: its best window's in window mode."""
-    if first_window is None:
+    if first_window is None or window_counts is None:
         return float(index.reconstruct(int(row)) @ qvec[0])
     first = int(first_window[row])
     vecs = index.reconstruct_n(first, int(window_counts[row]))

@@ -133,6 +133,8 @@ class DocumentIndex:
 
     def _set_windows(self, counts: np.ndarray | None) -> None:
         self.window_counts = counts
+        self._first_window: np.ndarray | None
+        self._window_chunk: np.ndarray | None
         self._first_window, self._window_chunk = window_rows(counts)
 
     # ------------------------------------------------------------------ construction
@@ -370,7 +372,10 @@ class DocumentIndex:
                 if r not in bm25_s:
                     bm25_s[r] = float(bm25_all[r]) if bm25_all is not None else 0.0
             ranked = convex_fuse(
-                rows, [dense_s[r] for r in rows], [bm25_s[r] for r in rows], alpha=alpha
+                rows,
+                [dense_s[r] for r in rows],
+                [bm25_s[r] for r in rows],
+                alpha=alpha if alpha is not None else dense_weight_for(query, self.homogeneity),
             )[:fetch]
         elif mode == "dense":
             ranked = dense

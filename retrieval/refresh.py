@@ -254,9 +254,10 @@ def _indexes(
         chunks, faiss_index_for(mat), build_bm25([c.text for c in chunks], stem, tokenizer)
     )
     if windowed:
-        stored.window_counts = np.array([len(ws) for ws in pieces], dtype=np.int64)
+        counts = np.array([len(ws) for ws in pieces], dtype=np.int64)
+        stored.window_counts = counts
         stored.window_hashes = [[h for h, _ in ws] for ws in pieces]
-        _, window_chunk = window_rows(stored.window_counts)
+        _, window_chunk = window_rows(counts)
         stored.chunk_vectors = mean_chunk_vectors(mat, window_chunk, len(chunks))
     return stored, int(mat.shape[1])
 

@@ -33,7 +33,15 @@ MAX_METRICS = 50
 #: DuckDB's memory limit for host-side scans.
 SCAN_MEMORY = "1GB"
 
-_RANGED = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT")
+_RANGED: tuple[str, ...] = (
+    "TINYINT",
+    "SMALLINT",
+    "INTEGER",
+    "BIGINT",
+    "HUGEINT",
+    "UTINYINT",
+    "USMALLINT",
+)
 _RANGED += ("UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL", "DATE", "TIMESTAMP")
 
 
@@ -78,7 +86,8 @@ def count_rows(spec: DatasetSpec, seconds: float = 60.0) -> int:
     con = connect()
     try:
         with deadline(con, seconds):
-            return int(con.execute(f"SELECT COUNT(*) FROM {source_sql(spec)}").fetchone()[0])
+            row = con.execute(f"SELECT COUNT(*) FROM {source_sql(spec)}").fetchone()
+            return int(row[0])  # type: ignore[index]  # COUNT(*) returns one row
     finally:
         con.close()
 
@@ -221,7 +230,8 @@ def scan_profile(
                     parts += [f"arg_max({quote(m)}, {order}) {keep}", f"max({order}) {keep}"]
                 if n:
                     parts += [f"arg_min(t, {order}, {n})", f"arg_max(t, {order}, {n})"]
-            values = con.execute(f"SELECT {', '.join(parts)} FROM {src} AS t").fetchone()
+            # an aggregate query: always one row
+            values: Any = con.execute(f"SELECT {', '.join(parts)} FROM {src} AS t").fetchone()
             profile = ScanProfile(rows=int(values[0]), types=types, sample=sample)
             at = 1
             for col in profiled:

@@ -140,7 +140,8 @@ def _preview(data: Any) -> tuple[Any, bool]:
         return data, False
     if isinstance(data, dict) and isinstance(data.get("hits"), list) and data["hits"]:
         # whole hits (document chunks), never one cut in the middle; the rest are counted
-        hits, kept, used = data["hits"], [], len(text) - len(json.dumps(data["hits"], default=str))
+        hits, used = data["hits"], len(text) - len(json.dumps(data["hits"], default=str))
+        kept: list[Any] = []
         for hit in hits:
             size = len(json.dumps(hit, ensure_ascii=False, default=str))
             if kept and used + size > DATA_PREVIEW_CHARS:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 import traceback
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +59,7 @@ def nested_deeper_than(value: Any, limit: int) -> bool:
     stack = [(value, 0)]
     while stack:
         item, depth = stack.pop()
+        children: Iterable[object]
         if isinstance(item, dict):
             children = item.values()
         elif isinstance(item, list | tuple):
@@ -134,7 +135,7 @@ def record_sent(tool: str, args: dict[str, Any], ctx: ToolContext) -> None:
 
 
 def execute_tool_call(
-    call: dict[str, Any], allowed: Collection[str], ctx: ToolContext
+    call: Mapping[str, Any], allowed: Collection[str], ctx: ToolContext
 ) -> CallOutcome:
     """Run ``call`` (``{"name", "args", "id"}``) if ``allowed`` and well formed; always answer."""
     name = str(call.get("name") or "")

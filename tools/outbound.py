@@ -77,7 +77,8 @@ def sent_arguments(tool: str, args: Mapping[str, Any]) -> list[tuple[str, str, s
     spec = SENDS.get(tool)
     if tool == "EngineCall":
         spec = SENDING_CAPABILITIES.get(str(args.get("name") or ""))
-        args = args.get("arguments") if isinstance(args.get("arguments"), Mapping) else {}
+        raw_args = args.get("arguments")
+        args = raw_args if isinstance(raw_args, Mapping) else {}
     if spec is None:
         return []
     fields, to = spec
@@ -137,9 +138,9 @@ def workspace_data(refs: Iterable[Ref]) -> tuple[set[str], set[str]]:
                     numbers.add(f"{round(float(leaf), digits):.6g}")
             elif isinstance(leaf, str):
                 text = leaf.strip()
-                n = _norm_number(text)
-                if n is not None:
-                    numbers.add(n)
+                n_text = _norm_number(text)
+                if n_text is not None:
+                    numbers.add(n_text)
                 elif len(text) >= MIN_DATA_STRING:
                     strings.add(text.casefold())
     return numbers, strings

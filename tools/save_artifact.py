@@ -213,7 +213,8 @@ def save_artifact(args: SaveArtifactArgs, ctx: ToolContext) -> ToolResult:
     if any(not isinstance(r, list) or len(r) != len(columns) for r in rows):
         return ToolResult.failure(f"{args.ref} has malformed rows")
     columns = [str(c) for c in columns]
-    units = ref.payload.get("units") if isinstance(ref.payload.get("units"), dict) else {}
+    raw_units = ref.payload.get("units")
+    units: dict[str, Any] = raw_units if isinstance(raw_units, dict) else {}
     folder = artifacts_folder(ctx)
     if folder is None:
         return ToolResult.failure("no artifacts folder is set for this run (no workspace loaded)")
@@ -261,7 +262,7 @@ def save_artifact(args: SaveArtifactArgs, ctx: ToolContext) -> ToolResult:
         title=f"{'Chart' if args.kind == 'chart' else 'Table'} of {ref.id}",
         source=f"SaveArtifact:{ref.id}",
     )
-    data = {
+    data: dict[str, Any] = {
         "ref": art.id,
         "files": [{"path": f["path"], "format": f["format"], "bytes": f["bytes"]} for f in files],
         "source_ref": ref.id,

@@ -102,11 +102,11 @@ class WebProviderError(RuntimeError):
 def _read_page(path: Path, folder: Path) -> tuple[str, str]:
     """``(text, hidden_text)`` of a saved page; HTML loses its hidden elements, kept aside."""
     # The page was confined to the snapshot folder at load; re-checked now (no symlink swap).
-    raw = read_confined(path, [folder], limit=MAX_PAGE_BYTES, what="snapshot page")
-    raw = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
+    data = read_confined(path, [folder], limit=MAX_PAGE_BYTES, what="snapshot page")
+    page = data.decode("utf-8", errors="replace").lstrip("\ufeff")
     if path.suffix.lower() in (".html", ".htm"):
-        return extract_page(raw)
-    return raw, ""
+        return extract_page(page)
+    return page, ""
 
 
 class SnapshotCorpus:

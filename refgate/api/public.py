@@ -602,7 +602,10 @@ def _on_loop(
         if inspect.isawaitable(result):
             loop.create_task(result)  # type: ignore[arg-type]
 
-    return lambda chunk: loop.call_soon_threadsafe(deliver, chunk)
+    def handler(chunk: dict[str, Any]) -> None:
+        loop.call_soon_threadsafe(deliver, chunk)
+
+    return handler
 
 
 async def aask(

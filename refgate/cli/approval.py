@@ -44,7 +44,8 @@ def terminal_approver(
 
     def approve(request: dict[str, Any]) -> dict[str, Any]:
         args = request.get("args") or {}
-        report = args.get("report") if isinstance(args.get("report"), dict) else {}
+        raw_report = args.get("report")
+        report: dict[str, Any] = raw_report if isinstance(raw_report, dict) else {}
         # what is sent: the report's answer (PostReport), else the call's arguments (McpCall)
         shown = str(report.get("answer") or "") if report else json.dumps(args, default=str)
         preview = shown if len(shown) <= PREVIEW_CHARS else shown[: PREVIEW_CHARS - 1] + "…"

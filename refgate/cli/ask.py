@@ -37,7 +37,8 @@ def value_preview(ref: Any) -> str:
     """A one-line view of what a ref holds."""
     p = ref.payload
     if ref.kind == "valueRef":
-        units = p.get("units") if isinstance(p.get("units"), dict) else {}
+        raw_units = p.get("units")
+        units: dict[str, Any] = raw_units if isinstance(raw_units, dict) else {}
         values = payload_values(p)
         if not isinstance(values, dict):
             return str(values)[:120] if values is not None else ""

@@ -257,7 +257,7 @@ def _join_sent(runs: list[dict[str, Any]], rec: Mapping[str, Any]) -> None:
 
 
 def thread_ids(workspace: Any) -> list[str]:
-    return list(dict.fromkeys(r.get("thread_id") for r in read_audit(workspace).runs))
+    return list(dict.fromkeys(str(r.get("thread_id") or "") for r in read_audit(workspace).runs))
 
 
 def list_runs(workspace: Any, *, limit: int | None = None) -> list[dict[str, Any]]:

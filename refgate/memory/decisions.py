@@ -286,7 +286,8 @@ def recall_decisions(
         if has_index(store) and not store.search(ns, limit=1):
             # An empty memory has nothing to rank: listing it embeds nothing, so the embedder
             # is not loaded for a first run on a workspace.
-            mode, found = "empty", []
+            found: Sequence[tuple[Any, float | None]] = []
+            mode = "empty"
         elif has_index(store):
             mode = "semantic"
             found = [
@@ -482,7 +483,7 @@ def open_store(
     conn.execute("PRAGMA busy_timeout=10000")
     index = index_for(settings, embeddings) if can_index else None
     try:
-        store = SqliteStore(conn, index=index)
+        store = SqliteStore(conn, index=index)  # type: ignore[arg-type]
         store.setup()
         yield store
     finally:

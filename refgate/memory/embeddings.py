@@ -165,9 +165,9 @@ def embeddings_spec(emb: Embeddings) -> dict[str, Any]:
         return {"kind": "hashing", "dimension": emb.dimension}
     cls = type(emb)
     if cls.__name__ == "OpenAIEmbeddings":
-        spec: dict[str, Any] = {"kind": "openai", "model": emb.model}
+        spec: dict[str, Any] = {"kind": "openai", "model": getattr(emb, "model", None)}
         if getattr(emb, "dimensions", None):
-            spec["dimensions"] = emb.dimensions
+            spec["dimensions"] = getattr(emb, "dimensions", None)
         return spec
     spec = {"kind": "class", "class": f"{cls.__module__}:{cls.__qualname__}"}
     dump = getattr(emb, "model_dump", None)

@@ -137,7 +137,7 @@ def open_sqlite_store(store_file: str | Path, *, index: dict | None = None) -> I
     conn = db.connect(str(store_file), check_same_thread=False, isolation_level=None)
     try:
         conn.execute("PRAGMA busy_timeout=10000")
-        store = SqliteStore(conn, index=index if can_index else None)
+        store = SqliteStore(conn, index=index if can_index else None)  # type: ignore[arg-type]
         store.setup()
         yield store
     finally:
@@ -213,9 +213,10 @@ def open_postgres(
     try:
         with pool.connection() as conn:
             semantic = index is not None and pgvector_available(conn)
-        checkpointer = PostgresSaver(pool, serde=checkpoint_serde())
+        # the pool's connections return dict rows (row_factory above); psycopg cannot type it
+        checkpointer = PostgresSaver(pool, serde=checkpoint_serde())  # type: ignore[arg-type]
         checkpointer.setup()
-        store = PostgresStore(pool, index=index if semantic else None)
+        store = PostgresStore(pool, index=index if semantic else None)  # type: ignore[arg-type]
         store.setup()
         yield checkpointer, store
     finally:
@@ -266,9 +267,9 @@ async def open_async_postgres(
     try:
         async with pool.connection() as conn:
             semantic = index is not None and (await (await conn.execute(_PGVECTOR_SQL)).fetchone())
-        checkpointer = AsyncPostgresSaver(pool, serde=checkpoint_serde())
+        checkpointer = AsyncPostgresSaver(pool, serde=checkpoint_serde())  # type: ignore[arg-type]
         await checkpointer.setup()
-        store = AsyncPostgresStore(pool, index=index if semantic else None)
+        store = AsyncPostgresStore(pool, index=index if semantic else None)  # type: ignore[arg-type]
         await store.setup()
         yield checkpointer, store
     finally:

@@ -87,7 +87,7 @@ def _slot_values(spec: ToolSpec, args: dict[str, Any]) -> list[tuple[str, str, s
             for _, text in string_leaves(args[name]):
                 out.append((slot, name, text))
     for name in kwarg_fields(spec.args_schema):
-        kwargs = args.get(name)
+        kwargs: Any = args.get(name)
         for key, slot in kwarg_slots(kwargs).items():
             if kwargs[key] is not None:
                 for _, text in string_leaves(kwargs[key]):
@@ -187,7 +187,7 @@ def _untrusted_paths(spec: ToolSpec, result: ToolResult) -> list[str]:
 
 def _set_path(data: Any, path: str, value: Any) -> None:
     """Set a concrete path (``results[2].title``) inside nested dicts/lists."""
-    parts = []
+    parts: list[str | int] = []
     for piece in path.replace("]", "").split("."):
         name, *idx = piece.split("[")
         if name:

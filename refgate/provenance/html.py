@@ -135,7 +135,7 @@ def _parse(html: str) -> BeautifulSoup:
 
 def _style_of(tag: Tag, sheet: list[tuple[str, dict[str, str]]]) -> dict[str, str]:
     decls: dict[str, str] = {}
-    classes = tag.get("class") or []
+    classes: str | list[str] = tag.get("class") or []
     for selector, props in sheet:
         for sel in selector.split(","):
             sel = sel.strip()

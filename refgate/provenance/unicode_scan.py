@@ -198,6 +198,7 @@ def _classify_run(run: str) -> list[tuple[str, Severity, str]]:
     groups: list[tuple[str, Severity, str]] = []
     for ch in run:
         cp = ord(ch)
+        sev: Severity
         if 0xE0000 <= cp <= 0xE007F:
             kind, sev = "tag_characters", "high"
         elif ch in BIDI_OVERRIDE_HIGH:

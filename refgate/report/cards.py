@@ -93,8 +93,10 @@ def cited_cells(gate: Mapping[str, Any] | None) -> dict[str, dict[str, set]]:
 
 def source_of(ref: Mapping[str, Any]) -> dict[str, Any]:
     """Where the evidence came from: a label, details, and a URL (shown; linked only if http(s))."""
-    p = ref.get("payload") if isinstance(ref.get("payload"), Mapping) else {}
-    meta = p.get("meta") if isinstance(p.get("meta"), Mapping) else {}
+    raw_p = ref.get("payload")
+    p: Mapping[str, Any] = raw_p if isinstance(raw_p, Mapping) else {}
+    raw_meta = p.get("meta")
+    meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}
     src = str(ref.get("source") or "")
     details: list[tuple[str, str]] = []
     url = None
@@ -140,7 +142,8 @@ def _values(p: Mapping[str, Any], hits: set) -> list[dict[str, Any]]:
     values = payload_values(p)
     if not isinstance(values, Mapping):
         return []
-    units = p.get("units") if isinstance(p.get("units"), Mapping) else {}
+    raw_units = p.get("units")
+    units: Mapping[str, Any] = raw_units if isinstance(raw_units, Mapping) else {}
     unit_all = p.get("units") if isinstance(p.get("units"), str) else p.get("unit")
     scale = p.get("scale")
     rows = []
@@ -163,7 +166,8 @@ def _table(p: Mapping[str, Any], cells: set) -> dict[str, Any] | None:
     if not isinstance(columns, list) or not isinstance(rows, list):
         return None
     names = [str(c) for c in columns]
-    units = p.get("units") if isinstance(p.get("units"), Mapping) else {}
+    raw_units = p.get("units")
+    units: Mapping[str, Any] = raw_units if isinstance(raw_units, Mapping) else {}
     cited_rows = sorted({r for r, _ in cells if 0 <= r < len(rows)})
     shown = sorted(set(range(min(MAX_ROWS, len(rows)))) | set(cited_rows[:MAX_ROWS]))
     body = []
@@ -220,7 +224,7 @@ def producers_of(refs: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, s
         p = exe["payload"]
         tool = str(p.get("tool") or "")
         if tool == "EngineCall":
-            entry = {
+            entry: dict[str, Any] = {
                 "exe": exe_id,
                 "label": f"computed by EngineCall ({exe_id})",
                 "code": _call_text(p.get("capability"), p.get("arguments")),
@@ -263,7 +267,8 @@ def card(
     if producers is None:
         producers = producers_of(refs)
     producer = producers.get(str(ref.get("id", "")))
-    p = ref.get("payload") if isinstance(ref.get("payload"), Mapping) else {}
+    raw_p = ref.get("payload")
+    p: Mapping[str, Any] = raw_p if isinstance(raw_p, Mapping) else {}
     ref_id = str(ref.get("id", ""))
     kind = str(ref.get("kind", ""))
     period = p.get("period") or p.get("asOf") or p.get("as_of") or p.get("date")

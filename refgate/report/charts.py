@@ -47,7 +47,8 @@ def png_data_uri(body: bytes) -> str:
 
 def chart_of(ref: Mapping[str, Any], roots: Iterable[Path]) -> dict[str, Any] | None:
     """``{ref_id, title, source_ref, data_uri | error}`` for a chart artifactRef, else None."""
-    p = ref.get("payload") if isinstance(ref.get("payload"), Mapping) else {}
+    raw_p = ref.get("payload")
+    p: Mapping[str, Any] = raw_p if isinstance(raw_p, Mapping) else {}
     if ref.get("kind") != "artifactRef" or p.get("format") != "chart":
         return None
     files = [f for f in p.get("files") or [] if isinstance(f, Mapping) and f.get("format") == "png"]

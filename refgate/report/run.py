@@ -117,8 +117,10 @@ def header_facts(record: Mapping[str, Any]) -> dict[str, Any]:
     if seconds is None and summary.get("duration_ms"):
         seconds = sum(v for v in summary["duration_ms"].values() if isinstance(v, int | float))
         seconds = seconds / 1000
-    usage = record.get("usage") if isinstance(record.get("usage"), Mapping) else {}
-    usage_total = usage.get("total") if isinstance(usage.get("total"), Mapping) else {}
+    raw_usage = record.get("usage")
+    usage: Mapping[str, Any] = raw_usage if isinstance(raw_usage, Mapping) else {}
+    raw_usage_total = usage.get("total")
+    usage_total: Mapping[str, Any] = raw_usage_total if isinstance(raw_usage_total, Mapping) else {}
     if total is None:
         total = usage_total.get("total_tokens")
     cost = usage.get("cost_usd")

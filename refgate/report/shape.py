@@ -119,7 +119,7 @@ def _earlier_turns(r: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _claim(value: dict[str, Any]) -> dict[str, Any]:
-    c = {
+    c: dict[str, Any] = {
         k: as_text(value.get(k))
         for k in ("claim", "quote", "source", "sourceTitle", "sourceQuality", "publishDate", "vote")
     }

@@ -8,6 +8,7 @@ process under memory and time bounds (``bounded.py``: ``read_document`` picks th
 suffix) and turns parts into LangChain ``Document``s.
 """
 
+from collections.abc import Callable
 from pathlib import Path
 
 from refgate.retrieval.loaders.base import Part, Unreadable
@@ -18,7 +19,7 @@ from refgate.retrieval.loaders.pdf import read_pdf
 from refgate.retrieval.loaders.text import read_html, read_text
 
 #: suffix -> reader
-READERS = {
+READERS: dict[str, Callable[..., list[Part]]] = {
     ".txt": read_text,
     ".md": read_text,
     ".markdown": read_text,

@@ -134,7 +134,8 @@ class _Call:
             if time.monotonic() > backstop:
                 self.on_broken()
                 raise SandboxError("the sandbox worker stopped responding and was restarted")
-            ready, _, _ = select.select([self.control, *open_fds], [], [], 0.25)
+            watched: list[Any] = [self.control, *open_fds]  # a socket and pipe descriptors
+            ready, _, _ = select.select(watched, [], [], 0.25)
             for fd in ready:
                 if fd is self.control:
                     if self._control_frame():

@@ -138,7 +138,8 @@ class Worker:
         proc = self.proc
         if proc is None or proc.stdout is None:
             return
-        for chunk in iter(lambda: proc.stdout.read1(4096), b""):
+        out: Any = proc.stdout  # a binary pipe: read1 returns what is there
+        for chunk in iter(lambda: out.read1(4096), b""):
             self._log += chunk
             if len(self._log) > 16384:
                 del self._log[:-8192]
@@ -174,7 +175,7 @@ class Worker:
     def stats(self) -> dict[str, Any]:
         """The template's memory (``rss_kb``, ``hwm_kb``) and the calls' peak (``children_maxrss_kb``)."""
         with self._lock:
-            if not self.alive:
+            if not self.alive or self.sock is None or self.reader is None:
                 raise SandboxError("the sandbox worker is not running")
             send_frame(self.sock, {"op": "ping"})
             reply = self.reader.read(10)

@@ -49,6 +49,8 @@ def confined_source(mount: DatasetMount) -> str:
     """The dataset's file, re-checked at mount time: it must still resolve to the real path
     confined when the workspace was loaded (``refgate.paths.recheck``; no symlink swap)."""
 
+    if mount.path is None:
+        raise SandboxError(f"dataset {mount.name!r} is a warehouse table, not a file")
     try:
         return str(recheck(mount.path, what=f"dataset {mount.name!r}"))
     except PathEscape as exc:
@@ -57,7 +59,7 @@ def confined_source(mount: DatasetMount) -> str:
 
 def sandbox_path(mount: DatasetMount) -> str:
     """Where the call finds the dataset's file under bubblewrap."""
-    suffix = mount.path.suffix.lower() or ".csv"
+    suffix = (mount.path.suffix.lower() if mount.path is not None else "") or ".csv"
     return f"{SANDBOX_ROOT}/datasets/{mount.name}{suffix}"
 
 
@@ -79,4 +81,4 @@ def dataset_entry(m: DatasetMount, mode: str) -> dict[str, Any]:
 
 
 def _memory_bytes(mount: DatasetMount) -> int:
-    return estimated_bytes(mount.path, mount.format)
+    return estimated_bytes(mount.path, mount.format) if mount.path is not None else 0

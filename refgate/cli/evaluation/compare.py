@@ -36,7 +36,7 @@ def compare_runs(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> dict[str, 
                 "a": ra.get("cell"),
                 "b": rb.get("cell"),
                 "change": "better"
-                if _RANK.get(rb.get("cell"), 0) > _RANK.get(ra.get("cell"), 0)
+                if _RANK.get(str(rb.get("cell")), 0) > _RANK.get(str(ra.get("cell")), 0)
                 else "worse",
                 "why_b": rb.get("why", ""),
             }

@@ -149,6 +149,8 @@ def run_eval(
                 q = work.get_nowait()
             except queue.Empty:
                 return
+            if q is None:
+                return
             try:
                 out.put(one(q))
             except BaseException as exc:  # never leave the collector waiting

@@ -82,8 +82,8 @@ def _gold(q: dict[str, Any]) -> dict[str, Any] | None:
     kind = q.get("answer_type")
     if kind in ("arithmetic", "count") and isinstance(answer, int | float):
         return {"numbers": [float(answer)]}
-    spans = answer if isinstance(answer, list) else [answer]
-    spans = [str(s).strip() for s in spans if str(s).strip()]
+    given = answer if isinstance(answer, list) else [answer]
+    spans = [str(s).strip() for s in given if str(s).strip()]
     if not spans:
         return None
     if len(spans) == 1 and _NUMBER_ONLY.match(spans[0]) and find_numbers(spans[0]):

@@ -150,7 +150,8 @@ class Classifier:
         parts = [self._unit(normalize(text[a:b])) for a, b in spans]
         best, where = -math.inf, (0, 0)
         for i in range(len(parts)):
-            total = count = 0
+            total: float = 0
+            count = 0
             for j in range(i, min(len(parts), i + self.window)):
                 total += parts[j][0]
                 count += parts[j][1]

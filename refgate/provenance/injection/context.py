@@ -31,7 +31,19 @@ _NOUN_AFTER = re.compile(
 _COPULA_AFTER = re.compile(r"[\s,.]*(?:is|was|are|were|has|have|remains|becomes|became)\b", re.I)
 # connective endings: the clause goes on to what the hit leads to (무시하고 ..., 완화되었으니 ...:
 # "since", fourth round)
-_K_CLAUSE_GOES_ON = ("고", "서", "며", "세요", "해", "라", "줘", "하여", "면", ":", "：")
+_K_CLAUSE_GOES_ON: tuple[str, ...] = (
+    "고",
+    "서",
+    "며",
+    "세요",
+    "해",
+    "라",
+    "줘",
+    "하여",
+    "면",
+    ":",
+    "：",
+)
 _K_CLAUSE_GOES_ON += ("니", "니까", "므로")
 
 

@@ -338,6 +338,11 @@ def readable(decoded: str) -> bool:
     )
 
 
+def _fixed_span(span: tuple[int, int]) -> Callable[[int, int], tuple[int, int] | None]:
+    """A mapper that puts every hit of a decoded view at ``span`` of the text."""
+    return lambda a, b: span
+
+
 def decoded_scopes(
     text: str,
     rot13_hint: bool = False,
@@ -354,14 +359,14 @@ def decoded_scopes(
         if scope == "rot13":
             out.append((scope, decoded, lambda a, b: (a, b)))
         else:
-            out.append((scope, decoded, lambda a, b, s=span: s))
+            out.append((scope, decoded, _fixed_span(span)))
     if "  " in text:
         for m in _SPACED_RE.finditer(text):
             words = re.split(r"\s{2,}", m.group())
             joined = " ".join(w.replace(" ", "") for w in words)
             if _HANGUL_ANY_RE.search(joined):  # spaced-out jamo ("ㅇ ㅣ ㅈ ㅓ ㄴ") composed too
                 joined = _JAMO_RUN_RE.sub(lambda j: compose_jamo(j.group()), joined)
-            out.append(("letter_spaced", joined, lambda a, b, sp=m.span(): sp))
+            out.append(("letter_spaced", joined, _fixed_span(m.span())))
     if reversed_hint:
         n = len(text)
         out.append(("reversed", text[::-1], lambda a, b: (n - b, n - a)))

@@ -252,8 +252,8 @@ def windows(text: str, size: int, *, prefilter: bool = True) -> list[tuple[int, 
     operations."""
     todo = blocks(text)
     if not prefilter:
-        out = [w for a, b in todo for w in _block_windows(text, a, b, size, None)]
-        return sorted(out)[:MAX_WINDOWS]
+        every = [w for a, b in todo for w in _block_windows(text, a, b, size, None)]
+        return sorted(every)[:MAX_WINDOWS]
     cues, openers = cue_tokens(set(text.split()))
     low = text.lower() if "<" in text or "[" in text else ""
     marks = [x for x in _SPECIAL if x in low]

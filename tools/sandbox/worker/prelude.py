@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 import socket
+from collections.abc import Callable
 
 from .protocol import FrameReader, Seal, send_frame
 from .state import State
@@ -205,7 +206,7 @@ def plain(value):
     return out
 
 
-def make_emit(channel: Channel):
+def make_emit(channel: Channel | None) -> Callable[..., list[str]]:
     def emit_result(
         table=None,
         values=None,

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class State:
     """The template's state, set once by ``init``."""
 
-    config: dict = {}
-    frames: dict = {}
-    pd = None
-    np = None
+    config: dict[str, Any] = {}
+    frames: dict[str, Any] = {}
+    #: pandas and numpy, imported by ``init`` (never on the host).
+    pd: Any = None
+    np: Any = None

@@ -136,10 +136,9 @@ def _remove_tree(path: str) -> None:
 def _handle_run(ctrl: socket.socket, reader: FrameReader, req: dict, fds: list[int]) -> dict:
     chan_fd, out_fd, err_fd = fds
     uid = State.config.get("uid")
-    gid = State.config.get("gid")
     scratch = tempfile.mkdtemp(prefix="call-", dir=State.config.get("scratch_base") or None)
     if uid is not None:
-        os.chown(scratch, uid, gid)
+        os.chown(scratch, uid, State.config["gid"])
     os.chmod(scratch, 0o700)
     t0 = time.monotonic()
     pid = os.fork()
@@ -227,10 +226,10 @@ def _child_main(req: dict, chan_fd: int, out_fd: int, err_fd: int, scratch: str)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     set_limits(req.get("limits", {}))
-    uid, gid = State.config.get("uid"), State.config.get("gid")
+    uid = State.config.get("uid")
     if uid is not None:
         os.setgroups([])
-        os.setgid(gid)
+        os.setgid(State.config["gid"])
         os.setuid(uid)
     prctl(PR_SET_NO_NEW_PRIVS, 1)
     os.chdir(scratch)
