@@ -33,6 +33,7 @@ from refgate.nodes.common import Deps, PassTimer, budget_state, load_prompt, mak
 from refgate.nodes.conversation import conversation_block
 from refgate.nodes.loop import run_tool_pass
 from refgate.nodes.parsing import parse_json_object
+from refgate.nodes.state import Plan, WorkbenchState
 from refgate.provenance import RunProvenance
 from refgate.provenance.boundaries import guard_external, provenance_of
 from refgate.provenance.budget import check_question
@@ -41,7 +42,7 @@ from refgate.tools.registry import get_spec
 
 #: What BRIEF resets when a run starts (a follow-up's turn must not inherit the last verdict,
 #: retry count, critiques, caveats or answer).
-TURN_RESET: dict[str, Any] = {
+TURN_RESET: WorkbenchState = {
     "gate_attempts": 0,
     "gate": {},
     "gate_history": [],
@@ -166,7 +167,7 @@ def plan_from_refs(
     final_text: str,
     *,
     calls: Sequence[Sequence[Ref]] | None = None,
-) -> dict[str, Any]:
+) -> Plan:
     """Build the plan from the skills read (and the model's JSON reply): see the module doc."""
     parsed = parse_json_object(final_text) or {}
     calls = [list(skill_refs)[:1]] if calls is None else calls
@@ -174,10 +175,10 @@ def plan_from_refs(
     lens = str(parsed.get("lens") or "").strip()
     if not lens and chosen:
         lens = str(chosen[0].payload.get("category") or "")
-    criteria = parsed.get("criteria") or []
-    if not isinstance(criteria, list):
-        criteria = [criteria]
-    criteria = [str(c) for c in criteria if str(c).strip()]
+    given = parsed.get("criteria") or []
+    if not isinstance(given, list):
+        given = [given]
+    criteria = [str(c) for c in given if str(c).strip()]
     for ref in chosen:
         for mode in ref.payload.get("failureModes") or []:
             check = f"guard against ({ref.payload.get('id')}): {mode}"
@@ -254,11 +255,11 @@ def _direct_lookup(question: str, ctx) -> tuple[list[Ref], str]:
 
 
 def make_brief(deps: Deps):
-    def brief(state: dict[str, Any], config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
+    def brief(state: WorkbenchState, config: RunnableConfig, runtime: Runtime) -> WorkbenchState:
         """BRIEF pass: plan, chosen skills, required evidence, recalled decisions."""
         store = getattr(runtime, "store", None)
         # BRIEF starts a run: a fresh run id, even on a thread that answered before.
-        fresh = {**state, "run_id": uuid.uuid4().hex[:12], "budget": None}
+        fresh: WorkbenchState = {**state, "run_id": uuid.uuid4().hex[:12], "budget": None}
         ctx = make_context("brief", fresh, deps, config=config, store=store)
         timer = PassTimer("brief", ctx)
         events = [timer.start_event(run_id=ctx.run_id)]

@@ -6,6 +6,7 @@ import json
 import os
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import get_runtime
 
 from refgate.catalog.toolspec import ToolContext
@@ -20,6 +22,7 @@ from refgate.config import Settings, apply_context, context_workspace, load_sett
 from refgate.events import event, stream_writer
 from refgate.models import ModelProvider
 from refgate.nodes.conversation import earlier_questions
+from refgate.nodes.state import WorkbenchState
 from refgate.provenance import RunProvenance
 from refgate.provenance.boundaries import guard_external
 from refgate.provenance.budget import RunBudget
@@ -64,7 +67,7 @@ def _load_workspace_cached(path: str) -> Workspace:
     return load_workspace(path)
 
 
-def resolve_workspace(state: dict[str, Any], deps: Deps) -> Workspace | None:
+def resolve_workspace(state: WorkbenchState, deps: Deps) -> Workspace | None:
     """The run's workspace: the input's ``workspace`` path, else the run context's, else the
     graph's default, else the ``REFGATE_WORKSPACE`` folder (how a served graph gets one), else
     none. A client-named folder passes the served allowlist check; the graph's own workspace,
@@ -95,16 +98,16 @@ def run_context() -> Any:
         return None
 
 
-def thread_id_of(config: dict[str, Any] | None) -> str:
+def thread_id_of(config: RunnableConfig | None) -> str:
     return str(((config or {}).get("configurable") or {}).get("thread_id") or "")
 
 
 def make_context(
     pass_name: str,
-    state: dict[str, Any],
+    state: WorkbenchState,
     deps: Deps,
     *,
-    config: dict[str, Any] | None = None,
+    config: RunnableConfig | None = None,
     store: Any = None,
 ) -> ToolContext:
     """Build the tool context of one pass: ledger seeded from state, fixed artifacts folder."""
@@ -217,11 +220,11 @@ def fenced_model_text(text: str, label: str) -> str:
     return guard_external(text, source_label=f"{label} (model output after an untrusted read)")
 
 
-def plan_block(plan: dict[str, Any]) -> str:
-    """The plan as JSON for a prompt: the fields BRIEF's model wrote after an untrusted read
-    (``plan.untrusted_fields``: lens, criteria, notes) fenced."""
-    shown = dict(plan)
-    for name in plan.get("untrusted_fields") or []:
+def plan_block(plan: Mapping[str, object]) -> str:
+    """The plan (or some of its fields) as JSON for a prompt: the fields BRIEF's model wrote
+    after an untrusted read (``plan.untrusted_fields``: lens, criteria, notes) fenced."""
+    shown: dict[str, Any] = dict(plan)
+    for name in shown.get("untrusted_fields") or []:
         if shown.get(name) not in (None, "", []):
             shown[name] = fenced_model_text(
                 json.dumps(shown[name], ensure_ascii=False, default=str), f"plan {name}"
@@ -229,7 +232,7 @@ def plan_block(plan: dict[str, Any]) -> str:
     return json.dumps(shown, ensure_ascii=False, default=str)
 
 
-def notes_block(state: dict[str, Any]) -> str:
+def notes_block(state: WorkbenchState) -> str:
     """WORK's notes for CRITIQUE and COMPOSE, fenced when WORK wrote them after an untrusted read."""
     notes = str(state.get("work_notes") or "")
     if notes and state.get("work_notes_untrusted"):

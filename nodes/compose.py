@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, get_args
+from typing import get_args
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
@@ -21,6 +21,7 @@ from refgate.nodes.common import (
 )
 from refgate.nodes.conversation import conversation_block
 from refgate.nodes.loop import stream_model
+from refgate.nodes.state import WorkbenchState
 from refgate.provenance.budget import check_answer_length
 from refgate.refs import RefKind
 
@@ -28,7 +29,7 @@ from refgate.refs import RefKind
 CITABLE = set(get_args(RefKind)) - {"verifyRef"}
 
 
-def _retry_block(state: dict[str, Any]) -> str:
+def _retry_block(state: WorkbenchState) -> str:
     gate = state.get("gate") or {}
     issues = [i for i in gate.get("issues") or [] if i.get("severity", "block") == "block"]
     if not issues:
@@ -51,7 +52,7 @@ def _critiques(critiques: list[str], ctx) -> list[str]:
 
 
 def make_compose(deps: Deps):
-    def compose(state: dict[str, Any], config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
+    def compose(state: WorkbenchState, config: RunnableConfig, runtime: Runtime) -> WorkbenchState:
         """COMPOSE pass (no tools): writes ``answer``."""
         ctx = make_context("compose", state, deps, config=config)
         timer = PassTimer("compose", ctx)

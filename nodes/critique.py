@@ -29,6 +29,7 @@ from refgate.nodes.common import (
 from refgate.nodes.conversation import conversation_block
 from refgate.nodes.loop import invoke_model
 from refgate.nodes.parsing import parse_string_list
+from refgate.nodes.state import WorkbenchState
 from refgate.refs import REF_KINDS, as_ref_map, is_emitted_result
 from refgate.tools.registry import CATALOG
 
@@ -133,7 +134,7 @@ def _skill_context(plan: Mapping[str, Any], refs: Mapping[str, Any]) -> str:
 
 
 def make_critique(deps: Deps):
-    def critique(state: dict[str, Any], config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
+    def critique(state: WorkbenchState, config: RunnableConfig, runtime: Runtime) -> WorkbenchState:
         """CRITIQUE pass (no tools): writes ``critiques``."""
         ctx = make_context("critique", state, deps, config=config)
         timer = PassTimer("critique", ctx)

@@ -18,6 +18,7 @@ from langchain_core.runnables import RunnableConfig
 
 from refgate.memory.audit import append_sent
 from refgate.nodes.common import Deps, event, make_context, thread_id_of
+from refgate.nodes.state import WorkbenchState
 from refgate.tools.executor import execute_tool_call
 from refgate.tools.outbound import WEBHOOK
 
@@ -36,7 +37,7 @@ def _requested_at(trace: list[dict[str, Any]]) -> float:
     return dt.datetime.now(dt.UTC).timestamp()
 
 
-def report_of(state: dict[str, Any], thread_id: str, untrusted: bool) -> dict[str, Any]:
+def report_of(state: WorkbenchState, thread_id: str, untrusted: bool) -> dict[str, Any]:
     """The JSON a webhook receives: the question, the answer as shipped, the GATE's verdict."""
     gate = state.get("gate") or {}
     return {
@@ -67,7 +68,7 @@ def _audit_sent(
 
 
 def make_deliver(deps: Deps):
-    def deliver(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    def deliver(state: WorkbenchState, config: RunnableConfig) -> WorkbenchState:
         """DELIVER pass: post the report to the configured webhook once a person approves."""
         ctx = make_context("deliver", state, deps, config=config)
         ws = ctx.workspace

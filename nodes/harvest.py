@@ -34,6 +34,7 @@ from refgate.nodes.artifacts import save_cited_tables
 from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context
 from refgate.nodes.conversation import turn_record
 from refgate.nodes.loop import run_tool_pass
+from refgate.nodes.state import WorkbenchState
 from refgate.provenance.boundaries import guard_external
 from refgate.refs import Ref, ref_data
 from refgate.usage import build_usage, from_trace
@@ -181,7 +182,8 @@ def run_decisions(
         influenced = tuple(str(x) for x in e.get("influenced_by") or ())
         if tool == "EngineCall":
             name = str(args.get("name") or "")
-            kw = args.get("arguments") if isinstance(args.get("arguments"), Mapping) else {}
+            raw_kw = args.get("arguments")
+            kw: Mapping[str, Any] = raw_kw if isinstance(raw_kw, Mapping) else {}
             dataset, column = kw.get("dataset"), kw.get("column")
             if name and dataset:
                 target = f"dataset {dataset}" + (f", column {column}" if column else "")
@@ -215,7 +217,7 @@ def _shown_candidates(candidates: Sequence[str], ctx: Any) -> list[str]:
 
 
 def make_harvest(deps: Deps):
-    def harvest(state: dict[str, Any], config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
+    def harvest(state: WorkbenchState, config: RunnableConfig, runtime: Runtime) -> WorkbenchState:
         """HARVEST pass: trace summary, improvement candidates, remembered decisions."""
         store = getattr(runtime, "store", None)
         ctx = make_context("harvest", state, deps, config=config, store=store)

@@ -16,11 +16,20 @@ from collections.abc import Iterator
 from typing import Any
 
 #: An opening fence followed by an object or a list, and the end of one (``}``/``]`` then fence).
-_FENCE_OPEN = {dict: re.compile(r"```(?:json)?\s*\{"), list: re.compile(r"```(?:json)?\s*\[")}
-_FENCE_CLOSE = {dict: re.compile(r"\}\s*```"), list: re.compile(r"\]\s*```")}
+_FENCE_OPEN: dict[type, re.Pattern[str]] = {
+    dict: re.compile(r"```(?:json)?\s*\{"),
+    list: re.compile(r"```(?:json)?\s*\["),
+}
+_FENCE_CLOSE: dict[type, re.Pattern[str]] = {
+    dict: re.compile(r"\}\s*```"),
+    list: re.compile(r"\]\s*```"),
+}
 #: Where a JSON object or a list of strings can start inside prose ("see [1]" is no list).
-_VALUE_START = {dict: re.compile(r"\{(?=\s*[\"}])"), list: re.compile(r"\[(?=\s*\")")}
-_OPENER = {dict: "{", list: "["}
+_VALUE_START: dict[type, re.Pattern[str]] = {
+    dict: re.compile(r"\{(?=\s*[\"}])"),
+    list: re.compile(r"\[(?=\s*\")"),
+}
+_OPENER: dict[type, str] = {dict: "{", list: "["}
 MAX_DECODE_TRIES = 1000
 _BULLET = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
 

@@ -5,8 +5,6 @@ On a GATE retry it receives the gate's issues and must produce the missing evide
 
 from __future__ import annotations
 
-from typing import Any
-
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
@@ -23,6 +21,7 @@ from refgate.nodes.common import (
 )
 from refgate.nodes.conversation import conversation_block
 from refgate.nodes.loop import run_tool_pass
+from refgate.nodes.state import WorkbenchState
 from refgate.refs import ref_data
 from refgate.tools.mcp_call import unavailable as mcp_unavailable
 from refgate.tools.registry import tools_for
@@ -50,7 +49,7 @@ def _mcp_block(ctx) -> str:
     return "\n\nMCP servers (McpCall):\n" + "\n".join(lines)
 
 
-def _gate_issues_block(state: dict[str, Any]) -> str:
+def _gate_issues_block(state: WorkbenchState) -> str:
     gate = state.get("gate") or {}
     issues = gate.get("issues") or []
     if not issues:
@@ -68,7 +67,7 @@ def _gate_issues_block(state: dict[str, Any]) -> str:
 
 
 def make_work(deps: Deps):
-    def work(state: dict[str, Any], config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
+    def work(state: WorkbenchState, config: RunnableConfig, runtime: Runtime) -> WorkbenchState:
         """WORK pass: run tools, issue evidence refs."""
         ctx = make_context(
             "work", state, deps, config=config, store=getattr(runtime, "store", None)

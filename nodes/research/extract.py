@@ -4,7 +4,6 @@ publish date. A claim whose quote is not in the fetched text is dropped."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -15,6 +14,8 @@ from refgate.nodes.research.deps import ResearchDeps, run_backend, run_web
 from refgate.nodes.research.inspect import page_verdict
 from refgate.nodes.research.outbound import Sending, policy_of
 from refgate.nodes.research.schemas import Extract
+from refgate.nodes.research.state import AngleState, FetchTask
+from refgate.nodes.state import ConfiguredStep
 from refgate.provenance import armor
 from refgate.tools.web_providers import Page
 
@@ -94,8 +95,8 @@ def run_extract(
     return record
 
 
-def make_fetch(deps: ResearchDeps) -> Callable[[dict[str, Any], RunnableConfig], dict[str, Any]]:
-    def fetch(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+def make_fetch(deps: ResearchDeps) -> ConfiguredStep[FetchTask, AngleState]:
+    def fetch(state: FetchTask, config: RunnableConfig) -> AngleState:
         source = state["source"]
         _, web = run_web(deps, config)
         out = Sending(None, web, question=state["question"], policy=policy_of(deps))

@@ -6,19 +6,20 @@ the rest kept in ``cut_claims`` for the report."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Literal
 
 from langgraph.types import Send
 
 from refgate.nodes.research.common import emit
 from refgate.nodes.research.core import dedup_sources, rank_claims
 from refgate.nodes.research.deps import ResearchDeps
-from refgate.nodes.research.state import ResearchState
+from refgate.nodes.research.state import ResearchState, VerifyTask
+from refgate.nodes.state import Step
 from refgate.tools.urls import norm_url
 
 
-def make_rank(deps: ResearchDeps) -> Callable[[ResearchState], dict[str, Any]]:
-    def rank(state: ResearchState) -> dict[str, Any]:
+def make_rank(deps: ResearchDeps) -> Step[ResearchState, ResearchState]:
+    def rank(state: ResearchState) -> ResearchState:
         sources, _ = dedup_sources(state.get("sources", []))
         all_claims = [c for s in sources for c in s["claims"]]
         lim = deps.limits
@@ -29,7 +30,7 @@ def make_rank(deps: ResearchDeps) -> Callable[[ResearchState], dict[str, Any]]:
             domain_cap=lim.site_claim_cap,
         )
         ranked = [{**c, "id": f"c{i}"} for i, c in enumerate(verified)]
-        update: dict[str, Any] = {
+        update: ResearchState = {
             "claims": ranked,
             "claims_extracted": len(all_claims),
             "cut_claims": cut,
@@ -65,20 +66,18 @@ def make_after_rank(
                 if s.get("fetched") and not s.get("withheld")
             }
         )
-        return [
-            Send(
-                "verify",
-                {
-                    "question": state["question"],
-                    "run_token": state["run_token"],
-                    "claim": c,
-                    "voter": v,
-                    "withheld": withheld,
-                    "known": known,
-                },
-            )
+        tasks: list[VerifyTask] = [
+            {
+                "question": state["question"],
+                "run_token": state["run_token"],
+                "claim": c,
+                "voter": v,
+                "withheld": withheld,
+                "known": known,
+            }
             for c in state["claims"]
             for v in range(deps.limits.votes_per_claim)
         ]
+        return [Send("verify", task) for task in tasks]
 
     return after_rank

@@ -8,13 +8,14 @@ unmerged). Every path ends in a report with a summary that says what happened.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any
 
 from refgate.nodes.research.common import emit, release
 from refgate.nodes.research.core import build_stats, dedup_sources
 from refgate.nodes.research.deps import ResearchDeps
 from refgate.nodes.research.state import ResearchState
+from refgate.nodes.state import Step
 from refgate.report.cards import sent_lines
 from refgate.report.links import research_urls
 from refgate.report.markdown import inert_answer
@@ -271,7 +272,7 @@ def _unquoted(numbers: list[str]) -> str:
     return "_Not in any verified quote (the synthesis's own numbers): " + ", ".join(numbers) + "_"
 
 
-def to_markdown(report: dict[str, Any]) -> str:
+def to_markdown(report: Mapping[str, Any]) -> str:
     lines = ["# Deep Research", "", f"**Question:** {report.get('question') or '(none)'}", ""]
     status = report.get("status", "complete")
     if status != "complete":
@@ -360,8 +361,8 @@ def to_markdown(report: dict[str, Any]) -> str:
     return body + "\n" + "\n".join(stats) + "\n"
 
 
-def make_report(deps: ResearchDeps) -> Callable[[ResearchState], dict[str, Any]]:
-    def report(state: ResearchState) -> dict[str, Any]:
+def make_report(deps: ResearchDeps) -> Step[ResearchState, ResearchState]:
+    def report(state: ResearchState) -> ResearchState:
         status = state.get("status") or "complete"
         searches = state.get("searches", [])
         sources, _ = dedup_sources(state.get("sources", []))

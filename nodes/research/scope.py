@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
@@ -13,6 +12,7 @@ from refgate.nodes.research.common import emit, research_prompt, run_shared
 from refgate.nodes.research.deps import ResearchDeps, run_backend, run_workspace
 from refgate.nodes.research.schemas import Scope
 from refgate.nodes.research.state import ResearchState
+from refgate.nodes.state import ConfiguredStep
 from refgate.provenance.armor import holds_fence
 
 
@@ -36,8 +36,8 @@ def run_scope(question: str, backend: Any) -> Scope | None:
     return scope
 
 
-def make_scope(deps: ResearchDeps) -> Callable[[ResearchState, RunnableConfig], dict[str, Any]]:
-    def scope(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
+def make_scope(deps: ResearchDeps) -> ConfiguredStep[ResearchState, ResearchState]:
+    def scope(state: ResearchState, config: RunnableConfig) -> ResearchState:
         question = (state.get("question") or "").strip()
         token = state.get("run_token") or uuid.uuid4().hex
         if not question:
@@ -77,5 +77,5 @@ def after_scope(state: ResearchState) -> list[Send] | Literal["report"]:
         return "report"
     return [
         Send("angle", {"question": state["question"], "run_token": state["run_token"], "angle": a})
-        for a in state["scope"]["angles"]
+        for a in (state["scope"] or {})["angles"]
     ]

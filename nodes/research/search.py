@@ -3,8 +3,7 @@ the most relevant results. Only URLs the provider returned can be picked."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END
@@ -15,7 +14,8 @@ from refgate.nodes.research.deps import ResearchDeps, run_backend, run_web
 from refgate.nodes.research.inspect import screen_hits
 from refgate.nodes.research.outbound import Sending, policy_of
 from refgate.nodes.research.schemas import Search
-from refgate.nodes.research.state import AngleState
+from refgate.nodes.research.state import AngleState, FetchTask
+from refgate.nodes.state import ConfiguredStep
 from refgate.provenance import armor
 from refgate.tools.urls import norm_url
 
@@ -93,10 +93,10 @@ def _provider_search(
         return [], f"search failed: {type(exc).__name__}: {exc}"
 
 
-def make_search(deps: ResearchDeps) -> Callable[[AngleState, RunnableConfig], dict[str, Any]]:
+def make_search(deps: ResearchDeps) -> ConfiguredStep[AngleState, AngleState]:
     lim = deps.limits
 
-    def search(state: AngleState, config: RunnableConfig) -> dict[str, Any]:
+    def search(state: AngleState, config: RunnableConfig) -> AngleState:
         angle = state["angle"]
         sh = run_shared(state["run_token"], config, lim)
         web, _ = run_web(deps, config)
@@ -152,10 +152,18 @@ def make_search(deps: ResearchDeps) -> Callable[[AngleState, RunnableConfig], di
     return search
 
 
-def after_search(state: AngleState) -> list[Send] | Literal["__end__"]:
+def after_search(state: AngleState) -> list[Send] | str:
     """One ``fetch`` per novel result of the angle (no barrier across angles)."""
     novel = [s for rec in state.get("searches", []) for s in rec["novel"]]
     if not novel:
         return END
-    base = {"question": state["question"], "run_token": state["run_token"], "angle": state["angle"]}
-    return [Send("fetch", {**base, "source": s}) for s in novel]
+    tasks: list[FetchTask] = [
+        {
+            "question": state["question"],
+            "run_token": state["run_token"],
+            "angle": state["angle"],
+            "source": s,
+        }
+        for s in novel
+    ]
+    return [Send("fetch", task) for task in tasks]

@@ -50,6 +50,26 @@ class AngleInput(TypedDict):
     angle: dict[str, Any]
 
 
+class FetchTask(TypedDict):
+    """What ``after_search`` sends to ``fetch``: one novel search result of an angle."""
+
+    question: str
+    run_token: str
+    angle: dict[str, Any]
+    source: dict[str, Any]
+
+
+class VerifyTask(TypedDict):
+    """What ``after_rank`` sends to ``verify``: one voter on one claim."""
+
+    question: str
+    run_token: str
+    claim: dict[str, Any]
+    voter: int
+    withheld: list[str]
+    known: list[str]
+
+
 class AngleOutput(TypedDict, total=False):
     searches: Annotated[list[dict[str, Any]], operator.add]
     sources: Annotated[list[dict[str, Any]], operator.add]

@@ -4,7 +4,6 @@ the pages retrieved in this run."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -15,6 +14,7 @@ from refgate.nodes.research.core import build_synth_blocks
 from refgate.nodes.research.deps import ResearchDeps, run_backend
 from refgate.nodes.research.schemas import Report
 from refgate.nodes.research.state import ResearchState
+from refgate.nodes.state import ConfiguredStep
 from refgate.provenance import armor
 from refgate.tools.urls import norm_url
 
@@ -121,10 +121,10 @@ def ground_findings(
 
 def make_synthesize(
     deps: ResearchDeps,
-) -> Callable[[ResearchState, RunnableConfig], dict[str, Any]]:
+) -> ConfiguredStep[ResearchState, ResearchState]:
     lim = deps.limits
 
-    def synthesize(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
+    def synthesize(state: ResearchState, config: RunnableConfig) -> ResearchState:
         tallied = state.get("tallied", [])
         confirmed = [c for c in tallied if c["outcome"] == "survives"]
         refuted = [c for c in tallied if c["outcome"] == "refuted"]

@@ -3,13 +3,13 @@ uncertain counts as refuted), with the votes as cast and the independent sites t
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Literal
 
 from refgate.nodes.research.common import emit
 from refgate.nodes.research.core import site_of, tally
 from refgate.nodes.research.deps import ResearchDeps
 from refgate.nodes.research.state import ResearchState
+from refgate.nodes.state import Step
 
 
 def ballot(vote: dict[str, Any]) -> dict[str, Any]:
@@ -34,10 +34,10 @@ def support_sites(claim: dict[str, Any], cast: list[dict[str, Any]]) -> list[str
     return sorted(sites)
 
 
-def make_tally(deps: ResearchDeps) -> Callable[[ResearchState], dict[str, Any]]:
+def make_tally(deps: ResearchDeps) -> Step[ResearchState, ResearchState]:
     lim = deps.limits
 
-    def tally_votes(state: ResearchState) -> dict[str, Any]:
+    def tally_votes(state: ResearchState) -> ResearchState:
         by_claim: dict[str, dict[int, Any]] = {}
         for vote in state.get("votes", []):
             by_claim.setdefault(vote["claim_id"], {})[vote["voter"]] = vote
@@ -58,7 +58,7 @@ def make_tally(deps: ResearchDeps) -> Callable[[ResearchState], dict[str, Any]]:
             for o in ("survives", "refuted", "unverified")
         }
         emit("tally", **counts)
-        update: dict[str, Any] = {"tallied": tallied}
+        update: ResearchState = {"tallied": tallied}
         if not counts["survives"]:
             update["status"] = "none_confirmed"
         return update

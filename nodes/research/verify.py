@@ -34,6 +34,8 @@ from refgate.nodes.research.deps import ResearchDeps, run_backend, run_web
 from refgate.nodes.research.inspect import page_verdict, screen_hits
 from refgate.nodes.research.outbound import Sending, policy_of
 from refgate.nodes.research.schemas import Verdict
+from refgate.nodes.research.state import ResearchState, VerifyTask
+from refgate.nodes.state import ConfiguredStep
 from refgate.provenance import armor
 from refgate.tools.urls import norm_url
 
@@ -241,13 +243,13 @@ def run_vote(
     return vote
 
 
-def make_verify(deps: ResearchDeps) -> Callable[[dict[str, Any], RunnableConfig], dict[str, Any]]:
+def make_verify(deps: ResearchDeps) -> ConfiguredStep[VerifyTask, ResearchState]:
     lim = deps.limits
     budget = VoterBudget(
         searches=lim.voter_searches, results=lim.voter_results, fetches=lim.voter_fetches
     )
 
-    def verify(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    def verify(state: VerifyTask, config: RunnableConfig) -> ResearchState:
         backend = run_backend(deps, config)
         web_search, web_fetch = run_web(deps, config)
         # the voter's query is code: the question and a skeptical suffix
