@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up (scripts/setup.sh), start a throwaway PostgreSQL on loopback for the scale tests, check
-# lint and formatting, and run the test suite. This is the README's test command and what CI runs.
+# lint, formatting and types, and run the test suite. The README's test command; what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -21,4 +21,7 @@ fi
 
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+# mypy ([tool.mypy]): basic everywhere, strict on the kernel, the GATE and the tool contract; it
+# also warms .mypy_cache for tests/foundation/test_types.py
+.venv/bin/python scripts/typecheck.py
 .venv/bin/python -m pytest -ra "$@"
