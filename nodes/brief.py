@@ -76,7 +76,7 @@ def _workspace_summary(ctx) -> str:
     return "\n".join(lines)
 
 
-def _recall(question: str, ctx, store: Any) -> tuple[list[str], list[dict[str, Any]]]:
+def _recall(question: str, ctx, store: object) -> tuple[list[str], list[dict[str, Any]]]:
     """Decisions remembered by earlier runs on this workspace that match the question."""
     if store is None:
         return [], [event("recall_skipped", "brief", reason="no store attached")]
@@ -147,7 +147,7 @@ def _merge(skill_refs: Sequence[Ref], key: str) -> list[str]:
     return out
 
 
-def choose_skills(read: Sequence[Ref], calls: Sequence[Sequence[Ref]], wanted: Any) -> list[Ref]:
+def choose_skills(read: Sequence[Ref], calls: Sequence[Sequence[Ref]], wanted: object) -> list[Ref]:
     """The chosen skills' refs: those the model named, else the best hit of each ReadSkill call."""
     by_id: dict[str, Ref] = {}
     for ref in read:

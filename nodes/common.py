@@ -108,7 +108,7 @@ def make_context(
     deps: Deps,
     *,
     config: RunnableConfig | None = None,
-    store: Any = None,
+    store: object = None,
 ) -> ToolContext:
     """Build the tool context of one pass: ledger seeded from state, fixed artifacts folder."""
     workspace = resolve_workspace(state, deps)
@@ -204,7 +204,7 @@ PASS_REF_TOKENS = {"work": 8_000, "critique": 8_000, "compose": 14_000}
 DEFAULT_REF_TOKENS = 8_000
 
 
-def _short(value: Any, limit: int = MAX_FIELD_CHARS) -> Any:
+def _short(value: object, limit: int = MAX_FIELD_CHARS) -> Any:
     if isinstance(value, str) and len(value) > limit:
         return value[:limit] + " ..."
     if isinstance(value, list):

@@ -72,6 +72,6 @@ def conversation_block(state: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def earlier_questions(state: Mapping[str, Any]) -> list[str]:
+def earlier_questions(state: Mapping[str, object]) -> list[str]:
     """The user's own earlier questions (trusted words, like the question itself)."""
     return [str(t.get("question") or "") for t in earlier_turns(state) if t.get("question")]

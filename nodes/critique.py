@@ -92,8 +92,8 @@ def forbidden_calls(plan: Mapping[str, Any], trace: Sequence[Mapping[str, Any]])
 
 
 def checklist_gaps(
-    plan: Mapping[str, Any],
-    refs: Mapping[str, Any],
+    plan: Mapping[str, object],
+    refs: Mapping[str, object],
     trace: Sequence[Mapping[str, Any]] = (),
 ) -> list[str]:
     """The checklist's unmet items and forbidden calls, as critiques."""

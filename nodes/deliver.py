@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -26,7 +27,7 @@ from refgate.tools.outbound import WEBHOOK
 TOOL = "PostReport"
 
 
-def _requested_at(trace: list[dict[str, Any]]) -> float:
+def _requested_at(trace: Sequence[Mapping[str, object]]) -> float:
     """HARVEST's last end time (stable across re-runs of this node), else now."""
     for e in reversed(trace):
         if e.get("type") == "pass_end" and e.get("pass") == "harvest" and e.get("t"):

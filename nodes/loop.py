@@ -110,7 +110,7 @@ def invoke_model(
     return reply
 
 
-def _text_of(content: Any) -> str:
+def _text_of(content: object) -> str:
     """The text of a message's content: a string, or the text blocks of a content list."""
     if isinstance(content, str):
         return content

@@ -341,7 +341,7 @@ def _validate(data: dict[str, Any], origin: Mapping[str, str]) -> Settings:
 
 def load_settings(
     env: Mapping[str, str] | None = None,
-    workspace_settings: Mapping[str, Any] | None = None,
+    workspace_settings: Mapping[str, object] | None = None,
     *,
     dotenv: Path | None = None,
 ) -> Settings:
@@ -460,7 +460,7 @@ def apply_context(settings: Settings, context: Any) -> Settings:
     return _validate(merged, {k: f"context.{k}" for k in values})
 
 
-def context_workspace(context: Any) -> str | None:
+def context_workspace(context: object) -> str | None:
     """The workspace a run context names, if any."""
     if context is None:
         return None

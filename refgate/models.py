@@ -14,6 +14,7 @@ cap come from settings, translated to each provider's parameter names.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlparse
 
@@ -109,7 +110,7 @@ def chat_model(settings: Settings, pass_name: str = "work", **overrides: Any) ->
     return _provider(settings, provider, model, name, overrides)
 
 
-def _openai(settings: Settings, model: str, overrides: dict[str, Any]) -> BaseChatModel:
+def _openai(settings: Settings, model: str, overrides: Mapping[str, object]) -> BaseChatModel:
     if not settings.has_endpoint:
         raise ConfigError(NO_MODEL_HELP)
     # deferred: langchain-openai is heavy to import; paid on first use
@@ -138,7 +139,7 @@ def _openai(settings: Settings, model: str, overrides: dict[str, Any]) -> BaseCh
 
 
 def _provider(
-    settings: Settings, provider: str, model: str, name: str, overrides: dict[str, Any]
+    settings: Settings, provider: str, model: str, name: str, overrides: Mapping[str, object]
 ) -> BaseChatModel:
     try:
         # deferred: langchain is heavy to import; paid on first use

@@ -120,7 +120,7 @@ SCALES: dict[str, float] = {
 MAX_PAYLOAD_DEPTH = 64
 
 
-def plain(value: Any, path: str = "payload", _depth: int = 0) -> Any:
+def plain(value: object, path: str = "payload", _depth: int = 0) -> Any:
     """``value`` as plain JSON-like data (dict, list, str, int, float, bool, None).
 
     numpy scalars and arrays, pandas timestamps, dates and decimals are converted; anything else,
@@ -197,7 +197,7 @@ class Ref(BaseModel):
     def new(
         cls,
         kind: RefKind,
-        payload: Mapping[str, Any],
+        payload: Mapping[str, object],
         *,
         title: str = "",
         source: str = "",
@@ -284,7 +284,7 @@ def ref_data(refs: Mapping[str, Any] | Iterable[Any] | None) -> dict[str, RefDat
 
 
 def merge_refs(
-    left: Mapping[str, Any] | None, right: Mapping[str, Any] | Iterable[Any] | None
+    left: Mapping[str, object] | None, right: Mapping[str, Any] | Iterable[Any] | None
 ) -> dict[str, RefData]:
     """Reducer for the ref ledger channel: union by id; an id re-issued with other content is an
     error. Both sides are validated as ``Ref``; the result is plain data (``ref_data``)."""
@@ -300,7 +300,7 @@ def merge_refs(
 class RefLedger:
     """A mutable collector used while one pass runs; its contents go into the state ledger."""
 
-    def __init__(self, existing: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, existing: Mapping[str, object] | None = None) -> None:
         self._refs: dict[str, Ref] = as_ref_map(existing)
         self.issued: list[Ref] = []
         #: Set by the pass loop for a turn whose prompt held untrusted text: the results,
@@ -310,7 +310,7 @@ class RefLedger:
     def issue(
         self,
         kind: RefKind,
-        payload: Mapping[str, Any],
+        payload: Mapping[str, object],
         *,
         same_as: Sequence[str] = (),
         **fields: Any,
@@ -350,7 +350,9 @@ class RefLedger:
             self.issued.append(ref)
         return ref
 
-    def find_same(self, kind: str, payload: Mapping[str, Any], keys: Sequence[str]) -> Ref | None:
+    def find_same(
+        self, kind: str, payload: Mapping[str, object], keys: Sequence[str]
+    ) -> Ref | None:
         """A ref of ``kind`` whose payload agrees with ``payload`` on every key of ``keys``."""
         want = [_dotted(payload, k) for k in keys]
         for ref in self._refs.values():
@@ -371,7 +373,7 @@ class RefLedger:
         return dict(self._refs)
 
 
-def payload_values(payload: Mapping[str, Any]) -> Any:
+def payload_values(payload: Mapping[str, object]) -> Any:
     """A valueRef payload's values by name: its ``values`` (a list is named by position), or a
     lone ``value`` as ``{"value": ...}``; a malformed ``values`` is returned as it is."""
     values = payload.get("values")
@@ -382,7 +384,7 @@ def payload_values(payload: Mapping[str, Any]) -> Any:
     return values
 
 
-def _dotted(payload: Any, key: str) -> Any:
+def _dotted(payload: object, key: str) -> Any:
     """``payload["a"]["b"]`` for ``"a.b"`` (None where a level is missing)."""
     value = payload
     for part in key.split("."):

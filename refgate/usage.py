@@ -72,7 +72,7 @@ class Usage:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Usage:
+    def from_dict(cls, data: Mapping[str, object]) -> Usage:
         """The inverse of ``to_dict`` (a stored run's usage; odd values read as none)."""
         raw_per_pass, raw_models = data.get("per_pass"), data.get("models")
         per_pass: Mapping[str, Any] = raw_per_pass if isinstance(raw_per_pass, Mapping) else {}
@@ -135,7 +135,7 @@ def price_of(model: str, prices: Mapping[str, Any] | None = None) -> tuple[float
 def estimate_cost(
     per_pass: Mapping[str, Mapping[str, int]],
     models: Mapping[str, str],
-    prices: Mapping[str, Any] | None = None,
+    prices: Mapping[str, object] | None = None,
 ) -> float | None:
     """USD for the tokens of each pass at its model's price; None if any used price is unknown."""
     cost = 0.0
@@ -153,7 +153,7 @@ def estimate_cost(
 def build_usage(
     per_pass: dict[str, dict[str, int]],
     models: Mapping[str, str],
-    prices: Mapping[str, Any] | None = None,
+    prices: Mapping[str, object] | None = None,
 ) -> Usage:
     used = {p: models.get(p, "") for p in per_pass}
     return Usage(per_pass=per_pass, models=used, cost_usd=estimate_cost(per_pass, used, prices))

@@ -107,7 +107,7 @@ def stemmer() -> Any:
     return Stemmer.Stemmer("english")
 
 
-def bm25_tokens(texts: Sequence[str], stem: Any, *, ids: bool) -> Any:
+def bm25_tokens(texts: Sequence[str], stem: object, *, ids: bool) -> Any:
     # deferred: bm25s is heavy to import; paid on first use
     import bm25s
 
@@ -121,7 +121,7 @@ def bm25_tokens(texts: Sequence[str], stem: Any, *, ids: bool) -> Any:
     )
 
 
-def build_bm25(texts: Sequence[str], stem: Any, tokenizer: str | None = None) -> Any:
+def build_bm25(texts: Sequence[str], stem: object, tokenizer: str | None = None) -> Any:
     """A bm25s index of ``texts`` (row i = text i), in words or (``"kiwi"``) morphemes."""
     # deferred: bm25s is heavy to import; paid on first use
     import bm25s
@@ -134,7 +134,7 @@ def build_bm25(texts: Sequence[str], stem: Any, tokenizer: str | None = None) ->
     return model
 
 
-def query_tokens(query: str, stem: Any, tokenizer: str | None = None) -> list[str]:
+def query_tokens(query: str, stem: object, tokenizer: str | None = None) -> list[str]:
     """The terms of ``query`` as the chunks were tokenised."""
     if tokenizer == KIWI:
         return morpheme_tokens([query], stem)[0]

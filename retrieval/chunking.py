@@ -381,7 +381,7 @@ def chunk_documents(
     return chunks
 
 
-def _jsonable(value: Any) -> bool:
+def _jsonable(value: object) -> bool:
     return isinstance(value, str | int | float | bool) or value is None
 
 

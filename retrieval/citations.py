@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from refgate.catalog.capabilities import RefSpec
@@ -59,7 +59,7 @@ FILING_FIELDS = (
 _REPORT_PERIOD = re.compile(r"\s*\(\d{4}\.\d{2}\)\s*$")
 
 
-def filing_citation(meta: dict[str, Any]) -> str | None:
+def filing_citation(meta: Mapping[str, object]) -> str | None:
     """How a Korean analyst cites a DART filing's section: ``삼성전자 사업보고서 (2024.03.12 접수,
     접수번호 20240312000736), II. 사업의 내용``; None for a hit that is not from a filing."""
     rcept_no = str(meta.get("rcept_no") or "")
@@ -109,7 +109,7 @@ def doc_ref_payload(hit: Hit, *, max_chars: int | None = None) -> dict[str, Any]
     return {k: v for k, v in payload.items() if v is not None or k in DOC_REF_IDENTITY}
 
 
-def citation_label(source: Any, page: Any = None, sheet: Any = None) -> str:
+def citation_label(source: object, page: object = None, sheet: object = None) -> str:
     """How a reader finds the evidence: ``report.pdf p. 37``, ``book.xlsx sheet Revenue``."""
     name = str(source or "").rsplit("/", 1)[-1]
     if page not in (None, ""):

@@ -49,7 +49,7 @@ def faiss_index_for(mat: np.ndarray) -> Any:
     return index
 
 
-def faiss_kind(index: Any) -> str:
+def faiss_kind(index: object) -> str:
     return "hnsw" if index is not None and hasattr(index, "hnsw") else "flat"
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 
@@ -34,7 +33,7 @@ class ChunkFilter:
             self._columns[key] = col
         return col
 
-    def mask(self, filters: Mapping[str, Any] | None) -> np.ndarray | None:
+    def mask(self, filters: Mapping[str, object] | None) -> np.ndarray | None:
         """Boolean mask of chunks passing ``filters`` (None = no filter); see
         ``DocumentIndex.filter_mask`` for the keys."""
         if not filters:

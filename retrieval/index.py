@@ -286,7 +286,7 @@ class DocumentIndex:
             return self.chunk_vectors[row]
         return self.faiss_index.reconstruct(int(row))
 
-    def filter_mask(self, filters: Mapping[str, Any] | None) -> np.ndarray | None:
+    def filter_mask(self, filters: Mapping[str, object] | None) -> np.ndarray | None:
         """Boolean mask of chunks passing ``filters`` (None = no filter).
 
         Keys: ``doc_id`` (a unit's id, or a file's ``file_id`` for all its pages), ``entity``
@@ -305,7 +305,7 @@ class DocumentIndex:
         query: str,
         *,
         k: int = 10,
-        filters: Mapping[str, Any] | None = None,
+        filters: Mapping[str, object] | None = None,
         mmr: bool = True,
         mode: SearchMode = "hybrid",
         lambda_mult: float | None = None,

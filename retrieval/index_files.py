@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -142,7 +143,7 @@ def read_files(path: Path, manifest: dict[str, Any]) -> StoredIndex:
     return stored
 
 
-def write_files(path: Path, stored: StoredIndex, manifest: dict[str, Any]) -> None:
+def write_files(path: Path, stored: StoredIndex, manifest: Mapping[str, object]) -> None:
     """Write the index to ``path``, each file through a temporary one, the manifest last."""
     # deferred: faiss is heavy to import; paid on first use
     import faiss

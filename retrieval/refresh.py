@@ -91,7 +91,7 @@ def doc_hash(doc: Any) -> str:
     return h.hexdigest()
 
 
-def _jsonable(v: Any) -> bool:
+def _jsonable(v: object) -> bool:
     return isinstance(v, str | int | float | bool) or v is None
 
 
@@ -236,7 +236,7 @@ def _indexes(
     hashes: list[str],
     have: dict[str, np.ndarray],
     windowed: bool,
-    stem: Any,
+    stem: object,
     model_id: str,
     tokenizer: str | None = None,
 ) -> tuple[StoredIndex, int | None]:

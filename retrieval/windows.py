@@ -9,15 +9,13 @@ embedder's own word pieces when it offers ``window_spans`` (MiniLM), else cl100k
 
 from __future__ import annotations
 
-from typing import Any
-
 from refgate.retrieval.chunking import _encoding, content_hash
 
 #: Word pieces (or tokens) per window by default: MiniLM's input less its two special tokens.
 WINDOW_TOKENS = 254
 
 
-def window_spans(embeddings: Any, text: str, size: int = WINDOW_TOKENS) -> list[tuple[int, int]]:
+def window_spans(embeddings: object, text: str, size: int = WINDOW_TOKENS) -> list[tuple[int, int]]:
     """Consecutive ``(start, end)`` character spans of ``text``, each at most ``size`` tokens."""
     if not text:
         return [(0, 0)]
@@ -35,7 +33,9 @@ def window_spans(embeddings: Any, text: str, size: int = WINDOW_TOKENS) -> list[
     return [(a, b) for a, b in zip(starts, ends, strict=True) if b > a]
 
 
-def chunk_windows(embeddings: Any, text: str, size: int = WINDOW_TOKENS) -> list[tuple[str, str]]:
+def chunk_windows(
+    embeddings: object, text: str, size: int = WINDOW_TOKENS
+) -> list[tuple[str, str]]:
     """``(content hash, text)`` of each window of a chunk, in order."""
     out = []
     for a, b in window_spans(embeddings, text, size):

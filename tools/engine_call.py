@@ -40,7 +40,7 @@ class Invocation:
     untrusted_fields: list[str] = field(default_factory=list)
 
 
-def json_safe(value: Any, depth: int = 0) -> Any:
+def json_safe(value: object, depth: int = 0) -> Any:
     """Plain JSON (dicts, lists, str, finite numbers, None) from capability data."""
     if depth > 50:
         raise CapabilityError("capability data is nested too deeply")
@@ -81,7 +81,7 @@ def outbound_extra(ctx: ToolContext) -> dict[str, Any]:
 def invoke_capability(
     name: str,
     args: list[Any] | tuple[Any, ...] = (),
-    kwargs: Mapping[str, Any] | None = None,
+    kwargs: Mapping[str, object] | None = None,
     *,
     env: EngineEnv,
     issue: Issue,
@@ -134,7 +134,7 @@ def invoke_capability(
     return Invocation(name, json_safe(result))
 
 
-def _preview(data: Any) -> tuple[Any, bool]:
+def _preview(data: object) -> tuple[Any, bool]:
     text = json.dumps(data, ensure_ascii=False, default=str)
     if len(text) <= DATA_PREVIEW_CHARS:
         return data, False

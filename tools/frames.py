@@ -222,7 +222,7 @@ def sorted_with_periods(
     return frame.loc[order], periods
 
 
-def find_period(periods: "Periods", text: Any, index) -> Any:
+def find_period(periods: "Periods", text: object, index) -> Any:
     """The row label (index) of the period named ``text`` (``2008Q4``, ``2008``, ``2008-12``)."""
     # deferred: pandas is heavy to import; paid on first use
     import pandas as pd

@@ -53,7 +53,7 @@ class InspectDatasetArgs(BaseModel):
 MAX_LISTED_COLUMNS, MAX_SAMPLE_FIELDS, MAX_SAMPLE_CHARS = 200, 50, 200
 
 
-def _cell(value: Any) -> Any:
+def _cell(value: object) -> Any:
     value = json_safe(value)
     if isinstance(value, str) and len(value) > MAX_SAMPLE_CHARS:
         return f"{value[:MAX_SAMPLE_CHARS]}... ({len(value):,} characters)"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -139,7 +140,7 @@ def record_query(queries: list[dict[str, Any]], msg: dict[str, Any]) -> dict[str
     return {"ok": True}
 
 
-def record_read(workspace: Workspace | None, reads: set[str], name: Any) -> dict[str, Any]:
+def record_read(workspace: Workspace | None, reads: set[str], name: object) -> dict[str, Any]:
     """Record one dataset the code read through ``datasets[...]``."""
     if workspace is None or not isinstance(name, str) or name not in workspace.datasets:
         return {"ok": False, "error": "a read record needs a dataset of the workspace"}
@@ -147,7 +148,7 @@ def record_read(workspace: Workspace | None, reads: set[str], name: Any) -> dict
     return {"ok": True}
 
 
-def query_datasets(workspace: Workspace | None, query: Any) -> set[str]:
+def query_datasets(workspace: Workspace | None, query: object) -> set[str]:
     """The workspace datasets a ``sql()`` query reads (its table names, parsed by DuckDB)."""
     if workspace is None or not isinstance(query, str):
         return set()
@@ -184,7 +185,7 @@ def execute(
     settings: Settings,
     pass_name: str = "work",
     limits: Limits | None = None,
-    env_extra: dict[str, Any] | None = None,
+    env_extra: Mapping[str, object] | None = None,
 ) -> RunResult:
     """Check, run and account for one call; every outcome issues an executionRef."""
     t0 = time.perf_counter()
@@ -208,7 +209,7 @@ def execute(
     untrusted = False
     env = EngineEnv(workspace=workspace, settings=settings, extra=dict(env_extra or {}))
 
-    def issue(kind: RefKind, payload: dict[str, Any], **fields: Any) -> Ref:
+    def issue(kind: RefKind, payload: Mapping[str, object], **fields: Any) -> Ref:
         fields.setdefault("created_by", pass_name)
         ref = ledger.issue(kind, payload, **fields)
         engine_refs.append(ref)
@@ -336,7 +337,7 @@ def run_python(
     settings: Settings | None = None,
     pass_name: str = "work",
     limits: Limits | None = None,
-    env_extra: dict[str, Any] | None = None,
+    env_extra: Mapping[str, object] | None = None,
 ) -> RunResult:
     """Run ``code`` in the sandbox. ``workspace=None`` runs with no datasets.
 

@@ -12,6 +12,7 @@ import csv
 import hashlib
 import io
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -71,11 +72,11 @@ def _free_path(folder: Path, stem: str, suffix: str) -> Path:
     return path
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
 
 
-def _cell_text(value: Any) -> str:
+def _cell_text(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
@@ -86,7 +87,7 @@ def _cell_text(value: Any) -> str:
 
 
 def _markdown(
-    columns: list[str], rows: list[list[Any]], units: dict[str, Any], title: str, ref_id: str
+    columns: list[str], rows: list[list[Any]], units: Mapping[str, object], title: str, ref_id: str
 ) -> str:
     head = [f"{c} ({units[c]})" if units.get(c) else c for c in columns]
     lines = [f"# {title}", "", "| " + " | ".join(_cell_text(h) for h in head) + " |"]
@@ -107,7 +108,7 @@ def _file_entry(path: Path, fmt: str) -> dict[str, Any]:
 
 
 def _chart_plan(
-    args: SaveArtifactArgs, columns: list[str], rows: list[list[Any]], units: dict[str, Any]
+    args: SaveArtifactArgs, columns: list[str], rows: list[list[Any]], units: Mapping[str, object]
 ) -> tuple[str | None, list[str]]:
     """Pick x and y columns and check the chart rule; raise ValueError with the reason."""
     numeric = [

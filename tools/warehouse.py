@@ -135,7 +135,7 @@ def check_query(query: str, datasets: dict[str, DatasetSpec]) -> CheckedQuery:
         raise WarehouseError(str(exc)) from None
 
 
-def _cell(value: Any) -> Any:
+def _cell(value: object) -> Any:
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):

@@ -335,7 +335,7 @@ def _html_meta(html: str, url: str) -> tuple[str, str | None]:
 # --------------------------------------------------------------------------- defaults
 
 
-def snapshot_for(workspace: Any) -> SnapshotCorpus | None:
+def snapshot_for(workspace: object) -> SnapshotCorpus | None:
     """The workspace's snapshot corpus (``[web_snapshot]`` in refgate.toml), if it has one."""
     folder = getattr(workspace, "web_snapshot_path", None)
     if folder is None or not (Path(folder) / INDEX_FILE).is_file():
@@ -356,7 +356,7 @@ class _Empty:
 
 
 def default_providers(
-    workspace: Any = None,
+    workspace: object = None,
     env: Mapping[str, str] | None = None,
     *,
     settings: Settings | None = None,

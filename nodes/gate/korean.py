@@ -121,7 +121,7 @@ def _relative(text: str, found: list[Any], mention: Any) -> list[Any]:
     return out
 
 
-def periods(text: str, found: list[Any], mention: Any) -> list[Any]:
+def periods(text: str, found: list[Any], mention: object) -> list[Any]:
     """``found`` (``dates.DateMention``) plus the periods above; a general mention overlapping
     one of them is replaced by it. ``mention`` builds a ``DateMention``."""
     if "H" not in text and "년" not in text and "기" not in text:

@@ -46,7 +46,7 @@ class ResearchBackend(Protocol):
     def run(self, prompt: str, schema: type[T], *, label: str) -> T | None: ...
 
 
-def _validate(schema: type[T], obj: Any) -> T | None:
+def _validate(schema: type[T], obj: object) -> T | None:
     if obj is None:
         return None
     if isinstance(obj, schema):
@@ -117,7 +117,7 @@ class ChatModelBackend:
         return None
 
 
-def _agent_text(event: Any) -> str | None:
+def _agent_text(event: object) -> str | None:
     """The agent-message text of one codex JSONL event, across codex's event formats."""
     if not isinstance(event, dict):
         return None
@@ -161,7 +161,7 @@ def strict_schema(schema: type[BaseModel]) -> dict[str, Any]:
     """The JSON schema in the strict form structured-output APIs accept: every property
     required, no extra properties, no defaults or titles."""
 
-    def fix(node: Any) -> Any:
+    def fix(node: object) -> Any:
         if isinstance(node, dict):
             node = {k: fix(v) for k, v in node.items() if k not in ("default", "title")}
             if node.get("type") == "object" and "properties" in node:
@@ -286,7 +286,7 @@ class AntigravityBackend(_CliBackend):
         return None
 
 
-def make_backend(name: str, *, model: Any = None, **kwargs: Any) -> Any:
+def make_backend(name: str, *, model: object = None, **kwargs: Any) -> Any:
     """``chat`` (needs ``model``), ``codex`` or ``agy``."""
     if name == "chat":
         if model is None:

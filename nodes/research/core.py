@@ -248,7 +248,7 @@ def rank_claims(
     return verified, cut
 
 
-def _as_verdict(v: Any) -> dict[str, Any] | None:
+def _as_verdict(v: object) -> dict[str, Any] | None:
     """A verdict as a dict, or None for a failed voter (also for a verdict without a boolean)."""
     if v is None:
         return None
@@ -298,7 +298,7 @@ def tally(
     }
 
 
-def vote_str(claim: Mapping[str, Any]) -> str:
+def vote_str(claim: Mapping[str, object]) -> str:
     """``"<support>-<refute>"`` for a tallied claim."""
     return f"{claim['supportVotes']}-{claim['refutedVotes']}"
 

@@ -4,6 +4,7 @@ publish date. A claim whose quote is not in the fetched text is dropped."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -20,7 +21,7 @@ from refgate.provenance import armor
 from refgate.tools.web_providers import Page
 
 
-def extract_prompt(question: str, source: dict[str, Any], angle: str, page_block: str) -> str:
+def extract_prompt(question: str, source: Mapping[str, object], angle: str, page_block: str) -> str:
     return research_prompt(
         "extract", question=question, url=source["url"], angle=angle, page=page_block
     )

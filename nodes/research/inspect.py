@@ -42,7 +42,9 @@ def page_verdict(title: str, text: str, hidden_text: str = "") -> dict[str, Any]
     return None
 
 
-def screen_hits(hits: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def screen_hits(
+    hits: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Search results split into those the searcher may see and those withheld (a title or
     snippet with a high-confidence signal): ``(kept, [{url, title, reason, kinds}])``."""
     kept: list[dict[str, Any]] = []

@@ -239,11 +239,11 @@ def build_report(
     }
 
 
-def to_json(report: dict[str, Any]) -> str:
+def to_json(report: Mapping[str, object]) -> str:
     return json.dumps(report, ensure_ascii=False, indent=2, default=str)
 
 
-def _claim_line(c: dict[str, Any]) -> str:
+def _claim_line(c: Mapping[str, object]) -> str:
     return (
         f'- "{c["claim"]}" — vote {c["vote"]}, [{c["sourceTitle"] or c["source"]}]({c["source"]})'
     )

@@ -3,6 +3,7 @@ the most relevant results. Only URLs the provider returned can be picked."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -20,7 +21,7 @@ from refgate.provenance import armor
 from refgate.tools.urls import norm_url
 
 
-def search_prompt(question: str, angle: dict[str, Any], results_block: str) -> str:
+def search_prompt(question: str, angle: Mapping[str, object], results_block: str) -> str:
     return research_prompt(
         "search",
         label=angle["label"],
@@ -38,7 +39,7 @@ def refinements(question: str, query: str) -> list[str]:
     return [q] if q and q.lower() != " ".join(query.split()).lower() else []
 
 
-def results_block(hits: list[dict[str, Any]], query: str) -> str:
+def results_block(hits: Sequence[Mapping[str, object]], query: str) -> str:
     lines = []
     for i, h in enumerate(hits, 1):
         date = f" ({h['date']})" if h.get("date") else ""

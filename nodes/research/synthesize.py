@@ -4,6 +4,7 @@ the pages retrieved in this run."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -34,8 +35,8 @@ def synth_prompt(
 
 def run_synthesis(
     question: str,
-    confirmed: list[dict[str, Any]],
-    killed: list[dict[str, Any]],
+    confirmed: Sequence[Mapping[str, object]],
+    killed: Sequence[Mapping[str, object]],
     backend: Any,
     *,
     votes_per_claim: int,

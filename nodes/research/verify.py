@@ -21,7 +21,7 @@ refuted when uncertain").
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,7 +60,7 @@ def voter_query(question: str, voter: int) -> str:
     return f"{question.strip()} {SKEPTIC_SUFFIXES[voter % len(SKEPTIC_SUFFIXES)]}"
 
 
-def bears_on(sentence: str, claim: dict[str, Any]) -> bool:
+def bears_on(sentence: str, claim: Mapping[str, object]) -> bool:
     """True when ``sentence`` shares at least ``BEARING_TERMS`` content terms with the claim and
     its quote (a refutation must be about the claim, not a general order or remark)."""
     about = set(terms(f"{claim.get('claim', '')} {claim.get('quote', '')}"))

@@ -127,7 +127,7 @@ def workspace_config(root: Path, name: str | None = None) -> dict[str, Any]:
     return config
 
 
-def render_config(config: Mapping[str, Any]) -> str:
+def render_config(config: Mapping[str, object]) -> str:
     """``config`` as refgate.toml text: a real TOML writer (keys and strings escaped: backslashes,
     quotes, newlines and control characters in names), under ``INIT_HEADER``."""
     text = tomli_w.dumps(dict(config))

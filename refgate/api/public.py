@@ -21,7 +21,7 @@ import os
 import sqlite3
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -366,7 +366,9 @@ def ask(
     return answer
 
 
-def _answer_approvals(graph: Any, config: dict[str, Any], approve: Approver | None, relay) -> None:
+def _answer_approvals(
+    graph: Any, config: Mapping[str, object], approve: Approver | None, relay
+) -> None:
     """Resume each pending interrupt (an outbound approval, B3) with ``approve``'s answer; with no
     approver every request is refused, so a run never waits on a person nobody asked."""
     for _ in range(16):  # one request per outbound step; bounded all the same
@@ -390,7 +392,7 @@ def _answer_approvals(graph: Any, config: dict[str, Any], approve: Approver | No
                 relay(chunk)
 
 
-def _approved(answer: Any) -> bool:
+def _approved(answer: object) -> bool:
     return answer is True or (isinstance(answer, dict) and answer.get("approved") is True)
 
 
@@ -460,9 +462,9 @@ def research(
     on_event: EventHandler | None = None,
     settings: Settings | None = None,
     max_concurrency: int = 10,
-    backend: Any = None,
-    web_search: Any = None,
-    web_fetch: Any = None,
+    backend: object = None,
+    web_search: object = None,
+    web_fetch: object = None,
 ) -> ResearchResult:
     """Research ``question`` on the web (or the workspace's offline snapshot): claims with
     quotes, 3 skeptical votes each, a report citing only pages read in this run.
@@ -581,7 +583,7 @@ def _record_research_audit(ws: Workspace, result: ResearchResult, duration_s: fl
     )
 
 
-def _callback_totals(counter: Any) -> dict[str, int]:
+def _callback_totals(counter: object) -> dict[str, int]:
     totals = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
     for meta in (getattr(counter, "usage_metadata", None) or {}).values():
         for k in totals:

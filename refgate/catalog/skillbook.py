@@ -201,13 +201,13 @@ def _tokens(text: str) -> list[str]:
     return out
 
 
-def _as_str(file: Path, name: str, value: Any) -> str:
+def _as_str(file: Path, name: str, value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise SkillError(file, name, f"must be a non-empty string, got {value!r}")
     return value.strip()
 
 
-def _as_list(file: Path, name: str, value: Any) -> tuple[str, ...]:
+def _as_list(file: Path, name: str, value: object) -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
@@ -483,7 +483,7 @@ def _stamp(folder: Path) -> tuple[Any, ...]:
     return (str(folder), tuple(sorted((p.name, p.stat().st_mtime_ns) for p in folder.glob("*.md"))))
 
 
-def skillbook_for(workspace: Any = None) -> Skillbook:
+def skillbook_for(workspace: object = None) -> Skillbook:
     """The skillbook of a workspace (built-in skills plus its ``[skills]`` folder), cached until a
     skill file changes."""
     builtin = builtin_skills_dir()

@@ -84,7 +84,7 @@ class ToolContext:
     started: float = field(default_factory=time.monotonic)
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def issue(self, kind: RefKind, payload: Mapping[str, Any], **fields: Any) -> Ref:
+    def issue(self, kind: RefKind, payload: Mapping[str, object], **fields: Any) -> Ref:
         """Issue a ref attributed to this pass (``created_by`` defaults to the pass name)."""
         fields.setdefault("created_by", self.pass_name)
         return self.ledger.issue(kind, payload, **fields)

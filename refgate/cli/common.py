@@ -42,7 +42,7 @@ def open_settings(workspace: Workspace | None, **overrides: Any) -> Settings:
     return settings.with_overrides(**overrides)
 
 
-def to_jsonable(value: Any) -> Any:
+def to_jsonable(value: object) -> Any:
     """Refs and other pydantic models to plain JSON values."""
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
@@ -53,7 +53,7 @@ def to_jsonable(value: Any) -> Any:
     return value
 
 
-def dumps(value: Any) -> str:
+def dumps(value: object) -> str:
     return json_safe(json.dumps(to_jsonable(value), ensure_ascii=False, default=str, indent=2))
 
 

@@ -191,7 +191,7 @@ def _run(
     return EXIT_OK
 
 
-def _exit_on_sigterm(signum: int, frame: Any) -> None:
+def _exit_on_sigterm(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
 

@@ -41,7 +41,7 @@ def chart_roots(workspace: Any) -> list[Path]:
     return [Path(workspace.state_dir) / "artifacts"] if workspace is not None else []
 
 
-def write_run_output(path: Path, record: Mapping[str, Any], workspace: Any) -> bool:
+def write_run_output(path: Path, record: Mapping[str, Any], workspace: object) -> bool:
     """Write a run's report; print where (or why not) on stderr. True when written."""
     try:
         charts = collect_charts(record.get("refs") or {}, chart_roots(workspace))
@@ -58,7 +58,7 @@ def write_run_output(path: Path, record: Mapping[str, Any], workspace: Any) -> b
     return True
 
 
-def _audit_facts(workspace: Any, thread: str) -> dict[str, Any]:
+def _audit_facts(workspace: object, thread: str) -> dict[str, Any]:
     runs = [r for r in read_audit(workspace).runs if str(r.get("thread_id")) == thread]
     if not runs:
         return {}

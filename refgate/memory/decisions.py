@@ -22,7 +22,7 @@ import hashlib
 import re
 import sqlite3
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,7 +76,7 @@ def untrusted_origins(ctx: ToolContext) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def is_untrusted_decision(value: dict[str, Any]) -> bool:
+def is_untrusted_decision(value: Mapping[str, object]) -> bool:
     """True for a stored decision remembered in a run that read untrusted content."""
     prov = value.get("provenance")
     return isinstance(prov, dict) and bool(prov.get("untrusted"))
@@ -194,7 +194,7 @@ def remember_run_decision(
     )
 
 
-def has_index(store: Any) -> bool:
+def has_index(store: object) -> bool:
     """True when ``store`` embeds values on put (semantic search available)."""
     return bool(getattr(store, "index_config", None))
 
@@ -341,7 +341,7 @@ def recall_decisions(
     ]
 
 
-def _age_days(value: dict[str, Any]) -> float | None:
+def _age_days(value: Mapping[str, object]) -> float | None:
     stamp = value.get("updated_at") or value.get("created_at")
     try:
         when = dt.datetime.fromisoformat(str(stamp))
@@ -352,7 +352,7 @@ def _age_days(value: dict[str, Any]) -> float | None:
     return (dt.datetime.now(dt.UTC) - when).total_seconds() / 86_400
 
 
-def is_expired(value: dict[str, Any], days: float) -> bool:
+def is_expired(value: Mapping[str, object], days: float) -> bool:
     """True for an untrusted decision older than ``days`` (``untrusted_memory_days``)."""
     if not is_untrusted_decision(value):
         return False

@@ -70,7 +70,7 @@ def _state_dir(workspace: Any) -> Path:
     return Path(workspace.state_dir)
 
 
-def persistence_target(settings: Settings, workspace: Any = None) -> PersistenceTarget:
+def persistence_target(settings: Settings, workspace: object = None) -> PersistenceTarget:
     """Resolve the backend without opening anything."""
     url = (settings.database_url or "").strip()
     if not url:
@@ -113,7 +113,7 @@ def _store_file(checkpoints: Path) -> Path:
     return checkpoints.with_name(checkpoints.stem + ".store.sqlite")
 
 
-def default_store_file(settings: Settings, workspace: Any = None) -> Path:
+def default_store_file(settings: Settings, workspace: object = None) -> Path:
     """The SQLite store file ``open_persistence`` uses for ``settings`` and ``workspace``.
 
     Other code opening the same memory (e.g. ``refgate.memory.decisions``) should open this file, with

@@ -95,7 +95,7 @@ def kwarg_fields(args_schema: type[BaseModel]) -> list[str]:
     return out
 
 
-def kwarg_slots(kwargs: Any) -> dict[str, str]:
+def kwarg_slots(kwargs: object) -> dict[str, str]:
     """Key -> slot for a mapping of keyword arguments (by the key's name, ``SLOT_NAMES``)."""
     if not isinstance(kwargs, Mapping):
         return {}
@@ -157,7 +157,7 @@ def covers(declared: str, path: str) -> bool:
     return path == declared or path.startswith(declared + ".") or path.startswith(declared + "[]")
 
 
-def string_leaves(value: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
+def string_leaves(value: object, prefix: str = "") -> Iterator[tuple[str, str]]:
     """(concrete path, string) for every string under ``value``."""
     if isinstance(value, str):
         yield prefix, value

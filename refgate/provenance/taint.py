@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote_plus, urlsplit, urlunsplit
@@ -200,7 +201,7 @@ class RunProvenance:
             self.echoes.append(norm)
             del self.echoes[:-MAX_ECHOES]
 
-    def record_withheld(self, tool: str, key: str, signals: list[dict[str, Any]]) -> None:
+    def record_withheld(self, tool: str, key: str, signals: Sequence[Mapping[str, object]]) -> None:
         self.withheld.append({"tool": tool, "key": key, "signals": signals})
 
     def record_withheld_refs(self, refs: dict[str, str]) -> None:

@@ -31,7 +31,9 @@ def strip_unmet_section(answer: str) -> str:
     return answer[:at].rstrip() if at >= 0 else answer
 
 
-def _split(token: Token, refs: Mapping[str, Any], numbers: Mapping[str, int]) -> list[Token] | None:
+def _split(
+    token: Token, refs: Mapping[str, object], numbers: Mapping[str, int]
+) -> list[Token] | None:
     text = token.content
     out: list[Token] = []
     pos = 0
@@ -75,7 +77,7 @@ def _text(content: str) -> Token:
     return tok
 
 
-def _citations_rule(refs: Mapping[str, Any], numbers: Mapping[str, int]):
+def _citations_rule(refs: Mapping[str, object], numbers: Mapping[str, int]):
     def rule(state: Any) -> None:
         for block in state.tokens:
             if block.type != "inline" or not block.children:
@@ -103,7 +105,7 @@ def _link_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any)
 
 def answer_html(
     answer: str,
-    refs: Mapping[str, Any],
+    refs: Mapping[str, object],
     allowed: frozenset[str] | None = None,
     numbers: Mapping[str, int] | None = None,
 ) -> str:

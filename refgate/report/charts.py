@@ -45,7 +45,7 @@ def png_data_uri(body: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(body).decode("ascii")
 
 
-def chart_of(ref: Mapping[str, Any], roots: Iterable[Path]) -> dict[str, Any] | None:
+def chart_of(ref: Mapping[str, object], roots: Iterable[Path]) -> dict[str, Any] | None:
     """``{ref_id, title, source_ref, data_uri | error}`` for a chart artifactRef, else None."""
     raw_p = ref.get("payload")
     p: Mapping[str, Any] = raw_p if isinstance(raw_p, Mapping) else {}

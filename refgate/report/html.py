@@ -74,7 +74,7 @@ def _page(template: str, **context: Any) -> str:
     )
 
 
-def render_run_html(record: Mapping[str, Any], charts: Sequence[Mapping[str, Any]] = ()) -> str:
+def render_run_html(record: Mapping[str, object], charts: Sequence[Mapping[str, Any]] = ()) -> str:
     """The HTML report of a workbench run (``record`` from ``run_record``; ``charts`` from
     ``collect_charts``)."""
     record = clean_run(record)
@@ -125,7 +125,7 @@ def render_run_html(record: Mapping[str, Any], charts: Sequence[Mapping[str, Any
     )
 
 
-def render_research_html(report: Mapping[str, Any]) -> str:
+def render_research_html(report: Mapping[str, object]) -> str:
     """The HTML report of a deep-research run (``report`` as ``build_report`` returns it)."""
     allowed = research_urls(report)
     report = clean_research(report)

@@ -124,7 +124,7 @@ def sql_lineage(query: str) -> dict[str, list[str]]:
 
 
 def lineage(
-    code: Any, read: Iterable[Any] = (), queries: Iterable[Any] = ()
+    code: object, read: Iterable[Any] = (), queries: Iterable[Any] = ()
 ) -> dict[str, list[str]]:
     """The lineage of one execution: its code, the datasets the sandbox recorded it reading,
     and the ``sql()`` queries it ran (``{"query": ...}`` records)."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from refgate.report.cards import is_http, source_of
 
@@ -27,7 +26,7 @@ _LINK_TAIL = re.compile(
 )
 
 
-def allowed_urls(refs: Mapping[str, Any], trusted: Iterable[str] = ()) -> frozenset[str]:
+def allowed_urls(refs: Mapping[str, object], trusted: Iterable[str] = ()) -> frozenset[str]:
     """The URLs an answer may link: every ref's http(s) source URL (``refs``: ``Ref`` objects
     or their dicts), and URLs in ``trusted`` text (the user's question)."""
     urls: set[str] = set()
@@ -76,7 +75,7 @@ def inert_links(text: str, allowed: frozenset[str]) -> str:
     return "".join(out)
 
 
-def research_urls(report: Mapping[str, Any]) -> frozenset[str]:
+def research_urls(report: Mapping[str, object]) -> frozenset[str]:
     """The URLs a research report (``build_report``'s shape) may link: the run's own sources
     (pages its searches returned: read, failed or withheld), the sources of its claims, and
     URLs in the question. Everything else in it (a finding's text, a vote's counter-source, a

@@ -85,12 +85,12 @@ def inert_answer(answer: str, allowed: frozenset[str] = frozenset()) -> str:
     return out
 
 
-def _one_line(text: Any, limit: int = 300) -> str:
+def _one_line(text: object, limit: int = 300) -> str:
     """``text`` on one line, cut at ``limit``, with markup characters escaped (shown, inert)."""
     return cardlib.clip(" ".join(str(text or "").split()), limit).translate(_MD_SPECIAL)
 
 
-def numbered_citations(text: str, refs: Mapping[str, Any], numbers: Mapping[str, int]) -> str:
+def numbered_citations(text: str, refs: Mapping[str, object], numbers: Mapping[str, int]) -> str:
     """``text`` with each citation of numbered refs shown as its reader's number (``[1]``,
     ``[1, 2]``); other brackets stay as written."""
 
@@ -103,7 +103,7 @@ def numbered_citations(text: str, refs: Mapping[str, Any], numbers: Mapping[str,
     return CITATION_BRACKET.sub(number, text)
 
 
-def _reference(c: Mapping[str, Any], influence: Any = ()) -> str:
+def _reference(c: Mapping[str, Any], influence: object = ()) -> str:
     ref_id = c["id"].translate(_MD_SPECIAL)
     head = f"- **[{c['number']}]** {ref_id} ·" if c.get("number") else f"- **[{ref_id}]**"
     parts = [f"{head} {_one_line(c['kind'], 40)}"]
@@ -143,7 +143,7 @@ def _reference(c: Mapping[str, Any], influence: Any = ()) -> str:
     return "\n".join(lines)
 
 
-def render_run_markdown(record: Mapping[str, Any]) -> str:
+def render_run_markdown(record: Mapping[str, object]) -> str:
     """The run as one markdown document."""
     record = clean_run(record)
     refs = record["refs"]

@@ -85,12 +85,12 @@ def write_atomic(path: str | Path, data: str | bytes) -> Path:
     return target
 
 
-def to_json(value: Any) -> str:
+def to_json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2, default=str) + "\n"
 
 
 def write_run_report(
-    path: str | Path, record: Mapping[str, Any], charts: Sequence[Mapping[str, Any]] = ()
+    path: str | Path, record: Mapping[str, object], charts: Sequence[Mapping[str, Any]] = ()
 ) -> Path:
     """Write a workbench run's report in the format of ``path``."""
 
@@ -112,7 +112,7 @@ def _pdf(html: str) -> bytes:
 
 
 def write_research_report(
-    path: str | Path, report: Mapping[str, Any], markdown: Callable[[Mapping[str, Any]], str]
+    path: str | Path, report: Mapping[str, object], markdown: Callable[[Mapping[str, Any]], str]
 ) -> Path:
     """Write a deep-research report; ``markdown`` is the research graph's own markdown renderer."""
 

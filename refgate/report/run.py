@@ -15,7 +15,7 @@ from refgate.report.cards import as_ref_dicts
 VERSION = 1
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> Any:
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
     if isinstance(value, Mapping):
@@ -29,7 +29,7 @@ def run_record(
     result: Mapping[str, Any],
     *,
     thread_id: str,
-    workspace: Any = None,
+    workspace: object = None,
     models: Mapping[str, str] | None = None,
     duration_s: float | None = None,
     created_at: str | None = None,
@@ -79,14 +79,14 @@ def unverified_claims(gate: Mapping[str, Any]) -> list[dict[str, str]]:
 
 
 def answer_document(
-    result: Mapping[str, Any],
+    result: Mapping[str, object],
     *,
     thread_id: str,
-    workspace: Any = None,
+    workspace: object = None,
     models: Mapping[str, str] | None = None,
     duration_s: float | None = None,
     created_at: str | None = None,
-    usage: Mapping[str, Any] | None = None,
+    usage: Mapping[str, object] | None = None,
 ) -> dict[str, Any]:
     """The ``refgate ask --json`` document (also ``refgate report --output x.json``): the run
     record with the GATE's ``passed``, the ``unverified`` claims and the turn's ``usage``

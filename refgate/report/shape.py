@@ -8,35 +8,35 @@ from collections.abc import Mapping
 from typing import Any
 
 
-def as_map(value: Any) -> dict[str, Any]:
+def as_map(value: object) -> dict[str, Any]:
     return {str(k): v for k, v in value.items()} if isinstance(value, Mapping) else {}
 
 
-def as_list(value: Any) -> list[Any]:
+def as_list(value: object) -> list[Any]:
     return list(value) if isinstance(value, list | tuple) else []
 
 
-def as_text(value: Any) -> str:
+def as_text(value: object) -> str:
     if value is None:
         return ""
     return value if isinstance(value, str) else str(value)
 
 
-def maps(value: Any) -> list[dict[str, Any]]:
+def maps(value: object) -> list[dict[str, Any]]:
     return [as_map(v) for v in as_list(value) if isinstance(v, Mapping)]
 
 
-def texts(value: Any) -> list[str]:
+def texts(value: object) -> list[str]:
     return [as_text(v) for v in as_list(value) if v is not None]
 
 
-def _number(value: Any) -> float | None:
+def _number(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if value == value else None
 
 
-def _ref(value: Any) -> dict[str, Any] | None:
+def _ref(value: object) -> dict[str, Any] | None:
     if not isinstance(value, Mapping) or value.get("id") in (None, ""):
         return None
     ref = as_map(value)
@@ -48,7 +48,7 @@ def _ref(value: Any) -> dict[str, Any] | None:
     return ref
 
 
-def _gate(value: Any) -> dict[str, Any]:
+def _gate(value: object) -> dict[str, Any]:
     gate = as_map(value)
     claims = []
     for claim in maps(gate.get("claims")):
@@ -65,7 +65,7 @@ def _gate(value: Any) -> dict[str, Any]:
     return gate
 
 
-def clean_run(record: Any) -> dict[str, Any]:
+def clean_run(record: object) -> dict[str, Any]:
     """A run record (``run_record``'s shape) with every field of the right type."""
     r = as_map(record)
     refs: dict[str, dict[str, Any]] = {}
@@ -102,7 +102,7 @@ def clean_run(record: Any) -> dict[str, Any]:
     }
 
 
-def _earlier_turns(r: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _earlier_turns(r: Mapping[str, object]) -> list[dict[str, Any]]:
     """The conversation before this run's question: every finished turn but the run's own
     (the last one, when it holds this run's answer)."""
     turns = [
@@ -118,7 +118,7 @@ def _earlier_turns(r: Mapping[str, Any]) -> list[dict[str, Any]]:
     return turns
 
 
-def _claim(value: dict[str, Any]) -> dict[str, Any]:
+def _claim(value: Mapping[str, object]) -> dict[str, Any]:
     c: dict[str, Any] = {
         k: as_text(value.get(k))
         for k in ("claim", "quote", "source", "sourceTitle", "sourceQuality", "publishDate", "vote")
@@ -151,7 +151,7 @@ def _claim(value: dict[str, Any]) -> dict[str, Any]:
     return c
 
 
-def clean_research(report: Any) -> dict[str, Any]:
+def clean_research(report: object) -> dict[str, Any]:
     """A research report (``build_report``'s shape) with every field of the right type."""
     r = as_map(report)
     return {

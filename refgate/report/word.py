@@ -27,7 +27,7 @@ _MARKUP = re.compile(r"(\*\*|__|`)")
 _XML_BAD = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
-def _plain(text: Any) -> str:
+def _plain(text: object) -> str:
     """Text Word can hold (no XML-invalid characters), markdown emphasis marks removed."""
     return _XML_BAD.sub("\ufffd", _MARKUP.sub("", str(text or "")))
 
@@ -84,7 +84,7 @@ def _card(doc: Any, c: Mapping[str, Any]) -> None:
         doc.add_paragraph(_plain(f"{c['producer'] or 'Computed by'}: {c['code']}"))
 
 
-def render_run_docx(record: Mapping[str, Any]) -> bytes:
+def render_run_docx(record: Mapping[str, object]) -> bytes:
     """The run (``run_record``'s shape) as a .docx file's bytes."""
     record = clean_run(record)
     refs = record["refs"]

@@ -21,7 +21,6 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from refgate.paths import PathEscape, confine
 
@@ -65,7 +64,7 @@ class DartConfig:
         return [t for r in self.reports for t in REPORT_TYPES[r]]
 
 
-def _date(value: Any, where: str) -> dt.date:
+def _date(value: object, where: str) -> dt.date:
     try:
         return dt.date.fromisoformat(str(value).replace(".", "-"))
     except ValueError as exc:

@@ -17,6 +17,7 @@ import io
 import json
 import os
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +41,11 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def write_json(path: Path, value: Any) -> None:
+def write_json(path: Path, value: object) -> None:
     write_atomic(path, json.dumps(value, ensure_ascii=False, indent=1).encode("utf-8") + b"\n")
 
 
-def write_csv(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> None:
+def write_csv(path: Path, columns: list[str], rows: Sequence[Mapping[str, object]]) -> None:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
@@ -85,5 +86,5 @@ class Layout:
         data.setdefault("filings", {})
         return data
 
-    def write_manifest(self, manifest: dict[str, Any]) -> None:
+    def write_manifest(self, manifest: Mapping[str, object]) -> None:
         write_json(self.manifest, manifest)

@@ -59,7 +59,7 @@ COLUMNS = [
 _NUMBER = re.compile(r"^\(?-?[\d,]+(\.\d+)?\)?$")
 
 
-def parse_amount(value: Any) -> int | None:
+def parse_amount(value: object) -> int | None:
     """An OpenDART amount string as an integer of 원 (None for "", "-" or text)."""
     text = str(value or "").strip().replace(" ", "")
     if not text or text in ("-", "--") or not _NUMBER.match(text):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +30,7 @@ class Part:
     tables: list[dict[str, Any]] = field(default_factory=list)
 
 
-def clean_cell(value: Any) -> str:
+def clean_cell(value: object) -> str:
     """A table cell as one line of text ("" for empty cells)."""
     if value is None:
         return ""
@@ -62,6 +62,6 @@ def markdown_table(table: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def tables_json(tables: Sequence[dict[str, Any]]) -> str | None:
+def tables_json(tables: Sequence[Mapping[str, object]]) -> str | None:
     """The tables as compact JSON for document metadata (None when there are none)."""
     return json.dumps(list(tables), ensure_ascii=False, separators=(",", ":")) if tables else None

@@ -94,7 +94,7 @@ def _lines(data: dict[str, list[Any]]) -> tuple[str, float]:
     return text, (sum(confs) / len(confs) / 100.0 if confs else 0.0)
 
 
-def ocr_image(image: Any, *, timeout_s: float | None = None) -> OcrText:
+def ocr_image(image: object, *, timeout_s: float | None = None) -> OcrText:
     """OCR of a PIL image. Raises ``TimeoutError`` past the page's time bound and
     ``OcrUnavailable`` when OCR cannot run."""
     langs = installed_languages()

@@ -138,7 +138,7 @@ def read_docx(path: Path, *, limits: IngestLimits | None = None) -> list[Part]:
     return [Part("\n\n".join(blocks), tables=tables)]
 
 
-def _cell(value: Any) -> str:
+def _cell(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:

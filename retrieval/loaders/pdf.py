@@ -51,7 +51,7 @@ def _open(path: Path) -> Any:
         raise Unreadable(f"unreadable PDF ({exc})") from None
 
 
-def _has_lines(page: Any) -> bool:
+def _has_lines(page: object) -> bool:
     return path_count(page, 1) > 0
 
 

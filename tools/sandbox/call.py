@@ -9,7 +9,7 @@ import select
 import signal
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,7 +48,7 @@ def run_call(
     call_id: int,
     code: str,
     timeout: float,
-    limits: dict[str, Any],
+    limits: Mapping[str, object],
     capabilities: list[dict[str, str]],
     output_bytes: int,
     handler: Callable[[dict[str, Any]], dict[str, Any]],
@@ -102,7 +102,7 @@ class _Call:
         self.protocol_error: str | None = None
         self.t0 = time.monotonic()
 
-    def start(self, request: dict[str, Any]) -> None:
+    def start(self, request: Mapping[str, object]) -> None:
         """Send the run request with the call's channel and pipes; keep the host's ends."""
         self.t0 = time.monotonic()
         try:

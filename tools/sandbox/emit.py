@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import datetime as _dt
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -51,7 +52,7 @@ class PendingRef:
     title: str = ""
 
 
-def _text(value: Any, what: str, limit: int = MAX_TEXT) -> str:
+def _text(value: object, what: str, limit: int = MAX_TEXT) -> str:
     if not isinstance(value, str):
         raise EmitRejected(f"{what} must be text")
     if len(value) > limit:
@@ -59,7 +60,7 @@ def _text(value: Any, what: str, limit: int = MAX_TEXT) -> str:
     return value
 
 
-def _number(value: Any, what: str) -> int | float:
+def _number(value: object, what: str) -> int | float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise EmitRejected(f"{what} must be a number, got {type(value).__name__}")
     if isinstance(value, float) and not math.isfinite(value):
@@ -67,7 +68,7 @@ def _number(value: Any, what: str) -> int | float:
     return value
 
 
-def _cell(value: Any, where: str) -> Any:
+def _cell(value: object, where: str) -> Any:
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, (int, float)):
@@ -77,7 +78,7 @@ def _cell(value: Any, where: str) -> Any:
     raise EmitRejected(f"{where}: cells must be numbers, text or null")
 
 
-def check_table(raw: Any) -> dict[str, Any]:
+def check_table(raw: object) -> dict[str, Any]:
     if not isinstance(raw, dict) or set(raw) - {"columns", "rows"}:
         raise EmitRejected("table must be {columns, rows}")
     columns, rows = raw.get("columns"), raw.get("rows")
@@ -106,7 +107,7 @@ def check_table(raw: Any) -> dict[str, Any]:
     return {"columns": columns, "rows": checked}
 
 
-def check_values(raw: Any) -> dict[str, int | float]:
+def check_values(raw: object) -> dict[str, int | float]:
     if not isinstance(raw, dict) or not raw:
         raise EmitRejected("values must be a non-empty {name: number} mapping")
     if len(raw) > MAX_VALUES:
@@ -116,7 +117,7 @@ def check_values(raw: Any) -> dict[str, int | float]:
     }
 
 
-def check_date(raw: Any) -> dict[str, str]:
+def check_date(raw: object) -> dict[str, str]:
     if not isinstance(raw, dict) or "date" not in raw or set(raw) - {"date", "label"}:
         raise EmitRejected("date must be {date, label?}")
     date = _text(raw["date"], "date", 40)
@@ -151,7 +152,7 @@ class Frame:
     units: dict[str, str]
 
 
-def read_frame(msg: dict[str, Any]) -> Frame:
+def read_frame(msg: Mapping[str, object]) -> Frame:
     """Validate an emit frame's fields (shape, sizes, scale, units against the names)."""
     extra = sorted(set(msg) - FRAME_FIELDS)
     if extra:
@@ -178,7 +179,7 @@ def read_frame(msg: dict[str, Any]) -> Frame:
 
 
 def check_units(
-    units: Any, table: dict[str, Any] | None, values: dict[str, int | float] | None
+    units: object, table: dict[str, Any] | None, values: dict[str, int | float] | None
 ) -> dict[str, str]:
     """``units=``: one unit for every value (or column), or a {name: unit} mapping of known names."""
     names = set(table["columns"] if table else ()) | set(values or ())
@@ -274,7 +275,7 @@ class EmitCollector:
         self.pending: list[PendingRef] = []
         self.count = 0
 
-    def accept(self, msg: dict[str, Any]) -> list[str]:
+    def accept(self, msg: Mapping[str, object]) -> list[str]:
         """Validate one frame; return the ids of the refs it will become."""
         self.count += 1
         if self.count > MAX_EMITS:
@@ -302,7 +303,7 @@ class EmitCollector:
         return ids
 
     @staticmethod
-    def _table_payload(f: Frame, known: dict[str, tuple], meta_base: dict[str, Any]) -> dict:
+    def _table_payload(f: Frame, known: dict[str, tuple], meta_base: Mapping[str, object]) -> dict:
         """An emitted table's tableRef payload: units per column (given, else the workspace's)."""
         assert f.table is not None
         col_units: dict[str, str] = {}
@@ -331,7 +332,9 @@ class EmitCollector:
                 meta[key] = value
         return {**f.table, "units": col_units, "meta": meta}
 
-    def _values_payload(self, f: Frame, known: dict[str, tuple], meta_base: dict[str, Any]) -> dict:
+    def _values_payload(
+        self, f: Frame, known: dict[str, tuple], meta_base: Mapping[str, object]
+    ) -> dict:
         """Emitted values' valueRef payload: units per name, and the names written as literals."""
         assert f.values is not None
         v_units: dict[str, str] = {}

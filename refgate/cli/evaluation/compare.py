@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from refgate.cli.evaluation.metrics import CELLS, summarize
@@ -16,7 +17,9 @@ _RANK = {
 }
 
 
-def compare_runs(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> dict[str, Any]:
+def compare_runs(
+    a: Sequence[Mapping[str, object]], b: Sequence[Mapping[str, object]]
+) -> dict[str, Any]:
     """Per-question changes from run ``a`` to run ``b`` and the two summaries.
 
     ``changes`` lists only questions whose cell differs, each marked ``better`` or ``worse``

@@ -14,7 +14,7 @@ from typing import Any
 CELLS = ("wrong_passed", "correct_blocked", "correct_passed", "wrong_blocked")
 
 
-def cell_of(result: Mapping[str, Any]) -> str:
+def cell_of(result: Mapping[str, object]) -> str:
     """The cell of one question result (``failed`` when the run produced no answer)."""
     if result.get("error"):
         return "failed"

@@ -8,6 +8,7 @@ data, never markup.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,9 @@ _CELL_TITLES = {
 }
 
 
-def report_document(run_id: str, meta: dict[str, Any], results: list[dict[str, Any]]) -> dict:
+def report_document(
+    run_id: str, meta: Mapping[str, object], results: Sequence[Mapping[str, object]]
+) -> dict:
     """The JSON document: ``run_id``, ``meta``, ``summary``, ``questions``."""
     return {"run_id": run_id, "meta": meta, "summary": summarize(results), "questions": results}
 
@@ -66,7 +69,7 @@ def summary_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def _md_cell(text: Any) -> str:
+def _md_cell(text: object) -> str:
     return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")[:300]
 
 

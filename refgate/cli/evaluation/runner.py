@@ -12,7 +12,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,7 +44,7 @@ def thread_for(run_id: str, question_id: str) -> str:
     return f"eval-{run_id}-{question_id}"
 
 
-def _plain_refs(refs: dict[str, Any]) -> dict[str, Any]:
+def _plain_refs(refs: Mapping[str, object]) -> dict[str, Any]:
     out = {}
     for ref_id, ref in (refs or {}).items():
         out[str(ref_id)] = ref.model_dump(mode="json") if hasattr(ref, "model_dump") else ref

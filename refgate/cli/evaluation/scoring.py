@@ -6,6 +6,7 @@ refusals, question coverage. Numbers are read with the GATE's own parser, so "12
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -88,7 +89,7 @@ def _matches(num: Num, gold: tuple[float, float], tolerance: float) -> bool:
     return False
 
 
-def cited_kinds(answer: str, refs: dict[str, Any]) -> set[str]:
+def cited_kinds(answer: str, refs: Mapping[str, object]) -> set[str]:
     """Kinds of the ledger refs that the answer cites."""
     kinds: set[str] = set()
     for ref_id in _CITATION.findall(answer):
@@ -109,7 +110,9 @@ def _found(pattern: str, body: str) -> bool:
         return False
 
 
-def score_answer(q: EvalQuestion, answer: str | None, refs: dict[str, Any] | None = None) -> Score:
+def score_answer(
+    q: EvalQuestion, answer: str | None, refs: Mapping[str, object] | None = None
+) -> Score:
     """Score ``answer`` (markdown, with citations) against ``q``'s gold."""
     body = answer_body(answer or "")
     refused = is_refusal(body)

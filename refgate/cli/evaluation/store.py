@@ -12,6 +12,7 @@ import os
 import re
 import threading
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,7 @@ class RunStore:
         self._lock = threading.Lock()
 
     @classmethod
-    def create(cls, root: Path, meta: dict[str, Any], run_id: str | None = None) -> RunStore:
+    def create(cls, root: Path, meta: Mapping[str, object], run_id: str | None = None) -> RunStore:
         store = cls(root, run_id or new_run_id())
         if store.dir.exists():
             raise EvalError(f"eval run {store.run_id} already exists; resume it with --resume")
@@ -73,7 +74,7 @@ class RunStore:
         except (OSError, ValueError, RecursionError) as exc:
             raise EvalError(f"{self.dir / META}: unreadable ({exc})") from None
 
-    def write_meta(self, meta: dict[str, Any]) -> None:
+    def write_meta(self, meta: Mapping[str, object]) -> None:
         tmp = self.dir / (META + ".tmp")
         tmp.write_text(
             json.dumps(meta, indent=2, ensure_ascii=False, default=str), encoding="utf-8"
@@ -97,7 +98,7 @@ class RunStore:
                 by_id[rec["id"]] = rec
         return list(by_id.values())
 
-    def append(self, result: dict[str, Any]) -> None:
+    def append(self, result: Mapping[str, object]) -> None:
         line = json.dumps(result, ensure_ascii=False, default=str) + "\n"
         with self._lock, open(self.dir / RESULTS, "a", encoding="utf-8") as fh:
             fh.write(line)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,7 +78,7 @@ def _header(rows: list[list[str]]) -> tuple[list[str], list[list[str]]]:
     return names, rows[cut:]
 
 
-def _gold(q: dict[str, Any]) -> dict[str, Any] | None:
+def _gold(q: Mapping[str, object]) -> dict[str, Any] | None:
     answer = q.get("answer")
     kind = q.get("answer_type")
     if kind in ("arithmetic", "count") and isinstance(answer, int | float):

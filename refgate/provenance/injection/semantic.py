@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import threading
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -302,7 +302,7 @@ class Head:
         return [{"w": _rounded(w), "b": _rounded(b)} for w, b in self.layers]
 
     @classmethod
-    def from_list(cls, data: list[dict[str, Any]]) -> Head:
+    def from_list(cls, data: Sequence[Mapping[str, object]]) -> Head:
         return cls(
             tuple(
                 (np.asarray(x["w"], dtype=np.float32), np.asarray(x["b"], dtype=np.float32))
