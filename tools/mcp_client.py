@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 import anyio
 from mcp import Client
@@ -138,7 +138,7 @@ def _stderr_log(log: Path | None):
         yield sink
 
 
-def _client(spec: McpServerSpec, cwd: Path | None, errlog: IO[str]) -> Client:
+def _client(spec: McpServerSpec, cwd: Path | None, errlog: TextIO) -> Client:
     if spec.url:
         return Client(spec.url, read_timeout_seconds=spec.timeout_s, cache=None)
     params = StdioServerParameters(

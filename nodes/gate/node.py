@@ -15,14 +15,14 @@ from refgate.events import event
 from refgate.nodes.common import Deps, PassTimer, make_context
 from refgate.nodes.gate import check_answer, unmet_section
 from refgate.nodes.gate.containment import review
-from refgate.nodes.state import WorkbenchState
+from refgate.nodes.state import ConfiguredStep, WorkbenchState
 from refgate.refs import ref_data
 
 #: How many times the gate may block before the answer goes out with its unmet claims.
 MAX_BLOCKS = 2
 
 
-def make_gate(deps: Deps):
+def make_gate(deps: Deps) -> ConfiguredStep[WorkbenchState, Command[Literal["work", "harvest"]]]:
     def gate(state: WorkbenchState, config: RunnableConfig) -> Command[Literal["work", "harvest"]]:
         """GATE pass: verdict, verifyRef, and the retry decision."""
         ctx = make_context("gate", state, deps, config=config)
