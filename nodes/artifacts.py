@@ -47,7 +47,7 @@ def savable_tables(answer: str, refs: Mapping[str, Ref]) -> list[Ref]:
 
 
 def save_cited_tables(
-    state: Mapping[str, Any], trace: Sequence[Mapping[str, Any]], ctx: ToolContext
+    state: Mapping[str, Any], trace: Sequence[Mapping[str, object]], ctx: ToolContext
 ) -> tuple[list[Ref], list[dict[str, Any]]]:
     """Save the answer's cited trusted tables when B1 took SaveArtifact from WORK; returns the
     artifactRefs and trace events (a failure is an event, never an error of the run)."""

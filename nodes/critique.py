@@ -81,7 +81,7 @@ def checklist(plan: Mapping[str, Any], refs: Mapping[str, Any]) -> list[dict[str
     return rows
 
 
-def forbidden_calls(plan: Mapping[str, Any], trace: Sequence[Mapping[str, Any]]) -> list[str]:
+def forbidden_calls(plan: Mapping[str, Any], trace: Sequence[Mapping[str, object]]) -> list[str]:
     """Tools the chosen skills forbid that WORK called anyway."""
     banned = {f for f in plan.get("forbidden") or [] if f in CATALOG}
     called = []
@@ -94,7 +94,7 @@ def forbidden_calls(plan: Mapping[str, Any], trace: Sequence[Mapping[str, Any]])
 def checklist_gaps(
     plan: Mapping[str, object],
     refs: Mapping[str, object],
-    trace: Sequence[Mapping[str, Any]] = (),
+    trace: Sequence[Mapping[str, object]] = (),
 ) -> list[str]:
     """The checklist's unmet items and forbidden calls, as critiques."""
     gaps = [

@@ -327,7 +327,8 @@ def _audit_run(
     Never raises: an audit that cannot be written is reported in the trace."""
     configurable = dict((config or {}).get("configurable") or {})
     thread_id = str(configurable.get("thread_id") or ctx.thread_id or f"run-{ctx.run_id}")
-    refs = ref_data({**ctx.ledger.all(), **dict(issued)})
+    ledger: dict[str, Ref] = {**ctx.ledger.all(), **dict(issued)}
+    refs = ref_data(ledger)
     record = {
         "thread_id": thread_id,
         "question": str(state.get("question") or ""),

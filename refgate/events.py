@@ -32,7 +32,7 @@ def stream_writer() -> Callable[[Any], None]:
         return lambda _chunk: None
 
 
-def run_events(trace: Sequence[Mapping[str, Any]], run_id: str | None) -> list[dict[str, Any]]:
+def run_events(trace: Sequence[Mapping[str, object]], run_id: str | None) -> list[dict[str, Any]]:
     """The events of run ``run_id``: from its BRIEF ``pass_start`` on (all events if not found)."""
     start = 0
     for i in range(len(trace) - 1, -1, -1):

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -68,13 +69,13 @@ class McpServerSpec:
         return f"the MCP server {self.name!r}"
 
 
-def _strings(value: Any, where: str) -> tuple[str, ...]:
+def _strings(value: object, where: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise ValueError(f"{where}: expected a list of non-empty strings")
     return tuple(value)
 
 
-def _command(value: Any, where: str) -> tuple[str, ...]:
+def _command(value: object, where: str) -> tuple[str, ...]:
     if isinstance(value, str):
         try:
             parts = tuple(shlex.split(value))
@@ -89,7 +90,7 @@ def _command(value: Any, where: str) -> tuple[str, ...]:
     return parts
 
 
-def _seconds(table: dict[str, Any], key: str, where: str) -> float:
+def _seconds(table: Mapping[str, object], key: str, where: str) -> float:
     value = table.get(key, DEFAULT_TIMEOUT_S)
     if (
         isinstance(value, bool)
@@ -157,7 +158,7 @@ def _server(name: str, table: dict[str, Any], where: str) -> McpServerSpec:
     )
 
 
-def parse_mcp_servers(raw: Any, where: str) -> dict[str, McpServerSpec]:
+def parse_mcp_servers(raw: object, where: str) -> dict[str, McpServerSpec]:
     """The ``[mcp]`` table of a refgate.toml: ``{name: spec}``; ``ValueError`` naming the field."""
     if raw is None:
         return {}

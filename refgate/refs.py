@@ -262,7 +262,7 @@ def coerce_ref(value: object) -> Ref:
     raise TypeError(f"expected a Ref or a mapping, got {type(value).__name__}")
 
 
-def as_ref_map(refs: Mapping[str, Any] | Iterable[Any] | None) -> dict[str, Ref]:
+def as_ref_map(refs: Mapping[str, object] | Iterable[object] | None) -> dict[str, Ref]:
     """Normalise a mapping or iterable of refs (or ref dicts) to ``{id: Ref}``."""
     if refs is None:
         return {}
@@ -274,7 +274,7 @@ def as_ref_map(refs: Mapping[str, Any] | Iterable[Any] | None) -> dict[str, Ref]
     return out
 
 
-def ref_data(refs: Mapping[str, Any] | Iterable[Any] | None) -> dict[str, RefData]:
+def ref_data(refs: Mapping[str, object] | Iterable[object] | None) -> dict[str, RefData]:
     """Refs (``Ref`` objects or their dicts, as a mapping or an iterable) validated and returned
     as plain data, ``{id: RefData}``: the form graph state, checkpoints and stream output hold."""
     return {
@@ -284,7 +284,7 @@ def ref_data(refs: Mapping[str, Any] | Iterable[Any] | None) -> dict[str, RefDat
 
 
 def merge_refs(
-    left: Mapping[str, object] | None, right: Mapping[str, Any] | Iterable[Any] | None
+    left: Mapping[str, object] | None, right: Mapping[str, object] | Iterable[object] | None
 ) -> dict[str, RefData]:
     """Reducer for the ref ledger channel: union by id; an id re-issued with other content is an
     error. Both sides are validated as ``Ref``; the result is plain data (``ref_data``)."""

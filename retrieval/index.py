@@ -142,7 +142,7 @@ class DocumentIndex:
     @classmethod
     def build(
         cls,
-        documents: Iterable[Any],
+        documents: Iterable[object],
         path: Path | str,
         *,
         embeddings: Embeddings | None = None,
@@ -208,7 +208,9 @@ class DocumentIndex:
             loaded.window_hashes = stored.window_hashes
         return loaded
 
-    def update(self, documents: Iterable[Any], *, progress: Progress | None = None) -> UpdateResult:
+    def update(
+        self, documents: Iterable[object], *, progress: Progress | None = None
+    ) -> UpdateResult:
         """Bring the index to exactly ``documents``; returns chunks embedded vs reused."""
         return self._refresh(list(documents), progress=progress, existing=True)
 

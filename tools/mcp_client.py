@@ -68,7 +68,7 @@ class McpOutput:
     kinds: list[str] = field(default_factory=list)
 
 
-def judge(spec: McpServerSpec, name: str, annotations: Any) -> tuple[bool, str]:
+def judge(spec: McpServerSpec, name: str, annotations: object) -> tuple[bool, str]:
     """(read-only?, why): the workspace's ``read_only_tools`` vouch for a tool; else the
     server's ``readOnlyHint: true`` without ``destructiveHint: true``; anything else is
     write-like (no annotations, or ``readOnlyHint`` false or missing)."""

@@ -51,7 +51,7 @@ MIN_DATA_STRING = 4
 MCP_TOOL = "McpCall"
 
 
-def _mcp_arguments(args: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+def _mcp_arguments(args: Mapping[str, object]) -> list[tuple[str, str, str]]:
     """(field, text, destination) for every leaf of an MCP call's ``arguments`` (a listing,
     with no tool, sends none)."""
     if not args.get("tool"):
@@ -70,7 +70,7 @@ def _mcp_arguments(args: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     return out
 
 
-def sent_arguments(tool: str, args: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+def sent_arguments(tool: str, args: Mapping[str, object]) -> list[tuple[str, str, str]]:
     """(field, text, destination) for every argument of this call that leaves the machine."""
     if tool == MCP_TOOL:
         return _mcp_arguments(args)
@@ -91,7 +91,7 @@ def sent_arguments(tool: str, args: Mapping[str, Any]) -> list[tuple[str, str, s
     return out
 
 
-def record_sent(prov: Any, tool: str, args: Mapping[str, Any]) -> None:
+def record_sent(prov: Any, tool: str, args: Mapping[str, object]) -> None:
     """Keep every text this call sends in the run's provenance (``RunProvenance.record_sent``:
     the audit record and the reports' "sent to ..." lines)."""
     for field_name, text, to in sent_arguments(tool, args):
@@ -107,7 +107,7 @@ def _norm_number(text: str) -> str | None:
     return f"{value:.6g}"
 
 
-def _leaves(value: Any) -> Iterable[Any]:
+def _leaves(value: object) -> Iterable[Any]:
     if isinstance(value, Mapping):
         for v in value.values():
             yield from _leaves(v)
@@ -211,7 +211,7 @@ def check_outbound_text(
 
 def check_outbound(
     tool: str,
-    args: Mapping[str, Any],
+    args: Mapping[str, object],
     *,
     untrusted_turn: bool,
     trusted: Iterable[str],

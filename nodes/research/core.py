@@ -90,7 +90,7 @@ class Deduper:
         self.fetch_slots = max_fetch
         self._lock = threading.Lock()
 
-    def filter_novel(self, angle: str, results: Sequence[Mapping[str, Any]]) -> list[dict]:
+    def filter_novel(self, angle: str, results: Sequence[Mapping[str, object]]) -> list[dict]:
         """The results of ``angle`` to fetch (the research pipeline's novelty filter)."""
         return self.filter(angle, results)[0]
 
@@ -154,7 +154,7 @@ def _rating(c: Mapping[str, Any]) -> tuple[int, int]:
     )
 
 
-def corroboration(claims: Sequence[Mapping[str, Any]]) -> list[int]:
+def corroboration(claims: Sequence[Mapping[str, object]]) -> list[int]:
     """Each claim's group: claims of different sites whose quotes say the same thing (the same
     numbers, most of their content terms) are joined (transitively); a claim no other site corroborates is alone in its group. Returns the group
     number of each claim (the index of its first member)."""
@@ -260,7 +260,7 @@ def _as_verdict(v: object) -> dict[str, Any] | None:
 
 
 def tally(
-    verdicts: Sequence[Any],
+    verdicts: Sequence[object],
     *,
     votes_per_claim: int = VOTES_PER_CLAIM,
     refutations_required: int = REFUTATIONS_REQUIRED,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -161,7 +161,7 @@ class AnswerStream:
         self.open = False
         self.drafts = 0
 
-    def __call__(self, chunk: dict[str, Any]) -> bool:
+    def __call__(self, chunk: Mapping[str, object]) -> bool:
         """Show ``chunk`` if it belongs to the stream; True when it did."""
         kind = chunk.get("event")
         if kind == "answer_delta":
@@ -252,7 +252,7 @@ def run_question(
     return EXIT_OK if result.passed else EXIT_UNMET
 
 
-def _exit_on_sigterm(signum: int, frame: Any) -> None:
+def _exit_on_sigterm(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
 

@@ -43,7 +43,7 @@ import contextlib
 import datetime as dt
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,7 +129,7 @@ def usage_from_events(events: list[Mapping[str, Any]]) -> dict[str, Any]:
     return {"model_calls": calls, "total": total, "by_pass": by_pass}
 
 
-def _run_id(events: list[Mapping[str, Any]]) -> str:
+def _run_id(events: Sequence[Mapping[str, object]]) -> str:
     for e in reversed(events):
         if e.get("type") == "pass_start" and e.get("pass") == "brief" and e.get("run_id"):
             return str(e["run_id"])

@@ -43,13 +43,13 @@ def anchor(ref_id: str) -> str:
     return "ref-h" + hashlib.sha256(ref_id.encode("utf-8", "replace")).hexdigest()[:16]
 
 
-def clip(value: Any, limit: int) -> str:
+def clip(value: object, limit: int) -> str:
     """``value`` as text, cut at ``limit`` characters with an ellipsis."""
     text = value if isinstance(value, str) else ("" if value is None else str(value))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def trust_of(ref: Mapping[str, Any]) -> dict[str, str]:
+def trust_of(ref: Mapping[str, object]) -> dict[str, str]:
     """Trust (may its text steer the agent) and authority (is it primary evidence for a number)
     of a ref, as ``Ref.is_external`` and ``Ref.is_secondary`` judge them by origin."""
     try:
@@ -91,7 +91,7 @@ def cited_cells(gate: Mapping[str, Any] | None) -> dict[str, dict[str, set]]:
     return out
 
 
-def source_of(ref: Mapping[str, Any]) -> dict[str, Any]:
+def source_of(ref: Mapping[str, object]) -> dict[str, Any]:
     """Where the evidence came from: a label, details, and a URL (shown; linked only if http(s))."""
     raw_p = ref.get("payload")
     p: Mapping[str, Any] = raw_p if isinstance(raw_p, Mapping) else {}
@@ -133,12 +133,12 @@ def source_of(ref: Mapping[str, Any]) -> dict[str, Any]:
     return {"label": label, "details": details, "url": url, "linkable": is_http(url)}
 
 
-def is_http(url: Any) -> bool:
+def is_http(url: object) -> bool:
     """True for an absolute http(s) URL (the only kind a report links)."""
     return isinstance(url, str) and re.match(r"^https?://[^\s<>\"']+$", url, re.I) is not None
 
 
-def _values(p: Mapping[str, Any], hits: set) -> list[dict[str, Any]]:
+def _values(p: Mapping[str, object], hits: set) -> list[dict[str, Any]]:
     values = payload_values(p)
     if not isinstance(values, Mapping):
         return []
@@ -160,7 +160,7 @@ def _values(p: Mapping[str, Any], hits: set) -> list[dict[str, Any]]:
     return rows
 
 
-def _table(p: Mapping[str, Any], cells: set) -> dict[str, Any] | None:
+def _table(p: Mapping[str, object], cells: set) -> dict[str, Any] | None:
     columns = p.get("columns")
     rows = p.get("rows")
     if not isinstance(columns, list) or not isinstance(rows, list):
@@ -206,7 +206,7 @@ def _table(p: Mapping[str, Any], cells: set) -> dict[str, Any] | None:
     }
 
 
-def _call_text(name: Any, arguments: Any) -> str:
+def _call_text(name: object, arguments: object) -> str:
     args = arguments if isinstance(arguments, Mapping) else {}
     shown = ", ".join(
         f"{k}={json.dumps(v, ensure_ascii=False, default=str)}" for k, v in list(args.items())[:20]
@@ -257,7 +257,7 @@ def producers_of(refs: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, s
 
 
 def card(
-    ref: Mapping[str, Any],
+    ref: Mapping[str, object],
     refs: Mapping[str, Mapping[str, Any]],
     hits: Mapping[str, set] | None = None,
     producers: Mapping[str, Mapping[str, str]] | None = None,
@@ -309,7 +309,7 @@ def card(
     }
 
 
-def citation_numbers(*answers: str, refs: Mapping[str, Any]) -> dict[str, int]:
+def citation_numbers(*answers: str, refs: Mapping[str, object]) -> dict[str, int]:
     """Reader's numbers ``[1]``, ``[2]`` for the refs the answers cite, in order of first
     citation (the ids stay in anchors and in the JSON)."""
     numbers: dict[str, int] = {}
@@ -320,7 +320,7 @@ def citation_numbers(*answers: str, refs: Mapping[str, Any]) -> dict[str, int]:
 
 
 def build_cards(
-    answer: str, refs: Mapping[str, Mapping[str, Any]], gate: Mapping[str, Any] | None
+    answer: str, refs: Mapping[str, Mapping[str, Any]], gate: Mapping[str, object] | None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Cards for the cited refs (in citation order) and for the other evidence of the run."""
     hits = cited_cells(gate)
@@ -395,7 +395,7 @@ def warnings(gate: Mapping[str, Any] | None) -> list[dict[str, str]]:
     ]
 
 
-def verdict(gate: Mapping[str, Any] | None) -> dict[str, Any]:
+def verdict(gate: Mapping[str, object] | None) -> dict[str, Any]:
     """``passed`` / ``passed with warnings`` / ``blocked with N unmet claims`` (or no verdict)."""
     if not gate or "passed" not in gate:
         return {"status": "none", "text": "no GATE verdict (the run did not reach the GATE)"}

@@ -74,7 +74,9 @@ def _page(template: str, **context: Any) -> str:
     )
 
 
-def render_run_html(record: Mapping[str, object], charts: Sequence[Mapping[str, Any]] = ()) -> str:
+def render_run_html(
+    record: Mapping[str, object], charts: Sequence[Mapping[str, object]] = ()
+) -> str:
     """The HTML report of a workbench run (``record`` from ``run_record``; ``charts`` from
     ``collect_charts``)."""
     record = clean_run(record)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 _WHERE = re.compile(
     r"\bWHERE\b(.+?)(?=\bGROUP\s+BY\b|\bORDER\s+BY\b|\bLIMIT\b|\bHAVING\b|;|$)", re.I | re.S
@@ -124,7 +123,7 @@ def sql_lineage(query: str) -> dict[str, list[str]]:
 
 
 def lineage(
-    code: object, read: Iterable[Any] = (), queries: Iterable[Any] = ()
+    code: object, read: Iterable[object] = (), queries: Iterable[object] = ()
 ) -> dict[str, list[str]]:
     """The lineage of one execution: its code, the datasets the sandbox recorded it reading,
     and the ``sql()`` queries it ran (``{"query": ...}`` records)."""

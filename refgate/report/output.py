@@ -90,7 +90,7 @@ def to_json(value: object) -> str:
 
 
 def write_run_report(
-    path: str | Path, record: Mapping[str, object], charts: Sequence[Mapping[str, Any]] = ()
+    path: str | Path, record: Mapping[str, object], charts: Sequence[Mapping[str, object]] = ()
 ) -> Path:
     """Write a workbench run's report in the format of ``path``."""
 

@@ -125,7 +125,9 @@ class BoundedChild:
                 pass
         self._kill()
 
-    def call(self, func: Callable[..., Any], *args: Any, progress: Progress | None = None) -> Any:
+    def call(
+        self, func: Callable[..., object], *args: Any, progress: Progress | None = None
+    ) -> Any:
         """``func(*args)`` (with ``progress=`` when given) in the child; ``Unreadable`` when it
         raises it, goes over a bound or fails."""
         if self._proc is None or not self._proc.is_alive():
