@@ -58,7 +58,7 @@ def report_of(state: WorkbenchState, thread_id: str, untrusted: bool) -> dict[st
 
 
 def _audit_sent(
-    ws: Any, state: dict[str, Any], config: RunnableConfig, sent: list[dict[str, Any]]
+    ws: Any, state: WorkbenchState, config: RunnableConfig, sent: list[Mapping[str, Any]]
 ) -> dict[str, Any]:
     """Keep the post in the workspace's audit file; never raises (the trace says why not)."""
     try:
@@ -78,7 +78,7 @@ def make_deliver(deps: Deps):
         trace = list(state.get("trace") or [])
         # The destination is shown to the approver (B3) but is no argument of the tool.
         ctx.extra["outbound_to"] = ws.webhook_url
-        args = {
+        args: dict[str, Any] = {
             "report": report_of(
                 state, thread_id_of(config), bool(getattr(ctx.taint, "spans", None))
             ),
@@ -94,7 +94,7 @@ def make_deliver(deps: Deps):
                 detail["reason"] = str(outcome.message.content)[:300]
         posted = status == "ok"
         ctx.emit({"event": "report_posted" if posted else "report_not_posted", **detail})
-        update: dict[str, Any] = {
+        update: WorkbenchState = {
             "trace": [
                 outcome.event,
                 event("report_posted" if posted else "report_not_posted", "deliver", **detail),

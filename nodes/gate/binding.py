@@ -146,11 +146,11 @@ class Binder:
         self._words: dict[tuple[str, str, str, str, str], _PlaceWords] = {}
         self._labellings: dict[tuple[int, ...], int] = {}
         self._best: dict[tuple[object, frozenset[str]], tuple[bool, int, int]] = {}
-        self._metric: dict[tuple, object] = {}
+        self._metric: dict[tuple[object, ...], object] = {}
 
     def at(self, idx: RefIndex, item: Item) -> _At | None:
         """The place ``item`` sits at (``None``: it sits at no place)."""
-        rp = idx.bound
+        rp: _RefPlaces | None = idx.bound
         if rp is None:
             rp = idx.bound = _RefPlaces()
         key = _place_key(item)

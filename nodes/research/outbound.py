@@ -13,7 +13,7 @@ of the run returned them (B2, checked by the steps); each fetch is recorded.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypedDict
 
 from refgate.provenance.armor import without_fences
 from refgate.provenance.taint import sent_entry
@@ -35,6 +35,13 @@ def policy_of(deps: Any) -> OutboundPolicy:
         return given
     settings = getattr(deps, "settings", None)
     return OutboundPolicy(allow_data=bool(getattr(settings, "outbound_workspace_data", False)))
+
+
+class SendingUpdate(TypedDict, total=False):
+    """The ``sent`` and ``refused`` channels a research step appends to."""
+
+    sent: list[dict[str, str]]
+    refused: list[dict[str, str]]
 
 
 class Sending:
@@ -86,9 +93,9 @@ class Sending:
         self.sent.append(sent_entry(TOOL, RESEARCH_FETCH, url, "url"))
         return self._fetcher.fetch(url)
 
-    def update(self) -> dict[str, Any]:
+    def update(self) -> SendingUpdate:
         """The state update that keeps what this node sent and refused."""
-        out: dict[str, Any] = {}
+        out: SendingUpdate = {}
         if self.sent:
             out["sent"] = list(self.sent)
         if self.refused:
