@@ -6,7 +6,6 @@ sample workspace, against the scripted OpenAI-compatible stub (the real client p
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -20,14 +19,8 @@ from tests.support.serving import (
     FIRST_QUESTION,
     FOLLOW_UP,
     conversation_responder,
-    copy_sample,
     pass_of,
 )
-
-
-@pytest.fixture
-def sample(tmp_path) -> Path:
-    return copy_sample(tmp_path / "us-macro")
 
 
 @pytest.fixture

@@ -10,24 +10,18 @@ import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from refgate.refs import cited_ids
 from refgate.testing_openai import OpenAIStub
-from tests.support.serving import FIRST_QUESTION, conversation_responder, copy_sample
+from tests.support.serving import FIRST_QUESTION, conversation_responder
 
 mcp_client = pytest.importorskip("mcp.client")
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
 TOOLS = {"ask", "research", "check", "search_documents"}
-
-
-@pytest.fixture
-def sample(tmp_path) -> Path:
-    return copy_sample(tmp_path / "us-macro")
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -14,12 +13,7 @@ from typer.testing import CliRunner
 import refgate
 from refgate.cli import app
 from refgate.testing_openai import OpenAIStub
-from tests.support.serving import FIRST_QUESTION, conversation_responder, copy_sample
-
-
-@pytest.fixture
-def sample(tmp_path) -> Path:
-    return copy_sample(tmp_path / "us-macro")
+from tests.support.serving import FIRST_QUESTION, conversation_responder
 
 
 @pytest.fixture
