@@ -29,6 +29,7 @@ from refgate.retrieval.documents import index_dir
 from refgate.retrieval.index import DocumentIndex
 from refgate.retrieval.index_files import MANIFEST, DocumentIndexError
 from refgate.retrieval.loaders.pdf import page_tables
+from refgate.retrieval.mmr import DIVERSE_LAMBDA
 
 #: Document-derived paths in the capability's data (section titles come from the text too).
 UNTRUSTED_FIELDS = ["hits[].text", "hits[].section"]
@@ -149,7 +150,7 @@ def search_documents(
     company: str | list[str] | None = None,
     date_from: str | None = None,
     date_to: str | None = None,
-    mmr: bool = True,
+    mmr: bool = False,
     max_tokens: int = HIT_TOKEN_BUDGET,
     *,
     env: EngineEnv,
@@ -157,8 +158,8 @@ def search_documents(
     """Search the workspace's documents: FAISS (MiniLM, one vector per 254-word-piece window, a
     chunk scored by its best window) and BM25 candidates fused by a convex combination of
     normalised scores (dense weight 0.85 in a varied corpus down to 0.6 in one whose chunks all
-    look alike to the embedder, rising to 0.95 for queries of 15 to 30 words; the rest BM25),
-    then diversified by MMR (lambda 0.9).
+    look alike to the embedder, rising to 0.95 for queries of 15 to 30 words, then moved toward
+    whichever list singles out its best chunk; the rest BM25), best first.
 
     Args:
         query: what to look for, in words.
@@ -171,7 +172,8 @@ def search_documents(
         date_from: only documents dated on or after this ISO date ("2008-01-01"); a DART
             filing's date is its receipt date (rcept_dt).
         date_to: only documents dated on or before this ISO date.
-        mmr: pick diverse chunks by maximal marginal relevance (default true).
+        mmr: pick diverse chunks by maximal marginal relevance, lambda 0.9 (default false:
+            best first; set it when near-identical chunks crowd the hits).
         max_tokens: tokens of hit text to return (default 2400, at most 8000): the best hits are
             returned whole until the budget is spent; ``left_out`` counts the ranked hits that
             did not fit (search again with a narrower query or filter to see others).
@@ -208,7 +210,8 @@ def search_documents(
         filters["date_from"] = str(date_from)
     if date_to:
         filters["date_to"] = str(date_to)
-    ranked = dedupe_hits(index.search(query, k=k, filters=filters or None, mmr=bool(mmr)))
+    diverse = {"mmr": True, "lambda_mult": DIVERSE_LAMBDA} if mmr else {"mmr": False}
+    ranked = dedupe_hits(index.search(query, k=k, filters=filters or None, **diverse))
     hits, rest = within_budget(ranked, budget)
     data = {
         "query": query,

@@ -23,8 +23,14 @@ The dense weight ``alpha`` (``dense_weight_for``) depends on the corpus and on t
 - **the query's length**: from 15 words the weight rises linearly from that base to 0.95 at 30
   words (a verbose question's instruction words mislead BM25).
 
-Without a corpus statistic the base is ``DENSE_WEIGHT`` (0.7). How these were chosen, and on what:
-docs/benchmarks.md, "Long documents". Reciprocal-rank fusion (``rrf_fuse``, Cormack et al. 2009)
+Without a corpus statistic the base is ``DENSE_WEIGHT`` (0.7).
+
+Then, per query, **how decisive each list is** (``decisive_weight``): a list whose best candidate
+stands far above the next ten (in standard deviations of its top 100) knows which chunk answers;
+a list whose top is flat does not. The weight moves toward the decisive list:
+``alpha' = alpha * dd^p / (alpha * dd^p + (1 - alpha) * db^p)`` with ``dd`` / ``db`` the dense and
+BM25 lists' decisiveness (``decisiveness``) and ``p`` = ``DECISIVE_POWER``. How these were chosen,
+and on what: docs/benchmarks.md, "Long documents". Reciprocal-rank fusion (``rrf_fuse``, Cormack et al. 2009)
 stays available (``fusion="rrf"``).
 """
 
@@ -75,6 +81,44 @@ def dense_weight_for(query: str, homogeneity: float | None = None) -> float:
         return max(base, LONG_QUERY_WEIGHT)
     share = (n - SHORT_QUERY_WORDS) / (LONG_QUERY_WORDS - SHORT_QUERY_WORDS)
     return base + share * max(0.0, LONG_QUERY_WEIGHT - base)
+
+
+#: How strongly the lists' decisiveness moves the dense weight (0: not at all).
+DECISIVE_POWER = 0.5
+#: The next candidates the best one is compared with, and the list depth whose spread scales it.
+DECISIVE_NEXT = 10
+DECISIVE_DEPTH = 100
+#: Decisiveness of a list with nothing to rank (no BM25 term matched), or a flat one.
+_NO_SIGNAL = 1e-6
+
+
+def decisiveness(scores: Sequence[float] | np.ndarray) -> float:
+    """How far a list's best score stands above the next ``DECISIVE_NEXT``, in standard deviations
+    of its best ``DECISIVE_DEPTH`` scores (0 for fewer than three scores or a flat list)."""
+    top = np.sort(np.asarray(scores, dtype=np.float64))[::-1][:DECISIVE_DEPTH]
+    if len(top) < 3:
+        return 0.0
+    spread = float(top.std())
+    if spread == 0.0:
+        return 0.0
+    return float((top[0] - top[1 : 1 + DECISIVE_NEXT].mean()) / spread)
+
+
+def decisive_weight(
+    alpha: float,
+    dense: Sequence[float] | np.ndarray,
+    lexical: Sequence[float] | np.ndarray,
+    *,
+    power: float = DECISIVE_POWER,
+) -> float:
+    """The dense weight ``alpha`` moved toward the more decisive list: ``dense`` / ``lexical`` are
+    the scores of every chunk the query may reach (cosines; BM25 scores, 0 for no match)."""
+    if power == 0.0:
+        return alpha
+    lex = np.asarray(lexical, dtype=np.float64)
+    dd = max(decisiveness(dense), _NO_SIGNAL) ** power
+    db = max(decisiveness(lex), _NO_SIGNAL) ** power if (lex > 0).any() else _NO_SIGNAL**power
+    return alpha * dd / (alpha * dd + (1.0 - alpha) * db)
 
 
 def corpus_homogeneity(vectors: np.ndarray) -> float:

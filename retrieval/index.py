@@ -29,9 +29,11 @@ from refgate.retrieval.chunking import MAX_TOKENS, MIN_TOKENS, OVERLAP_TOKENS, C
 from refgate.retrieval.dense import dense_score, dense_top, normalise, window_rows
 from refgate.retrieval.filters import ChunkFilter
 from refgate.retrieval.fusion import (
+    DECISIVE_POWER,
     RRF_K,
     convex_fuse,
     corpus_homogeneity,
+    decisive_weight,
     dense_weight_for,
     rrf_fuse,
 )
@@ -314,6 +316,7 @@ class DocumentIndex:
         fetch_k: int | None = None,
         fusion: FusionMethod = "convex",
         dense_weight: float | None = None,
+        decisive: float = DECISIVE_POWER,
         near_duplicate: float | None = None,
     ) -> list[Hit]:
         """The ``k`` best chunks for ``query``.
@@ -322,13 +325,15 @@ class DocumentIndex:
         chunks of FAISS and of BM25, scores every candidate by both and fuses them
         (``fusion="convex"``: ``dense_weight`` (default ``fusion.dense_weight_for``: 0.85 in a
         varied corpus down to 0.6 in a uniform one, by ``homogeneity``, rising to 0.95 for
-        queries of 15 to 30 words) times the cosine normalised by its
+        queries of 15 to 30 words, then moved toward the more decisive list by
+        ``fusion.decisive_weight`` with power ``decisive``, 0 = not moved) times the cosine
+        normalised by its
         theoretical minimum and the query's maximum plus the rest times BM25 / its maximum;
         ``fusion="rrf"``: reciprocal rank); ``score`` = the fused score. ``"dense"`` / ``"bm25"``
         use one of them (``score`` = cosine / BM25). A chunk's cosine is its best window's in
         window mode (the default), the cosine of its one vector otherwise. With ``mmr`` the ``k`` hits are picked from
         the ``fetch_k`` (default ``4 * k``) best candidates by maximal marginal relevance
-        (``lambda_mult``, default ``DEFAULT_LAMBDA`` = 0.9, see ``mmr.py``; relevance = the score min-max scaled over those candidates,
+        (``lambda_mult``, default ``DEFAULT_LAMBDA`` = 1.0, relevance order; see ``mmr.py``; relevance = the score min-max scaled over those candidates,
         redundancy = cosine between chunks, or only its excess over ``near_duplicate``).
         """
         if k <= 0 or not self.chunks or not query.strip():
@@ -339,8 +344,6 @@ class DocumentIndex:
             raise ValueError(f"fusion must be convex or rrf, not {fusion!r}")
         lam = self.lambda_mult if lambda_mult is None else lambda_mult
         alpha = dense_weight
-        if alpha is None and mode == "hybrid" and fusion == "convex":
-            alpha = dense_weight_for(query, self.homogeneity)
         fetch = max(fetch_k or 4 * k, k)
         mask = self.filter_mask(filters)
         if mask is not None and not mask.any():
@@ -360,6 +363,13 @@ class DocumentIndex:
             lexical = bm25_top(bm25_all, pool)
         dense_s = dict(dense)
         bm25_s = dict(lexical)
+        if alpha is None and mode == "hybrid" and fusion == "convex":
+            alpha = dense_weight_for(query, self.homogeneity)
+            if bm25_all is not None and mask is not None:
+                reachable = bm25_all[mask]
+            else:
+                reachable = bm25_all if bm25_all is not None else np.zeros(0)
+            alpha = decisive_weight(alpha, [s for _, s in dense], reachable, power=decisive)
         if mode == "hybrid" and fusion == "rrf":
             ranked = rrf_fuse([[r for r, _ in dense], [r for r, _ in lexical]], k=RRF_K)[:fetch]
         elif mode == "hybrid":

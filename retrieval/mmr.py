@@ -15,7 +15,13 @@ redundancy term to near-duplicates: ``max(0, cos - t) / (1 - t)``, zero below ``
 cross-validation (``benchmarks/retrieval_quality.py`` prints that protocol). On the second round's
 tuning and seen splits (``benchmarks/long_documents.py``) lambdas 0.6 and 0.8-1.0 tie on the worst
 margin over the best single method; 0.8 had a higher mean (by 0.004) but lost pages on the fresh
-held-out sets (7 questions worse, none better), so 0.9 stays. Figures in docs/benchmarks.md.
+held-out sets (7 questions worse, none better), so 0.9 stayed.
+
+Fourth round (issue 34): the rule is now chosen on MRR@10 as well as recall@10, against BM25,
+dense and plain RRF, on the tuning splits only. Diversifying at 0.9 cost first ranks there (the
+decisive rule lost recall on a tuning split with it and none without), so the search's default
+is now ``DEFAULT_LAMBDA`` = 1.0: relevance order, no diversification. ``lambda_mult`` < 1 still
+diversifies (``near_duplicate`` as before). Figures in docs/benchmarks.md ("Long documents").
 """
 
 from __future__ import annotations
@@ -26,10 +32,21 @@ import numpy as np
 
 from refgate.retrieval.fusion import RRF_K, rrf_fuse
 
-__all__ = ["DEFAULT_LAMBDA", "LAMBDA_GRID", "RRF_K", "mmr_select", "redundancy_matrix", "rrf_fuse"]
+__all__ = [
+    "DEFAULT_LAMBDA",
+    "DIVERSE_LAMBDA",
+    "LAMBDA_GRID",
+    "RRF_K",
+    "mmr_select",
+    "redundancy_matrix",
+    "rrf_fuse",
+]
 
 #: Weight of relevance against redundancy (1 = relevance only, no diversification).
-DEFAULT_LAMBDA = 0.9
+DEFAULT_LAMBDA = 1.0
+#: The lambda a caller asking for diverse hits gets (``search_documents(mmr=True)``): the first
+#: three rounds' default.
+DIVERSE_LAMBDA = 0.9
 #: The lambdas the tuning protocol chooses from.
 LAMBDA_GRID: tuple[float, ...] = tuple(round(0.5 + 0.05 * i, 2) for i in range(10))
 

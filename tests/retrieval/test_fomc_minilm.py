@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from refgate.retrieval import DocumentIndex, MiniLMEmbeddings
+from refgate.retrieval.mmr import DIVERSE_LAMBDA
 
 pytestmark = pytest.mark.slow
 
@@ -107,14 +108,17 @@ def test_default_mmr_keeps_every_statement_repeating_an_announcement(fomc_index,
 @pytest.mark.parametrize(
     "question",
     [
-        # with window vectors (a chunk scored by its best window) MMR at the default lambda leaves the
+        # with window vectors (a chunk scored by its best window) MMR at lambda 0.9 leaves the
         # top 10 of most of these questions as they are; it still diversifies this one
         "hurricane damage to the Gulf Coast economy",
     ],
 )
-def test_default_mmr_still_diversifies(fomc_index, question):
+def test_mmr_at_the_diverse_lambda_still_diversifies(fomc_index, question):
     plain = fomc_index.search(question, k=10, mmr=False)
-    diverse = fomc_index.search(question, k=10)
+    assert [h.chunk_id for h in fomc_index.search(question, k=10)] == [
+        h.chunk_id for h in plain
+    ]  # the default: relevance order
+    diverse = fomc_index.search(question, k=10, lambda_mult=DIVERSE_LAMBDA)
     assert diverse[0].chunk_id == plain[0].chunk_id
     assert {h.chunk_id for h in diverse} != {h.chunk_id for h in plain}
     assert _ils(fomc_index, diverse) < _ils(fomc_index, plain) - 0.01
