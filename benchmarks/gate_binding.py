@@ -183,6 +183,12 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", type=Path, default=DEFAULT_DIR)
     ap.add_argument("--examples", type=int, default=3)
+    ap.add_argument(
+        "--part",
+        choices=("tuning", "held-out", "both"),
+        default="both",
+        help="score only one part (tune on 'tuning'; read 'held-out' once the rule is fixed)",
+    )
     args = ap.parse_args()
     data = json.loads((args.dir / "tatqa_dataset_dev.json").read_text(encoding="utf-8"))
     counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
@@ -190,6 +196,8 @@ def main() -> int:
     n_tables = {"tuning": 0, "held-out": 0}
     for ctx in data:
         part = "held-out" if held_out(ctx["table"]["uid"]) else "tuning"
+        if args.part != "both" and part != args.part:
+            continue
         ref, claims = claims_of(ctx)
         if claims:
             n_tables[part] += 1

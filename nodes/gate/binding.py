@@ -17,8 +17,12 @@ dates, the noun a number counts). A candidate backs the claim when, jointly:
 - **computed**: an emitted value the sandbox recorded as a literal of the code, or from a call
   that read no dataset, is no primary evidence.
 
-When no candidate passes, the verdict names the closest one: ``value_of_other_period`` (metric
-and unit right), ``value_of_other_quantity``, ``unit_kind_mismatch``, ``value_not_computed``.
+- **sign**: a number written without a sign binds a negative value only when its clause says
+  so in words (``quantity.states_negative``: "a loss of 5", "fell 5%", "cost of sales was 5").
+
+When no candidate passes, the verdict names the closest one: ``value_of_other_sign`` (all but the
+sign right), ``value_of_other_period`` (metric and unit right), ``value_of_other_quantity``,
+``unit_kind_mismatch``, ``value_not_computed``.
 """
 
 from __future__ import annotations
@@ -303,9 +307,10 @@ class Binder:
         uncomputed: list[tuple[RefIndex, Item, str]] = []
         done: set[str] = set()
         claim_kind, periods = q.kind, q.periods
+        positive_only = not num.signed and not q.negative_ok
         for idx, item, basis, unit_ok in found:
             rid = idx.ref.id
-            if rid in done or not unit_ok:
+            if rid in done or not unit_ok or (positive_only and item[0] < 0):
                 continue
             at = self.at(idx, item)
             if at is not None:
@@ -331,12 +336,26 @@ class Binder:
                 "itself or computed without reading a dataset: compute it from the data, or "
                 "cite a dataset-backed ref that holds it",
             )
-        return self._why_not(found, q)
+        return self._why_not(found, q, positive_only)
 
-    def _why_not(self, found: list[Candidate], q: Quantity) -> Binding:
+    def _why_not(self, found: list[Candidate], q: Quantity, positive_only: bool) -> Binding:
         """The code and detail of the candidate closest to the claim's quantity."""
         graded: list[Graded] = []
         for idx, item, basis, unit_ok in found:
+            if positive_only and item[0] < 0 and unit_ok:
+                at = self.at(idx, item)
+                if at is None or (
+                    unit_agrees(q.kind, item, at.hint)
+                    and (not (q.periods and at.periods) or _period_in(q.periods, at.periods))
+                    and self.metric_ok(idx, at, q)
+                ):
+                    return Binding(
+                        [],
+                        "value_of_other_sign",
+                        f"{_shown(item)} is {_label((idx, item))} ({idx.ref.id}), a negative "
+                        "value; the claim states it without a sign or a word that makes it "
+                        "negative: write -5 or (5), or say so (a loss of 5, fell 5%)",
+                    )
             at = self.at(idx, item)
             period_ok = True
             if at is not None:

@@ -14,7 +14,7 @@ from typing import Any
 from refgate.refs import Ref, payload_values
 from refgate.text import sentence_spans
 
-from .dates import date_keys_frozen, is_period_name
+from .dates import date_keys_frozen, find_dates, is_period_name
 from .lookup import NO_COL, PLACE_COLS, VALUE_PLACE, Item, Place, RefIndex
 from .units import NO_UNIT, Unit, merge_units, parse_unit
 from .words import PERCENT_WORDS, label_words
@@ -203,10 +203,31 @@ def _row_hint(label: str) -> str:
     return "percent" if "%" in label or "percent" in label.lower() else ""
 
 
+@lru_cache(maxsize=1024)
+def spanned_headers(columns: tuple[str, ...]) -> tuple[str, ...]:
+    """Each column's header with its spanning header's words: a flattened header row writes a
+    group's label once, on its first column ("Cash dividend per share 2018", "2019"), so a
+    header that states only a period takes the words of the nearest header before it that
+    states words and a period."""
+    out = []
+    group = ""
+    for c in columns:
+        dms = find_dates(c)
+        rest = c
+        for d in reversed(dms):
+            rest = rest[: d.start] + " " + rest[d.end :]
+        if dms and not _has_alpha(rest):
+            out.append(f"{group} {c}" if group else c)
+            continue
+        out.append(c)
+        group = " ".join(rest.split()) if dms else ""
+    return tuple(out)
+
+
 def _table_columns(idx: RefIndex, columns: list[str], title: str) -> list[bool]:
     """Each column as a place (its header's words, or the period it names); the period flags."""
     periodic = []
-    for c in columns:
+    for c, head in zip(columns, spanned_headers(tuple(columns)), strict=True):
         keys = date_keys_frozen(c)
         # A column named for periods ("period", "fiscal year") holds periods; one whose header
         # states a period ("Year Ended December 31, 2019") holds that period's values.
@@ -217,11 +238,11 @@ def _table_columns(idx: RefIndex, columns: list[str], title: str) -> list[bool]:
             idx.labels.append(c.lower())
         idx.columns.append(
             Place(
-                c,
-                "" if is_period else c,
+                head,
+                "" if is_period else head,
                 title,
                 keys,
-                "percent" if not is_period and (_row_hint(c) or _percent_words(c)) else "",
+                "percent" if not is_period and (_row_hint(head) or _percent_words(head)) else "",
             )
         )
     return periodic

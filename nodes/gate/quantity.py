@@ -6,10 +6,18 @@ the words between the previous number and it; when that stretch holds none ("Mar
 6%"), the stretch before it, then the words after it up to the next number; a claim with no
 metric words at all ("It rose to 9.6%") takes those of the sentence before. A table row's numbers
 take their row's labels and their column header.
+
+**Sign.** A number written without a sign states a positive value, unless its clause says the
+value is negative in words (``states_negative``): a direction down ("fell 5%", "decreased by 5",
+"5% lower"; not "fell to 3.2%", a level reached) or a quantity that is negative or shown negative
+by convention ("a loss of 5", "net loss was 5", "cash used in ... was 5", "cost of sales was
+5,000", 손실, 적자). So "Operating income was 5" is not backed by -5; "-5", "(5)" and △5 are
+signed and checked as written.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .markdown import Unit
@@ -32,6 +40,49 @@ class Quantity:
     #: The claim's periods, each as the date keys that state it.
     periods: tuple[tuple[str, ...], ...]
     kind: str
+    #: An unsigned number may stand for a negative value: its clause says so in words.
+    negative_ok: bool = False
+
+
+#: Words that make a number's value negative, or shown negative by convention (a loss, a cost,
+#: an outflow), wherever they sit in its clause.
+_NEGATIVE_NOUNS = re.compile(
+    r"\b(?:loss(?:es)?|deficits?|outflows?|negative|minus|shortfalls?|used|spent|paid|costs?"
+    r"|expenses?|expenditures?|payments?|purchases?|repurchases?|repayments?|depreciation"
+    r"|amorti[sz]ation|impairments?|write-?(?:downs?|offs?)|provisions?|tax(?:es)?|dividends?"
+    r"|withdrawals?|deductions?|declines?|decreases?|drops?|falls?|reductions?|contractions?"
+    r"|deficiency|overdraft)\b|손실|적자|비용|원가|감소|하락",
+    re.I,
+)
+#: Verbs and adverbs of a fall: the number after them is its size ("fell 5%"), unless "to"
+#: introduces it (the level reached: "fell to 3.2%").
+_DOWN = re.compile(
+    r"\b(?:fell|fall(?:s|ing)?|declin(?:ed|es|ing)|decreas(?:ed|es|ing)|dropp(?:ed|ing)"
+    r"|down|lower(?:ed)?|reduc(?:ed|ing)|shr[au]nk|shrink(?:s|ing)?|contracted|slump(?:ed|s)?"
+    r"|plung(?:ed|es)|tumbl(?:ed|es)|slid|sank|weaken(?:ed|s)|worsen(?:ed|s)|cut)\b",
+    re.I,
+)
+_TO_END = re.compile(
+    r"\bto(?:[ \t]+(?:about|around|approximately|nearly|roughly|some|just|an?|only))*"
+    r"[ \t$€£¥₩]*$",
+    re.I,
+)
+#: A fall stated after the number: "5% lower", "5 less than", "5% down", "(5% decline)".
+_DOWN_AFTER = re.compile(
+    r"^[ \t]*(?:(?:points?|pp|percentage points?|bps?|basis points?)[ \t]+)?"
+    r"(?:lower|less|down|below|declines?|decreases?|drop|fall|loss)\b",
+    re.I,
+)
+
+
+def states_negative(before: str, after: str = "") -> bool:
+    """Does a number's clause (``before`` it, and ``after`` it up to the next number) say in
+    words that its value is negative, or shown negative by convention?"""
+    if _NEGATIVE_NOUNS.search(before):
+        return True
+    if _DOWN.search(before) and not _TO_END.search(before):
+        return True
+    return bool(after) and _DOWN_AFTER.match(after) is not None
 
 
 def claim_kind(num: Num, text: str) -> str:
@@ -73,27 +124,47 @@ def quantities(
     periods = tuple(m.keys for m in mentions if m.kind == "date" and m.keys != ("asof",))
     nums = [m.num for m in mentions if m.kind == "number" and m.num is not None]
     if unit.cells is not None:
-        row_words = metric_words(" ".join(labels))
+        row_label = " ".join(labels)
+        row_words = metric_words(row_label)
+        row_negative = states_negative(row_label)
         out = []
         for m in mentions:
             if m.kind == "number" and m.num is not None:
                 words = row_words | metric_words(m.header)
-                out.append(Quantity(words, words | previous, periods, claim_kind(m.num, "")))
+                negative = row_negative or states_negative(m.header)
+                kind = claim_kind(m.num, "")
+                out.append(Quantity(words, words | previous, periods, kind, negative))
         return out, row_words or previous
     text = unit.text
     own = metric_words(text)
     fallback = own | previous
     if len(nums) == 1:  # the common case: its clause is all the text before it, or after it
         n = nums[0]
-        words = metric_words(text[: n.start]) or metric_words(text[n.end :]) or fallback
-        return [Quantity(words, fallback, periods, claim_kind(n, text))], own or previous
+        before, after = text[: n.start], text[n.end :]
+        words = metric_words(before) or metric_words(after) or fallback
+        negative = not n.signed and states_negative(before, after)
+        return [Quantity(words, fallback, periods, claim_kind(n, text), negative)], own or previous
     if all(a.start <= b.start for a, b in zip(nums, nums[1:], strict=False)):
-        windows = _windows(text, nums)
+        ordered = nums
     else:
         ordered = sorted(nums, key=lambda n: n.start)
-        by_id = dict(zip(map(id, ordered), _windows(text, ordered), strict=True))
-        windows = [by_id[id(n)] for n in nums]
+    windows = dict(zip(map(id, ordered), _windows(text, ordered), strict=True))
+    bounds = [0, *(n.end for n in ordered)]
+    ends = [*(n.start for n in ordered[1:]), len(text)]
+    negative: dict[int, bool] = {}
+    before_negative = False
+    for i, n in enumerate(ordered):
+        before = text[bounds[i] : n.start]
+        says = states_negative(before, text[n.end : ends[i]])
+        if not says and before_negative and i and not metric_words(before):
+            # "fell by 12.6 million, or 22.2%": a stretch with no words of its own restates
+            # the number before it (not "fell 5% to 3.2%": a level reached).
+            says = _TO_END.search(before) is None
+        before_negative = says
+        negative[id(n)] = says and not n.signed
     return [
-        Quantity(w or fallback, fallback, periods, claim_kind(n, text))
-        for n, w in zip(nums, windows, strict=True)
+        Quantity(
+            windows[id(n)] or fallback, fallback, periods, claim_kind(n, text), negative[id(n)]
+        )
+        for n in nums
     ], own or previous

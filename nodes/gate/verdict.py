@@ -29,6 +29,9 @@ ISSUE_CODES: dict[str, str] = {
     "name another quantity than the claim's metric words (the detail names the place)",
     "value_of_other_period": "a number found in the cited refs only at a place of another period "
     "than the claim states (its column, its row's period, the ref's period)",
+    "value_of_other_sign": "a number written without a sign whose only matching place holds a "
+    "negative value, in a claim that does not say in words that it is negative (a loss, a cost, "
+    "a fall)",
     "unit_kind_mismatch": "a number found in the cited refs only in another unit kind (percent, "
     "multiple, currency amount, count)",
     "value_not_computed": "a number backed only by an emitted value the code wrote as a literal, "

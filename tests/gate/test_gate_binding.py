@@ -165,3 +165,78 @@ def test_value_at_several_locations_passes_when_one_matches_the_whole_quantity()
 
 def test_percent_claim_of_a_currency_cell_is_a_unit_kind_mismatch() -> None:
     assert blocked(f"Revenue was 4,000% in 2019 [{T}].", [TABLE]) == ["unit_kind_mismatch"]
+
+
+# The sign: a number without a sign states a positive value unless its clause says otherwise ----
+
+RESULTS = Ref(
+    id=T,
+    kind="tableRef",
+    payload={
+        "columns": ["item", "2019", "2018"],
+        "rows": [
+            ["Operating income", -5, 7],
+            ["Net loss", -12, -3],
+            ["Cost of sales", -5000, -2900],
+            ["Revenue change (%)", -5.0, 3.0],
+        ],
+    },
+)
+GROWTH = Ref(
+    id=V,
+    kind="valueRef",
+    payload={"values": {"gdp_growth": -2.5}, "units": {"gdp_growth": "%"}, "period": "2009Q2"},
+)
+
+
+def test_unsigned_number_backed_by_a_negative_level_is_blocked() -> None:
+    for answer, refs in [
+        (f"Operating income was 5 in 2019 [{T}].", [RESULTS]),
+        (f"The revenue change was 5% in 2019 [{T}].", [RESULTS]),
+        (f"Revenue rose 5% in 2019 [{T}].", [RESULTS]),
+        (f"Revenue change fell to 5% in 2019 [{T}].", [RESULTS]),
+        (f"GDP growth was 2.5% in 2009Q2 [{V}].", [GROWTH]),
+    ]:
+        assert blocked(answer, refs) == ["value_of_other_sign"], answer
+    assert "-5 is Operating income, 2019" in detail(
+        f"Operating income was 5 in 2019 [{T}].", [RESULTS]
+    )
+
+
+def test_a_sign_or_words_of_a_loss_or_a_fall_back_a_negative_value() -> None:
+    for answer, refs in [
+        (f"Operating income was -5 in 2019 [{T}].", [RESULTS]),
+        (f"Operating income was (5) in 2019 [{T}].", [RESULTS]),
+        (f"Operating income was a loss of 5 in 2019 [{T}].", [RESULTS]),
+        (f"Operating income decreased by 5 in 2019 [{T}].", [RESULTS]),
+        (f"Net loss was 12 in 2019 [{T}].", [RESULTS]),
+        (f"Cost of sales was 5,000 in 2019 [{T}].", [RESULTS]),
+        (f"Revenue fell 5% in 2019 [{T}].", [RESULTS]),
+        (f"Revenue change was 5% lower in 2019 [{T}].", [RESULTS]),
+        (f"Revenue fell 5%, or 5.0%, in 2019 [{T}].", [RESULTS]),
+        (f"GDP growth was -2.5% in 2009Q2 [{V}].", [GROWTH]),
+        (f"GDP contracted 2.5% in 2009Q2 [{V}].", [GROWTH]),
+    ]:
+        assert blocked(answer, refs) == [], answer
+
+
+def test_a_signed_number_must_have_the_values_sign() -> None:
+    assert blocked(f"Operating income was 7 in 2018 [{T}].", [RESULTS]) == []
+    assert blocked(f"Operating income was -7 in 2018 [{T}].", [RESULTS]) != []
+
+
+def test_a_spanning_header_written_once_covers_its_period_columns() -> None:
+    # A flattened two-row header: each group's label sits on its first column only.
+    table = Ref(
+        id=T,
+        kind="tableRef",
+        payload={
+            "columns": ["item", "Appropriation (NT$ thousand) 2018", "2019",
+                        "Cash dividend per share (NT$) 2018", "2019"],
+            "rows": [["Cash dividends", "6,916,105", "9,765,155", "$0.58", "$0.75"]],
+        },
+    )  # fmt: skip
+    assert blocked(f"The cash dividend per share was $0.75 in 2019 [{T}].", [table]) == []
+    assert blocked(f"The cash dividend per share was $0.58 in 2019 [{T}].", [table]) == [
+        "value_of_other_period"
+    ]

@@ -60,8 +60,14 @@ def test_english_amount_roundtrip(
     # Comparisons run in binary floating point: keep to 12 significant digits (documented limit).
     assume(len(magnitude.replace(",", "").replace(".", "").lstrip("0")) <= 12)
     sign = "-" if negative else ""
+    if style == "plain" and negative:
+        # A magnitude with no sign and no word for a loss or a fall states a positive value.
+        report = check_answer(
+            claim(f"{magnitude}{claim_scale}"), [ref_for(signed, "USD", ref_scale)]
+        )
+        assert [i.code for i in report.blocking] == ["value_of_other_sign"], report.to_dict()
     body = {
-        "plain": f"{magnitude}{claim_scale}",
+        "plain": f"a loss of {magnitude}{claim_scale}" if negative else f"{magnitude}{claim_scale}",
         "dollar": f"{sign}${magnitude}{claim_scale}",
         "minus": f"{sign}{magnitude}{claim_scale}",
         "paren": f"({magnitude}){claim_scale}" if negative else f"{magnitude}{claim_scale}",
