@@ -307,10 +307,14 @@ class Binder:
         uncomputed: list[tuple[RefIndex, Item, str]] = []
         done: set[str] = set()
         claim_kind, periods = q.kind, q.periods
-        positive_only = not num.signed and not q.negative_ok
+        # A number written without a sign binds a negative value only when the claim's words
+        # say it is negative (asked only when such a value is found).
+        unsigned = not num.signed
         for idx, item, basis, unit_ok in found:
             rid = idx.ref.id
-            if rid in done or not unit_ok or (positive_only and item[0] < 0):
+            if rid in done or not unit_ok:
+                continue
+            if unsigned and item[0] < 0 and not q.negative_ok(num):
                 continue
             at = self.at(idx, item)
             if at is not None:
@@ -336,13 +340,13 @@ class Binder:
                 "itself or computed without reading a dataset: compute it from the data, or "
                 "cite a dataset-backed ref that holds it",
             )
-        return self._why_not(found, q, positive_only)
+        return self._why_not(found, num, q)
 
-    def _why_not(self, found: list[Candidate], q: Quantity, positive_only: bool) -> Binding:
+    def _why_not(self, found: list[Candidate], num: Num, q: Quantity) -> Binding:
         """The code and detail of the candidate closest to the claim's quantity."""
         graded: list[Graded] = []
         for idx, item, basis, unit_ok in found:
-            if positive_only and item[0] < 0 and unit_ok:
+            if not num.signed and item[0] < 0 and unit_ok and not q.negative_ok(num):
                 at = self.at(idx, item)
                 if at is None or (
                     unit_agrees(q.kind, item, at.hint)

@@ -40,8 +40,52 @@ class Quantity:
     #: The claim's periods, each as the date keys that state it.
     periods: tuple[tuple[str, ...], ...]
     kind: str
-    #: An unsigned number may stand for a negative value: its clause says so in words.
-    negative_ok: bool = False
+    #: What the claim's words say of its numbers' signs (read only when a value is negative).
+    signs: SignWords | None = None
+
+    def negative_ok(self, num: Num) -> bool:
+        """May ``num``, written without a sign, stand for a negative value?"""
+        return self.signs is not None and self.signs.negative(num)
+
+
+class SignWords:
+    """Which numbers of one claim its words make negative (``states_negative``), read on the
+    first question: most values a claim binds are positive and never ask."""
+
+    __slots__ = ("_got", "headers", "nums", "text")
+
+    def __init__(self, text: str, nums: list[Num], headers: list[str] | None = None) -> None:
+        self.text, self.nums, self.headers = text, nums, headers
+        self._got: dict[int, bool] | None = None
+
+    def negative(self, num: Num) -> bool:
+        got = self._got
+        if got is None:
+            got = self._got = self._read()
+        return got.get(id(num), False)
+
+    def _read(self) -> dict[int, bool]:
+        text, nums = self.text, self.nums
+        if self.headers is not None:  # a table row: its labels, then each cell's column header
+            row = states_negative(text)
+            return {
+                id(n): row or states_negative(h) for n, h in zip(nums, self.headers, strict=True)
+            }
+        ordered = sorted(nums, key=lambda n: n.start)
+        bounds = [0, *(n.end for n in ordered)]
+        ends = [*(n.start for n in ordered[1:]), len(text)]
+        out: dict[int, bool] = {}
+        before_negative = False
+        for i, n in enumerate(ordered):
+            before = text[bounds[i] : n.start]
+            says = states_negative(before, text[n.end : ends[i]])
+            if not says and before_negative and i and not metric_words(before):
+                # "fell by 12.6 million, or 22.2%": a stretch with no words of its own restates
+                # the number before it (not "fell 5% to 3.2%": a level reached).
+                says = _TO_END.search(before) is None
+            before_negative = says
+            out[id(n)] = says
+        return out
 
 
 #: Words that make a number's value negative, or shown negative by convention (a loss, a cost,
@@ -124,47 +168,29 @@ def quantities(
     periods = tuple(m.keys for m in mentions if m.kind == "date" and m.keys != ("asof",))
     nums = [m.num for m in mentions if m.kind == "number" and m.num is not None]
     if unit.cells is not None:
-        row_label = " ".join(labels)
-        row_words = metric_words(row_label)
-        row_negative = states_negative(row_label)
+        row_words = metric_words(" ".join(labels))
+        cells = [m for m in mentions if m.kind == "number" and m.num is not None]
+        signs = SignWords(" ".join(labels), nums, [m.header for m in cells])
         out = []
-        for m in mentions:
-            if m.kind == "number" and m.num is not None:
-                words = row_words | metric_words(m.header)
-                negative = row_negative or states_negative(m.header)
-                kind = claim_kind(m.num, "")
-                out.append(Quantity(words, words | previous, periods, kind, negative))
+        for m, n in zip(cells, nums, strict=True):
+            words = row_words | metric_words(m.header)
+            out.append(Quantity(words, words | previous, periods, claim_kind(n, ""), signs))
         return out, row_words or previous
     text = unit.text
     own = metric_words(text)
     fallback = own | previous
+    signs = SignWords(text, nums)
     if len(nums) == 1:  # the common case: its clause is all the text before it, or after it
         n = nums[0]
-        before, after = text[: n.start], text[n.end :]
-        words = metric_words(before) or metric_words(after) or fallback
-        negative = not n.signed and states_negative(before, after)
-        return [Quantity(words, fallback, periods, claim_kind(n, text), negative)], own or previous
+        words = metric_words(text[: n.start]) or metric_words(text[n.end :]) or fallback
+        return [Quantity(words, fallback, periods, claim_kind(n, text), signs)], own or previous
     if all(a.start <= b.start for a, b in zip(nums, nums[1:], strict=False)):
-        ordered = nums
+        windows = _windows(text, nums)
     else:
         ordered = sorted(nums, key=lambda n: n.start)
-    windows = dict(zip(map(id, ordered), _windows(text, ordered), strict=True))
-    bounds = [0, *(n.end for n in ordered)]
-    ends = [*(n.start for n in ordered[1:]), len(text)]
-    negative: dict[int, bool] = {}
-    before_negative = False
-    for i, n in enumerate(ordered):
-        before = text[bounds[i] : n.start]
-        says = states_negative(before, text[n.end : ends[i]])
-        if not says and before_negative and i and not metric_words(before):
-            # "fell by 12.6 million, or 22.2%": a stretch with no words of its own restates
-            # the number before it (not "fell 5% to 3.2%": a level reached).
-            says = _TO_END.search(before) is None
-        before_negative = says
-        negative[id(n)] = says and not n.signed
+        by_id = dict(zip(map(id, ordered), _windows(text, ordered), strict=True))
+        windows = [by_id[id(n)] for n in nums]
     return [
-        Quantity(
-            windows[id(n)] or fallback, fallback, periods, claim_kind(n, text), negative[id(n)]
-        )
-        for n in nums
+        Quantity(w or fallback, fallback, periods, claim_kind(n, text), signs)
+        for n, w in zip(nums, windows, strict=True)
     ], own or previous
