@@ -67,11 +67,15 @@ class Unit:
     cites: list[str] = field(default_factory=list)
     cells: list[Cell] | None = None
     raw: str = ""
+    _claim: str = field(default="", repr=False, compare=False)
 
     @property
     def claim(self) -> str:
-        """The claim as written (citations kept, whitespace collapsed)."""
-        return " ".join((self.raw or self.text).split())
+        """The claim as written (citations kept, whitespace collapsed); made once (a claim's
+        every number and issue names it: rebuilt each time, a claim of n numbers cost n^2)."""
+        if not self._claim:
+            self._claim = " ".join((self.raw or self.text).split())
+        return self._claim
 
 
 #: Some literal every _NOISE match contains: most sentences hold none, and one search for them

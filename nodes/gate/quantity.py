@@ -147,12 +147,13 @@ def _windows(text: str, nums: list[Num]) -> list[frozenset[str]]:
     bounds = [0] + [n.end for n in nums]
     lefts = [metric_words(text[bounds[i] : n.start]) for i, n in enumerate(nums)]
     out: list[frozenset[str]] = []
+    last: frozenset[str] = (
+        frozenset()
+    )  # the nearest stretch before with words (linear, not a walk back)
     for i, n in enumerate(nums):
-        words = lefts[i]
-        j = i
-        while not words and j > 0:
-            j -= 1
-            words = lefts[j]
+        words = lefts[i] or last
+        if lefts[i]:
+            last = lefts[i]
         if not words:
             nxt = nums[i + 1].start if i + 1 < len(nums) else len(text)
             words = metric_words(text[n.end : nxt])
