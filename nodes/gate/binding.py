@@ -356,7 +356,7 @@ class Binder:
                     return Binding(
                         [],
                         "value_of_other_sign",
-                        f"{_shown(item)} is {_label((idx, item))} ({idx.ref.id}), a negative "
+                        f"{_shown(item)} is {_label(idx, item)} ({idx.ref.id}), a negative "
                         "value; the claim states it without a sign or a word that makes it "
                         "negative: write -5 or (5), or say so (a loss of 5, fell 5%)",
                     )
