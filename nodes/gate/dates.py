@@ -78,7 +78,7 @@ _PATTERNS: list[tuple[str, str]] = [
     ("q0", r"\bQ(?P<q>[1-4])\b"),
     (
         "year",
-        rf"{_NB}(?P<y>{_Y})(?![A-Za-z0-9_%]|[.,]\d|\s?(?:%|percent|thousand|million|billion|trillion|"
+        rf"{_NB}(?P<y>{_Y})(?![A-Za-z0-9_%]|[.,]\d|\)?\s?(?:%|percent|thousand|million|billion|trillion|"
         rf"mn|bn|tn|[조억만천]|원|달러|달러))",
     ),
 ]

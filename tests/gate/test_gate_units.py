@@ -519,3 +519,19 @@ def test_unit_parsing_is_cached_but_per_value() -> None:
     # Units given as unhashable values fall back to uncached parsing.
     odd = val({"a": 5.0}, {"a": ["USD"]})
     assert passes(f"Revenue was 5 [{V}].", odd)
+
+
+@pytest.mark.parametrize("shown", ["(1900) thousand", "(2010) million", "(1999)bn"])
+def test_a_year_like_amount_in_parentheses_is_a_negative_amount(shown: str) -> None:
+    # Found by the English amount property test: "(1900) thousand" was read as the year 1900.
+    magnitude = float(shown.split(")")[0][1:])
+    scale = {"thousand": 1e3, "million": 1e6, "bn": 1e9}[shown.split(")")[1].strip()]
+    ref = Ref(
+        id="val_paren",
+        kind="valueRef",
+        payload={"values": {"net_income": -magnitude * scale}, "units": {"net_income": "USD"}},
+    )
+    report = check_answer(f"Net income came to {shown} in the period [val_paren].", [ref])
+    assert report.passed, report.to_dict()["issues"]
+    other = check_answer("Net income came to (1901) thousand [val_paren].", [ref])
+    assert not other.passed
