@@ -85,6 +85,12 @@ def inert_answer(answer: str, allowed: frozenset[str] = frozenset()) -> str:
     return out
 
 
+def _issue_line(issue: Mapping[str, Any]) -> str:
+    """A GATE issue (warning or unmet claim) as one list item: claim, detail, code."""
+    claim = _one_line(issue["claim"], 200) or "(whole answer)"
+    return f'- "{claim}": {_one_line(issue["detail"])} (`{issue["code"]}`)'
+
+
 def _one_line(text: object, limit: int = 300) -> str:
     """``text`` on one line, cut at ``limit``, with markup characters escaped (shown, inert)."""
     return cardlib.clip(" ".join(str(text or "").split()), limit).translate(_MD_SPECIAL)
@@ -189,11 +195,7 @@ def render_run_markdown(record: Mapping[str, object]) -> str:
     warned = cardlib.warnings(gate)
     if warned:
         out += ["## GATE warnings", ""]
-        out += [
-            f'- "{_one_line(w["claim"], 200) or "(whole answer)"}": {_one_line(w["detail"])}'
-            f" (`{w['code']}`)"
-            for w in warned
-        ]
+        out += [_issue_line(w) for w in warned]
         out.append("")
     conclusions = gate.get("conclusions") or []
     if conclusions:
@@ -218,11 +220,7 @@ def render_run_markdown(record: Mapping[str, object]) -> str:
     unmet = cardlib.unmet_claims(gate)
     if unmet and "### Not verified" not in answer:
         out += ["## Not verified", ""]
-        out += [
-            f'- "{_one_line(u["claim"], 200) or "(whole answer)"}": {_one_line(u["detail"])}'
-            f" (`{u['code']}`)"
-            for u in unmet
-        ]
+        out += [_issue_line(u) for u in unmet]
         out.append("")
     critiques = record.get("critiques") or []
     if critiques:
