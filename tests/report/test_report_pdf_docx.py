@@ -47,7 +47,7 @@ def test_the_pdf_report_shows_the_answer_and_first_evidence_card_on_page_one(rep
     assert pdf.read_bytes().startswith(b"%PDF-")
     png = tmp_path / "page"
     subprocess.run(
-        ["pdftoppm", "-f", "1", "-l", "1", "-r", "110", "-png", "-singlefile", pdf, png],
+        ["pdftoppm", "-f", "1", "-l", "1", "-r", "200", "-png", "-singlefile", pdf, png],
         check=True,
         timeout=60,
     )
