@@ -138,17 +138,14 @@ class LazyCommands(TyperGroup):
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
-        try:
-            return self._click_resolve_command(ctx, args)
-        except click.UsageError as exc:
-            matches = get_close_matches(args[0], list(COMMANDS)) if args else []
-            if matches:
-                exc.message = (
-                    exc.message.rstrip(".")
-                    + ". Did you mean "
-                    + (", ".join(repr(m) for m in matches) + "?")
-                )
-            raise
+        """An unknown command name fails with the closest names from ``COMMANDS`` (the loaded
+        commands alone, which Typer's own suggestion reads, hold only what has been run)."""
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in COMMANDS and name not in self.commands:
+            matches = get_close_matches(name, list(COMMANDS))
+            hint = f" Did you mean {', '.join(repr(m) for m in matches)}?" if matches else ""
+            ctx.fail(f"No such command {name!r}.{hint}")
+        return super().resolve_command(ctx, args)
 
 
 app = typer.Typer(

@@ -111,3 +111,23 @@ def test_version_loads_no_command_line_stack():
     out, modules = loaded_modules(["--version"])
     assert out.strip() == "refgate 0.1.0"
     assert not [m for m in modules if m.split(".")[0] in ("typer", "click", "rich", "pydantic")]
+
+
+@pytest.mark.parametrize(
+    ("typo", "suggested"), [("ask2", "'ask'"), ("indx", "'index'"), ("zzz", None)]
+)
+def test_an_unknown_command_names_the_closest_commands(typo, suggested):
+    proc = subprocess.run(
+        [sys.executable, "-c", "from refgate import _console_main; _console_main()", typo],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert proc.returncode == 2
+    assert f"No such command '{typo}'." in proc.stderr
+    assert "Traceback" not in proc.stderr
+    if suggested:
+        assert f"Did you mean {suggested}?" in proc.stderr
+    else:
+        assert "Did you mean" not in proc.stderr
