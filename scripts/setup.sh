@@ -31,6 +31,10 @@ fi
 if [[ ",$EXTRAS," == *",dev,"* ]] && ! command -v pdftoppm >/dev/null 2>&1; then
   need_apt+=(poppler-utils)
 fi
+# fonts-nanum: benchmarks/ocr_accuracy.py --korean renders Korean pages in NanumGothic.
+if [[ ",$EXTRAS," == *",dev,"* ]] && [[ ! -f /usr/share/fonts/truetype/nanum/NanumGothic.ttf ]]; then
+  need_apt+=(fonts-nanum)
+fi
 if [[ ",$EXTRAS," == *",postgres,"* ]] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   need_apt+=(postgresql)
 fi
