@@ -41,9 +41,10 @@ from refgate.graph.research import PASS_NAME, build_research_graph, run_config, 
 from refgate.memory.audit import append_run
 from refgate.memory.persistence import open_persistence
 from refgate.models import NO_MODEL_HELP, ModelProvider, endpoint_of, is_configured, split_model
+from refgate.nodes.research.report import to_markdown
 from refgate.paths import PathEscape, check_served, served_allowlist
 from refgate.refs import Ref, as_ref_map
-from refgate.report import answer_document
+from refgate.report import answer_document, write_research_report, write_run_report
 from refgate.tools.web_providers import WebProviderError, default_providers
 from refgate.usage import (
     Usage,
@@ -103,6 +104,12 @@ class Answer:
         out.update(passed=self.passed, unverified=self.unverified, usage=self.usage.to_dict())
         return out
 
+    def write_report(self, path: str | Path) -> Path:
+        """Write the run's report file, as ``refgate ask --output`` does: the format follows the
+        extension (.md, .html, .pdf, .docx, .json); HTML and PDF embed the run's charts from the
+        workspace's artifacts folder. ``refgate.report.ReportError`` when it cannot be written."""
+        return write_run_report(path, self.to_dict(), self.workspace or None)
+
 
 @dataclass
 class ResearchResult:
@@ -128,6 +135,11 @@ class ResearchResult:
             "thread_id": self.thread,
             "usage": self.usage.to_dict(),
         }
+
+    def write_report(self, path: str | Path) -> Path:
+        """Write the report file, as ``refgate research --output`` does (the format follows the
+        extension). ``refgate.report.ReportError`` when it cannot be written."""
+        return write_research_report(path, self.report, to_markdown)
 
 
 def _emit(on_event: EventHandler | None, chunk: dict[str, Any]) -> None:

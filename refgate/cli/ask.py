@@ -25,7 +25,7 @@ from refgate.cli.app import (
 )
 from refgate.cli.approval import terminal_approver
 from refgate.cli.common import WORKSPACE_HELP, dumps, open_workspace, resume_command
-from refgate.cli.report import check_output, write_run_output
+from refgate.cli.report import check_output, report_written
 from refgate.config import ConfigError
 from refgate.refs import as_ref_map, cited_ids, payload_values
 from refgate.report.cards import influence_note, sent_lines
@@ -247,7 +247,9 @@ def run_question(
         }
         _render({**shown, "question": question or ""}, result.thread)
         err_console.print(f"[dim]{esc(result.usage.summary())}[/dim]")
-    if output is not None and not write_run_output(output, result.to_dict(), ws):
+    if output is not None and not report_written(
+        lambda: result.write_report(output), result.thread
+    ):
         return EXIT_ERROR
     return EXIT_OK if result.passed else EXIT_UNMET
 

@@ -5,7 +5,7 @@ extension: ``.md``, ``.html`` (one self-contained file) or ``.json``."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,6 @@ from refgate.memory.audit import read_audit
 from refgate.report import (
     ReportError,
     answer_document,
-    collect_charts,
     output_format,
     write_research_report,
     write_run_report,
@@ -36,19 +35,13 @@ def check_output(path: Path | None) -> None:
         raise typer.Exit(EXIT_CONFIG) from None
 
 
-def chart_roots(workspace: Any) -> list[Path]:
-    """Where a run's charts may be read from: the workspace's artifacts folder."""
-    return [Path(workspace.state_dir) / "artifacts"] if workspace is not None else []
-
-
-def write_run_output(path: Path, record: Mapping[str, Any], workspace: object) -> bool:
-    """Write a run's report; print where (or why not) on stderr. True when written."""
+def report_written(write: Callable[[], Path], thread: str | None) -> bool:
+    """Write a run's report with ``write``; print where (or why not, and how to write it again)
+    on stderr. True when written."""
     try:
-        charts = collect_charts(record.get("refs") or {}, chart_roots(workspace))
-        written = write_run_report(path, record, charts)
+        written = write()
     except ReportError as exc:
         err_console.print(f"[red]report not written:[/red] {esc(exc)}")
-        thread = record.get("thread_id")
         if thread:
             err_console.print(
                 f"the run is stored; write it again with: refgate report {esc(thread)} --output FILE"
@@ -129,7 +122,8 @@ def report(
         facts = _audit_facts(ws, thread)
         usage = turn_usage(values, facts.get("models") or {})
         record = answer_document(values, thread_id=thread, workspace=ws, usage=usage, **facts)
-        raise typer.Exit(EXIT_OK if write_run_output(output, record, ws) else EXIT_ERROR)
+        done = report_written(lambda: write_run_report(output, record, ws.root), thread)
+        raise typer.Exit(EXIT_OK if done else EXIT_ERROR)
     research = _research_report(ws, thread)
     if research is None:
         err_console.print(

@@ -24,7 +24,7 @@ from refgate.cli.app import (
 from refgate.cli.common import WORKSPACE_HELP, open_workspace
 from refgate.cli.report import check_output
 from refgate.config import ConfigError
-from refgate.report import ReportError, write_research_report
+from refgate.report import ReportError
 from refgate.report.links import research_urls
 from refgate.report.markdown import inert_answer
 
@@ -207,7 +207,7 @@ def research(
         typer.echo(terminal_safe(to_markdown(result.report)))
     if output is not None:
         try:
-            written = write_research_report(output, result.report, to_markdown)
+            written = result.write_report(output)
         except ReportError as exc:
             err_console.print(f"[red]report not written:[/red] {esc(exc)}")
             raise typer.Exit(EXIT_ERROR) from None

@@ -71,6 +71,12 @@ def chart_of(ref: Mapping[str, object], roots: Iterable[Path]) -> dict[str, Any]
     return out
 
 
+def chart_roots(workspace: str | Path | None) -> list[Path]:
+    """Where a run's charts may be read from: the artifacts folder SaveArtifact writes under the
+    workspace's state folder (``<root>/.refgate/artifacts``); none without a workspace."""
+    return [Path(workspace) / ".refgate" / "artifacts"] if workspace is not None else []
+
+
 def collect_charts(refs: Mapping[str, Mapping[str, Any]], roots: Iterable[Path]) -> list[dict]:
     """Every chart of the run, in ledger order."""
     roots = [Path(r) for r in roots]

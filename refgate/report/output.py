@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from refgate.report.charts import chart_roots, collect_charts
 from refgate.report.controls import visible_controls
 from refgate.report.html import render_research_html, render_run_html
 from refgate.report.markdown import render_run_markdown
@@ -90,15 +91,21 @@ def to_json(value: object) -> str:
 
 
 def write_run_report(
-    path: str | Path, record: Mapping[str, object], charts: Sequence[Mapping[str, object]] = ()
+    path: str | Path, record: Mapping[str, object], workspace: str | Path | None = None
 ) -> Path:
-    """Write a workbench run's report in the format of ``path``."""
+    """Write a workbench run's report in the format of ``path``. The HTML and PDF reports embed
+    the run's charts, read from the artifacts folder of ``workspace`` (its root) only."""
+
+    def html() -> str:
+        refs = record.get("refs")
+        charts = collect_charts(refs if isinstance(refs, Mapping) else {}, chart_roots(workspace))
+        return render_run_html(record, charts)
 
     renderers: dict[str, Callable[[], str | bytes]] = {
         "md": lambda: render_run_markdown(record),
-        "html": lambda: render_run_html(record, charts),
+        "html": html,
         "json": lambda: to_json(record),
-        "pdf": lambda: _pdf(render_run_html(record, charts)),
+        "pdf": lambda: _pdf(html()),
         "docx": lambda: render_run_docx(record),
     }
     return write_atomic(path, renderers[output_format(path)]())

@@ -20,13 +20,7 @@ PUBLIC = ("refgate.api",)
 #: The layers the check covers: the concept packages below the layers, and the kernel.
 CORE = ("refgate.report", "refgate.provenance", "refgate.memory", "refgate.catalog", "kernel")
 #: Modules one upper layer alone uses that stay where they are, each with its reason.
-ALLOWED: dict[str, str] = {
-    "refgate.report.output": "the report package's file writer (formats, atomic write); moved "
-    "into the CLI it would take html, word and pdf with it (the CLI would then be their one user "
-    "too) and dissolve the report package, which the layer map keeps as one concept",
-    "refgate.report.charts": "embeds a run's chart files into the HTML report; the report "
-    "package's, for the same reason as refgate.report.output",
-}
+ALLOWED: dict[str, str] = {}
 
 
 def modules(root: Path = REPO) -> dict[str, Path]:

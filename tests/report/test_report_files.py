@@ -7,15 +7,25 @@ import hashlib
 import json
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
+from refgate.api.public import Answer, ResearchResult
 from refgate.cli import app
 from refgate.nodes.gate import check_answer
 from refgate.refs import Ref
-from refgate.report import collect_charts, render_research_html, render_run_html, run_record
+from refgate.report import (
+    ReportError,
+    collect_charts,
+    render_research_html,
+    render_run_html,
+    run_record,
+)
 from refgate.report.cards import cited_cells
 from refgate.testing_openai import OpenAIStub
+from refgate.usage import Usage
 from tests.support.report_runs import (
     HOSTILE_URL,
     ask_with_report,
@@ -605,3 +615,36 @@ def test_markdown_report_has_no_live_non_http_link_and_no_control_characters():
     assert hrefs == {"https://fed.example/s"}, hrefs
     assert not CONTROLS.search(md), repr(md)
     assert "\u241b]0;pwned\u2407" in md and "\\x9b31m" in md and "\u2421" in md
+
+
+def test_the_public_api_results_write_their_report_files(tmp_path):
+    """``Answer.write_report`` embeds a chart from the workspace's artifacts folder only;
+    ``ResearchResult.write_report`` writes the research report; a bad extension is refused."""
+    ws = tmp_path / "ws"
+    root = ws / ".refgate" / "artifacts"
+    root.mkdir(parents=True)
+    png = b"\x89PNG\r\n\x1a\n" + b"\0" * 32
+    (root / "c.png").write_bytes(png)
+    (tmp_path / "other.png").write_bytes(png)
+    sha = hashlib.sha256(png).hexdigest()
+
+    def answer(chart: Path, workspace: str) -> Answer:
+        ref = _chart_ref(chart, sha)
+        record = {"question": "q", "answer": "a", "refs": {ref["id"]: ref}, "gate": {}}
+        fields = dict(question="q", answer="a", passed=True, gate={}, refs={}, unverified=[])
+        return Answer(**fields, thread="t", usage=Usage(), workspace=workspace, record=record)
+
+    inside = answer(root / "c.png", str(ws)).write_report(tmp_path / "in.html").read_text()
+    assert '<img src="data:image/png;base64,' in inside
+    outside = answer(tmp_path / "other.png", str(ws)).write_report(tmp_path / "out.html")
+    assert "<img" not in outside.read_text() and "outside the workspace" in outside.read_text()
+    no_ws = answer(root / "c.png", "").write_report(tmp_path / "none.html").read_text()
+    assert "<img" not in no_ws  # no workspace: no folder a chart may come from
+
+    report = hostile_research_report()
+    research = ResearchResult(str(report["question"]), report, "", "complete", "r", Usage())
+    assert "Verified claims (1)" in research.write_report(tmp_path / "r.html").read_text()
+    markdown = research.write_report(tmp_path / "r.md").read_text()
+    assert markdown.startswith("# Deep Research") and "\\<script>alert(1)\\</script>" in markdown
+    with pytest.raises(ReportError):
+        research.write_report(tmp_path / "r.txt")
