@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from refgate.catalog.toolspec import ToolContext
-from refgate.events import event
+from refgate.events import TraceEvent, event
 from refgate.nodes.gate.markdown import split_units
 from refgate.refs import SCHEMA_ROLE, Ref
 from refgate.tools.registry import get_spec
@@ -48,7 +48,7 @@ def savable_tables(answer: str, refs: Mapping[str, Ref]) -> list[Ref]:
 
 def save_cited_tables(
     state: Mapping[str, Any], trace: Sequence[Mapping[str, object]], ctx: ToolContext
-) -> tuple[list[Ref], list[dict[str, Any]]]:
+) -> tuple[list[Ref], list[TraceEvent]]:
     """Save the answer's cited trusted tables when B1 took SaveArtifact from WORK; returns the
     artifactRefs and trace events (a failure is an event, never an error of the run)."""
     gate = state.get("gate") or {}
@@ -56,7 +56,7 @@ def save_cited_tables(
         return [], []
     spec = get_spec("SaveArtifact")
     saved: list[Ref] = []
-    events: list[dict[str, Any]] = []
+    events: list[TraceEvent] = []
     for table in savable_tables(str(state.get("answer") or ""), ctx.ledger.all()):
         before = len(ctx.ledger.issued)
         try:

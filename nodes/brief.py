@@ -20,14 +20,13 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Sequence
-from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from refgate.catalog.skillbook import skillbook_for
-from refgate.events import event
+from refgate.events import TraceEvent, event
 from refgate.memory.decisions import recall_decisions
 from refgate.nodes.common import Deps, PassTimer, budget_state, load_prompt, make_context
 from refgate.nodes.conversation import conversation_block
@@ -76,7 +75,7 @@ def _workspace_summary(ctx) -> str:
     return "\n".join(lines)
 
 
-def _recall(question: str, ctx, store: object) -> tuple[list[str], list[dict[str, Any]]]:
+def _recall(question: str, ctx, store: object) -> tuple[list[str], list[TraceEvent]]:
     """Decisions remembered by earlier runs on this workspace that match the question."""
     if store is None:
         return [], [event("recall_skipped", "brief", reason="no store attached")]

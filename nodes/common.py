@@ -16,10 +16,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import get_runtime
+from typing_extensions import Unpack
 
 from refgate.catalog.toolspec import ToolContext
 from refgate.config import Settings, apply_context, context_workspace, load_settings
-from refgate.events import event, stream_writer
+from refgate.events import EventFields, TraceEvent, event, stream_writer
 from refgate.models import ModelProvider
 from refgate.nodes.conversation import earlier_questions
 from refgate.nodes.state import WorkbenchState
@@ -162,10 +163,10 @@ class PassTimer:
         self.emit = ctx.emit if ctx is not None else stream_writer()
         self.emit({"event": "pass_started", "pass": pass_name})
 
-    def start_event(self, **fields: Any) -> dict[str, Any]:
+    def start_event(self, **fields: Unpack[EventFields]) -> TraceEvent:
         return event("pass_start", self.pass_name, **fields)
 
-    def end_event(self, **fields: Any) -> dict[str, Any]:
+    def end_event(self, **fields: Unpack[EventFields]) -> TraceEvent:
         ms = round((time.perf_counter() - self.started) * 1000, 2)
         self.emit(
             {
@@ -175,7 +176,8 @@ class PassTimer:
                 **{k: v for k, v in fields.items() if k in ("refs", "status")},
             }
         )
-        return event("pass_end", self.pass_name, duration_ms=ms, **fields)
+        timed: EventFields = {"duration_ms": ms, **fields}
+        return event("pass_end", self.pass_name, **timed)
 
 
 #: Payload keys shown to a model per kind of ref (everything else stays in the ledger).

@@ -17,6 +17,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from refgate.events import TraceEvent
 from refgate.memory.audit import append_sent
 from refgate.nodes.common import Deps, event, make_context, thread_id_of
 from refgate.nodes.state import WorkbenchState
@@ -59,7 +60,7 @@ def report_of(state: WorkbenchState, thread_id: str, untrusted: bool) -> dict[st
 
 def _audit_sent(
     ws: Any, state: WorkbenchState, config: RunnableConfig, sent: list[Mapping[str, Any]]
-) -> dict[str, Any]:
+) -> TraceEvent:
     """Keep the post in the workspace's audit file; never raises (the trace says why not)."""
     try:
         append_sent(ws, thread_id_of(config), str(state.get("run_id") or ""), sent)

@@ -27,7 +27,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from refgate.config import MODEL_PASSES
-from refgate.events import event, run_events
+from refgate.events import TraceEvent, event, run_events
 from refgate.memory.audit import append_run, build_run_record
 from refgate.memory.decisions import remember_run_decision, untrusted_origins
 from refgate.nodes.artifacts import save_cited_tables
@@ -46,7 +46,7 @@ HISTORY_LIMIT = 200
 _CHECKPOINTER_KEY = "__pregel_checkpointer"
 
 
-def summarize_trace(trace: list[dict[str, Any]], gate: dict[str, Any] | None) -> dict[str, Any]:
+def summarize_trace(trace: Sequence[TraceEvent], gate: dict[str, Any] | None) -> dict[str, Any]:
     """Counts and timings of a run's trace (the ``trace_summary`` output)."""
     passes = [e["pass"] for e in trace if e.get("type") == "pass_start"]
     durations: dict[str, float] = {}
@@ -115,7 +115,7 @@ def history_summary(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 
 def improvement_candidates(
-    trace: list[dict[str, Any]],
+    trace: Sequence[TraceEvent],
     gate: dict[str, Any] | None,
     history: Mapping[str, Any] | None = None,
 ) -> list[str]:
@@ -318,10 +318,10 @@ def _audit_run(
     ctx: Any,
     config: Mapping[str, Any] | None,
     store: Any,
-    events: list[dict[str, Any]],
+    events: list[TraceEvent],
     issued: Mapping[str, Ref],
     summary: Mapping[str, Any],
-) -> dict[str, Any]:
+) -> TraceEvent:
     """Append the run's audit record (a served run: no CLI writes one) to the workspace's
     ``audit.jsonl``, or to the store when the run has no workspace; returns the trace event.
     Never raises: an audit that cannot be written is reported in the trace."""

@@ -28,7 +28,7 @@ from langchain_core.messages import (
 )
 
 from refgate.catalog.toolspec import ToolContext
-from refgate.events import event
+from refgate.events import TraceEvent, event
 from refgate.nodes.common import usage_of
 from refgate.provenance.budget import budget_of
 from refgate.tools.executor import CallOutcome, answer_invalid_call, execute_tool_call
@@ -39,7 +39,7 @@ from refgate.tools.registry import get_spec, tools_for
 class PassOutcome:
     messages: list[BaseMessage]
     final: AIMessage | None
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[TraceEvent] = field(default_factory=list)
     rounds: int = 0
     hit_bound: bool = False
     untrusted_seen: bool = False
@@ -90,7 +90,7 @@ def _untrusted_sources(outcome: CallOutcome) -> list[str]:
 
 
 def invoke_model(
-    model: Any, messages: list[BaseMessage], pass_name: str, events: list[dict[str, Any]]
+    model: Any, messages: list[BaseMessage], pass_name: str, events: list[TraceEvent]
 ) -> AIMessage:
     """One model call, traced with duration and token usage. Tagged ``nostream``: the graph's
     ``messages`` stream carries the answer (``stream_model``), not the passes' plans and calls."""
@@ -127,7 +127,7 @@ def stream_model(
     model: Any,
     messages: list[BaseMessage],
     pass_name: str,
-    events: list[dict[str, Any]],
+    events: list[TraceEvent],
     emit: Callable[[dict[str, Any]], None],
 ) -> AIMessage:
     """One model call whose text is sent as it is written: every piece goes to ``emit`` as an

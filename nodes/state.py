@@ -21,6 +21,7 @@ from langchain_core.runnables import RunnableConfig
 # typing_extensions' TypedDict: pydantic (LangServe, Studio schemas) refuses typing's on 3.11.
 from typing_extensions import TypedDict
 
+from refgate.events import TraceEvent
 from refgate.refs import RefData, merge_refs
 
 
@@ -49,7 +50,7 @@ class WorkbenchState(TypedDict, total=False):
     run_id: str
     plan: Plan
     refs: Annotated[dict[str, RefData], merge_refs]
-    trace: Annotated[list[dict[str, Any]], operator.add]
+    trace: Annotated[list[TraceEvent], operator.add]
     work_notes: str
     work_notes_untrusted: bool
     critiques: list[str]

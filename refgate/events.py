@@ -1,17 +1,93 @@
 """Trace events and progress: one event shape and one way to reach the custom stream.
 
 ``event`` builds the JSON-able trace record every pass appends to the ``trace`` channel (and
-memory records for recall); ``stream_writer`` is the running graph's custom-stream writer, or a
-no-op outside a graph run, so code that reports progress never needs to know who is listening.
+memory records for recall); ``TraceEvent`` declares its keys (each event kind sets the few it
+needs); ``stream_writer`` is the running graph's custom-stream writer, or a no-op outside a graph
+run, so code that reports progress never needs to know who is listening.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import NotRequired
 
 from langgraph.config import get_stream_writer
+
+# typing_extensions' TypedDict: pydantic (LangServe, Studio schemas) refuses typing's on 3.11.
+from typing_extensions import TypedDict, Unpack
+
+from refgate.payloads import JsonObject, JsonValue
+
+
+class GateIssueBrief(TypedDict):
+    """A blocking GATE issue as a ``gate_verdict`` event records it."""
+
+    code: str | None
+    claim: str
+
+
+class EventFields(TypedDict, total=False):
+    """The keys a trace event may carry besides its ``type``, ``pass`` and time ``t``."""
+
+    # a pass's start and end (``nodes.common.PassTimer``)
+    run_id: str | None
+    attempt: int
+    duration_ms: float
+    status: str | None
+    next: str
+    refs: Sequence[str]
+    rounds: int
+    hit_bound: bool
+    candidates: int
+    critiques: int
+    checklist: Mapping[str, bool]
+    gaps: int
+    chars: int
+    plan: JsonObject
+    # a model call (``nodes.loop``)
+    usage: Mapping[str, int]
+    tool_calls: Sequence[str]
+    streamed: bool
+    # a tool call (``tools.executor``): name, arguments as traced, outcome
+    tool: str
+    args: JsonValue
+    error: str | None
+    exception: str
+    signals: Sequence[JsonObject]
+    influenced_by: Sequence[str]
+    # the GATE's verdict
+    passed: bool
+    issues: Sequence[GateIssueBrief]
+    verify_ref: str
+    # recall of remembered decisions (``refgate.memory.decisions``)
+    mode: str
+    namespace: str
+    decisions: Sequence[str]
+    scores: Sequence[float | None]
+    min_score: float | None
+    below_threshold: int
+    expired: int
+    # notices: what a pass did or skipped, and why
+    reason: str | None
+    tools: Sequence[str]
+    skills: Sequence[str]
+    ref: str
+    artifacts: Sequence[str]
+    to: str
+    key: str
+    thread_id: str | None
+    what: str
+    url: str | None
+
+
+#: ``pass`` is a Python keyword: the head of an event is declared in the functional syntax.
+_EventHead = TypedDict("_EventHead", {"type": str, "pass": str, "t": NotRequired[str]})
+
+
+class TraceEvent(_EventHead, EventFields):
+    """One trace event: its kind (``type``), the pass that wrote it, when (``t``, ISO 8601;
+    tool-call events carry none) and the fields of its kind (``EventFields``)."""
 
 
 def now_iso() -> str:
@@ -19,12 +95,12 @@ def now_iso() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
 
-def event(kind: str, pass_name: str, **fields: Any) -> dict[str, Any]:
+def event(kind: str, pass_name: str, **fields: Unpack[EventFields]) -> TraceEvent:
     """One trace event (JSON-able)."""
     return {"type": kind, "pass": pass_name, "t": now_iso(), **fields}
 
 
-def stream_writer() -> Callable[[Any], None]:
+def stream_writer() -> Callable[[object], None]:
     """The custom-stream writer of the running graph, or a no-op outside a stream."""
     try:
         return get_stream_writer()
@@ -32,7 +108,7 @@ def stream_writer() -> Callable[[Any], None]:
         return lambda _chunk: None
 
 
-def run_events(trace: Sequence[Mapping[str, object]], run_id: str | None) -> list[dict[str, Any]]:
+def run_events(trace: Sequence[TraceEvent], run_id: str | None) -> list[TraceEvent]:
     """The events of run ``run_id``: from its BRIEF ``pass_start`` on (all events if not found)."""
     start = 0
     for i in range(len(trace) - 1, -1, -1):
@@ -44,4 +120,4 @@ def run_events(trace: Sequence[Mapping[str, object]], run_id: str | None) -> lis
         ):
             start = i
             break
-    return [dict(e) for e in trace[start:]]
+    return [e.copy() for e in trace[start:]]

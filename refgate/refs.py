@@ -26,7 +26,9 @@ from typing import Any, Literal, NotRequired, cast, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 # typing_extensions' TypedDict: pydantic (LangServe, Studio schemas) refuses typing's on 3.11.
-from typing_extensions import TypedDict
+from typing_extensions import TypedDict, Unpack
+
+from refgate.payloads import JsonValue
 
 RefKind = Literal[
     "skillRef",
@@ -120,7 +122,7 @@ SCALES: dict[str, float] = {
 MAX_PAYLOAD_DEPTH = 64
 
 
-def plain(value: object, path: str = "payload", _depth: int = 0) -> Any:
+def plain(value: object, path: str = "payload", _depth: int = 0) -> JsonValue:
     """``value`` as plain JSON-like data (dict, list, str, int, float, bool, None).
 
     numpy scalars and arrays, pandas timestamps, dates and decimals are converted; anything else,
@@ -150,7 +152,8 @@ def plain(value: object, path: str = "payload", _depth: int = 0) -> Any:
         return plain(tolist(), path, _depth)
     isoformat = getattr(value, "isoformat", None)  # pandas Timestamp
     if callable(isoformat):
-        return isoformat()
+        stamp: JsonValue = isoformat()
+        return stamp
     raise ValueError(f"{path}: {type(value).__name__} is not plain data a ref can carry")
 
 
@@ -183,7 +186,7 @@ class Ref(BaseModel):
 
     @field_validator("payload", mode="before")
     @classmethod
-    def _payload_is_plain(cls, value: Any) -> Any:
+    def _payload_is_plain(cls, value: object) -> object:
         return plain(value) if isinstance(value, Mapping) else value
 
     @field_validator("id")
@@ -235,6 +238,24 @@ class Ref(BaseModel):
         if self.authority is not None:
             return self.authority == "secondary"
         return self.kind == "webRef" or self.source_type == "llm"
+
+
+class RefFields(TypedDict, total=False):
+    """What a ref says besides its kind and payload (``Ref.new``'s keyword arguments)."""
+
+    title: str
+    source: str
+    source_type: SourceType
+    created_by: str
+    authority: Authority | None
+    influenced_by: Sequence[str]
+
+
+class IssueFields(RefFields, total=False):
+    """``RefLedger.issue``'s keyword arguments: a ref's fields, and the payload keys that make
+    two refs of a kind the same evidence."""
+
+    same_as: Sequence[str]
 
 
 class RefData(TypedDict):
@@ -313,7 +334,7 @@ class RefLedger:
         payload: Mapping[str, object],
         *,
         same_as: Sequence[str] = (),
-        **fields: Any,
+        **fields: Unpack[RefFields],
     ) -> Ref:
         """Issue a new ref with an id unique in this ledger.
 
@@ -373,7 +394,7 @@ class RefLedger:
         return dict(self._refs)
 
 
-def payload_values(payload: Mapping[str, object]) -> Any:
+def payload_values(payload: Mapping[str, object]) -> object:
     """A valueRef payload's values by name: its ``values`` (a list is named by position), or a
     lone ``value`` as ``{"value": ...}``; a malformed ``values`` is returned as it is."""
     values = payload.get("values")
@@ -384,7 +405,7 @@ def payload_values(payload: Mapping[str, object]) -> Any:
     return values
 
 
-def _dotted(payload: object, key: str) -> Any:
+def _dotted(payload: object, key: str) -> object:
     """``payload["a"]["b"]`` for ``"a.b"`` (None where a level is missing)."""
     value = payload
     for part in key.split("."):

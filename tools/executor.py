@@ -19,6 +19,8 @@ from langgraph.errors import GraphBubbleUp
 from pydantic import ValidationError
 
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec, ToolUnavailable
+from refgate.events import TraceEvent
+from refgate.payloads import JsonValue
 from refgate.provenance import boundaries
 from refgate.tools import outbound
 from refgate.tools.engine_call import OUTBOUND_GUARD, OUTBOUND_POLICY
@@ -35,7 +37,7 @@ class CallOutcome:
     """What one tool call produced, for the pass loop and the trace."""
 
     message: ToolMessage
-    event: dict[str, Any]
+    event: TraceEvent
     result: ToolResult | None = None
     untrusted: bool = False
     withheld: bool = False
@@ -72,7 +74,7 @@ def nested_deeper_than(value: Any, limit: int) -> bool:
     return False
 
 
-def _args_for_trace(args: Any) -> Any:
+def _args_for_trace(args: JsonValue) -> JsonValue:
     try:
         text = json.dumps(args, default=str, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError):
@@ -143,7 +145,7 @@ def execute_tool_call(
     args = call.get("args")
     started = time.perf_counter()
     too_deep = nested_deeper_than(args, MAX_ARGS_DEPTH)
-    event: dict[str, Any] = {
+    event: TraceEvent = {
         "type": "tool_call",
         "pass": ctx.pass_name,
         "tool": name,
@@ -250,7 +252,7 @@ def answer_invalid_call(call: dict[str, Any], ctx: ToolContext) -> CallOutcome:
         f"malformed arguments for {name or 'a tool'}: not valid JSON ({call.get('error') or 'parse error'}). "
         "The call was not executed."
     )
-    event = {
+    event: TraceEvent = {
         "type": "tool_call",
         "pass": ctx.pass_name,
         "tool": name,

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from refgate.catalog.skillbook import builtin_skills_dir
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 from refgate.paths import PathEscape, is_within, read_confined, real
+from refgate.refs import SourceType
 
 #: Largest file read at all (bytes); larger files are refused rather than sampled.
 MAX_FILE_BYTES = 5 * 1024 * 1024
@@ -173,7 +174,7 @@ def read_path(args: ReadArgs, ctx: ToolContext) -> ToolResult:
         where = f" (relative paths resolve against {ctx.workspace.root})" if ctx.workspace else ""
         return ToolResult.failure(f"no such file or folder: {args.path!r}{where}")
     untrusted = _is_untrusted(path, ctx)
-    source_type = "external" if untrusted else "internal"
+    source_type: SourceType = "external" if untrusted else "internal"
     shown = _shown(path, ctx)
     if path.is_dir():
         entries = []
@@ -235,7 +236,7 @@ def read_path(args: ReadArgs, ctx: ToolContext) -> ToolResult:
         title=f"file {shown}"[:120],
         source=str(path),
         source_type=source_type,
-        **({"authority": "secondary"} if _is_web(path, ctx) else {}),
+        authority="secondary" if _is_web(path, ctx) else None,
     )
     data = {
         "path": shown,

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
+from typing_extensions import Unpack
 
-from refgate.refs import Ref, RefKind, RefLedger
+from refgate.refs import IssueFields, Ref, RefKind, RefLedger
 
 if TYPE_CHECKING:
     from refgate.config import Settings
@@ -84,7 +85,9 @@ class ToolContext:
     started: float = field(default_factory=time.monotonic)
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def issue(self, kind: RefKind, payload: Mapping[str, object], **fields: Any) -> Ref:
+    def issue(
+        self, kind: RefKind, payload: Mapping[str, object], **fields: Unpack[IssueFields]
+    ) -> Ref:
         """Issue a ref attributed to this pass (``created_by`` defaults to the pass name)."""
         fields.setdefault("created_by", self.pass_name)
         return self.ledger.issue(kind, payload, **fields)

@@ -27,23 +27,25 @@ from refgate.cli.approval import terminal_approver
 from refgate.cli.common import WORKSPACE_HELP, dumps, open_workspace, resume_command
 from refgate.cli.report import check_output, report_written
 from refgate.config import ConfigError
-from refgate.refs import as_ref_map, cited_ids, payload_values
+from refgate.payloads import payload_of
+from refgate.refs import Ref, as_ref_map, cited_ids, payload_values
 from refgate.report.cards import influence_note, sent_lines
 from refgate.report.links import allowed_urls
 from refgate.report.markdown import inert_answer
 
 
-def value_preview(ref: Any) -> str:
+def value_preview(ref: Ref) -> str:
     """A one-line view of what a ref holds."""
     p = ref.payload
     if ref.kind == "valueRef":
-        raw_units = p.get("units")
-        units: dict[str, Any] = raw_units if isinstance(raw_units, dict) else {}
-        values = payload_values(p)
+        vp = payload_of(ref, "valueRef")
+        raw_units = vp.get("units")
+        units = raw_units if isinstance(raw_units, dict) else {}
+        values = payload_values(vp)
         if not isinstance(values, dict):
             return str(values)[:120] if values is not None else ""
         parts = [f"{k}={v}{' ' + str(units[k]) if k in units else ''}" for k, v in values.items()]
-        scale = f" ({p['scale']})" if p.get("scale") else ""
+        scale = f" ({vp['scale']})" if vp.get("scale") else ""
         return ", ".join(parts)[:120] + scale
     if ref.kind == "tableRef":
         return f"table {len(p.get('rows') or [])} rows x {len(p.get('columns') or [])} columns"

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from langgraph.store.sqlite import SqliteStore
 
 from refgate.catalog.toolspec import ToolContext
-from refgate.events import event
+from refgate.events import TraceEvent, event
 from refgate.lexical import LexicalRanker
 from refgate.memory.embeddings import default_embeddings as _default_embeddings
 from refgate.memory.persistence import STORE_FILE, default_store_file
@@ -271,7 +271,7 @@ def recall_decisions(
     *,
     limit: int = 5,
     min_score: float | None = None,
-) -> tuple[list[str], list[dict[str, Any]]]:
+) -> tuple[list[str], list[TraceEvent]]:
     """Issue decisionRefs for the stored decisions most relevant to ``question``.
 
     Returns the ref ids (best first) and the trace events. Memory is an aid: a failing store is
