@@ -1,7 +1,61 @@
 """Fixtures shared by every test folder."""
 
+import shutil
+from pathlib import Path
+
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.event_hooks import register_serde_event_listener
+
+from refgate.config import Settings
+from refgate.tools.registry import override_tool
+from tests.support.evidence import evidence_spec
+from tests.support.serving import copy_sample
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def settings() -> Settings:
+    """Settings that never reach a network model (tests inject scripted models), with the
+    bubblewrap sandbox whatever the machine's REFGATE_SANDBOX says."""
+    return Settings(
+        model="scripted", api_key="test-key", work_max_rounds=4, max_rounds=3, sandbox="bwrap"
+    )
+
+
+@pytest.fixture
+def gdp_tool():
+    """RunPython replaced by a scripted evidence tool issuing realgdp = 12990.341 (billion USD)."""
+    spec = evidence_spec({"realgdp": 12990.341})
+    with override_tool(spec):
+        yield spec
+
+
+@pytest.fixture
+def saver():
+    return InMemorySaver()
+
+
+@pytest.fixture
+def mini_workspace(tmp_path) -> Path:
+    """A workspace with one dataset (the sample's macro CSV) and no documents."""
+    sample = REPO / "examples" / "us-macro"
+    ws = tmp_path / "ws"
+    (ws / "data").mkdir(parents=True)
+    shutil.copy(sample / "data" / "statsmodels_macrodata.csv", ws / "data")
+    (ws / "refgate.toml").write_text(
+        'name = "mini"\n[datasets.macro]\npath = "data/statsmodels_macrodata.csv"\n'
+        'description = "US quarterly macro data"\n',
+        encoding="utf-8",
+    )
+    return ws
+
+
+@pytest.fixture
+def sample(tmp_path) -> Path:
+    """A copy of the us-macro sample workspace of this test's own."""
+    return copy_sample(tmp_path / "us-macro")
 
 
 @pytest.fixture

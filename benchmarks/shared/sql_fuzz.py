@@ -7,7 +7,7 @@ that reuse table names. Each reference is resolved the way PostgreSQL does it (i
 folding; a CTE is visible in its own query and in later siblings' bodies, itself only when
 RECURSIVE; never in an enclosing, sibling or LATERAL scope; a qualified name is never a CTE),
 so a drawn ``Generated`` carries the set of real tables the query reads. Used by
-tests/sandbox/test_warehouse_scope.py (small) and benchmarks/sql_allowlist_fuzz.py (large).
+tests/tools/sandbox/test_warehouse_scope.py (small) and benchmarks/sql_allowlist_fuzz.py (large).
 """
 
 from __future__ import annotations

@@ -163,7 +163,7 @@ def terminal_safe(text: str) -> str:
     r"""``text`` with every control character but newline and tab made visible (``\x1b`` -> "␛",
     C1 ``\x9b`` -> the four characters ``\x9b``): nothing printed can drive the terminal."""
     # deferred: importing refgate.report.controls runs refgate.report's package, the whole
-    # report stack; --help and completion stay light (tests/foundation/test_cli_startup.py)
+    # report stack; --help and completion stay light (tests/cli/test_cli_startup.py)
     from refgate.report.controls import visible_controls
 
     return visible_controls(text)

@@ -9,8 +9,8 @@ of ...", strict msgpack: what ``langgraph dev`` and LangGraph Server use, and th
 Both savers are used below because each emits only one of them. The log lines themselves are
 printed once per process, the events every time, so the events are what the tests count.
 The state read back from each saver equals the state the run held, refgate's SQLite and
-PostgreSQL savers included. The research graph's resume is in tests/research/test_plain_state.py,
-the dev server's approval in tests/serving/test_dev_server.py.
+PostgreSQL savers included. The research graph's resume is in tests/nodes/research/test_plain_state.py,
+the dev server's approval in tests/graph/test_dev_server.py.
 """
 
 from __future__ import annotations

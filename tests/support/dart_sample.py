@@ -1,7 +1,7 @@
 """Sync examples/kr-filings from its synthetic recording through the local fake of OpenDART,
 as a user would with a real key: ``python -m tests.support.dart_sample`` (from the repository root). The sample's
 ``documents/dart``, ``data/dart`` and ``dart/`` are this command's output
-(``tests/dart/test_sample.py`` checks that they still are)."""
+(``tests/retrieval/dart/test_sample.py`` checks that they still are)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """Fixtures of the graph tests over a small workspace of their own (BRIEF, HARVEST and memory
-tests share them): scripted settings and a one-dataset workspace."""
+tests share them): scripted settings and a one-dataset workspace. A module (or folder conftest)
+opts in with ``from tests.support.graph_fixtures import settings, workspace``; its ``settings``
+differs from tests/conftest.py's in one field: ``memory_min_score=0``, as these tests embed
+with HashingEmbeddings."""
 
 from pathlib import Path
 

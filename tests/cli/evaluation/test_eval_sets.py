@@ -13,7 +13,7 @@ from refgate.cli.evaluation.questions import load_questions
 from refgate.cli.evaluation.tatqa import convert_tatqa
 from refgate.workspace import load_workspace
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "examples" / "us-macro"
 TATQA = ROOT / "tests" / "data" / "tatqa" / "tatqa_dev_subset.json"
 

@@ -19,7 +19,7 @@ from refgate.tools.read_capability import entries
 from refgate.tools.registry import get_spec
 from refgate.workspace import WorkspaceError, load_workspace
 
-SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "us-macro"
+SAMPLE = Path(__file__).resolve().parents[3] / "examples" / "us-macro"
 A, T, V, D = "api_00000000a1", "tbl_00000000b2", "val_00000000c3", "doc_00000000d4"
 
 

@@ -1,4 +1,4 @@
-"""WORK's McpCall against a real MCP server (tests/serving/mcp_fixture_server.py, the official
+"""WORK's McpCall against a real MCP server (tests/tools/mcp_fixture_server.py, the official
 SDK), started over stdio and over streamable HTTP: its output is fenced as untrusted, secondary
 evidence; a write-like tool needs a person's approval of that exact call; arguments are
 outbound (checked and listed); bad configuration and failing servers give clear errors; a served

@@ -3,7 +3,6 @@
 import pytest
 
 from refgate.catalog.toolspec import ToolContext
-from refgate.config import Settings
 from refgate.refs import RefLedger
 from tests.support.sandbox import SAMPLE
 
@@ -18,11 +17,6 @@ def sample_ws():
 @pytest.fixture
 def ledger():
     return RefLedger()
-
-
-@pytest.fixture
-def settings():
-    return Settings(model="scripted", api_key="test-key", sandbox="bwrap")
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from refgate.tools.web_providers import (
 from refgate.workspace import load_workspace
 
 DATA = Path(__file__).parent / "data"
-SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "us-macro"
+SAMPLE = Path(__file__).resolve().parents[3] / "examples" / "us-macro"
 
 
 def fomc_minutes_index(folder: Path) -> dict:

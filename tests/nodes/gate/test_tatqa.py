@@ -16,7 +16,7 @@ from pathlib import Path
 from refgate.nodes.gate import check_answer
 from refgate.refs import Ref
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "tatqa" / "tatqa_dev_subset.json"
+DATA = Path(__file__).resolve().parents[2] / "data" / "tatqa" / "tatqa_dev_subset.json"
 _NUMERIC = re.compile(r"^\s*\(?-?\$?\s*\(?-?\d[\d,]*(?:\.\d+)?\)?%?\s*$")
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 SCALE_WORD = {"": "", "thousand": " thousand", "million": " million", "billion": " billion"}

@@ -77,7 +77,7 @@ def test_unverified_claims_are_listed(mini_workspace, env, gdp_tool):
 
 
 def test_a_finished_thread_asked_its_own_question_again_returns_it(mini_workspace, env, gdp_tool):
-    """(Another question on a finished thread is a follow-up: tests/serving/test_conversation.py.)"""
+    """(Another question on a finished thread is a follow-up: tests/graph/test_conversation.py.)"""
     script = [PLAN, tool_reply(tool("RunPython", code="emit")), "done", "[]", good, HARVEST]
     with OpenAIStub(script=script) as stub:
         use(stub, env)

@@ -18,7 +18,7 @@ from refgate.refs import RefLedger
 from refgate.tools.registry import get_spec
 from refgate.workspace import load_workspace
 
-SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "us-macro"
+SAMPLE = Path(__file__).resolve().parents[3] / "examples" / "us-macro"
 FAKE = Path(__file__).parent / "data" / "fake_agent.py"
 
 

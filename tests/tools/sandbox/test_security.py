@@ -19,7 +19,7 @@ from tests.support.sandbox import SAMPLE, call_processes, needs_bwrap
 
 pytestmark = needs_bwrap
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _worker():
