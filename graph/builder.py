@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
+from langgraph.store.base import BaseStore
 
 from refgate.config import RunContext, Settings
 from refgate.graph.state import WorkbenchInput, WorkbenchOutput, WorkbenchState
@@ -21,7 +23,7 @@ from refgate.nodes.work import make_work
 from refgate.workspace import Workspace, load_workspace
 
 
-def route_after_work(state: dict[str, Any]) -> Literal["critique", "compose"]:
+def route_after_work(state: WorkbenchState) -> Literal["critique", "compose"]:
     """First WORK goes to CRITIQUE; the GATE retry's WORK goes straight to COMPOSE."""
     return "compose" if int(state.get("gate_attempts") or 0) > 0 else "critique"
 
@@ -29,8 +31,8 @@ def route_after_work(state: dict[str, Any]) -> Literal["critique", "compose"]:
 def build_graph(
     *,
     model: BaseChatModel | None = None,
-    checkpointer: Any = None,
-    store: Any = None,
+    checkpointer: BaseCheckpointSaver[str] | None = None,
+    store: BaseStore | None = None,
     workspace: Workspace | str | None = None,
     settings: Settings | None = None,
     audit: bool = False,

@@ -24,13 +24,17 @@ module-level ``graph``) needs no key, no network and no heavy library.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from pydantic import BaseModel
 
-from refgate.config import RunContext
+from refgate.config import RunContext, Settings
 from refgate.models import ModelProvider
+from refgate.nodes.research.backends import ResearchBackend
 from refgate.nodes.research.core import ResearchLimits
 from refgate.nodes.research.deps import PASS_NAME, ResearchDeps
 from refgate.nodes.research.extract import make_fetch
@@ -48,6 +52,9 @@ from refgate.nodes.research.state import (
 from refgate.nodes.research.synthesize import make_synthesize
 from refgate.nodes.research.tally import after_tally, make_tally
 from refgate.nodes.research.verify import make_verify
+from refgate.tools.outbound import OutboundPolicy
+from refgate.tools.web_providers import Fetch, WebSearch
+from refgate.workspace import Workspace
 
 __all__ = [
     "PASS_NAME",
@@ -59,20 +66,23 @@ __all__ = [
     "stream_research",
 ]
 
+#: The compiled deep-research graph (its context schema, ``RunContext``, is built at import).
+ResearchGraph = CompiledStateGraph[ResearchState, BaseModel, ResearchInput, ResearchState]
+
 
 def build_research_graph(
     *,
-    model: Any = None,
-    checkpointer: Any = None,
-    provider: Any = None,
-    backend: Any = None,
-    web_search: Any = None,
-    web_fetch: Any = None,
-    settings: Any = None,
-    workspace: Any = None,
+    model: BaseChatModel | None = None,
+    checkpointer: BaseCheckpointSaver[str] | None = None,
+    provider: ModelProvider | None = None,
+    backend: ResearchBackend | None = None,
+    web_search: WebSearch | None = None,
+    web_fetch: Fetch | None = None,
+    settings: Settings | None = None,
+    workspace: Workspace | None = None,
     limits: ResearchLimits | None = None,
-    outbound: Any = None,
-) -> Any:
+    outbound: OutboundPolicy | None = None,
+) -> ResearchGraph:
     """Compile the deep-research graph.
 
     ``model`` (a LangChain chat model) or ``backend`` (a ``ResearchBackend``) answer the prompts;
@@ -121,7 +131,7 @@ def build_research_graph(
 
 
 def run_config(
-    *, thread_id: str | None = None, max_concurrency: int | None = None, **configurable: Any
+    *, thread_id: str | None = None, max_concurrency: int | None = None, **configurable: object
 ) -> RunnableConfig:
     """A run config with the concurrency cap (default 10) and an optional thread id."""
     conf = {k: v for k, v in configurable.items() if v is not None}
@@ -135,21 +145,21 @@ def run_config(
 
 
 def stream_research(
-    compiled: Any,
+    compiled: ResearchGraph,
     question: str | None,
     config: RunnableConfig,
-    on_event: Callable[[dict[str, Any]], None] | None = None,
-) -> dict[str, Any]:
+    on_event: Callable[[dict[str, object]], None] | None = None,
+) -> dict[str, object]:
     """Run (``question``) or resume (``None``) and return the final state; progress events go to
     ``on_event`` as they happen."""
-    payload = None if question is None else {"question": question}
-    final: dict[str, Any] = {}
+    payload: ResearchInput | None = None if question is None else {"question": question}
+    final: dict[str, object] = {}
     for ns, mode, chunk in compiled.stream(
         payload, config, stream_mode=["custom", "values"], subgraphs=True
     ):
         if mode == "custom" and on_event is not None and isinstance(chunk, dict):
             on_event(chunk)
-        elif mode == "values" and not ns:
+        elif mode == "values" and not ns and isinstance(chunk, dict):
             final = chunk
     return final
 

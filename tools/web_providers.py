@@ -25,9 +25,11 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
+
+from typing_extensions import TypedDict
 
 from refgate.config import ConfigError, Settings, load_settings
 from refgate.lexical import LexicalRanker, terms
@@ -43,6 +45,16 @@ MAX_PAGE_BYTES = 32 * 1024 * 1024
 MAX_HIDDEN_CHARS = 20_000
 
 
+class HitRecord(TypedDict):
+    """A search result as plain data (``SearchHit.as_dict``)."""
+
+    url: str
+    title: str
+    snippet: str
+    date: str | None
+    score: float
+
+
 @dataclass
 class SearchHit:
     """One search result."""
@@ -53,8 +65,14 @@ class SearchHit:
     date: str | None = None
     score: float = 0.0
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def as_dict(self) -> HitRecord:
+        return {
+            "url": self.url,
+            "title": self.title,
+            "snippet": self.snippet,
+            "date": self.date,
+            "score": self.score,
+        }
 
 
 @dataclass
@@ -67,7 +85,7 @@ class Page:
     date: str | None = None
     ok: bool = True
     error: str | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, object] = field(default_factory=dict)
 
     @classmethod
     def failed(cls, url: str, error: str) -> Page:
@@ -90,6 +108,12 @@ class Fetch(Protocol):
     name: str
 
     def fetch(self, url: str) -> Page: ...
+
+
+class SearxResults(Protocol):
+    """What ``SearxSearch`` asks of its wrapper (LangChain's ``SearxSearchWrapper``)."""
+
+    def results(self, query: str, num_results: int) -> list[dict[str, str]]: ...
 
 
 class WebProviderError(RuntimeError):
@@ -240,7 +264,7 @@ class SearxSearch:
 
     name = "searx"
 
-    def __init__(self, host: str, *, wrapper: Any = None, **params: Any) -> None:
+    def __init__(self, host: str, *, wrapper: SearxResults | None = None, **params: object) -> None:
         if wrapper is None:
             try:
                 # deferred: optional dependency (langchain-community)
@@ -303,7 +327,7 @@ class HttpFetch:
             return Page.failed(url, f"page larger than {self.max_bytes} bytes")
         ctype = resp.headers.get("content-type", "")
         body = resp.text
-        meta: dict[str, Any] = {"final_url": str(resp.url)}
+        meta: dict[str, object] = {"final_url": str(resp.url)}
         if "html" in ctype or body.lstrip()[:1] == "<":
             text, hidden = extract_page(body, url=str(resp.url))
             title, date = _html_meta(body, str(resp.url))
@@ -375,8 +399,8 @@ def default_providers(
         except ConfigError as exc:
             raise WebProviderError(str(exc)) from None
     snapshot = snapshot_for(workspace) if workspace is not None else None
-    search: Any = snapshot or _Empty()
-    fetch: Any = snapshot or _Empty()
+    search: WebSearch = snapshot or _Empty()
+    fetch: Fetch = snapshot or _Empty()
     wanted = (settings.web_search or "").strip()
     if wanted.startswith("searx:"):
         search = SearxSearch(wanted.split(":", 1)[1])

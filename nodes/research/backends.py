@@ -20,11 +20,16 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from refgate.nodes.parsing import parse_json_object
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel, LanguageModelInput
+    from langchain_core.messages import BaseMessage
+    from langchain_core.runnables import Runnable
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -69,13 +74,15 @@ class ChatModelBackend:
 
     name = "chat"
 
-    def __init__(self, model: Any, *, retries: int = 1) -> None:
+    def __init__(self, model: BaseChatModel, *, retries: int = 1) -> None:
         self.model = model
         self.retries = retries
-        self._bound: dict[type, tuple[str, Any]] = {}
+        self._bound: dict[type, tuple[str, Runnable[LanguageModelInput, BaseMessage]]] = {}
         self._lock = threading.Lock()
 
-    def _structured(self, schema: type[BaseModel]) -> tuple[str, Any]:
+    def _structured(
+        self, schema: type[BaseModel]
+    ) -> tuple[str, Runnable[LanguageModelInput, BaseMessage]]:
         with self._lock:
             if schema not in self._bound:
                 # deferred: langchain-core tooling is heavy to import; paid on first use
@@ -94,13 +101,13 @@ class ChatModelBackend:
         # deferred: langchain-core tooling is heavy to import; paid on first use
         from langchain_core.messages import HumanMessage, SystemMessage
 
-        messages: list[Any] = [SystemMessage(SYSTEM), HumanMessage(prompt)]
+        messages: list[BaseMessage] = [SystemMessage(SYSTEM), HumanMessage(prompt)]
         name, runnable = self._structured(schema)
         for _ in range(self.retries + 1):
             reply = runnable.invoke(messages, config={"tags": ["nostream"], "run_name": label})
             calls = [c for c in getattr(reply, "tool_calls", None) or [] if c.get("name") == name]
             if calls:
-                obj: Any = calls[0].get("args")
+                obj: object = calls[0].get("args")
             else:
                 content = reply.content if isinstance(reply.content, str) else str(reply.content)
                 obj = parse_json_object(content)
@@ -286,7 +293,9 @@ class AntigravityBackend(_CliBackend):
         return None
 
 
-def make_backend(name: str, *, model: object = None, **kwargs: Any) -> Any:
+def make_backend(
+    name: str, *, model: BaseChatModel | None = None, **kwargs: Any
+) -> ResearchBackend:
     """``chat`` (needs ``model``), ``codex`` or ``agy``."""
     if name == "chat":
         if model is None:

@@ -7,7 +7,6 @@ import threading
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
@@ -22,13 +21,13 @@ def _template(name: str) -> str:
     return (PROMPT_DIR / f"{name}_prompt.md").read_text(encoding="utf-8").removesuffix("\n")
 
 
-def research_prompt(name: str, **fields: Any) -> str:
+def research_prompt(name: str, **fields: object) -> str:
     """The prompt file ``nodes/research/<name>_prompt.md`` with its ``{field}`` slots filled
     (values are inserted as they are, never re-read as a template)."""
     return _template(name).format_map({k: str(v) for k, v in fields.items()})
 
 
-def emit(step: str, **fields: Any) -> None:
+def emit(step: str, **fields: object) -> None:
     """Send ``{"event": "research_step", "step": step, ...}`` to the custom stream; a no-op
     outside a graph run or when nobody streams."""
     writer = stream_writer()
@@ -44,7 +43,6 @@ class RunShared:
 
     deduper: Deduper
     limiter: threading.BoundedSemaphore
-    created: dict[str, Any] = field(default_factory=dict)
     #: Sites the voters of each claim have read (claim id -> sites), so that its voters read
     #: different sites: one page steers at most one vote on a claim.
     voter_sites: dict[str, dict[str, int]] = field(default_factory=dict)

@@ -21,9 +21,18 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 from refgate.lexical import terms
+from refgate.nodes.research.state import (
+    ClaimRecord,
+    Outcome,
+    PickedResult,
+    SourceRecord,
+    TalliedClaim,
+    TallyRecord,
+    VerdictRecord,
+)
 from refgate.text import split_sentences
 from refgate.tools.urls import host_of, norm_url
 
@@ -84,24 +93,24 @@ class Deduper:
     """
 
     def __init__(self, max_fetch: int = MAX_FETCH) -> None:
-        self.seen: dict[str, dict[str, Any]] = {}
-        self.dupes: list[dict[str, Any]] = []
-        self.budget_dropped: list[dict[str, Any]] = []
+        self.seen: dict[str, dict[str, str]] = {}
+        self.dupes: list[dict[str, object]] = []
+        self.budget_dropped: list[dict[str, object]] = []
         self.fetch_slots = max_fetch
         self._lock = threading.Lock()
 
-    def filter_novel(self, angle: str, results: Sequence[Mapping[str, object]]) -> list[dict]:
+    def filter_novel(self, angle: str, results: Sequence[PickedResult]) -> list[PickedResult]:
         """The results of ``angle`` to fetch (the research pipeline's novelty filter)."""
         return self.filter(angle, results)[0]
 
     def filter(
-        self, angle: str, results: Sequence[Mapping[str, Any]]
-    ) -> tuple[list[dict], list[dict], list[dict]]:
+        self, angle: str, results: Sequence[PickedResult]
+    ) -> tuple[list[PickedResult], list[dict[str, object]], list[dict[str, object]]]:
         """``(novel, dupes, budget_dropped)`` for this call; the totals accumulate on self."""
         ordered = sorted(results, key=lambda r: REL_RANK.get(r.get("relevance", "low"), 2))
-        novel: list[dict[str, Any]] = []
-        dupes: list[dict[str, Any]] = []
-        dropped: list[dict[str, Any]] = []
+        novel: list[PickedResult] = []
+        dupes: list[dict[str, object]] = []
+        dropped: list[dict[str, object]] = []
         with self._lock:
             for r in ordered:
                 key = norm_url(r["url"])
@@ -114,22 +123,24 @@ class Deduper:
                     continue
                 self.seen[key] = {"angle": angle, "title": r.get("title", "")}
                 self.fetch_slots -= 1
-                novel.append(dict(r))
+                novel.append(r.copy())
             self.dupes.extend(dupes)
             self.budget_dropped.extend(dropped)
         return novel, dupes, dropped
 
 
-def dedup_sources(sources: Iterable[Mapping[str, Any]]) -> tuple[list[dict], list[dict]]:
+def dedup_sources(
+    sources: Iterable[SourceRecord],
+) -> tuple[list[SourceRecord], list[SourceRecord]]:
     """Keep the first source per normalised URL (a safety net after a resumed run)."""
-    kept: dict[str, dict[str, Any]] = {}
-    dropped: list[dict[str, Any]] = []
+    kept: dict[str, SourceRecord] = {}
+    dropped: list[SourceRecord] = []
     for s in sources:
         key = norm_url(s["url"])
         if key in kept:
-            dropped.append(dict(s))
+            dropped.append(s.copy())
         else:
-            kept[key] = dict(s)
+            kept[key] = s.copy()
     return list(kept.values()), dropped
 
 
@@ -146,7 +157,7 @@ def site_of(url: str) -> str:
     return ".".join(labels[-2:])
 
 
-def _rating(c: Mapping[str, Any]) -> tuple[int, int]:
+def _rating(c: ClaimRecord) -> tuple[int, int]:
     """The extractor's own ratings: a tie-break only."""
     return (
         IMP_RANK.get(c.get("importance", "tangential"), 2),
@@ -185,12 +196,12 @@ def corroboration(claims: Sequence[Mapping[str, object]]) -> list[int]:
 
 
 def rank_claims(
-    claims: Sequence[Mapping[str, Any]],
+    claims: Sequence[ClaimRecord],
     max_verify: int = MAX_VERIFY_CLAIMS,
     *,
     page_cap: int = PAGE_CLAIM_CAP,
     domain_cap: int = DOMAIN_CLAIM_CAP,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[ClaimRecord], list[ClaimRecord]]:
     """``(verified, cut)``: the claims sent to verification, in order, and the rest, each with
     ``cutReason``. Every claim carries ``corroboratedBy`` (the other sites whose claims say the
     same thing) and ``site``.
@@ -201,7 +212,7 @@ def rank_claims(
     extractor's importance and quality ratings, then extraction order. A page past ``page_cap`` or a site past
     ``domain_cap`` sends no more claims.
     """
-    items = [dict(c) for c in claims]
+    items = [c.copy() for c in claims]
     groups = corroboration(items)
     members: dict[int, set[str]] = {}
     for c, g in zip(items, groups, strict=True):
@@ -215,7 +226,7 @@ def rank_claims(
     rounds: dict[int, int] = {}
     per_page: Counter[str] = Counter()
     per_site: Counter[str] = Counter()
-    cut: list[dict[str, Any]] = []
+    cut: list[ClaimRecord] = []
     for i in order:
         c = items[i]
         page = norm_url(str(c.get("sourceUrl") or ""))
@@ -248,7 +259,7 @@ def rank_claims(
     return verified, cut
 
 
-def _as_verdict(v: object) -> dict[str, Any] | None:
+def _as_verdict(v: object) -> VerdictRecord | None:
     """A verdict as a dict, or None for a failed voter (also for a verdict without a boolean)."""
     if v is None:
         return None
@@ -256,7 +267,8 @@ def _as_verdict(v: object) -> dict[str, Any] | None:
         v = v.model_dump()
     if not isinstance(v, Mapping) or not isinstance(v.get("refuted"), bool):
         return None
-    return dict(v)
+    # a verdict as the voter recorded it (``schemas.Verdict``), its boolean checked above
+    return cast(VerdictRecord, dict(v))
 
 
 def tally(
@@ -264,7 +276,7 @@ def tally(
     *,
     votes_per_claim: int = VOTES_PER_CLAIM,
     refutations_required: int = REFUTATIONS_REQUIRED,
-) -> dict[str, Any]:
+) -> TallyRecord:
     """Count one claim's votes; ``None`` is a voter that failed (cast no vote).
 
     A verdict marked ``uncertain`` (its vote had no usable source) counts as uncertain, and
@@ -280,6 +292,7 @@ def tally(
     support = len(valid) - refuted - uncertain
     against = refuted + uncertain
     abstained = max(0, votes_per_claim - len(valid))
+    outcome: Outcome
     if against >= refutations_required:
         outcome = "refuted"
     elif len(valid) >= refutations_required:
@@ -304,7 +317,7 @@ def vote_str(claim: Mapping[str, object]) -> str:
 
 
 def build_synth_blocks(
-    confirmed: Sequence[Mapping[str, Any]], killed: Sequence[Mapping[str, Any]]
+    confirmed: Sequence[TalliedClaim], killed: Sequence[TalliedClaim]
 ) -> tuple[str, str]:
     """The research pipeline's synthesis ``block`` (confirmed claims, numbered) and ``killedBlock``."""
     parts = []
@@ -313,7 +326,7 @@ def build_synth_blocks(
             c["valid"]
         )
         best = sorted(support, key=lambda v: CONF_RANK.get(v.get("confidence", "low"), 2))
-        best_v = best[0] if best else {"confidence": "low", "evidence": ""}
+        best_v: Mapping[str, object] = best[0] if best else {"confidence": "low", "evidence": ""}
         parts.append(
             f"### [{i}] {c['claim']}\n"
             f"Vote: {vote_str(c)} · Source: {c['sourceUrl']} ({c['sourceQuality']})\n"

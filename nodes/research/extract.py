@@ -5,20 +5,20 @@ publish date. A claim whose quote is not in the fetched text is dropped."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from refgate.nodes.research.backends import ResearchBackend
 from refgate.nodes.research.common import emit, research_prompt, run_shared
 from refgate.nodes.research.core import quote_in_text, select_passages
 from refgate.nodes.research.deps import ResearchDeps, run_backend, run_web
 from refgate.nodes.research.inspect import page_verdict
 from refgate.nodes.research.outbound import Sending, policy_of
 from refgate.nodes.research.schemas import Extract
-from refgate.nodes.research.state import AngleState, FetchTask
+from refgate.nodes.research.state import AngleState, FetchTask, PickedResult, SourceRecord
 from refgate.nodes.state import ConfiguredStep
 from refgate.provenance import armor
-from refgate.tools.web_providers import Page
+from refgate.tools.web_providers import Fetch, Page, WebProviderError
 
 
 def extract_prompt(question: str, source: Mapping[str, object], angle: str, page_block: str) -> str:
@@ -29,16 +29,16 @@ def extract_prompt(question: str, source: Mapping[str, object], angle: str, page
 
 def run_extract(
     question: str,
-    source: dict[str, Any],
+    source: PickedResult,
     angle: str,
-    fetcher: Any,
-    backend: Any,
+    fetcher: Fetch | None,
+    backend: ResearchBackend,
     *,
     page_chars: int,
-) -> dict[str, Any]:
+) -> SourceRecord:
     """One source record: ``{url, title, angle, fetched, error, extracted, sourceQuality,
     publishDate, claims, quotesRejected}`` (plus ``withheld`` when the page was withheld)."""
-    record: dict[str, Any] = {
+    record: SourceRecord = {
         "url": source["url"],
         "title": source.get("title", ""),
         "angle": angle,
@@ -52,6 +52,8 @@ def run_extract(
         "quotesRejected": 0,
     }
     try:
+        if fetcher is None:
+            raise WebProviderError("no fetch provider")
         page = fetcher.fetch(source["url"])
     except Exception as exc:  # a provider that raises instead of returning a failed page
         page = Page.failed(source["url"], f"fetch failed: {type(exc).__name__}: {exc}")
@@ -85,7 +87,9 @@ def run_extract(
             continue
         record["claims"].append(
             {
-                **claim.model_dump(),
+                "claim": claim.claim,
+                "quote": claim.quote,
+                "importance": claim.importance,
                 "sourceUrl": page.url,
                 "sourceTitle": record["title"],
                 "sourceQuality": answer.sourceQuality,

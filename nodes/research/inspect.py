@@ -7,16 +7,20 @@ never put in a prompt, and the report lists it among the killed sources with the
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TypeVar
 
+from refgate.nodes.research.state import PageVerdict, Withheld
 from refgate.provenance.boundaries import scan_untrusted
 
-
-def _kinds(signals: list[dict[str, Any]], *, high_only: bool) -> list[str]:
-    return sorted({s["kind"] for s in signals if not high_only or s["confidence"] == "high"})
+HitT = TypeVar("HitT", bound=Mapping[str, object])
 
 
-def page_verdict(title: str, text: str, hidden_text: str = "") -> dict[str, Any] | None:
+def _kinds(signals: Iterable[Mapping[str, object]], *, high_only: bool) -> list[str]:
+    return sorted({str(s["kind"]) for s in signals if not high_only or s["confidence"] == "high"})
+
+
+def page_verdict(title: str, text: str, hidden_text: str = "") -> PageVerdict | None:
     """Why a fetched page is withheld (``{"reason", "kinds", "where"}``), or None to read it."""
     signals, high = scan_untrusted(f"{title}\n{text}")
     if high:
@@ -42,13 +46,11 @@ def page_verdict(title: str, text: str, hidden_text: str = "") -> dict[str, Any]
     return None
 
 
-def screen_hits(
-    hits: list[dict[str, Any]],
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def screen_hits(hits: Sequence[HitT]) -> tuple[list[HitT], list[Withheld]]:
     """Search results split into those the searcher may see and those withheld (a title or
     snippet with a high-confidence signal): ``(kept, [{url, title, reason, kinds}])``."""
-    kept: list[dict[str, Any]] = []
-    withheld: list[dict[str, Any]] = []
+    kept: list[HitT] = []
+    withheld: list[Withheld] = []
     for hit in hits:
         verdict = page_verdict(str(hit.get("title") or ""), str(hit.get("snippet") or ""))
         if verdict is None:
@@ -56,8 +58,8 @@ def screen_hits(
         else:
             withheld.append(
                 {
-                    "url": hit.get("url", ""),
-                    "title": hit.get("title", ""),
+                    "url": str(hit.get("url", "")),
+                    "title": str(hit.get("title", "")),
                     "reason": f"search result: {verdict['reason']}",
                     "kinds": verdict["kinds"],
                 }

@@ -13,8 +13,10 @@ of the run returned them (B2, checked by the steps); each fetch is recorded.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, TypedDict
 
+from typing_extensions import TypedDict
+
+from refgate.nodes.research.state import Refusal
 from refgate.provenance.armor import without_fences
 from refgate.provenance.taint import sent_entry
 from refgate.tools.outbound import (
@@ -23,12 +25,13 @@ from refgate.tools.outbound import (
     OutboundPolicy,
     check_outbound_text,
 )
+from refgate.tools.web_providers import Fetch, Page, SearchHit, WebSearch
 
 #: The tool name the research graph's sends are recorded under.
 TOOL = "deep_research"
 
 
-def policy_of(deps: Any) -> OutboundPolicy:
+def policy_of(deps: object) -> OutboundPolicy:
     """The graph's policy (given by the run that started it), else the settings' default."""
     given = getattr(deps, "outbound", None)
     if isinstance(given, OutboundPolicy):
@@ -41,7 +44,7 @@ class SendingUpdate(TypedDict, total=False):
     """The ``sent`` and ``refused`` channels a research step appends to."""
 
     sent: list[dict[str, str]]
-    refused: list[dict[str, str]]
+    refused: list[Refusal]
 
 
 class Sending:
@@ -49,8 +52,8 @@ class Sending:
 
     def __init__(
         self,
-        searcher: Any,
-        fetcher: Any,
+        searcher: WebSearch | None,
+        fetcher: Fetch | None,
         *,
         question: str,
         policy: OutboundPolicy,
@@ -64,17 +67,17 @@ class Sending:
         self._policy = policy
         self._untrusted = written_after_untrusted
         self.sent: list[dict[str, str]] = []
-        self.refused: list[dict[str, str]] = []
+        self.refused: list[Refusal] = []
 
     @property
-    def searcher(self) -> Any:
+    def searcher(self) -> WebSearch | None:
         return None if self._searcher is None else _Search(self)
 
     @property
-    def fetcher(self) -> Any:
+    def fetcher(self) -> Fetch | None:
         return None if self._fetcher is None else _Fetch(self)
 
-    def search(self, query: str, max_results: int) -> list[Any]:
+    def search(self, query: str, max_results: int) -> list[SearchHit]:
         why = check_outbound_text(
             query,
             to=RESEARCH_SEARCH,
@@ -87,10 +90,12 @@ class Sending:
             self.refused.append({"query": str(query)[:400], "reason": why})
             return []
         self.sent.append(sent_entry(TOOL, RESEARCH_SEARCH, query, "query"))
+        assert self._searcher is not None  # only reached through ``searcher``
         return list(self._searcher.search(query, max_results=max_results))
 
-    def fetch(self, url: str) -> Any:
+    def fetch(self, url: str) -> Page:
         self.sent.append(sent_entry(TOOL, RESEARCH_FETCH, url, "url"))
+        assert self._fetcher is not None  # only reached through ``fetcher``
         return self._fetcher.fetch(url)
 
     def update(self) -> SendingUpdate:
@@ -104,16 +109,20 @@ class Sending:
 
 
 class _Search:
+    name = "sending"
+
     def __init__(self, owner: Sending) -> None:
         self._owner = owner
 
-    def search(self, query: str, *, max_results: int = 8) -> list[Any]:
+    def search(self, query: str, *, max_results: int = 8) -> list[SearchHit]:
         return self._owner.search(query, max_results)
 
 
 class _Fetch:
+    name = "sending"
+
     def __init__(self, owner: Sending) -> None:
         self._owner = owner
 
-    def fetch(self, url: str) -> Any:
+    def fetch(self, url: str) -> Page:
         return self._owner.fetch(url)

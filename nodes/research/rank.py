@@ -13,7 +13,7 @@ from langgraph.types import Send
 from refgate.nodes.research.common import emit
 from refgate.nodes.research.core import dedup_sources, rank_claims
 from refgate.nodes.research.deps import ResearchDeps
-from refgate.nodes.research.state import ResearchState, VerifyTask
+from refgate.nodes.research.state import ClaimRecord, ResearchState, VerifyTask
 from refgate.nodes.state import Step
 from refgate.tools.urls import norm_url
 
@@ -29,7 +29,7 @@ def make_rank(deps: ResearchDeps) -> Step[ResearchState, ResearchState]:
             page_cap=lim.page_claim_cap,
             domain_cap=lim.site_claim_cap,
         )
-        ranked = [{**c, "id": f"c{i}"} for i, c in enumerate(verified)]
+        ranked: list[ClaimRecord] = [{**c, "id": f"c{i}"} for i, c in enumerate(verified)]
         update: ResearchState = {
             "claims": ranked,
             "claims_extracted": len(all_claims),

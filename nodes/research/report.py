@@ -14,7 +14,21 @@ from typing import Any
 from refgate.nodes.research.common import emit, release
 from refgate.nodes.research.core import build_stats, dedup_sources
 from refgate.nodes.research.deps import ResearchDeps
-from refgate.nodes.research.state import ResearchState
+from refgate.nodes.research.state import (
+    ClaimOut,
+    ClaimRecord,
+    CutOut,
+    FindingRecord,
+    Refusal,
+    ResearchReport,
+    ResearchState,
+    ScopeRecord,
+    SearchRecord,
+    SourceRecord,
+    SynthesisRecord,
+    TalliedClaim,
+    Withheld,
+)
 from refgate.nodes.state import Step
 from refgate.report.cards import sent_lines
 from refgate.report.links import research_urls
@@ -32,7 +46,7 @@ STATUSES = (
 )
 
 
-def _claim_out(c: dict[str, Any]) -> dict[str, Any]:
+def _claim_out(c: TalliedClaim) -> ClaimOut:
     return {
         "id": c["id"],
         "claim": c["claim"],
@@ -64,7 +78,7 @@ def _claim_out(c: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def cut_out(cut: list[dict[str, Any]]) -> dict[str, Any]:
+def cut_out(cut: list[ClaimRecord]) -> CutOut:
     """The claims past the cut: how many per source, and each with its reason."""
     per_source: dict[str, int] = {}
     for c in cut:
@@ -86,7 +100,7 @@ def cut_out(cut: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def summary_for(status: str, **n: Any) -> str:
+def summary_for(status: str, **n: int) -> str:
     if status == "empty_question":
         return "No research question was given, so nothing was researched. Ask a question."
     if status == "scope_failed":
@@ -118,25 +132,24 @@ def summary_for(status: str, **n: Any) -> str:
     return ""
 
 
-def killed_sources(
-    sources: list[dict[str, Any]], searches: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
+def killed_sources(sources: list[SourceRecord], searches: list[SearchRecord]) -> list[Withheld]:
     """Pages and search results withheld after an injection signal, one entry per URL."""
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, Withheld] = {}
     for s in sources:
-        if s.get("withheld"):
+        withheld = s.get("withheld")
+        if withheld:
             found.setdefault(
                 norm_url(s["url"]),
                 {
                     "url": s["url"],
                     "title": s.get("title", ""),
-                    "reason": s["withheld"]["reason"],
-                    "kinds": list(s["withheld"].get("kinds", [])),
+                    "reason": withheld["reason"],
+                    "kinds": list(withheld.get("kinds", [])),
                 },
             )
     for rec in searches:
         for hit in rec.get("withheldHits") or []:
-            found.setdefault(norm_url(hit["url"]), dict(hit))
+            found.setdefault(norm_url(hit["url"]), hit.copy())
     return list(found.values())
 
 
@@ -144,26 +157,26 @@ def build_report(
     *,
     question: str,
     status: str,
-    scope: dict[str, Any] | None,
-    searches: list[dict[str, Any]],
-    sources: list[dict[str, Any]],
+    scope: ScopeRecord | None,
+    searches: list[SearchRecord],
+    sources: list[SourceRecord],
     claims_extracted: int,
-    tallied: list[dict[str, Any]],
-    synthesis: dict[str, Any] | None,
-    findings: list[dict[str, Any]],
+    tallied: list[TalliedClaim],
+    synthesis: SynthesisRecord | None,
+    findings: list[FindingRecord],
     notes: list[str],
     votes_per_claim: int,
-    cut: list[dict[str, Any]] | None = None,
+    cut: list[ClaimRecord] | None = None,
     model_calls: int,
     dupes: int,
     budget_dropped: int,
-    sent: list[dict[str, Any]] | None = None,
-    refused: list[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
+    sent: list[dict[str, str]] | None = None,
+    refused: list[Refusal] | None = None,
+) -> ResearchReport:
     confirmed = [c for c in tallied if c["outcome"] == "survives"]
     refuted = [c for c in tallied if c["outcome"] == "refuted"]
     unverified = [c for c in tallied if c["outcome"] == "unverified"]
-    angles = len((scope or {}).get("angles", []))
+    angles = len(scope.get("angles", [])) if scope else 0
     extracted = [s for s in sources if s.get("extracted")]
     stats = build_stats(
         angles=angles,
@@ -193,7 +206,7 @@ def build_report(
             "modelCalls": model_calls,
         }
     )
-    summary = (synthesis or {}).get("summary") or summary_for(
+    summary = (synthesis.get("summary") if synthesis else None) or summary_for(
         status,
         angles=angles,
         fetched=sum(1 for s in sources if s.get("fetched")),
@@ -211,10 +224,12 @@ def build_report(
         "confirmed": [_claim_out(c) for c in confirmed],
         "refuted": [_claim_out(c) for c in refuted],
         "unverified": [_claim_out(c) for c in unverified],
-        "summaryUnquotedNumbers": list((synthesis or {}).get("summaryUnquotedNumbers") or []),
-        "caveats": (synthesis or {}).get("caveats", ""),
-        "openQuestions": list((synthesis or {}).get("openQuestions") or []),
-        "angles": list((scope or {}).get("angles", [])),
+        "summaryUnquotedNumbers": list(
+            (synthesis.get("summaryUnquotedNumbers") if synthesis else None) or []
+        ),
+        "caveats": synthesis.get("caveats", "") if synthesis else "",
+        "openQuestions": list((synthesis.get("openQuestions") if synthesis else None) or []),
+        "angles": list(scope.get("angles", []) if scope else []),
         "sources": [
             {
                 "url": s["url"],
@@ -234,7 +249,7 @@ def build_report(
         "notes": list(notes),
         # every query and URL the run sent off the machine, and the queries it refused
         "sent": [dict(x) for x in sent or []],
-        "refusedQueries": [dict(x) for x in refused or []],
+        "refusedQueries": [x.copy() for x in refused or []],
         "stats": stats,
     }
 
@@ -249,14 +264,14 @@ def _claim_line(c: Mapping[str, object]) -> str:
     )
 
 
-def _sites(c: dict[str, Any]) -> str:
+def _sites(c: ClaimOut) -> str:
     sites = c.get("supportSites") or []
     line = f"  supported by {len(sites)} independent site{'s' if len(sites) != 1 else ''}"
     line += f" ({', '.join(sites)})" if sites else ""
     return line + (" — **one site only**" if len(sites) <= 1 else "")
 
 
-def _ballots(c: dict[str, Any]) -> list[str]:
+def _ballots(c: ClaimOut) -> list[str]:
     lines = []
     for b in c.get("ballots") or []:
         line = f"  - voter {b['voter']}: {b['status']}"

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any, Literal
+from typing import Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Send
 
+from refgate.nodes.research.backends import ResearchBackend
 from refgate.nodes.research.common import emit, research_prompt, run_shared
 from refgate.nodes.research.deps import ResearchDeps, run_backend, run_workspace
 from refgate.nodes.research.schemas import Scope
-from refgate.nodes.research.state import ResearchState
+from refgate.nodes.research.state import AngleInput, AngleRecord, ResearchState
 from refgate.nodes.state import ConfiguredStep
 from refgate.provenance.armor import holds_fence
 
@@ -20,7 +21,7 @@ def scope_prompt(question: str) -> str:
     return research_prompt("scope", question=question)
 
 
-def run_scope(question: str, backend: Any) -> Scope | None:
+def run_scope(question: str, backend: ResearchBackend) -> Scope | None:
     """The scope, or None when the agent gave no valid answer."""
     scope = backend.run(scope_prompt(question), Scope, label="scope")
     if scope is None:
@@ -59,7 +60,15 @@ def make_scope(deps: ResearchDeps) -> ConfiguredStep[ResearchState, ResearchStat
             }
         # the angles' queries go out: written after untrusted text only if the prompt held some
         untrusted = holds_fence(scope_prompt(question))
-        angles = [{**a.model_dump(), "writtenAfterUntrusted": untrusted} for a in result.angles]
+        angles: list[AngleRecord] = [
+            {
+                "label": a.label,
+                "query": a.query,
+                "rationale": a.rationale,
+                "writtenAfterUntrusted": untrusted,
+            }
+            for a in result.angles
+        ]
         emit("scope", status="done", angles=[a["label"] for a in angles])
         return {
             "question": question,
@@ -75,7 +84,9 @@ def after_scope(state: ResearchState) -> list[Send] | Literal["report"]:
     """One ``angle`` subgraph per angle, or straight to the report when the scope failed."""
     if state.get("status"):
         return "report"
-    return [
-        Send("angle", {"question": state["question"], "run_token": state["run_token"], "angle": a})
-        for a in (state["scope"] or {})["angles"]
+    scope = state["scope"]
+    tasks: list[AngleInput] = [
+        {"question": state["question"], "run_token": state["run_token"], "angle": a}
+        for a in (scope["angles"] if scope else [])
     ]
+    return [Send("angle", task) for task in tasks]

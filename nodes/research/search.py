@@ -4,21 +4,28 @@ the most relevant results. Only URLs the provider returned can be picked."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END
 from langgraph.types import Send
 
+from refgate.nodes.research.backends import ResearchBackend
 from refgate.nodes.research.common import emit, research_prompt, run_shared
 from refgate.nodes.research.deps import ResearchDeps, run_backend, run_web
 from refgate.nodes.research.inspect import screen_hits
 from refgate.nodes.research.outbound import Sending, policy_of
 from refgate.nodes.research.schemas import Search
-from refgate.nodes.research.state import AngleState, FetchTask
+from refgate.nodes.research.state import (
+    AngleRecord,
+    AngleState,
+    FetchTask,
+    PickedResult,
+    SearchRecord,
+)
 from refgate.nodes.state import ConfiguredStep
 from refgate.provenance import armor
 from refgate.tools.urls import norm_url
+from refgate.tools.web_providers import HitRecord, WebProviderError, WebSearch
 
 
 def search_prompt(question: str, angle: Mapping[str, object], results_block: str) -> str:
@@ -48,8 +55,8 @@ def results_block(hits: Sequence[Mapping[str, object]], query: str) -> str:
 
 
 def run_search(
-    question: str, angle: dict[str, Any], hits: list[dict[str, Any]], backend: Any
-) -> tuple[list[dict[str, Any]], list[str], bool]:
+    question: str, angle: AngleRecord, hits: Sequence[HitRecord], backend: ResearchBackend
+) -> tuple[list[PickedResult], list[str], bool]:
     """``(picked, unretrieved_urls, called)``: results to fetch (with the provider's URL, title
     and snippet, and the agent's relevance), URLs the agent named that the provider never
     returned (dropped), and whether the agent was called."""
@@ -60,7 +67,7 @@ def run_search(
     if answer is None:
         return [], [], True
     by_url = {norm_url(h["url"]): h for h in hits}
-    picked: list[dict[str, Any]] = []
+    picked: list[PickedResult] = []
     unknown: list[str] = []
     taken: set[str] = set()
     for r in answer.results:
@@ -85,10 +92,12 @@ def run_search(
 
 
 def _provider_search(
-    searcher: Any, query: str, limit: int
-) -> tuple[list[dict[str, Any]], str | None]:
+    searcher: WebSearch | None, query: str, limit: int
+) -> tuple[list[HitRecord], str | None]:
     """The provider's hits as dicts, or none and the error (a flaky provider costs one angle)."""
     try:
+        if searcher is None:
+            raise WebProviderError("no search provider")
         return [h.as_dict() for h in searcher.search(query, max_results=limit)], None
     except Exception as exc:  # noqa: BLE001
         return [], f"search failed: {type(exc).__name__}: {exc}"
@@ -134,7 +143,7 @@ def make_search(deps: ResearchDeps) -> ConfiguredStep[AngleState, AngleState]:
         emit(
             "search", angle=angle["label"], results=len(hits), picked=len(picked), novel=len(novel)
         )
-        record = {
+        record: SearchRecord = {
             "angle": angle["label"],
             "query": angle["query"],
             "hits": len(hits),

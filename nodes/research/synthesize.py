@@ -4,17 +4,22 @@ the pages retrieved in this run."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from langchain_core.runnables import RunnableConfig
 
 from refgate.nodes.gate.numbers import find_numbers
+from refgate.nodes.research.backends import ResearchBackend
 from refgate.nodes.research.common import emit, research_prompt, run_shared
 from refgate.nodes.research.core import build_synth_blocks
 from refgate.nodes.research.deps import ResearchDeps, run_backend
 from refgate.nodes.research.schemas import Report
-from refgate.nodes.research.state import ResearchState
+from refgate.nodes.research.state import (
+    FindingRecord,
+    ResearchState,
+    SynthesisRecord,
+    TalliedClaim,
+)
 from refgate.nodes.state import ConfiguredStep
 from refgate.provenance import armor
 from refgate.tools.urls import norm_url
@@ -35,9 +40,9 @@ def synth_prompt(
 
 def run_synthesis(
     question: str,
-    confirmed: Sequence[Mapping[str, object]],
-    killed: Sequence[Mapping[str, object]],
-    backend: Any,
+    confirmed: Sequence[TalliedClaim],
+    killed: Sequence[TalliedClaim],
+    backend: ResearchBackend,
     *,
     votes_per_claim: int,
 ) -> Report | None:
@@ -67,15 +72,15 @@ def unquoted_numbers(text: str, quotes: list[str]) -> list[str]:
 
 
 def ground_findings(
-    report: Report, confirmed: list[dict[str, Any]], retrieved: dict[str, str]
-) -> tuple[list[dict[str, Any]], list[str]]:
+    report: Report, confirmed: Sequence[TalliedClaim], retrieved: dict[str, str]
+) -> tuple[list[FindingRecord], list[str]]:
     """Findings whose sources are all pages retrieved in this run.
 
     ``retrieved`` maps ``norm_url`` to the URL as fetched. A finding's sources are the URLs of
     the confirmed claims it names plus any URL it lists that was retrieved; URLs never retrieved
     are removed, and a finding left with no source is dropped. Returns ``(findings, notes)``.
     """
-    findings: list[dict[str, Any]] = []
+    findings: list[FindingRecord] = []
     notes: list[str] = []
     for f in report.findings:
         idx = [i for i in f.claims if 0 <= i < len(confirmed)]
@@ -148,10 +153,25 @@ def make_synthesize(
             if s.get("fetched") and not s.get("withheld"):
                 retrieved.setdefault(norm_url(s["url"]), s["url"])
         findings, notes = ground_findings(result, confirmed, retrieved)
-        synthesis = result.model_dump()
-        synthesis["summaryUnquotedNumbers"] = unquoted_numbers(
-            result.summary, [c["quote"] for c in confirmed]
-        )
+        synthesis: SynthesisRecord = {
+            "summary": result.summary,
+            "findings": [
+                {
+                    "claim": f.claim,
+                    "confidence": f.confidence,
+                    "sources": list(f.sources),
+                    "evidence": f.evidence,
+                    "claims": list(f.claims),
+                    "vote": f.vote,
+                }
+                for f in result.findings
+            ],
+            "caveats": result.caveats,
+            "openQuestions": None if result.openQuestions is None else list(result.openQuestions),
+            "summaryUnquotedNumbers": unquoted_numbers(
+                result.summary, [c["quote"] for c in confirmed]
+            ),
+        }
         if synthesis["summaryUnquotedNumbers"]:
             notes.append(
                 "the summary states numbers no verified quote holds: "

@@ -3,30 +3,37 @@ uncertain counts as refuted), with the votes as cast and the independent sites t
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Literal
 
 from refgate.nodes.research.common import emit
 from refgate.nodes.research.core import site_of, tally
 from refgate.nodes.research.deps import ResearchDeps
-from refgate.nodes.research.state import ResearchState
+from refgate.nodes.research.state import (
+    Ballot,
+    ClaimRecord,
+    ResearchState,
+    TalliedClaim,
+    VoteRecord,
+)
 from refgate.nodes.state import Step
 
 
-def ballot(vote: dict[str, Any]) -> dict[str, Any]:
+def ballot(vote: VoteRecord) -> Ballot:
     """One vote as the report shows it: status, why uncertain, source and sentence, what it read."""
-    verdict = vote.get("verdict") or {}
+    verdict = vote.get("verdict")
     return {
         "voter": vote["voter"] + 1,
         "status": vote.get("status") or ("failed" if not verdict else "uncertain"),
         "why": vote.get("uncertainWhy"),
-        "source": verdict.get("counterSource"),
-        "quote": verdict.get("sourceQuote"),
-        "evidence": verdict.get("evidence"),
+        "source": verdict.get("counterSource") if verdict else None,
+        "quote": verdict.get("sourceQuote") if verdict else None,
+        "evidence": verdict.get("evidence") if verdict else None,
         "read": list(vote.get("read") or []),
     }
 
 
-def support_sites(claim: dict[str, Any], cast: list[dict[str, Any]]) -> list[str]:
+def support_sites(claim: ClaimRecord, cast: Sequence[VoteRecord]) -> list[str]:
     """The independent sites that support a claim: its own, those whose claims corroborate it,
     and those a supporting vote rests on (a usable source, its sentence checked)."""
     sites = {site_of(str(claim.get("sourceUrl") or "")), *claim.get("corroboratedBy", ())}
@@ -38,10 +45,10 @@ def make_tally(deps: ResearchDeps) -> Step[ResearchState, ResearchState]:
     lim = deps.limits
 
     def tally_votes(state: ResearchState) -> ResearchState:
-        by_claim: dict[str, dict[int, Any]] = {}
+        by_claim: dict[str, dict[int, VoteRecord]] = {}
         for vote in state.get("votes", []):
             by_claim.setdefault(vote["claim_id"], {})[vote["voter"]] = vote
-        tallied = []
+        tallied: list[TalliedClaim] = []
         for claim in state.get("claims", []):
             cast = [v for _, v in sorted(by_claim.get(claim["id"], {}).items())]
             result = tally(
@@ -50,8 +57,12 @@ def make_tally(deps: ResearchDeps) -> Step[ResearchState, ResearchState]:
                 refutations_required=lim.refutations_required,
             )
             tallied.append(
-                {**claim, **result, "ballots": [ballot(v) for v in cast]}
-                | {"supportSites": support_sites(claim, cast)}
+                {
+                    **claim,
+                    **result,
+                    "ballots": [ballot(v) for v in cast],
+                    "supportSites": support_sites(claim, cast),
+                }
             )
         counts = {
             o: sum(1 for c in tallied if c["outcome"] == o)

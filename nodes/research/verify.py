@@ -23,21 +23,31 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
 from refgate.lexical import terms
+from refgate.nodes.research.backends import ResearchBackend
 from refgate.nodes.research.common import emit, research_prompt, run_shared
 from refgate.nodes.research.core import quote_in_text, select_passages, site_of
 from refgate.nodes.research.deps import ResearchDeps, run_backend, run_web
 from refgate.nodes.research.inspect import page_verdict, screen_hits
 from refgate.nodes.research.outbound import Sending, policy_of
 from refgate.nodes.research.schemas import Verdict
-from refgate.nodes.research.state import ResearchState, VerifyTask
+from refgate.nodes.research.state import (
+    ClaimRecord,
+    ReadPage,
+    ResearchState,
+    VerdictRecord,
+    VerifyTask,
+    VoteRecord,
+    VoteStatus,
+    WithheldRead,
+)
 from refgate.nodes.state import ConfiguredStep
 from refgate.provenance import armor
 from refgate.tools.urls import norm_url
+from refgate.tools.web_providers import Fetch, HitRecord, WebSearch
 
 #: What each voter adds to the question when it searches (voter i uses entry i mod len).
 SKEPTIC_SUFFIXES = ("criticism", "contradicting evidence", "correction")
@@ -72,11 +82,12 @@ def always(_kind: str, _site: str) -> bool:
 
 
 def gather_counter_evidence(
-    question: str, claim: dict[str, Any], voter: int, searcher: Any, fetcher: Any,
+    question: str, claim: ClaimRecord, voter: int, searcher: WebSearch | None,
+    fetcher: Fetch | None,
     budget: VoterBudget, withheld_urls: frozenset[str] = frozenset(),
     known_urls: frozenset[str] | None = None,
     reserve: Callable[[str, str], bool] = always,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:  # fmt: skip
+) -> tuple[list[ReadPage], list[WithheldRead]]:  # fmt: skip
     """``(read, withheld)``: the pages the voter read (url, title, text shown) and what the
     untrusted-content screening kept from it.
 
@@ -86,15 +97,15 @@ def gather_counter_evidence(
     share what they took: a site one voter took is not read by another, and only one voter may
     read a page not in ``known_urls`` (the run's read sources; None: every page counts as
     known). Provider failures cost the evidence only."""
-    read: list[dict[str, Any]] = []
-    withheld: list[dict[str, Any]] = []
+    read: list[ReadPage] = []
+    withheld: list[WithheldRead] = []
     if searcher is None or budget.searches <= 0:
         return read, withheld
-    hits: list[dict[str, Any]] = []
+    hits: list[HitRecord] = []
     for n in range(budget.searches):
         try:
             found = searcher.search(voter_query(question, voter + n), max_results=budget.results)
-            hits += [h.as_dict() if hasattr(h, "as_dict") else dict(h) for h in found]
+            hits += [h.as_dict() for h in found]
         except Exception:  # noqa: BLE001 (a flaky provider leaves the voter without evidence)
             continue
     hits, dropped = screen_hits(hits)
@@ -133,7 +144,7 @@ def gather_counter_evidence(
     return read, withheld
 
 
-def evidence_block(read: list[dict[str, Any]]) -> str:
+def evidence_block(read: list[ReadPage]) -> str:
     if not read:
         return "(no counter-evidence page read within the voter's budget)"
     parts = []
@@ -145,11 +156,11 @@ def evidence_block(read: list[dict[str, Any]]) -> str:
 
 def verify_prompt(
     question: str,
-    claim: dict[str, Any],
+    claim: ClaimRecord,
     v: int,
     votes_per_claim: int,
     refutations_required: int,
-    read: list[dict[str, Any]] | None = None,
+    read: list[ReadPage] | None = None,
 ) -> str:
     fenced_claim = armor(
         'Claim: "' + claim["claim"] + '"\n'
@@ -171,8 +182,8 @@ def verify_prompt(
 
 
 def check_vote(
-    verdict: dict[str, Any], claim: dict[str, Any], read: list[dict[str, Any]]
-) -> tuple[str, str | None]:
+    verdict: VerdictRecord, claim: ClaimRecord, read: list[ReadPage]
+) -> tuple[VoteStatus, str | None]:
     """``(status, why)``: ``support`` or ``refute`` when the vote rests on a usable source, else
     ``uncertain`` with the reason. A usable source is a page the voter read or the claim's own
     source, and the quoted sentence is in the text the voter was shown (for the claim's own
@@ -195,19 +206,19 @@ def check_vote(
 
 def run_vote(
     question: str,
-    claim: dict[str, Any],
+    claim: ClaimRecord,
     voter: int,
-    backend: Any,
+    backend: ResearchBackend,
     *,
     votes_per_claim: int,
     refutations_required: int,
-    searcher: Any = None,
-    fetcher: Any = None,
+    searcher: WebSearch | None = None,
+    fetcher: Fetch | None = None,
     budget: VoterBudget | None = None,
     withheld_urls: frozenset[str] = frozenset(),
     known_urls: frozenset[str] | None = None,
     reserve: Callable[[str, str], bool] = always,
-) -> dict[str, Any]:
+) -> VoteRecord:
     """``{"claim_id", "voter", "status", "verdict", "read", "withheld"}``. ``status`` is
     ``support``, ``refute``, ``uncertain`` (``uncertainWhy`` says why; the verdict is marked
     ``uncertain`` for the tally) or ``failed`` (no valid answer; ``verdict`` is None)."""
@@ -217,8 +228,16 @@ def run_vote(
     )  # fmt: skip
     prompt = verify_prompt(question, claim, voter, votes_per_claim, refutations_required, read)
     answer = backend.run(prompt, Verdict, label=f"v{voter}:{claim['id']}")
-    verdict = answer.model_dump() if answer is not None else None
-    vote: dict[str, Any] = {
+    verdict: VerdictRecord | None = None
+    if answer is not None:
+        verdict = {
+            "refuted": answer.refuted,
+            "evidence": answer.evidence,
+            "confidence": answer.confidence,
+            "counterSource": answer.counterSource,
+            "sourceQuote": answer.sourceQuote,
+        }
+    vote: VoteRecord = {
         "claim_id": claim["id"],
         "voter": voter,
         "verdict": verdict,
