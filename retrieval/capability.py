@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from refgate.catalog.capabilities import EngineEnv, Evidence, capability
+from refgate.config import Settings
 from refgate.paths import PathEscape, confine
 from refgate.retrieval.chunking import count_tokens
 from refgate.retrieval.citations import (
@@ -26,10 +27,12 @@ from refgate.retrieval.citations import (
     table_refspecs,
 )
 from refgate.retrieval.documents import index_dir
-from refgate.retrieval.index import DocumentIndex
+from refgate.retrieval.index import DocumentIndex, Hit
 from refgate.retrieval.index_files import MANIFEST, DocumentIndexError
+from refgate.retrieval.loaders.base import TableRecord
 from refgate.retrieval.loaders.pdf import page_tables
 from refgate.retrieval.mmr import DIVERSE_LAMBDA
+from refgate.workspace import Workspace
 
 #: Document-derived paths in the capability's data (section titles come from the text too).
 UNTRUSTED_FIELDS = ["hits[].text", "hits[].section"]
@@ -57,7 +60,7 @@ class NoDocumentIndex(DocumentIndexError):
     """The workspace has no document index yet."""
 
 
-def open_index(workspace: Any, settings: Any = None) -> DocumentIndex:
+def open_index(workspace: Workspace, settings: Settings | None = None) -> DocumentIndex:
     """The workspace's loaded index (cached per process; reloaded when its manifest changes)."""
     path = index_dir(workspace).resolve()
     manifest = path / MANIFEST
@@ -90,18 +93,18 @@ def _as_list(value: str | list[str] | None) -> list[str] | None:
 
 
 @functools.lru_cache(maxsize=256)
-def _pdf_tables(path: str, mtime_ns: int, page: int) -> tuple[dict[str, Any], ...]:
+def _pdf_tables(path: str, mtime_ns: int, page: int) -> tuple[TableRecord, ...]:
     return tuple(page_tables(Path(path), page))
 
 
-def tables_of(workspace: Any) -> Any:
+def tables_of(workspace: Workspace) -> Callable[[Hit], list[TableRecord]]:
     """``hit -> tables of its page``: kept in the index for DOCX/XLSX, read on demand (and
     cached) for a PDF page from the workspace's file, which must still resolve inside the
     workspace and still hold the hit's text (an edited file gives no tables until re-indexed)."""
     root = Path(workspace.root)
     roots = list(getattr(workspace, "roots", None) or [root])
 
-    def tables(hit: Any) -> list[dict[str, Any]]:
+    def tables(hit: Hit) -> list[TableRecord]:
         kept = hit_tables(hit)
         meta = hit.metadata
         if kept or meta.get("format") != "pdf" or not meta.get("page") or not meta.get("source"):
@@ -113,24 +116,24 @@ def tables_of(workspace: Any) -> Any:
             return []
         if stat.st_mtime_ns > _indexed_at_ns(hit):
             return []
-        return [dict(t) for t in _pdf_tables(str(path), stat.st_mtime_ns, int(meta["page"]))]
+        return [t.copy() for t in _pdf_tables(str(path), stat.st_mtime_ns, int(meta["page"]))]
 
     return tables
 
 
-def _indexed_at_ns(hit: Any) -> int:
+def _indexed_at_ns(hit: Hit) -> int:
     value = hit.metadata.get("file_mtime_ns")
     return int(value) if isinstance(value, int) else 2**63
 
 
-def _tokens(hit: Any) -> int:
+def _tokens(hit: Hit) -> int:
     n = hit.metadata.get("tokens")
     return int(n) if isinstance(n, int) and n > 0 else count_tokens(hit.text)
 
 
-def within_budget(hits: list[Any], budget: int) -> tuple[list[Any], list[Any]]:
+def within_budget(hits: list[Hit], budget: int) -> tuple[list[Hit], list[Hit]]:
     """Whole hits in rank order while their tokens fit ``budget`` (the first always)."""
-    kept: list[Any] = []
+    kept: list[Hit] = []
     used = 0
     for n, hit in enumerate(hits):
         t = _tokens(hit)
@@ -199,7 +202,7 @@ def search_documents(
     if not 1 <= budget <= MAX_TOKEN_BUDGET:
         raise ValueError(f"max_tokens must be between 1 and {MAX_TOKEN_BUDGET}, got {budget}")
     index = open_index(workspace, env.settings)
-    filters: dict[str, Any] = {}
+    filters: dict[str, str | list[str] | None] = {}
     if doc_id is not None:
         filters["doc_id"] = _as_list(doc_id)
     if entity is not None:

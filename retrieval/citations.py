@@ -21,11 +21,12 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from refgate.catalog.capabilities import RefSpec
 from refgate.refs import Ref, RefLedger
 from refgate.retrieval.index import Hit
+from refgate.retrieval.loaders.base import TableRecord
 
 
 def chunk_key(hit: Hit) -> tuple[str, str, str]:
@@ -132,7 +133,7 @@ def doc_ref_title(hit: Hit) -> str:
     return f"{hit.chunk_id}" + (f" ({date})" if date else "")
 
 
-def hit_tables(hit: Hit) -> list[dict[str, Any]]:
+def hit_tables(hit: Hit) -> list[TableRecord]:
     """The tables of a hit's page / sheet / file (``metadata["tables"]``, JSON), or []."""
     raw = hit.metadata.get("tables")
     if not raw:
@@ -141,11 +142,15 @@ def hit_tables(hit: Hit) -> list[dict[str, Any]]:
         tables = json.loads(raw) if isinstance(raw, str) else raw
     except (TypeError, ValueError):
         return []
-    return [t for t in tables if isinstance(t, dict) and t.get("columns") and t.get("rows")]
+    return [
+        cast(TableRecord, t)
+        for t in tables
+        if isinstance(t, dict) and t.get("columns") and t.get("rows")
+    ]
 
 
 def table_refspecs(
-    hits: Iterable[Hit], tables_of: Callable[[Hit], list[dict[str, Any]]] = hit_tables
+    hits: Iterable[Hit], tables_of: Callable[[Hit], list[TableRecord]] = hit_tables
 ) -> list[RefSpec]:
     """One external tableRef spec per distinct table on the hits' pages, in hit order
     (``tables_of(hit)``: the tables of the hit's page; default those kept in its metadata)."""

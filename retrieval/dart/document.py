@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from lxml import etree
 
-from refgate.retrieval.loaders.base import markdown_table, table_from_rows
+from refgate.retrieval.loaders.base import TableRecord, markdown_table, table_from_rows
 
 #: "(단위 : 백만원)", "(단위: 원, 주)": the unit a table's amounts are written in.
 UNIT_NOTE = re.compile(r"\(\s*단위\s*[:：]\s*([^)]+?)\s*\)")
@@ -37,14 +36,14 @@ class Section:
     section_id: str
     title: str
     text: str
-    tables: list[dict[str, Any]] = field(default_factory=list)
+    tables: list[TableRecord] = field(default_factory=list)
 
 
-def _text(el: Any) -> str:
+def _text(el: etree._Element) -> str:
     return " ".join("".join(el.itertext()).split())
 
 
-def _table(el: Any) -> dict[str, Any] | None:
+def _table(el: etree._Element) -> TableRecord | None:
     rows = []
     for tr in el.iter("TR"):
         cells = [_text(c) for c in tr if isinstance(c.tag, str) and c.tag in _CELLS]
@@ -53,7 +52,9 @@ def _table(el: Any) -> dict[str, Any] | None:
     return table_from_rows(rows)
 
 
-def _walk(el: Any, depth: int, out: list[str], tables: list[dict[str, Any]], unit: list[str]):
+def _walk(
+    el: etree._Element, depth: int, out: list[str], tables: list[TableRecord], unit: list[str]
+):
     for child in el:
         tag = child.tag if isinstance(child.tag, str) else ""
         m = _SECTION.match(tag)
@@ -103,7 +104,7 @@ def parse_document(xml: bytes, *, fallback_title: str = "") -> list[Section]:
         body = body if body is not None else root
         name = _text(root.find("DOCUMENT-NAME")) if root.find("DOCUMENT-NAME") is not None else ""
         out: list[str] = []
-        tables: list[dict[str, Any]] = []
+        tables: list[TableRecord] = []
         _walk(body, 1, out, tables, [])
         if out:
             sections.append(

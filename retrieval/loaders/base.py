@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired
+
+from typing_extensions import TypedDict
 
 
 class Unreadable(ValueError):
@@ -14,6 +16,17 @@ class Unreadable(ValueError):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class TableRecord(TypedDict):
+    """A table as a reader keeps it: a header and rows of text cells (a DART filing's table adds
+    the unit its note states and the section it is in)."""
+
+    columns: list[str]
+    rows: list[list[str]]
+    unit: NotRequired[str]
+    section_id: NotRequired[str]
+    section_title: NotRequired[str]
 
 
 @dataclass
@@ -27,7 +40,7 @@ class Part:
     text: str
     key: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
-    tables: list[dict[str, Any]] = field(default_factory=list)
+    tables: list[TableRecord] = field(default_factory=list)
 
 
 def clean_cell(value: object) -> str:
@@ -37,7 +50,7 @@ def clean_cell(value: object) -> str:
     return " ".join(str(value).split())
 
 
-def table_from_rows(rows: Sequence[Sequence[Any]]) -> dict[str, Any] | None:
+def table_from_rows(rows: Sequence[Sequence[object]]) -> TableRecord | None:
     """``{"columns", "rows"}`` from raw rows (first non-empty row is the header), or None."""
     cleaned = [[clean_cell(c) for c in row] for row in rows]
     cleaned = [row for row in cleaned if any(row)]
@@ -51,7 +64,7 @@ def table_from_rows(rows: Sequence[Sequence[Any]]) -> dict[str, Any] | None:
     return {"columns": header, "rows": cleaned[1:]}
 
 
-def markdown_table(table: dict[str, Any]) -> str:
+def markdown_table(table: TableRecord) -> str:
     """A table as markdown rows (the chunker keeps a row whole and a table's rows together)."""
 
     def row(cells: Sequence[str]) -> str:

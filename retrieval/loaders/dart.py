@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from refgate.retrieval.loaders.base import Part, Unreadable
+from refgate.retrieval.loaders.base import Part, TableRecord, Unreadable
 
 FORMAT = "refgate.dart.filing/1"
 FILING_KEYS = ("rcept_no", "corp_code", "corp_name", "stock_code", "rcept_dt", "report_nm")
@@ -39,7 +39,8 @@ def read_dart(path: Path) -> list[Part]:
         if not isinstance(section, dict) or not str(section.get("text", "")).strip():
             continue
         sid = str(section.get("id", ""))
-        tables = [t for t in section.get("tables") or [] if isinstance(t, dict)]
+        # tables as ``parse_document`` stored them (``TableRecord``)
+        tables = [cast(TableRecord, t) for t in section.get("tables") or [] if isinstance(t, dict)]
         parts.append(
             Part(
                 text=str(section["text"]),

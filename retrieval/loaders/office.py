@@ -20,7 +20,13 @@ from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
 
-from refgate.retrieval.loaders.base import Part, Unreadable, markdown_table, table_from_rows
+from refgate.retrieval.loaders.base import (
+    Part,
+    TableRecord,
+    Unreadable,
+    markdown_table,
+    table_from_rows,
+)
 from refgate.retrieval.loaders.bounded import IngestLimits
 
 #: Rows read from one sheet at most (a sheet beyond it is cut and says so in ``meta``).
@@ -116,7 +122,7 @@ def read_docx(path: Path, *, limits: IngestLimits | None = None) -> list[Part]:
     except Exception as exc:
         raise Unreadable(f"corrupt DOCX ({type(exc).__name__}: {exc})") from None
     blocks: list[str] = []
-    tables: list[dict[str, Any]] = []
+    tables: list[TableRecord] = []
     for item in document.iter_inner_content():
         if isinstance(item, Table):
             table = table_from_rows([[cell.text for cell in row.cells] for row in item.rows])

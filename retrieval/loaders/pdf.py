@@ -20,12 +20,15 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from refgate.retrieval.loaders.base import Part, Unreadable, table_from_rows
+from refgate.retrieval.loaders.base import Part, TableRecord, Unreadable, table_from_rows
 from refgate.retrieval.loaders.furniture import furniture_keys, strip_furniture
 from refgate.retrieval.loaders.ocr import OcrUnavailable, check_available, ocr_pdf_page
 from refgate.retrieval.loaders.ruled import RULED_MIN_PATHS, path_count, ruled_layouts
+
+if TYPE_CHECKING:
+    from pypdfium2 import PdfDocument
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +37,7 @@ NO_TEXT = "no text layer, and OCR found no text"
 _JUNK = str.maketrans({"\ufffe": "", "\x02": "", "\x00": "", "\r": ""})
 
 
-def _open(path: Path) -> Any:
+def _open(path: Path) -> PdfDocument:
     # deferred: optional dependency (pypdfium2)
     import pypdfium2 as pdfium
 
@@ -55,7 +58,7 @@ def _has_lines(page: object) -> bool:
     return path_count(page, 1) > 0
 
 
-def page_tables(path: Path, page: int) -> list[dict[str, Any]]:
+def page_tables(path: Path, page: int) -> list[TableRecord]:
     """The ruled tables pdfplumber finds on 1-based ``page`` of ``path`` (``{"columns",
     "rows"}``, at least 2 columns and 1 data row each); [] when there are none or on failure."""
     try:
@@ -100,10 +103,10 @@ class _Page:
     ocr_confidence: float | None = None
     ruled: bool = False
     meta: dict[str, Any] = field(default_factory=dict)
-    tables: list[dict[str, Any]] = field(default_factory=list)
+    tables: list[TableRecord] = field(default_factory=list)
 
 
-def _read_layer(doc: Any, pages: dict[int, _Page]) -> list[int]:
+def _read_layer(doc: PdfDocument, pages: dict[int, _Page]) -> list[int]:
     """Each page's text layer, label and ruling hint; the 1-based pages with no text."""
     empty = []
     for i in range(len(doc)):
@@ -127,7 +130,7 @@ def _read_layer(doc: Any, pages: dict[int, _Page]) -> list[int]:
 
 
 def _read_ocr(
-    path: Path, doc: Any, wanted: list[int], pages: dict[int, _Page], progress: OcrProgress
+    path: Path, doc: PdfDocument, wanted: list[int], pages: dict[int, _Page], progress: OcrProgress
 ) -> None:
     """OCR of the ``wanted`` pages; a page over its time bound stays empty (logged)."""
     try:

@@ -12,10 +12,15 @@ pdfplumber finds no table, or fails, keeps PDFium's text.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, SupportsFloat
 
-from refgate.retrieval.loaders.base import markdown_table, table_from_rows
+from refgate.retrieval.loaders.base import TableRecord, markdown_table, table_from_rows
+
+if TYPE_CHECKING:
+    from pdfplumber.page import Page as PlumberPage
+    from pypdfium2 import PdfPage
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +29,7 @@ log = logging.getLogger(__name__)
 RULED_MIN_PATHS = 4
 
 
-def path_count(page: Any, limit: int) -> int:
+def path_count(page: PdfPage, limit: int) -> int:
     """How many path objects (lines, rectangles) a PDFium page draws, counted up to ``limit``."""
     # deferred: optional dependency (pypdfium2)
     import pypdfium2.raw as raw
@@ -37,20 +42,20 @@ def path_count(page: Any, limit: int) -> int:
     return n
 
 
-def _inside(obj: dict[str, Any], box: tuple[float, float, float, float]) -> bool:
+def _inside(obj: Mapping[str, SupportsFloat], box: tuple[float, float, float, float]) -> bool:
     x0, top, x1, bottom = box
     cx = (float(obj["x0"]) + float(obj["x1"])) / 2
     cy = (float(obj["top"]) + float(obj["bottom"])) / 2
     return x0 <= cx <= x1 and top <= cy <= bottom
 
 
-def _page_layout(page: Any) -> tuple[str, list[dict[str, Any]]] | None:
+def _page_layout(page: PlumberPage) -> tuple[str, list[TableRecord]] | None:
     """(text with tables as rows, tables) of a pdfplumber page, or None without a table."""
-    found = []
+    found: list[tuple[tuple[float, float, float, float], TableRecord]] = []
     for table in sorted(page.find_tables(), key=lambda t: t.bbox[1]):
         kept = table_from_rows(table.extract())
         if kept is not None and len(kept["columns"]) >= 2:
-            found.append((tuple(table.bbox), kept))
+            found.append((table.bbox, kept))
     if not found:
         return None
     boxes = [box for box, _ in found]
@@ -59,18 +64,18 @@ def _page_layout(page: Any) -> tuple[str, list[dict[str, Any]]] | None:
     )
     pieces: list[str] = []
     top = 0.0
-    for (_, t_top, _, t_bottom), table in found:
+    for (_, t_top, _, t_bottom), kept_table in found:
         if t_top > top:
             pieces.append(prose.within_bbox((0, top, page.width, t_top)).extract_text() or "")
-        pieces.append(markdown_table(table))
+        pieces.append(markdown_table(kept_table))
         top = max(top, t_bottom)
     if top < page.height:
         pieces.append(prose.within_bbox((0, top, page.width, page.height)).extract_text() or "")
     text = "\n".join(p.strip() for p in pieces if p and p.strip())
-    return text, [table for _, table in found]
+    return text, [kept_table for _, kept_table in found]
 
 
-def ruled_layouts(path: Path, pages: list[int]) -> dict[int, tuple[str, list[dict[str, Any]]]]:
+def ruled_layouts(path: Path, pages: list[int]) -> dict[int, tuple[str, list[TableRecord]]]:
     """For each 1-based page of ``pages`` on which pdfplumber finds a table: its text with the
     tables as rows, and the tables."""
     if not pages:
@@ -78,7 +83,7 @@ def ruled_layouts(path: Path, pages: list[int]) -> dict[int, tuple[str, list[dic
     # deferred: optional dependency (pdfplumber)
     import pdfplumber
 
-    out: dict[int, tuple[str, list[dict[str, Any]]]] = {}
+    out: dict[int, tuple[str, list[TableRecord]]] = {}
     try:
         with pdfplumber.open(str(path), pages=pages) as pdf:
             for page in pdf.pages:
