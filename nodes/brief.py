@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
 
 from refgate.catalog.skillbook import skillbook_for
 from refgate.events import TraceEvent, event
@@ -75,7 +76,7 @@ def _workspace_summary(ctx) -> str:
     return "\n".join(lines)
 
 
-def _recall(question: str, ctx, store: object) -> tuple[list[str], list[TraceEvent]]:
+def _recall(question: str, ctx, store: BaseStore | None) -> tuple[list[str], list[TraceEvent]]:
     """Decisions remembered by earlier runs on this workspace that match the question."""
     if store is None:
         return [], [event("recall_skipped", "brief", reason="no store attached")]

@@ -16,11 +16,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import get_runtime
+from langgraph.store.base import BaseStore
 from typing_extensions import Unpack
 
 from refgate.catalog.toolspec import ToolContext
 from refgate.config import Settings, apply_context, context_workspace, load_settings
-from refgate.events import EventFields, TraceEvent, event, stream_writer
+from refgate.events import EventFields, ProgressEvent, TraceEvent, event, stream_writer
 from refgate.models import ModelProvider
 from refgate.nodes.conversation import earlier_questions
 from refgate.nodes.state import WorkbenchState
@@ -109,7 +110,7 @@ def make_context(
     deps: Deps,
     *,
     config: RunnableConfig | None = None,
-    store: object = None,
+    store: BaseStore | None = None,
 ) -> ToolContext:
     """Build the tool context of one pass: ledger seeded from state, fixed artifacts folder."""
     workspace = resolve_workspace(state, deps)
@@ -168,14 +169,17 @@ class PassTimer:
 
     def end_event(self, **fields: Unpack[EventFields]) -> TraceEvent:
         ms = round((time.perf_counter() - self.started) * 1000, 2)
-        self.emit(
-            {
-                "event": "pass_finished",
-                "pass": self.pass_name,
-                "duration_ms": ms,
-                **{k: v for k, v in fields.items() if k in ("refs", "status")},
-            }
-        )
+        finished: ProgressEvent = {
+            "event": "pass_finished",
+            "pass": self.pass_name,
+            "duration_ms": ms,
+        }
+        for key in fields:  # the pass's refs and status, in the order it gave them
+            if key == "refs":
+                finished["refs"] = fields["refs"]
+            elif key == "status":
+                finished["status"] = fields["status"]
+        self.emit(finished)
         timed: EventFields = {"duration_ms": ms, **fields}
         return event("pass_end", self.pass_name, **timed)
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from refgate.events import TraceEvent
+from refgate.events import PostFields, TraceEvent
 from refgate.memory.audit import append_sent
 from refgate.nodes.common import Deps, event, make_context, thread_id_of
 from refgate.nodes.state import WorkbenchState
@@ -87,7 +87,7 @@ def make_deliver(deps: Deps):
         }
         outcome = execute_tool_call({"name": TOOL, "args": args, "id": "deliver"}, [TOOL], ctx)
         status = outcome.event.get("status")
-        detail: dict[str, Any] = {"url": ws.webhook_url, "status": status}
+        detail: PostFields = {"url": ws.webhook_url, "status": status}
         if status != "ok":
             try:
                 detail["reason"] = json.loads(str(outcome.message.content)).get("error")

@@ -28,7 +28,7 @@ from langgraph.runtime import Runtime
 
 from refgate.config import MODEL_PASSES
 from refgate.events import TraceEvent, event, run_events
-from refgate.memory.audit import append_run, build_run_record
+from refgate.memory.audit import RunRecord, append_run, build_run_record
 from refgate.memory.decisions import remember_run_decision, untrusted_origins
 from refgate.nodes.artifacts import save_cited_tables
 from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context
@@ -329,7 +329,7 @@ def _audit_run(
     thread_id = str(configurable.get("thread_id") or ctx.thread_id or f"run-{ctx.run_id}")
     ledger: dict[str, Ref] = {**ctx.ledger.all(), **dict(issued)}
     refs = ref_data(ledger)
-    record = {
+    record: RunRecord = {
         "thread_id": thread_id,
         "question": str(state.get("question") or ""),
         "answer": str(state.get("answer") or ""),

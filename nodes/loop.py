@@ -15,7 +15,7 @@ import json
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +28,7 @@ from langchain_core.messages import (
 )
 
 from refgate.catalog.toolspec import ToolContext
-from refgate.events import TraceEvent, event
+from refgate.events import ProgressSink, TraceEvent, event
 from refgate.nodes.common import usage_of
 from refgate.provenance.budget import budget_of
 from refgate.tools.executor import CallOutcome, answer_invalid_call, execute_tool_call
@@ -128,7 +128,7 @@ def stream_model(
     messages: list[BaseMessage],
     pass_name: str,
     events: list[TraceEvent],
-    emit: Callable[[dict[str, Any]], None],
+    emit: ProgressSink,
 ) -> AIMessage:
     """One model call whose text is sent as it is written: every piece goes to ``emit`` as an
     ``answer_delta`` event (the custom stream: ``on_event``, the CLI, SDK clients), and the

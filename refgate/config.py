@@ -213,8 +213,8 @@ class Settings(BaseSettings):
         cls,
         settings_cls: type[BaseSettings],
         init_settings: PydanticBaseSettingsSource,
-        *args: Any,
-        **kwargs: Any,
+        *args: object,
+        **kwargs: object,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # ``load_settings`` layers the sources itself so that an error names its origin;
         # ``Settings(...)`` alone is the defaults plus what it is given.
@@ -271,7 +271,7 @@ class Settings(BaseSettings):
     def has_endpoint(self) -> bool:
         return bool(self.base_url or self.api_key)
 
-    def with_overrides(self, **values: Any) -> Settings:
+    def with_overrides(self, **values: object) -> Settings:
         """A copy with the given values (None: unchanged), validated like any other source."""
         changes = {k: v for k, v in values.items() if v is not None}
         if not changes:
@@ -325,7 +325,7 @@ def _read_dotenv(path: Path) -> dict[str, str]:
         raise ConfigError(f"{path}: cannot read ({exc})") from None
 
 
-def _validate(data: dict[str, Any], origin: Mapping[str, str]) -> Settings:
+def _validate(data: Mapping[str, Any], origin: Mapping[str, str]) -> Settings:
     try:
         return Settings(**data)
     except ValidationError as exc:
@@ -439,7 +439,7 @@ def _context_schema() -> type[BaseModel]:
 RunContext = _context_schema()
 
 
-def apply_context(settings: Settings, context: Any) -> Settings:
+def apply_context(settings: Settings, context: BaseModel | Mapping[str, object] | None) -> Settings:
     """``settings`` with a run context's values (a ``RunContext``, a mapping or None) applied and
     validated; a bad value is a ``ConfigError`` naming ``context.<field>``."""
     if context is None:

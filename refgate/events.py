@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
-from typing import NotRequired
+from typing import NotRequired, Required
 
 from langgraph.config import get_stream_writer
 
@@ -54,7 +54,7 @@ class EventFields(TypedDict, total=False):
     args: JsonValue
     error: str | None
     exception: str
-    signals: Sequence[JsonObject]
+    signals: Sequence[Mapping[str, object]]
     influenced_by: Sequence[str]
     # the GATE's verdict
     passed: bool
@@ -81,6 +81,14 @@ class EventFields(TypedDict, total=False):
     url: str | None
 
 
+class PostFields(TypedDict, total=False):
+    """What DELIVER says of its post, in its trace event and its progress event alike."""
+
+    url: str | None
+    status: str | None
+    reason: str | None
+
+
 #: ``pass`` is a Python keyword: the head of an event is declared in the functional syntax.
 _EventHead = TypedDict("_EventHead", {"type": str, "pass": str, "t": NotRequired[str]})
 
@@ -88,6 +96,66 @@ _EventHead = TypedDict("_EventHead", {"type": str, "pass": str, "t": NotRequired
 class TraceEvent(_EventHead, EventFields):
     """One trace event: its kind (``type``), the pass that wrote it, when (``t``, ISO 8601;
     tool-call events carry none) and the fields of its kind (``EventFields``)."""
+
+
+#: One event of the custom stream: progress a running graph reports (``ctx.emit``, the research
+#: steps' ``emit``, ``refgate.ask``'s own), what ``on_event`` handlers and the CLI receive. Its
+#: kind is ``event``; the other keys are those of its kind (``pass`` is a Python keyword, hence
+#: the functional form).
+ProgressEvent = TypedDict(
+    "ProgressEvent",
+    {
+        "event": Required[str],
+        # a pass started or finished, a model's streamed text (nodes.common, nodes.loop)
+        "pass": str,
+        "duration_ms": float,
+        "refs": Sequence[str],
+        "status": str | None,
+        "text": str,
+        # a tool call, a tool's own progress (tools/)
+        "tool": str | None,
+        "server": str,
+        "mcp_tool": str,
+        "results": int,
+        "url": str | None,
+        "reason": str | None,
+        # the GATE's verdict
+        "passed": bool,
+        "issues": Sequence[str],
+        "attempt": int,
+        # the run (refgate.api.public): start, resume, follow-up, approvals, notices
+        "thread": str | None,
+        "workspace": str,
+        "next": Sequence[str],
+        "turn": int,
+        "to": str | None,
+        "approved": bool,
+        "message": str,
+        # a research step (nodes/research: ``research_step`` events)
+        "step": str,
+        "question": str,
+        "angles": Sequence[str],
+        "angle": str,
+        "picked": int,
+        "novel": int,
+        "fetched": bool,
+        "claims": int,
+        "error": str | None,
+        "withheld": bool,
+        "verifying": int,
+        "cut": int,
+        "claim": str,
+        "voter": str,
+        "survives": int,
+        "refuted": int,
+        "unverified": int,
+        "confirmed": int,
+        "findings": int,
+    },
+    total=False,
+)
+#: Where progress events go: an ``on_event`` handler, ``ctx.emit``, the custom stream.
+ProgressSink = Callable[[ProgressEvent], None]
 
 
 def now_iso() -> str:

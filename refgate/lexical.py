@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import bm25s
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-']+")
 _STOP = frozenset(
@@ -75,7 +78,7 @@ class LexicalRanker:
 
     def __init__(self, docs: Sequence[Sequence[str]], *, k1: float = 1.5, b: float = 0.75) -> None:
         self.size = len(docs)
-        self._model: Any = None
+        self._model: bm25s.BM25 | None = None
         if any(docs):
             import bm25s  # deferred: ~0.5 s to import; only the first lexical search pays it
 

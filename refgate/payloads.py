@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 #: One JSON scalar.
 Scalar: TypeAlias = str | int | float | bool | None
-#: Any JSON value, nested (what ``refgate.refs.plain`` returns).
+#: A JSON value, nested (what ``refgate.refs.plain`` returns).
 JsonValue: TypeAlias = Scalar | Sequence["JsonValue"] | Mapping[str, "JsonValue"]
 #: A JSON object.
 JsonObject: TypeAlias = Mapping[str, JsonValue]

@@ -12,21 +12,24 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolCall
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
+from typing_extensions import TypedDict
 
 
 class ScriptExhausted(RuntimeError):
     """The scripted model was called more times than it has responses."""
 
 
-def tool_call(name: str, args: dict[str, Any] | None = None, call_id: str | None = None) -> dict:
+def tool_call(
+    name: str, args: Mapping[str, object] | None = None, call_id: str | None = None
+) -> ToolCall:
     """A tool call dict for ``AIMessage(tool_calls=[...])``."""
     return {
         "name": name,
@@ -36,13 +39,21 @@ def tool_call(name: str, args: dict[str, Any] | None = None, call_id: str | None
     }
 
 
-def calls(*tool_calls: dict, content: str = "") -> AIMessage:
+def calls(*tool_calls: ToolCall, content: str = "") -> AIMessage:
     """An AIMessage that calls the given tools."""
     return AIMessage(content=content, tool_calls=list(tool_calls))
 
 
 def _text(messages: Sequence[BaseMessage]) -> str:
     return "\n".join(m.content if isinstance(m.content, str) else str(m.content) for m in messages)
+
+
+class RecordedCall(TypedDict):
+    """One call a scripted model received: the messages, the tools bound, the prompt text."""
+
+    messages: list[BaseMessage]
+    tools: list[str]
+    text: str
 
 
 class _RecordingModel(BaseChatModel):
@@ -53,14 +64,14 @@ class _RecordingModel(BaseChatModel):
     latency: float = 0.0
     model_name: str = "scripted"
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
-    _calls: list[dict[str, Any]] = PrivateAttr(default_factory=list)
+    _calls: list[RecordedCall] = PrivateAttr(default_factory=list)
 
     @property
-    def calls(self) -> list[dict[str, Any]]:
+    def calls(self) -> list[RecordedCall]:
         """Every call: ``{"messages": [...], "tools": [names], "text": prompt text}``."""
         return self._calls
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any):  # type: ignore[override]
+    def bind_tools(self, tools: Sequence[object], **kwargs: object):  # type: ignore[override]
         names = []
         for tool in tools:
             if isinstance(tool, dict):
@@ -163,4 +174,4 @@ class KeyedChatModel(_RecordingModel):
         return response
 
 
-ResponseFn = Callable[[str], Any]
+ResponseFn = Callable[[str], BaseMessage | str | Exception]

@@ -31,7 +31,9 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Required, TypeAlias
+
+from typing_extensions import TypedDict
 
 __all__ = [
     "OpenAIStub",
@@ -45,12 +47,58 @@ __all__ = [
 _ids = itertools.count(1)
 
 
+class ScriptedCall(TypedDict, total=False):
+    """A scripted tool call (``tool(...)``): its name, arguments (JSON text or a value to
+    encode; ``args`` is accepted for ``arguments``) and id."""
+
+    name: Required[str]
+    arguments: object
+    args: object
+    id: str | None
+
+
+class ToolCallJson(TypedDict):
+    """A tool call as the OpenAI chat API sends it."""
+
+    id: str
+    type: str
+    function: dict[str, str]
+
+
+class ChatMessage(TypedDict, total=False):
+    """One message of a chat request, as the client sent it."""
+
+    role: str
+    content: object
+    name: str
+    tool_calls: list[ToolCallJson]
+    tool_call_id: str
+
+
+class ToolSchema(TypedDict, total=False):
+    """A tool bound on a chat request (OpenAI's ``{"type": "function", "function": {...}}``)."""
+
+    type: str
+    function: dict[str, object]
+    name: str
+
+
+class ChatRequest(TypedDict, total=False):
+    """The JSON body of a chat request (the fields the stub reads)."""
+
+    model: str
+    messages: list[ChatMessage]
+    stream: bool
+    tools: list[ToolSchema]
+    stream_options: dict[str, object]
+
+
 @dataclass
 class Reply:
     """One scripted answer: assistant text and/or tool calls, or an HTTP error status."""
 
     content: str = ""
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[ScriptedCall] = field(default_factory=list)
     status: int = 200
     error: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
@@ -59,12 +107,12 @@ class Reply:
     finish_reason: str | None = None
 
 
-def tool(name: str, call_id: str | None = None, /, **arguments: Any) -> dict[str, Any]:
+def tool(name: str, call_id: str | None = None, /, **arguments: object) -> ScriptedCall:
     """A scripted tool call: ``tool("RunPython", code="print(1)")``."""
     return {"name": name, "arguments": arguments, "id": call_id or f"call_{next(_ids)}"}
 
 
-def tool_reply(*calls: dict[str, Any], content: str = "") -> Reply:
+def tool_reply(*calls: ScriptedCall, content: str = "") -> Reply:
     """A reply that calls the given tools (``tool(...)`` dicts)."""
     return Reply(content=content, tool_calls=list(calls))
 
@@ -76,7 +124,7 @@ def http_error(status: int, message: str = "", headers: Mapping[str, str] | None
     return Reply(status=status, error=message or f"scripted HTTP {status}", headers=hdrs)
 
 
-def _content_text(content: Any) -> str:
+def _content_text(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -95,13 +143,13 @@ class StubRequest:
     """One request the stub received."""
 
     path: str
-    body: dict[str, Any]
+    body: ChatRequest
     headers: dict[str, str]
     received: float = field(default_factory=time.time)
     status: int = 0
 
     @property
-    def messages(self) -> list[dict[str, Any]]:
+    def messages(self) -> list[ChatMessage]:
         return list(self.body.get("messages") or [])
 
     @property
@@ -136,7 +184,7 @@ class StubRequest:
         return "\n".join(_content_text(m.get("content")) for m in self.messages)
 
     @property
-    def last(self) -> dict[str, Any]:
+    def last(self) -> ChatMessage:
         return self.messages[-1] if self.messages else {}
 
     @property
@@ -145,7 +193,22 @@ class StubRequest:
         return [_content_text(m.get("content")) for m in self.messages if m.get("role") == "tool"]
 
 
-ReplyLike = Any  # str | Reply | dict | Callable[[StubRequest], ...]
+class ReplyDict(TypedDict, total=False):
+    """A scripted reply written as a dict (``Reply``'s fields; ``tool_calls`` as ``tool(...)``)."""
+
+    content: str | None
+    tool_calls: list[ScriptedCall]
+    status: int
+    error: str | None
+    headers: dict[str, str]
+    delay: float
+
+
+#: What a script, a rule or the responder gives: text, a ``Reply``, its dict form, a function of
+#: the request returning one of those, or None (no reply: the next source is asked).
+ReplyLike: TypeAlias = str | Reply | ReplyDict | Callable[[StubRequest], "ReplyLike"] | None
+#: A rule's condition: a substring of the prompt text, or a predicate on the request.
+RuleMatch: TypeAlias = str | Callable[[StubRequest], bool]
 
 
 def _as_reply(value: ReplyLike, request: StubRequest) -> Reply | None:
@@ -172,7 +235,7 @@ def _as_reply(value: ReplyLike, request: StubRequest) -> Reply | None:
     raise TypeError(f"cannot use {type(value).__name__} as a stub reply")
 
 
-def _tool_call_json(call: Mapping[str, Any]) -> dict[str, Any]:
+def _tool_call_json(call: ScriptedCall) -> ToolCallJson:
     args = call.get("arguments", {})
     if not isinstance(args, str):
         args = json.dumps(args)
@@ -190,7 +253,7 @@ class OpenAIStub:
         self,
         script: Iterable[ReplyLike] | None = None,
         *,
-        rules: Iterable[tuple[Any, ReplyLike]] | None = None,
+        rules: Iterable[tuple[RuleMatch, ReplyLike]] | None = None,
         responder: Callable[[StubRequest], ReplyLike] | None = None,
         default: ReplyLike | None = None,
         host: str = "127.0.0.1",
@@ -199,7 +262,7 @@ class OpenAIStub:
         chunk_size: int = 8,
     ) -> None:
         self.script: list[ReplyLike] = list(script or [])
-        self.rules: list[tuple[Any, ReplyLike]] = list(rules or [])
+        self.rules: list[tuple[RuleMatch, ReplyLike]] = list(rules or [])
         self.responder = responder
         self.default = default
         self.host = host
@@ -315,7 +378,7 @@ class OpenAIStub:
     def __enter__(self) -> OpenAIStub:
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
 
@@ -324,10 +387,10 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "OpenAIStub/1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence access logs
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - silence access logs
         return
 
-    def _send_json(self, status: int, payload: Any, headers: Mapping[str, str] | None = None):
+    def _send_json(self, status: int, payload: object, headers: Mapping[str, str] | None = None):
         data = json.dumps(payload).encode("utf-8")
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -409,7 +472,7 @@ class _Handler(BaseHTTPRequestHandler):
         }
 
     def _complete(self, request: StubRequest, reply: Reply) -> None:
-        message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
+        message: dict[str, object] = {"role": "assistant", "content": reply.content or None}
         if reply.tool_calls:
             message["tool_calls"] = [_tool_call_json(c) for c in reply.tool_calls]
         finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
@@ -441,7 +504,7 @@ class _Handler(BaseHTTPRequestHandler):
         created = int(time.time())
         model = request.model or self.stub.model
 
-        def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> None:
+        def chunk(delta: Mapping[str, object], finish: str | None = None, **extra: object) -> None:
             payload = {
                 "id": cid,
                 "object": "chat.completion.chunk",

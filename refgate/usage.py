@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from refgate.events import run_events
+from refgate.events import TraceEvent, run_events
 from refgate.models import SMOKE_MODEL_NAME, split_model
 
 #: USD per million (input, output) tokens, list prices as published by the providers.
@@ -75,8 +75,8 @@ class Usage:
     def from_dict(cls, data: Mapping[str, object]) -> Usage:
         """The inverse of ``to_dict`` (a stored run's usage; odd values read as none)."""
         raw_per_pass, raw_models = data.get("per_pass"), data.get("models")
-        per_pass: Mapping[str, Any] = raw_per_pass if isinstance(raw_per_pass, Mapping) else {}
-        models: Mapping[str, Any] = raw_models if isinstance(raw_models, Mapping) else {}
+        per_pass: Mapping[str, object] = raw_per_pass if isinstance(raw_per_pass, Mapping) else {}
+        models: Mapping[str, object] = raw_models if isinstance(raw_models, Mapping) else {}
         cost = data.get("cost_usd")
         return cls(
             per_pass={
@@ -103,7 +103,7 @@ class Usage:
         return line
 
 
-def from_trace(trace: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
+def from_trace(trace: Iterable[TraceEvent]) -> dict[str, dict[str, int]]:
     """Tokens per pass from a workbench trace's ``model_call`` events."""
     per_pass: dict[str, dict[str, int]] = {}
     for e in trace:
@@ -115,7 +115,9 @@ def from_trace(trace: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
     return per_pass
 
 
-def price_of(model: str, prices: Mapping[str, Any] | None = None) -> tuple[float, float] | None:
+def price_of(
+    model: str, prices: Mapping[str, Iterable[float]] | None = None
+) -> tuple[float, float] | None:
     """(input, output) USD per million tokens for a model string, or None when unknown."""
     provider, name = split_model(model)
     if provider in LOCAL_PROVIDERS or name in LOCAL_MODELS:
@@ -135,7 +137,7 @@ def price_of(model: str, prices: Mapping[str, Any] | None = None) -> tuple[float
 def estimate_cost(
     per_pass: Mapping[str, Mapping[str, int]],
     models: Mapping[str, str],
-    prices: Mapping[str, object] | None = None,
+    prices: Mapping[str, Iterable[float]] | None = None,
 ) -> float | None:
     """USD for the tokens of each pass at its model's price; None if any used price is unknown."""
     cost = 0.0
@@ -153,7 +155,7 @@ def estimate_cost(
 def build_usage(
     per_pass: dict[str, dict[str, int]],
     models: Mapping[str, str],
-    prices: Mapping[str, object] | None = None,
+    prices: Mapping[str, Iterable[float]] | None = None,
 ) -> Usage:
     used = {p: models.get(p, "") for p in per_pass}
     return Usage(per_pass=per_pass, models=used, cost_usd=estimate_cost(per_pass, used, prices))

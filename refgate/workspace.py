@@ -56,11 +56,13 @@ import datetime as _dt
 import os
 import re
 import tomllib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 from urllib.parse import urlsplit
+
+from typing_extensions import TypedDict
 
 from refgate.config import ConfigError, load_settings
 from refgate.mcp_servers import McpServerSpec, parse_mcp_servers
@@ -103,7 +105,19 @@ _COLUMN_KEYS = frozenset({"unit", "scale", "description"})
 _DATASET_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 
 
-def _unknown_keys(table: dict[str, Any], known: frozenset[str], where: str) -> None:
+#: A table of ``refgate.toml`` as read: every value is checked where it is used.
+TomlTable: TypeAlias = dict[str, object]
+
+
+class WarehouseFields(TypedDict):
+    """A warehouse dataset's connection fields, checked (``DatasetSpec``'s keyword arguments)."""
+
+    url: str
+    table: str
+    password_env: str | None
+
+
+def _unknown_keys(table: TomlTable, known: frozenset[str], where: str) -> None:
     unknown = sorted(set(table) - known)
     if unknown:
         raise WorkspaceError(
@@ -182,10 +196,11 @@ class Workspace:
     name: str
     datasets: dict[str, DatasetSpec] = field(default_factory=dict)
     documents_path: Path | None = None
+    #: ``[documents]``'s options besides ``path``, as written (retrieval reads them).
     documents_options: dict[str, Any] = field(default_factory=dict)
     skills_path: Path | None = None
     web_snapshot_path: Path | None = None
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: TomlTable = field(default_factory=dict)
     #: Folders outside ``root`` the workspace may use (``[paths] allowed_roots``), real paths.
     allowed_roots: tuple[Path, ...] = ()
     #: Names that contain numbers, added to the GATE's built-in list (``[gate] names``).
@@ -248,7 +263,7 @@ class Workspace:
         return True
 
 
-def _table(raw: Any, where: str) -> dict[str, Any]:
+def _table(raw: object, where: str) -> TomlTable:
     if raw is None:
         return {}
     if not isinstance(raw, dict):
@@ -318,7 +333,7 @@ def _read_header(path: Path, where: str) -> list[str]:
         raise WorkspaceError(f"{where}: cannot read the header of {path}: {exc}") from exc
 
 
-def _names(value: Any, where: str, header: list[str] | None) -> tuple[str, ...]:
+def _names(value: object, where: str, header: list[str] | None) -> tuple[str, ...]:
     """A column name or list of names, each checked against the file's header (a warehouse
     table's columns are not known until it is queried: ``header=None``)."""
     if value is None:
@@ -334,7 +349,7 @@ def _names(value: Any, where: str, header: list[str] | None) -> tuple[str, ...]:
     return tuple(items)
 
 
-def _warehouse(spec: dict[str, Any], where: str) -> dict[str, Any]:
+def _warehouse(spec: TomlTable, where: str) -> WarehouseFields:
     """``url``, ``table`` and ``password_env`` of a warehouse dataset, checked (no connection
     is made here). A password in the URL is refused: credentials come from the environment."""
 
@@ -411,7 +426,7 @@ def load_workspace(path: Path | str, *, config_file: Path | None = None) -> Work
     )
 
 
-def _read_config(root: Path, config_file: Path) -> dict[str, Any]:
+def _read_config(root: Path, config_file: Path) -> TomlTable:
     """The workspace file's TOML as a table; a missing folder or file, bad TOML, too deep a
     nesting or non-UTF-8 bytes are a ``WorkspaceError`` naming the file."""
     if not root.is_dir():
@@ -428,7 +443,9 @@ def _read_config(root: Path, config_file: Path) -> dict[str, Any]:
         raise WorkspaceError(f"{config_file}: not UTF-8 text: {exc}") from exc
 
 
-def _dataset(name: str, spec: Any, root: Path, roots: tuple[Path, ...], where: str) -> DatasetSpec:
+def _dataset(
+    name: str, spec: object, root: Path, roots: tuple[Path, ...], where: str
+) -> DatasetSpec:
     """``[datasets.<name>]``: a file in the workspace or a table in a database, its columns,
     period, frequency, labels and snapshot date."""
     spec = _table(spec, f"{where}: [datasets.{name}]")
@@ -438,7 +455,7 @@ def _dataset(name: str, spec: Any, root: Path, roots: tuple[Path, ...], where: s
             "'_' or '-' (at most 64)"
         )
     _unknown_keys(spec, _DATASET_KEYS, f"{where}: datasets.{name}")
-    warehouse: dict[str, Any] = {}
+    warehouse: WarehouseFields | dict[str, str] = {}
     data_path: Path | None = None
     header: list[str] | None = None
     if "url" in spec:
@@ -464,7 +481,7 @@ def _dataset(name: str, spec: Any, root: Path, roots: tuple[Path, ...], where: s
 
 
 def _dataset_file(
-    name: str, spec: dict[str, Any], root: Path, roots: tuple[Path, ...], where: str
+    name: str, spec: TomlTable, root: Path, roots: tuple[Path, ...], where: str
 ) -> tuple[Path, list[str]]:
     """A file dataset's confined path (a .csv or .parquet file) and its header."""
     if "path" not in spec:
@@ -487,7 +504,7 @@ def _dataset_file(
 
 
 def _columns(
-    name: str, spec: dict[str, Any], header: list[str] | None, where: str
+    name: str, spec: TomlTable, header: list[str] | None, where: str
 ) -> dict[str, ColumnSpec]:
     """``[datasets.<name>.columns.<col>]``: each a column of the file (when the header is
     known), with a known unit and scale."""
@@ -516,7 +533,7 @@ def _columns(
     return columns
 
 
-def _frequency(name: str, spec: dict[str, Any], where: str) -> str | None:
+def _frequency(name: str, spec: TomlTable, where: str) -> str | None:
     """A dataset's ``frequency``, one of ``KNOWN_FREQUENCIES``, or None."""
     frequency = spec.get("frequency")
     if frequency is not None and frequency not in KNOWN_FREQUENCIES:
@@ -527,7 +544,7 @@ def _frequency(name: str, spec: dict[str, Any], where: str) -> str | None:
     return frequency
 
 
-def _as_of(name: str, spec: dict[str, Any], where: str) -> str | None:
+def _as_of(name: str, spec: TomlTable, where: str) -> str | None:
     """A dataset's snapshot date ``as_of`` as an ISO date, or None."""
     as_of = spec.get("as_of")
     if as_of is None:
@@ -542,8 +559,8 @@ def _as_of(name: str, spec: dict[str, Any], where: str) -> str | None:
 
 
 def _folder(
-    raw: dict[str, Any], section: str, root: Path, roots: tuple[Path, ...], where: str
-) -> tuple[Path | None, dict[str, Any]]:
+    raw: TomlTable, section: str, root: Path, roots: tuple[Path, ...], where: str
+) -> tuple[Path | None, TomlTable]:
     """``[<section>]``'s confined folder (``path``) and its other options; (None, {}) if absent."""
     table = _table(raw.get(section), f"{where}: [{section}]")
     if not table:
@@ -556,7 +573,7 @@ def _folder(
     return folder, {k: v for k, v in table.items() if k != "path"}
 
 
-def _settings(raw: dict[str, Any], where: str) -> dict[str, Any]:
+def _settings(raw: TomlTable, where: str) -> TomlTable:
     """``[settings]``, validated as the settings would read them."""
     settings = _table(raw.get("settings"), f"{where}: [settings]")
     if settings:
@@ -567,7 +584,7 @@ def _settings(raw: dict[str, Any], where: str) -> dict[str, Any]:
     return settings
 
 
-def _gate_names(raw: dict[str, Any], where: str) -> tuple[str, ...]:
+def _gate_names(raw: TomlTable, where: str) -> tuple[str, ...]:
     """``[gate] names``: the workspace's names with numbers (``check_names``)."""
     gate = _table(raw.get("gate"), f"{where}: [gate]")
     _unknown_keys(gate, frozenset({"names"}), f"{where}: [gate]")
@@ -580,7 +597,7 @@ def _gate_names(raw: dict[str, Any], where: str) -> tuple[str, ...]:
         raise WorkspaceError(str(exc)) from exc
 
 
-def _mcp_servers(raw: dict[str, Any], where: str) -> dict[str, McpServerSpec]:
+def _mcp_servers(raw: TomlTable, where: str) -> dict[str, McpServerSpec]:
     """``[mcp.servers.*]`` (``parse_mcp_servers``)."""
     try:
         return parse_mcp_servers(raw.get("mcp"), where)
@@ -588,7 +605,7 @@ def _mcp_servers(raw: dict[str, Any], where: str) -> dict[str, McpServerSpec]:
         raise WorkspaceError(str(exc)) from exc
 
 
-def _outbound(raw: dict[str, Any], where: str) -> tuple[str | None, float]:
+def _outbound(raw: TomlTable, where: str) -> tuple[str | None, float]:
     """``[outbound]``: the webhook URL (http or https, with a host) and the approval timeout."""
 
     table = _table(raw.get("outbound"), f"{where}: [outbound]")
@@ -606,7 +623,7 @@ def _outbound(raw: dict[str, Any], where: str) -> tuple[str | None, float]:
             f"{where}: outbound.approval_timeout_s: expected a positive number of seconds, "
             f"got {timeout!r}"
         )
-    return url, float(timeout)
+    return (url if isinstance(url, str) else None), float(timeout)
 
 
 def _confined(path: Path, roots: tuple[Path, ...], where: str) -> Path:
@@ -618,7 +635,7 @@ def _confined(path: Path, roots: tuple[Path, ...], where: str) -> Path:
         ) from exc
 
 
-def _allowed_roots(raw: dict[str, Any], root: Path, where: str) -> tuple[Path, ...]:
+def _allowed_roots(raw: TomlTable, root: Path, where: str) -> tuple[Path, ...]:
     table = _table(raw.get("paths"), f"{where}: [paths]")
     _unknown_keys(table, frozenset({"allowed_roots"}), f"{where}: [paths]")
     items = table.get("allowed_roots", [])
@@ -636,7 +653,10 @@ def _allowed_roots(raw: dict[str, Any], root: Path, where: str) -> tuple[Path, .
 
 
 def load_served_workspace(
-    path: Path | str, env: Any = None, *, loader: Callable[[str], Workspace] | None = None
+    path: Path | str,
+    env: Mapping[str, str] | None = None,
+    *,
+    loader: Callable[[str], Workspace] | None = None,
 ) -> Workspace:
     """``load_workspace`` for a folder a client named: with ``REFGATE_ALLOWED_WORKSPACES`` set,
     the folder and every ``allowed_roots`` entry must lie inside it (``PathEscape`` otherwise; an

@@ -14,7 +14,6 @@ import shutil
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import tomli_w
 
@@ -85,7 +84,7 @@ GUESSED = "# guessed by refgate init from the column's name or values: check it"
 BACKUP_NAME = "refgate.toml.bak"
 
 
-def workspace_config(root: Path, name: str | None = None) -> dict[str, Any]:
+def workspace_config(root: Path, name: str | None = None) -> dict[str, object]:
     """The refgate.toml content for the CSV/parquet files and documents under ``root``: a
     dataset per data file (columns read from it, units and the period column guessed from
     names and values: ``refgate.init_guess``), the documents folder. Plain data, written by
@@ -97,8 +96,8 @@ def workspace_config(root: Path, name: str | None = None) -> dict[str, Any]:
     )
     data = [p for p in files if p.suffix.lower() in DATA_SUFFIXES]
     docs = [p for p in files if p.suffix.lower() in DOC_SUFFIXES and p.name != "README.md"]
-    config: dict[str, Any] = {"name": name or root.name}
-    datasets: dict[str, Any] = {}
+    config: dict[str, object] = {"name": name or root.name}
+    datasets: dict[str, object] = {}
     taken: set[str] = set()
     for path in data:
         header = _read_header(path, str(path))
@@ -106,11 +105,11 @@ def workspace_config(root: Path, name: str | None = None) -> dict[str, Any]:
             _, rows = sample_rows(path)
         except Exception:  # a guess is an aid: an unreadable sample guesses nothing
             rows = []
-        columns: dict[str, Any] = {}
+        columns: dict[str, object] = {}
         for j, col in enumerate(header):
             unit = guess_unit(col, [r[j] for r in rows if j < len(r)])
             columns[col] = {"unit": unit, "description": ""} if unit else {"description": ""}
-        entry: dict[str, Any] = {
+        entry: dict[str, object] = {
             "path": path.relative_to(root).as_posix(),
             "description": f"TODO: what {path.name} holds, and its source",
         }

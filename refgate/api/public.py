@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.callbacks import UsageMetadataCallbackHandler
 from langchain_core.language_models import BaseChatModel
@@ -36,6 +36,7 @@ from refgate.api import local_llm
 from refgate.api.find_workspace import resolve_workspace
 from refgate.api.threadlock import thread_lock
 from refgate.config import MODEL_PASSES, ConfigError, Settings, load_settings
+from refgate.events import ProgressEvent, ProgressSink
 from refgate.graph import build_graph
 from refgate.graph.research import PASS_NAME, build_research_graph, run_config, stream_research
 from refgate.memory.audit import append_run
@@ -43,8 +44,10 @@ from refgate.memory.persistence import open_persistence
 from refgate.models import NO_MODEL_HELP, ModelProvider, endpoint_of, is_configured, split_model
 from refgate.nodes.research.report import to_markdown
 from refgate.paths import PathEscape, check_served, served_allowlist
+from refgate.provenance.boundaries import ApprovalRequest
 from refgate.refs import Ref, as_ref_map
 from refgate.report import answer_document, write_research_report, write_run_report
+from refgate.report.run import AnswerDocument, UnverifiedClaim
 from refgate.tools.web_providers import WebProviderError, default_providers
 from refgate.usage import (
     Usage,
@@ -56,9 +59,13 @@ from refgate.usage import (
 )
 from refgate.workspace import Workspace
 
-EventHandler = Callable[[dict[str, Any]], None]
-#: Answers an outbound approval request (the interrupt's payload) with the resume value.
-Approver = Callable[[dict[str, Any]], Any]
+#: Receives each progress event of a run (``refgate.events.ProgressEvent``).
+EventHandler = ProgressSink
+#: Answers an outbound approval request (the interrupt's payload) with the resume value:
+#: ``True``, ``{"approved": True, ...}`` (anything else refuses).
+Approver = Callable[[ApprovalRequest], object]
+#: An ``on_event`` of the asyncio API: a function or a coroutine function of each event.
+AsyncEventHandler = Callable[[ProgressEvent], object]
 
 #: Token counts of research threads, one line per process that ran one (``refgate.usage``).
 RESEARCH_USAGE = "research-usage.jsonl"
@@ -82,18 +89,18 @@ class Answer:
     passed: bool
     gate: dict[str, Any]
     refs: dict[str, Ref]
-    unverified: list[dict[str, str]]
+    unverified: list[UnverifiedClaim]
     thread: str
     usage: Usage
     workspace: str = ""
     trace_summary: dict[str, Any] = field(default_factory=dict)
     #: The run record of ``refgate.report`` (critiques, caveats, models, times) without usage.
-    record: dict[str, Any] = field(default_factory=dict, repr=False)
+    record: AnswerDocument = field(default_factory=AnswerDocument, repr=False)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> AnswerDocument:
         """Plain JSON values: the run record (what ``refgate ask --json`` prints and
         ``--output`` renders) with ``passed``, ``unverified`` and ``usage``."""
-        out = dict(self.record) or {
+        out: AnswerDocument = self.record.copy() or {
             "thread_id": self.thread,
             "question": self.question,
             "answer": self.answer,
@@ -101,7 +108,9 @@ class Answer:
             "gate": self.gate,
             "trace_summary": self.trace_summary,
         }
-        out.update(passed=self.passed, unverified=self.unverified, usage=self.usage.to_dict())
+        out["passed"] = self.passed
+        out["unverified"] = self.unverified
+        out["usage"] = self.usage.to_dict()
         return out
 
     def write_report(self, path: str | Path) -> Path:
@@ -142,7 +151,7 @@ class ResearchResult:
         return write_research_report(path, self.report, to_markdown)
 
 
-def _emit(on_event: EventHandler | None, chunk: dict[str, Any]) -> None:
+def _emit(on_event: EventHandler | None, chunk: ProgressEvent) -> None:
     if on_event is not None:
         on_event(chunk)
 
@@ -313,7 +322,7 @@ def ask(
     started = time.perf_counter()
     current: dict[str, str | None] = {"pass": None}
 
-    def relay(chunk: dict[str, Any]) -> None:
+    def relay(chunk: ProgressEvent) -> None:
         if chunk.get("event") == "pass_started":
             current["pass"] = chunk.get("pass")
         _emit(on_event, chunk)
@@ -364,7 +373,7 @@ def ask(
                 if inputs != "done":
                     for chunk in graph.stream(inputs, config, stream_mode="custom"):
                         if isinstance(chunk, dict):
-                            relay(chunk)
+                            relay(cast(ProgressEvent, chunk))
                     _answer_approvals(graph, config, approve, relay)
             except (ConfigError, KeyboardInterrupt):
                 raise
@@ -379,7 +388,7 @@ def ask(
 
 
 def _answer_approvals(
-    graph: Any, config: Mapping[str, object], approve: Approver | None, relay
+    graph: Any, config: Mapping[str, object], approve: Approver | None, relay: EventHandler
 ) -> None:
     """Resume each pending interrupt (an outbound approval, B3) with ``approve``'s answer; with no
     approver every request is refused, so a run never waits on a person nobody asked."""
@@ -388,7 +397,11 @@ def _answer_approvals(
         pending = [i.value for t in snap.tasks for i in (t.interrupts or ())]
         if not pending:
             return
-        request = pending[0] if isinstance(pending[0], dict) else {"request": pending[0]}
+        request: ApprovalRequest = (
+            cast(ApprovalRequest, pending[0])
+            if isinstance(pending[0], dict)
+            else {"request": pending[0]}
+        )
         relay({"event": "approval_requested", "tool": request.get("approve_outbound"),
                "to": request.get("to")})  # fmt: skip
         answer = approve(request) if approve is not None else None
@@ -401,7 +414,7 @@ def _answer_approvals(
         relay({"event": "approval_answered", "approved": _approved(answer)})
         for chunk in graph.stream(Command(resume=answer), config, stream_mode="custom"):
             if isinstance(chunk, dict):
-                relay(chunk)
+                relay(cast(ProgressEvent, chunk))
 
 
 def _approved(answer: object) -> bool:
@@ -542,7 +555,9 @@ def research(
                     if snapshot.values.get("report") and not snapshot.next:
                         final = dict(snapshot.values)
                     else:
-                        final = stream_research(graph, None if resume else q, config, on_event)
+                        final = stream_research(
+                            graph, None if resume else q, config, _chunks_to(on_event)
+                        )
                 except (ConfigError, KeyboardInterrupt):
                     raise
                 except Exception as exc:
@@ -595,6 +610,15 @@ def _record_research_audit(ws: Workspace, result: ResearchResult, duration_s: fl
     )
 
 
+def _chunks_to(
+    on_event: EventHandler | None,
+) -> Callable[[dict[str, object]], None] | None:
+    """``on_event`` for the research graph's custom-stream chunks (its steps' progress events)."""
+    if on_event is None:
+        return None
+    return lambda chunk: on_event(cast(ProgressEvent, chunk))
+
+
 def _callback_totals(counter: object) -> dict[str, int]:
     totals = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
     for meta in (getattr(counter, "usage_metadata", None) or {}).values():
@@ -604,19 +628,19 @@ def _callback_totals(counter: object) -> dict[str, int]:
 
 
 def _on_loop(
-    loop: asyncio.AbstractEventLoop, on_event: Callable[[dict[str, Any]], Any] | None
+    loop: asyncio.AbstractEventLoop, on_event: AsyncEventHandler | None
 ) -> EventHandler | None:
     """``on_event`` called on ``loop`` (in order) from the worker thread that runs the graph; a
     coroutine function's calls become tasks of the loop."""
     if on_event is None:
         return None
 
-    def deliver(chunk: dict[str, Any]) -> None:
+    def deliver(chunk: ProgressEvent) -> None:
         result = on_event(chunk)
         if inspect.isawaitable(result):
             loop.create_task(result)  # type: ignore[arg-type]
 
-    def handler(chunk: dict[str, Any]) -> None:
+    def handler(chunk: ProgressEvent) -> None:
         loop.call_soon_threadsafe(deliver, chunk)
 
     return handler
@@ -625,7 +649,7 @@ def _on_loop(
 async def aask(
     question: str | None,
     *,
-    on_event: Callable[[dict[str, Any]], Any] | None = None,
+    on_event: AsyncEventHandler | None = None,
     **kwargs: Any,
 ) -> Answer:
     """``ask`` for asyncio apps (LangGraph apps, web servers): the run goes on in a worker
@@ -640,7 +664,7 @@ async def aask(
 async def aresearch(
     question: str | None,
     *,
-    on_event: Callable[[dict[str, Any]], Any] | None = None,
+    on_event: AsyncEventHandler | None = None,
     **kwargs: Any,
 ) -> ResearchResult:
     """``research`` for asyncio apps, as ``aask`` is to ``ask``."""

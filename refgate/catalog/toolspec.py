@@ -10,9 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from langgraph.store.base import BaseStore
 from pydantic import BaseModel
 from typing_extensions import Unpack
 
+from refgate.events import ProgressSink
 from refgate.refs import IssueFields, Ref, RefKind, RefLedger
 
 if TYPE_CHECKING:
@@ -47,7 +49,7 @@ class ToolResult:
             )
 
     @classmethod
-    def failure(cls, message: str, **data: Any) -> ToolResult:
+    def failure(cls, message: str, **data: object) -> ToolResult:
         return cls(ok=False, error=message, data=dict(data), untrusted_content=False)
 
     def envelope(self) -> dict[str, Any]:
@@ -75,11 +77,11 @@ class ToolContext:
     workspace: Workspace | None = None
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     thread_id: str = ""
-    store: Any = None
+    store: BaseStore | None = None
     #: Provenance state for this run (taint registry, seen URLs); see refgate.provenance.
     taint: Any = None
     #: Progress sink: called with custom stream events.
-    emit: Callable[[dict[str, Any]], None] = lambda event: None
+    emit: ProgressSink = lambda event: None
     #: Fixed by code before anything is read (boundary B2).
     artifacts_dir: Path | None = None
     started: float = field(default_factory=time.monotonic)

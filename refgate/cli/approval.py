@@ -11,10 +11,13 @@ import json
 import queue
 import sys
 import threading
-from collections.abc import Callable
-from typing import IO, Any
+from collections.abc import Callable, Mapping
+from typing import IO, TYPE_CHECKING
 
 from refgate.cli.common import err_console, esc
+
+if TYPE_CHECKING:
+    from refgate.provenance.boundaries import ApprovalAnswer, ApprovalRequest
 
 #: Characters of the answer shown in the prompt.
 PREVIEW_CHARS = 400
@@ -39,13 +42,13 @@ def ask_line(stream: IO[str], timeout_s: float) -> str | None:
 
 def terminal_approver(
     timeout_s: float, stream: IO[str] | None = None
-) -> Callable[[dict[str, Any]], dict[str, Any]]:
+) -> Callable[[ApprovalRequest], ApprovalAnswer]:
     """An approver prompting on stderr and reading stdin (``stream``), ``timeout_s`` at most."""
 
-    def approve(request: dict[str, Any]) -> dict[str, Any]:
+    def approve(request: ApprovalRequest) -> ApprovalAnswer:
         args = request.get("args") or {}
         raw_report = args.get("report")
-        report: dict[str, Any] = raw_report if isinstance(raw_report, dict) else {}
+        report: Mapping[str, object] = raw_report if isinstance(raw_report, dict) else {}
         # what is sent: the report's answer (PostReport), else the call's arguments (McpCall)
         shown = str(report.get("answer") or "") if report else json.dumps(args, default=str)
         preview = shown if len(shown) <= PREVIEW_CHARS else shown[: PREVIEW_CHARS - 1] + "…"

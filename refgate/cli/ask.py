@@ -6,7 +6,7 @@ import contextlib
 import signal
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.markdown import Markdown
@@ -33,6 +33,10 @@ from refgate.report.cards import influence_note, sent_lines
 from refgate.report.links import allowed_urls
 from refgate.report.markdown import inert_answer
 
+if TYPE_CHECKING:
+    from refgate.config import Settings
+    from refgate.events import ProgressEvent
+
 
 def value_preview(ref: Ref) -> str:
     """A one-line view of what a ref holds."""
@@ -57,7 +61,7 @@ def value_preview(ref: Ref) -> str:
     return ""
 
 
-def _progress_line(chunk: dict[str, Any]) -> str | None:
+def _progress_line(chunk: ProgressEvent) -> str | None:
     kind = chunk.get("event")
     if kind == "pass_started":
         return f"[bold cyan]{esc(chunk.get('pass', '').upper()):9}[/] started"
@@ -129,14 +133,14 @@ def _render(result: dict[str, Any], thread: str) -> None:
 
 @contextlib.contextmanager
 def model_endpoint(
-    settings: Any, quiet: bool = False, log_path: Path | None = None
-) -> Iterator[Any]:
+    settings: Settings, quiet: bool = False, log_path: Path | None = None
+) -> Iterator[Settings]:
     """``refgate.api.public.model_endpoint`` with its notice printed on stderr (unless ``quiet``);
     the embedded model's server log goes to ``log_path``."""
     # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
     from refgate.api.public import model_endpoint as endpoint
 
-    def notice(chunk: dict[str, Any]) -> None:
+    def notice(chunk: ProgressEvent) -> None:
         line = render_event(chunk)
         if line and not quiet:
             err_console.print(line)
@@ -145,7 +149,7 @@ def model_endpoint(
         yield live
 
 
-def render_event(chunk: dict[str, Any]) -> str | None:
+def render_event(chunk: ProgressEvent) -> str | None:
     """The stderr line for one progress event of ``refgate.ask`` (None: not shown)."""
     kind = chunk.get("event")
     if kind == "notice":
@@ -199,7 +203,7 @@ def run_question(
     started_thread = thread
     stream = AnswerStream()
 
-    def on_event(chunk: dict[str, Any]) -> None:
+    def on_event(chunk: ProgressEvent) -> None:
         nonlocal started_thread
         if chunk.get("event") == "run_started":
             started_thread = chunk.get("thread")

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from refgate.nodes.gate.verdict import GateReport
 
 import typer
 from rich.markup import escape
@@ -37,7 +40,7 @@ def _read_text(path: str) -> str:
         raise _fail(f"cannot read {path}: {exc}") from exc
 
 
-def load_ledger(path: str) -> tuple[list[Any], str | None]:
+def load_ledger(path: str) -> tuple[list[object], str | None]:
     """The refs in ``path`` (a JSON list of refs, an object mapping ids to refs, or an object
     with a ``refs`` key such as ``refgate ask --json`` prints) and its ``answer``, if any."""
     try:
@@ -117,7 +120,7 @@ def check(
     raise typer.Exit(EXIT_OK if report.passed else EXIT_UNMET)
 
 
-def _render(report: Any) -> None:
+def _render(report: GateReport) -> None:
     counts = report.to_dict()["counts"]
     verdict = "[green]passed[/green]" if report.passed else "[red]blocked[/red]"
     console.print(

@@ -32,7 +32,7 @@ def open_workspace(path: Path | None) -> Workspace:
         raise typer.Exit(EXIT_CONFIG) from exc
 
 
-def open_settings(workspace: Workspace | None, **overrides: Any) -> Settings:
+def open_settings(workspace: Workspace | None, **overrides: object) -> Settings:
     """Settings from the environment and the workspace, or exit 2 with the problem named."""
     try:
         settings = load_settings(workspace_settings=workspace.settings if workspace else None)

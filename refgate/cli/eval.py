@@ -21,7 +21,7 @@ from refgate.cli.common import open_settings, open_workspace
 from refgate.cli.evaluation.compare import compare_runs
 from refgate.cli.evaluation.execute import AskExecutor
 from refgate.cli.evaluation.metrics import summarize
-from refgate.cli.evaluation.questions import EvalError, load_questions
+from refgate.cli.evaluation.questions import EvalError, EvalQuestion, load_questions
 from refgate.cli.evaluation.render import (
     compare_markdown,
     report_document,
@@ -29,7 +29,14 @@ from refgate.cli.evaluation.render import (
     write_report,
 )
 from refgate.cli.evaluation.runner import run_eval
-from refgate.cli.evaluation.store import RunLock, RunStore, eval_root, file_hash, now_iso
+from refgate.cli.evaluation.store import (
+    EvalResult,
+    RunLock,
+    RunStore,
+    eval_root,
+    file_hash,
+    now_iso,
+)
 from refgate.cli.evaluation.tatqa import convert_tatqa
 from refgate.config import ConfigError
 
@@ -74,7 +81,7 @@ def _compare(root: Path, a: str, b: str, output: Path | None) -> int:
 
 
 @contextlib.contextmanager
-def _progress(total: int, already: int) -> Iterator[Callable[[dict[str, Any], int, int], None]]:
+def _progress(total: int, already: int) -> Iterator[Callable[[EvalResult, int, int], None]]:
     """A progress bar on stderr; yields the ``on_result`` callback that advances it."""
     columns = (
         TextColumn("{task.description}"),
@@ -86,7 +93,7 @@ def _progress(total: int, already: int) -> Iterator[Callable[[dict[str, Any], in
         task = bar.add_task("eval", total=total, completed=already)
         cells: dict[str, int] = {}
 
-        def on_result(rec: dict[str, Any], done: int, total: int) -> None:
+        def on_result(rec: EvalResult, done: int, total: int) -> None:
             cells[rec["cell"]] = cells.get(rec["cell"], 0) + 1
             bar.update(
                 task,
@@ -101,7 +108,9 @@ def _progress(total: int, already: int) -> Iterator[Callable[[dict[str, Any], in
         yield on_result
 
 
-def select_questions(questions: list[Any], limit: int | None, only: list[str] | None) -> list[Any]:
+def select_questions(
+    questions: list[EvalQuestion], limit: int | None, only: list[str] | None
+) -> list[EvalQuestion]:
     """The questions a run asks: those named by ``only`` (in file order; an unknown id is an
     error naming it), then the first ``limit`` of them."""
     if only:

@@ -4,13 +4,25 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, app, console, err_console, esc
 from refgate.cli.common import WORKSPACE_HELP, dumps, open_settings, open_workspace
+
+if TYPE_CHECKING:
+    from refgate.config import Settings
+    from refgate.retrieval.documents import LoadProgress, LoadReport
+    from refgate.workspace import Workspace
 
 STAGES = {
     "load": "reading files",
@@ -22,12 +34,12 @@ STAGES = {
 
 
 def run_index(
-    workspace: Any,
-    settings: Any,
+    workspace: Workspace,
+    settings: Settings,
     *,
     rebuild: bool = False,
-    progress: Any = None,
-    report: Any = None,
+    progress: LoadProgress | None = None,
+    report: LoadReport | None = None,
 ) -> Any:
     """Build (or update) the index of ``workspace``; returns the ``UpdateResult``.
 
@@ -61,7 +73,7 @@ def run_index(
     return DocumentIndex.build(docs, path, embeddings=wanted, progress=progress).last_result
 
 
-def _print_skipped(loaded: Any) -> None:
+def _print_skipped(loaded: LoadReport) -> None:
     """The skipped files and why, on stderr (the JSON summary lists them too)."""
     if loaded.skipped:
         err_console.print(f"skipped {len(loaded.skipped)} of {loaded.files} files:", markup=False)
@@ -107,7 +119,7 @@ def index_command(
         console=err_console,
         transient=False,
     ) as bar:
-        tasks: dict[str, Any] = {}
+        tasks: dict[str, TaskID] = {}
 
         def progress(stage: str, done: int, total: int) -> None:
             if stage not in tasks:

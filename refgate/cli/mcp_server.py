@@ -12,8 +12,8 @@ threads, so one slow question does not stall the server.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, ParamSpec, TypeVar
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -51,7 +51,11 @@ def _workspace(path: str) -> Workspace:
         raise ToolError(f"workspace {path!r}: {exc}") from None
 
 
-def _run(fn: Any, *args: Any, **kwargs: Any) -> Any:
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+def _run(fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
     try:
         return fn(*args, **kwargs)
     except (ConfigError, WorkspaceError, PathEscape) as exc:
@@ -63,7 +67,7 @@ def _run(fn: Any, *args: Any, **kwargs: Any) -> Any:
 def _ask(question: str, workspace: str, thread: str | None) -> dict[str, Any]:
     ws = _workspace(workspace)
     answer = _run(ask_question, question, workspace=ws, thread=thread or None)
-    return answer.to_dict()
+    return dict(answer.to_dict())
 
 
 def _research(question: str, workspace: str, thread: str | None) -> dict[str, Any]:
@@ -72,7 +76,7 @@ def _research(question: str, workspace: str, thread: str | None) -> dict[str, An
     return {**result.to_dict(), "markdown": result.markdown}
 
 
-def _check(answer: str, refs: Any, require: list[str], workspace: str | None) -> dict[str, Any]:
+def _check(answer: str, refs: object, require: list[str], workspace: str | None) -> dict[str, Any]:
     ws = _workspace(workspace) if workspace else None
     if isinstance(refs, Mapping):
         ledger = [

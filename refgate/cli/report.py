@@ -13,7 +13,7 @@ import typer
 
 from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, app, err_console, esc
 from refgate.cli.common import open_settings, open_workspace
-from refgate.memory.audit import read_audit
+from refgate.memory.audit import AuditPlace, read_audit
 from refgate.report import (
     ReportError,
     answer_document,
@@ -22,6 +22,7 @@ from refgate.report import (
     write_run_report,
 )
 from refgate.usage import turn_usage
+from refgate.workspace import Workspace
 
 
 def check_output(path: Path | None) -> None:
@@ -51,7 +52,7 @@ def report_written(write: Callable[[], Path], thread: str | None) -> bool:
     return True
 
 
-def _audit_facts(workspace: object, thread: str) -> dict[str, Any]:
+def _audit_facts(workspace: AuditPlace, thread: str) -> dict[str, Any]:
     runs = [r for r in read_audit(workspace).runs if str(r.get("thread_id")) == thread]
     if not runs:
         return {}
@@ -63,7 +64,7 @@ def _audit_facts(workspace: object, thread: str) -> dict[str, Any]:
     }
 
 
-def _workbench_state(ws: Any, thread: str) -> dict[str, Any]:
+def _workbench_state(ws: Workspace, thread: str) -> dict[str, Any]:
     # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
     from refgate.graph import build_graph
     from refgate.memory.persistence import open_persistence
@@ -74,7 +75,7 @@ def _workbench_state(ws: Any, thread: str) -> dict[str, Any]:
         return dict(graph.get_state({"configurable": {"thread_id": thread}}).values)
 
 
-def _research_report(ws: Any, thread: str) -> dict[str, Any] | None:
+def _research_report(ws: Workspace, thread: str) -> dict[str, Any] | None:
     path = ws.state_dir / "research.sqlite"
     if not path.is_file():
         return None

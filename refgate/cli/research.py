@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markdown import Markdown
@@ -28,6 +29,9 @@ from refgate.report import ReportError
 from refgate.report.links import research_urls
 from refgate.report.markdown import inert_answer
 
+if TYPE_CHECKING:
+    from refgate.events import ProgressEvent
+
 
 class _Progress:
     """Renders research_step events on stderr, one line per step, votes as a running count."""
@@ -36,7 +40,7 @@ class _Progress:
         self.quiet = quiet
         self.votes = 0
 
-    def __call__(self, event: dict[str, Any]) -> None:
+    def __call__(self, event: ProgressEvent) -> None:
         if self.quiet or event.get("event") != "research_step":
             return
         step = event.get("step")
@@ -144,7 +148,7 @@ def research(
     progress = _Progress(quiet)
     started: dict[str, str] = {}
 
-    def on_event(event: dict[str, Any]) -> None:
+    def on_event(event: ProgressEvent) -> None:
         if event.get("event") == "run_started":
             started["thread"] = str(event.get("thread"))
             if not quiet:
@@ -218,7 +222,7 @@ def research(
     raise typer.Exit(EXIT_OK if result.useful else EXIT_UNMET)
 
 
-def render_report(markdown: str, report: Any) -> None:
+def render_report(markdown: str, report: Mapping[str, object]) -> None:
     """The research report rendered in the terminal as ``refgate ask`` renders an answer:
     markdown made inert (links only to the run's own sources, no images or raw HTML)."""
     console.print(Markdown(inert_answer(markdown, research_urls(report)) or "_(no report)_"))

@@ -25,7 +25,14 @@ from refgate.cli.app import (
     json_safe,
 )
 from refgate.cli.common import WORKSPACE_HELP, open_workspace
-from refgate.memory.audit import AuditError, append_review, list_runs, read_audit, thread_ids
+from refgate.memory.audit import (
+    AuditError,
+    ReviewRecord,
+    append_review,
+    list_runs,
+    read_audit,
+    thread_ids,
+)
 
 
 @app.command()
@@ -85,7 +92,7 @@ def audit(
         for col in ("when", "thread", "gate", "review", "note", "question"):
             table.add_column(col, overflow="fold")
         for row in rows:
-            rev = row.get("review") or {}
+            rev: ReviewRecord | dict[str, str] = row.get("review") or {}
             if row.get("kind") == "research":
                 gate = f"research: {esc(row.get('status') or '?')}"
             else:

@@ -46,18 +46,111 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias, cast
+
+from typing_extensions import TypedDict
+
+from refgate.events import TraceEvent
+
+if TYPE_CHECKING:
+    from refgate.workspace import Workspace
 
 AUDIT_FILE = "audit.jsonl"
 VERSION = 1
 VERDICTS = ("pass", "fail")
+
+#: Whose audit file: a ``Workspace`` or its folder.
+AuditPlace: TypeAlias = "Workspace | str | Path"
+
+
+class Timings(TypedDict, total=False):
+    """A run's per-pass milliseconds (summed over retries) and its wall time."""
+
+    passes_ms: dict[str, float]
+    passes_total_ms: float
+    total_s: float
+
+
+class UsageTotals(TypedDict):
+    """Token totals of a run's model calls, overall and per pass."""
+
+    model_calls: int
+    total: dict[str, int]
+    by_pass: dict[str, dict[str, int]]
+
+
+class RunRecord(TypedDict, total=False):
+    """A run record (``type: "run"``): what the caller passes to ``append_run`` (the table in
+    the module docstring) and what ``append_run`` adds. Read back, a line may hold other keys."""
+
+    thread_id: str | None
+    question: str
+    answer: str
+    refs: Mapping[str, object]
+    gate: Mapping[str, object] | None
+    events: Sequence[TraceEvent]
+    outbound: Sequence[object]
+    trace_summary: Mapping[str, object]
+    models: Mapping[str, str | None]
+    usage: Mapping[str, object]
+    duration_s: float | None
+    served: bool
+    kind: str
+    status: str
+    run_id: str
+    # added by append_run
+    type: str
+    version: int
+    recorded_at: str
+    workspace: str
+    gate_passed: bool
+    timings: Timings
+
+
+class ReviewRecord(TypedDict):
+    """A human review line (``type: "review"``)."""
+
+    type: str
+    version: int
+    recorded_at: str
+    thread_id: str
+    verdict: str
+    note: str
+    reviewer: str
+
+
+class OutboundRecord(TypedDict):
+    """What a served run's DELIVER sent (``type: "outbound"``)."""
+
+    type: str
+    version: int
+    recorded_at: str
+    thread_id: str
+    run_id: str
+    sent: list[object]
+
+
+class RunSummary(TypedDict):
+    """One row of ``list_runs``: a run with the reviews of its thread."""
+
+    thread_id: object
+    run_id: object
+    recorded_at: object
+    question: object
+    gate_passed: object
+    kind: object
+    status: object
+    review: ReviewRecord | None
+    reviews: list[ReviewRecord]
+    answer_chars: int
+    refs: int
 
 
 class AuditError(ValueError):
     """A record cannot be written (missing thread, bad verdict)."""
 
 
-def audit_path(workspace: Any) -> Path:
+def audit_path(workspace: AuditPlace) -> Path:
     """``<workspace>/.refgate/audit.jsonl`` (``workspace`` is a Workspace or a folder path)."""
     if isinstance(workspace, str | Path):
         return Path(workspace).expanduser().resolve() / ".refgate" / AUDIT_FILE
@@ -68,7 +161,7 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
 
-def _jsonable(value: Any) -> Any:
+def _jsonable(value: object) -> object:
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
     if isinstance(value, Mapping):
@@ -96,13 +189,13 @@ def _locked_append(path: Path) -> Iterator[int]:
         os.close(fd)  # closing releases the lock
 
 
-def _append(path: Path, record: Mapping[str, Any]) -> None:
+def _append(path: Path, record: Mapping[str, object]) -> None:
     line = json.dumps(_jsonable(record), ensure_ascii=False, default=str) + "\n"
     with _locked_append(path) as fd:
         os.write(fd, line.encode("utf-8"))
 
 
-def timings_from_events(events: list[Mapping[str, Any]]) -> dict[str, Any]:
+def timings_from_events(events: Sequence[TraceEvent]) -> Timings:
     """Per-pass milliseconds (summed over retries) from ``pass_end`` events."""
     passes: dict[str, float] = {}
     for e in events:
@@ -112,7 +205,7 @@ def timings_from_events(events: list[Mapping[str, Any]]) -> dict[str, Any]:
     return {"passes_ms": passes, "passes_total_ms": round(sum(passes.values()), 2)}
 
 
-def usage_from_events(events: list[Mapping[str, Any]]) -> dict[str, Any]:
+def usage_from_events(events: Sequence[TraceEvent]) -> UsageTotals:
     """Token totals and per-pass usage from ``model_call`` events."""
     total: dict[str, int] = {}
     by_pass: dict[str, dict[str, int]] = {}
@@ -136,34 +229,35 @@ def _run_id(events: Sequence[Mapping[str, object]]) -> str:
     return ""
 
 
-def append_run(workspace: Any, record: Mapping[str, Any]) -> dict[str, Any]:
+def append_run(workspace: AuditPlace, record: RunRecord) -> RunRecord:
     """Append one run record (see the module docstring for the fields); return what was written."""
     out = build_run_record(record, str(getattr(workspace, "root", workspace)))
     _append(audit_path(workspace), out)
     return out
 
 
-def build_run_record(record: Mapping[str, Any], workspace: str = "") -> dict[str, Any]:
+def build_run_record(record: RunRecord, workspace: str = "") -> RunRecord:
     """The JSON-able run record ``append_run`` writes (a served run without a workspace keeps
     the same record in the store)."""
     if not record.get("thread_id"):
         raise AuditError("an audit run record needs a thread_id")
     events = list(record.get("events") or [])
     gate = dict(record.get("gate") or {})
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "type": "run",
         "version": VERSION,
         "recorded_at": _now(),
         "workspace": workspace,
     }
-    out.update(_jsonable(dict(record)))
+    out.update({str(k): _jsonable(v) for k, v in record.items()})
     out["events"] = _jsonable(events)
     out.setdefault("run_id", _run_id(events))
     out["gate_passed"] = bool(gate.get("passed"))  # the GATE's verdict, copied
     if "timings" not in record:
         timings = timings_from_events(events)
-        if record.get("duration_s") is not None:
-            timings["total_s"] = record["duration_s"]
+        duration = record.get("duration_s")
+        if duration is not None:
+            timings["total_s"] = duration
         out["timings"] = timings
     if "usage" not in record:
         out["usage"] = usage_from_events(events)
@@ -171,14 +265,14 @@ def build_run_record(record: Mapping[str, Any], workspace: str = "") -> dict[str
 
 
 def append_review(
-    workspace: Any, thread_id: str, verdict: str, note: str = "", *, reviewer: str = ""
-) -> dict[str, Any]:
+    workspace: AuditPlace, thread_id: str, verdict: str, note: str = "", *, reviewer: str = ""
+) -> ReviewRecord:
     """Append a human review of a thread's answer; ``verdict`` is ``pass`` or ``fail``."""
     if not thread_id:
         raise AuditError("a review needs the thread id of the run it judges")
     if verdict not in VERDICTS:
         raise AuditError(f"verdict must be 'pass' or 'fail', got {verdict!r}")
-    out = {
+    out: ReviewRecord = {
         "type": "review",
         "version": VERSION,
         "recorded_at": _now(),
@@ -192,18 +286,18 @@ def append_review(
 
 
 def append_sent(
-    workspace: Any, thread_id: str, run_id: str, sent: list[Mapping[str, Any]]
-) -> dict[str, Any]:
+    workspace: AuditPlace, thread_id: str, run_id: str, sent: Sequence[Mapping[str, object]]
+) -> OutboundRecord:
     """Append what a served run sent after its run record was written (DELIVER's post)."""
     if not thread_id:
         raise AuditError("an outbound record needs the thread id of its run")
-    out = {
+    out: OutboundRecord = {
         "type": "outbound",
         "version": VERSION,
         "recorded_at": _now(),
         "thread_id": thread_id,
         "run_id": run_id,
-        "sent": _jsonable([dict(x) for x in sent]),
+        "sent": [_jsonable(dict(x)) for x in sent],
     }
     _append(audit_path(workspace), out)
     return out
@@ -211,12 +305,12 @@ def append_sent(
 
 @dataclass
 class AuditLog:
-    runs: list[dict[str, Any]] = field(default_factory=list)
-    reviews: list[dict[str, Any]] = field(default_factory=list)
+    runs: list[RunRecord] = field(default_factory=list)
+    reviews: list[ReviewRecord] = field(default_factory=list)
     unreadable: list[int] = field(default_factory=list)  # line numbers that were not JSON records
 
 
-def read_audit(workspace: Any) -> AuditLog:
+def read_audit(workspace: AuditPlace) -> AuditLog:
     """Every record of the audit file, in file order; unreadable lines are counted, not fatal."""
     path = audit_path(workspace)
     log = AuditLog()
@@ -234,39 +328,40 @@ def read_audit(workspace: Any) -> AuditLog:
             if not isinstance(rec, dict):
                 log.unreadable.append(no)
             elif rec.get("type") == "run":
-                log.runs.append(rec)
+                log.runs.append(cast(RunRecord, rec))
             elif rec.get("type") == "review":
-                log.reviews.append(rec)
+                log.reviews.append(cast(ReviewRecord, rec))
             elif rec.get("type") == "outbound":
-                _join_sent(log.runs, rec)
+                _join_sent(log.runs, cast(OutboundRecord, rec))
             else:
                 log.unreadable.append(no)
     return log
 
 
-def _join_sent(runs: list[dict[str, Any]], rec: Mapping[str, Any]) -> None:
+def _join_sent(runs: list[RunRecord], rec: OutboundRecord) -> None:
     """Add an outbound record's sends to its run's ``outbound`` (the latest run of its thread
     and run id written before it)."""
     for run in reversed(runs):
         if run.get("thread_id") == rec.get("thread_id") and (
             not rec.get("run_id") or run.get("run_id") == rec.get("run_id")
         ):
-            sent = run.get("outbound") if isinstance(run.get("outbound"), list) else []
+            outbound = run.get("outbound")
+            sent = outbound if isinstance(outbound, list) else []
             run["outbound"] = [*sent, *(rec.get("sent") or [])]
             return
 
 
-def thread_ids(workspace: Any) -> list[str]:
+def thread_ids(workspace: AuditPlace) -> list[str]:
     return list(dict.fromkeys(str(r.get("thread_id") or "") for r in read_audit(workspace).runs))
 
 
-def list_runs(workspace: Any, *, limit: int | None = None) -> list[dict[str, Any]]:
+def list_runs(workspace: AuditPlace, *, limit: int | None = None) -> list[RunSummary]:
     """Runs newest first: thread, time, question, the GATE's verdict, and the human reviews."""
     log = read_audit(workspace)
-    reviews: dict[str, list[dict[str, Any]]] = {}
+    reviews: dict[str, list[ReviewRecord]] = {}
     for rev in log.reviews:
         reviews.setdefault(str(rev.get("thread_id")), []).append(rev)
-    rows = []
+    rows: list[RunSummary] = []
     for rec in reversed(log.runs):
         revs = reviews.get(str(rec.get("thread_id")), [])
         rows.append(

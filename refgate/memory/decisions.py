@@ -24,8 +24,9 @@ import sqlite3
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from langgraph.store.base import BaseStore, Item, SearchItem
 from langgraph.store.sqlite import SqliteStore
 
 from refgate.catalog.toolspec import ToolContext
@@ -34,6 +35,7 @@ from refgate.lexical import LexicalRanker
 from refgate.memory.embeddings import default_embeddings as _default_embeddings
 from refgate.memory.persistence import STORE_FILE, default_store_file
 from refgate.memory.store import STORE_FIELDS, index_config
+from refgate.payloads import DecisionRecord
 from refgate.refs import Ref
 
 if TYPE_CHECKING:
@@ -83,7 +85,7 @@ def is_untrusted_decision(value: Mapping[str, object]) -> bool:
 
 
 def remember_decision(
-    store: Any, ctx: ToolContext, decision: str, why: str = "", *, tags: Sequence[str] = ()
+    store: BaseStore, ctx: ToolContext, decision: str, why: str = "", *, tags: Sequence[str] = ()
 ) -> Ref:
     """Store one decision under the workspace's namespace and issue its decisionRef.
 
@@ -91,7 +93,7 @@ def remember_decision(
     content: it is stored with ``provenance = {"untrusted": true, "origins": [...]}`` and its
     decisionRef (now and when recalled) is ``source_type="external"``, so it is fenced."""
     key = uuid.uuid4().hex
-    value: dict[str, Any] = {
+    value: DecisionRecord = {
         "decision": decision,
         "why": why,
         "tags": list(tags),
@@ -124,7 +126,7 @@ def run_decision_key(decision: str) -> str:
 
 
 def remember_run_decision(
-    store: Any,
+    store: BaseStore,
     ctx: ToolContext,
     decision: str,
     question: str,
@@ -257,7 +259,9 @@ def _words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in _STOPWORDS]
 
 
-def _lexical_rank(items: list[Any], question: str, limit: int) -> list[tuple[Any, float]]:
+def _lexical_rank(
+    items: list[SearchItem], question: str, limit: int
+) -> list[tuple[SearchItem, float]]:
     """The stored decisions that share words with ``question``, by BM25 over their fields."""
     texts = [" ".join(str(item.value.get(f, "")) for f in STORE_FIELDS) for item in items]
     ranker = LexicalRanker([_words(t) for t in texts])
@@ -265,7 +269,7 @@ def _lexical_rank(items: list[Any], question: str, limit: int) -> list[tuple[Any
 
 
 def recall_decisions(
-    store: Any,
+    store: BaseStore,
     ctx: ToolContext,
     question: str,
     *,
@@ -286,7 +290,7 @@ def recall_decisions(
         if has_index(store) and not store.search(ns, limit=1):
             # An empty memory has nothing to rank: listing it embeds nothing, so the embedder
             # is not loaded for a first run on a workspace.
-            found: Sequence[tuple[Any, float | None]] = []
+            found: Sequence[tuple[SearchItem, float | None]] = []
             mode = "empty"
         elif has_index(store):
             mode = "semantic"
@@ -364,7 +368,7 @@ def is_expired(value: Mapping[str, object], days: float) -> bool:
 # Inspecting and clearing (``refgate memory``)
 
 
-def list_decisions(store: Any, workspace_name: str | None) -> list[Any]:
+def list_decisions(store: BaseStore, workspace_name: str | None) -> list[SearchItem]:
     """Every stored decision of a workspace (store items), newest first."""
     items = list(store.search(decisions_namespace(workspace_name), limit=100_000))
     return sorted(
@@ -374,7 +378,7 @@ def list_decisions(store: Any, workspace_name: str | None) -> list[Any]:
     )
 
 
-def get_decision(store: Any, workspace_name: str | None, key: str) -> Any:
+def get_decision(store: BaseStore, workspace_name: str | None, key: str) -> Item | None:
     """One stored decision by key (or a unique key prefix), else None."""
     ns = decisions_namespace(workspace_name)
     item = store.get(ns, key)
@@ -384,7 +388,7 @@ def get_decision(store: Any, workspace_name: str | None, key: str) -> Any:
     return found[0] if len(found) == 1 else None
 
 
-def forget_decision(store: Any, workspace_name: str | None, key: str) -> bool:
+def forget_decision(store: BaseStore, workspace_name: str | None, key: str) -> bool:
     """Delete one decision; False when there is none with that key."""
     item = get_decision(store, workspace_name, key)
     if item is None:
@@ -393,7 +397,7 @@ def forget_decision(store: Any, workspace_name: str | None, key: str) -> bool:
     return True
 
 
-def forget_untrusted(store: Any, workspace_name: str | None) -> int:
+def forget_untrusted(store: BaseStore, workspace_name: str | None) -> int:
     """Delete every untrusted decision of a workspace; returns how many."""
     gone = 0
     for item in list_decisions(store, workspace_name):
@@ -407,7 +411,7 @@ def forget_untrusted(store: Any, workspace_name: str | None) -> int:
 # The default store
 
 
-def _connect(path: Path) -> tuple[Any, bool]:
+def _connect(path: Path) -> tuple[sqlite3.Connection, bool]:
     """A SQLite connection and whether it can load extensions (the vector index needs one)."""
     if hasattr(sqlite3.Connection, "enable_load_extension"):
         return sqlite3.connect(str(path), check_same_thread=False, isolation_level=None), True
@@ -427,7 +431,7 @@ _OPENAI_DIMS = {
 }
 
 
-def _dims(emb: Any) -> int:
+def _dims(emb: Embeddings) -> int:
     for attr in ("dimension", "dimensions"):
         value = getattr(emb, attr, None)
         if isinstance(value, int) and value > 0:
@@ -470,7 +474,7 @@ def open_store(
     *,
     embeddings: Embeddings | None | bool = True,
     path: Path | str | None = None,
-) -> Iterator[Any]:
+) -> Iterator[SqliteStore]:
     """Open the workspace's decision store (SqliteStore in ``.refgate/refgate.sqlite``).
 
     ``embeddings=True`` (default) uses the settings' embedder; ``None``/``False`` opens a store

@@ -19,10 +19,11 @@ import json
 import re
 import threading
 import zlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Required
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
+from typing_extensions import TypedDict
 
 from refgate.model_files import minilm_path
 
@@ -43,7 +44,7 @@ class MiniLMEmbeddings(Embeddings):
     def __init__(self, device: str = "cpu", *, window_pooling: bool = True) -> None:
         self.device = device
         self.window_pooling = window_pooling
-        self._model: Any = None
+        self._model: MiniLM | None = None
         self._lock = threading.Lock()
 
     @property
@@ -51,7 +52,7 @@ class MiniLMEmbeddings(Embeddings):
         return self._model is not None
 
     @property
-    def model(self) -> Any:
+    def model(self) -> MiniLM:
         if self._model is None:
             with self._lock:
                 if self._model is None:
@@ -156,8 +157,24 @@ class HashingEmbeddings(Embeddings):
 # ---------------------------------------------------------------------------------------------
 # Identity and (de)serialisation of embedders
 
+#: An embedder as an index manifest records it: its ``kind`` and what rebuilds it (``class`` is a
+#: Python keyword, hence the functional form).
+EmbeddingsSpec = TypedDict(
+    "EmbeddingsSpec",
+    {
+        "kind": Required[str],
+        "model": str | None,
+        "window_pooling": bool,
+        "dimension": int,
+        "dimensions": int | None,
+        "class": str,
+        "params": dict[str, object],
+    },
+    total=False,
+)
 
-def embeddings_spec(emb: Embeddings) -> dict[str, Any]:
+
+def embeddings_spec(emb: Embeddings) -> EmbeddingsSpec:
     """A JSON description from which ``embeddings_from_spec`` rebuilds ``emb`` (no secrets)."""
     if isinstance(emb, MiniLMEmbeddings):
         return {"kind": "minilm", "model": MINILM_NAME, "window_pooling": emb.window_pooling}
@@ -165,7 +182,7 @@ def embeddings_spec(emb: Embeddings) -> dict[str, Any]:
         return {"kind": "hashing", "dimension": emb.dimension}
     cls = type(emb)
     if cls.__name__ == "OpenAIEmbeddings":
-        spec: dict[str, Any] = {"kind": "openai", "model": getattr(emb, "model", None)}
+        spec: EmbeddingsSpec = {"kind": "openai", "model": getattr(emb, "model", None)}
         if getattr(emb, "dimensions", None):
             spec["dimensions"] = getattr(emb, "dimensions", None)
         return spec
@@ -201,7 +218,7 @@ def embeddings_id(emb: Embeddings) -> str:
     return f"{spec['class']}:{sorted(params.items()) if isinstance(params, dict) else ''}"
 
 
-def embeddings_from_spec(spec: dict[str, Any], settings: Settings | None = None) -> Embeddings:
+def embeddings_from_spec(spec: EmbeddingsSpec, settings: Settings | None = None) -> Embeddings:
     """Rebuild an embedder recorded in an index manifest."""
     kind = spec.get("kind")
     if kind == "minilm":

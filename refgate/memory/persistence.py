@@ -25,12 +25,25 @@ import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.store.base import BaseStore
 
 from refgate.config import ConfigError, Settings
 from refgate.memory.store import index_config
+
+if TYPE_CHECKING:
+    from langgraph.store.sqlite import SqliteStore
+
+    from refgate.workspace import Workspace
+
+#: A run's persistence: the checkpointer (threads' state) and the store (memory).
+Persistence: TypeAlias = "tuple[BaseCheckpointSaver[str], BaseStore]"
+#: Where a workspace keeps its state: a ``Workspace``, its folder, or None (``./.refgate``).
+StatePlace: TypeAlias = "Workspace | str | Path | None"
 
 CHECKPOINTS_FILE = "checkpoints.sqlite"
 STORE_FILE = "refgate.sqlite"
@@ -50,7 +63,7 @@ class PersistenceTarget:
     url: str  # what is opened: the checkpoint file path, or the full URL
 
 
-def checkpoint_serde() -> Any:
+def checkpoint_serde() -> JsonPlusSerializer:
     """The serializer of refgate's checkpointers: strict msgpack (LangGraph's safe types only, what
     ``LANGGRAPH_STRICT_MSGPACK=true`` and the servers use) plus ``LEGACY_STATE_TYPES`` for threads
     checkpointed by earlier versions. New checkpoints hold plain data and need no allowlist."""
@@ -62,7 +75,7 @@ def redact(url: str) -> str:
     return re.sub(r"(://[^:/@]+:)[^@]*@", r"\1***@", url)
 
 
-def _state_dir(workspace: Any) -> Path:
+def _state_dir(workspace: StatePlace) -> Path:
     if workspace is None:
         return Path.cwd() / ".refgate"
     if isinstance(workspace, str | Path):
@@ -70,7 +83,7 @@ def _state_dir(workspace: Any) -> Path:
     return Path(workspace.state_dir)
 
 
-def persistence_target(settings: Settings, workspace: object = None) -> PersistenceTarget:
+def persistence_target(settings: Settings, workspace: StatePlace = None) -> PersistenceTarget:
     """Resolve the backend without opening anything."""
     url = (settings.database_url or "").strip()
     if not url:
@@ -87,7 +100,7 @@ def persistence_target(settings: Settings, workspace: object = None) -> Persiste
     )
 
 
-def sqlite_module() -> tuple[Any, bool]:
+def sqlite_module() -> tuple[ModuleType, bool]:
     """The DB-API module for the store's SQLite file, and whether it can load sqlite-vec.
 
     Some Python builds (pyenv's default among them) lack ``enable_load_extension``; then
@@ -113,7 +126,7 @@ def _store_file(checkpoints: Path) -> Path:
     return checkpoints.with_name(checkpoints.stem + ".store.sqlite")
 
 
-def default_store_file(settings: Settings, workspace: object = None) -> Path:
+def default_store_file(settings: Settings, workspace: StatePlace = None) -> Path:
     """The SQLite store file ``open_persistence`` uses for ``settings`` and ``workspace``.
 
     Other code opening the same memory (e.g. ``refgate.memory.decisions``) should open this file, with
@@ -126,7 +139,9 @@ def default_store_file(settings: Settings, workspace: object = None) -> Path:
 
 
 @contextlib.contextmanager
-def open_sqlite_store(store_file: str | Path, *, index: dict | None = None) -> Iterator[Any]:
+def open_sqlite_store(
+    store_file: str | Path, *, index: dict | None = None
+) -> Iterator[SqliteStore]:
     """A ``SqliteStore`` on ``store_file``, indexed when this Python's SQLite loads sqlite-vec."""
     # deferred: the backend is imported when it is opened
     from langgraph.store.sqlite import SqliteStore
@@ -147,7 +162,7 @@ def open_sqlite_store(store_file: str | Path, *, index: dict | None = None) -> I
 @contextlib.contextmanager
 def open_sqlite(
     checkpoints: str | Path, *, index: dict | None = None, store_file: str | Path | None = None
-) -> Iterator[tuple[Any, Any]]:
+) -> Iterator[Persistence]:
     """``(SqliteSaver, SqliteStore)``; both connections close on exit.
 
     The store lives in ``store_file`` (default: beside the checkpoints, see the module doc).
@@ -174,7 +189,17 @@ def open_sqlite(
 _PGVECTOR_SQL = "SELECT 1 AS ok FROM pg_available_extensions WHERE name = 'vector'"
 
 
-def pgvector_available(conn: Any) -> bool:
+class _Rows(Protocol):
+    def fetchone(self) -> object: ...
+
+
+class _Connection(Protocol):
+    """What ``pgvector_available`` needs of a database connection (psycopg's)."""
+
+    def execute(self, query: str) -> _Rows: ...
+
+
+def pgvector_available(conn: _Connection) -> bool:
     """True when the PostgreSQL server can ``CREATE EXTENSION vector`` (or already has it)."""
     return conn.execute(_PGVECTOR_SQL).fetchone() is not None
 
@@ -193,7 +218,7 @@ def _pg_imports() -> None:
 @contextlib.contextmanager
 def open_postgres(
     url: str, *, index: dict | None = None, max_size: int = 10
-) -> Iterator[tuple[Any, Any]]:
+) -> Iterator[Persistence]:
     """``(PostgresSaver, PostgresStore)`` over one pool; ``index`` is dropped without pgvector."""
     _pg_imports()
     # deferred: optional dependency (the postgres extra)
@@ -225,8 +250,8 @@ def open_postgres(
 
 @contextlib.contextmanager
 def open_persistence(
-    settings: Settings, workspace: Any = None, *, semantic: bool = True
-) -> Iterator[tuple[Any, Any]]:
+    settings: Settings, workspace: StatePlace = None, *, semantic: bool = True
+) -> Iterator[Persistence]:
     """Open the checkpointer and store that ``settings.database_url`` selects.
 
     ``workspace`` is a ``Workspace``, a folder path or ``None`` (SQLite files then live in
@@ -247,7 +272,7 @@ def open_persistence(
 @contextlib.asynccontextmanager
 async def open_async_postgres(
     url: str, *, index: dict | None = None, max_size: int = 10
-) -> AsyncIterator[tuple[Any, Any]]:
+) -> AsyncIterator[Persistence]:
     """``(AsyncPostgresSaver, AsyncPostgresStore)`` over one async pool."""
     _pg_imports()
     # deferred: optional dependency (the postgres extra)
@@ -278,8 +303,8 @@ async def open_async_postgres(
 
 @contextlib.asynccontextmanager
 async def open_async_persistence(
-    settings: Settings, workspace: Any = None, *, semantic: bool = True
-) -> AsyncIterator[tuple[Any, Any]]:
+    settings: Settings, workspace: StatePlace = None, *, semantic: bool = True
+) -> AsyncIterator[Persistence]:
     """The async twin of ``open_persistence``, for apps that run graphs with ``ainvoke``/``astream``.
 
     Open it inside the serving event loop (e.g. a FastAPI lifespan): the async savers bind to

@@ -26,8 +26,9 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from langchain_core.embeddings import Embeddings
 
@@ -44,7 +45,7 @@ STORE_FIELDS = ["decision", "why"]
 BACKENDS = ("minilm", "hashing", "openai")
 
 
-def backend_name(settings: Settings | None = None, env: Any = None) -> str:
+def backend_name(settings: Settings | None = None, env: Mapping[str, str] | None = None) -> str:
     """Which embedder the store uses: ``REFGATE_STORE_EMBED``, else ``settings.embeddings``."""
     env = os.environ if env is None else env
     name = (env.get("REFGATE_STORE_EMBED") or "").strip().lower()

@@ -37,11 +37,13 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph.types import interrupt
+from typing_extensions import TypedDict
 
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 from refgate.provenance.armor import armor, clean_label
@@ -53,6 +55,30 @@ from refgate.provenance.unicode_scan import inspect_unicode
 #: The call being executed in this thread/task (check_call -> render_result).
 _CURRENT_CALL: ContextVar[tuple[str, str] | None] = ContextVar("refgate_current_call", default=None)
 REF_TEXT_KEYS = ("excerpt", "text", "snippet", "content", "body", "title", "abstract")
+
+
+class ApprovalAnswer(TypedDict, total=False):
+    """A person's answer to an approval request (``True`` alone also approves)."""
+
+    approved: bool
+    call: str
+    requested_at: float
+    reason: str
+
+
+class ApprovalRequest(TypedDict, total=False):
+    """What ``approve_outbound`` asks through ``interrupt``: the tool, its arguments, why and
+    where to; a bound request names the call (``call``, ``requested_at``) and the answer that
+    approves it (``resume_with``). ``request``: an interrupt value that was no such dict."""
+
+    approve_outbound: str
+    args: Mapping[str, object]
+    reason: str
+    to: str
+    call: str
+    requested_at: float
+    resume_with: ApprovalAnswer
+    request: object
 
 
 @dataclass
@@ -74,11 +100,11 @@ def provenance_of(ctx: ToolContext) -> RunProvenance:
     return ctx.taint
 
 
-def call_key(name: str, args: Any) -> str:
+def call_key(name: str, args: object) -> str:
     return json.dumps([name, args], sort_keys=True, default=str, ensure_ascii=False)
 
 
-def _slot_values(spec: ToolSpec, args: dict[str, Any]) -> list[tuple[str, str, str]]:
+def _slot_values(spec: ToolSpec, args: Mapping[str, object]) -> list[tuple[str, str, str]]:
     """(slot, field, string) for every string in a slot field, and in each slot-named key of a
     keyword-arguments field (``{"slot": "kwargs"}``: EngineCall's ``arguments``)."""
     out = []
@@ -95,7 +121,7 @@ def _slot_values(spec: ToolSpec, args: dict[str, Any]) -> list[tuple[str, str, s
     return out
 
 
-def check_call(spec: ToolSpec, args: dict[str, Any], ctx: ToolContext) -> str | None:
+def check_call(spec: ToolSpec, args: Mapping[str, object], ctx: ToolContext) -> str | None:
     """A refusal reason for a call that breaks a forbidden slot or B5, else None."""
     prov = provenance_of(ctx)
     key = call_key(spec.name, args)
@@ -126,7 +152,7 @@ def check_call(spec: ToolSpec, args: dict[str, Any], ctx: ToolContext) -> str | 
     return None
 
 
-def call_digest(name: str, args: Any, requested_at: float) -> str:
+def call_digest(name: str, args: object, requested_at: float) -> str:
     """A short digest naming one exact call (tool, arguments, request time): what a bound
     approval names."""
     text = f"{call_key(name, args)}@{requested_at!r}"
@@ -135,7 +161,7 @@ def call_digest(name: str, args: Any, requested_at: float) -> str:
 
 def approve_outbound(
     spec: ToolSpec,
-    args: dict[str, Any],
+    args: Mapping[str, object],
     ctx: ToolContext,
     *,
     reason: str = "this tool sends data out of the machine (boundary B3)",
@@ -150,14 +176,15 @@ def approve_outbound(
     after an interrupt runs again from its start, so a pass whose model chooses the call (WORK)
     may ask for a different one the second time: an approval then applies only to the call the
     person saw, and only within the workspace's ``approval_timeout_s`` of the request."""
-    request: dict[str, Any] = {"approve_outbound": spec.name, "args": args, "reason": reason}
+    request: ApprovalRequest = {"approve_outbound": spec.name, "args": args, "reason": reason}
     to = to or ctx.extra.get("outbound_to")
     if to:  # where it goes, set by code (never by a model)
         request["to"] = to
     if bind:
         now = round(time.time(), 3)
         digest = call_digest(spec.name, args, now)
-        request.update(call=digest, requested_at=now)
+        request["call"] = digest
+        request["requested_at"] = now
         request["resume_with"] = {"approved": True, "call": digest, "requested_at": now}
     answer = interrupt(request)
     approved = answer is True or (isinstance(answer, dict) and answer.get("approved") is True)
@@ -199,7 +226,7 @@ def _set_path(data: Any, path: str, value: Any) -> None:
     cur[parts[-1]] = value
 
 
-def _copy(value: Any) -> Any:
+def _copy(value: object) -> object:
     if isinstance(value, dict):
         return {k: _copy(v) for k, v in value.items()}
     if isinstance(value, list):

@@ -95,7 +95,7 @@ class HiddenFinding:
     excerpt: str
     chars: int
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {
             "kind": self.kind,
             "tag": self.tag,
@@ -121,7 +121,7 @@ class HiddenReport:
     def hidden_text(self) -> str:
         return "\n".join(f.excerpt for f in self.findings)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {
             "clean": self.clean,
             "hiddenCharCount": self.hidden_char_count,

@@ -256,7 +256,7 @@ class RunProvenance:
     def url_seen(self, url: str) -> bool:
         return normalise_url(url) in self.urls
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, int]:
         return {"spans": len(self.spans), "urls": len(self.urls), "withheld": len(self.withheld)}
 
     def __repr__(self) -> str:  # keep texts out of logs

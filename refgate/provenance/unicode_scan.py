@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 Severity = Literal["high", "medium", "low"]
 _RANK = {"high": 3, "medium": 2, "low": 1}
@@ -119,8 +119,8 @@ class UnicodeFinding:
     excerpt: str
     decoded: str = ""
 
-    def as_dict(self) -> dict[str, Any]:
-        out = {
+    def as_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
             "kind": self.kind,
             "severity": self.severity,
             "span": list(self.span),
@@ -161,7 +161,7 @@ class UnicodeReport:
             counts[f.severity] += 1
         return counts
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {
             "clean": self.clean,
             "findingCount": self.finding_count,

@@ -12,8 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import NotRequired, TypeAlias, TypeGuard, cast
+
+from typing_extensions import TypedDict
 
 from refgate.refs import Ref, cited_ids, payload_values
 from refgate.report.lineage import lineage
@@ -35,6 +37,129 @@ _CELL = re.compile(r"^row (\d+) \[(.*?)\](?:=| \()")
 _VALUE = re.compile(r"^values\.(.+?)=")
 _SAFE_ANCHOR = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
+#: A ref as plain data, as a report reads it (``Ref.model_dump``, or a stored or hand-written
+#: dict: every field is checked where it is read).
+RefDict: TypeAlias = Mapping[str, object]
+
+
+def _map(value: object) -> Mapping[str, object]:
+    """``value`` if it is a mapping, else an empty one (a report reads any JSON)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _iter(value: object) -> Iterable[object]:
+    """``value or []``: a list field as stored (iterated as it is, as before it was typed)."""
+    return cast(Iterable[object], value or [])
+
+
+class Trust(TypedDict):
+    """A card's trust (may its text steer the agent) and authority, and the badge saying both."""
+
+    trust: str
+    authority: str
+    badge: str
+
+
+class Source(TypedDict):
+    """Where a card's evidence came from: a label, details (name, value), a URL."""
+
+    label: str
+    details: list[tuple[str, str]]
+    url: str | None
+    linkable: bool
+
+
+class ValueRow(TypedDict):
+    """One value of a valueRef card."""
+
+    name: str
+    value: str
+    unit: str
+    scale: str
+    cited: bool
+
+
+class TableCell(TypedDict):
+    text: str
+    cited: bool
+
+
+class TableRow(TypedDict):
+    """One shown row of a tableRef card (``gap``: rows before it are hidden)."""
+
+    index: int
+    gap: bool
+    cells: list[TableCell]
+
+
+class TableColumn(TypedDict):
+    name: str
+    unit: str
+
+
+class TableView(TypedDict):
+    """A tableRef card's table: the first rows and every row holding a cited cell."""
+
+    columns: list[TableColumn]
+    rows: list[TableRow]
+    total_rows: int
+    hidden_rows: int
+    cited_cells: int
+
+
+class Producer(TypedDict, total=False):
+    """The execution that computed a ref: its id, a label, its code (or capability call) and,
+    for code, the lineage read from it."""
+
+    exe: str
+    label: str
+    code: str
+    lineage: dict[str, list[str]]
+
+
+class Hits(TypedDict):
+    """The table cells (row, column) and value names the GATE matched in one ref."""
+
+    cells: set[tuple[int, str]]
+    values: set[str]
+
+
+class Card(TypedDict):
+    """One evidence card, as every report format renders it."""
+
+    id: str
+    anchor: str
+    kind: str
+    title: str
+    period: str
+    label: str
+    value_rows: list[ValueRow]
+    table: TableView | None
+    excerpt: str | None
+    source: Source
+    trust: Trust
+    influence: str
+    code: str | None
+    producer: str
+    chart: dict[str, object] | None
+    #: The reader's citation number (set by the renderers).
+    number: NotRequired[int | None]
+
+
+class IssueRow(TypedDict):
+    """A GATE issue as the reports list it."""
+
+    code: str
+    claim: str
+    detail: str
+
+
+class Verdict(TypedDict):
+    """The GATE's verdict in one line: ``status`` (none, passed, warn, blocked) and its text."""
+
+    status: str
+    text: str
+
 
 def anchor(ref_id: str) -> str:
     """The HTML id of a ref's card: ``ref-<id>`` for ordinary ids, a hash otherwise."""
@@ -49,7 +174,7 @@ def clip(value: object, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def trust_of(ref: Mapping[str, object]) -> dict[str, str]:
+def trust_of(ref: Mapping[str, object]) -> Trust:
     """Trust (may its text steer the agent) and authority (is it primary evidence for a number)
     of a ref, as ``Ref.is_external`` and ``Ref.is_secondary`` judge them by origin."""
     try:
@@ -70,10 +195,10 @@ def trust_of(ref: Mapping[str, object]) -> dict[str, str]:
     return {"trust": trust, "authority": authority, "badge": badge}
 
 
-def cited_cells(gate: Mapping[str, Any] | None) -> dict[str, dict[str, set]]:
+def cited_cells(gate: Mapping[str, object] | None) -> dict[str, Hits]:
     """Per ref id, the table cells (``(row, column)``) and value names the GATE matched."""
-    out: dict[str, dict[str, set]] = {}
-    for claim in (gate or {}).get("claims") or []:
+    out: dict[str, Hits] = {}
+    for claim in _iter(_map(gate).get("claims")):
         if not isinstance(claim, Mapping):
             continue
         for mention in claim.get("mentions") or []:
@@ -91,12 +216,10 @@ def cited_cells(gate: Mapping[str, Any] | None) -> dict[str, dict[str, set]]:
     return out
 
 
-def source_of(ref: Mapping[str, object]) -> dict[str, Any]:
+def source_of(ref: Mapping[str, object]) -> Source:
     """Where the evidence came from: a label, details, and a URL (shown; linked only if http(s))."""
-    raw_p = ref.get("payload")
-    p: Mapping[str, Any] = raw_p if isinstance(raw_p, Mapping) else {}
-    raw_meta = p.get("meta")
-    meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}
+    p = _map(ref.get("payload"))
+    meta = _map(p.get("meta"))
     src = str(ref.get("source") or "")
     details: list[tuple[str, str]] = []
     url = None
@@ -133,20 +256,19 @@ def source_of(ref: Mapping[str, object]) -> dict[str, Any]:
     return {"label": label, "details": details, "url": url, "linkable": is_http(url)}
 
 
-def is_http(url: object) -> bool:
+def is_http(url: object) -> TypeGuard[str]:
     """True for an absolute http(s) URL (the only kind a report links)."""
     return isinstance(url, str) and re.match(r"^https?://[^\s<>\"']+$", url, re.I) is not None
 
 
-def _values(p: Mapping[str, object], hits: set) -> list[dict[str, Any]]:
+def _values(p: Mapping[str, object], hits: set[str]) -> list[ValueRow]:
     values = payload_values(p)
     if not isinstance(values, Mapping):
         return []
-    raw_units = p.get("units")
-    units: Mapping[str, Any] = raw_units if isinstance(raw_units, Mapping) else {}
+    units = _map(p.get("units"))
     unit_all = p.get("units") if isinstance(p.get("units"), str) else p.get("unit")
     scale = p.get("scale")
-    rows = []
+    rows: list[ValueRow] = []
     for name, v in list(values.items())[:50]:
         rows.append(
             {
@@ -160,17 +282,16 @@ def _values(p: Mapping[str, object], hits: set) -> list[dict[str, Any]]:
     return rows
 
 
-def _table(p: Mapping[str, object], cells: set) -> dict[str, Any] | None:
+def _table(p: Mapping[str, object], cells: set[tuple[int, str]]) -> TableView | None:
     columns = p.get("columns")
     rows = p.get("rows")
     if not isinstance(columns, list) or not isinstance(rows, list):
         return None
     names = [str(c) for c in columns]
-    raw_units = p.get("units")
-    units: Mapping[str, Any] = raw_units if isinstance(raw_units, Mapping) else {}
+    units = _map(p.get("units"))
     cited_rows = sorted({r for r, _ in cells if 0 <= r < len(rows)})
     shown = sorted(set(range(min(MAX_ROWS, len(rows)))) | set(cited_rows[:MAX_ROWS]))
-    body = []
+    body: list[TableRow] = []
     last = -1
     for r in shown:
         row = rows[r]
@@ -214,17 +335,17 @@ def _call_text(name: object, arguments: object) -> str:
     return f"engine.{name}({shown})"
 
 
-def producers_of(refs: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, str]]:
+def producers_of(refs: Mapping[str, RefDict]) -> dict[str, Producer]:
     """Per ref id, the execution that computed it: ``{exe, label, code}`` (RunPython's code, or
     the EngineCall capability and its arguments), from the run's executionRefs."""
-    out: dict[str, dict[str, str]] = {}
+    out: dict[str, Producer] = {}
     for exe_id, exe in refs.items():
         if exe.get("kind") != "executionRef" or not isinstance(exe.get("payload"), Mapping):
             continue
-        p = exe["payload"]
+        p = _map(exe["payload"])
         tool = str(p.get("tool") or "")
         if tool == "EngineCall":
-            entry: dict[str, Any] = {
+            entry: Producer = {
                 "exe": exe_id,
                 "label": f"computed by EngineCall ({exe_id})",
                 "code": _call_text(p.get("capability"), p.get("arguments")),
@@ -238,12 +359,13 @@ def producers_of(refs: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, s
                 # the dataset, columns and filter a reader asks for, read from the code
                 "lineage": lineage(
                     p.get("code"),
-                    p.get("read") if isinstance(p.get("read"), list) else [],
-                    p.get("sql") if isinstance(p.get("sql"), list) else [],
+                    read if isinstance(read := p.get("read"), list) else [],
+                    sql if isinstance(sql := p.get("sql"), list) else [],
                 ),
             }
-            produced = list(p.get("emitted") or []) if isinstance(p.get("emitted"), list) else []
-            for call in p.get("engine_calls") or []:
+            emitted = p.get("emitted")
+            produced = list(emitted or []) if isinstance(emitted, list) else []
+            for call in _iter(p.get("engine_calls")):
                 if isinstance(call, Mapping) and isinstance(call.get("refs"), list):
                     produced += call["refs"]
         for ref_id in produced if isinstance(produced, list) else []:
@@ -258,26 +380,27 @@ def producers_of(refs: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, s
 
 def card(
     ref: Mapping[str, object],
-    refs: Mapping[str, Mapping[str, Any]],
-    hits: Mapping[str, set] | None = None,
-    producers: Mapping[str, Mapping[str, str]] | None = None,
-) -> dict[str, Any]:
+    refs: Mapping[str, RefDict],
+    hits: Hits | None = None,
+    producers: Mapping[str, Producer] | None = None,
+) -> Card:
     """One evidence card (plain data) for ``ref`` (a ref dict)."""
     hits = hits or {"cells": set(), "values": set()}
     if producers is None:
         producers = producers_of(refs)
     producer = producers.get(str(ref.get("id", "")))
-    raw_p = ref.get("payload")
-    p: Mapping[str, Any] = raw_p if isinstance(raw_p, Mapping) else {}
+    p = _map(ref.get("payload"))
     ref_id = str(ref.get("id", ""))
     kind = str(ref.get("kind", ""))
     period = p.get("period") or p.get("asOf") or p.get("as_of") or p.get("date")
-    if kind == "tableRef" and isinstance(p.get("meta"), Mapping):
-        period = period or p["meta"].get("period") or p["meta"].get("asOf")
+    meta = p.get("meta")
+    if kind == "tableRef" and isinstance(meta, Mapping):
+        period = period or meta.get("period") or meta.get("asOf")
     excerpt = None
     for key in ("excerpt", "text", "quote", "decision", "summary"):
-        if isinstance(p.get(key), str) and p[key].strip():
-            excerpt = clip(p[key], MAX_EXCERPT)
+        text = p.get(key)
+        if isinstance(text, str) and text.strip():
+            excerpt = clip(text, MAX_EXCERPT)
             break
     source = source_of(ref)
     found = (producer or {}).get("lineage")
@@ -320,8 +443,8 @@ def citation_numbers(*answers: str, refs: Mapping[str, object]) -> dict[str, int
 
 
 def build_cards(
-    answer: str, refs: Mapping[str, Mapping[str, Any]], gate: Mapping[str, object] | None
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    answer: str, refs: Mapping[str, RefDict], gate: Mapping[str, object] | None
+) -> tuple[list[Card], list[Card]]:
     """Cards for the cited refs (in citation order) and for the other evidence of the run."""
     hits = cited_cells(gate)
     cited = cited_ids(answer, refs)
@@ -336,11 +459,11 @@ def build_cards(
     return first, rest
 
 
-def unmet_claims(gate: Mapping[str, Any] | None) -> list[dict[str, str]]:
+def unmet_claims(gate: Mapping[str, object] | None) -> list[IssueRow]:
     """The GATE's blocking issues, one per (code, claim, detail)."""
-    rows: list[dict[str, str]] = []
+    rows: list[IssueRow] = []
     seen: set[tuple[str, str, str]] = set()
-    for issue in (gate or {}).get("issues") or []:
+    for issue in _iter(_map(gate).get("issues")):
         if not isinstance(issue, Mapping) or issue.get("severity", "block") != "block":
             continue
         key = (
@@ -364,25 +487,25 @@ CONCLUSIONS_NOTE = (
 )
 
 
-def sent_lines(sent: Any) -> list[str]:
+def sent_lines(sent: object) -> list[str]:
     """The reports' lines for what a run sent off the machine (``RunProvenance.sent``):
     ``sent to the search provider (WebSearch): "query"``."""
     return [
         f'sent to {s.get("to", "?")} ({s.get("tool", "?")}): "{s.get("text", "")}"'
-        for s in sent or []
+        for s in _iter(sent)
         if isinstance(s, Mapping)
     ]
 
 
-def influence_note(influenced_by: Any) -> str:
+def influence_note(influenced_by: object) -> str:
     """What a report and the terminal say next to a value computed after an untrusted read."""
-    seen = [str(x) for x in (influenced_by or [])][:5]
+    seen = [str(x) for x in _iter(influenced_by)][:5]
     if not seen:
         return ""
     return f"computed after reading {', '.join(seen)} (untrusted); check the code"
 
 
-def warnings(gate: Mapping[str, Any] | None) -> list[dict[str, str]]:
+def warnings(gate: Mapping[str, object] | None) -> list[IssueRow]:
     """The GATE's warnings (severity ``warn``)."""
     return [
         {
@@ -390,12 +513,12 @@ def warnings(gate: Mapping[str, Any] | None) -> list[dict[str, str]]:
             "claim": clip(i.get("claim"), 600),
             "detail": clip(i.get("detail"), 800),
         }
-        for i in (gate or {}).get("issues") or []
+        for i in _iter(_map(gate).get("issues"))
         if isinstance(i, Mapping) and i.get("severity") == "warn"
     ]
 
 
-def verdict(gate: Mapping[str, object] | None) -> dict[str, Any]:
+def verdict(gate: Mapping[str, object] | None) -> Verdict:
     """``passed`` / ``passed with warnings`` / ``blocked with N unmet claims`` (or no verdict)."""
     if not gate or "passed" not in gate:
         return {"status": "none", "text": "no GATE verdict (the run did not reach the GATE)"}
@@ -408,10 +531,12 @@ def verdict(gate: Mapping[str, object] | None) -> dict[str, Any]:
     return {"status": "blocked", "text": f"blocked with {unmet} unmet claim(s)"}
 
 
-def as_ref_dicts(refs: Mapping[str, Any] | Sequence[Any] | None) -> dict[str, dict[str, Any]]:
+def as_ref_dicts(
+    refs: Mapping[str, object] | Sequence[object] | None,
+) -> dict[str, dict[str, object]]:
     """Refs (``Ref`` objects or dicts, as a mapping or a list) as ``{id: dict}``."""
     items = refs.values() if isinstance(refs, Mapping) else (refs or [])
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, object]] = {}
     for item in items:
         d = item.model_dump(mode="json") if hasattr(item, "model_dump") else item
         if isinstance(d, Mapping) and d.get("id") is not None:

@@ -11,7 +11,9 @@ import base64
 import hashlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import cast
+
+from typing_extensions import TypedDict
 
 from refgate.paths import PathEscape, read_confined
 
@@ -45,14 +47,25 @@ def png_data_uri(body: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(body).decode("ascii")
 
 
-def chart_of(ref: Mapping[str, object], roots: Iterable[Path]) -> dict[str, Any] | None:
+class Chart(TypedDict):
+    """A run's chart as a report embeds it: the PNG as a data URI, or why it cannot be shown."""
+
+    ref_id: str
+    title: str
+    source_ref: str
+    data_uri: str | None
+    error: str | None
+
+
+def chart_of(ref: Mapping[str, object], roots: Iterable[Path]) -> Chart | None:
     """``{ref_id, title, source_ref, data_uri | error}`` for a chart artifactRef, else None."""
     raw_p = ref.get("payload")
-    p: Mapping[str, Any] = raw_p if isinstance(raw_p, Mapping) else {}
+    p: Mapping[str, object] = raw_p if isinstance(raw_p, Mapping) else {}
     if ref.get("kind") != "artifactRef" or p.get("format") != "chart":
         return None
-    files = [f for f in p.get("files") or [] if isinstance(f, Mapping) and f.get("format") == "png"]
-    out: dict[str, Any] = {
+    listed = cast(Iterable[object], p.get("files") or [])
+    files = [f for f in listed if isinstance(f, Mapping) and f.get("format") == "png"]
+    out: Chart = {
         "ref_id": str(ref.get("id", "")),
         "title": str(p.get("title") or ref.get("title") or "chart"),
         "source_ref": str(p.get("source_ref") or ""),
@@ -77,10 +90,10 @@ def chart_roots(workspace: str | Path | None) -> list[Path]:
     return [Path(workspace) / ".refgate" / "artifacts"] if workspace is not None else []
 
 
-def collect_charts(refs: Mapping[str, Mapping[str, Any]], roots: Iterable[Path]) -> list[dict]:
+def collect_charts(refs: Mapping[str, Mapping[str, object]], roots: Iterable[Path]) -> list[Chart]:
     """Every chart of the run, in ledger order."""
     roots = [Path(r) for r in roots]
-    charts = []
+    charts: list[Chart] = []
     for ref in refs.values():
         chart = chart_of(ref, roots)
         if chart is not None:

@@ -84,7 +84,7 @@ def render_run_html(
     gate = record.get("gate") or {}
     answer = str(record.get("answer") or "")
     cited, other = cardlib.build_cards(answer, refs, gate)
-    by_id = {c["id"]: c for c in cited + other}
+    by_id: dict[object, cardlib.Card] = {c["id"]: c for c in cited + other}
     charts = [dict(chart, anchor=f"chart-{n}") for n, chart in enumerate(charts, 1)]
     for chart in charts:  # a card links to the chart of its table (each chart is embedded once)
         for key in ("source_ref", "ref_id"):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from markdown_it import MarkdownIt
 
@@ -85,7 +84,7 @@ def inert_answer(answer: str, allowed: frozenset[str] = frozenset()) -> str:
     return out
 
 
-def _issue_line(issue: Mapping[str, Any]) -> str:
+def _issue_line(issue: Mapping[str, object]) -> str:
     """A GATE issue (warning or unmet claim) as one list item: claim, detail, code."""
     claim = _one_line(issue["claim"], 200) or "(whole answer)"
     return f'- "{claim}": {_one_line(issue["detail"])} (`{issue["code"]}`)'
@@ -109,7 +108,7 @@ def numbered_citations(text: str, refs: Mapping[str, object], numbers: Mapping[s
     return CITATION_BRACKET.sub(number, text)
 
 
-def _reference(c: Mapping[str, Any], influence: object = ()) -> str:
+def _reference(c: cardlib.Card, influence: object = ()) -> str:
     ref_id = c["id"].translate(_MD_SPECIAL)
     head = f"- **[{c['number']}]** {ref_id} ·" if c.get("number") else f"- **[{ref_id}]**"
     parts = [f"{head} {_one_line(c['kind'], 40)}"]

@@ -7,15 +7,50 @@ the ``refgate ask --json`` document and the input of the markdown and HTML rende
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, cast
+
+from typing_extensions import TypedDict
 
 from refgate.report.cards import as_ref_dicts
 
 VERSION = 1
 
 
-def _plain(value: object) -> Any:
+class UnverifiedClaim(TypedDict):
+    """A claim the GATE blocked, as the answer document lists it."""
+
+    claim: str
+    code: str
+    detail: str
+
+
+class AnswerDocument(TypedDict, total=False):
+    """The run as plain data (``run_record``), and with the verdict and usage the ``refgate ask
+    --json`` document (``answer_document``): what every report format is made from."""
+
+    type: str
+    version: int
+    thread_id: str
+    question: str
+    answer: str
+    refs: dict[str, dict[str, object]]
+    gate: object
+    critiques: list[str]
+    caveats: list[str]
+    outbound: object
+    trace_summary: object
+    turns: object
+    workspace: dict[str, str] | None
+    models: dict[str, str]
+    duration_s: float | None
+    created_at: str
+    passed: bool
+    unverified: list[UnverifiedClaim]
+    usage: dict[str, object]
+
+
+def _plain(value: object) -> object:
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
     if isinstance(value, Mapping):
@@ -33,7 +68,7 @@ def run_record(
     models: Mapping[str, str] | None = None,
     duration_s: float | None = None,
     created_at: str | None = None,
-) -> dict[str, Any]:
+) -> AnswerDocument:
     """The run as plain data: question, answer, refs (``{id: dict}``), GATE report, critiques,
     trace summary, and where, when and with which models it ran."""
     ws = None
@@ -64,11 +99,11 @@ def run_record(
     }
 
 
-def unverified_claims(gate: Mapping[str, Any]) -> list[dict[str, str]]:
+def unverified_claims(gate: Mapping[str, object]) -> list[UnverifiedClaim]:
     """The claims the GATE blocked, once each: ``[{claim, code, detail}]``."""
-    out: list[dict[str, str]] = []
+    out: list[UnverifiedClaim] = []
     seen: set[tuple[str, str, str]] = set()
-    for issue in gate.get("issues") or []:
+    for issue in cast(Iterable[object], gate.get("issues") or []):
         if not isinstance(issue, Mapping) or issue.get("severity", "block") != "block":
             continue
         key = (str(issue.get("code")), str(issue.get("claim")), str(issue.get("detail")))
@@ -87,7 +122,7 @@ def answer_document(
     duration_s: float | None = None,
     created_at: str | None = None,
     usage: Mapping[str, object] | None = None,
-) -> dict[str, Any]:
+) -> AnswerDocument:
     """The ``refgate ask --json`` document (also ``refgate report --output x.json``): the run
     record with the GATE's ``passed``, the ``unverified`` claims and the turn's ``usage``
     (``refgate.usage.turn_usage``)."""
@@ -99,7 +134,7 @@ def answer_document(
         duration_s=duration_s,
         created_at=created_at,
     )
-    gate = record["gate"] if isinstance(record["gate"], Mapping) else {}
+    gate = raw if isinstance(raw := record["gate"], Mapping) else {}
     record["passed"] = gate.get("passed") is True
     record["unverified"] = unverified_claims(gate)
     record["usage"] = dict(usage) if usage is not None else {}

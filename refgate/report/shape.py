@@ -8,11 +8,11 @@ from collections.abc import Mapping
 from typing import Any
 
 
-def as_map(value: object) -> dict[str, Any]:
+def as_map(value: object) -> dict[str, object]:
     return {str(k): v for k, v in value.items()} if isinstance(value, Mapping) else {}
 
 
-def as_list(value: object) -> list[Any]:
+def as_list(value: object) -> list[object]:
     return list(value) if isinstance(value, list | tuple) else []
 
 
@@ -22,7 +22,7 @@ def as_text(value: object) -> str:
     return value if isinstance(value, str) else str(value)
 
 
-def maps(value: object) -> list[dict[str, Any]]:
+def maps(value: object) -> list[dict[str, object]]:
     return [as_map(v) for v in as_list(value) if isinstance(v, Mapping)]
 
 
@@ -36,7 +36,7 @@ def _number(value: object) -> float | None:
     return float(value) if value == value else None
 
 
-def _ref(value: object) -> dict[str, Any] | None:
+def _ref(value: object) -> dict[str, object] | None:
     if not isinstance(value, Mapping) or value.get("id") in (None, ""):
         return None
     ref = as_map(value)
@@ -48,7 +48,7 @@ def _ref(value: object) -> dict[str, Any] | None:
     return ref
 
 
-def _gate(value: object) -> dict[str, Any]:
+def _gate(value: object) -> dict[str, object]:
     gate = as_map(value)
     claims = []
     for claim in maps(gate.get("claims")):
@@ -68,12 +68,12 @@ def _gate(value: object) -> dict[str, Any]:
 def clean_run(record: object) -> dict[str, Any]:
     """A run record (``run_record``'s shape) with every field of the right type."""
     r = as_map(record)
-    refs: dict[str, dict[str, Any]] = {}
+    refs: dict[str, dict[str, object]] = {}
     raw = r.get("refs")
     for item in raw.values() if isinstance(raw, Mapping) else as_list(raw):
         ref = _ref(item)
         if ref is not None:
-            refs[ref["id"]] = ref
+            refs[str(ref["id"])] = ref
     summary = as_map(r.get("trace_summary"))
     summary["tokens"] = as_map(summary.get("tokens"))
     summary["duration_ms"] = as_map(summary.get("duration_ms"))
@@ -102,7 +102,7 @@ def clean_run(record: object) -> dict[str, Any]:
     }
 
 
-def _earlier_turns(r: Mapping[str, object]) -> list[dict[str, Any]]:
+def _earlier_turns(r: Mapping[str, object]) -> list[dict[str, object]]:
     """The conversation before this run's question: every finished turn but the run's own
     (the last one, when it holds this run's answer)."""
     turns = [
@@ -118,8 +118,8 @@ def _earlier_turns(r: Mapping[str, object]) -> list[dict[str, Any]]:
     return turns
 
 
-def _claim(value: Mapping[str, object]) -> dict[str, Any]:
-    c: dict[str, Any] = {
+def _claim(value: Mapping[str, object]) -> dict[str, object]:
+    c: dict[str, object] = {
         k: as_text(value.get(k))
         for k in ("claim", "quote", "source", "sourceTitle", "sourceQuality", "publishDate", "vote")
     }

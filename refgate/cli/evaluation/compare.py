@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from refgate.cli.evaluation.metrics import CELLS, summarize
+from refgate.cli.evaluation.store import EvalResult
 
 #: How bad a cell is, worst first (a move towards the front is a regression).
 _RANK = {
@@ -17,9 +18,7 @@ _RANK = {
 }
 
 
-def compare_runs(
-    a: Sequence[Mapping[str, object]], b: Sequence[Mapping[str, object]]
-) -> dict[str, Any]:
+def compare_runs(a: Sequence[EvalResult], b: Sequence[EvalResult]) -> dict[str, Any]:
     """Per-question changes from run ``a`` to run ``b`` and the two summaries.
 
     ``changes`` lists only questions whose cell differs, each marked ``better`` or ``worse``

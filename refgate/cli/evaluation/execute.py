@@ -11,17 +11,21 @@ order-dependent score) and would fill the workspace's own memory with eval runs.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from refgate.api.public import ask
 from refgate.cli.evaluation.questions import EvalQuestion
 from refgate.cli.evaluation.runner import Outcome
 
+if TYPE_CHECKING:
+    from refgate.config import Settings
+    from refgate.workspace import Workspace
+
 
 class AskExecutor:
     """Runs questions with ``refgate.ask`` against one live model endpoint (``settings``)."""
 
-    def __init__(self, workspace: Any, settings: Any, run_dir: Path):
+    def __init__(self, workspace: Workspace, settings: Settings, run_dir: Path):
         self.workspace = workspace
         self.settings = settings
         self.threads = Path(run_dir) / "threads"

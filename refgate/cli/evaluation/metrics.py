@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from refgate.cli.evaluation.store import EvalResult
+
 CELLS = ("wrong_passed", "correct_blocked", "correct_passed", "wrong_blocked")
 
 
@@ -28,7 +30,7 @@ def _rate(num: int, den: int) -> float | None:
     return round(num / den, 4) if den else None
 
 
-def summarize(results: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def summarize(results: Iterable[EvalResult]) -> dict[str, Any]:
     """The summary of a run: cells first (false acceptance first), then rates and costs."""
     rows = list(results)
     counts = {c: 0 for c in (*CELLS, "failed")}

@@ -16,6 +16,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from refgate.cli.evaluation.metrics import summarize
 from refgate.cli.evaluation.questions import EvalError
+from refgate.cli.evaluation.store import EvalResult
 from refgate.report.output import ReportError, write_atomic
 
 FORMATS = (".json", ".md", ".html")
@@ -29,8 +30,8 @@ _CELL_TITLES = {
 
 
 def report_document(
-    run_id: str, meta: Mapping[str, object], results: Sequence[Mapping[str, object]]
-) -> dict:
+    run_id: str, meta: Mapping[str, object], results: Sequence[EvalResult]
+) -> dict[str, object]:
     """The JSON document: ``run_id``, ``meta``, ``summary``, ``questions``."""
     return {"run_id": run_id, "meta": meta, "summary": summarize(results), "questions": results}
 

@@ -19,7 +19,7 @@ from typing import Any
 from refgate.cli.evaluation.metrics import cell_of
 from refgate.cli.evaluation.questions import EvalQuestion
 from refgate.cli.evaluation.scoring import score_answer
-from refgate.cli.evaluation.store import RunStore
+from refgate.cli.evaluation.store import EvalResult, RunStore
 
 #: Exit codes of a question, as ``refgate ask`` would have returned them.
 EXIT_PASSED, EXIT_FAILED, EXIT_UNMET = 0, 1, 3
@@ -51,14 +51,12 @@ def _plain_refs(refs: Mapping[str, object]) -> dict[str, Any]:
     return out
 
 
-def result_record(
-    q: EvalQuestion, outcome: Outcome, *, thread: str, seconds: float
-) -> dict[str, Any]:
+def result_record(q: EvalQuestion, outcome: Outcome, *, thread: str, seconds: float) -> EvalResult:
     """One question's result: the score, the GATE verdict, the cell, usage and cost."""
     refs = _plain_refs(outcome.refs)
     score = score_answer(q, outcome.answer, refs)
     passed = bool(outcome.gate.get("passed")) and not outcome.error
-    rec: dict[str, Any] = {
+    rec: EvalResult = {
         "id": q.id,
         "question": q.question,
         "expect": q.expect,
@@ -108,8 +106,8 @@ def run_eval(
     execute: Callable[[EvalQuestion, str], Outcome],
     *,
     concurrency: int = 1,
-    on_result: Callable[[dict[str, Any], int, int], None] | None = None,
-) -> list[dict[str, Any]]:
+    on_result: Callable[[EvalResult, int, int], None] | None = None,
+) -> list[EvalResult]:
     """Run every question not yet in ``store``; return all results in question-file order.
 
     ``on_result(result, done, total)`` is called after each question is recorded. An exception
@@ -123,7 +121,7 @@ def run_eval(
     total = len(questions)
     stopping = threading.Event()
 
-    def one(q: EvalQuestion) -> dict[str, Any] | None:
+    def one(q: EvalQuestion) -> EvalResult | None:
         thread = thread_for(store.run_id, q.id)
         started = time.perf_counter()
         try:
@@ -138,7 +136,7 @@ def run_eval(
 
     # Daemon workers: an interrupted run exits at once instead of waiting for a model reply.
     work: queue.Queue[EvalQuestion | None] = queue.Queue()
-    out: queue.Queue[dict[str, Any] | None] = queue.Queue()
+    out: queue.Queue[EvalResult | None] = queue.Queue()
     for q in todo:
         work.put(q)
     width = max(1, min(concurrency, len(todo)))

@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from refgate.cli.evaluation.questions import EvalQuestion, search_pattern
 from refgate.nodes.gate.coverage import uncovered
@@ -46,7 +45,7 @@ class Score:
     kinds_missing: list[str] = field(default_factory=list)
     why: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 

@@ -14,9 +14,42 @@ import threading
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, cast
+
+from typing_extensions import TypedDict
 
 from refgate.cli.evaluation.questions import EvalError
+
+
+class EvalResult(TypedDict, total=False):
+    """One question's result in a run (a line of ``results.jsonl``): the score, the GATE's
+    verdict, the cell, usage and cost (``runner.result_record``)."""
+
+    id: str
+    question: str
+    expect: str
+    correct: bool
+    passed: bool
+    exit: int
+    answer: str
+    why: str
+    refused: bool
+    gold_numbers: list[str]
+    gold_text: list[str]
+    numbers_found: list[str]
+    numbers_missing: list[str]
+    text_missing: list[str]
+    kinds_missing: list[str]
+    gate_issues: list[str]
+    tokens: dict[str, int]
+    cost_usd: float | None
+    seconds: float
+    tool_calls: int
+    retries: int
+    thread: str
+    error: str | None
+    cell: str
+
 
 META = "meta.json"
 RESULTS = "results.jsonl"
@@ -81,13 +114,13 @@ class RunStore:
         )
         os.replace(tmp, self.dir / META)
 
-    def results(self) -> list[dict[str, Any]]:
+    def results(self) -> list[EvalResult]:
         """Finished results in the order they finished; a torn last line (a kill mid-write) is
         dropped, and a question recorded twice keeps its last record."""
         path = self.dir / RESULTS
         if not path.is_file():
             return []
-        by_id: dict[str, dict[str, Any]] = {}
+        by_id: dict[str, EvalResult] = {}
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
             try:
                 rec = json.loads(line)
@@ -95,7 +128,7 @@ class RunStore:
                 continue
             if isinstance(rec, dict) and isinstance(rec.get("id"), str):
                 by_id.pop(rec["id"], None)
-                by_id[rec["id"]] = rec
+                by_id[rec["id"]] = cast(EvalResult, rec)
         return list(by_id.values())
 
     def append(self, result: Mapping[str, object]) -> None:
@@ -119,7 +152,7 @@ class RunLock:
 
     def __init__(self, store: RunStore):
         self.path = store.dir / "run.lock"
-        self._fh: Any = None
+        self._fh: IO[str] | None = None
 
     def __enter__(self) -> RunLock:
         self._fh = open(self.path, "a+")
@@ -132,6 +165,6 @@ class RunLock:
             ) from None
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._fh is not None:
             self._fh.close()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 Confidence = Literal["high", "medium", "low"]
 RANK = {"high": 3, "medium": 2, "low": 1}
@@ -44,8 +44,8 @@ class InjectionSignal:
     rule: str = ""
     family: str = ""
 
-    def as_dict(self, *, excerpt: bool = True) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def as_dict(self, *, excerpt: bool = True) -> dict[str, object]:
+        out: dict[str, object] = {
             "kind": self.kind,
             "family": self.family,
             "confidence": self.confidence,
@@ -88,7 +88,7 @@ class InjectionReport:
     def families(self) -> set[str]:
         return {s.family for s in self.signals}
 
-    def as_dict(self, *, excerpts: bool = True) -> dict[str, Any]:
+    def as_dict(self, *, excerpts: bool = True) -> dict[str, object]:
         return {
             "clean": self.clean,
             "signalCount": self.signal_count,

