@@ -14,6 +14,11 @@ round (commit 1d02caf), written before any retrieval result on it was seen, repo
   of 74 filings is more than the shared CPU reads in a session), read by refgate's own loader,
   page numbers kept. Gold pages are the dataset's ``evidence_page_num`` + 1 (checked against the
   evidence's full-page text). Split by company, alternating in name order.
+- **ClimRetrieve reports**: corporate climate and sustainability reports and the questions three
+  experts answered on them, each relevant sentence with its page (Schimanski et al. 2024,
+  github.com/tobischimanski/ClimRetrieve; not redistributed: pass ``--climretrieve DIR``, a
+  snapshot of the repository). Each question searches its own report; gold pages are located
+  by the annotated sentence's text. Split by report, alternating in name order.
 - **FOMC minutes as PDFs**: the 31 minutes of 2006-2010 (../shared/data/fomc-minutes, public
   domain), rendered into A4 PDFs with reportlab, with a running header and footer on every page
   (which the loader drops as page furniture), and read back by the loader. Hand-written questions,
@@ -24,8 +29,9 @@ round (commit 1d02caf), written before any retrieval result on it was seen, repo
 - **TAT-QA paragraphs** (short, from real annual reports, CC BY 4.0): the tuning split of
   ``retrieval_quality.py`` (every third question) and its 314 reported questions (seen).
 
-Run: ``python benchmarks/long_documents.py --financebench DIR [--every 10] [--workdir DIR]`` (embeddings are cached in the workdir; the first run embeds for
-about an hour on a shared 2-core machine, a re-run embeds nothing).
+Run: ``python benchmarks/long_documents.py --financebench DIR [--every 10] [--climretrieve DIR]
+[--workdir DIR]`` (embeddings are cached in the workdir; FinanceBench's first run embeds 5,340
+windows, about 33 minutes on a shared 2-core machine under nice; a re-run embeds nothing).
 """
 
 from __future__ import annotations
@@ -467,6 +473,57 @@ def financebench_set(
     return docs, tuning, held, []
 
 
+#: ClimRetrieve's annotation workbook, inside the repository's snapshot.
+CLIMRETRIEVE_SOURCES = "Expert-Annotated Relevant Sources Dataset/ClimRetrieve_base.xlsx"
+
+
+def climretrieve_set(folder: Path, work: Path) -> tuple[list[Document], list, list, list]:
+    """ClimRetrieve (Schimanski et al. 2024, github.com/tobischimanski/ClimRetrieve): corporate
+    climate and sustainability reports (``Reports/``) and the questions three experts answered on
+    them, each relevant sentence with its page. Only the reports present in ``folder`` take
+    part; each question searches its own report. Gold pages: the PDF page (refgate's loader) whose
+    text holds the annotated sentence best (word 3-grams, over half of them; the annotated
+    number is sometimes the printed page label, not the PDF page). Split by report, alternating
+    in name order."""
+    import pandas as pd
+
+    rows = pd.read_excel(folder / CLIMRETRIEVE_SOURCES)
+    have = {p.name for p in (folder / "Reports").glob("*.pdf") if p.stat().st_size}
+    wanted = sorted(have & set(rows["Document"]))
+    pdfs = work / "climretrieve_pdfs"
+    pdfs.mkdir(parents=True, exist_ok=True)
+    for name in wanted:
+        target = pdfs / name
+        if not target.is_file():
+            target.write_bytes((folder / "Reports" / name).read_bytes())
+    docs = load_documents(pdfs)
+    text = {page_id(d.metadata): d.page_content for d in docs}
+    file_of = {name: Path(name).stem for name in wanted}
+    gold: dict[tuple[str, str], set[str]] = {}
+    located = total = 0
+    for r in rows[rows["Document"].isin(wanted) & rows["Page"].notna()].itertuples():
+        fid = file_of[r.Document]
+        pages = {
+            p: _overlap(str(r.Relevant), t) for p, t in text.items() if p.startswith(f"{fid}#p")
+        }
+        best = max(pages, key=pages.get)
+        total += 1
+        if pages[best] > 0.5:
+            located += 1
+            gold.setdefault((r.Document, r.Question), set()).add(best)
+    print(
+        f"ClimRetrieve: {len(docs)} pages of {len(wanted)} reports; {located} of {total} "
+        f"annotated sentences located on a page; {len(gold)} questions",
+        file=sys.stderr,
+    )
+    held_reports = set(wanted[1::2])
+    tuning, held = [], []
+    for (report, q), rel in sorted(gold.items()):
+        item = (q, rel, {"doc_id": file_of[report]})
+        (held if report in held_reports else tuning).append(item)
+    return docs, tuning, held, []
+
+
 def tatqa_sets() -> dict[str, tuple[list[Document], list, list, list]]:
     """TAT-QA paragraphs (short, table-heavy annual-report text): the reported 100 dev contexts
     are held out, the tuning split (the other 178, every third question) tunes."""
@@ -524,6 +581,12 @@ CANDIDATES: dict[str, dict[str, Any]] = {
         for mmr in (True, False)
     },
     **{f"TM2C2 {a}": {"dense_weight": a, "mmr": False} for a in (0.6, 0.7, 0.8, 0.9)},
+    # the cosine normalised from a floor nearer MiniLM's cosines (-1 compresses their spread)
+    **{
+        f"decisive p{p}, cosine floor {f}": {"decisive": p, "dense_floor": f, "mmr": False}
+        for f in (-0.5, 0.0)
+        for p in (0.5, 1.0)
+    },
     "RRF, MMR": {"fusion": "rrf", **MMR},
 }
 
@@ -572,6 +635,11 @@ def main() -> None:
         default=10,
         help="FinanceBench: gold pages, 2 on each side and every n-th page of each filing",
     )
+    ap.add_argument(
+        "--climretrieve",
+        type=Path,
+        help="a snapshot of github.com/tobischimanski/ClimRetrieve (Reports/ and its workbook)",
+    )
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/refgate-longdocs"))
     ap.add_argument("--embed-only", action="store_true", help="build the indexes and stop")
     ap.add_argument("--only", default="", help="comma-separated name prefixes of sets to run")
@@ -588,6 +656,8 @@ def main() -> None:
         builders["FinanceBench filings"] = lambda: financebench_set(
             args.financebench, work, args.every
         )
+    if args.climretrieve:
+        builders["ClimRetrieve reports"] = lambda: climretrieve_set(args.climretrieve, work)
     builders["FOMC minutes (PDF pages)"] = lambda: minutes_set(work)
     builders["FOMC statements"] = statements_set
     prefixes = [p.strip() for p in args.only.split(",") if p.strip()]
@@ -595,7 +665,11 @@ def main() -> None:
     for name, build in builders.items():
         if not prefixes or any(name.startswith(p) for p in prefixes):
             docs, *splits = build()
-            unit = page_id if "PDF" in name or "FinanceBench" in name else _doc_unit
+            unit = (
+                page_id
+                if name.startswith(("FOMC minutes", "FinanceBench", "ClimRetrieve"))
+                else _doc_unit
+            )
             sets[name] = (docs, dict(zip(SPLITS, splits, strict=True)), unit)
     if not prefixes or any("TAT-QA".startswith(p) or p.startswith("TAT") for p in prefixes):
         for name, (docs, *splits) in tatqa_sets().items():

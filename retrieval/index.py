@@ -29,6 +29,7 @@ from refgate.retrieval.chunking import MAX_TOKENS, MIN_TOKENS, OVERLAP_TOKENS, C
 from refgate.retrieval.dense import dense_score, dense_top, normalise, window_rows
 from refgate.retrieval.filters import ChunkFilter
 from refgate.retrieval.fusion import (
+    COSINE_FLOOR,
     DECISIVE_POWER,
     RRF_K,
     convex_fuse,
@@ -318,6 +319,7 @@ class DocumentIndex:
         dense_weight: float | None = None,
         decisive: float = DECISIVE_POWER,
         near_duplicate: float | None = None,
+        dense_floor: float = COSINE_FLOOR,
     ) -> list[Hit]:
         """The ``k`` best chunks for ``query``.
 
@@ -327,8 +329,8 @@ class DocumentIndex:
         varied corpus down to 0.6 in a uniform one, by ``homogeneity``, rising to 0.95 for
         queries of 15 to 30 words, then moved toward the more decisive list by
         ``fusion.decisive_weight`` with power ``decisive``, 0 = not moved) times the cosine
-        normalised by its
-        theoretical minimum and the query's maximum plus the rest times BM25 / its maximum;
+        normalised by ``dense_floor`` (default its theoretical minimum, -1) and the query's
+        maximum plus the rest times BM25 / its maximum;
         ``fusion="rrf"``: reciprocal rank); ``score`` = the fused score. ``"dense"`` / ``"bm25"``
         use one of them (``score`` = cosine / BM25). A chunk's cosine is its best window's in
         window mode (the default), the cosine of its one vector otherwise. With ``mmr`` the ``k`` hits are picked from
@@ -388,6 +390,7 @@ class DocumentIndex:
                 [dense_s[r] for r in rows],
                 [bm25_s[r] for r in rows],
                 alpha=alpha if alpha is not None else dense_weight_for(query, self.homogeneity),
+                dense_floor=dense_floor,
             )[:fetch]
         elif mode == "dense":
             ranked = dense

@@ -195,6 +195,19 @@ def test_fusion_options(small):
         small.search(q, fusion="borda")
 
 
+def test_the_cosine_is_normalised_from_the_floor_search_is_given(small):
+    q = "committee inflation rate"
+    hits = small.search(q, k=5, mmr=False, dense_weight=0.6, dense_floor=0.0)
+    cos_max = max(h.score for h in small.search(q, k=100, mode="dense", mmr=False))
+    bm_max = max(h.score for h in small.search(q, k=100, mode="bm25", mmr=False))
+    for h in hits:
+        assert h.score == pytest.approx(
+            0.6 * max(h.dense_score, 0.0) / cos_max + 0.4 * h.bm25_score / bm_max, abs=1e-6
+        )
+    default = small.search(q, k=5, mmr=False, dense_weight=0.6)
+    assert [h.score for h in default] != [h.score for h in hits]
+
+
 def test_decisiveness_is_how_far_the_best_stands_out():
     standout = [10.0] + [1.0 + 0.01 * i for i in range(30)]
     flat = [1.0 + 0.01 * i for i in range(31)]
