@@ -47,7 +47,10 @@ _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
 
 def needed(text: str) -> bool:
-    """Whether ``text`` can hold a form of this module (Hangul or a triangle sign)."""
+    """Whether ``text`` can hold a form of this module (Hangul or a triangle sign): never an
+    ASCII text (``str.isascii`` is a flag of the string, read in constant time)."""
+    if text.isascii():
+        return False
     return _HANGUL.search(text) is not None or any(m in text for m in _MARKS)
 
 
@@ -105,6 +108,8 @@ _RELATIVE = re.compile(
     rf"(?:(?P<prev>전년(?:도)?(?:[ \t]?동기)?|작년|전기{_WORD_END})"
     rf"|(?P<this>금년|올해|당기{_WORD_END})){_NOT_BASE}"
 )
+#: A character every relative period word starts with (a cheap search before ``_RELATIVE``).
+_RELATIVE_FIRST = re.compile("[전작금올당]")
 _KEY = re.compile(r"^(?P<y>\d{4})(?P<rest>(?:Q[1-4]|H[12])?)$")
 
 
@@ -124,10 +129,14 @@ def _relative(text: str, found: list[Any], mention: Any) -> list[Any]:
 def periods(text: str, found: list[Any], mention: object) -> list[Any]:
     """``found`` (``dates.DateMention``) plus the periods above; a general mention overlapping
     one of them is replaced by it. ``mention`` builds a ``DateMention``."""
-    if "H" not in text and "년" not in text and "기" not in text:
+    if "H" not in text and (text.isascii() or ("년" not in text and "기" not in text)):
         return found
     found = _with_periods(text, found, mention)
-    relative = _relative(text, found, mention) if _RELATIVE.search(text) else []
+    relative = (
+        _relative(text, found, mention)
+        if _RELATIVE_FIRST.search(text) is not None and _RELATIVE.search(text)
+        else []
+    )
     return sorted(found + relative, key=lambda d: d.start) if relative else found
 
 
@@ -143,6 +152,10 @@ def _with_periods(text: str, found: list[Any], mention: Any) -> list[Any]:
             key = f"{y:04d}H{1 if m.group('kh') == '상' else 2}"
         extra.append(mention(m.group(), m.start(), m.end(), (key,)))
     if not extra:
+        return found
+    if len(extra) <= len(found) and all(e in found for e in extra):
+        # The general scan read each of them already, at the same span with the same keys
+        # ("2021년 1분기"): general mentions never overlap, so no other one overlaps them.
         return found
     kept = [
         d

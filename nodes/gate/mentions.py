@@ -52,6 +52,11 @@ def _with_header(num: Num, header: str) -> Num:
     return num
 
 
+#: What an "as of" / "as at" phrase (``dates.find_as_of``, case-insensitive) holds once lower-cased
+#: ("ſ" is a case form of "s"): most texts' "as" ("was", "has") is followed by no "of" or "at".
+_AS_OF_HINT = re.compile(r"a[sſ]\s+(?:of|at)")
+
+
 def _mentions_batch(
     texts: list[str], headers: list[str] | None = None, names: NamePattern | None = None
 ) -> list[list[Mention]]:
@@ -92,7 +97,9 @@ def _mentions_batch(
             masked.append((start, dm.end))
     for text, low, dms, out in zip(texts, lows, all_dms, outs, strict=True):
         # "as of" / "as at" / 기준 / 현재 (the case-insensitive "as" is [aA][sSſ]).
-        if "as" in low or "aſ" in low or "기준" in text or "현재" in text:
+        if (("as" in low or "aſ" in low) and _AS_OF_HINT.search(low) is not None) or (
+            "기준" in text or "현재" in text
+        ):
             for a, b in find_as_of(text):
                 if not any(b <= d.start <= b + 40 for d in dms):
                     out.append(Mention("date", text[a:b], keys=("asof",)))

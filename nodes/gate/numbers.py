@@ -159,7 +159,13 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
             continue
         prev = text[s - 1] if s else ""
         nxt = text[e] if e < n else ""
-        if _glued(text, s, e, prev, nxt, n):
+        # Most numbers follow a blank or a sign and are followed by neither "-" nor ".": only
+        # the rest can be glued to an identifier (the test of ``_glued``, asked only then).
+        if (
+            (prev and prev.isascii() and (prev.isalnum() or prev in "_./^-"))
+            or nxt == "-"
+            or nxt == "."
+        ) and _glued(text, s, e, prev, nxt, n):
             continue
         digits = m.group()
         shown = float(digits.replace(",", "")) if "," in digits else float(digits)
@@ -167,7 +173,12 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
         # Left context: sign, parenthesis, currency prefix. Anything it can hold ends in one of
         # _LEFT_LAST (or a blank, or a currency code, whose last letter would be glued to the
         # number and was skipped above).
-        if prev and prev in _LEFT_LAST:
+        # A blank after a character no left context holds ("was 5") holds none either.
+        if (
+            prev
+            and prev in _LEFT_LAST
+            and not ((prev == " " or prev == "\t") and (s < 2 or text[s - 2] not in _LEFT_CHARS))
+        ):
             start, sign, paren, negative, cur = _left_context(text, s, e, prev)
         else:
             start, sign, paren, negative, cur = s, False, False, False, ""
