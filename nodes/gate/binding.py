@@ -126,6 +126,10 @@ class _At:
     computed: bool
 
 
+#: ``Binder.at``: a place not read yet (``None`` is an item at no place).
+_UNSEEN = _At(_PlaceWords(frozenset(), frozenset(), frozenset()), "", frozenset(), False)
+
+
 class _RefPlaces:
     """One cited ref's places as binding reads them (``RefIndex.bound``)."""
 
@@ -157,11 +161,15 @@ class Binder:
         rp: _RefPlaces | None = idx.bound
         if rp is None:
             rp = idx.bound = _RefPlaces()
-        key = _place_key(item)
-        try:
-            return rp.at[key]
-        except KeyError:
-            pass
+        # ``_place_key``, inline (asked for every candidate value)
+        key = item[5]
+        if key == VALUE_PLACE:
+            where = item[4]
+            key = where[1] if type(where) is tuple else where
+        at_of = rp.at
+        at = at_of.get(key, _UNSEEN)
+        if at is not _UNSEEN:
+            return at
         if item[5] == VALUE_PLACE:
             at = self._value_at(idx, rp, item)
         else:
@@ -171,7 +179,7 @@ class Binder:
                 row, col = got
                 own = col.periods if col is not None and col.periods else row.periods
                 at = _At(self._place_words(row, col), _hint(row, col), own, row.computed)
-        rp.at[key] = at
+        at_of[key] = at
         return at
 
     def _value_at(self, idx: RefIndex, rp: _RefPlaces, item: Item) -> _At | None:
@@ -289,7 +297,7 @@ class Binder:
             rp = idx.bound = _RefPlaces()
         if rp.labelling is None:
             if idx.ref.kind == "valueRef":
-                rp.labelling = frozenset(str(_place_key(it)) for it in idx.items)
+                rp.labelling = frozenset([str(_place_key(it)) for it in idx.items])
             else:
                 sig = tuple(sorted(id(pw) for pw in self._all_words(idx)))
                 rp.labelling = self._labellings.setdefault(sig, len(self._labellings))
@@ -328,7 +336,9 @@ class Binder:
                 uncomputed.append((idx, item, basis))
                 continue
             done.add(rid)
-            matches.append(Match(rid, f"{where_text(item[4])} ({basis})", idx.secondary))
+            where = item[4]  # ``where_text``, inline
+            how = where[0].format(*where[1:]) if type(where) is tuple else where
+            matches.append(Match(rid, f"{how} ({basis})", idx.secondary))
         if matches:
             return Binding(matches)
         if uncomputed:

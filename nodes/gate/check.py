@@ -235,8 +235,9 @@ class _Run:
             found = match_number(m.num, indexes, DOC_KINDS) if documented else []
             code = ""
         else:
+            # At most one match per ref (``bind`` keeps the first place of each).
             bound = self.binder.bind(m.num, q, indexes, NUMERIC_KINDS)
-            found, code = _one_per_ref(bound.matches), bound.code
+            found, code = bound.matches, bound.code
             if code:
                 self.issues.append(GateIssue(code, claim_text, bound.detail, cited))
                 return MentionCheck("number", m.text, False, note=code)
@@ -382,14 +383,3 @@ class _Run:
                         "with identifier, period, raw value, metric and rank",
                     )
                 )
-
-
-def _one_per_ref(matches: list[Match]) -> list[Match]:
-    """The first match of each ref (a value may sit at several places of one ref)."""
-    seen: set[str] = set()
-    out = []
-    for x in matches:
-        if x.ref_id not in seen:
-            seen.add(x.ref_id)
-            out.append(x)
-    return out

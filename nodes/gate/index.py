@@ -114,6 +114,9 @@ def _own_periods(p: dict[str, Any]) -> frozenset[str]:
     return keys
 
 
+_NO_NAMES: frozenset[str] = frozenset()
+
+
 def _literal_names(p: dict[str, Any]) -> tuple[bool, frozenset[str]]:
     """(computed from data at all, names written as literals) of an emitted result: the sandbox
     records the datasets a call read (``meta.read``) and the values its code wrote as literals
@@ -121,7 +124,7 @@ def _literal_names(p: dict[str, Any]) -> tuple[bool, frozenset[str]]:
     as computed."""
     meta = p.get("meta")
     if not isinstance(meta, dict) or "read" not in meta:
-        return True, frozenset()
+        return True, _NO_NAMES
     read = meta.get("read")
     literals = meta.get("literals")
     names = frozenset(str(n) for n in literals) if isinstance(literals, list) else frozenset()

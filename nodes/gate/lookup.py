@@ -67,10 +67,6 @@ class Place:
     computed: bool = True
 
 
-def _magnitude(t: tuple[float, Item]) -> float:
-    return abs(t[0])
-
-
 class _Arr:
     """Values of one basis (absolute, as displayed, percent points, multiples) sorted by
     magnitude, as ``(canonical value, item)`` pairs with their magnitudes in ``keys``."""
@@ -78,10 +74,14 @@ class _Arr:
     __slots__ = ("entries", "keys")
 
     def __init__(self, entries: list[tuple[float, Item]]) -> None:
+        keys = [abs(t[0]) for t in entries]
         if len(entries) > 1:
-            entries.sort(key=_magnitude)
+            # A stable sort by magnitude (ties keep payload order), keyed without a Python call.
+            order = sorted(range(len(keys)), key=keys.__getitem__)
+            entries = [entries[i] for i in order]
+            keys = [keys[i] for i in order]
         self.entries = entries
-        self.keys = [abs(t[0]) for t in entries]
+        self.keys = keys
 
     def find(self, target: float, tol: float) -> list[tuple[float, Item]]:
         keys = self.keys
@@ -134,7 +134,7 @@ class RefIndex:
 
     __slots__ = (
         "_abs", "_disp", "_pct", "_x", "dates", "doc_names", "doc_text", "items", "labels",
-        "columns", "places", "ref", "value_places", "_values", "bound",
+        "columns", "places", "ref", "value_places", "_values", "bound", "_secondary",
     )  # fmt: skip
 
     def __init__(self, ref: Ref) -> None:
@@ -159,11 +159,15 @@ class RefIndex:
         self._x: _Arr | None = None
         #: The binder's record of this ref's places (``binding``), made on first use.
         self.bound: Any = None
+        self._secondary: bool | None = None
 
     @property
     def secondary(self) -> bool:
         """Not primary evidence for a number (``Ref.is_secondary``: web pages, model output)."""
-        return self.ref.is_secondary
+        s = self._secondary
+        if s is None:
+            s = self._secondary = self.ref.is_secondary
+        return s
 
     @property
     def abs(self) -> _Arr:

@@ -216,25 +216,37 @@ def candidates(
     out: list[tuple[RefIndex, Item, str, bool]] = []
     signed, currency = num.signed, num.currency
     bases = _bases(num)
+    one_basis = len(bases) == 1
     for idx in indexes:
         if idx.ref.kind not in kinds:
             continue
-        seen: set[int] = set()
-        for basis_id, target, tol, basis in bases:
+        n_before = len(out)
+        if one_basis:
+            # One basis finds each value at most once: nothing to de-duplicate.
+            basis_id, target, tol, basis = bases[0]
+            negative = target < 0
             for canon, item in _within(idx, basis_id, target, tol):
-                if signed and canon != 0 and (canon < 0) != (target < 0):
+                if signed and canon != 0 and (canon < 0) != negative:
                     continue
                 if currency and item[3] and currency != item[3]:
                     continue
-                if id(item) not in seen:
-                    seen.add(id(item))
-                    out.append((idx, item, basis, True))
-        if seen or (num.kind == "plain" and not num.has_scale):
+                out.append((idx, item, basis, True))
+        else:
+            seen: set[int] = set()
+            for basis_id, target, tol, basis in bases:
+                for canon, item in _within(idx, basis_id, target, tol):
+                    if signed and canon != 0 and (canon < 0) != (target < 0):
+                        continue
+                    if currency and item[3] and currency != item[3]:
+                        continue
+                    if id(item) not in seen:
+                        seen.add(id(item))
+                        out.append((idx, item, basis, True))
+        if len(out) > n_before or (num.kind == "plain" and not num.has_scale):
             continue  # the claim's own bases found values here, or already read it as displayed
         for canon, item in _within(idx, 1, num.shown, 0.5 * num.step):
-            if id(item) in seen or (currency and item[3] and currency != item[3]):
+            if currency and item[3] and currency != item[3]:
                 continue
             if not (signed and canon != 0 and (canon < 0) != (num.shown < 0)):
-                seen.add(id(item))
                 out.append((idx, item, "as displayed", False))
     return out

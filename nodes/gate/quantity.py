@@ -144,20 +144,22 @@ def claim_kind(num: Num, text: str) -> str:
 
 def _windows(text: str, nums: list[Num]) -> list[frozenset[str]]:
     """Each number's clause words (see the module docstring)."""
-    bounds = [0] + [n.end for n in nums]
-    lefts = [metric_words(text[bounds[i] : n.start]) for i, n in enumerate(nums)]
     out: list[frozenset[str]] = []
-    last: frozenset[str] = (
-        frozenset()
-    )  # the nearest stretch before with words (linear, not a walk back)
+    # The nearest stretch before with words (linear, not a walk back).
+    last: frozenset[str] = frozenset()
+    prev_end = 0
+    count = len(nums)
     for i, n in enumerate(nums):
-        words = lefts[i] or last
-        if lefts[i]:
-            last = lefts[i]
-        if not words:
-            nxt = nums[i + 1].start if i + 1 < len(nums) else len(text)
-            words = metric_words(text[n.end : nxt])
-        out.append(words)
+        left = metric_words(text[prev_end : n.start])
+        prev_end = n.end
+        if left:
+            last = left
+            out.append(left)
+        elif last:
+            out.append(last)
+        else:
+            nxt = nums[i + 1].start if i + 1 < count else len(text)
+            out.append(metric_words(text[n.end : nxt]))
     return out
 
 
@@ -166,11 +168,21 @@ def quantities(
 ) -> tuple[list[Quantity], frozenset[str]]:
     """The quantity of each number mention of ``unit`` (in mention order) and the unit's own
     metric words (the next claim's ``previous``). ``labels`` are a table row's label cells."""
-    periods = tuple(m.keys for m in mentions if m.kind == "date" and m.keys != ("asof",))
-    nums = [m.num for m in mentions if m.kind == "number" and m.num is not None]
+    # One pass over the mentions: the claim's periods, its numbers (and their mentions).
+    period_list: list[tuple[str, ...]] = []
+    nums: list[Num] = []
+    cells: list[Mention] = []
+    for m in mentions:
+        kind = m.kind
+        if kind == "number":
+            if m.num is not None:
+                nums.append(m.num)
+                cells.append(m)
+        elif kind == "date" and m.keys != ("asof",):
+            period_list.append(m.keys)
+    periods = tuple(period_list)
     if unit.cells is not None:
         row_words = metric_words(" ".join(labels))
-        cells = [m for m in mentions if m.kind == "number" and m.num is not None]
         signs = SignWords(" ".join(labels), nums, [m.header for m in cells])
         out = []
         for m, n in zip(cells, nums, strict=True):
@@ -185,7 +197,14 @@ def quantities(
         n = nums[0]
         words = metric_words(text[: n.start]) or metric_words(text[n.end :]) or fallback
         return [Quantity(words, fallback, periods, claim_kind(n, text), signs)], own or previous
-    if all(a.start <= b.start for a, b in zip(nums, nums[1:], strict=False)):
+    in_order = True
+    last_start = -1
+    for n in nums:
+        if n.start < last_start:
+            in_order = False
+            break
+        last_start = n.start
+    if in_order:
         windows = _windows(text, nums)
     else:
         ordered = sorted(nums, key=lambda n: n.start)
