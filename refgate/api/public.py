@@ -136,7 +136,7 @@ class ResearchResult:
         """True when the report carries at least one verified claim."""
         return self.status in ("complete", "synthesis_failed")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "question": self.question,
             "report": self.report,

@@ -20,9 +20,9 @@ caller plus ref specs; ids are drawn by the caller's ledger) or plain JSON-able 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from refgate.config import Settings
@@ -43,7 +43,7 @@ class RefSpec:
     """A ref to issue, minus its id (the caller's ledger draws it)."""
 
     kind: str
-    payload: dict[str, Any]
+    payload: Mapping[str, object]
     title: str = ""
     source: str = ""
     source_type: str = "internal"
@@ -64,7 +64,7 @@ class Evidence:
 @dataclass(frozen=True)
 class Capability:
     name: str
-    func: Callable[..., Any]
+    func: Callable[..., object]
     signature: str
     doc: str
 
@@ -79,7 +79,7 @@ _CATALOG: dict[str, Capability] = {}
 MARK = "__engine_capability__"
 
 
-def _describe(func: Callable[..., Any]) -> Capability:
+def _describe(func: Callable[..., object]) -> Capability:
     doc = inspect.getdoc(func)
     if not doc:
         raise ValueError(f"capability {func.__name__} needs a docstring (it is the API's doc)")
@@ -89,7 +89,11 @@ def _describe(func: Callable[..., Any]) -> Capability:
     return Capability(func.__name__, func, f"{func.__name__}{shown}", doc)
 
 
-def capability(func: Callable[..., Any]) -> Callable[..., Any]:
+#: A function marked as a capability keeps its own type.
+CapabilityFunc = TypeVar("CapabilityFunc", bound=Callable[..., object])
+
+
+def capability(func: CapabilityFunc) -> CapabilityFunc:
     """Mark ``func`` as an engine capability (its docstring is checked now); it enters the
     catalog when its layer's list is registered (``register``), not when it is defined."""
     _describe(func)
@@ -97,7 +101,7 @@ def capability(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-def register(funcs: Iterable[Callable[..., Any]]) -> None:
+def register(funcs: Iterable[Callable[..., object]]) -> None:
     """Enter a layer's list of capabilities (each marked ``@capability``) into the catalog under
     their own names; registering the same list again changes nothing."""
     for func in funcs:

@@ -474,10 +474,10 @@ def validate_folders(folders: Sequence[Path | str]) -> list[SkillError]:
     return errors
 
 
-_CACHE: dict[tuple[Any, ...], Skillbook] = {}
+_CACHE: dict[tuple[object, ...], Skillbook] = {}
 
 
-def _stamp(folder: Path) -> tuple[Any, ...]:
+def _stamp(folder: Path) -> tuple[object, ...]:
     if not folder.is_dir():
         return (str(folder), None)
     return (str(folder), tuple(sorted((p.name, p.stat().st_mtime_ns) for p in folder.glob("*.md"))))

@@ -13,7 +13,7 @@ threads, so one slow question does not stall the server.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -22,7 +22,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from refgate.api.public import RunFailed
 from refgate.api.public import ask as ask_question
 from refgate.api.public import research as research_question
-from refgate.catalog.capabilities import EngineEnv, get_capability
+from refgate.catalog.capabilities import EngineEnv, Evidence, get_capability
 from refgate.config import ConfigError, load_settings
 from refgate.nodes.gate import check_answer
 from refgate.paths import PathEscape
@@ -105,8 +105,11 @@ def _search(query: str, workspace: str, k: int) -> dict[str, Any]:
     ws = _workspace(workspace)
     try:
         settings = load_settings(None, ws.settings)
-        evidence = get_capability("search_documents").func(
-            query, k=k, env=EngineEnv(workspace=ws, settings=settings)
+        evidence = cast(  # search_documents answers with its Evidence
+            Evidence,
+            get_capability("search_documents").func(
+                query, k=k, env=EngineEnv(workspace=ws, settings=settings)
+            ),
         )
     except (ConfigError, ValueError, OSError, DocumentIndexError) as exc:
         raise ToolError(str(exc)) from None

@@ -57,6 +57,20 @@ _CURRENT_CALL: ContextVar[tuple[str, str] | None] = ContextVar("refgate_current_
 REF_TEXT_KEYS = ("excerpt", "text", "snippet", "content", "body", "title", "abstract")
 
 
+class Signal(TypedDict, total=False):
+    """One finding of ``scan_untrusted`` in untrusted text: what, how sure, where, by which
+    detector (no excerpt: it may be bait), and the data path it was found at."""
+
+    kind: str
+    confidence: str
+    span: list[int]
+    scope: str
+    family: str
+    rule: str
+    detector: str
+    location: str
+
+
 class ApprovalAnswer(TypedDict, total=False):
     """A person's answer to an approval request (``True`` alone also approves)."""
 
@@ -86,7 +100,7 @@ class RenderedResult:
     text: str
     untrusted: bool = False
     withheld: bool = False
-    signals: list[dict[str, Any]] = field(default_factory=list)
+    signals: list[Signal] = field(default_factory=list)
     caveats: list[str] = field(default_factory=list)
 
 
@@ -234,11 +248,11 @@ def _copy(value: object) -> object:
     return value
 
 
-def scan_untrusted(text: str) -> tuple[list[dict[str, Any]], bool]:
+def scan_untrusted(text: str) -> tuple[list[Signal], bool]:
     """The workbench's inspection of untrusted text (``inspect_injection`` + ``inspect_unicode``):
     its signals (kind, confidence, span, detector; no excerpts: they may be bait) and whether
     any is high. Every path that shows untrusted text to a model runs this one."""
-    signals: list[dict[str, Any]] = []
+    signals: list[Signal] = []
     inj = inspect_injection(text)
     for s in inj.signals:
         signals.append(
@@ -266,7 +280,7 @@ _scan = scan_untrusted
 def _notice(
     tool: str,
     location: str,
-    signals: list[dict[str, Any]],
+    signals: list[Signal],
     tail: str = "the call will not be retried",
 ) -> str:
     kinds = sorted({s["kind"] for s in signals if s["confidence"] == "high"})
@@ -339,7 +353,7 @@ def render_result(spec: ToolSpec, result: ToolResult, ctx: ToolContext) -> Rende
     env = result.envelope()
     untrusted = bool(env.get("untrustedContent", True)) or result.untrusted_content is None
     data = _copy(env.get("data") or {})
-    all_signals: list[dict[str, Any]] = []
+    all_signals: list[Signal] = []
     withheld_at: list[str] = []
 
     def guard(location: str, text: str, label: str) -> str:

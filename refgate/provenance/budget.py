@@ -125,7 +125,7 @@ class RunBudget:
         self.sandbox_seconds += max(0.0, float(seconds))
 
 
-def budget_of(extra: dict[str, Any], settings: Settings) -> RunBudget:
+def budget_of(extra: dict[str, object], settings: Settings) -> RunBudget:
     """The run budget on a tool context's ``extra`` (a fresh one when missing: direct calls)."""
     budget = extra.get("budget")
     if not isinstance(budget, RunBudget):

@@ -125,11 +125,11 @@ class RunProvenance:
     #: Slot arguments the model wrote that passed the taint check: echoed back in a result
     #: (a search repeating its query) they are not external text.
     echoes: list[str] = field(default_factory=list)
-    withheld: list[dict[str, Any]] = field(default_factory=list)
+    withheld: list[dict[str, object]] = field(default_factory=list)
     #: Refs whose text was withheld (B5), by id -> source: they back no claim (the GATE).
     withheld_refs: dict[str, str] = field(default_factory=dict)
     #: What left the machine: every query and URL an outbound tool sent (the audit record).
-    sent: list[dict[str, Any]] = field(default_factory=list)
+    sent: list[dict[str, str]] = field(default_factory=list)
     _digests: set[str] = field(default_factory=set, repr=False)
     _joined: str | None = field(default=None, repr=False)
 

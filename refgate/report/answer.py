@@ -8,11 +8,16 @@ so a citation inside code or inside a link stays text.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+
+if TYPE_CHECKING:
+    from markdown_it.renderer import RendererHTML
+    from markdown_it.rules_core import StateCore
+    from markdown_it.utils import EnvType, OptionsDict
 
 from refgate.refs import CITATION_BRACKET, bracket_ids
 from refgate.report.cards import anchor
@@ -78,7 +83,7 @@ def _text(content: str) -> Token:
 
 
 def _citations_rule(refs: Mapping[str, object], numbers: Mapping[str, int]):
-    def rule(state: Any) -> None:
+    def rule(state: StateCore) -> None:
         for block in state.tokens:
             if block.type != "inline" or not block.children:
                 continue
@@ -96,7 +101,9 @@ def _citations_rule(refs: Mapping[str, object], numbers: Mapping[str, int]):
     return rule
 
 
-def _link_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+def _link_open(
+    self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
     tok = tokens[idx]
     if tok.attrGet("class") != "cite":
         tok.attrSet("rel", "noopener noreferrer nofollow")

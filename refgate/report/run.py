@@ -141,7 +141,17 @@ def answer_document(
     return record
 
 
-def header_facts(record: Mapping[str, Any]) -> dict[str, Any]:
+class HeaderFacts(TypedDict):
+    """Tokens, cost, time and models of a run, as a report's header shows them."""
+
+    tokens: int | float | None
+    cost_usd: int | float | None
+    seconds: float | None
+    models: list[str]
+    model_calls: object
+
+
+def header_facts(record: Mapping[str, Any]) -> HeaderFacts:
     """Tokens, time and model names of a run, for a report's header."""
     summary = record.get("trace_summary") or {}
     tokens = summary.get("tokens") or {}
@@ -153,9 +163,11 @@ def header_facts(record: Mapping[str, Any]) -> dict[str, Any]:
         seconds = sum(v for v in summary["duration_ms"].values() if isinstance(v, int | float))
         seconds = seconds / 1000
     raw_usage = record.get("usage")
-    usage: Mapping[str, Any] = raw_usage if isinstance(raw_usage, Mapping) else {}
+    usage: Mapping[str, object] = raw_usage if isinstance(raw_usage, Mapping) else {}
     raw_usage_total = usage.get("total")
-    usage_total: Mapping[str, Any] = raw_usage_total if isinstance(raw_usage_total, Mapping) else {}
+    usage_total: Mapping[str, object] = (
+        raw_usage_total if isinstance(raw_usage_total, Mapping) else {}
+    )
     if total is None:
         total = usage_total.get("total_tokens")
     cost = usage.get("cost_usd")

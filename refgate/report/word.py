@@ -11,9 +11,12 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docx import Document
+
+if TYPE_CHECKING:
+    from docx.document import Document as DocxDocument
 
 from refgate.report import cards as cardlib
 from refgate.report.answer import strip_unmet_section
@@ -32,7 +35,7 @@ def _plain(text: object) -> str:
     return _XML_BAD.sub("\ufffd", _MARKUP.sub("", str(text or "")))
 
 
-def _paragraphs(doc: Any, markdown: str) -> None:
+def _paragraphs(doc: DocxDocument, markdown: str) -> None:
     for block in re.split(r"\n\s*\n", markdown.strip()):
         lines = [ln.rstrip() for ln in block.splitlines() if ln.strip()]
         for line in lines:
@@ -46,7 +49,7 @@ def _paragraphs(doc: Any, markdown: str) -> None:
                 doc.add_paragraph(_plain(line))
 
 
-def _card(doc: Any, c: Mapping[str, Any]) -> None:
+def _card(doc: DocxDocument, c: Mapping[str, Any]) -> None:
     number = f"[{c['number']}] " if c.get("number") else ""
     doc.add_heading(_plain(f"{number}{c['kind']} {c['id']}: {c['title']}"), level=3)
     src = c["source"]

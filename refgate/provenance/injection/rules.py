@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from functools import cache
 from itertools import accumulate
-from typing import Any
+
+from typing_extensions import TypedDict
 
 from refgate.provenance.injection.lexicon import ANCHORS, lexicon
 from refgate.provenance.injection.patterns import all_rules
@@ -394,7 +395,16 @@ def _token_at(starts: list[int], offset: int) -> int:
     return lo
 
 
-def _is_label(words: list[str], a: int, text: str, state: dict[str, Any], head: str = "") -> bool:
+class WindowState(TypedDict, total=False):
+    """What the regex rules of one scan share across its windows: whether the current window
+    starts the text, the words that start a line, and the memo of ``_speaks``."""
+
+    window_start_is_text_start: bool
+    line_starts: set[str]
+    speaks: dict[str, bool]
+
+
+def _is_label(words: list[str], a: int, text: str, state: WindowState, head: str = "") -> bool:
     """A role word followed by a colon speaks as that role when it starts a line or a sentence,
     or is written in capitals (``SYSTEM:``), or opens a cell or a quoted value inside its word
     (``revenue,"=ASSISTANT: ...``: ``head`` is the part of the word before the role word)."""
@@ -448,7 +458,7 @@ def _speaks(after: str) -> bool:
     return bool(commands(after) or _ADDRESS_OR_DUTY_RE.search(after) or for_a_model(after))
 
 
-def _speaks_memo(after: str, state: dict[str, Any]) -> bool:
+def _speaks_memo(after: str, state: WindowState) -> bool:
     """:func:`_speaks`, memoised per scan: overlapping windows see the same label and the same
     text after it ("system: " x 8,000 took 46 s, each label checked in every window)."""
     memo = state.setdefault("speaks", {})
@@ -458,7 +468,7 @@ def _speaks_memo(after: str, state: dict[str, Any]) -> bool:
 
 
 def regex_window_hits(
-    tokens: list[str], lo: int, hi: int, rule_ids: set[int], text: str, state: dict[str, Any]
+    tokens: list[str], lo: int, hi: int, rule_ids: set[int], text: str, state: WindowState
 ) -> list[Hit]:
     """Regex rule hits in tokens[lo:hi]."""
     words = tokens[lo:hi]

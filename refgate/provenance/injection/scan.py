@@ -13,7 +13,6 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from itertools import repeat
-from typing import Any
 
 from refgate.provenance.injection import catalog, layer
 from refgate.provenance.injection.context import mention
@@ -34,7 +33,12 @@ from refgate.provenance.injection.findings import (
 )
 from refgate.provenance.injection.lexicon import ANCHORS
 from refgate.provenance.injection.patterns import all_rules
-from refgate.provenance.injection.rules import Hit, regex_window_hits, token_rule_hits
+from refgate.provenance.injection.rules import (
+    Hit,
+    WindowState,
+    regex_window_hits,
+    token_rule_hits,
+)
 from refgate.provenance.injection.tokens import (
     _MEMO_LIMIT,
     EMPTY_TOKEN,
@@ -132,7 +136,7 @@ def _rejoin_fragments(infos: list[TokenInfo]) -> None:
 
 
 def token_hits(
-    text: str, notes: dict[str, Any] | None = None
+    text: str, notes: dict[str, int] | None = None
 ) -> list[tuple[str, str, str, str, int, int]]:
     """Rule hits of ``text`` as (kind, confidence, rule, family, start char, end char);
     ``notes["rot13"]``: how many distinct words are ROT13 forms of lexicon words."""
@@ -180,7 +184,7 @@ def token_hits(
     if not anchors:
         return []
     raw_hits: list[Hit] = []
-    state: dict[str, Any] = {}
+    state: WindowState = {}
     rules = all_rules()
     for i in sorted(set(anchors)):
         hinted = classify_raw(tokens[i]).rules
@@ -214,7 +218,7 @@ def scan(
     text: str,
     scope: str,
     span_of: Callable[[int, int], tuple[int, int] | None] | None = None,
-    notes: dict[str, Any] | None = None,
+    notes: dict[str, int] | None = None,
 ) -> list[InjectionSignal]:
     """Signals of one scope; ``span_of`` maps spans of a decoded scope back to ``text``'s
     (None: drop the signal)."""
@@ -299,7 +303,7 @@ def merge(signals: list[InjectionSignal]) -> list[InjectionSignal]:
     return merged
 
 
-def _decoded(text: str, scopes: list[str], notes: dict[str, Any]) -> list[InjectionSignal]:
+def _decoded(text: str, scopes: list[str], notes: dict[str, int]) -> list[InjectionSignal]:
     """Signals of decoded payloads, reported under the family encoded_payload."""
     out: list[InjectionSignal] = []
     hints = notes.get("rot13", 0) >= 2, notes.get("reversed", 0) >= 2, notes.get("masked", 0) >= 2
@@ -335,7 +339,7 @@ def inspect_injection(text: str, *, classifier: bool | str | None = None) -> Inj
     ``REFGATE_INJECTION_CLASSIFIER`` and its default (``layer.DEFAULT``: off)."""
     if not text:
         return InjectionReport()
-    notes: dict[str, Any] = {}
+    notes: dict[str, int] = {}
     signals = scan(text, "text", notes=notes)
     scopes = ["text"]
     if not text.isascii() and _TAG_RUN_RE.search(text):
