@@ -10,7 +10,9 @@ AVX2, FMA, F16C, BMI2):
 
 A library named ``libggml-cpu-<variant>.so`` is a CPU variant that ggml loads only on a CPU that
 has its instructions (runtime dispatch, ``GGML_CPU_ALL_VARIANTS``): it is listed, not failed.
-Exit 0 when no other library holds such an instruction, 1 otherwise.
+Exit 0 when no other library holds such an instruction, 1 otherwise. Files with the same bytes
+(a wheel holds ``libx.so``, ``libx.so.0`` and ``libx.so.0.25.3`` as three copies) are
+disassembled once and reported on one line.
 
     python scripts/check_llama_build.py            # the installed llama_cpp
     python scripts/check_llama_build.py --lib x.so # any library
@@ -19,6 +21,7 @@ Exit 0 when no other library holds such an instruction, 1 otherwise.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
 import re
 import shutil
@@ -84,6 +87,18 @@ def scan(lib: Path) -> tuple[Counter[str], dict[str, Counter[str]]]:
     return counts, where
 
 
+def same_bytes(libs: list[Path]) -> list[tuple[Path, list[Path]]]:
+    """Each distinct file content once, in order: (first path, the other paths with its bytes)."""
+    groups: dict[str, tuple[Path, list[Path]]] = {}
+    for lib in libs:
+        with lib.open("rb") as fh:
+            digest = hashlib.file_digest(fh, "sha256").hexdigest()
+        groups.setdefault(digest, (lib, []))
+        if groups[digest][0] != lib:
+            groups[digest][1].append(lib)
+    return list(groups.values())
+
+
 def installed_libraries() -> list[Path]:
     spec = importlib.util.find_spec("llama_cpp")
     if spec is None or not spec.submodule_search_locations:
@@ -100,15 +115,17 @@ def main(argv: list[str] | None = None) -> int:
         sys.exit("objdump is not installed (apt-get install binutils)")
     libs = args.lib or installed_libraries()
     failed = False
-    for lib in libs:
+    for lib, copies in same_bytes(libs):
         counts, where = scan(lib)
-        dispatched = bool(VARIANT.search(lib.name))
+        # a variant only when every name of these bytes says so
+        dispatched = all(VARIANT.search(p.name) for p in (lib, *copies))
+        also = f" (also {', '.join(p.name for p in copies)}: the same bytes)" if copies else ""
         if not counts:
-            print(f"{lib}: baseline only (no AVX-512, AMX or AVX-VNNI instruction)")
+            print(f"{lib}{also}: baseline only (no AVX-512, AMX or AVX-VNNI instruction)")
             continue
         label = "runtime-dispatched CPU variant" if dispatched else "BEYOND THE BASELINE"
         summary = ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items()))
-        print(f"{lib}: {label}: {summary}")
+        print(f"{lib}{also}: {label}: {summary}")
         for kind, functions in sorted(where.items()):
             top = ", ".join(f"{f} ({n})" for f, n in functions.most_common(4))
             print(f"  {kind} in {top}")

@@ -44,6 +44,12 @@ def test_baseline_code_passes_and_avx512_amx_vnni_fail(tmp_path):
     avx512 = build(tmp_path, "libwide.so", LOOP, "-mavx512f", "-mprefer-vector-width=512")
     out = check(avx2, avx512)
     assert out.returncode == 1 and "libwide.so: BEYOND THE BASELINE: AVX-512" in out.stdout
+    # a second name of the same bytes is disassembled once, and fails with the first
+    copy = tmp_path / "libwide.so.0"
+    copy.write_bytes(avx512.read_bytes())
+    out = check(avx512, copy)
+    assert out.returncode == 1 and out.stdout.count("BEYOND THE BASELINE") == 1
+    assert "libwide.so (also libwide.so.0: the same bytes): BEYOND THE BASELINE" in out.stdout
     amx = build(tmp_path, "libamx.so", AMX_VNNI)
     out = check(amx)
     assert out.returncode == 1 and "AMX 1, AVX-VNNI 1" in out.stdout
