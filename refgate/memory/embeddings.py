@@ -33,6 +33,10 @@ if TYPE_CHECKING:
 
 #: Texts per embedding call (the retrieval pipeline: batches of 100).
 BATCH_SIZE = 100
+#: Texts per forward pass of the model within a call. The model pads a pass to its longest
+#: text, so small passes over texts sorted by length keep a chunk's short last window from
+#: being padded to a full window's length.
+PASS_SIZE = 16
 MINILM_NAME = "all-MiniLM-L6-v2"
 
 
@@ -91,7 +95,7 @@ class MiniLMEmbeddings(Embeddings):
                 pieces.append(text[a:b])
                 owners.append(n)
                 weights.append(float(max(b - a, 1)))
-        vecs = self.model.encode(pieces, batch_size=BATCH_SIZE)
+        vecs = self.model.encode(pieces, batch_size=PASS_SIZE)
         out = np.zeros((len(texts), vecs.shape[1]), dtype=np.float32)
         np.add.at(out, np.asarray(owners), vecs * np.asarray(weights, dtype=np.float32)[:, None])
         out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)

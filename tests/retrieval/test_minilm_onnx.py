@@ -96,3 +96,28 @@ def test_the_hub_cache_layout_with_symlinked_weights_loads(tmp_path):
     model = MiniLM(model_files.verify_minilm(snapshot))
     want = np.asarray(REFERENCE["vectors"][:1], dtype=np.float32)
     assert np.abs(model.encode(REFERENCE["texts"][:1]) - want).max() < TOLERANCE
+
+
+def test_a_chunks_short_last_window_is_not_padded_to_a_full_window():
+    """A chunk longer than the model's input is embedded window by window; the model pads each
+    forward pass to its longest text, so the short last windows go in passes of their own."""
+    from refgate.memory.embeddings import PASS_SIZE, MiniLMEmbeddings
+
+    emb = MiniLMEmbeddings()
+    shapes: list[tuple[int, int]] = []
+    session = emb.model._session
+
+    class Recorder:
+        def run(self, names, feeds):
+            shapes.append(feeds["input_ids"].shape)
+            return session.run(names, feeds)
+
+    emb.model._session = Recorder()
+    texts = [f"inflation {n} " + "inflation " * 300 for n in range(2 * PASS_SIZE)]
+    emb.embed_documents(texts)
+    pieces = sum(len(e.ids) for e in emb.model._tokenizer.encode_batch(texts))  # cut at 256
+    tails = sum(len(emb.model.token_offsets(t)) for t in texts) - sum(
+        min(len(emb.model.token_offsets(t)), 254) for t in texts
+    )
+    padded = sum(rows * width for rows, width in shapes)
+    assert padded <= 1.1 * (pieces + tails + 2 * len(texts))
