@@ -15,9 +15,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from bm25s import BM25
+    from kiwipiepy import Kiwi
+    from Stemmer import Stemmer
 
 #: Words of two or more characters plus numbers and fractions ("0", "1/4", "2.5"), which matter
 #: in financial text and which bm25s's default pattern drops.
@@ -54,7 +59,7 @@ def corpus_tokenizer(texts: Sequence[str]) -> str | None:
 
 
 @lru_cache(maxsize=1)
-def _kiwi() -> Any:
+def _kiwi() -> Kiwi:
     # deferred: kiwipiepy loads its model (seconds); paid once, by Korean corpora only
     from kiwipiepy import Kiwi
 
@@ -74,7 +79,7 @@ def _english_stopwords() -> frozenset[str]:
     return _EN_STOP
 
 
-def morpheme_tokens(texts: Sequence[str], stem: Any) -> list[list[str]]:
+def morpheme_tokens(texts: Sequence[str], stem: Stemmer | None) -> list[list[str]]:
     """Each text's content morphemes (see the module docstring)."""
     stop = _english_stopwords()
     out: list[list[str]] = []
@@ -97,7 +102,7 @@ def morpheme_tokens(texts: Sequence[str], stem: Any) -> list[list[str]]:
     return out
 
 
-def stemmer() -> Any:
+def stemmer() -> Stemmer | None:
     """The English PyStemmer, or None when PyStemmer is not installed."""
     try:
         # deferred: PyStemmer is heavy to import; paid on first use
@@ -107,7 +112,7 @@ def stemmer() -> Any:
     return Stemmer.Stemmer("english")
 
 
-def bm25_tokens(texts: Sequence[str], stem: object, *, ids: bool) -> Any:
+def bm25_tokens(texts: Sequence[str], stem: Stemmer | None, *, ids: bool) -> Any:
     # deferred: bm25s is heavy to import; paid on first use
     import bm25s
 
@@ -121,7 +126,7 @@ def bm25_tokens(texts: Sequence[str], stem: object, *, ids: bool) -> Any:
     )
 
 
-def build_bm25(texts: Sequence[str], stem: object, tokenizer: str | None = None) -> Any:
+def build_bm25(texts: Sequence[str], stem: Stemmer | None, tokenizer: str | None = None) -> BM25:
     """A bm25s index of ``texts`` (row i = text i), in words or (``"kiwi"``) morphemes."""
     # deferred: bm25s is heavy to import; paid on first use
     import bm25s
@@ -134,14 +139,14 @@ def build_bm25(texts: Sequence[str], stem: object, tokenizer: str | None = None)
     return model
 
 
-def query_tokens(query: str, stem: object, tokenizer: str | None = None) -> list[str]:
+def query_tokens(query: str, stem: Stemmer | None, tokenizer: str | None = None) -> list[str]:
     """The terms of ``query`` as the chunks were tokenised."""
     if tokenizer == KIWI:
         return morpheme_tokens([query], stem)[0]
     return list(bm25_tokens([query], stem, ids=False)[0])
 
 
-def load_bm25(path: str) -> Any:
+def load_bm25(path: str) -> BM25:
     """The bm25s index saved in the folder ``path``."""
     # deferred: bm25s is heavy to import; paid on first use
     import bm25s
@@ -150,7 +155,11 @@ def load_bm25(path: str) -> Any:
 
 
 def bm25_scores(
-    model: Any, query: str, stem: Any, mask: np.ndarray | None, tokenizer: str | None = None
+    model: BM25 | None,
+    query: str,
+    stem: Stemmer | None,
+    mask: np.ndarray | None,
+    tokenizer: str | None = None,
 ) -> np.ndarray | None:
     """BM25 score of every chunk (0 outside ``mask``), or None if the query has no terms."""
     if model is None:

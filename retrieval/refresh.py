@@ -12,7 +12,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -31,6 +31,9 @@ from refgate.retrieval.index_files import CACHE, DocumentIndexError, StoredIndex
 from refgate.retrieval.windows import WINDOW_TOKENS, chunk_windows
 
 if TYPE_CHECKING:
+    from langchain_core.documents import Document
+    from Stemmer import Stemmer
+
     from refgate.retrieval.index import DocumentIndex
 
 #: ``progress(stage, done, total)``; stages: "chunk", "embed", "index".
@@ -60,12 +63,12 @@ class UpdateResult:
         total = self.embedded + self.reused
         return self.reused / total if total else 1.0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, int | float]:
         d = asdict(self)
         d["reuse_rate"] = self.reuse_rate
         return d
 
-    def __getitem__(self, key: str) -> Any:  # dict-style access: result["embedded"]
+    def __getitem__(self, key: str) -> int | float:  # dict-style access: result["embedded"]
         return self.to_dict()[key]
 
 
@@ -74,7 +77,7 @@ class Refreshed:
     """The refreshed index's content and what the refresh did (``seconds`` left at 0)."""
 
     stored: StoredIndex
-    stem: Any
+    stem: Stemmer | None
     #: The BM25 tokenizer chosen for the chunks (``bm25.corpus_tokenizer``: None = words).
     tokenizer: str | None
     documents: dict[str, str]
@@ -83,7 +86,7 @@ class Refreshed:
     result: UpdateResult
 
 
-def doc_hash(doc: Any) -> str:
+def doc_hash(doc: Document) -> str:
     """A document's content hash: its text and its scalar metadata."""
     meta = {k: v for k, v in sorted((doc.metadata or {}).items()) if _jsonable(v)}
     h = hashlib.sha256((doc.page_content or "").encode("utf-8"))
@@ -95,7 +98,9 @@ def _jsonable(v: object) -> bool:
     return isinstance(v, str | int | float | bool) or v is None
 
 
-def refresh(old: DocumentIndex, docs: list[Any], *, say: Progress, existing: bool) -> Refreshed:
+def refresh(
+    old: DocumentIndex, docs: list[Document], *, say: Progress, existing: bool
+) -> Refreshed:
     """The next state of ``old`` holding exactly ``docs`` (``existing``: reuse its chunks and
     vectors; a build starts from nothing)."""
     cfg = old.manifest["chunking"]
@@ -179,7 +184,8 @@ def _vectors(
     chunks were embedded."""
     model_id = old.manifest["embeddings_id"]
     windowed = old.dense_unit == "window"
-    size = int((old.manifest.get("dense") or {}).get("window_tokens", WINDOW_TOKENS))
+    dense = old.manifest.get("dense")
+    size = int(dense.get("window_tokens", WINDOW_TOKENS) if dense else WINDOW_TOKENS)
     if windowed:
         known: dict[str, list[str]] = {}
         if existing and old.window_hashes is not None:
@@ -236,7 +242,7 @@ def _indexes(
     hashes: list[str],
     have: dict[str, np.ndarray],
     windowed: bool,
-    stem: object,
+    stem: Stemmer | None,
     model_id: str,
     tokenizer: str | None = None,
 ) -> tuple[StoredIndex, int | None]:
@@ -268,7 +274,8 @@ def row_hashes(old: DocumentIndex) -> list[str]:
         return [c.content_hash for c in old.chunks]
     if old.window_hashes is not None and len(old.window_hashes) == len(old.chunks):
         return [h for hs in old.window_hashes for h in hs]
-    size = int((old.manifest.get("dense") or {}).get("window_tokens", WINDOW_TOKENS))
+    dense = old.manifest.get("dense")
+    size = int(dense.get("window_tokens", WINDOW_TOKENS) if dense else WINDOW_TOKENS)
     rows = [h for c in old.chunks for h, _ in chunk_windows(old.embeddings, c.text, size)]
     if old.faiss_index is not None and len(rows) != old.faiss_index.ntotal:
         return [""] * old.faiss_index.ntotal  # windows changed (embedder): reuse nothing

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from refgate.catalog.capabilities import EngineEnv, Evidence, get_capability
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.payloads import JsonValue
 from refgate.refs import Ref
 
 #: Characters of a capability's data shown to the model before it is cut (about 3,000 tokens:
@@ -35,12 +36,12 @@ class CapabilityError(ValueError):
 @dataclass
 class Invocation:
     name: str
-    data: Any
+    data: JsonValue
     refs: list[Ref] = field(default_factory=list)
     untrusted_fields: list[str] = field(default_factory=list)
 
 
-def json_safe(value: object, depth: int = 0) -> Any:
+def json_safe(value: object, depth: int = 0) -> JsonValue:
     """Plain JSON (dicts, lists, str, finite numbers, None) from capability data."""
     if depth > 50:
         raise CapabilityError("capability data is nested too deeply")

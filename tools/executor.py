@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import InvalidToolCall, ToolCall, ToolMessage
 from langgraph.errors import GraphBubbleUp
 from pydantic import ValidationError
 
@@ -56,9 +56,9 @@ def _trim(text: str, limit: int = MAX_ERROR_CHARS) -> str:
 MAX_ARGS_DEPTH = 32
 
 
-def nested_deeper_than(value: Any, limit: int) -> bool:
+def nested_deeper_than(value: object, limit: int) -> bool:
     """True when dicts/lists/tuples in ``value`` nest more than ``limit`` levels (no recursion)."""
-    stack = [(value, 0)]
+    stack: list[tuple[object, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
         children: Iterable[object]
@@ -131,14 +131,12 @@ def outbound_policy(ctx: ToolContext) -> outbound.OutboundPolicy:
     )
 
 
-def record_sent(tool: str, args: dict[str, Any], ctx: ToolContext) -> None:
+def record_sent(tool: str, args: Mapping[str, object], ctx: ToolContext) -> None:
     """Keep every query and URL this call sends in the run's provenance (audit, reports)."""
     outbound.record_sent(boundaries.provenance_of(ctx), tool, args)
 
 
-def execute_tool_call(
-    call: Mapping[str, Any], allowed: Collection[str], ctx: ToolContext
-) -> CallOutcome:
+def execute_tool_call(call: ToolCall, allowed: Collection[str], ctx: ToolContext) -> CallOutcome:
     """Run ``call`` (``{"name", "args", "id"}``) if ``allowed`` and well formed; always answer."""
     name = str(call.get("name") or "")
     call_id = str(call.get("id") or f"call_{name}")
@@ -244,7 +242,7 @@ def execute_tool_call(
     )
 
 
-def answer_invalid_call(call: dict[str, Any], ctx: ToolContext) -> CallOutcome:
+def answer_invalid_call(call: InvalidToolCall, ctx: ToolContext) -> CallOutcome:
     """Answer a tool call whose arguments the model emitted as invalid JSON."""
     name = str(call.get("name") or "")
     call_id = str(call.get("id") or f"call_{name}")

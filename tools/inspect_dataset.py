@@ -9,12 +9,14 @@ with the rest in ``meta``.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.payloads import JsonValue
 from refgate.refs import SCHEMA_ROLE
 from refgate.tools.dataset_scan import ScanTimeout, estimated_memory, scan_profile
 from refgate.tools.engine_call import json_safe
@@ -53,14 +55,14 @@ class InspectDatasetArgs(BaseModel):
 MAX_LISTED_COLUMNS, MAX_SAMPLE_FIELDS, MAX_SAMPLE_CHARS = 200, 50, 200
 
 
-def _cell(value: object) -> Any:
+def _cell(value: object) -> JsonValue:
     value = json_safe(value)
     if isinstance(value, str) and len(value) > MAX_SAMPLE_CHARS:
         return f"{value[:MAX_SAMPLE_CHARS]}... ({len(value):,} characters)"
     return value
 
 
-def _sample(frame, rows: list, periods) -> list[dict[str, Any]]:
+def _sample(frame, rows: list, periods) -> list[dict[str, JsonValue]]:
     out = []
     for idx in rows:
         items = list(frame.loc[idx].items())[:MAX_SAMPLE_FIELDS]
@@ -81,9 +83,9 @@ class _Profile:
     latest: str | None = None
     as_of: str | None = None
     metrics: list[str] = field(default_factory=list)
-    latest_values: dict[str, Any] = field(default_factory=dict)
-    head: list[dict[str, Any]] = field(default_factory=list)
-    tail: list[dict[str, Any]] = field(default_factory=list)
+    latest_values: dict[str, JsonValue] = field(default_factory=dict)
+    head: list[dict[str, JsonValue]] = field(default_factory=list)
+    tail: list[dict[str, JsonValue]] = field(default_factory=list)
 
 
 def _schema_row(spec, col: str, dtype: str, non_null, lo, hi) -> list[Any]:
@@ -148,13 +150,13 @@ def _in_memory(spec, frame, n: int) -> _Profile:
     return profile
 
 
-def _iso_day(value) -> Any:
+def _iso_day(value) -> JsonValue:
     if hasattr(value, "date") and callable(value.date):
         return value.date().isoformat()
     return json_safe(value)
 
 
-def _order_key(value) -> Any:
+def _order_key(value) -> Hashable:
     # deferred: pandas is heavy to import; paid on first use
     import pandas as pd
 
@@ -198,7 +200,7 @@ def _scanned(spec, n: int, seconds: float) -> _Profile:
         schema_rows.append(_schema_row(spec, col, dtype, scan.non_null.get(col), lo, hi))
     profile = _Profile(rows=scan.rows, schema_rows=schema_rows)
     profile.metrics = metric_candidates(spec, sample)
-    labels: dict[Any, str] = {}
+    labels: dict[Hashable, str] = {}
     if scan.periods is not None and len(scan.periods):
         periods = periods_of(spec, _framed(spec, scan.periods))
         if periods is not None:

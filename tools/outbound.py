@@ -24,11 +24,14 @@ both reports ("sent to the search provider: ...") and kept in the audit record.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from refgate.refs import EMITTED_KINDS, Ref
+
+if TYPE_CHECKING:
+    from refgate.provenance.taint import RunProvenance
 
 #: Tools that send an argument off the machine: name -> (argument slots sent, destination).
 SENDS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -58,7 +61,7 @@ def _mcp_arguments(args: Mapping[str, object]) -> list[tuple[str, str, str]]:
         return []
     to = f"the MCP server {str(args.get('server') or '')!r}"
     out: list[tuple[str, str, str]] = []
-    stack: list[tuple[str, Any]] = [("arguments", args.get("arguments") or {})]
+    stack: list[tuple[str, object]] = [("arguments", args.get("arguments") or {})]
     while stack:
         path, value = stack.pop()
         if isinstance(value, Mapping):
@@ -91,7 +94,7 @@ def sent_arguments(tool: str, args: Mapping[str, object]) -> list[tuple[str, str
     return out
 
 
-def record_sent(prov: Any, tool: str, args: Mapping[str, object]) -> None:
+def record_sent(prov: RunProvenance, tool: str, args: Mapping[str, object]) -> None:
     """Keep every text this call sends in the run's provenance (``RunProvenance.record_sent``:
     the audit record and the reports' "sent to ..." lines)."""
     for field_name, text, to in sent_arguments(tool, args):
@@ -107,7 +110,7 @@ def _norm_number(text: str) -> str | None:
     return f"{value:.6g}"
 
 
-def _leaves(value: object) -> Iterable[Any]:
+def _leaves(value: object) -> Iterator[object]:
     if isinstance(value, Mapping):
         for v in value.values():
             yield from _leaves(v)

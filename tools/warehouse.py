@@ -33,6 +33,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
+from refgate.payloads import Cell
 from refgate.tools.warehouse_check import CheckedQuery, QueryRefused
 from refgate.tools.warehouse_check import check_query as _check
 
@@ -63,9 +64,9 @@ def redacted(url: str) -> str:
     return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
-def _params(spec: DatasetSpec) -> dict[str, Any]:
+def _params(spec: DatasetSpec) -> dict[str, str | int | None]:
     parts = urlsplit(spec.url or "")
-    params: dict[str, Any] = {
+    params: dict[str, str | int | None] = {
         "host": parts.hostname,
         "port": parts.port or 5432,
         "database": unquote(parts.path.lstrip("/")),
@@ -135,7 +136,7 @@ def check_query(query: str, datasets: dict[str, DatasetSpec]) -> CheckedQuery:
         raise WarehouseError(str(exc)) from None
 
 
-def _cell(value: object) -> Any:
+def _cell(value: object) -> Cell:
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):
@@ -151,7 +152,7 @@ def _relations(cursor, text: str) -> set[tuple[str, str]]:
     """(schema, relation) of every table the planner would scan for ``text`` (views expanded)."""
     cursor.execute(f"EXPLAIN (FORMAT JSON, VERBOSE) {text}")
     found: set[tuple[str, str]] = set()
-    stack: list[Any] = [cursor.fetchone()[0]]
+    stack: list[object] = [cursor.fetchone()[0]]
     while stack:
         node = stack.pop()
         if isinstance(node, list):
