@@ -92,7 +92,7 @@ def resolve_workspace(state: WorkbenchState, deps: Deps) -> Workspace | None:
     return None
 
 
-def run_context() -> Any:
+def run_context() -> object:
     """The running graph's runtime context (a ``RunContext``), or None outside a run."""
     try:
         return get_runtime().context
@@ -210,7 +210,7 @@ PASS_REF_TOKENS = {"work": 8_000, "critique": 8_000, "compose": 14_000}
 DEFAULT_REF_TOKENS = 8_000
 
 
-def _short(value: object, limit: int = MAX_FIELD_CHARS) -> Any:
+def _short(value: object, limit: int = MAX_FIELD_CHARS) -> object:
     if isinstance(value, str) and len(value) > limit:
         return value[:limit] + " ..."
     if isinstance(value, list):
@@ -254,10 +254,10 @@ def _title(ref: Ref) -> str:
     return ref.title
 
 
-def ref_digest(ref: Ref, *, max_rows: int = 12) -> dict[str, Any]:
+def ref_digest(ref: Ref, *, max_rows: int = 12) -> dict[str, object]:
     """A compact view of a ref for a prompt (values, table head, date); external text armored."""
     payload = ref.payload
-    view: dict[str, Any] = {"id": ref.id, "kind": ref.kind, "title": _title(ref)}
+    view: dict[str, object] = {"id": ref.id, "kind": ref.kind, "title": _title(ref)}
     if ref.source_type != "internal":
         view["source_type"] = ref.source_type
     if ref.kind == "tableRef":

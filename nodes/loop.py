@@ -19,13 +19,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
     BaseMessage,
     message_chunk_to_message,
 )
+from langchain_core.runnables import Runnable
 
 from refgate.catalog.toolspec import ToolContext
 from refgate.events import ProgressSink, TraceEvent, event
@@ -33,6 +34,9 @@ from refgate.nodes.common import usage_of
 from refgate.provenance.budget import budget_of
 from refgate.tools.executor import CallOutcome, answer_invalid_call, execute_tool_call
 from refgate.tools.registry import get_spec, tools_for
+
+#: A chat model, or one with tools bound (``bind_tools``).
+ChatRunnable = Runnable[LanguageModelInput, AIMessage]
 
 
 @dataclass
@@ -59,12 +63,12 @@ class PassOutcome:
 
 
 #: Bound models by (model identity, tool names); bounded, holds the model so ids stay valid.
-_BOUND: OrderedDict[tuple[int, tuple[str, ...]], tuple[BaseChatModel, Any]] = OrderedDict()
+_BOUND: OrderedDict[tuple[int, tuple[str, ...]], tuple[BaseChatModel, ChatRunnable]] = OrderedDict()
 _BOUND_MAX = 64
 _BOUND_LOCK = threading.Lock()
 
 
-def _bind(model: BaseChatModel, names: list[str]) -> Any:
+def _bind(model: BaseChatModel, names: list[str]) -> ChatRunnable:
     """``model.bind_tools`` for these catalog tools, reused across passes and runs."""
     if not names:
         return model
@@ -90,7 +94,7 @@ def _untrusted_sources(outcome: CallOutcome) -> list[str]:
 
 
 def invoke_model(
-    model: Any, messages: list[BaseMessage], pass_name: str, events: list[TraceEvent]
+    model: ChatRunnable, messages: list[BaseMessage], pass_name: str, events: list[TraceEvent]
 ) -> AIMessage:
     """One model call, traced with duration and token usage. Tagged ``nostream``: the graph's
     ``messages`` stream carries the answer (``stream_model``), not the passes' plans and calls."""
@@ -124,7 +128,7 @@ def _text_of(content: object) -> str:
 
 
 def stream_model(
-    model: Any,
+    model: ChatRunnable,
     messages: list[BaseMessage],
     pass_name: str,
     events: list[TraceEvent],
