@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.payloads import ArtifactFile, ArtifactPayload
 
 _SAFE_ID = re.compile(r"^[a-z]{3}_[0-9a-f]{10}$")
 MAX_CHART_POINTS = 5000
@@ -97,7 +98,7 @@ def _markdown(
     return "\n".join(lines)
 
 
-def _file_entry(path: Path, fmt: str) -> dict[str, Any]:
+def _file_entry(path: Path, fmt: str) -> ArtifactFile:
     body = path.read_bytes()
     return {
         "path": str(path),
@@ -246,7 +247,7 @@ def save_artifact(args: SaveArtifactArgs, ctx: ToolContext) -> ToolResult:
         return ToolResult.failure(f"cannot chart {args.ref}: {exc}")
     except OSError as exc:
         return ToolResult.failure(f"cannot write the artifact: {exc}")
-    payload: dict[str, Any] = {
+    payload: ArtifactPayload = {
         "format": args.kind,
         "files": files,
         "path": files[0]["path"],
