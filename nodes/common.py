@@ -17,6 +17,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import get_runtime
 from langgraph.store.base import BaseStore
+from pydantic import BaseModel
 from typing_extensions import Unpack
 
 from refgate.catalog.toolspec import ToolContext
@@ -92,7 +93,7 @@ def resolve_workspace(state: WorkbenchState, deps: Deps) -> Workspace | None:
     return None
 
 
-def run_context() -> object:
+def run_context() -> BaseModel | Mapping[str, object] | None:
     """The running graph's runtime context (a ``RunContext``), or None outside a run."""
     try:
         return get_runtime().context

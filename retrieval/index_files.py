@@ -28,8 +28,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from typing_extensions import TypedDict
 
-from refgate.memory.embeddings import embeddings_id, embeddings_spec
-from refgate.payloads import Scalar
+from refgate.memory.embeddings import EmbeddingsSpec, embeddings_id, embeddings_spec
 from refgate.retrieval.bm25 import KIWI, TOKEN_PATTERN, kiwi_available, load_bm25, stemmer
 from refgate.retrieval.chunking import ENCODING, Chunk
 
@@ -72,7 +71,7 @@ class IndexManifest(TypedDict):
     """``manifest.json``: how the index was built and what it holds (document hashes by id)."""
 
     format: int
-    embeddings: dict[str, Scalar]
+    embeddings: EmbeddingsSpec
     embeddings_id: str
     chunking: ChunkingSpec
     bm25: Bm25Spec
