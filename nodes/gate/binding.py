@@ -308,9 +308,6 @@ class Binder:
     ) -> Binding:
         """Bind ``num`` (stated as ``q``) to a place of the cited ``indexes``: the first place of
         each ref that matches the whole quantity (computed places first)."""
-        found = candidates(num, indexes, kinds)
-        if not found:
-            return Binding([])
         matches: list[Match] = []
         uncomputed: list[tuple[RefIndex, Item, str]] = []
         done: set[str] = set()
@@ -318,7 +315,12 @@ class Binder:
         # A number written without a sign binds a negative value only when the claim's words
         # say it is negative (asked only when such a value is found).
         unsigned = not num.signed
-        for idx, item, basis, unit_ok in found:
+        # Every candidate is kept: when none binds (no ref is done, so the search ran to its
+        # end) they are what ``_why_not`` grades.
+        found: list[Candidate] = []
+        for cand in candidates(num, indexes, kinds, done):
+            found.append(cand)
+            idx, item, basis, unit_ok = cand
             rid = idx.ref.id
             if rid in done or not unit_ok:
                 continue
@@ -341,6 +343,8 @@ class Binder:
             matches.append(Match(rid, f"{how} ({basis})", idx.secondary))
         if matches:
             return Binding(matches)
+        if not found:
+            return Binding([])
         if uncomputed:
             g = uncomputed[0]
             return Binding(

@@ -7,7 +7,7 @@ on the claim's basis (absolute, as displayed, percent points, multiple); see the
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 
 from .index import NUMERIC_KINDS
 from .lookup import Item, RefIndex, _Arr, where_text
@@ -207,20 +207,24 @@ def _within(idx: RefIndex, basis_id: int, target: float, tol: float) -> list[tup
 
 
 def candidates(
-    num: Num, indexes: list[RefIndex], kinds: frozenset[str] = NUMERIC_KINDS
-) -> list[tuple[RefIndex, Item, str, bool]]:
+    num: Num,
+    indexes: list[RefIndex],
+    kinds: frozenset[str] = NUMERIC_KINDS,
+    done: Container[str] = (),
+) -> Iterator[tuple[RefIndex, Item, str, bool]]:
     """Every value of the cited refs that may be the number: ``(ref index, item, basis, unit
     kind agrees)``. Values on the claim's own bases come first; then values that equal it only as
     displayed in another unit kind ("4,000%" against a currency cell 4,000), marked as not
-    agreeing. Sign and currency rules as in ``match_number``."""
-    out: list[tuple[RefIndex, Item, str, bool]] = []
+    agreeing. Sign and currency rules as in ``match_number``. Found lazily: a ref whose id the
+    caller has put in ``done`` meanwhile (bound already) is not searched on its next bases (a
+    table's sorted array of another basis is then never built)."""
     signed, currency = num.signed, num.currency
     bases = _bases(num)
     one_basis = len(bases) == 1
     for idx in indexes:
         if idx.ref.kind not in kinds:
             continue
-        n_before = len(out)
+        found = False
         if one_basis:
             # One basis finds each value at most once: nothing to de-duplicate.
             basis_id, target, tol, basis = bases[0]
@@ -230,10 +234,14 @@ def candidates(
                     continue
                 if currency and item[3] and currency != item[3]:
                     continue
-                out.append((idx, item, basis, True))
+                found = True
+                yield idx, item, basis, True
         else:
             seen: set[int] = set()
+            rid = idx.ref.id
             for basis_id, target, tol, basis in bases:
+                if found and rid in done:
+                    break
                 for canon, item in _within(idx, basis_id, target, tol):
                     if signed and canon != 0 and (canon < 0) != (target < 0):
                         continue
@@ -241,12 +249,12 @@ def candidates(
                         continue
                     if id(item) not in seen:
                         seen.add(id(item))
-                        out.append((idx, item, basis, True))
-        if len(out) > n_before or (num.kind == "plain" and not num.has_scale):
+                        found = True
+                        yield idx, item, basis, True
+        if found or (num.kind == "plain" and not num.has_scale):
             continue  # the claim's own bases found values here, or already read it as displayed
         for canon, item in _within(idx, 1, num.shown, 0.5 * num.step):
             if currency and item[3] and currency != item[3]:
                 continue
             if not (signed and canon != 0 and (canon < 0) != (num.shown < 0)):
-                out.append((idx, item, "as displayed", False))
-    return out
+                yield idx, item, "as displayed", False
