@@ -108,4 +108,5 @@ def test_workspace_errors_show_bracketed_paths(tmp_path):
     missing = tmp_path / "no[such]" / "[ws]"
     res = runner.invoke(app, ["audit", "--workspace", str(missing)])
     assert res.exit_code == 2
-    assert "[ws]" in flat(res.output) and "[such]" in flat(res.output)
+    # whitespace-free: a long tmp path (xdist's popen-gwN/) wraps mid-name
+    assert "/no[such]/[ws]" in "".join(res.output.split())
