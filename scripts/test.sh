@@ -24,4 +24,6 @@ fi
 # mypy ([tool.mypy]): basic everywhere, strict on the kernel, the GATE and the tool contract; it
 # also warms .mypy_cache for tests/foundation/test_types.py
 .venv/bin/python scripts/typecheck.py
-.venv/bin/python -m pytest -ra "$@"
+# two workers, each test file on one worker (module fixtures such as the dev server stay whole);
+# pass -n 0 to run serially
+.venv/bin/python -m pytest -ra -n 2 --dist loadfile "$@"

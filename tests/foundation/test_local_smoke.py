@@ -19,6 +19,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+@pytest.mark.runs_first
 @pytest.mark.timeout(1500)
 def test_refgate_ask_runs_end_to_end_on_the_embedded_model(tmp_path):
     ws = tmp_path / "us-macro"
