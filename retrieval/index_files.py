@@ -28,6 +28,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from typing_extensions import TypedDict
 
+from refgate import files
 from refgate.memory.embeddings import EmbeddingsSpec, embeddings_id, embeddings_spec
 from refgate.retrieval.bm25 import KIWI, TOKEN_PATTERN, kiwi_available, load_bm25, stemmer
 from refgate.retrieval.chunking import ENCODING, Chunk
@@ -225,17 +226,16 @@ def write_files(path: Path, stored: StoredIndex, manifest: Mapping[str, object])
             ]
         ),
     )
-    pq.write_table(table, p / (CHUNKS + ".tmp"))
-    os.replace(p / (CHUNKS + ".tmp"), p / CHUNKS)
+    with files.replacing(p / CHUNKS) as tmp:
+        pq.write_table(table, tmp)
     if stored.chunk_vectors is not None:
-        with open(p / (CHUNK_VECTORS + ".tmp"), "wb") as fh:
+        with files.replacing(p / CHUNK_VECTORS) as tmp, open(tmp, "wb") as fh:
             np.save(fh, stored.chunk_vectors)
-        os.replace(p / (CHUNK_VECTORS + ".tmp"), p / CHUNK_VECTORS)
     else:
         (p / CHUNK_VECTORS).unlink(missing_ok=True)
     if stored.faiss_index is not None and stored.bm25 is not None:  # both, or neither
-        faiss.write_index(stored.faiss_index, str(p / (VECTORS + ".tmp")))
-        os.replace(p / (VECTORS + ".tmp"), p / VECTORS)
+        with files.replacing(p / VECTORS) as tmp:
+            faiss.write_index(stored.faiss_index, str(tmp))
         tmp = p / (BM25_DIR + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         stored.bm25.save(str(tmp), show_progress=False)
@@ -244,5 +244,4 @@ def write_files(path: Path, stored: StoredIndex, manifest: Mapping[str, object])
     else:
         (p / VECTORS).unlink(missing_ok=True)
         shutil.rmtree(p / BM25_DIR, ignore_errors=True)
-    (p / (MANIFEST + ".tmp")).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
-    os.replace(p / (MANIFEST + ".tmp"), p / MANIFEST)
+    files.write_atomic(p / MANIFEST, json.dumps(manifest, indent=1))

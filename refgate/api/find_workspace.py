@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 import tomli_w
 
+from refgate import files
 from refgate.api.init_guess import guess_period, guess_unit, sample_rows
 from refgate.workspace import Workspace, WorkspaceError, _read_header, load_workspace
 
@@ -154,23 +154,15 @@ def init_workspace(folder: Path, *, name: str | None = None, force: bool = False
         raise WorkspaceError(f"{target} already exists (use --force to replace it)")
     text = render_config(workspace_config(root, name))
     try:
-        fd, tmp_name = tempfile.mkstemp(prefix=".refgate.toml.", suffix=".tmp", dir=root)
-    except OSError as exc:
-        raise WorkspaceError(f"cannot write in {root}: {exc.strerror or exc}") from None
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        try:
-            load_workspace(root, config_file=tmp)
-        except WorkspaceError as exc:
-            shown = str(exc).replace(str(tmp), f"{target} (as generated, not written)")
-            raise WorkspaceError(shown) from None
-        if target.exists():
-            shutil.copy2(target, root / BACKUP_NAME)
-        os.replace(tmp, target)
+        with files.replacing(target) as tmp:
+            tmp.write_text(text, encoding="utf-8", newline="\n")
+            try:
+                load_workspace(root, config_file=tmp)
+            except WorkspaceError as exc:
+                shown = str(exc).replace(str(tmp), f"{target} (as generated, not written)")
+                raise WorkspaceError(shown) from None
+            if target.exists():
+                shutil.copy2(target, root / BACKUP_NAME)
     except OSError as exc:
         raise WorkspaceError(f"cannot write {target}: {exc.strerror or exc}") from None
-    finally:
-        tmp.unlink(missing_ok=True)
     return target

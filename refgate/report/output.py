@@ -7,12 +7,11 @@ not at all (a temporary file beside it, then renamed), so a failure never leaves
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from refgate import files
 from refgate.report.charts import chart_roots, collect_charts
 from refgate.report.controls import visible_controls
 from refgate.report.html import render_research_html, render_run_html
@@ -49,41 +48,14 @@ def output_format(path: str | Path) -> str:
     return FORMATS[suffix]
 
 
-def current_umask() -> int:
-    """The process's umask (read from /proc where it can be, so no other thread sees it
-    change; else set and restored at once)."""
-    try:
-        for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def write_atomic(path: str | Path, data: str | bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file in the same folder; the file gets
-    the permissions a plain ``open`` would give it (0666 less the umask), not mkstemp's 0600."""
+    """Write ``data`` to ``path`` whole or not at all (``refgate.files.write_atomic``); an
+    unwritable target is a ``ReportError`` naming it."""
     target = Path(path).expanduser()
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        return files.write_atomic(target, data)
     except OSError as exc:
         raise ReportError(f"cannot write {str(target)!r}: {exc.strerror or exc}") from None
-    try:
-        os.fchmod(fd, 0o666 & ~current_umask())
-        if isinstance(data, bytes):
-            with os.fdopen(fd, "wb") as fb:
-                fb.write(data)
-        else:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(data)
-        os.replace(tmp, target)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise ReportError(f"cannot write {str(target)!r}: {exc.strerror or exc}") from None
-    return target
 
 
 def to_json(value: object) -> str:

@@ -15,11 +15,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from refgate import files
 
 MANIFEST_VERSION = 1
 #: Suffix of a stored filing (sections as JSON), the document loader's format.
@@ -27,18 +27,9 @@ FILING_SUFFIX = ".dart"
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` all at once (temporary file, fsync, rename)."""
+    """Write ``data`` to ``path`` all at once (``refgate.files.write_atomic``), making its folder."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    files.write_atomic(path, data)
 
 
 def write_json(path: Path, value: object) -> None:

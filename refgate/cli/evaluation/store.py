@@ -18,6 +18,7 @@ from typing import IO, Any, cast
 
 from typing_extensions import TypedDict
 
+from refgate import files
 from refgate.cli.evaluation.questions import EvalError
 
 
@@ -108,11 +109,11 @@ class RunStore:
             raise EvalError(f"{self.dir / META}: unreadable ({exc})") from None
 
     def write_meta(self, meta: Mapping[str, object]) -> None:
-        tmp = self.dir / (META + ".tmp")
-        tmp.write_text(
-            json.dumps(meta, indent=2, ensure_ascii=False, default=str), encoding="utf-8"
-        )
-        os.replace(tmp, self.dir / META)
+        text = json.dumps(meta, indent=2, ensure_ascii=False, default=str)
+        try:
+            files.write_atomic(self.dir / META, text)
+        except OSError as exc:
+            raise EvalError(f"cannot write {self.dir / META}: {exc.strerror or exc}") from None
 
     def results(self) -> list[EvalResult]:
         """Finished results in the order they finished; a torn last line (a kill mid-write) is
