@@ -14,6 +14,7 @@ how it ended (exit code or signal), shows the log's last lines and what to do.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import importlib.util
 import os
@@ -138,6 +139,13 @@ def describe_exit(code: int | None) -> str:
 
 #: Servers running in this process, by base URL (an error names the server behind an endpoint).
 _RUNNING: dict[str, LocalModelServer] = {}
+
+
+def stop_running_servers() -> None:
+    """End every embedded model server of this process now (SIGKILL to its process group): a
+    stopping run does not wait for a prompt being evaluated. Their ``__exit__`` finds them ended."""
+    for server in list(_RUNNING.values()):
+        server.kill()
 
 
 def server_at(base_url: str | None) -> LocalModelServer | None:
@@ -276,6 +284,13 @@ class LocalModelServer:
             parts.append(REBUILD_ADVICE)
         parts.append(OTHER_MODEL_ADVICE)
         return "\n".join(parts)
+
+    def kill(self) -> None:
+        """End the server at once, whatever it is doing."""
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
 
     def __exit__(self, *exc: object) -> None:
         _RUNNING.pop(self.base_url, None)

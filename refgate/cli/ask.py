@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import signal
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +25,7 @@ from refgate.cli.app import (
 from refgate.cli.approval import terminal_approver
 from refgate.cli.common import WORKSPACE_HELP, dumps, open_workspace, resume_command
 from refgate.cli.report import check_output, report_written
+from refgate.cli.stopping import say_on_stop, stop_on_signals
 from refgate.config import ConfigError
 from refgate.payloads import payload_of
 from refgate.refs import Ref, as_ref_map, cited_ids, payload_values
@@ -207,6 +207,8 @@ def run_question(
         nonlocal started_thread
         if chunk.get("event") == "run_started":
             started_thread = chunk.get("thread")
+            if started_thread:
+                say_on_stop(resume_command(ws.root, started_thread))
         if not json_out and stream(chunk):
             return
         line = render_event(chunk)
@@ -227,11 +229,15 @@ def run_question(
     except ConfigError as exc:
         err_console.print(f"[red]configuration error:[/red] {esc(exc)}")
         return EXIT_CONFIG
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit) as exc:
+        stopped = isinstance(exc, SystemExit)  # SIGTERM (refgate.cli.stopping)
         if started_thread:
             err_console.print(
-                f"\ninterrupted; resume with: {esc(resume_command(ws.root, started_thread))}"
+                f"\n{'stopped' if stopped else 'interrupted'}; resume with: "
+                f"{esc(resume_command(ws.root, started_thread))}"
             )
+        if stopped:
+            raise
         return EXIT_ERROR
     except LocalModelError as exc:
         err_console.print(f"[red]the embedded model failed:[/red] {esc(exc)}")
@@ -258,10 +264,6 @@ def run_question(
     ):
         return EXIT_ERROR
     return EXIT_OK if result.passed else EXIT_UNMET
-
-
-def _exit_on_sigterm(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
 
 
 @app.command()
@@ -299,8 +301,7 @@ def ask(
 
     Web search (WebSearch inside WORK) is offline by default: it reads the workspace's web snapshot. For the live web set REFGATE_WEB_SEARCH=searx:http://HOST:8888 (a SearxNG server) and REFGATE_WEB_FETCH=http. Datasets, documents, the sandbox and the GATE never need a network.
     """
-    # On SIGTERM unwind normally, so the local model server and the databases are closed.
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    stop_on_signals()
     code = run_question(
         question,
         workspace_path=workspace,

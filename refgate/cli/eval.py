@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ from refgate.cli.evaluation.store import (
     now_iso,
 )
 from refgate.cli.evaluation.tatqa import convert_tatqa
+from refgate.cli.stopping import stop_on_signals
 from refgate.config import ConfigError
 
 
@@ -200,10 +200,6 @@ def _run(
     return EXIT_OK
 
 
-def _exit_on_sigterm(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
-
-
 @app.command("eval")
 def eval_command(
     questions: Path = typer.Argument(
@@ -241,7 +237,7 @@ def eval_command(
     leads with false acceptance (wrong answers the GATE passed). Exit 0 when the run completed,
     whatever the scores; 2 for bad input; 1 when the run could not complete.
     """
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    stop_on_signals()
     try:
         if from_tatqa is not None:
             code = _convert(from_tatqa, to, limit)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,6 +25,7 @@ from refgate.cli.app import (
 )
 from refgate.cli.common import WORKSPACE_HELP, open_workspace
 from refgate.cli.report import check_output
+from refgate.cli.stopping import say_on_stop, stop_on_signals
 from refgate.config import ConfigError
 from refgate.report import ReportError
 from refgate.report.links import research_urls
@@ -129,6 +131,7 @@ def research(
     from refgate.nodes.research.report import to_json, to_markdown
 
     check_output(output)
+    stop_on_signals()
     ws = open_workspace(workspace)
     fixed_backend = None
     backend = BACKEND_ALIASES.get(backend, backend)
@@ -151,6 +154,10 @@ def research(
     def on_event(event: ProgressEvent) -> None:
         if event.get("event") == "run_started":
             started["thread"] = str(event.get("thread"))
+            say_on_stop(
+                f"refgate research --workspace {shlex.quote(str(ws.root))} "
+                f"--thread {shlex.quote(started['thread'])}"
+            )
             if not quiet:
                 err_console.print(
                     f"[dim]thread {esc(started['thread'])} (continue an interrupted run with "
