@@ -5,7 +5,8 @@ Per question (every set and split of ``long_documents.py``): the chunks the ques
 (its filter), each chunk's cosine (its best window's), BM25 score and unit (page or document),
 the dense list's 100 best (``dense_top``, as search takes them), the BM25 list's 100 best (``bm25_top``), the
 gold units, the split, the reachable chunks' homogeneity (mean cosine between two of them) and
-the top 10 that ``search`` itself returns for BM25, dense, RRF and the shipped default. Nothing is embedded but the
+the chunks of the 100 best windows
+(a chunk once per window), the top 10 that ``search`` itself returns for BM25, dense, RRF and the shipped default. Nothing is embedded but the
 questions: the indexes are ``long_documents.py``'s, loaded from its workdir.
 
 Run: ``python benchmarks/fusion_pools.py --financebench DIR --climretrieve DIR --workdir DIR
@@ -49,6 +50,10 @@ def pools(index: DocumentIndex, questions: list, unit: Any, split: str) -> list[
         qvec = index.embed_query(q)
         ws = windows @ qvec[0]
         cos = np.maximum.reduceat(ws, first) if first is not None else ws
+        # the reachable windows' 100 best (window mode), as positions of their chunks
+        owner = index._window_chunk
+        reach = np.arange(len(ws)) if owner is None else np.flatnonzero(np.isin(owner, allowed))
+        best = reach[np.argsort(-ws[reach], kind="stable")[:CANDIDATES]]
         bm = bm25_scores(index.bm25, q, index._stem, mask, index._tokenizer)
         bm = np.zeros(len(index.chunks)) if bm is None else bm
         top = dense_top(fi, qvec, CANDIDATES, mask, len(index.chunks), index._window_chunk)
@@ -76,6 +81,10 @@ def pools(index: DocumentIndex, questions: list, unit: Any, split: str) -> list[
                     [where[r] for r, _ in bm25_top(bm, CANDIDATES)], dtype=np.int64
                 ),
                 "doc_homogeneity": corpus_homogeneity(chunk_vecs[allowed]),
+                "window_list": np.asarray(
+                    [where[int(owner[w] if owner is not None else w)] for w in best],
+                    dtype=np.int64,
+                ),
                 "searched": searched,
             }
         )

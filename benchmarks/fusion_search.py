@@ -14,7 +14,8 @@ checks that its BM25, dense, RRF and shipped default give exactly search's own t
   query length, moved toward the more decisive list with power p) with the cosine normalised
   from floors other than -1;
 - z-score fusion (each list's scores standardised over the pool);
-- weighted reciprocal-rank fusion;
+- weighted reciprocal-rank fusion, and RRF with window vectors on the dense side (each of the
+  100 best windows counts for its chunk);
 - a guard: the convex top 10, but a chunk in the top k of both dense and RRF stays in it;
 - RRF's top n re-ordered by the convex score;
 - a tiny learned combiner: a linear score over normalised scores and reciprocal ranks, times
@@ -117,6 +118,19 @@ def z_scores(s: np.ndarray) -> np.ndarray:
 
 def rrf_rule(k: float = RRF_K, dense_w: float = 1.0) -> Rule:
     return lambda q: order(q["pool"], rrf_scores(q, k=k, dense_w=dense_w))
+
+
+def window_rrf_rule(k: float = RRF_K, dense_w: float = 1.0) -> Rule:
+    """RRF with window vectors on the dense side: every one of the 100 best windows adds
+    ``dense_w / (k + its rank)`` to its chunk (a chunk with several good windows gains more)."""
+
+    def rule(q: Question) -> np.ndarray:
+        pool = q["pool"]
+        dense = np.zeros(len(q["cos"]))
+        np.add.at(dense, q["window_list"], dense_w / (k + np.arange(1, len(q["window_list"]) + 1)))
+        return order(pool, dense[pool] + 1.0 / (k + q["rank_bm25"]))
+
+    return rule
 
 
 def convex_rule(alpha: float | None = None, power: float = 0.5, floor: float = -1.0) -> Rule:
@@ -307,6 +321,9 @@ def main() -> None:
         for k in (5, 20, 60):
             if (w, k) != (1.0, 60):
                 candidates[f"RRF k{k}, dense weight {w}"] = rrf_rule(k, w)
+    for w in (1.0, 1.5, 2.0):
+        for k in (5, 20, 60):
+            candidates[f"RRF over windows k{k}, dense weight {w}"] = window_rrf_rule(k, w)
     for k in (3, 5, 10, 12, 15):
         candidates[f"shipped + dense-and-RRF top-{k} guard"] = guard_rule(k)
     for n in (10, 11, 12, 13, 15, 20, 30):

@@ -64,6 +64,12 @@ def test_the_offline_rules_rank_as_search_does(tmp_path):
         assert len(q["rows"]) == (30 if q["q"].startswith("swap") else 5)
         for label, rule in rules.items():
             assert list(rule(q)[: len(q["searched"][label])]) == q["searched"][label], label
+        # one vector per chunk here: the best windows are the best chunks (float ties aside),
+        # and RRF over windows is RRF over chunks
+        assert set(q["window_list"].tolist()) == set(q["dense_list"].tolist())
+        q["dense_list"] = q["window_list"]
+        fs.prepare(q, index.homogeneity)
+        assert list(fs.window_rrf_rule()(q)) == list(fs.rrf_rule()(q))
     # the shipped weight moved by decisiveness is not the fixed weight: the check can fail
     q = pools[0]
     assert fs.shipped_alpha(q, 0.5) != fs.shipped_alpha(q, 0.0)
