@@ -12,7 +12,7 @@ checks that its BM25, dense, RRF and shipped default give exactly search's own t
 
 - convex fusion with a fixed dense weight, and the shipped per-query weight (corpus homogeneity,
   query length, moved toward the more decisive list with power p) with the cosine normalised
-  from floors other than -1;
+  from floors other than -1, or with other query-length constants;
 - z-score fusion (each list's scores standardised over the pool);
 - weighted reciprocal-rank fusion, and RRF with window vectors on the dense side (each of the
   100 best windows counts for its chunk);
@@ -40,6 +40,7 @@ from long_documents import K, margin
 
 from refgate.retrieval.fusion import (
     RRF_K,
+    base_dense_weight,
     decisive_weight,
     decisiveness,
     dense_weight_for,
@@ -71,6 +72,7 @@ def prepare(q: Question, homogeneity: float) -> None:
         rank[lst] = np.arange(1, len(lst) + 1)
         q[key] = rank[pool]
     q["alpha0"] = dense_weight_for(q["q"], homogeneity)
+    q["homogeneity"] = homogeneity
 
 
 def order(pool: np.ndarray, score: np.ndarray) -> np.ndarray:
@@ -139,6 +141,21 @@ def convex_rule(alpha: float | None = None, power: float = 0.5, floor: float = -
     def rule(q: Question) -> np.ndarray:
         a = shipped_alpha(q, power) if alpha is None else alpha
         return order(q["pool"], convex_scores(q, a, floor))
+
+    return rule
+
+
+def length_rule(short: int, long: int, weight: float, power: float = 0.5) -> Rule:
+    """The shipped rule with other query-length constants: the dense weight rises from the
+    corpus's base at ``short`` words to ``weight`` at ``long`` words (shipped: 15, 30, 0.95)."""
+
+    def rule(q: Question) -> np.ndarray:
+        base = base_dense_weight(q["homogeneity"])
+        n = len(_WORD.findall(q["q"]))
+        share = min(1.0, max(0.0, (n - short) / (long - short)))
+        alpha = base + share * max(0.0, weight - base)
+        alpha = decisive_weight(alpha, q["cos"][q["dense_list"]], q["bm25"], power=power)
+        return order(q["pool"], convex_scores(q, alpha))
 
     return rule
 
@@ -315,6 +332,12 @@ def main() -> None:
         for floor in (-1.0, -0.5, -0.25, 0.0, 0.1):
             if (p, floor) != (0.5, -1.0):
                 candidates[f"decisive p{p}, cosine floor {floor}"] = convex_rule(None, p, floor)
+    for short in (10, 12, 15):
+        for long in (20, 25, 30):
+            for weight in (0.95, 0.98, 1.0):
+                if (short, long, weight) != (15, 30, 0.95):
+                    label = f"query length {short}-{long} words to weight {weight}"
+                    candidates[label] = length_rule(short, long, weight)
     for a in (0.4, 0.5, 0.6, 0.7, 0.8):
         candidates[f"z-score {a}"] = z_rule(a)
     for w in (1.0, 1.5, 2.0, 3.0):
