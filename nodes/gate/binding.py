@@ -79,10 +79,18 @@ def unit_agrees(claim: str, item: Item, hint: str) -> bool:
 class Vocabulary:
     """The workspace's column names and descriptions: a name's description adds its words."""
 
-    __slots__ = ("_by_name",)
+    __slots__ = ("_by_name", "key")
 
     def __init__(self, descriptions: Mapping[str, str] | None = None) -> None:
         self._by_name = {str(k).lower(): str(v) for k, v in (descriptions or {}).items() if v}
+        #: The vocabulary's content: the binder's readings of a ref's places are kept per key.
+        self.key = tuple(sorted(self._by_name.items()))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Vocabulary) and other.key == self.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
 
     def words(self, name: str) -> frozenset[str]:
         if not name or not self._by_name:
@@ -91,8 +99,11 @@ class Vocabulary:
         return metric_words(text) if text else frozenset()
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _PlaceWords:
+    """A place's words: compared and hashed as the object itself (one per labelling and
+    vocabulary: ``Binder`` keys its decisions on it)."""
+
     core: frozenset[str]
     col_core: frozenset[str]
     all: frozenset[str]
@@ -117,8 +128,9 @@ def _score(words: frozenset[str], pw: _PlaceWords) -> tuple[bool, int, int]:
 
 @dataclass(slots=True)
 class _At:
-    """A place as binding reads it, made once per place per ``check_answer`` call: its words,
-    the unit kind its labels state, its own period and whether it was computed from data."""
+    """A place as binding reads it, made once per place and vocabulary (kept with the ref's
+    index across calls): its words, the unit kind its labels state, its own period and whether
+    it was computed from data."""
 
     words: _PlaceWords
     hint: str
@@ -126,19 +138,33 @@ class _At:
     computed: bool
 
 
+@lru_cache(maxsize=1 << 15)
+def _vocabulary_words(
+    core: str, context: str, name: str, col_core: str, col_context: str, vocab: Vocabulary
+) -> _PlaceWords:
+    """A place's words with the vocabulary's descriptions of its names (one object per labels
+    and vocabulary while cached; an evicted one stays with the places read with it)."""
+    pw = _label_words(core, context, col_core, col_context)
+    extra = vocab.words(name) | vocab.words(col_core)
+    return _PlaceWords(pw.core, pw.col_core, pw.all | extra) if extra else pw
+
+
 #: ``Binder.at``: a place not read yet (``None`` is an item at no place).
 _UNSEEN = _At(_PlaceWords(frozenset(), frozenset(), frozenset()), "", frozenset(), False)
 
 
 class _RefPlaces:
-    """One cited ref's places as binding reads them (``RefIndex.bound``)."""
+    """One cited ref's places as binding reads them under one vocabulary (``RefIndex.bound``):
+    made once per payload and vocabulary and kept with the ref's index (``RefIndex.readings``),
+    since all it holds follows from them."""
 
     __slots__ = ("at", "labelling", "values")
 
     def __init__(self) -> None:
         #: Each place's ``_At`` (``None``: an item that sits at no place), by ``_place_key``.
         self.at: dict[object, _At | None] = {}
-        #: Which labelling of places the ref has (refs labelled alike share ``Binder.best``).
+        #: Which labelling of places the ref has (refs labelled alike share ``Binder.best``): a
+        #: valueRef's value names, or its places' distinct words.
         self.labelling: object = None
         #: A valueRef's ``index.value_facts`` (read once, for its first value bound).
         self.values: tuple[frozenset[str], bool, frozenset[str]] | None = None
@@ -146,21 +172,29 @@ class _RefPlaces:
 
 class Binder:
     """Binds numbers to places for one ``check_answer`` call. Each cited ref's places are read
-    once (``RefIndex.bound``); places labelled alike share their words, and refs whose places
-    are labelled alike share the best score any of their places gets for a claim's words."""
+    once per payload and vocabulary (``RefIndex.bound``, kept across calls); places labelled
+    alike share their words, and refs whose places are labelled alike share the best score any
+    of their places gets for a claim's words."""
 
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab
         self._words: dict[tuple[str, str, str, str, str], _PlaceWords] = {}
-        self._labellings: dict[tuple[int, ...], int] = {}
         self._best: dict[tuple[object, frozenset[str]], tuple[bool, int, int]] = {}
         self._metric: dict[tuple[object, ...], object] = {}
+
+    def _places(self, idx: RefIndex) -> _RefPlaces:
+        """The ref's places as read under this call's vocabulary (kept with its index)."""
+        rp: _RefPlaces | None = idx.readings.get(self.vocab.key)
+        if rp is None:
+            rp = idx.readings[self.vocab.key] = _RefPlaces()
+        idx.bound = rp
+        return rp
 
     def at(self, idx: RefIndex, item: Item) -> _At | None:
         """The place ``item`` sits at (``None``: it sits at no place)."""
         rp: _RefPlaces | None = idx.bound
         if rp is None:
-            rp = idx.bound = _RefPlaces()
+            rp = self._places(idx)
         # ``_place_key``, inline (asked for every candidate value)
         key = item[5]
         if key == VALUE_PLACE:
@@ -207,15 +241,12 @@ class Binder:
     def _place_words_of(
         self, core: str, context: str, name: str, col_core: str, col_context: str
     ) -> _PlaceWords:
-        """A place's words (one object per labelling in this call: ``best`` keys on it)."""
+        """A place's words (one object per labelling and vocabulary while
+        ``_vocabulary_words`` keeps it: ``best`` keys on it)."""
         ck = (core, context, name, col_core, col_context)
         pw = self._words.get(ck)
         if pw is None:
-            pw = _label_words(core, context, col_core, col_context)
-            extra = self.vocab.words(name) | self.vocab.words(col_core)
-            if extra:
-                pw = _PlaceWords(pw.core, pw.col_core, pw.all | extra)
-            self._words[ck] = pw
+            pw = self._words[ck] = _vocabulary_words(*ck, self.vocab)
         return pw
 
     def metric_ok(self, idx: RefIndex, at: _At | None, q: Quantity) -> bool:
@@ -227,7 +258,7 @@ class Binder:
         labelling of the ref, when its other places were compared)."""
         if at is None:
             return True
-        base = (id(at.words), q.words, q.fallback)
+        base = (at.words, q.words, q.fallback)
         got = self._metric.get(base)
         if got is None:
             ok, compared = self._metric_ok(idx, at.words, q)
@@ -282,25 +313,24 @@ class Binder:
 
     def _all_words(self, idx: RefIndex) -> list[_PlaceWords]:
         """The distinct words of the places of ``idx`` that hold a number."""
-        seen: dict[int, _PlaceWords] = {}
+        seen: dict[_PlaceWords, None] = {}
         for it in idx.items:
             at = self.at(idx, it)
             if at is not None:
-                seen.setdefault(id(at.words), at.words)
-        return list(seen.values())
+                seen[at.words] = None
+        return list(seen)
 
     def _labelling(self, idx: RefIndex) -> object:
         """What the places of ``idx`` are labelled with (refs labelled alike share one): a
-        valueRef's value names, or an id of the set of its places' words."""
+        valueRef's value names, or the set of its places' words."""
         rp = idx.bound
         if rp is None:
-            rp = idx.bound = _RefPlaces()
+            rp = self._places(idx)
         if rp.labelling is None:
             if idx.ref.kind == "valueRef":
                 rp.labelling = frozenset([str(_place_key(it)) for it in idx.items])
             else:
-                sig = tuple(sorted(id(pw) for pw in self._all_words(idx)))
-                rp.labelling = self._labellings.setdefault(sig, len(self._labellings))
+                rp.labelling = tuple(sorted(self._all_words(idx), key=id))
         return rp.labelling
 
     def bind(

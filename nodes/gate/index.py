@@ -1,13 +1,15 @@
 """Per-ref value index for the GATE: every number, date and row label a ref's payload carries.
 
-A ref is indexed once per ``check_answer`` call and only if some claim cites it; ``build_index``
-reads its payload by kind (valueRef values, tableRef cells, web/doc text, documentation) into a
-``lookup.RefIndex``.
+A ref is indexed only if some claim cites it, and once per kind and payload while ``INDEXES``
+keeps it (across ``check_answer`` calls); ``build_index`` reads its payload by kind (valueRef
+values, tableRef cells, web/doc text, documentation) into a ``lookup.RefIndex``.
 """
 
 from __future__ import annotations
 
+import marshal
 import re
+import threading
 from functools import lru_cache
 from typing import Any
 
@@ -427,8 +429,65 @@ def _index_doc_ref(idx: RefIndex, kind: str, p: dict[str, Any]) -> None:
     idx.doc_text = "\n".join(texts).lower()
 
 
+class IndexCache:
+    """Indexes kept across ``check_answer`` calls, by the ref's kind and payload: the same ledger
+    is checked again after each answer block (and a retry cites mostly the same refs). A payload
+    is plain JSON data (``refgate.refs.plain``) and its key is its ``marshal`` encoding (version
+    2: no back-references, so equal content encodes alike), which decodes to the payload itself:
+    equal keys are equal payloads, so a ref whose payload changed is never served a stale index.
+    Least recently used entries go first, within ``max_entries`` and ``max_bytes`` of keys."""
+
+    def __init__(self, max_entries: int = 4096, max_bytes: int = 1 << 22) -> None:
+        self.max_entries, self.max_bytes = max_entries, max_bytes
+        self._by_key: dict[tuple[str, bytes], RefIndex] = {}
+        self._bytes = 0
+        self._lock = threading.Lock()  # checks may run in threads (a server's runs)
+
+    def index(self, ref: Ref) -> RefIndex:
+        """``ref``'s index: indexed once per payload, handed out as a ``RefIndex.twin``."""
+        try:
+            key = (ref.kind, marshal.dumps(ref.payload, 2))
+        except ValueError:  # not plain data (a payload built without validation)
+            return _build_index(ref)
+        by_key = self._by_key
+        with self._lock:
+            got = by_key.pop(key, None)
+            if got is not None:
+                by_key[key] = got  # most recently used last
+                return got.twin(ref)
+        got = _build_index(ref)
+        size = len(key[1])
+        if size > self.max_bytes // 64:
+            return got  # too large to keep (a long document): indexed for this call only
+        with self._lock:
+            kept = by_key.get(key)
+            if kept is not None:  # indexed meanwhile by another thread
+                return kept.twin(ref)
+            self._bytes += size
+            while by_key and (len(by_key) >= self.max_entries or self._bytes > self.max_bytes):
+                old = next(iter(by_key))
+                del by_key[old]
+                self._bytes -= len(old[1])
+            by_key[key] = got
+        return got.twin(ref)
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self._by_key.clear()
+            self._bytes = 0
+
+
+#: The GATE's index cache (``cache_clear()`` empties it).
+INDEXES = IndexCache()
+
+
 def build_index(ref: Ref) -> RefIndex:
-    """Index one ref's payload (numbers only for value/table/web/doc refs; dates for all)."""
+    """Index one ref's payload (numbers only for value/table/web/doc refs; dates for all), or
+    take it from ``INDEXES`` when a ref with that kind and payload was indexed before."""
+    return INDEXES.index(ref)
+
+
+def _build_index(ref: Ref) -> RefIndex:
     idx = RefIndex(ref)
     p = ref.payload if isinstance(ref.payload, dict) else {}
     if ref.kind == "valueRef":

@@ -133,8 +133,8 @@ class RefIndex:
     ref are never looked up: a percent claim only reads ``pct``)."""
 
     __slots__ = (
-        "_abs", "_disp", "_pct", "_x", "dates", "doc_names", "doc_text", "items", "labels",
-        "columns", "places", "ref", "value_places", "_values", "bound", "_secondary",
+        "_arrays", "dates", "doc_names", "doc_text", "items", "labels",
+        "columns", "places", "ref", "value_places", "_values", "bound", "_secondary", "readings",
     )  # fmt: skip
 
     def __init__(self, ref: Ref) -> None:
@@ -153,13 +153,14 @@ class RefIndex:
         #: skill id and title) and their text, lower-cased.
         self.doc_names: tuple[str, ...] = ()
         self.doc_text = ""
-        self._abs: _Arr | None = None
-        self._disp: _Arr | None = None
-        self._pct: _Arr | None = None
-        self._x: _Arr | None = None
+        #: The sorted arrays (abs, disp, pct, x), built on first lookup; shared with ``twin``s.
+        self._arrays: list[_Arr | None] = [None, None, None, None]
         #: The binder's record of this ref's places (``binding``), made on first use.
         self.bound: Any = None
         self._secondary: bool | None = None
+        #: The binder's records of these places, one per vocabulary, shared with ``twin``s (they
+        #: depend on the payload and the vocabulary only).
+        self.readings: dict[object, Any] = {}
 
     @property
     def secondary(self) -> bool:
@@ -169,32 +170,44 @@ class RefIndex:
             s = self._secondary = self.ref.is_secondary
         return s
 
+    def twin(self, ref: Ref) -> RefIndex:
+        """This index for ``ref``, a ref of the same kind and payload: the indexed content (never
+        changed once indexed), the sorted arrays and the binder's readings are shared."""
+        t = RefIndex.__new__(RefIndex)
+        t.ref = ref
+        t.items, t.dates, t.labels = self.items, self.dates, self.labels
+        t.places, t.columns, t.value_places = self.places, self.columns, self.value_places
+        t.doc_names, t.doc_text, t._arrays = self.doc_names, self.doc_text, self._arrays
+        t.readings = self.readings
+        t._values = t.bound = t._secondary = None
+        return t
+
     @property
     def abs(self) -> _Arr:
-        a = self._abs
+        a = self._arrays[0]
         if a is None:
-            a = self._abs = _abs_arr(self.items)
+            a = self._arrays[0] = _abs_arr(self.items)
         return a
 
     @property
     def disp(self) -> _Arr:
-        a = self._disp
+        a = self._arrays[1]
         if a is None:
-            a = self._disp = _disp_arr(self.items)
+            a = self._arrays[1] = _disp_arr(self.items)
         return a
 
     @property
     def pct(self) -> _Arr:
-        a = self._pct
+        a = self._arrays[2]
         if a is None:
-            a = self._pct = _pct_arr(self.items)
+            a = self._arrays[2] = _pct_arr(self.items)
         return a
 
     @property
     def x(self) -> _Arr:
-        a = self._x
+        a = self._arrays[3]
         if a is None:
-            a = self._x = _x_arr(self.items)
+            a = self._arrays[3] = _x_arr(self.items)
         return a
 
     def add_place(self, place: Place) -> int:

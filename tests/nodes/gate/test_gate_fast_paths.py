@@ -219,3 +219,105 @@ def test_scrub_blanks_what_the_single_pattern_blanks(pieces):
     text = "".join(pieces)
     expected = _REFERENCE_NOISE.sub(lambda m: " " * len(m.group()), text)
     assert markdown._scrub(text) == expected
+
+
+# Indexes and the binder's readings of a ref's places are kept across calls (``index.INDEXES``,
+# ``RefIndex.readings``): what is kept must follow the payload, the ref kind, the ref itself and
+# the vocabulary, never an id or an object seen before.
+
+
+def _val(rid: str, values: dict[str, float]) -> Ref:
+    return Ref(id=rid, kind="valueRef", payload={"values": values, "units": {"u": "%"}})
+
+
+def test_a_kept_index_follows_the_payload_not_the_id():
+    claim = "The unemployment rate was 5.0% [val_00000000ab]."
+    assert check_answer(claim, [_val("val_00000000ab", {"unemployment_rate": 5.0})]).passed
+    # the same id with another payload: its own value, not the kept one
+    other = check_answer(claim, [_val("val_00000000ab", {"unemployment_rate": 6.0})])
+    assert not other.passed
+    # a payload changed in place after a check is indexed again
+    ref = _val("val_00000000ab", {"unemployment_rate": 6.0})
+    assert not check_answer(claim, [ref]).passed
+    ref.payload["values"]["unemployment_rate"] = 5.0
+    assert check_answer(claim, [ref]).passed
+
+
+def test_a_kept_index_follows_the_kind():
+    payload = {"text": "The survey was published in 2019."}
+    claim = "The survey was published in 2019 [doc_00000000ab]."
+    assert check_answer(claim, [Ref(id="doc_00000000ab", kind="docRef", payload=payload)]).passed
+    date_ref = Ref(id="doc_00000000ab", kind="dateRef", payload=payload)
+    assert not check_answer(claim, [date_ref]).passed  # a dateRef's text states no period
+
+
+def test_refs_with_one_payload_keep_their_own_id_and_authority():
+    payload = {"excerpt": "Revenue was 5,000 in 2019."}
+    doc = Ref(id="doc_00000000ab", kind="docRef", payload=payload)
+    page = Ref(id="doc_00000000cd", kind="docRef", payload=payload, authority="secondary")
+    doc_report = check_answer("Revenue was 5,000 in 2019 [doc_00000000ab].", [doc, page])
+    page_report = check_answer("Revenue was 5,000 in 2019 [doc_00000000cd].", [doc, page])
+    assert doc_report.passed and [i.code for i in doc_report.issues] == []
+    assert [m.ref_id for m in doc_report.claims[0].mentions[0].matches] == ["doc_00000000ab"]
+    assert [m.ref_id for m in page_report.claims[0].mentions[0].matches] == ["doc_00000000cd"]
+    assert [i.code for i in page_report.issues] == ["external_only_numeric"]
+
+
+def test_kept_readings_follow_the_vocabulary():
+    ref = _val("val_00000000ab", {"series_a": 5.0})
+    claim = "The unemployment rate was 5% [val_00000000ab]."
+    vocabulary = {"series_a": "unemployment rate, seasonally adjusted"}
+    for _ in range(2):
+        assert not check_answer(claim, [ref]).passed
+        assert check_answer(claim, [ref], vocabulary=vocabulary).passed
+        assert not check_answer(claim, [ref], vocabulary={"series_a": "gdp"}).passed
+
+
+def test_checks_are_the_same_with_and_without_kept_indexes():
+    from refgate.nodes.gate import binding, index
+
+    table = Ref(
+        id="tbl_00000000ab",
+        kind="tableRef",
+        payload={
+            "columns": ["item", "2019", "2018"],
+            "rows": [
+                ["Revenue", 4000, 3500],
+                ["Cost of sales", 5000, 2900],
+                ["Employees", 120, 110],
+            ],
+            "meta": {"scale": "thousand", "unit": "USD"},
+        },
+    )
+    claims = [
+        "Revenue was $4,000 thousand in 2019 [tbl_00000000ab].",
+        "Revenue was $5,000 thousand in 2019 [tbl_00000000ab].",
+        "Revenue was $3,500 thousand in 2019 [tbl_00000000ab].",
+        "The company had 120 employees in 2018 [tbl_00000000ab].",
+        "Cost of sales was 2,900 in 2018 and revenue 3,500 [tbl_00000000ab].",
+    ]
+    warm = [check_answer(c, [table]).to_dict() for c in claims for _ in range(2)]
+    cold = []
+    for c in claims:
+        for _ in range(2):
+            index.INDEXES.cache_clear()
+            binding._vocabulary_words.cache_clear()
+            cold.append(check_answer(c, [table]).to_dict())
+    assert warm == cold
+    assert [r["passed"] for r in warm[::2]] == [True, False, False, False, True]
+
+
+def test_the_index_cache_keeps_its_bounds():
+    from refgate.nodes.gate.index import IndexCache
+
+    cache = IndexCache(max_entries=2, max_bytes=64 * 400)
+    refs = [_val(f"val_00000000a{i}", {"unemployment_rate": float(i)}) for i in range(4)]
+    first = [cache.index(ref) for ref in refs]
+    assert [i.ref for i in first] == refs
+    assert len(cache._by_key) == 2
+    # the two most recently used are kept; the first two are indexed afresh
+    kept = [cache.index(refs[i]).items is first[i].items for i in (3, 2, 1, 0)]
+    assert kept == [True, True, False, False]
+    big = Ref(id="doc_00000000ab", kind="docRef", payload={"text": "Revenue was 5. " * 40})
+    assert cache.index(big).items is not cache.index(big).items  # too large to keep
+    assert cache._bytes <= 64 * 400
