@@ -79,24 +79,23 @@ def unit_agrees(claim: str, item: Item, hint: str) -> bool:
 class Vocabulary:
     """The workspace's column names and descriptions: a name's description adds its words."""
 
-    __slots__ = ("_by_name", "key")
+    __slots__ = ("key",)
 
     def __init__(self, descriptions: Mapping[str, str] | None = None) -> None:
-        self._by_name = {str(k).lower(): str(v) for k, v in (descriptions or {}).items() if v}
-        #: The vocabulary's content: the binder's readings of a ref's places are kept per key.
-        self.key = tuple(sorted(self._by_name.items()))
+        by_name = {str(k).lower(): str(v) for k, v in (descriptions or {}).items() if v}
+        #: Its content, (name, description) pairs in name order: the binder's readings of a
+        #: ref's places are kept per key.
+        self.key: VocabularyKey = tuple(sorted(by_name.items()))
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Vocabulary) and other.key == self.key
 
-    def __hash__(self) -> int:
-        return hash(self.key)
+#: A vocabulary's content (``Vocabulary.key``).
+VocabularyKey = tuple[tuple[str, str], ...]
 
-    def words(self, name: str) -> frozenset[str]:
-        if not name or not self._by_name:
-            return frozenset()
-        text = self._by_name.get(name.lower())
-        return metric_words(text) if text else frozenset()
+
+def _described(by_name: Mapping[str, str], name: str) -> frozenset[str]:
+    """The words of the vocabulary's description of ``name`` (none if it has none)."""
+    text = by_name.get(name.lower()) if name else None
+    return metric_words(text) if text else frozenset()
 
 
 @dataclass(slots=True, eq=False)
@@ -140,12 +139,15 @@ class _At:
 
 @lru_cache(maxsize=1 << 15)
 def _vocabulary_words(
-    core: str, context: str, name: str, col_core: str, col_context: str, vocab: Vocabulary
+    core: str, context: str, name: str, col_core: str, col_context: str, vocab: VocabularyKey
 ) -> _PlaceWords:
     """A place's words with the vocabulary's descriptions of its names (one object per labels
     and vocabulary while cached; an evicted one stays with the places read with it)."""
     pw = _label_words(core, context, col_core, col_context)
-    extra = vocab.words(name) | vocab.words(col_core)
+    if not vocab:
+        return pw
+    by_name = dict(vocab)
+    extra = _described(by_name, name) | _described(by_name, col_core)
     return _PlaceWords(pw.core, pw.col_core, pw.all | extra) if extra else pw
 
 
@@ -246,7 +248,7 @@ class Binder:
         ck = (core, context, name, col_core, col_context)
         pw = self._words.get(ck)
         if pw is None:
-            pw = self._words[ck] = _vocabulary_words(*ck, self.vocab)
+            pw = self._words[ck] = _vocabulary_words(*ck, self.vocab.key)
         return pw
 
     def metric_ok(self, idx: RefIndex, at: _At | None, q: Quantity) -> bool:
