@@ -26,12 +26,12 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from shared.tatqa_tables import YEAR, header_and_rows, number_cell
+
 from refgate.nodes.gate import check_answer
 from refgate.refs import Ref
 
 DEFAULT_DIR = Path("/work/shared/data/tatqa-dev")
-_NUMERIC = re.compile(r"^\s*\(?-?\$?\s*\(?-?\d[\d,]*(?:\.\d+)?\)?%?\s*$")
-_YEAR = re.compile(r"^(?:19|20)\d\d$")
 _QUESTION = re.compile(
     r"^(?:What|How much) (?:was|is|were|are) (?:the )?(.+?) (?:in|for|during|as at|at) "
     r"(?:fiscal |FY ?)?((?:19|20)\d\d)\s*\??$",
@@ -43,11 +43,6 @@ def held_out(uid: str) -> bool:
     return int(hashlib.sha1(uid.encode()).hexdigest(), 16) % 5 == 0
 
 
-def _number_cell(cell: str) -> bool:
-    c = cell.strip()
-    return bool(c) and bool(_NUMERIC.match(c)) and not _YEAR.match(c.strip("$ "))
-
-
 def _value(cell: str) -> float:
     digits = re.sub(r"[^\d.]", "", cell)
     v = float(digits) if digits and digits != "." else float("nan")
@@ -55,22 +50,11 @@ def _value(cell: str) -> float:
 
 
 def table_ref(ctx: dict) -> tuple[Ref, list[str], list[list[str]]]:
-    table = ctx["table"]["table"]
-    n_head = 0
-    for row in table:
-        if any(_number_cell(c) for c in row[1:]):
-            break
-        n_head += 1
-    n_head = max(n_head, 1)
-    cols = [
-        " ".join(h[j].strip() for h in table[:n_head] if j < len(h) and h[j].strip()) or f"c{j}"
-        for j in range(len(table[0]))
-    ]
+    cols, rows = header_and_rows(ctx["table"]["table"])
     scales = [q["scale"] for q in ctx["questions"] if q["scale"] in ("thousand", "million")]
     meta = {"source": "TAT-QA dev", "uid": ctx["table"]["uid"]}
     if scales:
         meta["scale"] = max(set(scales), key=scales.count)
-    rows = table[n_head:]
     payload = {"columns": cols, "rows": rows, "units": {}, "meta": meta}
     rid = "tbl_" + hashlib.sha1(ctx["table"]["uid"].encode()).hexdigest()[:10]
     return Ref(id=rid, kind="tableRef", payload=payload), cols, rows
@@ -95,7 +79,7 @@ def _swap(cell: str) -> str:
 def claims_of(ctx: dict):
     """(group, claim, should_pass) for one table."""
     ref, cols, rows = table_ref(ctx)
-    years = [j for j, c in enumerate(cols) if _YEAR.match(c.strip()[-4:]) and j > 0]
+    years = [j for j, c in enumerate(cols) if YEAR.match(c.strip()[-4:]) and j > 0]
     if len(years) < 2:
         return ref, []
     out = []
@@ -113,7 +97,7 @@ def claims_of(ctx: dict):
             for o in range(len(rows))
             if o != r
             and j < len(rows[o])
-            and _number_cell(rows[o][j])
+            and number_cell(rows[o][j])
             and _value(rows[o][j]) != v
             and _value(rows[o][j]) not in own
         ]
@@ -129,12 +113,12 @@ def claims_of(ctx: dict):
         same_col = {
             _value(rows[o][j])
             for o in range(len(rows))
-            if j < len(rows[o]) and _number_cell(rows[o][j])
+            if j < len(rows[o]) and number_cell(rows[o][j])
         }
         for k in years:
             if year in cols[k]:
                 continue  # a split fiscal year ("2018/2019") names both years: no other year
-            if k != j and k < len(rows[r]) and _number_cell(rows[r][k]):
+            if k != j and k < len(rows[r]) and number_cell(rows[r][k]):
                 w = _value(rows[r][k])
                 if w != v and w not in same_col:
                     out.append(
@@ -157,13 +141,13 @@ def claims_of(ctx: dict):
         if not re.search(r"[A-Za-z]", label) or labels.count(label) > 1:
             continue
         for j in years:
-            if j < len(row) and _number_cell(row[j]):
+            if j < len(row) and number_cell(row[j]):
                 variants("row label", label, r, j)
     for q in ctx["questions"]:
         m = _QUESTION.match(q["question"].strip())
         if not m or q["answer_from"] != "table" or q["answer_type"] != "span":
             continue
-        if len(q["answer"]) != 1 or not _number_cell(str(q["answer"][0])):
+        if len(q["answer"]) != 1 or not number_cell(str(q["answer"][0])):
             continue
         what, year = m.group(1), m.group(2)
         hits = [

@@ -13,36 +13,21 @@ import json
 import re
 from pathlib import Path
 
+from shared.tatqa_tables import header_and_rows, number_cell
+
 from refgate.nodes.gate import check_answer
 from refgate.refs import Ref
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "tatqa" / "tatqa_dev_subset.json"
-_NUMERIC = re.compile(r"^\s*\(?-?\$?\s*\(?-?\d[\d,]*(?:\.\d+)?\)?%?\s*$")
-_YEAR = re.compile(r"^(?:19|20)\d\d$")
 SCALE_WORD = {"": "", "thousand": " thousand", "million": " million", "billion": " billion"}
 WRONG_SCALE = {"": " million", "thousand": " million", "million": " billion", "billion": " million"}
 
 
-def _is_number_cell(cell: str) -> bool:
-    c = cell.strip()
-    return bool(c) and bool(_NUMERIC.match(c)) and not _YEAR.match(c.strip("$ "))
-
-
 def table_ref(ctx: dict, scale: str) -> Ref:
     """A tableRef for a TAT-QA table: leading non-numeric rows are the column header."""
-    table = ctx["table"]["table"]
-    n_head = 0
-    for row in table:
-        if any(_is_number_cell(c) for c in row[1:]):
-            break
-        n_head += 1
-    n_head = max(n_head, 1)
-    cols = [
-        " ".join(h[j].strip() for h in table[:n_head] if j < len(h) and h[j].strip()) or f"c{j}"
-        for j in range(len(table[0]))
-    ]
+    cols, rows = header_and_rows(ctx["table"]["table"])
     meta = {"scale": scale, "source": "TAT-QA dev", "uid": ctx["table"]["uid"]}
-    payload = {"columns": cols, "rows": table[n_head:], "units": {}, "meta": meta}
+    payload = {"columns": cols, "rows": rows, "units": {}, "meta": meta}
     return Ref(
         id=f"tbl_{ctx['table']['uid'][:10].replace('-', '0')}", kind="tableRef", payload=payload
     )
@@ -90,7 +75,7 @@ def cases() -> list[dict]:
                 q["answer_type"] == "span"
                 and q["answer_from"] == "table"
                 and len(q["answer"]) == 1
-                and _is_number_cell(str(q["answer"][0]))
+                and number_cell(str(q["answer"][0]))
             ):
                 shown = str(q["answer"][0]).strip()
                 ref = table_ref(ctx, scale)
