@@ -260,10 +260,21 @@ class Binder:
         labelling of the ref, when its other places were compared)."""
         if at is None:
             return True
-        base = (at.words, q.words, q.fallback)
+        # The clause's words first; the whole claim's (with the previous claim's) only when
+        # they do not name the place.
+        if self._names(idx, at.words, q.words):
+            return True
+        fallback = q.fallback
+        return fallback != q.words and self._names(idx, at.words, fallback)
+
+    def _names(self, idx: RefIndex, pw: _PlaceWords, words: frozenset[str]) -> bool:
+        """Do ``words`` name the place (``metric_ok`` for one set of words), decided once per
+        place words and claim words (and per labelling of the ref, when its other places were
+        compared)."""
+        base = (pw, words)
         got = self._metric.get(base)
         if got is None:
-            ok, compared = self._metric_ok(idx, at.words, q)
+            ok, compared = self._names_here(idx, pw, words)
             if not compared:
                 self._metric[base] = ok
                 return ok
@@ -275,30 +286,25 @@ class Binder:
         key = (base, self._labelling(idx))
         got = self._metric.get(key)
         if got is None:
-            got = self._metric[key] = self._metric_ok(idx, at.words, q)[0]
+            got = self._metric[key] = self._names_here(idx, pw, words)[0]
         return got  # type: ignore[return-value]
 
-    def _metric_ok(self, idx: RefIndex, pw: _PlaceWords, q: Quantity) -> tuple[bool, bool]:
-        """(``metric_ok``, whether the ref's other places were compared)."""
-        compared = False
-        for words in (q.words, q.fallback) if q.fallback != q.words else (q.words,):
-            if not words:
-                return True, compared
-            if not pw.all:
-                # A place with no metric words ("x", an unlabelled subtotal) contradicts a claim
-                # only when another place of the ref matches the claim's words.
-                compared = True
-                if self.best(idx, words)[1] == 0:
-                    return True, compared
-                continue
-            s = _score(words, pw)
-            if s[0] and s[2] == 0 and s[1] == strong_count(words):
-                return True, compared  # the best score any place can get: no need to compare
-            if s[1] > 0:
-                compared = True
-                if s >= self.best(idx, words):
-                    return True, compared
-        return False, compared
+    def _names_here(
+        self, idx: RefIndex, pw: _PlaceWords, words: frozenset[str]
+    ) -> tuple[bool, bool]:
+        """(``_names``, whether the ref's other places were compared)."""
+        if not words:
+            return True, False
+        if not pw.all:
+            # A place with no metric words ("x", an unlabelled subtotal) contradicts a claim
+            # only when another place of the ref matches the claim's words.
+            return self.best(idx, words)[1] == 0, True
+        s = _score(words, pw)
+        if s[0] and s[2] == 0 and s[1] == strong_count(words):
+            return True, False  # the best score any place can get: no need to compare
+        if s[1] > 0:
+            return s >= self.best(idx, words), True
+        return False, False
 
     def best(self, idx: RefIndex, words: frozenset[str]) -> tuple[bool, int, int]:
         """The best score any place of ``idx`` holding a number gets for ``words``."""

@@ -24,7 +24,7 @@ from .matching import match_number, nearest
 from .mentions import Mention, scan_units
 from .names import NamePattern, check_names, compiled
 from .numbers import Num
-from .quantity import Quantity, quantities
+from .quantity import ClaimWords, Quantity, quantities
 from .ranking import ranking_frame, ranks
 from .verdict import ClaimCheck, GateIssue, GateReport, Match, MentionCheck, Severity
 
@@ -77,7 +77,7 @@ def check_answer(
     # index builds and look-ups, the date-anchor scan ran ~3x slower; this order alone gave x1.3).
     scanned = scan_units(units, name_pat)
     run.index_cited(units, scanned)
-    previous: frozenset[str] = frozenset()
+    previous: ClaimWords | None = None
     for unit, (mentions, row_labels) in zip(units, scanned, strict=True):
         if not mentions:
             continue
@@ -162,8 +162,8 @@ class _Run:
         unit: Unit,
         mentions: list[Mention],
         row_labels: list[str],
-        previous: frozenset[str],
-    ) -> frozenset[str]:
+        previous: ClaimWords | None,
+    ) -> ClaimWords | None:
         """Check one claim; returns its metric words (the next claim's ``previous``)."""
         cited = self._cited(unit)
         if unit.cells is not None and any(c.rank and c.text for c in unit.cells):

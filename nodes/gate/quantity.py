@@ -25,8 +25,61 @@ from .mentions import Mention
 from .numbers import Num, counts_noun
 from .words import metric_words
 
+_NONE: frozenset[str] = frozenset()
+
 #: A claim's unit kinds (``claim_kind``): what the number is, as written.
 CLAIM_KINDS = ("percent", "x", "currency", "count", "plain")
+
+
+class ClaimWords:
+    """A claim's own metric words and what it passes to the next claim, read on first use:
+    most claims bind on their clauses' words and never need the whole claim's."""
+
+    __slots__ = ("_after", "_fallback", "_own", "previous", "text")
+
+    def __init__(
+        self, text: str, previous: ClaimWords | None, row_words: frozenset[str] | None = None
+    ) -> None:
+        #: The claim's text (``row_words``: a table row's label words, read already).
+        self.text, self.previous, self._own = text, previous, row_words
+        self._fallback: frozenset[str] | None = None
+        self._after: frozenset[str] | None = None
+
+    def own(self) -> frozenset[str]:
+        own = self._own
+        if own is None:
+            own = self._own = metric_words(self.text)
+        return own
+
+    def before(self) -> frozenset[str]:
+        """The previous claim's words (what it passes on)."""
+        return self.previous.after() if self.previous is not None else _NONE
+
+    def fallback(self) -> frozenset[str]:
+        """The whole claim's words with the previous claim's."""
+        got = self._fallback
+        if got is None:
+            got = self._fallback = self.own() | self.before()
+        return got
+
+    def after(self) -> frozenset[str]:
+        """What the next claim takes as ``previous``: this claim's words, else the previous."""
+        got = self._after
+        if got is not None:
+            return got
+        # Walked back, not recursed: a long run of claims with no words of their own
+        # ("5", "5", ...) passes on the words of the last claim that had some.
+        chain: list[ClaimWords] = []
+        node: ClaimWords | None = self
+        while node is not None and node._after is None:
+            chain.append(node)
+            if node.own():
+                break
+            node = node.previous
+        got = _NONE if node is None else node._after if node._after is not None else node.own()
+        for claim in reversed(chain):
+            got = claim._after = claim.own() or got
+        return got
 
 
 @dataclass(slots=True)
@@ -34,14 +87,22 @@ class Quantity:
     """One number of a claim as a quantity (the value itself is the ``Num``)."""
 
     words: frozenset[str]
-    #: The whole claim's metric words with the previous claim's (a table row: the sentence
-    #: above the table): tried when ``words`` match nothing at a place.
-    fallback: frozenset[str]
+    #: The claim's words: ``fallback`` (the whole claim's metric words with the previous
+    #: claim's; a table row: its cell's with the sentence above the table) is tried when
+    #: ``words`` match nothing at a place.
+    claim: ClaimWords
     #: The claim's periods, each as the date keys that state it.
     periods: tuple[tuple[str, ...], ...]
     kind: str
     #: What the claim's words say of its numbers' signs (read only when a value is negative).
     signs: SignWords | None = None
+
+    #: A table row's cell (its fallback is its own words with the previous claim's).
+    cell: bool = False
+
+    @property
+    def fallback(self) -> frozenset[str]:
+        return self.words | self.claim.before() if self.cell else self.claim.fallback()
 
     def negative_ok(self, num: Num) -> bool:
         """May ``num``, written without a sign, stand for a negative value?"""
@@ -164,10 +225,11 @@ def _windows(text: str, nums: list[Num]) -> list[frozenset[str]]:
 
 
 def quantities(
-    unit: Unit, mentions: list[Mention], labels: list[str], previous: frozenset[str]
-) -> tuple[list[Quantity], frozenset[str]]:
+    unit: Unit, mentions: list[Mention], labels: list[str], previous: ClaimWords | None
+) -> tuple[list[Quantity], ClaimWords]:
     """The quantity of each number mention of ``unit`` (in mention order) and the unit's own
-    metric words (the next claim's ``previous``). ``labels`` are a table row's label cells."""
+    metric words (the next claim's ``previous``), read when first needed. ``labels`` are a
+    table row's label cells."""
     # One pass over the mentions: the claim's periods, its numbers (and their mentions).
     period_list: list[tuple[str, ...]] = []
     nums: list[Num] = []
@@ -184,19 +246,19 @@ def quantities(
     if unit.cells is not None:
         row_words = metric_words(" ".join(labels))
         signs = SignWords(" ".join(labels), nums, [m.header for m in cells])
+        row = ClaimWords("", previous, row_words)
         out = []
         for m, n in zip(cells, nums, strict=True):
             words = row_words | metric_words(m.header)
-            out.append(Quantity(words, words | previous, periods, claim_kind(n, ""), signs))
-        return out, row_words or previous
+            out.append(Quantity(words, row, periods, claim_kind(n, ""), signs, True))
+        return out, row
     text = unit.text
-    own = metric_words(text)
-    fallback = own | previous
+    claim = ClaimWords(text, previous)
     signs = SignWords(text, nums)
     if len(nums) == 1:  # the common case: its clause is all the text before it, or after it
         n = nums[0]
-        words = metric_words(text[: n.start]) or metric_words(text[n.end :]) or fallback
-        return [Quantity(words, fallback, periods, claim_kind(n, text), signs)], own or previous
+        words = metric_words(text[: n.start]) or metric_words(text[n.end :]) or claim.fallback()
+        return [Quantity(words, claim, periods, claim_kind(n, text), signs)], claim
     in_order = True
     last_start = -1
     for n in nums:
@@ -211,6 +273,6 @@ def quantities(
         by_id = dict(zip(map(id, ordered), _windows(text, ordered), strict=True))
         windows = [by_id[id(n)] for n in nums]
     return [
-        Quantity(w or fallback, fallback, periods, claim_kind(n, text), signs)
+        Quantity(w or claim.fallback(), claim, periods, claim_kind(n, text), signs)
         for n, w in zip(nums, windows, strict=True)
-    ], own or previous
+    ], claim

@@ -321,3 +321,43 @@ def test_the_index_cache_keeps_its_bounds():
     big = Ref(id="doc_00000000ab", kind="docRef", payload={"text": "Revenue was 5. " * 40})
     assert cache.index(big).items is not cache.index(big).items  # too large to keep
     assert cache._bytes <= 64 * 400
+
+
+# A claim's whole words (its fallback, and what it passes to the next claim) are read only when
+# a clause's words do not name a place (``quantity.ClaimWords``): the same words as reading
+# them for every claim.
+
+CLAIM_PIECES = ["Revenue", "grew", "5", "to", "the", "margin", "was", "-", "매출은", "1.5", " "]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(CLAIM_PIECES), max_size=5), min_size=1, max_size=12))
+def test_claim_words_read_late_equal_words_read_at_once(claims):
+    from refgate.nodes.gate.quantity import ClaimWords
+    from refgate.nodes.gate.words import metric_words
+
+    texts = [" ".join(pieces) for pieces in claims]
+    lazy = []
+    previous = None
+    for text in texts:
+        previous = ClaimWords(text, previous)
+        lazy.append(previous)
+    eager = []
+    eager_previous: frozenset[str] = frozenset()
+    for text in texts:
+        own = metric_words(text)
+        eager.append((own | eager_previous, own or eager_previous))
+        eager_previous = own or eager_previous
+    # read from the last claim back: the walk over claims not read yet
+    for claim, (fallback, after) in reversed(list(zip(lazy, eager, strict=True))):
+        assert claim.after() == after
+        assert claim.fallback() == fallback
+
+
+def test_a_long_run_of_claims_without_words_passes_words_on():
+    from refgate.nodes.gate.quantity import ClaimWords
+
+    claim = ClaimWords("Revenue grew", None)
+    for _ in range(50_000):
+        claim = ClaimWords("5", claim)
+    assert claim.after() == claim.fallback() == {"revenue", "grow"}
