@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from refgate.refs import is_emitted_result
 
 from .binding import Binder, Vocabulary
+from .collection import without_collection
 from .coverage import uncovered
 from .documented import is_documented
 from .evidence import NO_EMITTED, SECONDARY_POLICIES, coerce_refs, read_required
@@ -34,6 +35,7 @@ _TEXT_KINDS = frozenset({"docRef", "webRef"})
 _BARE_YEAR = re.compile(r"(?:19|20)\d\d")
 
 
+@without_collection
 def check_answer(
     answer: str,
     refs: Mapping[str, object] | Iterable[object],
