@@ -4,7 +4,7 @@ refs, and the curve from 20 to 2,000 claims (targets: <= 20 ms at 200; 10x claim
 Run: ``python benchmarks/gate_speed.py`` (``--rounds N`` to change the interleaved rounds;
 ``--baseline REV`` also times the GATE of git revision REV, its ``nodes/gate`` package read with
 ``git show`` into a temporary folder for this run only, side by side with today's at 200 claims:
-the ratio of the medians is what binding costs). Sizes
+the ratio of the medians is what binding costs; warm, cold, and on new ledgers). Sizes
 are measured in interleaved rounds; the script prints best, median and p90 CPU ms per size, a
 pure-Python reference loop timed between them (how fast the shared machine ran meanwhile), and the
 200-claim figure with the gate's caches cleared before each call (cold).
@@ -15,6 +15,7 @@ list items and evidence-table rows; every claim cites one or two refs, and all c
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import importlib
 import importlib.util
@@ -49,6 +50,7 @@ MOVED_IMPORTS = {
 }
 
 
+@functools.cache
 def baseline_gate(rev: str):
     """``check_answer`` of revision ``rev``: its ``nodes/gate`` files, read with ``git show``
     into a temporary package (kept for this run only; nothing is written to the tree)."""
@@ -309,6 +311,31 @@ def side_by_side(rev: str, answer: str, refs: list[Ref], rounds: int) -> None:
     )
 
 
+def new_ledgers_side_by_side(rev: str, pairs: int) -> None:
+    """Today's GATE and revision ``rev``'s, each checking a ledger and an answer it has never
+    seen (new refs and a new 200-claim answer from another seed for every pair, each checked
+    once by each GATE, alternating which goes first): a real run's first check. Caches of words
+    and patterns stay as earlier calls left them, as in a process that has run before."""
+    old = baseline_gate(rev)
+    ms: dict[str, list[float]] = {"new": [], "old": []}
+    for i in range(pairs):
+        refs = make_refs(random.Random(1000 + i))
+        answer = make_answer(200, refs, random.Random(2000 + i))
+        order = (("new", check_answer), ("old", old))
+        for key, gate in order if i % 2 == 0 else order[::-1]:
+            kw = {"vocabulary": VOCABULARY} if gate is check_answer else {}
+            gc.collect()
+            c0 = time.process_time()
+            gate(answer, refs, **kw)
+            gc.collect(0)
+            ms[key].append((time.process_time() - c0) * 1000)
+    med = {k: statistics.median(v) for k, v in ms.items()}
+    print(
+        f"new ledgers at 200 claims, {pairs} pairs: today median {med['new']:.2f} ms, "
+        f"{rev[:10]} median {med['old']:.2f} ms, ratio x{med['new'] / med['old']:.2f}"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=9, help="interleaved rounds (default 9)")
@@ -319,6 +346,7 @@ def main() -> None:
     refs = make_refs(rng)
     if args.baseline:
         side_by_side(args.baseline, make_answer(200, refs, random.Random(200)), refs, args.rounds)
+        new_ledgers_side_by_side(args.baseline, args.rounds * 2)
         if args.only_baseline:
             return
     sizes = (20, 50, 100, 200, 500, 1000, 2000)
