@@ -66,7 +66,8 @@ def unit_agrees(claim: str, item: Item, hint: str) -> bool:
         kind = "percent"
     if claim == "percent":
         # A table's bare number is a percentage only where a label says so (rate, margin, %).
-        return kind in _PERCENTS or (kind == "none" and hint != "amount")
+        # ... and never one that prints a currency ("$13,281")
+        return kind in _PERCENTS or (kind == "none" and not item[3] and hint != "amount")
     if claim == "x":
         return kind in ("x", "none")
     if claim == "currency":

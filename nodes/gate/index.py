@@ -281,6 +281,8 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
     section = ""
     cur_cols: set[int] = set()
     pct_cols: set[int] = set()
+    # the columns a header marks as percentages ("Gross margin %", "Share (percent)")
+    pct_heads = frozenset(j for j, c in enumerate(columns) if j and _states_percent(c))
     for r, row in enumerate(p.get("rows") or []):
         cells: list[Any] | None
         if type(row) is list:
@@ -342,6 +344,9 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
                     if items[-1][1] in _PERCENT_KINDS:
                         pct_cols.add(key % PLACE_COLS)
         label = " ".join(row_words)
+        pct_row = bool(label) and _states_percent(label)
+        if len(items) > n_items and (pct_heads or pct_row):
+            _percent_cells(items, n_items, pct_heads, whole_row=pct_row)
         if label_heads:
             place.context = " ".join([section, *label_heads])
         place.core = label
@@ -356,6 +361,31 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
         _bare_cells_take_their_columns_currency(items, cur_cols - pct_cols)
     _add_dates_from(idx, meta)
     _add_dates_from(idx, p)
+
+
+_PERCENT_LABEL = re.compile(r"%|\bper ?cent", re.I)
+_EXCEPT_PERCENT = re.compile(r"\b(?:except|excluding|other than)\b[^()]*?(?:%|\bper ?cent)", re.I)
+
+
+def _states_percent(label: str) -> bool:
+    """Does a row label or column header say its numbers are percentages ("Gross margin (%)",
+    "Share, percent"), not only that the table has some ("In thousands, except percentages")?"""
+    return bool(_PERCENT_LABEL.search(label)) and not _EXCEPT_PERCENT.search(label)
+
+
+def _percent_cells(
+    items: list[Item], start: int, columns: frozenset[int], *, whole_row: bool
+) -> None:
+    """Percentage cells, by their labels (docs/architecture.md, GATE, "Percent rows"): in a row whose label says "%" or
+    "percent" (every cell) or a column whose header does, a number that prints no currency of
+    its own is a percentage, whatever the table's or column's currency and scale ("Gross margin
+    (%)" 35.2 in a USD-million table is 35.2%, not $35.2 million)."""
+    for i in range(start, len(items)):
+        it = items[i]
+        if not whole_row and it[5] % PLACE_COLS not in columns:
+            continue
+        if (it[1] == "plain" and it[3]) or (it[1] in ("plain", "none") and not it[3]):
+            items[i] = (it[0], "percent", 1.0, "", it[4], it[5])
 
 
 def _bare_cells_take_their_columns_currency(items: list[Item], columns: set[int]) -> None:

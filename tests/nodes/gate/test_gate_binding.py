@@ -240,3 +240,48 @@ def test_a_spanning_header_written_once_covers_its_period_columns() -> None:
     assert blocked(f"The cash dividend per share was $0.58 in 2019 [{T}].", [table]) == [
         "value_of_other_period"
     ]
+
+
+def test_a_percent_row_or_column_holds_percentages_in_a_currency_table() -> None:
+    # The table's currency and scale are for its amounts; a row or column labelled "%" or
+    # "percent" holds percentages.
+    table = Ref(
+        id=T,
+        kind="tableRef",
+        payload={
+            "columns": ["item", "2019", "Change (%)"],
+            "rows": [
+                ["Revenue", 4000, 5.1],
+                ["Gross margin (%)", 35.2, 1.4],
+                ["Operating margin, percent", 12.5, 0.3],
+            ],
+            "meta": {"unit": "USD", "scale": "million"},
+        },
+    )
+    for ok in (
+        f"Gross margin was 35.2% in 2019 [{T}].",
+        f"Operating margin was 12.5% in 2019 [{T}].",
+        f"Revenue was $4,000 million in 2019 [{T}].",
+        f"Revenue grew 5.1% [{T}].",
+    ):
+        assert blocked(ok, [table]) == [], ok
+    for wrong in (
+        f"Gross margin was $35.2 million in 2019 [{T}].",
+        f"Operating margin was $12.5 million in 2019 [{T}].",
+        f"Revenue was 4,000% in 2019 [{T}].",
+    ):
+        assert blocked(wrong, [table]) == ["unit_kind_mismatch"], wrong
+
+
+def test_except_percentages_in_a_header_leaves_its_amounts_amounts() -> None:
+    table = Ref(
+        id=T,
+        kind="tableRef",
+        payload={
+            "columns": ["item", "2019 Amount (In thousands, except percentages)"],
+            "rows": [["Interest income", "$13,281"], ["Interest income margin %", "4.2"]],
+        },
+    )
+    assert blocked(f"Interest income was $13,281 in 2019 [{T}].", [table]) == []
+    assert blocked(f"Interest income margin was 4.2% in 2019 [{T}].", [table]) == []
+    assert blocked(f"Interest income was 13,281% in 2019 [{T}].", [table]) == ["unit_kind_mismatch"]
