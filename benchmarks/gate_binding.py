@@ -69,6 +69,20 @@ def _shown(cell: str) -> str:
     return re.sub(r"\$\s+", "$", cell.strip())
 
 
+def _percent_label(label: str) -> bool:
+    """A row label that says its numbers are percentages ("Gross margin (%)", "Effective tax
+    rate, percent"): a writer states its bare cells with a "%"."""
+    return "%" in label or "percent" in label.lower()
+
+
+def _as_written(cell: str, percent_row: bool) -> str:
+    """A cell as a writer states it: a bare number of a percentage row with its "%"."""
+    c = _shown(cell)
+    if percent_row and not c.endswith("%") and "$" not in c:
+        return c + "%"
+    return c
+
+
 def _swap(cell: str) -> str:
     c = _shown(cell)
     if c.endswith("%"):
@@ -85,12 +99,11 @@ def claims_of(ctx: dict):
     out = []
 
     def variants(kind: str, label: str, r: int, j: int) -> None:
-        cell = rows[r][j]
+        pct = _percent_label(label)
+        cell = _as_written(rows[r][j], pct)
         year = cols[j].strip()[-4:]
         v = _value(cell)
-        out.append(
-            (f"{kind}: correct", f"The {label} was {_shown(cell)} in {year} [{ref.id}].", True)
-        )
+        out.append((f"{kind}: correct", f"The {label} was {cell} in {year} [{ref.id}].", True))
         own = {_value(rows[r][k]) for k in range(1, len(rows[r])) if k < len(rows[r])}
         others = [
             rows[o][j]
@@ -106,7 +119,7 @@ def claims_of(ctx: dict):
             out.append(
                 (
                     f"{kind}: other row",
-                    f"The {label} was {_shown(bad)} in {year} [{ref.id}].",
+                    f"The {label} was {_as_written(bad, pct)} in {year} [{ref.id}].",
                     False,
                 )
             )
@@ -124,7 +137,7 @@ def claims_of(ctx: dict):
                     out.append(
                         (
                             f"{kind}: other year",
-                            f"The {label} was {_shown(rows[r][k])} in {year} [{ref.id}].",
+                            f"The {label} was {_as_written(rows[r][k], pct)} in {year} [{ref.id}].",
                             False,
                         )
                     )
