@@ -205,7 +205,7 @@ def _percent_words(*labels: str) -> bool:
 
 def _row_hint(label: str) -> str:
     """A unit kind a row label states ("Gross margin (%)": percent)."""
-    return "percent" if "%" in label or "percent" in label.lower() else ""
+    return "percent" if _states_percent(label) else ""
 
 
 @lru_cache(maxsize=1024)

@@ -27,19 +27,20 @@ STOP_GRACE_S = 5.0
 
 _stopping = threading.Event()
 #: What the user runs to resume the stopped run (set once the run has a thread).
-_resume_command: list[str] = []
+_resume_command = "the same command with --thread THREAD"
 
 
 def say_on_stop(resume_command: str) -> None:
     """The command that resumes this run, named if the run must exit before it unwinds."""
-    _resume_command[:] = [resume_command]
+    global _resume_command
+    _resume_command = resume_command
 
 
 def _exit_after_grace(code: int, name: str) -> None:
     sys.stderr.write(
         f"refgate: stopped by {name}; a call in flight did not end within {STOP_GRACE_S:.0f} s."
         " Completed passes are kept in the thread's checkpoint; resume with: "
-        + (_resume_command[0] if _resume_command else "the same command with --thread THREAD")
+        + _resume_command
         + "\n"
     )
     sys.stderr.flush()

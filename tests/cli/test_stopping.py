@@ -15,8 +15,8 @@ import time
 from refgate.api.local_llm import _RUNNING, LocalModelServer, stop_running_servers
 from refgate.cli.stopping import STOP_GRACE_S
 from refgate.testing_openai import OpenAIStub
+from tests.support.stub_answers import PLAN
 
-PLAN = '{"lens": "single value", "criteria": []}'
 ANSWER = "The workspace holds no data on that, so I cannot answer this question."
 QUESTION = "What was the GDP of Atlantis in 1900?"
 
