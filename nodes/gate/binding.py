@@ -152,6 +152,13 @@ def _vocabulary_words(
     return _PlaceWords(pw.core, pw.col_core, pw.all | extra) if extra else pw
 
 
+@lru_cache(maxsize=1 << 14)
+def _value_at(name: str, periods: frozenset[str], computed: bool, vocab: VocabularyKey) -> _At:
+    """A named value's place as binding reads it (shared by the values of every ref with that
+    name, period and origin: valueRefs of one dataset repeat them)."""
+    return _At(_vocabulary_words(name, "", name, "", "", vocab), "", periods, computed)
+
+
 #: ``Binder.at``: a place not read yet (``None`` is an item at no place).
 _UNSEEN = _At(_PlaceWords(frozenset(), frozenset(), frozenset()), "", frozenset(), False)
 
@@ -229,12 +236,7 @@ class Binder:
             facts = rp.values = value_facts(idx.ref)
         name = str(where[1])
         periods, computed, literals = facts
-        return _At(
-            self._place_words_of(name, "", name, "", ""),
-            "",
-            periods,
-            computed and name not in literals,
-        )
+        return _value_at(name, periods, computed and name not in literals, self.vocab.key)
 
     def _place_words(self, row: Place, col: Place | None) -> _PlaceWords:
         if col is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import marshal
 import re
 import threading
+from collections import OrderedDict
 from functools import lru_cache
 from typing import Any
 
@@ -291,9 +292,7 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
             cells = _row_cells(row, columns)
             if cells is None:
                 continue
-        place = Place("", "", section, table_periods, computed=computed)
         base = len(idx.places) * PLACE_COLS
-        idx.places.append(place)
         row_words: list[str] = []
         label_heads: list[str] = []
         row_periods: set[str] = set()
@@ -347,13 +346,17 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
         pct_row = bool(label) and _states_percent(label)
         if len(items) > n_items and (pct_heads or pct_row):
             _percent_cells(items, n_items, pct_heads, whole_row=pct_row)
-        if label_heads:
-            place.context = " ".join([section, *label_heads])
-        place.core = label
-        place.label = label or " ".join(period_text)
-        place.hint = TABLE_ROW  # decided from its labels when a claim binds to it
-        if row_periods:
-            place.periods = frozenset(row_periods)
+        # its hint, TABLE_ROW, is decided from its labels when a claim binds to it
+        idx.places.append(
+            Place(
+                label or " ".join(period_text),
+                label,
+                " ".join([section, *label_heads]) if label_heads else section,
+                frozenset(row_periods) if row_periods else table_periods,
+                TABLE_ROW,
+                computed=computed,
+            )
+        )
         # A labelled row with no number heads the rows below it ("Revenue:" over "Product").
         if label and len(items) == n_items:
             section = label
@@ -370,6 +373,8 @@ _EXCEPT_PERCENT = re.compile(r"\b(?:except|excluding|other than)\b[^()]*?(?:%|\b
 def _states_percent(label: str) -> bool:
     """Does a row label or column header say its numbers are percentages ("Gross margin (%)",
     "Share, percent"), not only that the table has some ("In thousands, except percentages")?"""
+    if "%" not in label and "cent" not in label.lower():
+        return False  # the patterns' quick rejection (most labels)
     return bool(_PERCENT_LABEL.search(label)) and not _EXCEPT_PERCENT.search(label)
 
 
@@ -469,37 +474,50 @@ class IndexCache:
 
     def __init__(self, max_entries: int = 4096, max_bytes: int = 1 << 22) -> None:
         self.max_entries, self.max_bytes = max_entries, max_bytes
-        self._by_key: dict[tuple[str, bytes], RefIndex] = {}
+        # an ``OrderedDict``: dropping the oldest entry is O(1) (a plain dict's first entry is
+        # found by skipping the deleted ones before it: ~5 us a drop once the cache is full)
+        self._by_key: OrderedDict[tuple[str, bytes], RefIndex] = OrderedDict()
         self._bytes = 0
+        #: Hashes of the keys indexed once and not kept (``index``).
+        self._seen: dict[int, None] = {}
         self._lock = threading.Lock()  # checks may run in threads (a server's runs)
 
     def index(self, ref: Ref) -> RefIndex:
-        """``ref``'s index: indexed once per payload, handed out as a ``RefIndex.twin``."""
+        """``ref``'s index: indexed once per payload; the index built for ``ref`` itself, or a
+        ``RefIndex.twin`` of the one kept for an equal payload."""
         try:
             key = (ref.kind, marshal.dumps(ref.payload, 2))
         except ValueError:  # not plain data (a payload built without validation)
             return _build_index(ref)
         by_key = self._by_key
-        with self._lock:
-            got = by_key.pop(key, None)
-            if got is not None:
-                by_key[key] = got  # most recently used last
-                return got.twin(ref)
+        got = by_key.get(key)
+        if got is not None:
+            with self._lock:
+                if key in by_key:
+                    by_key.move_to_end(key)  # most recently used last
+            return got.twin(ref)
         got = _build_index(ref)
         size = len(key[1])
         if size > self.max_bytes // 64:
             return got  # too large to keep (a long document): indexed for this call only
+        seen, h = self._seen, hash(key)
+        if h not in seen:
+            # Kept from its second indexing on: most payloads are checked once (a run's first
+            # check), and keeping each costs more than it saves (its objects outlive the call)
+            if len(seen) >= 4 * self.max_entries:
+                seen.clear()
+            seen[h] = None
+            return got
         with self._lock:
             kept = by_key.get(key)
             if kept is not None:  # indexed meanwhile by another thread
                 return kept.twin(ref)
-            self._bytes += size
-            while by_key and (len(by_key) >= self.max_entries or self._bytes > self.max_bytes):
-                old = next(iter(by_key))
-                del by_key[old]
-                self._bytes -= len(old[1])
             by_key[key] = got
-        return got.twin(ref)
+            self._bytes += size
+            while len(by_key) > self.max_entries or self._bytes > self.max_bytes:
+                old, _ = by_key.popitem(last=False)
+                self._bytes -= len(old[1])
+        return got
 
     def cache_clear(self) -> None:
         with self._lock:
