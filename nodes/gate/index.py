@@ -522,6 +522,7 @@ class IndexCache:
     def cache_clear(self) -> None:
         with self._lock:
             self._by_key.clear()
+            self._seen.clear()
             self._bytes = 0
 
 

@@ -216,8 +216,8 @@ def candidates(
     kind agrees)``. Values on the claim's own bases come first; then values that equal it only as
     displayed in another unit kind ("4,000%" against a currency cell 4,000), marked as not
     agreeing. Sign and currency rules as in ``match_number``. Found lazily: a ref whose id the
-    caller has put in ``done`` meanwhile (bound already) is not searched on its next bases (a
-    table's sorted array of another basis is then never built)."""
+    caller has put in ``done`` meanwhile (bound already) is not searched further (its next
+    values, its next bases: a table's sorted array of another basis is then never built)."""
     signed, currency = num.signed, num.currency
     bases = _bases(num)
     one_basis = len(bases) == 1
@@ -225,6 +225,7 @@ def candidates(
         if idx.ref.kind not in kinds:
             continue
         found = False
+        rid = idx.ref.id
         if one_basis:
             # One basis finds each value at most once: nothing to de-duplicate.
             basis_id, target, tol, basis = bases[0]
@@ -236,9 +237,10 @@ def candidates(
                     continue
                 found = True
                 yield idx, item, basis, True
+                if rid in done:
+                    break
         else:
             seen: set[int] = set()
-            rid = idx.ref.id
             for basis_id, target, tol, basis in bases:
                 if found and rid in done:
                     break
@@ -251,6 +253,8 @@ def candidates(
                         seen.add(id(item))
                         found = True
                         yield idx, item, basis, True
+                        if rid in done:
+                            break
         if found or (num.kind == "plain" and not num.has_scale):
             continue  # the claim's own bases found values here, or already read it as displayed
         for canon, item in _within(idx, 1, num.shown, 0.5 * num.step):
