@@ -478,8 +478,6 @@ class IndexCache:
         # found by skipping the deleted ones before it: ~5 us a drop once the cache is full)
         self._by_key: OrderedDict[tuple[str, bytes], RefIndex] = OrderedDict()
         self._bytes = 0
-        #: Hashes of the keys indexed once and not kept (``index``).
-        self._seen: dict[int, None] = {}
         self._lock = threading.Lock()  # checks may run in threads (a server's runs)
 
     def index(self, ref: Ref) -> RefIndex:
@@ -500,14 +498,6 @@ class IndexCache:
         size = len(key[1])
         if size > self.max_bytes // 64:
             return got  # too large to keep (a long document): indexed for this call only
-        seen, h = self._seen, hash(key)
-        if h not in seen:
-            # Kept from its second indexing on: most payloads are checked once (a run's first
-            # check), and keeping each costs more than it saves (its objects outlive the call)
-            if len(seen) >= 4 * self.max_entries:
-                seen.clear()
-            seen[h] = None
-            return got
         with self._lock:
             kept = by_key.get(key)
             if kept is not None:  # indexed meanwhile by another thread
@@ -522,7 +512,6 @@ class IndexCache:
     def cache_clear(self) -> None:
         with self._lock:
             self._by_key.clear()
-            self._seen.clear()
             self._bytes = 0
 
 
