@@ -105,7 +105,8 @@ class _Run:
     ) -> None:
         self.issues: list[GateIssue] = []
         self.ref_map = coerce_refs(refs, self.issues)
-        kinds = {r.kind for r in self.ref_map.values()}
+        # the ledger's kinds are read only when the plan requires some evidence
+        kinds = {r.kind for r in self.ref_map.values()} if required_evidence else frozenset()
         primary, relaxed = read_required(required_evidence, kinds, self.issues)
         # Authority: a number whose only support is secondary (web) evidence blocks by default;
         # a skill (secondaryAllowed) or the setting relaxes it, unless a skill requires
@@ -177,7 +178,11 @@ class _Run:
         # A claim cited only to documentation (apiRef / skillRef) that names what it documents
         # (the capability, a parameter, the skill) is about a documented behaviour: its numbers
         # must be in that documentation. Any other claim citing data is a data claim.
-        doc_only = all(i.ref.kind in DOC_KINDS for i in indexes)
+        doc_only = (
+            indexes[0].ref.kind in DOC_KINDS
+            if len(indexes) == 1
+            else all(i.ref.kind in DOC_KINDS for i in indexes)
+        )
         documented = doc_only and is_documented(unit.claim, indexes)
         if not self.data_claim and not documented:
             self.data_claim = not all(i.ref.kind in _TEXT_KINDS for i in indexes)
@@ -232,7 +237,6 @@ class _Run:
     ) -> MentionCheck:
         """Bind one number to a place of the cited refs (documentation: to its text)."""
         assert m.num is not None and q is not None
-        claim_text = unit.claim
         if doc_only:
             found = match_number(m.num, indexes, DOC_KINDS) if documented else []
             code = ""
@@ -241,7 +245,7 @@ class _Run:
             bound = self.binder.bind(m.num, q, indexes, NUMERIC_KINDS)
             found, code = bound.matches, bound.code
             if code:
-                self.issues.append(GateIssue(code, claim_text, bound.detail, cited))
+                self.issues.append(GateIssue(code, unit.claim, bound.detail, cited))
                 return MentionCheck("number", m.text, False, note=code)
         for x in found:
             table_hits.add(x.ref_id)
@@ -261,14 +265,16 @@ class _Run:
                     f"{nearest(m.num, indexes, kinds)}"
                     "; the gate does no arithmetic: emit a derived number as its own value"
                 )
-            self.issues.append(GateIssue("unsupported_numeric_claim", claim_text, detail, cited))
+            self.issues.append(GateIssue("unsupported_numeric_claim", unit.claim, detail, cited))
             return MentionCheck("number", m.text, False, note="no cited ref holds it")
-        internal = any(not x.secondary for x in found)
+        internal = (
+            not found[0].secondary if len(found) == 1 else any(not x.secondary for x in found)
+        )
         if not internal:
             self.issues.append(
                 GateIssue(
                     "external_only_numeric",
-                    claim_text,
+                    unit.claim,
                     f"{m.text} is supported only by secondary refs (web pages: "
                     f"{', '.join(x.ref_id for x in found)}); confirm it from a primary "
                     "source (a dataset, a computation, a workspace document)",
@@ -291,7 +297,7 @@ class _Run:
             if m.keys == ("asof",):
                 if idx.dates:
                     found_d.append(Match(idx.ref.id, "carries a date / asOf"))
-            elif all(k in idx.dates for k in m.keys):
+            elif idx.dates.issuperset(m.keys):
                 found_d.append(Match(idx.ref.id, f"date {'/'.join(m.keys)}"))
                 table_hits.add(idx.ref.id)
         if not found_d and _BARE_YEAR.fullmatch(m.text):
