@@ -168,16 +168,15 @@ class _RefPlaces:
     made once per payload and vocabulary and kept with the ref's index (``RefIndex.readings``),
     since all it holds follows from them."""
 
-    __slots__ = ("at", "labelling", "values")
+    __slots__ = ("at", "labelling")
 
     def __init__(self) -> None:
-        #: Each place's ``_At`` (``None``: an item that sits at no place), by ``_place_key``.
+        #: Each place's ``_At`` (``None``: an item that sits at no place), by ``Item[5]`` (a
+        #: valueRef's named values are read from its index's facts, ``Binder._value_at``).
         self.at: dict[object, _At | None] = {}
         #: Which labelling of places the ref has (refs labelled alike share ``Binder.best``): a
         #: valueRef's value names, or its places' distinct words.
         self.labelling: object = None
-        #: A valueRef's ``index.value_facts`` (read once, for its first value bound).
-        self.values: tuple[frozenset[str], bool, frozenset[str]] | None = None
 
 
 class Binder:
@@ -191,6 +190,7 @@ class Binder:
         self._words: dict[tuple[str, str, str, str, str], _PlaceWords] = {}
         self._best: dict[tuple[object, frozenset[str]], tuple[bool, int, int]] = {}
         self._metric: dict[tuple[object, ...], object] = {}
+        self._value_ats: dict[tuple[str, frozenset[str], bool], _At] = {}
 
     def _places(self, idx: RefIndex) -> _RefPlaces:
         """The ref's places as read under this call's vocabulary (kept with its index)."""
@@ -202,41 +202,41 @@ class Binder:
 
     def at(self, idx: RefIndex, item: Item) -> _At | None:
         """The place ``item`` sits at (``None``: it sits at no place)."""
+        if item[5] == VALUE_PLACE:
+            return self._value_at(idx, item)
         rp: _RefPlaces | None = idx.bound
         if rp is None:
             rp = self._places(idx)
-        # ``_place_key``, inline (asked for every candidate value)
         key = item[5]
-        if key == VALUE_PLACE:
-            where = item[4]
-            key = where[1] if type(where) is tuple else where
         at_of = rp.at
         at = at_of.get(key, _UNSEEN)
         if at is not _UNSEEN:
             return at
-        if item[5] == VALUE_PLACE:
-            at = self._value_at(idx, rp, item)
-        else:
-            got = idx.place_of(item)
-            at = None
-            if got is not None:
-                row, col = got
-                own = col.periods if col is not None and col.periods else row.periods
-                at = _At(self._place_words(row, col), _hint(row, col), own, row.computed)
+        got = idx.place_of(item)
+        at = None
+        if got is not None:
+            row, col = got
+            own = col.periods if col is not None and col.periods else row.periods
+            at = _At(self._place_words(row, col), _hint(row, col), own, row.computed)
         at_of[key] = at
         return at
 
-    def _value_at(self, idx: RefIndex, rp: _RefPlaces, item: Item) -> _At | None:
-        """A named value's place (as ``index.value_places`` makes it, without the ``Place``)."""
+    def _value_at(self, idx: RefIndex, item: Item) -> _At | None:
+        """A named value's place (as ``index.value_places`` makes it, without the ``Place``),
+        from the facts its ref's index read (one record per name, period and origin)."""
         where = item[4]
         if type(where) is not tuple:
             return None
-        facts = rp.values
+        facts = idx.facts
         if facts is None:
-            facts = rp.values = value_facts(idx.ref)
+            facts = idx.facts = value_facts(idx.ref)
         name = str(where[1])
         periods, computed, literals = facts
-        return _value_at(name, periods, computed and name not in literals, self.vocab.key)
+        key = (name, periods, computed and name not in literals)
+        got = self._value_ats.get(key)
+        if got is None:
+            got = self._value_ats[key] = _value_at(*key, self.vocab.key)
+        return got
 
     def _place_words(self, row: Place, col: Place | None) -> _PlaceWords:
         if col is None:

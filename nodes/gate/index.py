@@ -143,7 +143,10 @@ def _value_place(name: str, periods: frozenset[str], computed: bool) -> Place:
 def value_facts(ref: Ref) -> tuple[frozenset[str], bool, frozenset[str]]:
     """What a valueRef says of all its values: its own period (date keys), whether it was
     computed from data at all, and the names its code wrote as literals."""
-    p = ref.payload if isinstance(ref.payload, dict) else {}
+    return _value_facts(ref.payload if isinstance(ref.payload, dict) else {})
+
+
+def _value_facts(p: dict[str, Any]) -> tuple[frozenset[str], bool, frozenset[str]]:
     return (_own_periods(p), *_literal_names(p))
 
 
@@ -187,6 +190,7 @@ def _index_value_ref(idx: RefIndex, p: dict[str, Any]) -> None:
             elif isinstance(v, str):
                 idx.add_text(v, unit, "values.{}", name, place=key)
     _add_dates_from(idx, p)
+    idx.facts = _value_facts(p)
 
 
 #: ``Place.hint`` of a table row until a claim binds to it (then: percent or amount).

@@ -135,6 +135,7 @@ class RefIndex:
     __slots__ = (
         "_arrays", "dates", "doc_names", "doc_text", "items", "labels",
         "columns", "places", "ref", "value_places", "_values", "bound", "_secondary", "readings",
+        "facts",
     )  # fmt: skip
 
     def __init__(self, ref: Ref) -> None:
@@ -161,6 +162,9 @@ class RefIndex:
         #: The binder's records of these places, one per vocabulary, shared with ``twin``s (they
         #: depend on the payload and the vocabulary only).
         self.readings: dict[object, Any] = {}
+        #: A valueRef's own period, whether it was computed from data, and the names its code
+        #: wrote as literals (``index.value_facts``), read when it is indexed.
+        self.facts: tuple[frozenset[str], bool, frozenset[str]] | None = None
 
     @property
     def secondary(self) -> bool:
@@ -178,7 +182,7 @@ class RefIndex:
         t.items, t.dates, t.labels = self.items, self.dates, self.labels
         t.places, t.columns, t.value_places = self.places, self.columns, self.value_places
         t.doc_names, t.doc_text, t._arrays = self.doc_names, self.doc_text, self._arrays
-        t.readings = self.readings
+        t.readings, t.facts = self.readings, self.facts
         t._values = t.bound = t._secondary = None
         return t
 
