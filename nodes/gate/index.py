@@ -118,6 +118,7 @@ def _own_periods(p: dict[str, Any]) -> frozenset[str]:
 
 
 _NO_NAMES: frozenset[str] = frozenset()
+_NO_KEYS: frozenset[str] = frozenset()
 
 
 def _literal_names(p: dict[str, Any]) -> tuple[bool, frozenset[str]]:
@@ -288,6 +289,7 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
     pct_cols: set[int] = set()
     # the columns a header marks as percentages ("Gross margin %", "Share (percent)")
     pct_heads = frozenset(j for j, c in enumerate(columns) if j and _states_percent(c))
+    places = idx.places
     for r, row in enumerate(p.get("rows") or []):
         cells: list[Any] | None
         if type(row) is list:
@@ -296,10 +298,10 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
             cells = _row_cells(row, columns)
             if cells is None:
                 continue
-        base = len(idx.places) * PLACE_COLS
+        base = len(places) * PLACE_COLS
         row_words: list[str] = []
         label_heads: list[str] = []
-        row_periods: set[str] = set()
+        row_periods = _NO_KEYS
         period_text: list[str] = []
         n_items = len(items)
         for j, cell in enumerate(cells):
@@ -308,13 +310,14 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
                 unit = col_units[j]
                 if periodic[j]:
                     keys = date_keys_frozen(cell)
-                    if keys or not isinstance(cell, str):
+                    if keys:
                         dates.update(keys)
-                        row_periods.update(keys)
+                        row_periods = row_periods | keys if row_periods else keys
+                        period_text.append(str(cell))
                         if isinstance(cell, str):
                             labels.append(cell.lower())
-                        if keys:
-                            period_text.append(str(cell))
+                        continue
+                    if not isinstance(cell, str):
                         continue
                 key = base + j
             else:
@@ -332,9 +335,11 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
                 if f - f == 0.0:  # finite (inf - inf and nan - nan are nan)
                     where = ("row {} [{}]={}", r, col, cell)
                     items.append((f, unit.kind, unit.scale, unit.currency, where, key))
-            elif isinstance(cell, str) and cell.strip():
+            elif isinstance(cell, str):
+                text = cell.strip()
+                if not text:
+                    continue
                 if _has_alpha(cell):
-                    text = cell.strip()
                     labels.append(text.lower())
                     row_words.append(text)
                     if j < n_cols and columns[j] not in label_heads:
@@ -351,12 +356,12 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
         if len(items) > n_items and (pct_heads or pct_row):
             _percent_cells(items, n_items, pct_heads, whole_row=pct_row)
         # its hint, TABLE_ROW, is decided from its labels when a claim binds to it
-        idx.places.append(
+        places.append(
             Place(
                 label or " ".join(period_text),
                 label,
                 " ".join([section, *label_heads]) if label_heads else section,
-                frozenset(row_periods) if row_periods else table_periods,
+                row_periods or table_periods,
                 TABLE_ROW,
                 computed=computed,
             )
