@@ -1,0 +1,202 @@
+"""GATE direction words on real annual-report tables (TAT-QA dev, CC BY 4.0): does a claim that
+states a direction ("fell 5%", "rose 5%") pass where the cited change has that direction, and
+block where it has the other?
+
+Run: ``python benchmarks/gate_direction.py [--dir ../shared/data/tatqa-dev] [--part tuning]``.
+Tables become tableRefs as in ``gate_binding.py`` (and are split the same way: held-out =
+``held_out(uid)``). Claims:
+
+- **change column**: a cell of a column headed as a change ("% Change", "Increase (Decrease)",
+  "Variance", "2019 vs. 2018") worded with its row label and a direction: the cell's own
+  ("<label> fell 5% [tbl]." for -5; must pass) and the other ("<label> rose 5% [tbl]." for -5;
+  must block), the verbs rotated (fell / decreased by / declined / was ... lower; rose /
+  increased by / grew / was up);
+- **change row**: the same for a cell of a row labelled as a change of its own quantity ("Total
+  growth", "Net increase (decrease) in cash", "Change in valuation allowance") under a year
+  column, with its year;
+- **level with direction**: a positive cell of a year column of any other row, as a level
+  reached: "<label> fell to V in <year> [tbl]." and "... rose to V ..." (both must pass);
+- **change then level**: where a row has a change column and the latest year's level, "<label>
+  fell 5% to V in <year> [tbl]." in the right direction (must pass) and the other (must block);
+- **question**: TAT-QA arithmetic questions asking a percentage change whose answer is a cell of
+  the table: "The <what> rose/fell <answer>% [tbl]." right (must pass) and reversed (must block).
+
+Rates are printed per part and group, with examples of each failure kind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from gate_binding import DEFAULT_DIR, _label, _shown, _value, held_out, table_ref
+from shared.tatqa_tables import YEAR, number_cell
+
+from refgate.nodes.gate import check_answer
+
+#: A header or row label that names a change (the benchmark's own reading, broader than the
+#: GATE's: what a reader would call a change column).
+_CHANGE = re.compile(
+    r"chang|growth|increase|decrease|varian|variation|differen|\bvs\b|versus|yoy|y/y", re.I
+)
+#: A row label that names a change of its own quantity ("Total growth", "Net increase (decrease)
+#: in cash", "Change in valuation allowance"; not "Rate of compensation increase", a level).
+_CHANGE_ROW = re.compile(
+    r"^(?:net |total )?(?:changes?|increase|decrease|growth)\b|\bgrowth$|% change|change \(%\)",
+    re.I,
+)
+_FALLS = ("fell {}", "decreased by {}", "declined {}", "was {} lower")
+_RISES = ("rose {}", "increased by {}", "grew {}", "was up {}")
+_PCT_QUESTION = re.compile(r"percentage change|% change|percent change|change in percentage", re.I)
+_WHAT = re.compile(r"(?:percentage|percent|%) change (?:in|of) (?:the )?(.+?)(?: from| between|$)")
+
+
+def _magnitude(cell: str, percent: bool) -> str:
+    """A cell's size as a writer states it after a direction word ("5%", "$1,234")."""
+    c = _shown(cell).replace("(", "").replace(")", "").replace("-", "").strip()
+    c = c.replace("$ ", "$")
+    if percent and not c.endswith("%"):
+        c += "%"
+    return c
+
+
+def _percent(head: str, label: str, cell: str) -> bool:
+    return "%" in cell or any("%" in x or "percent" in x.lower() for x in (head, label))
+
+
+def _directed(value: float, size: str, i: int, reverse: bool) -> str:
+    up = (value > 0) != reverse
+    verbs = _RISES if up else _FALLS
+    return verbs[i % len(verbs)].format(size)
+
+
+def claims_of(ctx: dict):
+    """(group, claim, should_pass) for one table."""
+    ref, cols, rows = table_ref(ctx)
+    out: list[tuple[str, str, bool]] = []
+    change_cols = [j for j, c in enumerate(cols) if j and _CHANGE.search(c)]
+    years = [j for j, c in enumerate(cols) if j and YEAR.match(c.strip()[-4:])]
+    years = [j for j in years if j not in change_cols]
+    latest = max(years, key=lambda j: cols[j].strip()[-4:]) if years else None
+    labels = [_label(row[0]) if row else "" for row in rows]
+    k = 0
+    for r, row in enumerate(rows):
+        label = labels[r]
+        if not re.search(r"[A-Za-z]", label) or labels.count(label) > 1:
+            continue
+        change_row = bool(_CHANGE_ROW.search(label))
+        for j in change_cols:
+            if j >= len(row) or not number_cell(row[j]) or _value(row[j]) == 0:
+                continue
+            v = _value(row[j])
+            size = _magnitude(row[j], _percent(cols[j], label, row[j]))
+            for reverse in (False, True):
+                verb = _directed(v, size, k, reverse)
+                group = "change column: " + ("reversed" if reverse else "right")
+                group += " (value +)" if v > 0 else " (value -)"
+                out.append((group, f"{label} {verb} [{ref.id}].", not reverse))
+            k += 1
+            if latest is not None and latest < len(row) and number_cell(row[latest]):
+                level = _value(row[latest])
+                year = cols[latest].strip()[-4:]
+                if level > 0 and size.endswith("%"):
+                    for reverse in (False, True):
+                        verb = _directed(v, size, 0, reverse).replace(" by ", " ")
+                        out.append(
+                            (
+                                "change then level: " + ("reversed" if reverse else "right"),
+                                f"{label} {verb} to {_shown(row[latest])} in {year} [{ref.id}].",
+                                not reverse,
+                            )
+                        )
+        for j in years:
+            if j >= len(row) or not number_cell(row[j]) or _value(row[j]) == 0:
+                continue
+            v = _value(row[j])
+            year = cols[j].strip()[-4:]
+            if change_row:
+                size = _magnitude(row[j], _percent(cols[j], label, row[j]))
+                for reverse in (False, True):
+                    verb = _directed(v, size, k, reverse)
+                    group = "change row: " + ("reversed" if reverse else "right")
+                    group += " (value +)" if v > 0 else " (value -)"
+                    out.append((group, f"{label} {verb} in {year} [{ref.id}].", not reverse))
+                k += 1
+            elif v > 0 and j == latest:
+                shown = _shown(row[j])
+                for verb in ("fell to", "rose to"):
+                    out.append(
+                        (
+                            "level with direction",
+                            f"{label} {verb} {shown} in {year} [{ref.id}].",
+                            True,
+                        )
+                    )
+    for q in ctx["questions"]:
+        if q["answer_type"] != "arithmetic" or not _PCT_QUESTION.search(q["question"]):
+            continue
+        try:
+            ans = float(str(q["answer"]).replace(",", ""))
+        except ValueError:
+            continue
+        hits = [
+            (r, j)
+            for r, row in enumerate(rows)
+            for j in range(1, len(row))
+            if number_cell(row[j]) and abs(_value(row[j]) - ans) < 0.005 + abs(ans) * 1e-4
+        ]
+        m = _WHAT.search(q["question"].rstrip("?"))
+        if len(hits) != 1 or not m or ans == 0:
+            continue
+        size = f"{abs(ans):g}%"
+        for reverse in (False, True):
+            verb = _directed(ans, size, 0, reverse)
+            out.append(
+                (
+                    "question: " + ("reversed" if reverse else "right"),
+                    f"The {m.group(1)} {verb} [{ref.id}].",
+                    not reverse,
+                )
+            )
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dir", type=Path, default=DEFAULT_DIR)
+    ap.add_argument("--examples", type=int, default=4)
+    ap.add_argument("--part", choices=("tuning", "held-out", "both"), default="both")
+    args = ap.parse_args()
+    data = json.loads((args.dir / "tatqa_dataset_dev.json").read_text(encoding="utf-8"))
+    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    examples: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for ctx in data:
+        part = "held-out" if held_out(ctx["table"]["uid"]) else "tuning"
+        if args.part != "both" and part != args.part:
+            continue
+        ref = table_ref(ctx)[0]
+        for group, claim, should_pass in claims_of(ctx):
+            report = check_answer(claim, [ref])
+            right = report.passed == should_pass
+            c = counts[(part, group)]
+            c[0] += right
+            c[1] += 1
+            if not right and len(examples[(part, group)]) < args.examples:
+                why = "; ".join(f"{i.code}: {i.detail}" for i in report.blocking)[:220]
+                examples[(part, group)].append(f"{claim}  -> {why or 'passed'}")
+    print(f"{'part':9} {'group':40} {'right':>7} {'n':>6} {'rate':>8}")
+    for (part, group), (right, n) in sorted(counts.items()):
+        print(f"{part:9} {group:40} {right:7d} {n:6d} {right / n:8.2%}")
+    for (part, group), ex in sorted(examples.items()):
+        print(f"\n{part} / {group}: failures")
+        for e in ex:
+            print("   ", e)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
