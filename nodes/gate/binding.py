@@ -18,11 +18,14 @@ dates, the noun a number counts). A candidate backs the claim when, jointly:
   that read no dataset, is no primary evidence.
 
 - **sign**: a number written without a sign binds a negative value only when its clause says
-  so in words (``quantity.states_negative``: "a loss of 5", "fell 5%", "cost of sales was 5").
+  so in words (``quantity.states_negative``: "a loss of 5", "fell 5%", "cost of sales was 5");
+- **direction**: nor a positive value at a change place (``quantity.change_place``: "% Change",
+  "Increase (decrease)", ``revenue_growth``) when its clause states it as the size of a fall
+  (``quantity.states_fall``: "fell 5%"; not "fell to 95", a level).
 
 When no candidate passes, the verdict names the closest one: ``value_of_other_sign`` (all but the
-sign right), ``value_of_other_period`` (metric and unit right), ``value_of_other_quantity``,
-``unit_kind_mismatch``, ``value_not_computed``.
+sign or the direction right), ``value_of_other_period`` (metric and unit right),
+``value_of_other_quantity``, ``unit_kind_mismatch``, ``value_not_computed``.
 """
 
 from __future__ import annotations
@@ -32,10 +35,17 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .index import TABLE_ROW, table_row_hint, value_facts
-from .lookup import VALUE_PLACE, Item, Place, RefIndex, where_text
+from .lookup import NO_COL, PLACE_COLS, VALUE_PLACE, Item, Place, RefIndex, where_text
 from .matching import candidates
 from .numbers import Num
-from .quantity import Quantity
+from .quantity import (
+    CHANGE,
+    CHANGE_IF_UNSIGNED_ROW,
+    NOT_CHANGE,
+    Quantity,
+    change_place,
+    may_change,
+)
 from .verdict import Match
 from .words import label_words, metric_words, named, overlap, strong_count
 
@@ -136,6 +146,9 @@ class _At:
     hint: str
     periods: frozenset[str]
     computed: bool
+    #: A change place (``quantity.change_place``); ``None``: not read yet (read only when a
+    #: number binds a positive value here).
+    change: bool | None = None
 
 
 @lru_cache(maxsize=1 << 15)
@@ -359,6 +372,8 @@ class Binder:
         # Every candidate is kept: when none binds (no ref is done, so the search ran to its
         # end) they are what ``_why_not`` grades.
         found: list[Candidate] = []
+        #: The first place the direction rule refused (a rise, for a claim of a fall).
+        rose: tuple[RefIndex, Item] | None = None
         for cand in candidates(num, indexes, kinds, done):
             found.append(cand)
             idx, item, basis, unit_ok = cand
@@ -375,6 +390,16 @@ class Binder:
                     continue
             if not self.metric_ok(idx, at, q):
                 continue
+            # The direction rule: "fell 5%" is not backed by a change of +5 (a rise); the
+            # place is read first, the claim's words only at a change place.
+            if unsigned and item[0] > 0 and at is not None:
+                change = at.change
+                if change is None:
+                    change = self._read_change(idx, item, at)
+                if change and q.states_fall(num):
+                    if rose is None:
+                        rose = (idx, item)
+                    continue
             if at is not None and not at.computed:
                 uncomputed.append((idx, item, basis))
                 continue
@@ -395,7 +420,45 @@ class Binder:
                 "itself or computed without reading a dataset: compute it from the data, or "
                 "cite a dataset-backed ref that holds it",
             )
+        if rose is not None:
+            idx, item = rose
+            return Binding(
+                [],
+                "value_of_other_sign",
+                f"{_shown(item)} is {_label(idx, item)} ({idx.ref.id}), a change that is a rise; "
+                "the claim states it as a fall (fell, lower): state the direction the change has "
+                "(rose 5%), or cite the place that holds the fall",
+            )
         return self._why_not(found, num, q)
+
+    def _read_change(self, idx: RefIndex, item: Item, at: _At) -> bool:
+        """Is the place of ``item`` a change place (``_At.change``, read once per place)? A
+        cost or tax row (``CHANGE_IF_UNSIGNED_ROW``) is one only when it shows no negative value."""
+        kind = NOT_CHANGE
+        key = item[5]
+        if key == VALUE_PLACE:
+            where = item[4]
+            if type(where) is tuple:
+                kind = _value_change(str(where[1]), self.vocab.key)
+        elif key >= 0:  # ``RefIndex.place_of``, inline: most places name no change
+            row = idx.places[key // PLACE_COLS].core
+            col = key % PLACE_COLS
+            column = idx.columns[col].core if col != NO_COL else ""
+            low = row.lower()  # ``quantity._CHANGE_ROW``'s words, looked up first
+            if "chang" in low or "growth" in low or "increase" in low or _column_may_change(column):
+                kind = _change_place(row, column)
+        if kind == CHANGE_IF_UNSIGNED_ROW:
+            # A table row with no negative value; a named value's convention is unknown.
+            kind = NOT_CHANGE
+            if key >= 0:
+                this_row = key // PLACE_COLS
+                kind = CHANGE
+                for it in idx.items:
+                    if it[0] < 0 and it[5] // PLACE_COLS == this_row:
+                        kind = NOT_CHANGE
+                        break
+        change = at.change = kind == CHANGE
+        return change
 
     def _why_not(self, found: list[Candidate], num: Num, q: Quantity) -> Binding:
         """The code and detail of the candidate closest to the claim's quantity."""
@@ -425,6 +488,28 @@ class Binder:
             graded.append((idx, item, basis, unit_ok, metric, period_ok))
         code, g = _closest(graded)
         return Binding([], code, f"{_shown(g[1])} is {_label(g[0], g[1])} ({g[0].ref.id})")
+
+
+@lru_cache(maxsize=1 << 12)
+def _change_place(row: str, column: str) -> int:
+    """``quantity.change_place`` of a table cell, once per labelling."""
+    return change_place(row, column)
+
+
+@lru_cache(maxsize=1 << 10)
+def _column_may_change(column: str) -> bool:
+    return may_change(column)
+
+
+@lru_cache(maxsize=1 << 12)
+def _value_change(name: str, vocab: VocabularyKey) -> int:
+    """``quantity.change_place`` of a named value (its name and the vocabulary's description)."""
+    return change_place(name, _descriptions(vocab).get(name.lower(), ""), named=True)
+
+
+@lru_cache(maxsize=8)
+def _descriptions(vocab: VocabularyKey) -> dict[str, str]:
+    return dict(vocab)
 
 
 def _place_key(item: Item) -> object:

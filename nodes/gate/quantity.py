@@ -13,6 +13,13 @@ value is negative in words (``states_negative``): a direction down ("fell 5%", "
 by convention ("a loss of 5", "net loss was 5", "cash used in ... was 5", "cost of sales was
 5,000", 손실, 적자). So "Operating income was 5" is not backed by -5; "-5", "(5)" and △5 are
 signed and checked as written.
+
+**Direction.** A number a clause states as the size of a fall in direction words (``states_fall``:
+"fell 5%", "5% lower"; not "fell to 95" or "down from 100", levels, nor a clause that also says
+"rose") is not backed by a positive value at a change place (``change_place``: a "% Change",
+"Increase (decrease)", "2019 vs 2018" column, a "growth" row, a ``revenue_growth`` value) whose
+labels do not state a direction or a sign convention of their own ("Decrease", "loss", "cost",
+"favourable"): that place says the quantity rose.
 """
 
 from __future__ import annotations
@@ -108,16 +115,47 @@ class Quantity:
         """May ``num``, written without a sign, stand for a negative value?"""
         return self.signs is not None and self.signs.negative(num)
 
+    def states_fall(self, num: Num) -> bool:
+        """Does the clause state ``num``, written without a sign, as the size of a fall?"""
+        return self.signs is not None and self.signs.falls(num)
+
 
 class SignWords:
     """Which numbers of one claim its words make negative (``states_negative``), read on the
     first question: most values a claim binds are positive and never ask."""
 
-    __slots__ = ("_got", "headers", "nums", "text")
+    __slots__ = ("_falls", "_got", "headers", "nums", "text")
 
     def __init__(self, text: str, nums: list[Num], headers: list[str] | None = None) -> None:
         self.text, self.nums, self.headers = text, nums, headers
         self._got: dict[int, bool] | None = None
+        self._falls: frozenset[int] | None = None
+
+    def falls(self, num: Num) -> bool:
+        """Is ``num`` the size of a fall (``states_fall``)? Asked only when a number binds a
+        positive value at a change place."""
+        got = self._falls
+        if got is None:
+            got = self._falls = self._read_falls()
+        return id(num) in got
+
+    def _read_falls(self) -> frozenset[int]:
+        if self.headers is not None:  # a table row of the answer states no direction in verbs
+            return frozenset()
+        text = self.text
+        ordered = sorted(self.nums, key=lambda n: n.start)
+        out: set[int] = set()
+        prev_end, prev_falls = 0, False
+        for i, n in enumerate(ordered):
+            before = text[prev_end : n.start]
+            after = text[n.end : ordered[i + 1].start if i + 1 < len(ordered) else len(text)]
+            says = states_fall(before, after)
+            if not says and prev_falls and _RESTATES.match(before):
+                says = True  # "fell by 12.6 million, or 22.2%": the same fall restated
+            if says:
+                out.add(id(n))
+            prev_end, prev_falls = n.end, says
+        return frozenset(out)
 
     def negative(self, num: Num) -> bool:
         got = self._got
@@ -178,6 +216,31 @@ _DOWN_AFTER = re.compile(
     r"(?:lower|less|down|below|declines?|decreases?|drop|fall|loss)\b",
     re.I,
 )
+
+
+#: Words of a rise: a clause holding one states no fall ("despite lower prices, sales rose 5%").
+_UP = re.compile(
+    r"\b(?:r[oi]se|rises|rising|gr[eo]w|grows|growing|increas(?:e|ed|es|ing)|up|higher"
+    r"|gain(?:ed|s)?|climb(?:ed|s)?|jump(?:ed|s)?|surg(?:e|ed|es)|improv(?:e|ed|es)"
+    r"|expand(?:ed|s)?|advanc(?:e|ed))\b",
+    re.I,
+)
+#: A level the change started from: "down from 100".
+_FROM_END = re.compile(r"\bfrom[ \t$€£¥₩]*$", re.I)
+#: A stretch that restates the number before it: ", or ", " (", " million, or ".
+_RESTATES = re.compile(
+    r"^[ \t]*(?:(?:million|billion|thousand|bn|m|k)\b)?[ \t]*[,(]?[ \t]*(?:or)?[ \t(]*$", re.I
+)
+
+
+def states_fall(before: str, after: str = "") -> bool:
+    """Does a number's clause say in direction words that it is the size of a fall ("fell 5%",
+    "5% lower"; not "fell to 95", "down from 100", nor a clause that also states a rise)?"""
+    if _UP.search(before) and _UP.search(_SIGNED_PAIR.sub("", before)):
+        return False
+    if _DOWN.search(before):
+        return not _TO_END.search(before) and not _FROM_END.search(before)
+    return bool(after) and _DOWN_AFTER.match(after) is not None
 
 
 def states_negative(before: str, after: str = "") -> bool:
@@ -276,3 +339,72 @@ def quantities(
         Quantity(w or claim.fallback(), claim, periods, claim_kind(n, text), signs)
         for n, w in zip(nums, windows, strict=True)
     ], claim
+
+
+#: A label of a change (``change_place``): a column headed "Change", "% Change", "Increase
+#: (Decrease)", "Variance", "2019 vs. 2018", "YoY"; a value named ``revenue_growth``.
+_CHANGE_WORDS = re.compile(
+    r"\b(?:chang(?:e|es|ed)|chg|growth|increases?|variances?|variations?|differences?|diff"
+    r"|vs\.?|versus|yoy|y/y|qoq|q/q|year-over-year|year-on-year|period-to-period|delta)\b",
+    re.I,
+)
+#: A row label is a change only when it says so of its own quantity ("Total growth", "Net
+#: increase (decrease) in cash", "Revenue change (%)"); "Change in working capital" or "Effect
+#: of exchange rate changes" follow a cash-flow or reconciliation convention instead.
+_CHANGE_ROW = re.compile(
+    r"\b(?:growth|increase[ \t]*(?:/[ \t]*)?\([ \t]*decrease[ \t]*\)|(?:%|percent(?:age)?)"
+    r"[ \t]+change|change[ \t]*\([ \t]*%[ \t]*\))"
+    r"|^[ \t]*[$%]?[ \t]*changes?[ \t]*(?:\(?[$%]\)?)?[ \t]*$",
+    re.I,
+)
+#: Both directions named as one signed change: "Increase (decrease)", "increase/(decrease)".
+_SIGNED_PAIR = re.compile(
+    r"\bincreases?[ \t]*(?:/|or|and)?[ \t]*\(?[ \t]*decreases?[ \t]*\)?"
+    r"|\(?decreases?\)?[ \t]*(?:/|or|and)?[ \t]*increases?\b",
+    re.I,
+)
+#: Labels that state a direction or a sign convention of their own ("Decrease", "Decline (%)",
+#: "Favourable (unfavourable)", "Effect of ...", a rate assumed): not a plain signed change.
+_OWN_DIRECTION = re.compile(
+    r"\b(?:fav(?:ou?rable)?|unfav(?:ou?rable)?|adverse|better|worse|effects?|impacts?|rate of"
+    r"|expected|assum\w*|improvements?|deteriorations?)\b",
+    re.I,
+)
+
+
+#: A label that may name a change, lower-cased (``change_place`` reads the others no further;
+#: a case-sensitive search of the lower-cased text is ten times quicker than an ignore-case one).
+_MAY_CHANGE = re.compile(r"chang|chg|growth|increase|varia|diff|vs|yo|y/|q/|year-o|period-to|delta")
+#: Nouns of a direction or a negative quantity ("Decrease", "Net loss", "Cash outflow").
+_DIRECTION_NOUNS = re.compile(
+    r"\b(?:loss(?:es)?|deficits?|outflows?|negative|minus|shortfalls?|declines?|decreases?"
+    r"|drops?|falls?|reductions?|contractions?|deficiency|overdraft)\b|손실|적자|감소|하락",
+    re.I,
+)
+#: ``change_place``: not a change; a change; a change when its row shows no negative value
+#: (a cost or a tax, which some tables show negative, so that a fall is a positive change).
+NOT_CHANGE, CHANGE, CHANGE_IF_UNSIGNED_ROW = 0, 1, 2
+
+
+def may_change(label: str) -> bool:
+    """May ``label`` name a change (``change_place`` reads the others no further)?"""
+    return _MAY_CHANGE.search(label.lower()) is not None
+
+
+def change_place(row: str, column: str = "", *, named: bool = False) -> int:
+    """Is a place a change whose sign is its direction (a positive value: a rise), with no
+    direction or sign convention of its own? ``row``: a table row's label, or a value's name
+    (``named``); ``column``: the column header, or the value's description."""
+    if not may_change(row) and not may_change(column):
+        return NOT_CHANGE  # most places: one quick look
+    row, column = row.replace("_", " "), column.replace("_", " ")
+    signed = _SIGNED_PAIR.sub(" change ", f"{row} {column}")
+    if _DIRECTION_NOUNS.search(signed) or _DOWN.search(signed) or _OWN_DIRECTION.search(signed):
+        return NOT_CHANGE
+    # A column header (a value's name or description) names a change in any words; a row
+    # label only as ``_CHANGE_ROW`` does.
+    heading = _SIGNED_PAIR.sub(" change ", f"{row} {column}" if named else column)
+    if _CHANGE_WORDS.search(heading) is None and _CHANGE_ROW.search(row) is None:
+        return NOT_CHANGE
+    # A cost, a tax, cash used: shown negative by convention in some tables.
+    return CHANGE_IF_UNSIGNED_ROW if _NEGATIVE_NOUNS.search(signed) else CHANGE

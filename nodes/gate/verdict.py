@@ -31,7 +31,8 @@ ISSUE_CODES: dict[str, str] = {
     "than the claim states (its column, its row's period, the ref's period)",
     "value_of_other_sign": "a number written without a sign whose only matching place holds a "
     "negative value, in a claim that does not say in words that it is negative (a loss, a cost, "
-    "a fall)",
+    "a fall); or one the claim states as a fall ('fell 5%') whose only matching place is a "
+    "change that rose (+5 under '% Change', a revenue_growth value)",
     "unit_kind_mismatch": "a number found in the cited refs only in another unit kind (percent, "
     "multiple, currency amount, count)",
     "value_not_computed": "a number backed only by an emitted value the code wrote as a literal, "
