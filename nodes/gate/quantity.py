@@ -225,6 +225,17 @@ _UP = re.compile(
     r"|expand(?:ed|s)?|advanc(?:e|ed))\b",
     re.I,
 )
+#: Fall words that state no fall of a quantity: "broken down by", "write-down", "the lower of".
+_NOT_A_FALL = re.compile(
+    r"\b(?:broken|writ(?:e|ten)|mark(?:ed)?|shut|step(?:ped)?|top|trickle|drill)[ -]down\b"
+    r"|\bdown[ -]?payments?\b|\blower[ -]of\b|\bcut-?offs?\b",
+    re.I,
+)
+#: A predicate of its own between a fall word and the number: the number is not the fall's.
+_PREDICATE = re.compile(
+    r"\b(?:was|were|is|are|has|have|had|be|been|stood|reached|totall?ed|amounted|represented)\b",
+    re.I,
+)
 #: A level the change started from: "down from 100".
 _FROM_END = re.compile(r"\bfrom[ \t$€£¥₩]*$", re.I)
 #: A stretch that restates the number before it: ", or ", " (", " million, or ".
@@ -238,7 +249,11 @@ def states_fall(before: str, after: str = "") -> bool:
     "5% lower"; not "fell to 95", "down from 100", nor a clause that also states a rise)?"""
     if _UP.search(before) and _UP.search(_SIGNED_PAIR.sub("", before)):
         return False
-    if _DOWN.search(before):
+    text = _NOT_A_FALL.sub(" ", before)
+    falls = list(_DOWN.finditer(text))
+    # The last fall word states this number's fall unless another predicate comes between
+    # ("after costs were cut, revenue was 5%") or the number is a level ("fell to 95").
+    if falls and _PREDICATE.search(text, falls[-1].end()) is None:
         return not _TO_END.search(before) and not _FROM_END.search(before)
     return bool(after) and _DOWN_AFTER.match(after) is not None
 

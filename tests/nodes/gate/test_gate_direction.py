@@ -117,3 +117,16 @@ def test_named_growth_values_are_changes() -> None:
     # A cost's change as a named value: its sign convention is unknown, so no direction.
     cost = Ref(id=V, kind="valueRef", payload={"values": {"cost_growth": 5.0}})
     assert blocked(f"Cost growth fell 5 [{V}].", [cost]) == []
+
+
+def test_fall_words_of_another_predicate_or_a_compound_state_no_fall() -> None:
+    for answer in (
+        f"Revenue, before the write-down, changed by 5% [{T}].",
+        f"Revenue growth, broken down by segment, was 5% [{T}].",
+        f"After prices were cut, revenue was 5% above 2018 [{T}].",
+    ):
+        assert blocked(answer, [ROSE]) == [], answer
+    assert blocked(f"Revenue fell sharply, by 5% [{T}].", [ROSE]) == ["value_of_other_sign"]
+    assert blocked(f"After prices were cut, revenue was 5% lower [{T}].", [ROSE]) == [
+        "value_of_other_sign"
+    ]
