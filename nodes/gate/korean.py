@@ -94,6 +94,34 @@ _PERIOD = re.compile(
 )
 
 
+#: Where a period form can be: each holds 년 or H at most 6 characters after its start ("'2024 년")
+#: and is at most 12 characters long ("'2024 년 3 분기"). ``_period_matches`` searches only there.
+_PERIOD_KEY = re.compile("[년H]")
+_KEY_BEFORE = 6
+_PERIOD_WIDTH = 12
+
+
+def _period_matches(text: str) -> list[re.Match[str]]:
+    """``_PERIOD.finditer(text)``, searched only near each 년 and H. The leftmost match from
+    ``pos`` starts at most ``_KEY_BEFORE`` before the first key character ``j`` at or after
+    ``pos``; one starting by ``j`` reads nothing past ``j + _PERIOD_WIDTH`` (its last character
+    and the one after it, for the lookahead), so the search window ends there. No match starting
+    by ``j``: none starts before the next key character's window."""
+    out = []
+    pos = 0
+    key = _PERIOD_KEY.search
+    search = _PERIOD.search
+    while (k := key(text, pos)) is not None:
+        j = k.start()
+        m = search(text, max(pos, j - _KEY_BEFORE), j + _PERIOD_WIDTH + 1)
+        if m is not None and m.start() <= j:
+            out.append(m)
+            pos = m.end()
+        else:
+            pos = j + 1
+    return out
+
+
 def _year(raw: str) -> int:
     y = int(raw)
     return 2000 + y if y < 100 else y
@@ -140,23 +168,30 @@ def periods(text: str, found: list[Any], mention: object) -> list[Any]:
     return sorted(found + relative, key=lambda d: d.start) if relative else found
 
 
+def _period_key(m: re.Match[str]) -> str:
+    h, y, ky, q, kh = m.group("h", "y", "ky", "q", "kh")
+    # A year is 1900-2099: four digits, no padding needed.
+    year = _year(y or ky)
+    if h:
+        return f"{year}H{h}"
+    if q:
+        return f"{year}Q{q}"
+    return f"{year}H1" if kh == "상" else f"{year}H2"
+
+
 def _with_periods(text: str, found: list[Any], mention: Any) -> list[Any]:
-    extra = []
-    for m in _PERIOD.finditer(text):
-        y = _year(m.group("y") or m.group("ky"))
-        if m.group("h"):
-            key = f"{y:04d}H{m.group('h')}"
-        elif m.group("q"):
-            key = f"{y:04d}Q{m.group('q')}"
-        else:
-            key = f"{y:04d}H{1 if m.group('kh') == '상' else 2}"
-        extra.append(mention(m.group(), m.start(), m.end(), (key,)))
-    if not extra:
+    matches = _period_matches(text)
+    if not matches:
         return found
-    if len(extra) <= len(found) and all(e in found for e in extra):
-        # The general scan read each of them already, at the same span with the same keys
-        # ("2021년 1분기"): general mentions never overlap, so no other one overlaps them.
-        return found
+    read = [(m.start(), m.end(), (_period_key(m),)) for m in matches]
+    # The general scan read each of them already, at the same span with the same keys ("2021년
+    # 1분기"; a general mention's text is its span of ``text``): general mentions never overlap,
+    # so no other one overlaps them.
+    if len(read) <= len(found):
+        general = [(d.start, d.end, d.keys) for d in found]
+        if all(r in general for r in read):
+            return found
+    extra = [mention(text[a:b], a, b, keys) for a, b, keys in read]
     kept = [
         d
         for d in found

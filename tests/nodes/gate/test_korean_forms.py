@@ -55,3 +55,30 @@ def test_signs(text, shown, signed):
 )
 def test_periods(text, keys):
     assert [d.keys for d in find_dates(text)] == keys
+
+
+def test_period_search_near_keys_finds_every_period():
+    """``korean._period_matches`` searches near each 년 and H only: the same matches as a scan of
+    the whole text, on random strings of period parts."""
+    import random
+
+    from refgate.nodes.gate import korean
+
+    rng = random.Random(5)
+
+    def pick(*options: str) -> str:
+        return rng.choice(options)
+
+    def part() -> str:
+        blank = pick("", " ", "\t", "  ")
+        year = pick("", "'") + pick("2024", "24", "1999", "7", "123", "a1")
+        if rng.random() < 0.3:
+            return pick("1", "2", "3", "x") + "H" + blank + year + pick("", "a", "%", " ")
+        tail = pick("3", "4", "5") + pick("", " ", "  ") + "분기" if rng.random() < 0.6 else ""
+        return year + blank + "년" + pick("", " ") + (tail or pick("상", "하", "") + "반기")
+
+    for _ in range(20000):
+        text = "".join(part() + pick("", " ", "x", "_", "9", "'") for _ in range(rng.randint(0, 3)))
+        want = [(m.span(), m.groupdict()) for m in korean._PERIOD.finditer(text)]
+        got = [(m.span(), m.groupdict()) for m in korean._period_matches(text)]
+        assert got == want, text
