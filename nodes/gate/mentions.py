@@ -109,7 +109,10 @@ def _mentions_batch(
             for num in find_numbers(text, masked):
                 out.append(
                     Mention(
-                        "number", num.text.strip(), num=_with_header(num, header), header=header
+                        "number",
+                        num.text.strip(),
+                        num=_with_header(num, header) if header else num,
+                        header=header,
                     )
                 )
     return outs

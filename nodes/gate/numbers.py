@@ -109,13 +109,6 @@ _LEFT_LAST = frozenset(" \t-−+($€£¥₩")
 _LEFT_CHARS = frozenset(" \t-−+($€£¥₩USDEURGBPJYKWCNMAH")
 
 
-def _in_spans(s: int, spans: list[tuple[int, int]]) -> bool:
-    for a, b in spans:  # noqa: SIM110 (a loop is cheaper than any() over a generator)
-        if a <= s < b:
-            return True
-    return False
-
-
 #: Up to this many spans a linear test is cheapest; beyond, ``span_test`` bisects (a text with
 #: thousands of dates would otherwise cost dates x numbers comparisons).
 _LINEAR_SPANS = 8
@@ -124,7 +117,14 @@ _LINEAR_SPANS = 8
 def span_test(spans: list[tuple[int, int]]) -> Callable[[int], bool]:
     """``s -> any(a <= s < b for a, b in spans)``, in O(log n) per test for many spans."""
     if len(spans) <= _LINEAR_SPANS:
-        return lambda s: _in_spans(s, spans)
+
+        def inside_few(s: int) -> bool:
+            for a, b in spans:  # noqa: SIM110 (a loop is cheaper than any() over a generator)
+                if a <= s < b:
+                    return True
+            return False
+
+        return inside_few
     starts: list[int] = []
     ends: list[int] = []
     for a, b in sorted(spans):
