@@ -23,7 +23,10 @@ from .dates import is_period_name
 
 #: A ref id written outside brackets: a kind prefix (``refgate.refs.KIND_PREFIX``) and hex digits.
 _BARE_ID = re.compile(rf"\b(?:{'|'.join(KIND_PREFIX.values())})_[0-9a-f]{{3,}}\b")
-_BRACKET = re.compile(r"!?\[([^\[\]\n]{1,400})\](\([^)\n]*\))?")
+#: Branches that each start with a literal ("![" or "[", not "!?\["): the regex engine then skips
+#: to a first character of one of them in C, where an optional or class first is tried at every
+#: character (same matches, ~1.5x faster). ``_CELL_MARKUP`` and ``_NOISE_HINT`` are written so too.
+_BRACKET = re.compile(r"(?:!\[|\[)([^\[\]\n]{1,400})\](\([^)\n]*\))?")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*)$")
 _LIST = re.compile(r"^\s*(?:[-*+•]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])\s+")
@@ -40,7 +43,7 @@ _NOISE = re.compile(
 )
 _EMPH = re.compile(r"\*\*|__|~~")
 #: Whatever _NOISE, _EMPH, _BRACKET or _BARE_ID could match needs one of these.
-_CELL_MARKUP = re.compile(r"[`<\[_*~¹²³⁴⁵⁶⁷⁸⁹⁰]|https?:|www\.")
+_CELL_MARKUP = re.compile("|".join([*map(re.escape, "`<[_*~¹²³⁴⁵⁶⁷⁸⁹⁰"), r"https?:", r"www\."]))
 _NOT_VERIFIED = re.compile(r"^\s{0,3}#{1,6}\s+(?:not verified|미검증|검증되지 않음)", re.I)
 _RANK_COL = re.compile(r"^\s*(?:rank(?:ing)?|#|no\.?|순위|등수|place)\s*$", re.I)
 _BRACKETS_SEP = re.compile(r"[,;\s\[\]]+")
@@ -80,7 +83,7 @@ class Unit:
 
 #: Some literal every _NOISE match contains: most sentences hold none, and one search for them
 #: is cheaper than _NOISE's scan (its guard stops at every "h" and "w").
-_NOISE_HINT = re.compile(r"[`<¹²³⁴⁵⁶⁷⁸⁹⁰]|https?://|www\.|\[\^")
+_NOISE_HINT = re.compile("|".join([*"`<¹²³⁴⁵⁶⁷⁸⁹⁰", r"https?://", r"www\.", r"\[\^"]))
 
 
 def _noise_spans(text: str) -> list[tuple[int, int]]:
