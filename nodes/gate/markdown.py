@@ -47,7 +47,8 @@ _CELL_MARKUP = re.compile("|".join([*map(re.escape, "`<[_*~¹²³⁴⁵⁶⁷⁸
 _NOT_VERIFIED = re.compile(r"^\s{0,3}#{1,6}\s+(?:not verified|미검증|검증되지 않음)", re.I)
 _RANK_COL = re.compile(r"^\s*(?:rank(?:ing)?|#|no\.?|순위|등수|place)\s*$", re.I)
 _BRACKETS_SEP = re.compile(r"[,;\s\[\]]+")
-_PIPE = re.compile(r"(?<!\\)\|")
+#: A pipe not escaped: "|" first, then the lookbehind (a literal first is searched for in C).
+_PIPE = re.compile(r"\|(?<!\\\|)")
 
 
 @dataclass(slots=True)

@@ -66,7 +66,9 @@ _CUR_AFTER = re.compile(
     r"[ \t]?(?P<cur>dollars?|euros?|yen|won|USD|EUR|GBP|JPY|KRW|CNY|RMB|원|달러|엔|위안)(?![A-Za-z])"
 )
 _CLOSE = re.compile(r"[ \t]?\)")
-_LEFT_HINT = re.compile(r"[-−+($€£¥₩]|USD|EUR|GBP|JPY|KRW|CNY|RMB")
+#: Branches that each start with a literal (not a class): the regex engine skips to a first
+#: character of one of them in C.
+_LEFT_HINT = re.compile("|".join([*map(re.escape, "-−+($€£¥₩"), "USD|EUR|GBP|JPY|KRW|CNY|RMB"]))
 #: "(12.3 million)", "(4.5%)": the closing parenthesis after a scale word or unit.
 _CLOSE_AFTER = re.compile(
     r"[ \t]?(?:thousands?|millions?|billions?|trillions?|mn|bn|tn|[kKmMbB]|%|[십백천만억조]+)?[ \t]?(?:원)?\)"
