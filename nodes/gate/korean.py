@@ -38,9 +38,10 @@ PLUS_MARKS = "▲"
 _MARKS = MINUS_MARKS + PLUS_MARKS
 _DOWN = r"감소|하락|줄|축소|악화|감액|떨어|낮아|내려|후퇴|급감|급락|감익"
 _UP = r"증가|상승|늘|확대|개선|증액|올라|높아|급증|급등|성장|증익"
-_DIRECTION = re.compile(
-    rf"[ \t]*(?:(?:가|이|만큼|가량|정도|나|씩|이나)[ \t]*)?(?:(?P<down>{_DOWN})|(?P<up>{_UP}))"
-)
+_PARTICLES = r"가|이|만큼|가량|정도|나|씩|이나"
+_DIRECTION = re.compile(rf"[ \t]*(?:(?:{_PARTICLES})[ \t]*)?(?:(?P<down>{_DOWN})|(?P<up>{_UP}))")
+#: What can follow a number that a direction word follows: a blank, a particle or the word.
+_DIRECTION_NEXT = frozenset(w[0] for w in f" |\t|{_PARTICLES}|{_DOWN}|{_UP}".split("|"))
 #: A profit word right before the number: "영업이익은 ", "순이익이 약 ", "흑자 ".
 _PROFIT = re.compile(r"(?:이익|흑자)(?:은|는|이|가|도)?[ \t]*(?:약[ \t]*)?$")
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
@@ -75,7 +76,11 @@ def signs(text: str, nums: list[Any]) -> list[Any]:
                     signed=True,
                 )
             else:
-                d = _DIRECTION.match(text, num.end)
+                d = (
+                    _DIRECTION.match(text, num.end)
+                    if text[num.end : num.end + 1] in _DIRECTION_NEXT
+                    else None
+                )
                 if d is not None:
                     down = d.group("down") is not None
                     num = replace(
@@ -109,16 +114,15 @@ def _period_matches(text: str) -> list[re.Match[str]]:
     by ``j``: none starts before the next key character's window."""
     out = []
     pos = 0
-    key = _PERIOD_KEY.search
     search = _PERIOD.search
-    while (k := key(text, pos)) is not None:
+    for k in _PERIOD_KEY.finditer(text):
         j = k.start()
+        if j < pos:  # inside the last match
+            continue
         m = search(text, max(pos, j - _KEY_BEFORE), j + _PERIOD_WIDTH + 1)
         if m is not None and m.start() <= j:
             out.append(m)
             pos = m.end()
-        else:
-            pos = j + 1
     return out
 
 
@@ -169,7 +173,7 @@ def periods(text: str, found: list[Any], mention: object) -> list[Any]:
 
 
 def _period_key(m: re.Match[str]) -> str:
-    h, y, ky, q, kh = m.group("h", "y", "ky", "q", "kh")
+    h, y, ky, q, kh = m.groups()
     # A year is 1900-2099: four digits, no padding needed.
     year = _year(y or ky)
     if h:
@@ -187,10 +191,8 @@ def _with_periods(text: str, found: list[Any], mention: Any) -> list[Any]:
     # The general scan read each of them already, at the same span with the same keys ("2021년
     # 1분기"; a general mention's text is its span of ``text``): general mentions never overlap,
     # so no other one overlaps them.
-    if len(read) <= len(found):
-        general = [(d.start, d.end, d.keys) for d in found]
-        if all(r in general for r in read):
-            return found
+    if len(read) <= len(found) and {(d.start, d.end, d.keys) for d in found}.issuperset(read):
+        return found
     extra = [mention(text[a:b], a, b, keys) for a, b, keys in read]
     kept = [
         d
