@@ -11,6 +11,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from . import korean
 from .units import CURRENCIES, SCALE_WORDS
@@ -76,10 +77,14 @@ _CLOSE_AFTER = re.compile(
 _XGLUED = re.compile(r"[xX×](?![A-Za-z])")
 
 
+_DOLLARS = {"a$": "AUD", "c$": "CAD", "hk$": "HKD", "s$": "SGD"}
+
+
+@lru_cache(maxsize=64)  # the tokens _LEFT's currency group can read: a few dozen
 def _prefix_currency(token: str) -> str:
     t = token.strip().lower()
     if "$" in t:
-        return {"a$": "AUD", "c$": "CAD", "hk$": "HKD", "s$": "SGD"}.get(t, "USD")
+        return _DOLLARS.get(t, "USD")
     return CURRENCIES.get(t, t.upper())
 
 
@@ -254,14 +259,9 @@ def _left_context(text: str, s: int, e: int, prev: str) -> tuple[int, bool, bool
     if g_cur:
         cur = _prefix_currency(g_cur)
     if sign or paren or cur:
-        # The groups are in text order: the first one matched starts the number.
-        for group, hit in (
-            ("sign", g_sign), ("paren", g_paren), ("cur", g_cur),
-            ("paren2", g_paren2), ("sign2", g_sign2),
-        ):  # fmt: skip
-            if hit:
-                start = lm.start(group)
-                break
+        # The groups (1-5: sign, paren, cur, paren2, sign2) are in text order: the first one
+        # matched starts the number.
+        start = lm.start(1 if g_sign else 2 if g_paren else 3 if g_cur else 4 if g_paren2 else 5)
     return start, sign, paren, negative, cur
 
 
@@ -280,8 +280,13 @@ def _right_context(
         cm = _CLOSE.match(text, e)
         if cm:  # "(12.3) million": the parenthesis closes before the scale word
             end, closed = cm.end(), True
+    # The character after ``end`` and at most one blank ("" if none): each pattern below is tried
+    # only when it can start with it (a Korean unit after up to two blanks).
+    at = end
+    first = text[end : end + 2].lstrip(" \t")[:1]
     # Korean compound amounts: 1.2조, 3억 2천만, 5천억, 1,234백만.
-    km = _KO_UNIT.match(text, end) if text[end : end + 3].lstrip(" \t")[:1] in _KO_FIRST else None
+    ko_first = first or text[end : end + 3].lstrip(" \t")[:1]
+    km = _KO_UNIT.match(text, end) if ko_first in _KO_FIRST else None
     if km and (km.group("small") or km.group("big")):
         total, lead, last_place, end = _korean_amount(text, shown, step, km)
         if lead > 1.0:
@@ -289,17 +294,13 @@ def _right_context(
         else:
             shown, step = total, last_place
     else:
-        sm = (
-            _EN_SCALE.match(text, end)
-            if text[end : end + 2].lstrip(" \t")[:1] in _SCALE_FIRST
-            else None
-        )
+        sm = _EN_SCALE.match(text, end) if first in _SCALE_FIRST else None
         # Single letters (4.5m, 10K) count only when glued to the number.
         if sm and (len(sm.group("w")) > 1 or not sm.group("sp")):
             scale = SCALE_WORDS[sm.group("w").lower()]
             has_scale = True
             end = sm.end()
-    after = text[end : end + 2].lstrip(" \t")[:1]
+    after = first if end == at else text[end : end + 2].lstrip(" \t")[:1]
     sfx = _SUFFIX.match(text, end) if after in _SUFFIX_FIRST else None
     xg = _XGLUED.match(text, end) if end == e and nxt in _X_FIRST else None
     if xg:
