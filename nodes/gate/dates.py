@@ -229,6 +229,9 @@ def find_dates(text: str) -> list[DateMention]:
         if keys:
             out.append(DateMention(m.group(), m.start(), m.end(), keys))
             last = m.end()
+    # Korean periods need Hangul or an "H" (1H24): ASCII text without "H" holds none.
+    if "H" not in text and text.isascii():
+        return out
     return korean.periods(text, out, DateMention)
 
 

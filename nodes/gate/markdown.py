@@ -279,7 +279,7 @@ def split_units(answer: str, known: Container[str]) -> tuple[list[Unit], list[tu
                 all_cites.extend((c, i) for c in row_cites)
                 text = " | ".join(c.text for c in cells)
                 units.append(
-                    Unit(text, "row", i, row_cites or list(inherit), cells, raw=row_raw.strip())
+                    Unit(text, "row", i, row_cites or list(inherit), cells, row_raw.strip())
                 )
                 i += 1
             prev_line_cites = []
@@ -294,7 +294,7 @@ def split_units(answer: str, known: Container[str]) -> tuple[list[Unit], list[tu
             flush()
             body = _NUMBERING.sub("", hm.group(2).rstrip("#").strip())
             clean, cites, _ = extract_citations(_scrub(body), known)
-            units.append(Unit(clean, "heading", i, cites, raw=hm.group(2)))
+            units.append(Unit(clean, "heading", i, cites, None, hm.group(2)))
             all_cites.extend((c, i) for c in cites)
             prev_line_cites = cites
             prev_line_src = None
@@ -342,7 +342,7 @@ def _with_sentences(
         made = []
         for sent in sents:
             clean, cites, _ = next(extracted)
-            made.append(Unit(clean, kind, line, cites, raw=sent))
+            made.append(Unit(clean, kind, line, cites, None, sent))  # positional: cheaper
         para_units.append(made)
     out_units: list[Unit] = []
     for u in units:

@@ -93,7 +93,7 @@ def _mentions_batch(
             start = dm.start
             if in_rank is not None and in_rank(start):
                 continue
-            out.append(Mention("date", dm.text, keys=dm.keys))
+            out.append(Mention("date", dm.text, None, dm.keys))
             masked.append((start, dm.end))
     for text, low, dms, out in zip(texts, lows, all_dms, outs, strict=True):
         # "as of" / "as at" / 기준 / 현재 (the case-insensitive "as" is [aA][sSſ]).
@@ -107,12 +107,14 @@ def _mentions_batch(
         if has_digit[i]:
             header = headers[i] if headers else ""
             for num in find_numbers(text, masked):
+                # Positional arguments: a keyword call of the dataclass __init__ costs more.
                 out.append(
                     Mention(
                         "number",
                         num.text.strip(),
-                        num=_with_header(num, header) if header else num,
-                        header=header,
+                        _with_header(num, header) if header else num,
+                        (),
+                        header,
                     )
                 )
     return outs
@@ -129,7 +131,7 @@ def _plain_cell(text: str, header: str) -> Mention | None:
     digits = text.replace(",", "") if "," in text else text
     step = dec_step(digits)
     num = Num(text, 0, len(text), float(digits), step, 1.0, False, "plain", False)
-    return Mention("number", text, num=_with_header(num, header), header=header)
+    return Mention("number", text, _with_header(num, header), (), header)
 
 
 def scan_units(
@@ -159,7 +161,7 @@ def scan_units(
                 found = find_dates(cell.text)
                 if found:
                     plan.append(
-                        ("direct", [Mention("date", d.text, keys=d.keys) for d in found], cell)
+                        ("direct", [Mention("date", d.text, None, d.keys) for d in found], cell)
                     )
                     continue
             plain = _plain_cell(cell.text, cell.header)

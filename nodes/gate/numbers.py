@@ -205,7 +205,8 @@ def find_numbers(text: str, masked: list[tuple[int, int]] | None = None) -> list
         out.append(Num(text[start:end], start, end, value, step, scale, has_scale, kind, sign, cur))
         if end > pos:
             pos = end
-    return korean.signs(text, out)
+    # Korean signs need Hangul or a triangle: never in ASCII text (a flag of the string).
+    return out if text.isascii() else korean.signs(text, out)
 
 
 def _glued(text: str, s: int, e: int, prev: str, nxt: str, n: int) -> bool:
