@@ -281,10 +281,13 @@ def _right_context(
         cm = _CLOSE.match(text, e)
         if cm:  # "(12.3) million": the parenthesis closes before the scale word
             end, closed = cm.end(), True
-    # The character after ``end`` and at most one blank ("" if none): each pattern below is tried
-    # only when it can start with it (a Korean unit after up to two blanks).
+    # The character after ``end`` and at most one blank ("" if none; ``nxt`` when that is no
+    # blank): each pattern below is tried only when it can start with it (a Korean unit after up
+    # to two blanks).
     at = end
-    first = text[end : end + 2].lstrip(" \t")[:1]
+    first = (
+        nxt if end == e and nxt != " " and nxt != "\t" else text[end : end + 2].lstrip(" \t")[:1]
+    )
     # Korean compound amounts: 1.2조, 3억 2천만, 5천억, 1,234백만.
     ko_first = first or text[end : end + 3].lstrip(" \t")[:1]
     km = _KO_UNIT.match(text, end) if ko_first in _KO_FIRST else None
