@@ -21,7 +21,9 @@ dates, the noun a number counts). A candidate backs the claim when, jointly:
   so in words (``quantity.states_negative``: "a loss of 5", "fell 5%", "cost of sales was 5");
 - **direction**: nor a positive value at a change place (``quantity.change_place``: "% Change",
   "Increase (decrease)", ``revenue_growth``) when its clause states it as the size of a fall
-  (``quantity.states_fall``: "fell 5%"; not "fell to 95", a level).
+  (``quantity.states_fall``: "fell 5%"; not "fell to 95", a level); nor a positive value a
+  sentence states as the size of a rise (a fall) when the claim states a fall (a rise)
+  (``quantity.sentence_directions``: "Sales rose 12%" backs no "Sales fell 12%").
 
 When no candidate passes, the verdict names the closest one: ``value_of_other_sign`` (all but the
 sign or the direction right), ``value_of_other_period`` (metric and unit right),
@@ -41,10 +43,13 @@ from .numbers import Num
 from .quantity import (
     CHANGE,
     CHANGE_IF_UNSIGNED_ROW,
+    FALL,
     NOT_CHANGE,
+    RISE,
     Quantity,
     change_place,
     may_change,
+    sentence_directions,
 )
 from .verdict import Match
 from .words import label_words, metric_words, named, overlap, strong_count
@@ -147,8 +152,10 @@ class _At:
     periods: frozenset[str]
     computed: bool
     #: A change place (``quantity.change_place``); ``None``: not read yet (read only when a
-    #: number binds a positive value here).
+    #: number binds a positive value here); at a sentence, whether it states a direction.
     change: bool | None = None
+    #: At a sentence place that states a direction: each number's (``quantity.RISE``, ``FALL``).
+    directions: dict[str, int] | None = None
 
 
 @lru_cache(maxsize=1 << 15)
@@ -372,8 +379,8 @@ class Binder:
         # Every candidate is kept: when none binds (no ref is done, so the search ran to its
         # end) they are what ``_why_not`` grades.
         found: list[Candidate] = []
-        #: The first place the direction rule refused (a rise, for a claim of a fall).
-        rose: tuple[RefIndex, Item] | None = None
+        #: The first place the direction rule refused, and the direction it states.
+        refused: tuple[RefIndex, Item, int, bool] | None = None
         for cand in candidates(num, indexes, kinds, done):
             found.append(cand)
             idx, item, basis, unit_ok = cand
@@ -390,16 +397,21 @@ class Binder:
                     continue
             if not self.metric_ok(idx, at, q):
                 continue
-            # The direction rule: "fell 5%" is not backed by a change of +5 (a rise); the
-            # place is read first, the claim's words only at a change place.
+            # The direction rule: "fell 5%" is not backed by a change of +5 (a rise), nor by a
+            # sentence's "rose 5%"; the place is read first, the claim's words only at a change
+            # place or a sentence that states a direction.
             if unsigned and item[0] > 0 and at is not None:
                 change = at.change
                 if change is None:
                     change = self._read_change(idx, item, at)
-                if change and q.states_fall(num):
-                    if rose is None:
-                        rose = (idx, item)
-                    continue
+                if change:
+                    says = RISE if at.directions is None else at.directions.get(item[4][-1], 0)
+                    if (says == RISE and q.states_fall(num)) or (
+                        says == FALL and q.states_rise(num)
+                    ):
+                        if refused is None:
+                            refused = (idx, item, says, at.directions is not None)
+                        continue
             if at is not None and not at.computed:
                 uncomputed.append((idx, item, basis))
                 continue
@@ -420,15 +432,8 @@ class Binder:
                 "itself or computed without reading a dataset: compute it from the data, or "
                 "cite a dataset-backed ref that holds it",
             )
-        if rose is not None:
-            idx, item = rose
-            return Binding(
-                [],
-                "value_of_other_sign",
-                f"{_shown(item)} is {_label(idx, item)} ({idx.ref.id}), a change that is a rise; "
-                "the claim states it as a fall (fell, lower): state the direction the change has "
-                "(rose 5%), or cite the place that holds the fall",
-            )
+        if refused is not None:
+            return _reversed(*refused)
         return self._why_not(found, num, q)
 
     def _read_change(self, idx: RefIndex, item: Item, at: _At) -> bool:
@@ -441,8 +446,15 @@ class Binder:
             if type(where) is tuple:
                 kind = _value_change(str(where[1]), self.vocab.key)
         elif key >= 0:  # ``RefIndex.place_of``, inline: most places name no change
-            row = idx.places[key // PLACE_COLS].core
+            place = idx.places[key // PLACE_COLS]
+            row = place.core
             col = key % PLACE_COLS
+            if col == NO_COL and not row and not place.hint:  # a sentence (``index._index_text``)
+                directions = _sentence_directions(place.context)
+                if directions:
+                    at.directions = directions
+                change = at.change = bool(directions)
+                return change
             column = idx.columns[col].core if col != NO_COL else ""
             low = row.lower()  # ``quantity._CHANGE_ROW``'s words, looked up first
             if "chang" in low or "growth" in low or "increase" in low or _column_may_change(column):
@@ -488,6 +500,29 @@ class Binder:
             graded.append((idx, item, basis, unit_ok, metric, period_ok))
         code, g = _closest(graded)
         return Binding([], code, f"{_shown(g[1])} is {_label(g[0], g[1])} ({g[0].ref.id})")
+
+
+def _reversed(idx: RefIndex, item: Item, says: int, sentence: bool) -> Binding:
+    """The direction rule's verdict: the place states the other direction than the claim."""
+    where = f"{_shown(item)} is {_label(idx, item)} ({idx.ref.id})"
+    if says == FALL:
+        detail = (
+            f"{where}, a fall; the claim states it as a rise (rose, higher): state the direction "
+            "the text gives (fell 5%), or cite the place that holds the rise"
+        )
+    else:
+        detail = (
+            f"{where}, {'a rise' if sentence else 'a change that is a rise'}; the claim states "
+            "it as a fall (fell, lower): state the direction the change has (rose 5%), or cite "
+            "the place that holds the fall"
+        )
+    return Binding([], "value_of_other_sign", detail)
+
+
+@lru_cache(maxsize=1 << 10)
+def _sentence_directions(sentence: str) -> dict[str, int]:
+    """``quantity.sentence_directions``, once per sentence (shared by the refs that quote it)."""
+    return sentence_directions(sentence)
 
 
 @lru_cache(maxsize=1 << 12)

@@ -19,17 +19,21 @@ signed and checked as written.
 "rose") is not backed by a positive value at a change place (``change_place``: a "% Change",
 "Increase (decrease)", "2019 vs 2018" column, a "growth" row, a ``revenue_growth`` value) whose
 labels do not state a direction or a sign convention of their own ("Decrease", "loss", "cost",
-"favourable"): that place says the quantity rose.
+"favourable"): that place says the quantity rose. Nor is a number a sentence of a text states
+as the size of a rise (``sentence_directions``: "Sales rose 12%"; not "rose to 12%") backed for a
+claim that states it as a fall, nor one stated as a fall for a claim of a rise (``states_rise``).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from .dates import find_dates
 from .markdown import Unit
 from .mentions import Mention
-from .numbers import Num, counts_noun
+from .numbers import Num, counts_noun, find_numbers
 from .words import metric_words
 
 _NONE: frozenset[str] = frozenset()
@@ -119,43 +123,43 @@ class Quantity:
         """Does the clause state ``num``, written without a sign, as the size of a fall?"""
         return self.signs is not None and self.signs.falls(num)
 
+    def states_rise(self, num: Num) -> bool:
+        """Does the clause state ``num``, written without a sign, as the size of a rise?"""
+        return self.signs is not None and self.signs.rises(num)
+
 
 class SignWords:
     """Which numbers of one claim its words make negative (``states_negative``), read on the
     first question: most values a claim binds are positive and never ask."""
 
-    __slots__ = ("_falls", "_got", "headers", "nums", "text")
+    __slots__ = ("_falls", "_got", "_rises", "headers", "nums", "text")
 
     def __init__(self, text: str, nums: list[Num], headers: list[str] | None = None) -> None:
         self.text, self.nums, self.headers = text, nums, headers
         self._got: dict[int, bool] | None = None
         self._falls: frozenset[int] | None = None
+        self._rises: frozenset[int] | None = None
 
     def falls(self, num: Num) -> bool:
         """Is ``num`` the size of a fall (``states_fall``)? Asked only when a number binds a
-        positive value at a change place."""
+        positive value at a change place, or at a sentence that states it as a rise."""
         got = self._falls
         if got is None:
-            got = self._falls = self._read_falls()
+            got = self._falls = self._read_sizes(states_fall)
         return id(num) in got
 
-    def _read_falls(self) -> frozenset[int]:
+    def rises(self, num: Num) -> bool:
+        """Is ``num`` the size of a rise (``states_rise``)? Asked only when a number binds a
+        positive value at a sentence that states it as a fall."""
+        got = self._rises
+        if got is None:
+            got = self._rises = self._read_sizes(states_rise)
+        return id(num) in got
+
+    def _read_sizes(self, says_size: Callable[[str, str], bool]) -> frozenset[int]:
         if self.headers is not None:  # a table row of the answer states no direction in verbs
             return frozenset()
-        text = self.text
-        ordered = sorted(self.nums, key=lambda n: n.start)
-        out: set[int] = set()
-        prev_end, prev_falls = 0, False
-        for i, n in enumerate(ordered):
-            before = text[prev_end : n.start]
-            after = text[n.end : ordered[i + 1].start if i + 1 < len(ordered) else len(text)]
-            says = states_fall(before, after)
-            if not says and prev_falls and _RESTATES.match(before):
-                says = True  # "fell by 12.6 million, or 22.2%": the same fall restated
-            if says:
-                out.add(id(n))
-            prev_end, prev_falls = n.end, says
-        return frozenset(out)
+        return frozenset(id(n) for n in _sizes(self.text, self.nums, says_size))
 
     def negative(self, num: Num) -> bool:
         got = self._got
@@ -225,6 +229,18 @@ _UP = re.compile(
     r"|expand(?:ed|s)?|advanc(?:e|ed))\b",
     re.I,
 )
+#: A rise stated after the number: "5% higher", "5 more than", "5% up".
+_UP_AFTER = re.compile(
+    r"^[ \t]*(?:(?:points?|pp|percentage points?|bps?|basis points?)[ \t]+)?"
+    r"(?:higher|more|up|above|increases?|rise|gain)\b",
+    re.I,
+)
+#: Rise words that state no rise of a quantity: "made up of", "set up", "build-up".
+_NOT_A_RISE = re.compile(
+    r"\b(?:made|make|makes|set|sets|pick(?:ed)?|build|built|follow(?:ed)?|sign(?:ed)?|start)"
+    r"[ -]up\b|\bup[ -]?front\b",
+    re.I,
+)
 #: Fall words that state no fall of a quantity: "broken down by", "write-down", "the lower of".
 _NOT_A_FALL = re.compile(
     r"\b(?:broken|writ(?:e|ten)|mark(?:ed)?|shut|step(?:ped)?|top|trickle|drill)[ -]down\b"
@@ -256,6 +272,57 @@ def states_fall(before: str, after: str = "") -> bool:
     if falls and _PREDICATE.search(text, falls[-1].end()) is None:
         return not _TO_END.search(before) and not _FROM_END.search(before)
     return bool(after) and _DOWN_AFTER.match(after) is not None
+
+
+def states_rise(before: str, after: str = "") -> bool:
+    """``states_fall``'s mirror: is a number the size of a rise ("rose 12%", "5% higher"; not
+    "rose to 12%" or "up from 100", levels, nor in a clause that also states a fall)?"""
+    if _DOWN.search(before) and _DOWN.search(_NOT_A_FALL.sub(" ", _SIGNED_PAIR.sub("", before))):
+        return False
+    text = _NOT_A_RISE.sub(" ", _SIGNED_PAIR.sub(" ", before))
+    rises = list(_UP.finditer(text))
+    if rises and _PREDICATE.search(text, rises[-1].end()) is None:
+        return not _TO_END.search(before) and not _FROM_END.search(before)
+    return bool(after) and _UP_AFTER.match(after) is not None
+
+
+def _sizes(text: str, nums: list[Num], says_size: Callable[[str, str], bool]) -> list[Num]:
+    """The numbers of ``text`` that its words state as the size of a change (``says_size``:
+    ``states_fall`` or ``states_rise``), each read in the stretch since the number before it;
+    a stretch with no words of its own restates the one before ("rose 5, or 2%")."""
+    ordered = sorted(nums, key=lambda n: n.start)
+    out: list[Num] = []
+    prev_end, prev_says = 0, False
+    for i, n in enumerate(ordered):
+        before = text[prev_end : n.start]
+        after = text[n.end : ordered[i + 1].start if i + 1 < len(ordered) else len(text)]
+        says = says_size(before, after) or (prev_says and _RESTATES.match(before) is not None)
+        if says:
+            out.append(n)
+        prev_end, prev_says = n.end, says
+    return out
+
+
+#: ``sentence_directions``: the size of a rise, of a fall.
+RISE, FALL = 1, -1
+
+
+def sentence_directions(sentence: str) -> dict[str, int]:
+    """The numbers a sentence of a text states as the size of a rise (``RISE``) or a fall
+    (``FALL``), by their text as the index keeps it; a number it states as both, or whose text
+    it also states with no direction or the other one, is left out (a sentence place's
+    direction, read once per place when a number binds a positive value there)."""
+    if _UP.search(sentence) is None and _DOWN.search(sentence) is None:
+        return {}
+    dms = find_dates(sentence)
+    nums = find_numbers(sentence, [(d.start, d.end) for d in dms] if dms else None)
+    rises = {id(n) for n in _sizes(sentence, nums, states_rise)}
+    falls = {id(n) for n in _sizes(sentence, nums, states_fall)}
+    out: dict[str, int] = {}
+    for n in nums:
+        key, d = n.text.strip(), (id(n) in rises) - (id(n) in falls)
+        out[key] = d if out.get(key, d) == d else 0
+    return {k: v for k, v in out.items() if v}
 
 
 def states_negative(before: str, after: str = "") -> bool:

@@ -130,3 +130,50 @@ def test_fall_words_of_another_predicate_or_a_compound_state_no_fall() -> None:
     assert blocked(f"After prices were cut, revenue was 5% lower [{T}].", [ROSE]) == [
         "value_of_other_sign"
     ]
+
+
+D = "doc_00000000d3"
+
+
+def doc(text: str) -> Ref:
+    return Ref(id=D, kind="docRef", payload={"text": text})
+
+
+def test_a_sentence_that_states_a_rise_backs_no_fall() -> None:
+    rose = doc("Sales rose 12% in 2019. Costs were flat.")
+    for answer in (f"Sales fell 12% in 2019 [{D}].", f"Sales were 12% lower in 2019 [{D}]."):
+        assert blocked(answer, [rose]) == ["value_of_other_sign"], answer
+    report = check_answer(f"Sales fell 12% in 2019 [{D}].", [rose])
+    detail = report.blocking[0].detail
+    assert "12 is Sales rose 12% in 2019." in detail and "a rise" in detail, detail
+    for answer in (
+        f"Sales rose 12% in 2019 [{D}].",
+        f"Sales grew 12% [{D}].",
+        f"Sales: 12% [{D}].",
+    ):
+        assert blocked(answer, [rose]) == [], answer
+
+
+def test_a_sentence_that_states_a_fall_backs_no_rise() -> None:
+    fell = doc("Revenue decreased by $2.1 million, or 5%, compared to 2018.")
+    for answer in (f"Revenue increased 5% [{D}].", f"Revenue grew by $2.1 million [{D}]."):
+        assert blocked(answer, [fell]) == ["value_of_other_sign"], answer
+    assert "a fall" in check_answer(f"Revenue increased 5% [{D}].", [fell]).blocking[0].detail
+    for answer in (f"Revenue decreased 5% [{D}].", f"Revenue fell by $2.1 million [{D}]."):
+        assert blocked(answer, [fell]) == [], answer
+
+
+def test_a_sentence_without_a_direction_or_with_a_level_never_blocks() -> None:
+    # "fell to 12%" states a level reached, not the size of a fall: either claim binds it.
+    for text in (
+        "Sales were 12% of revenue in 2019.",
+        "Sales fell to 12% in 2019.",
+        "Sales rose to 12% in 2019.",
+        "Sales rose 12% while costs fell 12%.",
+    ):
+        for answer in (
+            f"Sales fell 12% [{D}].",
+            f"Sales rose 12% [{D}].",
+            f"Sales were 12% [{D}].",
+        ):
+            assert blocked(answer, [doc(text)]) == [], (text, answer)
