@@ -1,0 +1,148 @@
+"""GATE direction words in text on real annual-report paragraphs (TAT-QA dev, CC BY 4.0): does a
+claim that restates a sentence's change ("Sales grew 12%") pass, one that reverses it ("Sales
+fell 12%") block, and one that states the number as a level ("Sales was 12%") pass as before?
+
+Run: ``python benchmarks/gate_text_direction.py [--dir ../shared/data/tatqa-dev] [--part tuning]``.
+Each paragraph becomes a docRef (``{"text": paragraph}``); items are split as in
+``gate_binding.py`` (held-out = ``held_out(table uid)``). A sentence is used where a direction
+verb states a number as the size of a change ("increased 5%", "decreased by $2.1 million", "grew
+12%", "declined 3%"; not "rose to 12%", a level) after subject words with no number of their
+own. Claims, each "<subject words> <verb> <number> [doc].":
+
+- **same**: the sentence's direction, verbs rotated (rose / increased by / grew / was up; fell /
+  decreased by / declined / was ... lower): must pass;
+- **reversed**: the other direction: must block;
+- **level**: "<subject words> was <number> [doc].": must pass (a claim that states no direction);
+- **level sentence**: where the sentence states a level reached ("rose to 12%"), claims of either
+  direction ("<subject words> rose 12%", "... fell 12%"): must pass (the sentence states no size
+  of a change; the claim is not checked against it).
+
+Groups split percent numbers from amounts; rates are printed per part and group, with examples
+of each failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+
+from gate_binding import DEFAULT_DIR, held_out
+
+from refgate.nodes.gate import check_answer
+from refgate.refs import Ref
+
+_RISE_VERBS = "increased|rose|grew|climbed|improved|(?:was|were) up"
+_FALL_VERBS = "decreased|declined|fell|dropped|(?:was|were) down"
+#: "<subject> <verb> [by] <number>": the benchmark's own reading of a change in a sentence.
+_CHANGE = re.compile(
+    rf"(?P<verb>\b(?:{_RISE_VERBS}|{_FALL_VERBS}))(?:[ ]+(?P<to>by|to))?"
+    r"(?:[ ]+(?:approximately|about))?"
+    r"[ ]+(?P<num>\$?\d[\d,]*(?:\.\d+)?(?:[ ]*(?:%|percent\b|percentage points?\b"
+    r"|basis points\b|million\b|billion\b|thousand\b))?)",
+    re.I,
+)
+#: The same change restated after it: "increased by $2.1 million, or 5%".
+_RESTATED = re.compile(r"^,?[ ]+or[ ]+(?:approximately[ ]+)?(\d[\d,]*(?:\.\d+)?[ ]*%)")
+_SENTENCES = re.compile(r"(?<=[.;])\s+(?=[A-Z(])")
+_CLAUSE_START = re.compile(r".*(?:[,;:(]|\b(?:and|while|whereas|but|as|which|that)\b)", re.I)
+_LEAD = re.compile(r"^(?:the|our|its|this|in addition|overall|also)\s+", re.I)
+_PRONOUN = re.compile(r"^(?:it|this|they|these|which|that|there|we|he|she)$", re.I)
+_FALLS = ("fell {}", "decreased by {}", "declined {}", "was {} lower")
+_RISES = ("rose {}", "increased by {}", "grew {}", "was up {}")
+
+
+def doc_ref(uid: str, text: str) -> Ref:
+    return Ref(
+        id="doc_" + hashlib.sha1(uid.encode()).hexdigest()[:10],
+        kind="docRef",
+        payload={"text": text},
+    )
+
+
+def changes(paragraph: str) -> Iterator[tuple[str, str, bool, bool]]:
+    """(subject words, number as written, a rise?, a level reached?) of each change a sentence
+    states ("rose 5%") and each level it says a change reached ("rose to 12%")."""
+    for sentence in _SENTENCES.split(paragraph):
+        for m in _CHANGE.finditer(sentence):
+            num = m.group("num").rstrip(".,")
+            if num.endswith(","):
+                continue
+            head = sentence[: m.start()]
+            start = _CLAUSE_START.match(head)
+            subject = _LEAD.sub("", head[start.end() if start else 0 :].strip())
+            words = subject.split()[-8:]
+            if not words or _PRONOUN.match(words[0]) and len(words) == 1:
+                continue
+            if any(ch.isdigit() for ch in subject) or not any(w.isalpha() for w in words):
+                continue
+            rise = re.match(_RISE_VERBS, m.group("verb"), re.I) is not None
+            level = (m.group("to") or "").lower() == "to"
+            yield " ".join(words), num, rise, level
+            again = _RESTATED.match(sentence[m.end() :])
+            if again and not level:
+                yield " ".join(words), again.group(1), rise, False
+
+
+def claims_of(ctx: dict) -> Iterator[tuple[str, Ref, str, bool]]:
+    """(group, cited ref, claim, should pass) for each change stated in the item's paragraphs."""
+    for p in ctx["paragraphs"]:
+        ref = doc_ref(p["uid"], p["text"])
+        for i, (subject, num, rise, level) in enumerate(changes(p["text"])):
+            kind = "percent" if "%" in num or "percent" in num else "amount"
+            same, other = (_RISES, _FALLS) if rise else (_FALLS, _RISES)
+            verb = i % len(same)
+            if level:  # "rose to 12%": a claim of either direction binds the level as today
+                for words in (same, other):
+                    claim = f"{subject} {words[verb].format(num)} [{ref.id}]."
+                    yield "level sentence: either", ref, claim, True
+                continue
+            yield f"{kind}: same", ref, f"{subject} {same[verb].format(num)} [{ref.id}].", True
+            yield (
+                f"{kind}: reversed",
+                ref,
+                f"{subject} {other[verb].format(num)} [{ref.id}].",
+                False,
+            )
+            yield f"{kind}: level", ref, f"{subject} was {num} [{ref.id}].", True
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dir", type=Path, default=DEFAULT_DIR)
+    ap.add_argument("--examples", type=int, default=4)
+    ap.add_argument("--part", choices=("tuning", "held-out", "both"), default="tuning")
+    args = ap.parse_args()
+    data = json.loads((args.dir / "tatqa_dataset_dev.json").read_text(encoding="utf-8"))
+    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    examples: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for ctx in data:
+        part = "held-out" if held_out(ctx["table"]["uid"]) else "tuning"
+        if args.part != "both" and part != args.part:
+            continue
+        for group, ref, claim, should_pass in claims_of(ctx):
+            report = check_answer(claim, [ref])
+            right = report.passed == should_pass
+            c = counts[(part, group)]
+            c[0] += right
+            c[1] += 1
+            if not right and len(examples[(part, group)]) < args.examples:
+                why = "; ".join(f"{i.code}: {i.detail}" for i in report.blocking)[:220]
+                examples[(part, group)].append(f"{claim}  -> {why or 'passed'}")
+    print(f"{'part':9} {'group':20} {'right':>7} {'n':>6} {'rate':>8}")
+    for (part, group), (right, n) in sorted(counts.items()):
+        print(f"{part:9} {group:20} {right:7d} {n:6d} {right / n:8.2%}")
+    for (part, group), ex in sorted(examples.items()):
+        print(f"\n{part} / {group}: failures")
+        for e in ex:
+            print("   ", e)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
