@@ -23,9 +23,9 @@ import hashlib
 import json
 import re
 import sys
-from collections import defaultdict
 from pathlib import Path
 
+from shared.claim_scores import ClaimScores
 from shared.tatqa_tables import YEAR, header_and_rows, number_cell
 
 from refgate.nodes.gate import check_answer
@@ -188,8 +188,7 @@ def main() -> int:
     )
     args = ap.parse_args()
     data = json.loads((args.dir / "tatqa_dataset_dev.json").read_text(encoding="utf-8"))
-    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
-    examples: dict[tuple[str, str], list[str]] = defaultdict(list)
+    scores = ClaimScores(args.examples, detail_chars=200)
     n_tables = {"tuning": 0, "held-out": 0}
     for ctx in data:
         part = "held-out" if held_out(ctx["table"]["uid"]) else "tuning"
@@ -199,22 +198,9 @@ def main() -> int:
         if claims:
             n_tables[part] += 1
         for group, claim, should_pass in claims:
-            report = check_answer(claim, [ref])
-            right = report.passed == should_pass
-            c = counts[(part, group)]
-            c[0] += right
-            c[1] += 1
-            if not right and len(examples[(part, group)]) < args.examples:
-                why = "; ".join(f"{i.code}: {i.detail}" for i in report.blocking)[:200]
-                examples[(part, group)].append(f"{claim}  -> {why or 'passed'}")
+            scores.add(part, group, claim, check_answer(claim, [ref]), should_pass)
     print(f"tables: {n_tables}")
-    print(f"{'part':9} {'group':32} {'right':>7} {'n':>6} {'rate':>7}")
-    for (part, group), (right, n) in sorted(counts.items()):
-        print(f"{part:9} {group:32} {right:7d} {n:6d} {right / n:7.2%}")
-    for (part, group), ex in sorted(examples.items()):
-        print(f"\n{part} / {group}: failures")
-        for e in ex:
-            print("   ", e)
+    scores.print(group_width=32, rate_width=7)
     return 0
 
 

@@ -30,10 +30,10 @@ import argparse
 import json
 import re
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 from gate_binding import DEFAULT_DIR, _label, _shown, _value, held_out, table_ref
+from shared.claim_scores import ClaimScores
 from shared.tatqa_tables import YEAR, number_cell
 
 from refgate.nodes.gate import check_answer
@@ -172,29 +172,15 @@ def main() -> int:
     ap.add_argument("--part", choices=("tuning", "held-out", "both"), default="both")
     args = ap.parse_args()
     data = json.loads((args.dir / "tatqa_dataset_dev.json").read_text(encoding="utf-8"))
-    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
-    examples: dict[tuple[str, str], list[str]] = defaultdict(list)
+    scores = ClaimScores(args.examples)
     for ctx in data:
         part = "held-out" if held_out(ctx["table"]["uid"]) else "tuning"
         if args.part != "both" and part != args.part:
             continue
         ref = table_ref(ctx)[0]
         for group, claim, should_pass in claims_of(ctx):
-            report = check_answer(claim, [ref])
-            right = report.passed == should_pass
-            c = counts[(part, group)]
-            c[0] += right
-            c[1] += 1
-            if not right and len(examples[(part, group)]) < args.examples:
-                why = "; ".join(f"{i.code}: {i.detail}" for i in report.blocking)[:220]
-                examples[(part, group)].append(f"{claim}  -> {why or 'passed'}")
-    print(f"{'part':9} {'group':40} {'right':>7} {'n':>6} {'rate':>8}")
-    for (part, group), (right, n) in sorted(counts.items()):
-        print(f"{part:9} {group:40} {right:7d} {n:6d} {right / n:8.2%}")
-    for (part, group), ex in sorted(examples.items()):
-        print(f"\n{part} / {group}: failures")
-        for e in ex:
-            print("   ", e)
+            scores.add(part, group, claim, check_answer(claim, [ref]), should_pass)
+    scores.print(group_width=40)
     return 0
 
 

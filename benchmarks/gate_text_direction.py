@@ -28,11 +28,11 @@ import hashlib
 import json
 import re
 import sys
-from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
 from gate_binding import DEFAULT_DIR, held_out
+from shared.claim_scores import ClaimScores
 
 from refgate.nodes.gate import check_answer
 from refgate.refs import Ref
@@ -119,28 +119,14 @@ def main() -> int:
     ap.add_argument("--part", choices=("tuning", "held-out", "both"), default="tuning")
     args = ap.parse_args()
     data = json.loads((args.dir / "tatqa_dataset_dev.json").read_text(encoding="utf-8"))
-    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
-    examples: dict[tuple[str, str], list[str]] = defaultdict(list)
+    scores = ClaimScores(args.examples)
     for ctx in data:
         part = "held-out" if held_out(ctx["table"]["uid"]) else "tuning"
         if args.part != "both" and part != args.part:
             continue
         for group, ref, claim, should_pass in claims_of(ctx):
-            report = check_answer(claim, [ref])
-            right = report.passed == should_pass
-            c = counts[(part, group)]
-            c[0] += right
-            c[1] += 1
-            if not right and len(examples[(part, group)]) < args.examples:
-                why = "; ".join(f"{i.code}: {i.detail}" for i in report.blocking)[:220]
-                examples[(part, group)].append(f"{claim}  -> {why or 'passed'}")
-    print(f"{'part':9} {'group':20} {'right':>7} {'n':>6} {'rate':>8}")
-    for (part, group), (right, n) in sorted(counts.items()):
-        print(f"{part:9} {group:20} {right:7d} {n:6d} {right / n:8.2%}")
-    for (part, group), ex in sorted(examples.items()):
-        print(f"\n{part} / {group}: failures")
-        for e in ex:
-            print("   ", e)
+            scores.add(part, group, claim, check_answer(claim, [ref]), should_pass)
+    scores.print(group_width=20)
     return 0
 
 
