@@ -48,7 +48,6 @@ from .quantity import (
     RISE,
     Quantity,
     change_place,
-    may_change,
     sentence_directions,
 )
 from .verdict import Match
@@ -445,7 +444,7 @@ class Binder:
             where = item[4]
             if type(where) is tuple:
                 kind = _value_change(str(where[1]), self.vocab.key)
-        elif key >= 0:  # ``RefIndex.place_of``, inline: most places name no change
+        elif key >= 0:  # ``RefIndex.place_of``, inline
             place = idx.places[key // PLACE_COLS]
             row = place.core
             col = key % PLACE_COLS
@@ -455,10 +454,7 @@ class Binder:
                     at.directions = directions
                 change = at.change = bool(directions)
                 return change
-            column = idx.columns[col].core if col != NO_COL else ""
-            low = row.lower()  # ``quantity._CHANGE_ROW``'s words, looked up first
-            if "chang" in low or "growth" in low or "increase" in low or _column_may_change(column):
-                kind = _change_place(row, column)
+            kind = _change_place(row, idx.columns[col].core if col != NO_COL else "")
         if kind == CHANGE_IF_UNSIGNED_ROW:
             # A table row with no negative value; a named value's convention is unknown.
             kind = NOT_CHANGE
@@ -529,11 +525,6 @@ def _sentence_directions(sentence: str) -> dict[str, int]:
 def _change_place(row: str, column: str) -> int:
     """``quantity.change_place`` of a table cell, once per labelling."""
     return change_place(row, column)
-
-
-@lru_cache(maxsize=1 << 10)
-def _column_may_change(column: str) -> bool:
-    return may_change(column)
 
 
 @lru_cache(maxsize=1 << 12)

@@ -191,14 +191,22 @@ class SignWords:
         return out
 
 
+#: Nouns of a direction or a negative quantity ("Decrease", "Net loss", "Cash outflow").
+_DIRECTION_NOUN_WORDS = (
+    r"loss(?:es)?|deficits?|outflows?|negative|minus|shortfalls?|declines?|decreases?"
+    r"|drops?|falls?|reductions?|contractions?|deficiency|overdraft"
+)
+_DIRECTION_NOUNS_KO = "손실|적자|감소|하락"
+#: Nouns of a quantity shown negative by convention (a cost, a tax, cash used or paid).
+_CONVENTION_NOUN_WORDS = (
+    r"used|spent|paid|costs?|expenses?|expenditures?|payments?|purchases?|repurchases?"
+    r"|repayments?|depreciation|amorti[sz]ation|impairments?|write-?(?:downs?|offs?)"
+    r"|provisions?|tax(?:es)?|dividends?|withdrawals?|deductions?"
+)
 #: Words that make a number's value negative, or shown negative by convention (a loss, a cost,
 #: an outflow), wherever they sit in its clause.
 _NEGATIVE_NOUNS = re.compile(
-    r"\b(?:loss(?:es)?|deficits?|outflows?|negative|minus|shortfalls?|used|spent|paid|costs?"
-    r"|expenses?|expenditures?|payments?|purchases?|repurchases?|repayments?|depreciation"
-    r"|amorti[sz]ation|impairments?|write-?(?:downs?|offs?)|provisions?|tax(?:es)?|dividends?"
-    r"|withdrawals?|deductions?|declines?|decreases?|drops?|falls?|reductions?|contractions?"
-    r"|deficiency|overdraft)\b|손실|적자|비용|원가|감소|하락",
+    rf"\b(?:{_DIRECTION_NOUN_WORDS}|{_CONVENTION_NOUN_WORDS})\b|{_DIRECTION_NOUNS_KO}|비용|원가",
     re.I,
 )
 #: Verbs and adverbs of a fall: the number after them is its size ("fell 5%"), unless "to"
@@ -457,12 +465,8 @@ _OWN_DIRECTION = re.compile(
 #: A label that may name a change, lower-cased (``change_place`` reads the others no further;
 #: a case-sensitive search of the lower-cased text is ten times quicker than an ignore-case one).
 _MAY_CHANGE = re.compile(r"chang|chg|growth|increase|varia|diff|vs|yo|y/|q/|year-o|period-to|delta")
-#: Nouns of a direction or a negative quantity ("Decrease", "Net loss", "Cash outflow").
-_DIRECTION_NOUNS = re.compile(
-    r"\b(?:loss(?:es)?|deficits?|outflows?|negative|minus|shortfalls?|declines?|decreases?"
-    r"|drops?|falls?|reductions?|contractions?|deficiency|overdraft)\b|손실|적자|감소|하락",
-    re.I,
-)
+#: ``_DIRECTION_NOUN_WORDS`` as a pattern.
+_DIRECTION_NOUNS = re.compile(rf"\b(?:{_DIRECTION_NOUN_WORDS})\b|{_DIRECTION_NOUNS_KO}", re.I)
 #: ``change_place``: not a change; a change; a change when its row shows no negative value
 #: (a cost or a tax, which some tables show negative, so that a fall is a positive change).
 NOT_CHANGE, CHANGE, CHANGE_IF_UNSIGNED_ROW = 0, 1, 2
