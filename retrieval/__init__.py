@@ -6,7 +6,12 @@ turns hits into external docRefs. WORK reaches it through the ``search_documents
 (``refgate.retrieval.capability``); ``refgate index`` builds a workspace's index.
 """
 
-from refgate.memory.embeddings import HashingEmbeddings, MiniLMEmbeddings, default_embeddings
+from refgate.memory.embeddings import (
+    HashingEmbeddings,
+    MiniLMEmbeddings,
+    default_embeddings,
+    document_embeddings,
+)
 from refgate.retrieval.chunking import Chunk, chunk_documents, chunk_text, count_tokens
 from refgate.retrieval.documents import index_dir, load_documents, workspace_documents
 from refgate.retrieval.index import DocumentIndex, Hit
@@ -25,6 +30,7 @@ __all__ = [
     "chunk_text",
     "count_tokens",
     "default_embeddings",
+    "document_embeddings",
     "index_dir",
     "load_documents",
     "workspace_documents",

