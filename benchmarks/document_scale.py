@@ -15,11 +15,13 @@ full build's.
 Build cost against plain encoding (``--build-cost PAGES``): real pages (the FOMC minutes,
 ../shared/data/fomc-minutes, public domain, cut into pages of about 3,000 characters) embedded
 with MiniLM, side by side in one run, each in a child process of its own (so its peak memory is
-its own): **plain** encoding of the index's chunks (one vector per chunk, the model's input
-truncating it at 256 word pieces, the model's input length), and refgate's whole
-**index build** (chunking, one vector per window so no part of a chunk goes unread, BM25, FAISS,
-files). Figures: CPU seconds (robust on a shared machine), pages per CPU second, vectors, word
-pieces encoded, and peak resident memory.
+its own): **plain** encoding of the index's chunks with the published float model (one vector
+per chunk, the model's input truncating it at 256 word pieces), and refgate's whole **index
+build** (chunking, one vector per window so no part of a chunk goes unread, BM25, FAISS, files)
+with its default embedder, the int8 encoder. Two more rows put each side on the other encoder:
+plain encoding with the int8 encoder, the index build with the float model. Figures: CPU seconds
+(robust on a shared machine), pages per CPU second, vectors, word pieces encoded, and peak
+resident memory.
 
 Run: ``python benchmarks/document_scale.py [--sizes 1000,10000,100000] [--dense chunk|window]``
 or ``python benchmarks/document_scale.py --build-cost 200``.
@@ -128,15 +130,18 @@ def minutes_pages(n: int, size: int = 3000) -> list[Document]:
 def _measure(kind: str, n: int) -> dict[str, float]:
     """One side of the build-cost comparison, in this process: CPU seconds, vectors, word
     pieces encoded, peak RSS."""
-    from refgate.retrieval import MiniLMEmbeddings
+    from refgate.retrieval import MiniLMEmbeddings, document_embeddings
     from refgate.retrieval.chunking import chunk_documents
 
     docs = minutes_pages(n)
-    emb = MiniLMEmbeddings(window_pooling=False)
+    if kind in ("plain", "plain-int8"):
+        emb = MiniLMEmbeddings(window_pooling=False, int8=kind == "plain-int8")
+    else:  # the index's default embedder (int8), or the float model for "index-float"
+        emb = MiniLMEmbeddings() if kind == "index-float" else document_embeddings()
     emb.embed_documents(["warm up"])  # model load is not part of either cost
     pieces_of = emb.model.token_offsets
     start = time.process_time()
-    if kind == "plain":
+    if kind.startswith("plain"):
         texts = [c.text for c in chunk_documents(docs)]
         emb.embed_documents(texts)
         cpu = time.process_time() - start
@@ -152,10 +157,19 @@ def _measure(kind: str, n: int) -> dict[str, float]:
     return {"cpu": cpu, "vectors": vectors, "pieces": pieces, "peak_mb": peak, "pages": len(docs)}
 
 
+#: The build-cost rows: each side on the encoder it runs by default first, then on the other.
+BUILD_COST_SIDES = {
+    "plain": "plain chunk encoding (float model)",
+    "index": "index build (windows, int8 encoder: the default)",
+    "plain-int8": "plain chunk encoding (int8 encoder)",
+    "index-float": "index build (windows, float model)",
+}
+
+
 def build_cost(n: int) -> None:
     """Plain chunk encoding against refgate's index build on ``n`` real pages, side by side."""
     rows = {}
-    for kind in ("plain", "index"):
+    for kind in BUILD_COST_SIDES:
         out = subprocess.run(
             [sys.executable, __file__, "--measure", kind, "--build-cost", str(n)],
             capture_output=True,
@@ -165,17 +179,25 @@ def build_cost(n: int) -> None:
         rows[kind] = json.loads(out.stdout.strip().splitlines()[-1])
     pages = rows["plain"]["pages"]
     print(f"{pages} pages of FOMC minutes, MiniLM (CPU seconds; one child process each)\n")
-    print("| | vectors | word pieces encoded | CPU s | pages / CPU s | peak RSS (MB) |")
-    print("|---|---|---|---|---|---|")
-    for kind, label in (("plain", "plain chunk encoding"), ("index", "index build (windows)")):
+    print(
+        "| | vectors | word pieces encoded | CPU s | pages / CPU s | peak RSS (MB) "
+        "| CPU / plain (float) |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for kind, label in BUILD_COST_SIDES.items():
         r = rows[kind]
         print(
             f"| {label} | {r['vectors']:,} | {r['pieces']:,} | {r['cpu']:.1f} | "
-            f"{r['pages'] / r['cpu']:.2f} | {r['peak_mb']:.0f} |"
+            f"{r['pages'] / r['cpu']:.2f} | {r['peak_mb']:.0f} "
+            f"| {r['cpu'] / rows['plain']['cpu']:.2f}x |"
         )
-    ratio = rows["index"]["cpu"] / rows["plain"]["cpu"]
     work = rows["index"]["pieces"] / rows["plain"]["pieces"]
-    print(f"\nbuild / plain: {ratio:.2f}x CPU for {work:.2f}x the word pieces encoded")
+    print(
+        f"\nbuild (int8 encoder) / plain float encoding: "
+        f"{rows['index']['cpu'] / rows['plain']['cpu']:.2f}x CPU for {work:.2f}x the word "
+        f"pieces encoded; on one encoder: float {rows['index-float']['cpu'] / rows['plain']['cpu']:.2f}x, "
+        f"int8 {rows['index']['cpu'] / rows['plain-int8']['cpu']:.2f}x"
+    )
 
 
 def main() -> None:
@@ -183,7 +205,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--dense", default=index_module.DENSE_UNIT, choices=["chunk", "window"])
     ap.add_argument("--build-cost", type=int, default=0, metavar="PAGES")
-    ap.add_argument("--measure", choices=["plain", "index"], help=argparse.SUPPRESS)
+    ap.add_argument("--measure", choices=list(BUILD_COST_SIDES), help=argparse.SUPPRESS)
     ap.add_argument("--hostile", action="store_true", help="the hostile office files instead")
     ap.add_argument("--unbounded-cells", action="store_true")
     args = ap.parse_args()

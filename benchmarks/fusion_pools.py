@@ -26,7 +26,7 @@ import long_documents as ld
 import numpy as np
 from retrieval_quality import QueryMemo
 
-from refgate.retrieval import DocumentIndex, MiniLMEmbeddings
+from refgate.retrieval import DocumentIndex, document_embeddings
 from refgate.retrieval.bm25 import bm25_scores, bm25_top
 from refgate.retrieval.dense import dense_top
 from refgate.retrieval.fusion import corpus_homogeneity
@@ -100,7 +100,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     work = args.workdir
-    minilm = QueryMemo(MiniLMEmbeddings())
+    minilm = QueryMemo(document_embeddings())
     builders: dict[str, Any] = {}
     if args.financebench:
         builders["FinanceBench filings"] = lambda: ld.financebench_set(

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from refgate.retrieval import DocumentIndex, MiniLMEmbeddings
+from refgate.retrieval import DocumentIndex, document_embeddings
 from refgate.retrieval.bm25 import KIWI, bm25_scores, build_bm25, stemmer
 from refgate.retrieval.documents import read_documents
 
@@ -110,7 +110,7 @@ def main() -> None:
     docs = read_documents(SAMPLE / "documents", root=SAMPLE).documents
     qs = questions()
     t0 = time.perf_counter()
-    minilm = index_at(work / "minilm", docs, MiniLMEmbeddings())
+    minilm = index_at(work / "minilm", docs, document_embeddings())
     print(
         f"{len(docs)} sections, {len(minilm)} chunks, BM25 tokenizer "
         f"{minilm.manifest['bm25'].get('tokenizer') or 'words'}; MiniLM index "

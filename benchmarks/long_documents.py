@@ -32,6 +32,9 @@ round (commit 1d02caf), written before any retrieval result on it was seen, repo
 Run: ``python benchmarks/long_documents.py --financebench DIR [--every 10] [--climretrieve DIR]
 [--workdir DIR]`` (embeddings are cached in the workdir; FinanceBench's first run embeds 5,340
 windows, about 33 minutes on a shared 2-core machine under nice; a re-run embeds nothing).
+``--encoder float`` runs the float model instead of the index's int8 encoder; ``--save-scores
+F.npz`` keeps every per-question score and ``--against F.npz`` prints this run's dense and default
+against that run's, paired per question (the int8 encoder's check against the float model).
 ``fusion_pools.py`` dumps this benchmark's candidate pools from its workdir and
 ``fusion_search.py`` searches fusion rules over them offline in seconds, ranking exactly as search.
 """
@@ -645,12 +648,24 @@ def main() -> None:
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/refgate-longdocs"))
     ap.add_argument("--embed-only", action="store_true", help="build the indexes and stop")
     ap.add_argument("--only", default="", help="comma-separated name prefixes of sets to run")
+    ap.add_argument(
+        "--encoder",
+        choices=["int8", "float"],
+        default="int8",
+        help="MiniLM as the int8 encoder (the document index's default) or the float model",
+    )
+    ap.add_argument("--save-scores", type=Path, help="write every per-question score here (.npz)")
+    ap.add_argument(
+        "--against",
+        type=Path,
+        help="a --save-scores file of another run: per split, this run's figures against its own",
+    )
     args = ap.parse_args()
     work = args.workdir
     work.mkdir(parents=True, exist_ok=True)
     from retrieval_quality import QueryMemo
 
-    minilm = QueryMemo(MiniLMEmbeddings())
+    minilm = QueryMemo(MiniLMEmbeddings(int8=args.encoder == "int8"))
     cache = work / "embeddings.sqlite"
 
     builders: dict[str, Callable[[], tuple]] = {}
@@ -701,6 +716,10 @@ def main() -> None:
         idx, unit = indexes[name], sets[name][2]
         for label, kw in methods.items():
             r[(name, split, label)] = per_question(idx, qs, unit, **kw)
+    if args.save_scores:
+        np.savez(args.save_scores, **{" | ".join(key): value for key, value in r.items()})
+    if args.against:
+        against_run(r, rows, args.against, args.encoder)
 
     def best(name: str, split: str) -> np.ndarray:
         """Per metric, the best baseline's mean on this split."""
@@ -770,6 +789,32 @@ def main() -> None:
     for label in CANDIDATES:
         w = worst(label, ("held-out (seen)", "fresh"))
         print(f"| {label} | {w[0]:+.3f} | {w[1]:+.3f} |")
+
+
+def against_run(
+    r: dict[tuple[str, str, str], np.ndarray], rows: list, path: Path, encoder: str
+) -> None:
+    """This run's dense and default against another run's (``--save-scores``), paired per
+    question: the same questions and chunks, another encoder or setting."""
+    with np.load(path) as saved:
+        other = {tuple(key.split(" | ")): saved[key] for key in saved.files}
+    print(f"\n## This run ({encoder} encoder) against {path.name}, paired per question\n")
+    print(
+        "| set | split | questions | method | recall@10 this / other | margin [95% CI] "
+        "(better/worse) | MRR@10 this / other | margin [95% CI] (better/worse) |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for name, split, qs in rows:
+        for label in ("dense", "shipped default"):
+            a, b = r[(name, split, label)], other.get((name, split, label))
+            if b is None or b.shape != a.shape:
+                continue
+            print(
+                f"| {name} | {split} | {len(qs)} | {label} "
+                f"| {a[:, 0].mean():.3f} / {b[:, 0].mean():.3f} | {margin(a[:, 0], b[:, 0])} "
+                f"| {a[:, 1].mean():.3f} / {b[:, 1].mean():.3f} | {margin(a[:, 1], b[:, 1])} |",
+                flush=True,
+            )
 
 
 def _doc_unit(meta: dict[str, Any]) -> str:

@@ -96,7 +96,7 @@ def main() -> None:
         if args.dense:
             from refgate.retrieval import MiniLMEmbeddings
 
-            emb: Any = MiniLMEmbeddings()
+            emb: Any = MiniLMEmbeddings(int8=True)  # the document index's encoder
             modes = ["bm25", "dense", "hybrid"]
         else:
             emb, modes = HashingEmbeddings(64), ["bm25"]
@@ -141,7 +141,7 @@ def filings(work: Path, folder: Path, every: int, dense: bool) -> None:
     if dense:
         from refgate.retrieval import MiniLMEmbeddings
 
-        emb: Any = MiniLMEmbeddings()
+        emb: Any = MiniLMEmbeddings(int8=True)  # the document index's encoder
         modes = ["bm25", "dense", "hybrid"]
     else:
         emb, modes = HashingEmbeddings(64), ["bm25"]

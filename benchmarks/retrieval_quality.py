@@ -341,7 +341,8 @@ def main() -> None:
         "benchmarks/embeddings_runtime.py)",
     )
     args = ap.parse_args()
-    emb = MiniLMEmbeddings()
+    # the document index's own embedder (the int8 encoder); torch runs the float model
+    emb = MiniLMEmbeddings(int8=args.runtime == "onnx")
     if args.runtime == "torch":
         from embeddings_runtime import TorchMiniLM  # beside this script
 

@@ -137,3 +137,37 @@ def test_the_document_index_builds_with_the_int8_encoder_and_reloads_it(tmp_path
     loaded = DocumentIndex.load(tmp_path / "ix")
     assert embeddings_spec(loaded.embeddings).get("int8") is True
     assert loaded.search("jobless rate", k=1)[0].doc_id == "d1"
+
+
+def test_refgate_index_re_embeds_an_index_built_with_the_float_model(tmp_path):
+    """An index written before the int8 encoder (its manifest names the float model) is built
+    anew by the next ``refgate index``; until then it is searched with the float model."""
+    from refgate.cli.index import run_index
+    from refgate.config import load_settings
+    from refgate.memory.embeddings import MiniLMEmbeddings, embeddings_spec
+    from refgate.retrieval import DocumentIndex, index_dir, load_documents
+    from refgate.workspace import load_workspace
+
+    ws_dir = tmp_path / "ws"
+    (ws_dir / "documents").mkdir(parents=True)
+    for name, text in {
+        "rates.txt": "The Committee raised the target range for the federal funds rate.",
+        "jobs.txt": "Payrolls fell and the unemployment rate rose to 9.8 percent.",
+    }.items():
+        (ws_dir / "documents" / name).write_text(text, encoding="utf-8")
+    (ws_dir / "refgate.toml").write_text(
+        'name = "docs"\n[documents]\npath = "documents"\n', encoding="utf-8"
+    )
+    ws = load_workspace(ws_dir)
+    docs = load_documents(ws_dir / "documents")
+    DocumentIndex.build(docs, index_dir(ws), embeddings=MiniLMEmbeddings())
+    before = DocumentIndex.load(index_dir(ws))
+    assert not embeddings_spec(before.embeddings).get("int8")
+    assert "jobs" in before.search("jobless rate", k=1)[0].doc_id  # queried with the float model
+
+    run_index(ws, load_settings(env={}))
+    after = DocumentIndex.load(index_dir(ws))
+    assert after.manifest["embeddings_id"] == "minilm:all-MiniLM-L6-v2:int8"
+    assert embeddings_spec(after.embeddings).get("int8") is True
+    assert len(after) == len(before)
+    assert "jobs" in after.search("jobless rate", k=1)[0].doc_id
