@@ -62,7 +62,8 @@ def passes_on_empty_memory(runtime: str) -> dict:
         import refgate.memory.embeddings as embeddings
         from refgate.model_files import minilm_path
 
-        embeddings.load_minilm = lambda device="cpu", max_seq_length=None: TorchMiniLM(
+        # torch runs the float model, also where the int8 encoder is asked for
+        embeddings.load_minilm = lambda device="cpu", max_seq_length=None, int8=False: TorchMiniLM(
             minilm_path(), max_seq_length
         )
     loaded_module = "sentence_transformers" if runtime == "torch" else "onnxruntime"
