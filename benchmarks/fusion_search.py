@@ -21,7 +21,10 @@ checks that its BM25, dense, RRF and shipped default give exactly search's own t
 - a tiny learned combiner: a linear score over normalised scores and reciprocal ranks, times
   query features (1, log query words, BM25 coverage, reachable chunks' homogeneity, log reachable
   chunks, both lists' decisiveness), fitted by a listwise softmax loss on the tuning splits
-  (each split weighted equally), full-batch gradient descent from zero (deterministic).
+  (each split weighted equally), full-batch gradient descent from zero (deterministic);
+- a small boosted reranker: scikit-learn's gradient-boosted trees classifying each pool chunk as
+  gold or not from the combiner's features, the query's features and both ranks, fitted on the
+  tuning splits (each set weighted equally), pools ranked by its probability.
 
 Run: ``python benchmarks/fusion_search.py pools.pkl`` (seconds to a few minutes; prints markdown).
 """
@@ -290,6 +293,45 @@ def combiner_rule(w: np.ndarray, query_cols: int) -> Rule:
     return lambda q: order(q["pool"], design(q, query_cols) @ w)
 
 
+# ------------------------------------------------------------------------------ boosted reranker
+
+
+def reranker_features(q: Question) -> np.ndarray:
+    """Per pool chunk: the combiner's candidate features beside the query's features (a tree
+    finds their interactions itself), and the chunk's ranks in both lists."""
+    x = candidate_features(q)
+    z = np.broadcast_to(query_features(q)[1:], (len(x), 6))
+    ranks = np.minimum(np.stack([q["rank_dense"], q["rank_bm25"]], axis=1), 200.0)
+    return np.hstack([x, z, ranks])
+
+
+def fit_reranker(questions: list[tuple[str, Question]], depth: int, rounds: int) -> Any:
+    """A gradient-boosted classifier of "this pool chunk is gold" over ``reranker_features``,
+    fitted on the tuning splits with each set's questions weighted equally (deterministic)."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    per_set: dict[str, int] = {}
+    for name, _ in questions:
+        per_set[name] = per_set.get(name, 0) + 1
+    xs, ys, ws = [], [], []
+    for name, q in questions:
+        y = q["goldmask"][q["pool"]]
+        if not y.any():
+            continue
+        xs.append(reranker_features(q))
+        ys.append(y)
+        ws.append(np.full(len(y), 1.0 / (per_set[name] * len(y))))
+    model = HistGradientBoostingClassifier(
+        max_depth=depth, max_iter=rounds, learning_rate=0.1, l2_regularization=1.0, random_state=0
+    )
+    model.fit(np.vstack(xs), np.concatenate(ys), sample_weight=np.concatenate(ws))
+    return model
+
+
+def reranker_rule(model: Any) -> Rule:
+    return lambda q: order(q["pool"], model.predict_proba(reranker_features(q))[:, 1])
+
+
 # ------------------------------------------------------------------------------ measuring
 
 
@@ -362,6 +404,12 @@ def main() -> None:
                 w = fit_combiner(tuning, cols, l2)
                 candidates[f"learned combiner ({cols} query features, l2 {l2})"] = combiner_rule(
                     w, cols
+                )
+
+        for depth in (2, 3, 5):
+            for rounds in (50, 200):
+                candidates[f"boosted reranker (depth {depth}, {rounds} rounds)"] = reranker_rule(
+                    fit_reranker(tuning, depth, rounds)
                 )
 
     base = {b: evaluate(sets, rule) for b, rule in baselines.items()}
