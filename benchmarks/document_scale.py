@@ -23,8 +23,14 @@ plain encoding with the int8 encoder, the index build with the float model. Figu
 (robust on a shared machine), pages per CPU second, vectors, word pieces encoded, and peak
 resident memory.
 
+``--pages-from DIR`` takes the build cost's pages from the PDFs (and other documents) under
+``DIR`` instead, read once by refgate's loader before either side is timed (for instance the
+FinanceBench filings as ``long_documents.py`` keeps them in its workdir), and ``--sides`` limits
+the rows.
+
 Run: ``python benchmarks/document_scale.py [--sizes 1000,10000,100000] [--dense chunk|window]``
-or ``python benchmarks/document_scale.py --build-cost 200``.
+or ``python benchmarks/document_scale.py --build-cost 200 [--pages-from DIR] [--sides
+plain,index]``.
 
 ``--hostile`` instead reads the hostile office files of issue 31 (benchmarks/
 shared/hostile_files.py: a tiny XLSX declaring A1:XFD1048576, a DOCX whose document.xml inflates to
@@ -127,13 +133,16 @@ def minutes_pages(n: int, size: int = 3000) -> list[Document]:
     return docs
 
 
-def _measure(kind: str, n: int) -> dict[str, float]:
+def _measure(kind: str, n: int, pages_file: Path | None = None) -> dict[str, float]:
     """One side of the build-cost comparison, in this process: CPU seconds, vectors, word
-    pieces encoded, peak RSS."""
+    pieces encoded, peak RSS. Pages: ``n`` pages of the minutes, or those in ``pages_file``."""
     from refgate.retrieval import MiniLMEmbeddings, document_embeddings
     from refgate.retrieval.chunking import chunk_documents
 
-    docs = minutes_pages(n)
+    if pages_file is None:
+        docs = minutes_pages(n)
+    else:
+        docs = [Document(page_content=t, metadata=m) for t, m in json.loads(pages_file.read_text())]
     if kind in ("plain", "plain-int8"):
         emb = MiniLMEmbeddings(window_pooling=False, int8=kind == "plain-int8")
     else:  # the index's default embedder (int8), or the float model for "index-float"
@@ -166,25 +175,44 @@ BUILD_COST_SIDES = {
 }
 
 
-def build_cost(n: int) -> None:
-    """Plain chunk encoding against refgate's index build on ``n`` real pages, side by side."""
+def build_cost(n: int, pages_from: Path | None = None, sides: list[str] | None = None) -> None:
+    """Plain chunk encoding against refgate's index build on ``n`` real pages (or every page
+    under ``pages_from``), side by side."""
+    from refgate.retrieval import load_documents
+
+    sides = sides or list(BUILD_COST_SIDES)
     rows = {}
-    for kind in BUILD_COST_SIDES:
-        out = subprocess.run(
-            [sys.executable, __file__, "--measure", kind, "--build-cost", str(n)],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        rows[kind] = json.loads(out.stdout.strip().splitlines()[-1])
+    with tempfile.TemporaryDirectory() as tmp:
+        extra: list[str] = []
+        what = "FOMC minutes"
+        if pages_from is not None:
+            docs = load_documents(pages_from)
+            if not docs:
+                raise SystemExit(f"no pages read from {pages_from}")
+            pages_file = Path(tmp) / "pages.json"
+            pages_file.write_text(
+                json.dumps([[d.page_content, d.metadata] for d in docs], default=str)
+            )
+            extra = ["--pages-file", str(pages_file)]
+            what = f"the documents under {pages_from}"
+        for kind in sides:
+            out = subprocess.run(
+                [sys.executable, __file__, "--measure", kind, "--build-cost", str(n), *extra],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            rows[kind] = json.loads(out.stdout.strip().splitlines()[-1])
     pages = rows["plain"]["pages"]
-    print(f"{pages} pages of FOMC minutes, MiniLM (CPU seconds; one child process each)\n")
+    print(f"{pages} pages of {what}, MiniLM (CPU seconds; one child process each)\n")
     print(
         "| | vectors | word pieces encoded | CPU s | pages / CPU s | peak RSS (MB) "
         "| CPU / plain (float) |"
     )
     print("|---|---|---|---|---|---|---|")
     for kind, label in BUILD_COST_SIDES.items():
+        if kind not in rows:
+            continue
         r = rows[kind]
         print(
             f"| {label} | {r['vectors']:,} | {r['pieces']:,} | {r['cpu']:.1f} | "
@@ -195,9 +223,13 @@ def build_cost(n: int) -> None:
     print(
         f"\nbuild (int8 encoder) / plain float encoding: "
         f"{rows['index']['cpu'] / rows['plain']['cpu']:.2f}x CPU for {work:.2f}x the word "
-        f"pieces encoded; on one encoder: float {rows['index-float']['cpu'] / rows['plain']['cpu']:.2f}x, "
-        f"int8 {rows['index']['cpu'] / rows['plain-int8']['cpu']:.2f}x"
+        "pieces encoded"
     )
+    if "index-float" in rows and "plain-int8" in rows:
+        print(
+            f"on one encoder: float {rows['index-float']['cpu'] / rows['plain']['cpu']:.2f}x, "
+            f"int8 {rows['index']['cpu'] / rows['plain-int8']['cpu']:.2f}x"
+        )
 
 
 def main() -> None:
@@ -206,17 +238,27 @@ def main() -> None:
     ap.add_argument("--dense", default=index_module.DENSE_UNIT, choices=["chunk", "window"])
     ap.add_argument("--build-cost", type=int, default=0, metavar="PAGES")
     ap.add_argument("--measure", choices=list(BUILD_COST_SIDES), help=argparse.SUPPRESS)
+    ap.add_argument("--pages-file", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--pages-from", type=Path, help="build cost: every page of the documents under DIR"
+    )
+    ap.add_argument(
+        "--sides",
+        default=",".join(BUILD_COST_SIDES),
+        help="build cost: the rows to run (plain and index always)",
+    )
     ap.add_argument("--hostile", action="store_true", help="the hostile office files instead")
     ap.add_argument("--unbounded-cells", action="store_true")
     args = ap.parse_args()
     if args.measure:
-        print(json.dumps(_measure(args.measure, args.build_cost)))
+        print(json.dumps(_measure(args.measure, args.build_cost, args.pages_file)))
         return
     if args.hostile:
         hostile(args.unbounded_cells)
         return
-    if args.build_cost:
-        build_cost(args.build_cost)
+    if args.build_cost or args.pages_from:
+        sides = [s for s in BUILD_COST_SIDES if s in {"plain", "index", *args.sides.split(",")}]
+        build_cost(args.build_cost, args.pages_from, sides)
         return
     words = vocabulary()
     rng = random.Random(11)
