@@ -102,10 +102,15 @@ class BoundedChild:
         ctx = multiprocessing.get_context("spawn")  # no fork of a threaded parent
         parent, child = ctx.Pipe()
         memory = int(self.limits.memory_mb) * 1024 * 1024
-        self._proc = ctx.Process(target=_serve, args=(child, memory), daemon=True)
-        self._proc.start()
-        child.close()
-        self._conn = parent
+        proc = ctx.Process(target=_serve, args=(child, memory), daemon=True)
+        try:
+            proc.start()
+        except BaseException:  # a child that never started is not kept: nothing to kill
+            parent.close()
+            raise
+        finally:
+            child.close()
+        self._proc, self._conn = proc, parent
 
     def _kill(self) -> None:
         if self._proc is not None:

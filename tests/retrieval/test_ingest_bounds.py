@@ -101,6 +101,27 @@ def test_a_reader_over_the_memory_or_time_bound_is_stopped_and_the_next_file_rea
     assert seen == [(1, 3), (2, 3), (3, 3)]
 
 
+def test_a_reader_that_cannot_start_is_an_error_and_the_next_call_starts_one(tmp_path, monkeypatch):
+    """A child that fails to start (a script without a main guard, under spawn) raises its
+    error from ``call``; closing then has no half-started process to kill."""
+    import multiprocessing.context
+
+    path = tmp_path / "x.bin"
+    path.write_bytes(b"x")
+    real_start = multiprocessing.context.SpawnProcess.start
+
+    def refuse(self):
+        raise RuntimeError("An attempt has been made to start a new process before ...")
+
+    with BoundedChild(IngestLimits(timeout_s=60)) as child:
+        monkeypatch.setattr(multiprocessing.context.SpawnProcess, "start", refuse)
+        with pytest.raises(RuntimeError, match="start a new process"):
+            child.call(report_progress, path, progress=lambda done, total: None)
+        child.close()  # nothing to kill, no AttributeError
+        monkeypatch.setattr(multiprocessing.context.SpawnProcess, "start", real_start)
+        assert child.call(report_progress, path, progress=lambda done, total: None) == ["x.bin"]
+
+
 def test_a_sheet_without_declared_dimensions_streams_up_to_the_cell_cap(tmp_path):
     path = wide_sheet_xlsx(tmp_path / "undeclared.xlsx", rows=400, cols=50, declare=False)
     [part] = read_xlsx(path, limits=IngestLimits(max_cells=5_000))
