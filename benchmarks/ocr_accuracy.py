@@ -6,7 +6,10 @@ corpus. Each page is rendered to an image at each ``--dpi`` and read by ``ocr.oc
 loader's own path); the reference is the page's text layer as the loader reads it. Figures per
 resolution: character error rate (Levenshtein distance over the reference's length, white space
 folded), word recall (share of the reference's words that OCR read), the mean OCR confidence,
-and CPU seconds per page, side by side in one run.
+and CPU seconds per page, side by side in one run. Each page is read once per resolution and
+its words laid out twice: as the loader does (Korean syllables boxed apart joined across narrow
+gaps, ``HANGUL_JOIN_GAP``) and with every box a word of its own ("boxes"). Pages alternate
+between a "tuning" part (the join's gap was chosen on it) and a "held-out" part.
 
 ``--korean``: Korean pages instead, the section texts of the Korean sample workspace
 (examples/kr-filings/documents, synthetic filings written for the sample: real Hangul prose,
@@ -33,7 +36,7 @@ from long_documents import render_minutes
 from rapidfuzz.distance import Levenshtein
 
 from refgate.retrieval import load_documents
-from refgate.retrieval.loaders.ocr import installed_languages, ocr_image
+from refgate.retrieval.loaders.ocr import installed_languages, read_lines, tesseract_words
 from refgate.retrieval.loaders.pdf import _open, read_pdf
 
 
@@ -105,8 +108,9 @@ def main() -> None:
         pages = [(pdf, part) for pdf in pdfs for part in read_pdf(pdf)]
         step = max(1, len(pages) // args.pages)
         sample = pages[::step][: args.pages]
-        rows: dict[int, list[tuple[float, ...]]] = {d: [] for d in dpis}
-        for pdf, part in sample:
+        rows: dict[tuple[int, str, str], list[tuple[float, ...]]] = {}
+        for n, (pdf, part) in enumerate(sample):
+            half = "tuning" if n % 2 == 0 else "held-out"
             doc = _open(pdf)
             try:
                 page = doc[int(part.meta["page"]) - 1]
@@ -116,34 +120,40 @@ def main() -> None:
                     image = bitmap.to_pil()
                     start = time.process_time()
                     wall = time.perf_counter()
-                    read = ocr_image(image, timeout_s=300)
+                    data = tesseract_words(image, timeout_s=300)
                     # Tesseract runs as a child process: count its wall time, not our CPU
                     cost = max(time.perf_counter() - wall, time.process_time() - start)
                     bitmap.close()
-                    cer = Levenshtein.distance(reference, folded(read.text)) / max(
-                        1, len(reference)
-                    )
-                    # spacing apart (Tesseract's Korean model splits and joins words)
-                    bare = re.sub(r"\s", "", reference)
-                    cer_bare = Levenshtein.distance(bare, re.sub(r"\s", "", read.text)) / max(
-                        1, len(bare)
-                    )
-                    recall = word_recall(reference, read.text)
-                    rows[dpi].append((cer, recall, read.confidence, cost, cer_bare))
+                    for layout, gap in (("loader", None), ("boxes", 0.0)):
+                        text, confidence = (
+                            read_lines(data) if gap is None else read_lines(data, gap)
+                        )
+                        cer = Levenshtein.distance(reference, folded(text)) / max(1, len(reference))
+                        # spacing apart (Tesseract's Korean model splits and joins words)
+                        bare = re.sub(r"\s", "", reference)
+                        cer_bare = Levenshtein.distance(bare, re.sub(r"\s", "", text)) / max(
+                            1, len(bare)
+                        )
+                        recall = word_recall(reference, text)
+                        row = (cer, recall, confidence, cost, cer_bare)
+                        for key in ((dpi, layout, half), (dpi, layout, "all")):
+                            rows.setdefault(key, []).append(row)
                 page.close()
             finally:
                 doc.close()
     print(f"{len(sample)} pages of {len(pdfs)} PDFs ({len(pages)} pages in all)")
     print(
-        "| dpi | CER (mean) | CER (worst page) | CER without spaces | word recall | confidence "
-        "| s/page |"
+        "| dpi | words | pages | CER (mean) | CER (worst page) | CER without spaces | word recall "
+        "| confidence | s/page |"
     )
-    print("|---|---|---|---|---|---|---|")
-    for dpi, r in rows.items():
+    print("|---|---|---|---|---|---|---|---|---|")
+    for (dpi, layout, half), r in sorted(
+        rows.items(), key=lambda kv: (kv[0][0], kv[0][2], kv[0][1])
+    ):
         cers = [x[0] for x in r]
         print(
-            f"| {dpi} | {statistics.mean(cers):.2%} | {max(cers):.2%} "
-            f"| {statistics.mean(x[4] for x in r):.2%} "
+            f"| {dpi} | {layout} | {half} ({len(r)}) | {statistics.mean(cers):.2%} "
+            f"| {max(cers):.2%} | {statistics.mean(x[4] for x in r):.2%} "
             f"| {statistics.mean(x[1] for x in r):.2%} | {statistics.mean(x[2] for x in r):.3f} "
             f"| {statistics.mean(x[3] for x in r):.2f} |"
         )

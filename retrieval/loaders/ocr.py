@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
+import statistics
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +27,12 @@ LANGUAGES = ("eng", "kor")
 DEFAULT_TIMEOUT_S = 120.0
 #: Words Tesseract is less sure of than this (0-100) are left out of the text.
 MIN_WORD_CONFIDENCE = 30
+#: Korean spacing: two words of a line whose gap is under this share of the line's median word
+#: height are one word when the gap has Hangul on either side. Tesseract's Korean model boxes
+#: syllables one by one ("회 사 의" for "회사의"); a printed space is wider. Chosen on half the
+#: Korean benchmark pages (docs/benchmarks.md, "OCR"); text without Hangul is never joined.
+HANGUL_JOIN_GAP = 0.3
+_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
 
 
 class OcrUnavailable(RuntimeError):
@@ -78,9 +86,15 @@ def check_available() -> None:
     installed_languages()
 
 
-def _lines(data: dict[str, list[Any]]) -> tuple[str, float]:
-    """Text by Tesseract's lines, and the mean confidence of the words kept."""
-    lines: dict[tuple[int, int, int], list[str]] = {}
+#: One word of a line: its box's left edge, width and height (pixels), and its text.
+Box = tuple[int, int, int, str]
+
+
+def read_lines(data: dict[str, list[Any]], join_gap: float = HANGUL_JOIN_GAP) -> tuple[str, float]:
+    """Text by Tesseract's lines (``tesseract_words``' columns), and the mean confidence of the
+    words kept; ``join_gap`` is ``HANGUL_JOIN_GAP`` (0 keeps every box a word of its own, as
+    Tesseract boxed it)."""
+    lines: dict[tuple[int, int, int], list[Box]] = {}
     confs: list[float] = []
     for i, word in enumerate(data["text"]):
         conf = float(data["conf"][i])
@@ -88,21 +102,35 @@ def _lines(data: dict[str, list[Any]]) -> tuple[str, float]:
         if not word or conf < MIN_WORD_CONFIDENCE:
             continue
         key = (int(data["block_num"][i]), int(data["par_num"][i]), int(data["line_num"][i]))
-        lines.setdefault(key, []).append(word)
+        box = (int(data["left"][i]), int(data["width"][i]), int(data["height"][i]), word)
+        lines.setdefault(key, []).append(box)
         confs.append(conf)
-    text = "\n".join(" ".join(words) for _, words in sorted(lines.items()))
+    text = "\n".join(_line_text(words, join_gap) for _, words in sorted(lines.items()))
     return text, (sum(confs) / len(confs) / 100.0 if confs else 0.0)
 
 
-def ocr_image(image: object, *, timeout_s: float | None = None) -> OcrText:
-    """OCR of a PIL image. Raises ``TimeoutError`` past the page's time bound and
-    ``OcrUnavailable`` when OCR cannot run."""
+def _line_text(words: list[Box], join_gap: float) -> str:
+    """A line's words joined by spaces, except across a gap narrower than ``join_gap`` of the
+    line's word height with Hangul on either side (one Korean word boxed in pieces)."""
+    height = statistics.median(h for _, _, h, _ in words)
+    text = words[0][3]
+    for (left, width, _, before), (next_left, _, _, word) in zip(words, words[1:], strict=False):
+        narrow = join_gap > 0 and next_left - (left + width) < join_gap * height
+        hangul = _HANGUL.match(before[-1]) or _HANGUL.match(word[0])
+        text += ("" if narrow and hangul else " ") + word
+    return text
+
+
+def tesseract_words(image: object, *, timeout_s: float | None = None) -> dict[str, list[Any]]:
+    """Tesseract's words of a PIL image with their boxes and confidences (``image_to_data``'s
+    columns). Raises ``TimeoutError`` past the page's time bound and ``OcrUnavailable`` when OCR
+    cannot run."""
     langs = installed_languages()
     # deferred: optional dependency (pytesseract)
     import pytesseract
 
     try:
-        data = pytesseract.image_to_data(
+        data: dict[str, list[Any]] = pytesseract.image_to_data(
             image,
             lang="+".join(langs),
             output_type=pytesseract.Output.DICT,
@@ -112,7 +140,12 @@ def ocr_image(image: object, *, timeout_s: float | None = None) -> OcrText:
         if "timeout" in str(exc).lower():
             raise TimeoutError("OCR took longer than the page's time bound") from None
         raise
-    text, confidence = _lines(data)
+    return data
+
+
+def ocr_image(image: object, *, timeout_s: float | None = None) -> OcrText:
+    """OCR of a PIL image (``tesseract_words`` read by ``read_lines``)."""
+    text, confidence = read_lines(tesseract_words(image, timeout_s=timeout_s))
     return OcrText(text=text, confidence=round(confidence, 3))
 
 

@@ -160,3 +160,58 @@ def test_a_ruled_tables_rows_stay_on_their_lines(tmp_path):
 def test_short_documents_have_no_furniture(tmp_path, pages):
     parts = read_pdf(_report_with_furniture(tmp_path / "short.pdf", pages=pages))
     assert all("ACME Bancorp" in p.text for p in parts)
+
+
+def _tesseract_words(*lines: list[tuple[int, int, str]], height: int = 40) -> dict[str, list]:
+    """image_to_data's columns for ``lines`` of (left, width, text) boxes."""
+    data: dict[str, list] = {k: [] for k in ("text", "conf", "block_num", "par_num", "line_num")}
+    data.update(left=[], width=[], height=[])
+    for n, boxes in enumerate(lines, start=1):
+        for left, width, text in boxes:
+            for key, value in (("text", text), ("conf", 90), ("block_num", 1), ("par_num", 1)):
+                data[key].append(value)
+            data["line_num"].append(n)
+            data["left"].append(left)
+            data["width"].append(width)
+            data["height"].append(height)
+    return data
+
+
+def test_korean_syllables_boxed_apart_are_joined_into_their_words():
+    """Tesseract's Korean model boxes syllables one by one; a narrow gap with Hangul on either
+    side joins them, a printed space (wider) stays, and text without Hangul is never joined."""
+    from refgate.retrieval.loaders.ocr import read_lines
+
+    text, _ = read_lines(
+        _tesseract_words(
+            # 회 사 의 (gaps of 4 px) | wide space (20 px) | 개 요; 2023 년 (digit, Hangul)
+            [(0, 36, "회"), (40, 36, "사"), (80, 36, "의"), (136, 36, "개"), (176, 36, "요")],
+            [(0, 80, "2023"), (84, 36, "년"), (140, 36, "매출")],
+            # English with the same narrow gaps: never joined
+            [(0, 60, "Total"), (64, 80, "revenue"), (148, 30, "was")],
+        )
+    )
+    assert text.splitlines() == ["회사의 개요", "2023년 매출", "Total revenue was"]
+
+
+def test_a_scanned_korean_line_reads_as_words(tmp_path):
+    """A real scan: a Hangul line in NanumGothic at about 10 pt (28 px at the loader's 200 dpi)
+    on an image-only page, read by Tesseract, comes out mostly in whole words (each syllable
+    apart without the join: at most one of the five)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    font_path = Path("/usr/share/fonts/truetype/nanum/NanumGothic.ttf")
+    if "kor" not in installed_languages() or not font_path.is_file():
+        pytest.skip("Tesseract's Korean model or the Nanum font is not installed")
+    words = ["회사의", "개요와", "사업의", "내용을", "보고합니다"]
+    img = Image.new("L", (1486, 175), 255)
+    font = ImageFont.truetype(str(font_path), 28)
+    ImageDraw.Draw(img).text((52, 52), " ".join(words), fill=0, font=font)
+    pdf = canvas.Canvas(str(tmp_path / "scan.pdf"), pagesize=A4)
+    width = img.width * 72 / 200  # the loader renders at 200 dpi: one image pixel each
+    pdf.drawInlineImage(img, 30, 400, width=width, height=img.height * 72 / 200)
+    pdf.showPage()
+    pdf.save()
+    [part] = read_pdf(tmp_path / "scan.pdf")
+    assert part.meta["ocr"] is True
+    assert len(set(part.text.split()) & set(words)) >= 3, part.text
