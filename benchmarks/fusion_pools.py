@@ -26,11 +26,12 @@ import long_documents as ld
 import numpy as np
 from retrieval_quality import QueryMemo
 
-from refgate.retrieval import DocumentIndex, document_embeddings
+from refgate.retrieval import DocumentIndex, MiniLMEmbeddings
 from refgate.retrieval.bm25 import bm25_scores, bm25_top
 from refgate.retrieval.dense import dense_top
 from refgate.retrieval.fusion import corpus_homogeneity
 from refgate.retrieval.index import CANDIDATES
+from refgate.retrieval.index_files import read_manifest
 
 #: The rankings search() itself is asked for (``fusion_search.py`` checks its own against them).
 SEARCHED: dict[str, dict[str, Any]] = {**ld.BASELINES, "shipped default": {}}
@@ -100,7 +101,6 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     work = args.workdir
-    minilm = QueryMemo(document_embeddings())
     builders: dict[str, Any] = {}
     if args.financebench:
         builders["FinanceBench filings"] = lambda: ld.financebench_set(
@@ -113,9 +113,15 @@ def main() -> None:
     for name, value in ld.tatqa_sets().items():
         builders[name] = lambda value=value: value
     data: dict[str, Any] = {}
+    memos: dict[str, QueryMemo] = {}
     for name, build in builders.items():
         _, *splits = build()
-        index = DocumentIndex.load(work / re.sub(r"\W+", "-", name.lower()), embeddings=minilm)
+        path = work / re.sub(r"\W+", "-", name.lower())
+        # the questions are embedded by the encoder the index was built with (long_documents.py
+        # builds through a QueryMemo, so the manifest's embeddings_id names the inner MiniLM)
+        key = read_manifest(path)["embeddings_id"]
+        memo = memos.setdefault(key, QueryMemo(MiniLMEmbeddings(int8=key.endswith(":int8"))))
+        index = DocumentIndex.load(path, embeddings=memo)
         unit = (
             ld.page_id
             if name.startswith(("FOMC minutes", "FinanceBench", "ClimRetrieve"))
