@@ -118,7 +118,7 @@ def scanned(docs: list[Any]) -> dict[str, list[Any]]:
     from langchain_core.documents import Document
     from PIL import Image, ImageDraw, ImageFont
 
-    from refgate.retrieval.loaders.ocr import read_lines, tesseract_words
+    from refgate.retrieval.loaders.ocr import HANGUL_JOIN_GAP, read_lines, tesseract_words
 
     if not FONT.is_file():
         raise SystemExit(f"--scanned needs {FONT} (apt-get install fonts-nanum)")
@@ -140,8 +140,8 @@ def scanned(docs: list[Any]) -> dict[str, list[Any]]:
         for i, line in enumerate(lines):
             draw.text((52, 52 + 44 * i), line, fill=0, font=font)
         data = tesseract_words(image, timeout_s=600)
-        for layout, gap in (("joined", None), ("boxes", 0.0)):
-            text = (read_lines(data) if gap is None else read_lines(data, gap))[0]
+        for layout, gap in (("joined", HANGUL_JOIN_GAP), ("boxes", 0.0)):
+            text = read_lines(data, gap)[0]
             out[layout].append(Document(page_content=text, metadata=dict(doc.metadata)))
         print(f"  OCR {n + 1}/{len(docs)}", file=sys.stderr, flush=True)
     return out

@@ -36,7 +36,12 @@ from long_documents import render_minutes
 from rapidfuzz.distance import Levenshtein
 
 from refgate.retrieval import load_documents
-from refgate.retrieval.loaders.ocr import installed_languages, read_lines, tesseract_words
+from refgate.retrieval.loaders.ocr import (
+    HANGUL_JOIN_GAP,
+    installed_languages,
+    read_lines,
+    tesseract_words,
+)
 from refgate.retrieval.loaders.pdf import _open, read_pdf
 
 
@@ -124,10 +129,8 @@ def main() -> None:
                     # Tesseract runs as a child process: count its wall time, not our CPU
                     cost = max(time.perf_counter() - wall, time.process_time() - start)
                     bitmap.close()
-                    for layout, gap in (("loader", None), ("boxes", 0.0)):
-                        text, confidence = (
-                            read_lines(data) if gap is None else read_lines(data, gap)
-                        )
+                    for layout, gap in (("loader", HANGUL_JOIN_GAP), ("boxes", 0.0)):
+                        text, confidence = read_lines(data, gap)
                         cer = Levenshtein.distance(reference, folded(text)) / max(1, len(reference))
                         # spacing apart (Tesseract's Korean model splits and joins words)
                         bare = re.sub(r"\s", "", reference)

@@ -285,16 +285,15 @@ def openai_embeddings(
     return OpenAIEmbeddings(**kwargs)
 
 
-def default_embeddings(settings: Settings | None = None) -> Embeddings:
-    """The embedder the settings ask for: MiniLM (default) or OpenAI (``embeddings = "openai"``)."""
+def default_embeddings(settings: Settings | None = None, *, int8: bool = False) -> Embeddings:
+    """The embedder the settings ask for: MiniLM (default; the int8 encoder with ``int8``) or
+    OpenAI (``embeddings = "openai"``)."""
     if settings is not None and settings.embeddings == "openai":
         return openai_embeddings(settings)
-    return MiniLMEmbeddings()
+    return MiniLMEmbeddings(int8=int8)
 
 
 def document_embeddings(settings: Settings | None = None) -> Embeddings:
-    """The document index's embedder: as ``default_embeddings``, with MiniLM as the int8 encoder
+    """The document index's embedder: ``default_embeddings`` with MiniLM as the int8 encoder
     (a build reads every word piece of every chunk, so the encoder is most of its cost)."""
-    if settings is not None and settings.embeddings == "openai":
-        return openai_embeddings(settings)
-    return MiniLMEmbeddings(int8=True)
+    return default_embeddings(settings, int8=True)
