@@ -18,29 +18,20 @@ are printed per group for the tuning and held-out parts, with examples of each f
 
 from __future__ import annotations
 
-import argparse
 import hashlib
-import json
 import re
 import sys
-from pathlib import Path
 
-from shared.claim_scores import ClaimScores
+from shared.claim_scores import Claim, score_tatqa_claims
 from shared.tatqa_tables import YEAR, header_and_rows, number_cell
 
-from refgate.nodes.gate import check_answer
 from refgate.refs import Ref
 
-DEFAULT_DIR = Path("/work/shared/data/tatqa-dev")
 _QUESTION = re.compile(
     r"^(?:What|How much) (?:was|is|were|are) (?:the )?(.+?) (?:in|for|during|as at|at) "
     r"(?:fiscal |FY ?)?((?:19|20)\d\d)\s*\??$",
     re.I,
 )
-
-
-def held_out(uid: str) -> bool:
-    return int(hashlib.sha1(uid.encode()).hexdigest(), 16) % 5 == 0
 
 
 def _value(cell: str) -> float:
@@ -90,13 +81,13 @@ def _swap(cell: str) -> str:
     return c.replace("$", "") + "%"
 
 
-def claims_of(ctx: dict):
-    """(group, claim, should_pass) for one table."""
+def claims_of(ctx: dict) -> list[Claim]:
+    """(group, cited ref, claim, should pass) for one table."""
     ref, cols, rows = table_ref(ctx)
     years = [j for j, c in enumerate(cols) if YEAR.match(c.strip()[-4:]) and j > 0]
     if len(years) < 2:
-        return ref, []
-    out = []
+        return []
+    out: list[tuple[str, str, bool]] = []
 
     def variants(kind: str, label: str, r: int, j: int) -> None:
         pct = _percent_label(label)
@@ -173,36 +164,10 @@ def claims_of(ctx: dict):
         ]
         if len(hits) == 1:
             variants("question wording", what, *hits[0])
-    return ref, out
-
-
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--dir", type=Path, default=DEFAULT_DIR)
-    ap.add_argument("--examples", type=int, default=3)
-    ap.add_argument(
-        "--part",
-        choices=("tuning", "held-out", "both"),
-        default="both",
-        help="score only one part (tune on 'tuning'; read 'held-out' once the rule is fixed)",
-    )
-    args = ap.parse_args()
-    data = json.loads((args.dir / "tatqa_dataset_dev.json").read_text(encoding="utf-8"))
-    scores = ClaimScores(args.examples, detail_chars=200)
-    n_tables = {"tuning": 0, "held-out": 0}
-    for ctx in data:
-        part = "held-out" if held_out(ctx["table"]["uid"]) else "tuning"
-        if args.part != "both" and part != args.part:
-            continue
-        ref, claims = claims_of(ctx)
-        if claims:
-            n_tables[part] += 1
-        for group, claim, should_pass in claims:
-            scores.add(part, group, claim, check_answer(claim, [ref]), should_pass)
-    print(f"tables: {n_tables}")
-    scores.print(group_width=32, rate_width=7)
-    return 0
+    return [(group, ref, claim, ok) for group, claim, ok in out]
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(
+        score_tatqa_claims(claims_of, examples=3, group_width=32, rate_width=7, detail_chars=200)
+    )

@@ -26,17 +26,12 @@ Rates are printed per part and group, with examples of each failure kind.
 
 from __future__ import annotations
 
-import argparse
-import json
 import re
 import sys
-from pathlib import Path
 
-from gate_binding import DEFAULT_DIR, _label, _shown, _value, held_out, table_ref
-from shared.claim_scores import ClaimScores
+from gate_binding import _label, _shown, _value, table_ref
+from shared.claim_scores import Claim, score_tatqa_claims
 from shared.tatqa_tables import YEAR, number_cell
-
-from refgate.nodes.gate import check_answer
 
 #: A header or row label that names a change (the benchmark's own reading, broader than the
 #: GATE's: what a reader would call a change column).
@@ -74,8 +69,8 @@ def _directed(value: float, size: str, i: int, reverse: bool) -> str:
     return verbs[i % len(verbs)].format(size)
 
 
-def claims_of(ctx: dict):
-    """(group, claim, should_pass) for one table."""
+def claims_of(ctx: dict) -> list[Claim]:
+    """(group, cited ref, claim, should pass) for one table."""
     ref, cols, rows = table_ref(ctx)
     out: list[tuple[str, str, bool]] = []
     change_cols = [j for j, c in enumerate(cols) if j and _CHANGE.search(c)]
@@ -162,27 +157,8 @@ def claims_of(ctx: dict):
                     not reverse,
                 )
             )
-    return out
-
-
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--dir", type=Path, default=DEFAULT_DIR)
-    ap.add_argument("--examples", type=int, default=4)
-    ap.add_argument("--part", choices=("tuning", "held-out", "both"), default="both")
-    args = ap.parse_args()
-    data = json.loads((args.dir / "tatqa_dataset_dev.json").read_text(encoding="utf-8"))
-    scores = ClaimScores(args.examples)
-    for ctx in data:
-        part = "held-out" if held_out(ctx["table"]["uid"]) else "tuning"
-        if args.part != "both" and part != args.part:
-            continue
-        ref = table_ref(ctx)[0]
-        for group, claim, should_pass in claims_of(ctx):
-            scores.add(part, group, claim, check_answer(claim, [ref]), should_pass)
-    scores.print(group_width=40)
-    return 0
+    return [(group, ref, claim, ok) for group, claim, ok in out]
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(score_tatqa_claims(claims_of, examples=4, group_width=40))

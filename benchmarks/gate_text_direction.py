@@ -23,18 +23,13 @@ of each failure.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
-import json
 import re
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
-from gate_binding import DEFAULT_DIR, held_out
-from shared.claim_scores import ClaimScores
+from shared.claim_scores import Claim, score_tatqa_claims
 
-from refgate.nodes.gate import check_answer
 from refgate.refs import Ref
 
 _RISE_VERBS = "increased|rose|grew|climbed|improved|(?:was|were) up"
@@ -89,7 +84,7 @@ def changes(paragraph: str) -> Iterator[tuple[str, str, bool, bool]]:
                 yield " ".join(words), again.group(1), rise, False
 
 
-def claims_of(ctx: dict) -> Iterator[tuple[str, Ref, str, bool]]:
+def claims_of(ctx: dict) -> Iterator[Claim]:
     """(group, cited ref, claim, should pass) for each change stated in the item's paragraphs."""
     for p in ctx["paragraphs"]:
         ref = doc_ref(p["uid"], p["text"])
@@ -112,23 +107,5 @@ def claims_of(ctx: dict) -> Iterator[tuple[str, Ref, str, bool]]:
             yield f"{kind}: level", ref, f"{subject} was {num} [{ref.id}].", True
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--dir", type=Path, default=DEFAULT_DIR)
-    ap.add_argument("--examples", type=int, default=4)
-    ap.add_argument("--part", choices=("tuning", "held-out", "both"), default="tuning")
-    args = ap.parse_args()
-    data = json.loads((args.dir / "tatqa_dataset_dev.json").read_text(encoding="utf-8"))
-    scores = ClaimScores(args.examples)
-    for ctx in data:
-        part = "held-out" if held_out(ctx["table"]["uid"]) else "tuning"
-        if args.part != "both" and part != args.part:
-            continue
-        for group, ref, claim, should_pass in claims_of(ctx):
-            scores.add(part, group, claim, check_answer(claim, [ref]), should_pass)
-    scores.print(group_width=20)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(score_tatqa_claims(claims_of, examples=4, default_part="tuning", group_width=20))
