@@ -1,11 +1,14 @@
 """What one McpCall costs, and that its bounds hold (issue 32).
 
-WORK reaches a workspace's MCP server with one SDK session per call (``tools/mcp_client.py``:
-start or connect, list the tools, call one, close). This prints, side by side in one run:
+WORK reaches a workspace's MCP server through the official SDK (``tools/mcp_client.py``). This
+prints, side by side in one run:
 
-- a call over **stdio** (the server is started for each call) against one over **streamable
-  HTTP** (the server is already up): wall seconds and CPU seconds of refgate and of the
-  started servers (children), median of ``--calls`` calls;
+- a pass of ``--calls`` calls over **stdio** with the server started for each call (one session
+  per call: start, list the tools, call one, close), over **stdio kept for the pass** (WORK's
+  way: ``McpSessions`` starts the server on the first call and stops it at the pass's end), and
+  over **streamable HTTP** (the server already up): the pass's wall seconds and CPU seconds of
+  refgate and of the started servers (children, counted once they are stopped), and the median
+  call;
 - the **bounds**: a tool that sleeps past ``timeout_s`` returns an error after how long; a
   tool returning ``--big`` characters comes back cut at ``max_result_chars``.
 
@@ -28,7 +31,7 @@ import time
 from pathlib import Path
 
 from refgate.mcp_servers import McpServerSpec
-from refgate.tools.mcp_client import McpServerError, call_tool
+from refgate.tools.mcp_client import McpServerError, McpSessions, call_tool
 
 SERVER = '''
 import sys, time
@@ -69,12 +72,12 @@ def _cpu() -> tuple[float, float]:
 
 
 def _timed(
-    spec: McpServerSpec, tool: str, args: dict, cwd: Path
+    spec: McpServerSpec, tool: str, args: dict, cwd: Path, sessions: McpSessions | None = None
 ) -> tuple[float, float, float, str]:
     cpu0, kids0 = _cpu()
     t0 = time.perf_counter()
     try:
-        _, out = call_tool(spec, tool, args, allow=lambda t: None, cwd=cwd)
+        _, out = call_tool(spec, tool, args, allow=lambda t: None, cwd=cwd, sessions=sessions)
         result = f"{len(out.text)} chars" + (" (cut)" if out.cut else "")
     except McpServerError as exc:
         result = f"error: {str(exc)[:70]}"
@@ -110,14 +113,30 @@ def main() -> None:
                         break
                 time.sleep(0.2)
             http = McpServerSpec("bench", url=f"http://127.0.0.1:{port}/mcp")
-            print(f"{'transport':<10} {'wall s':>8} {'cpu s':>7} {'server cpu s':>13}")
-            for name, spec in (("stdio", stdio), ("http", http)):
-                runs = [
-                    _timed(spec, "rate", {"currency": "EUR"}, folder) for _ in range(opts.calls)
-                ]
-                wall, cpu, kids = (statistics.median(r[i] for r in runs) for i in range(3))
+            print(f"a pass of {opts.calls} calls")
+            print(
+                f"{'transport':<18} {'pass wall s':>11} {'cpu s':>7} {'server cpu s':>13}"
+                f" {'median call wall s':>19}"
+            )
+            for name, spec, keep in (
+                ("stdio, per call", stdio, False),
+                ("stdio, kept", stdio, True),
+                ("http", http, False),
+            ):
+                cpu0, kids0 = _cpu()
+                t0 = time.perf_counter()
+                with McpSessions() as sessions:
+                    kept = sessions if keep else None
+                    runs = [
+                        _timed(spec, "rate", {"currency": "EUR"}, folder, kept)
+                        for _ in range(opts.calls)
+                    ]
+                wall = time.perf_counter() - t0
+                cpu1, kids1 = _cpu()
+                call = statistics.median(r[0] for r in runs)
                 print(
-                    f"{name:<10} {wall:>8.2f} {cpu:>7.2f} {kids:>13.2f}   (median of {opts.calls})"
+                    f"{name:<18} {wall:>11.2f} {cpu1 - cpu0:>7.2f} {kids1 - kids0:>13.2f}"
+                    f" {call:>19.2f}"
                 )
             print("\nbounds (http server)")
             tight = McpServerSpec("bench", url=http.url, timeout_s=1)

@@ -23,6 +23,7 @@ from refgate.nodes.conversation import conversation_block
 from refgate.nodes.loop import run_tool_pass
 from refgate.nodes.state import WorkbenchState
 from refgate.refs import ref_data
+from refgate.tools.mcp_call import pass_sessions as mcp_pass_sessions
 from refgate.tools.mcp_call import unavailable as mcp_unavailable
 from refgate.tools.registry import tools_for
 
@@ -105,18 +106,20 @@ def make_work(deps: Deps):
                 # configured but not startable here (a served graph's client-named folder)
                 events.append(event("mcp_servers_disabled", "work", reason=no_mcp))
                 ctx.emit({"event": "notice", "text": f"MCP servers not started: {no_mcp}"})
-        out = run_tool_pass(
-            pass_name="work",
-            model=model,
-            messages=[SystemMessage(load_prompt("work")), HumanMessage(human)],
-            ctx=ctx,
-            max_rounds=ctx.settings.rounds_for("work"),
-            allowed=allowed,
-            # "Refs so far" shows external refs (BRIEF's reads, the first WORK's on a GATE
-            # retry) to the model: B1 holds from the first round
-            untrusted_prompt=bool(external) or bool(plan.get("untrusted_fields")),
-            prompt_influence=external or (["BRIEF's plan"] if plan.get("untrusted_fields") else []),
-        )
+        with mcp_pass_sessions(ctx):
+            out = run_tool_pass(
+                pass_name="work",
+                model=model,
+                messages=[SystemMessage(load_prompt("work")), HumanMessage(human)],
+                ctx=ctx,
+                max_rounds=ctx.settings.rounds_for("work"),
+                allowed=allowed,
+                # "Refs so far" shows external refs (BRIEF's reads, the first WORK's on a
+                # GATE retry) to the model: B1 holds from the first round
+                untrusted_prompt=bool(external) or bool(plan.get("untrusted_fields")),
+                prompt_influence=external
+                or (["BRIEF's plan"] if plan.get("untrusted_fields") else []),
+            )
         events.extend(out.events)
         issued = {r.id: r for r in ctx.ledger.issued}
         notes = out.final_text

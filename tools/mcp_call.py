@@ -22,7 +22,10 @@ Read-only capabilities from outside refgate, under refgate's rules:
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -33,6 +36,7 @@ from refgate.tools import outbound
 from refgate.tools.engine_call import json_safe
 from refgate.tools.mcp_client import (
     McpServerError,
+    McpSessions,
     McpTool,
     McpToolHeld,
     call_tool,
@@ -40,6 +44,8 @@ from refgate.tools.mcp_client import (
 )
 
 NAME = "McpCall"
+#: ``ToolContext.extra`` key of the pass's kept stdio sessions (``pass_sessions``).
+SESSIONS = "mcp_sessions"
 #: Why the loop held a write-like tool back (never shown as the server's text).
 _NEEDS_APPROVAL = "write-like"
 
@@ -79,6 +85,27 @@ def unavailable(ctx: ToolContext) -> str | None:
             "only when the operator allowlists it (REFGATE_ALLOWED_WORKSPACES)"
         )
     return None
+
+
+class _Where(TypedDict):
+    """Where a call's server runs, logs and is kept."""
+
+    cwd: Path
+    log: Path
+    sessions: McpSessions | None
+
+
+@contextlib.contextmanager
+def pass_sessions(ctx: ToolContext) -> Iterator[None]:
+    """Keep each stdio server McpCall starts in this pass until the pass ends (a pass calling
+    a server k times starts it once); stop them all when it ends, however it ends."""
+    sessions = McpSessions()
+    ctx.extra[SESSIONS] = sessions
+    try:
+        yield
+    finally:
+        ctx.extra.pop(SESSIONS, None)
+        sessions.close()
 
 
 def _listing(spec: McpServerSpec, tools: dict[str, McpTool]) -> ToolResult:
@@ -136,7 +163,12 @@ def _call(args: BaseModel, ctx: ToolContext) -> ToolResult:
         return ToolResult.failure(
             f"no MCP server {args.server!r} in this workspace (servers: {known})"
         )
-    where = {"cwd": ws.root, "log": ws.state_dir / "mcp" / f"{spec.name}.log"}
+    kept = ctx.extra.get(SESSIONS)
+    where = _Where(
+        cwd=ws.root,
+        log=ws.state_dir / "mcp" / f"{spec.name}.log",
+        sessions=kept if isinstance(kept, McpSessions) else None,
+    )
     sent = args.model_dump()
     approved = False
 

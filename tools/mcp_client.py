@@ -1,11 +1,14 @@
 """Talk to a workspace's MCP server (``refgate.mcp_servers``) with the official SDK's client.
 
-Each call is one session: start the command (stdio) or connect to the URL (streamable HTTP),
-list the tools, call one, close. Nothing outlives the call, so a server that hangs or dies
-costs one call, never the run. Each request is bounded by the server's ``timeout_s``, the
-whole session by ``start_timeout_s + timeout_s``, the text returned by ``max_result_chars``. A stdio server gets the SDK's minimal
-environment plus the workspace's ``env``, runs in the workspace folder, and its stderr goes to
-``<workspace>/.refgate/mcp/<name>.log`` (never to the model: it is the server's text).
+A call lists the server's tools and calls one. Without ``sessions`` it is one session of its
+own: start the command (stdio) or connect to the URL (streamable HTTP), list, call, close. With
+``McpSessions`` (WORK's pass, ``refgate.tools.mcp_call.pass_sessions``) a stdio server is
+started on its first call and kept until the pass ends; a call that times out or breaks the
+protocol stops it, and the next call starts it again. Either way a server that hangs or dies
+costs one call, never the run. Each request is bounded by the server's ``timeout_s``, a start
+by ``start_timeout_s``, the text returned by ``max_result_chars``. A stdio server gets the
+SDK's minimal environment plus the workspace's ``env``, runs in the workspace folder, and its
+stderr goes to ``<workspace>/.refgate/mcp/<name>.log`` (never to the model: the server's text).
 
 Every failure is an ``McpServerError`` whose message says what happened and what to check.
 """
@@ -16,6 +19,7 @@ import asyncio
 import contextlib
 import json
 import os
+import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -185,13 +189,25 @@ def _output(result: Any, limit: int) -> McpOutput:
     return McpOutput(text=text, is_error=bool(result.is_error), cut=cut, kinds=kinds)
 
 
+def _server_error(spec: McpServerSpec, exc: BaseException, log: Path | None) -> McpServerError:
+    """Every transport, spawn and protocol failure as one clear error (refgate's own kept)."""
+    leaf = _leaf(exc)
+    if isinstance(leaf, McpServerError):
+        return leaf
+    return McpServerError(_explain(spec, exc, log if spec.command else None))
+
+
 def _session(
     spec: McpServerSpec,
     work: Callable[[Client], Awaitable[T]],
     *,
     cwd: Path | None,
     log: Path | None,
+    sessions: McpSessions | None = None,
 ) -> T:
+    if sessions is not None and spec.command:
+        return sessions.run(spec, work, cwd=cwd, log=log)
+
     async def main() -> T:
         with _stderr_log(log) as errlog:
             with anyio.fail_after(spec.start_timeout_s + spec.timeout_s):
@@ -200,22 +216,189 @@ def _session(
 
     try:
         return _run(main)
-    except Exception as exc:  # every transport, spawn and protocol failure: one clear error
-        leaf = _leaf(exc)
-        if isinstance(leaf, McpServerError):
-            raise leaf from None
-        raise McpServerError(_explain(spec, exc, log if spec.command else None)) from None
+    except Exception as exc:
+        raise _server_error(spec, exc, log) from None
+
+
+_Job = tuple[Callable[[Client], Awaitable[Any]], "asyncio.Future[Any]"]
+
+
+class _Kept:
+    """One started stdio server and its SDK session, served by one task (the SDK's task
+    group and cancel scopes are entered and left there): jobs run one at a time, each bounded
+    by ``timeout_s``; any failure but refgate's own verdicts closes the session."""
+
+    def __init__(self, spec: McpServerSpec, cwd: Path | None, log: Path | None) -> None:
+        self.spec, self.cwd, self.log = spec, cwd, log
+        #: (work, its future); None ends the session
+        self.jobs: asyncio.Queue[_Job | None] = asyncio.Queue()
+        self.started = asyncio.Event()
+        #: A job failed and the session is closing: the next call starts the server again.
+        self.closing = False
+        self.task = asyncio.get_running_loop().create_task(self._serve())
+
+    async def _serve(self) -> None:
+        current: asyncio.Future[Any] | None = None
+        try:
+            with _stderr_log(self.log) as errlog:
+                async with _client(self.spec, self.cwd, errlog) as client:
+                    self.started.set()
+                    while (job := await self.jobs.get()) is not None:
+                        work, current = job
+                        try:
+                            with anyio.fail_after(self.spec.timeout_s):
+                                result = await work(client)
+                        except McpServerError as exc:  # held back, no such tool: session fine
+                            current.set_exception(exc)
+                            continue
+                        except Exception as exc:  # timed out, broke: the server goes
+                            self.closing = True
+                            current.set_exception(exc)
+                            return
+                        current.set_result(result)
+        except BaseException as exc:
+            self.closing = True
+            closed = exc if isinstance(exc, Exception) else McpServerError("session closed")
+            for fut in [current, *self._queued()]:
+                if fut is not None and not fut.done():
+                    fut.set_exception(closed)
+            if not isinstance(exc, Exception):
+                raise
+
+    def _queued(self) -> list[asyncio.Future[Any]]:
+        out = []
+        while not self.jobs.empty():
+            job = self.jobs.get_nowait()
+            if job is not None:
+                out.append(job[1])
+        return out
+
+    async def submit(self, work: Callable[[Client], Awaitable[T]]) -> T:
+        fut: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self.jobs.put_nowait((work, fut))
+        if not self.started.is_set():
+            waiter = asyncio.ensure_future(self.started.wait())
+            await asyncio.wait(
+                {waiter, self.task},
+                timeout=self.spec.start_timeout_s,
+                return_when="FIRST_COMPLETED",
+            )
+            waiter.cancel()
+            if not self.started.is_set() and not self.task.done():
+                fut.cancel()
+                await self.stop()
+                raise TimeoutError("the server did not start within start_timeout_s")
+        either: set[asyncio.Future[Any]] = {fut, self.task}
+        await asyncio.wait(either, return_when="FIRST_COMPLETED")
+        if fut.done():
+            return fut.result()
+        exc = self.task.exception() if not self.task.cancelled() else None
+        raise exc or McpServerError(f"MCP server {self.spec.name!r} session closed")
+
+    async def stop(self) -> None:
+        if self.task.done():
+            return
+        self.task.cancel()
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(self.task, timeout=10)
+
+
+class McpSessions:
+    """The stdio MCP servers one WORK pass has started, each kept until ``close`` (the pass's
+    end) so a pass calling a server k times starts it once. A server that times out, breaks
+    the protocol or dies is stopped, and the next call starts it again: it still costs one call,
+    never the run. Streamable HTTP servers are already running: a session per call."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._kept: dict[str, _Kept] = {}
+        self._lock = threading.Lock()
+
+    def _started_loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(target=loop.run_forever, name="refgate-mcp", daemon=True)
+            thread.start()
+            self._loop, self._thread = loop, thread
+        return self._loop
+
+    def run(
+        self,
+        spec: McpServerSpec,
+        work: Callable[[Client], Awaitable[T]],
+        *,
+        cwd: Path | None,
+        log: Path | None,
+    ) -> T:
+        """``work`` on the server's kept session (started on first use)."""
+
+        async def job() -> T:
+            kept = self._kept.get(spec.name)
+            if kept is not None and kept.closing:
+                await asyncio.wait({kept.task}, timeout=10)  # the old server is stopped first
+                await kept.stop()
+            if kept is None or kept.task.done():
+                kept = self._kept[spec.name] = _Kept(spec, cwd, log)
+            return await kept.submit(work)
+
+        with self._lock:
+            loop = self._started_loop()
+            try:
+                return asyncio.run_coroutine_threadsafe(job(), loop).result()
+            except Exception as exc:
+                raise _server_error(spec, exc, log) from None
+
+    @property
+    def servers(self) -> list[str]:
+        """The servers whose sessions are open now."""
+        return sorted(n for n, k in self._kept.items() if not (k.closing or k.task.done()))
+
+    def close(self) -> None:
+        """Stop every kept server and the session thread (safe to call twice)."""
+        with self._lock:
+            loop, self._loop = self._loop, None
+            if loop is None:
+                return
+
+            async def stop_all() -> None:
+                kept = list(self._kept.values())
+                for k in kept:
+                    k.jobs.put_nowait(None)
+                if kept:
+                    await asyncio.wait([k.task for k in kept], timeout=5)
+                for k in kept:
+                    await k.stop()
+
+            with contextlib.suppress(Exception):
+                asyncio.run_coroutine_threadsafe(stop_all(), loop).result(timeout=30)
+            self._kept.clear()
+            loop.call_soon_threadsafe(loop.stop)
+            if self._thread is not None:
+                self._thread.join(timeout=10)
+            if not loop.is_running():
+                loop.close()
+
+    def __enter__(self) -> McpSessions:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def list_tools(
-    spec: McpServerSpec, *, cwd: Path | None = None, log: Path | None = None
+    spec: McpServerSpec,
+    *,
+    cwd: Path | None = None,
+    log: Path | None = None,
+    sessions: McpSessions | None = None,
 ) -> dict[str, McpTool]:
     """The server's tools that the workspace exposes, by name."""
 
     async def work(client: Client) -> dict[str, McpTool]:
         return _tools(spec, await client.list_tools())
 
-    return _session(spec, work, cwd=cwd, log=log)
+    return _session(spec, work, cwd=cwd, log=log, sessions=sessions)
 
 
 def call_tool(
@@ -226,6 +409,7 @@ def call_tool(
     allow: Callable[[McpTool], str | None],
     cwd: Path | None = None,
     log: Path | None = None,
+    sessions: McpSessions | None = None,
 ) -> tuple[McpTool, McpOutput]:
     """Call tool ``name`` in one session: list the tools first (the tool must be exposed), ask
     ``allow(tool)`` (a reason to hold the call back, raised as ``McpToolHeld`` before anything
@@ -246,4 +430,4 @@ def call_tool(
         result = await client.call_tool(name, arguments)
         return tool, _output(result, spec.max_result_chars)
 
-    return _session(spec, work, cwd=cwd, log=log)
+    return _session(spec, work, cwd=cwd, log=log, sessions=sessions)

@@ -1,7 +1,8 @@
 """A small MCP server for the tests of WORK's McpCall, on the official SDK: stdio by default,
 streamable HTTP with ``http PORT``. Its tools: ``rate`` (read-only by annotation), ``lookup``
 (no annotations: read-only only if the workspace vouches for it), ``post_note`` (write-like:
-appends to notes.txt in its working folder), ``slow``, ``die``, ``bulletin`` (an injection) and ``big``."""
+appends to notes.txt in its working folder), ``slow``, ``die``, ``bulletin`` (an injection),
+``big`` and ``pid``. Each start appends its process id to starts.log in its working folder."""
 
 from __future__ import annotations
 
@@ -64,7 +65,15 @@ def big(n: int) -> str:
     return "x" * n
 
 
+@server.tool(annotations=READ_ONLY)
+def pid() -> str:
+    """The server's process id."""
+    return str(os.getpid())
+
+
 if __name__ == "__main__":
+    with Path("starts.log").open("a", encoding="utf-8") as fh:
+        fh.write(f"{os.getpid()}\n")
     if len(sys.argv) > 2 and sys.argv[1] == "http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     else:

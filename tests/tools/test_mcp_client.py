@@ -10,6 +10,7 @@ sessions where they can."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 import subprocess
@@ -31,6 +32,7 @@ from refgate.refs import RefLedger, as_ref_map
 from refgate.report.cards import sent_lines, source_of
 from refgate.testing import KeyedChatModel, ScriptedChatModel, calls, tool_call
 from refgate.tools.executor import execute_tool_call
+from refgate.tools.mcp_call import pass_sessions
 from refgate.workspace import WorkspaceError, load_served_workspace, load_workspace
 
 SERVER = Path(__file__).parent / "mcp_fixture_server.py"
@@ -266,6 +268,72 @@ def test_failing_servers_and_tools_are_clear_errors(tmp_path, settings):
     for result in (unknown, gone, exited, slow, died):
         assert result["ok"] is False and "Traceback" not in result["error"]
     assert ctx.ledger.issued == []  # nothing half-issued
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").exists() and "Z" not in _proc_state(pid)
+
+
+def _proc_state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][:1]
+    except (FileNotFoundError, IndexError):
+        return "Z"
+
+
+def starts(root: Path) -> list[int]:
+    log = root / "starts.log"
+    return [int(x) for x in log.read_text().split()] if log.exists() else []
+
+
+def test_a_pass_starts_a_stdio_server_once_and_stops_it_when_the_pass_ends(tmp_path, settings):
+    root = write_workspace(tmp_path / "ws", fx())
+    ws = load_workspace(root)
+    model = work_then(tool_call("McpCall", {"server": "fx", "tool": "pid"}),
+                      then=tool_call("McpCall", {"server": "fx", "tool": "rate",
+                                                 "arguments": {"currency": "EUR"}}))  # fmt: skip
+    graph = build_graph(model=model, checkpointer=InMemorySaver(), workspace=ws, settings=settings)
+    config = {"configurable": {"thread_id": "kept"}}
+    graph.invoke({"question": QUESTION}, config)
+    state = graph.get_state(config).values
+    refs = as_ref_map(state["refs"]).values()
+    excerpts = {r.source: r.payload["excerpt"] for r in refs if r.source.startswith("mcp:")}
+    assert "USD/EUR 1.0842" in excerpts["mcp:fx/rate"]  # two calls answered
+    (pid,) = starts(root)  # by one server, started once
+    assert excerpts["mcp:fx/pid"] == str(pid)
+    assert not alive(pid)  # and stopped when the pass ended
+    assert [e["status"] for e in state["trace"] if e.get("tool") == "McpCall"] == ["ok", "ok"]
+
+
+def server_pid(ctx: ToolContext) -> int:
+    output = call(ctx, "fx", "pid")["data"]["output"]  # fenced: the number on a line of its own
+    return int(re.search(r"^(\d+)$", output, re.M).group(1))
+
+
+def test_a_kept_session_restarts_a_server_that_timed_out_or_died(tmp_path, settings):
+    root = write_workspace(tmp_path / "ws", fx("timeout_s = 2\n"))
+    ws = load_workspace(root)
+    ctx = tool_ctx(ws, settings)
+    with pass_sessions(ctx):
+        first = server_pid(ctx)
+        assert server_pid(ctx) == server_pid(ctx) == first
+        unknown = call(ctx, "fx", "nope")  # refgate's own verdict: the session stays
+        assert "has no tool 'nope'" in unknown["error"]
+        slow = call(ctx, "fx", "slow", seconds=60)
+        assert "did not answer within 2 s" in slow["error"]
+        assert call(ctx, "fx", "rate", currency="KRW")["ok"] is True  # a new server answers
+        died = call(ctx, "fx", "die")
+        assert "closed the connection" in died["error"]
+        assert call(ctx, "fx", "rate", currency="EUR")["ok"] is True
+        pids = starts(root)
+        assert len(pids) == 3 and pids[0] == first  # started again after the timeout and the death
+        assert alive(pids[-1]) and not alive(first)
+    assert not any(alive(p) for p in pids)  # the pass's end stops the last one
+    assert "mcp_sessions" not in ctx.extra
 
 
 @pytest.mark.parametrize(
