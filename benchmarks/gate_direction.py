@@ -19,7 +19,10 @@ Tables become tableRefs as in ``gate_binding.py`` (and are split the same way: h
 - **change then level**: where a row has a change column and the latest year's level, "<label>
   fell 5% to V in <year> [tbl]." in the right direction (must pass) and the other (must block);
 - **question**: TAT-QA arithmetic questions asking a percentage change whose answer is a cell of
-  the table: "The <what> rose/fell <answer>% [tbl]." right (must pass) and reversed (must block).
+  the table: "The <what> rose/fell <answer>% [tbl]." right (must pass) and reversed (must block);
+- **noun, change column / change row**: the same changes stated with nouns, after the label
+  ("<label> saw a decline of 5%", "posted growth of 5%", "had a 5% reduction") and as the
+  subject ("The decline in <label> was 5%"), rotated as the verbs are.
 
 Rates are printed per part and group, with examples of each failure kind.
 """
@@ -46,6 +49,13 @@ _CHANGE_ROW = re.compile(
 )
 _FALLS = ("fell {}", "decreased by {}", "declined {}", "was {} lower")
 _RISES = ("rose {}", "increased by {}", "grew {}", "was up {}")
+#: The same directions stated with nouns ("saw a decline of 5%", "The decline in X was 5%").
+_FALL_NOUNS = ("saw a decline of {}", "posted a decrease of {}", "had a {} reduction",
+               "recorded a drop of {}")  # fmt: skip
+_RISE_NOUNS = ("saw an increase of {}", "posted growth of {}", "had a {} gain",
+               "recorded a rise of {}")  # fmt: skip
+_SUBJECT_NOUNS = ({True: "increase", False: "decline"}, {True: "growth", False: "decrease"},
+                  {True: "rise", False: "drop"}, {True: "gain", False: "reduction"})  # fmt: skip
 _PCT_QUESTION = re.compile(r"percentage change|% change|percent change|change in percentage", re.I)
 _WHAT = re.compile(r"(?:percentage|percent|%) change (?:in|of) (?:the )?(.+?)(?: from| between|$)")
 
@@ -67,6 +77,15 @@ def _directed(value: float, size: str, i: int, reverse: bool) -> str:
     up = (value > 0) != reverse
     verbs = _RISES if up else _FALLS
     return verbs[i % len(verbs)].format(size)
+
+
+def _noun_claims(label: str, value: float, size: str, i: int, reverse: bool) -> list[str]:
+    """A change stated with a noun: after the label ("<label> saw a decline of 5%") and as the
+    subject ("The decline in <label> was 5%")."""
+    up = (value > 0) != reverse
+    after = (_RISE_NOUNS if up else _FALL_NOUNS)[i % len(_FALL_NOUNS)].format(size)
+    noun = _SUBJECT_NOUNS[i % len(_SUBJECT_NOUNS)][up]
+    return [f"{label} {after}", f"The {noun} in {label} was {size}"]
 
 
 def claims_of(ctx: dict) -> list[Claim]:
@@ -94,6 +113,8 @@ def claims_of(ctx: dict) -> list[Claim]:
                 group = "change column: " + ("reversed" if reverse else "right")
                 group += " (value +)" if v > 0 else " (value -)"
                 out.append((group, f"{label} {verb} [{ref.id}].", not reverse))
+                for claim in _noun_claims(label, v, size, k, reverse):
+                    out.append(("noun, " + group, f"{claim} [{ref.id}].", not reverse))
             k += 1
             if latest is not None and latest < len(row) and number_cell(row[latest]):
                 level = _value(row[latest])
@@ -120,6 +141,10 @@ def claims_of(ctx: dict) -> list[Claim]:
                     group = "change row: " + ("reversed" if reverse else "right")
                     group += " (value +)" if v > 0 else " (value -)"
                     out.append((group, f"{label} {verb} in {year} [{ref.id}].", not reverse))
+                    for claim in _noun_claims(label, v, size, k, reverse):
+                        out.append(
+                            ("noun, " + group, f"{claim} in {year} [{ref.id}].", not reverse)
+                        )
                 k += 1
             elif v > 0 and j == latest:
                 shown = _shown(row[j])

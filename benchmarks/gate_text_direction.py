@@ -7,7 +7,9 @@ Each paragraph becomes a docRef (``{"text": paragraph}``); items are split as in
 ``gate_binding.py`` (held-out = ``held_out(table uid)``). A sentence is used where a direction
 verb states a number as the size of a change ("increased 5%", "decreased by $2.1 million", "grew
 12%", "declined 3%"; not "rose to 12%", a level) after subject words with no number of their
-own. Claims, each "<subject words> <verb> <number> [doc].":
+own, or where a noun does ("saw an increase of 5%", "a decrease of $2.1 million": groups
+"noun, ..."; the subject words are those before it, less a verb such as "saw" or "recorded", and none with a change word of their own).
+Claims, each "<subject words> <verb> <number> [doc].":
 
 - **same**: the sentence's direction, verbs rotated (rose / increased by / grew / was up; fell /
   decreased by / declined / was ... lower): must pass;
@@ -42,6 +44,25 @@ _CHANGE = re.compile(
     r"|basis points\b|million\b|billion\b|thousand\b))?)",
     re.I,
 )
+_RISE_NOUNS = "increase|rise|growth|gain|improvement"
+_FALL_NOUNS = "decrease|decline|drop|reduction"
+#: "<subject> [saw] a <noun> of <number>": a change stated with a noun.
+_NOUN_CHANGE = re.compile(
+    rf"(?:\b(?:an?|the)[ ]+)?(?P<verb>\b(?:{_RISE_NOUNS}|{_FALL_NOUNS}))[ ]+of"
+    r"(?:[ ]+(?:approximately|about))?"
+    r"[ ]+(?P<num>\$?\d[\d,]*(?:\.\d+)?(?:[ ]*(?:%|percent\b|percentage points?\b"
+    r"|basis points\b|million\b|billion\b|thousand\b))?)",
+    re.I,
+)
+#: Verbs that introduce a noun of change ("Revenue saw an increase of"): not subject words.
+_NOUN_VERB_END = re.compile(
+    r"(?:\s+(?:saw|had|has|have|showed|shows|recorded|posted|reported|experienced|reflected"
+    r"|reflects|represented|represents|was|were|is|are))+$",
+    re.I,
+)
+_ANY_CHANGE_WORD = re.compile(
+    rf"\b(?:{_RISE_VERBS}|{_FALL_VERBS}|{_RISE_NOUNS}|{_FALL_NOUNS}|offset|attributable)\b", re.I
+)
 #: The same change restated after it: "increased by $2.1 million, or 5%".
 _RESTATED = re.compile(r"^,?[ ]+or[ ]+(?:approximately[ ]+)?(\d[\d,]*(?:\.\d+)?[ ]*%)")
 _SENTENCES = re.compile(r"(?<=[.;])\s+(?=[A-Z(])")
@@ -60,36 +81,51 @@ def doc_ref(uid: str, text: str) -> Ref:
     )
 
 
-def changes(paragraph: str) -> Iterator[tuple[str, str, bool, bool]]:
-    """(subject words, number as written, a rise?, a level reached?) of each change a sentence
-    states ("rose 5%") and each level it says a change reached ("rose to 12%")."""
+def _found(sentence: str) -> Iterator[tuple[re.Match[str], bool]]:
+    """Each change a sentence states with a verb, then each it states with a noun."""
+    for m in _CHANGE.finditer(sentence):
+        yield m, False
+    for m in _NOUN_CHANGE.finditer(sentence):
+        yield m, True
+
+
+def changes(paragraph: str) -> Iterator[tuple[str, str, bool, bool, bool]]:
+    """(subject words, number as written, a rise?, a level reached?, stated with a noun?) of
+    each change a sentence states ("rose 5%", "an increase of 5%") and each level it says a
+    change reached ("rose to 12%")."""
     for sentence in _SENTENCES.split(paragraph):
-        for m in _CHANGE.finditer(sentence):
+        for m, noun in _found(sentence):
             num = m.group("num").rstrip(".,")
             if num.endswith(","):
                 continue
             head = sentence[: m.start()]
             start = _CLAUSE_START.match(head)
             subject = _LEAD.sub("", head[start.end() if start else 0 :].strip())
+            if noun:
+                subject = _NOUN_VERB_END.sub("", subject)
+                if _ANY_CHANGE_WORD.search(subject):  # "increase ... was offset by a decrease"
+                    continue
             words = subject.split()[-8:]
             if not words or _PRONOUN.match(words[0]) and len(words) == 1:
                 continue
             if any(ch.isdigit() for ch in subject) or not any(w.isalpha() for w in words):
                 continue
-            rise = re.match(_RISE_VERBS, m.group("verb"), re.I) is not None
-            level = (m.group("to") or "").lower() == "to"
-            yield " ".join(words), num, rise, level
+            rise = re.match(_RISE_NOUNS if noun else _RISE_VERBS, m.group("verb"), re.I)
+            level = not noun and (m.group("to") or "").lower() == "to"
+            yield " ".join(words), num, rise is not None, level, noun
             again = _RESTATED.match(sentence[m.end() :])
             if again and not level:
-                yield " ".join(words), again.group(1), rise, False
+                yield " ".join(words), again.group(1), rise is not None, False, noun
 
 
 def claims_of(ctx: dict) -> Iterator[Claim]:
     """(group, cited ref, claim, should pass) for each change stated in the item's paragraphs."""
     for p in ctx["paragraphs"]:
         ref = doc_ref(p["uid"], p["text"])
-        for i, (subject, num, rise, level) in enumerate(changes(p["text"])):
-            kind = "percent" if "%" in num or "percent" in num else "amount"
+        for i, (subject, num, rise, level, noun) in enumerate(changes(p["text"])):
+            kind = ("noun, " if noun else "") + (
+                "percent" if "%" in num or "percent" in num else "amount"
+            )
             same, other = (_RISES, _FALLS) if rise else (_FALLS, _RISES)
             verb = i % len(same)
             if level:  # "rose to 12%": a claim of either direction binds the level as today

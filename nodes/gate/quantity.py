@@ -15,8 +15,8 @@ by convention ("a loss of 5", "net loss was 5", "cash used in ... was 5", "cost 
 signed and checked as written.
 
 **Direction.** A number a clause states as the size of a fall in direction words (``states_fall``:
-"fell 5%", "5% lower"; not "fell to 95" or "down from 100", levels, nor a clause that also says
-"rose") is not backed by a positive value at a change place (``change_place``: a "% Change",
+"fell 5%", "5% lower", "a decline of 5%", "a 5% reduction", "The decline in revenue was 5%"; not
+"fell to 95" or "down from 100", levels, nor a clause that also says "rose") is not backed by a positive value at a change place (``change_place``: a "% Change",
 "Increase (decrease)", "2019 vs 2018" column, a "growth" row, a ``revenue_growth`` value) whose
 labels do not state a direction or a sign convention of their own ("Decrease", "loss", "cost",
 "favourable"): that place says the quantity rose. Nor is a number a sentence of a text states
@@ -222,12 +222,34 @@ _TO_END = re.compile(
     r"[ \t$€£¥₩]*$",
     re.I,
 )
-#: A fall stated after the number: "5% lower", "5 less than", "5% down", "(5% decline)".
+#: A fall stated after the number: "5% lower", "5 less than", "5% down", "(5% decline)", "a 5%
+#: reduction".
 _DOWN_AFTER = re.compile(
     r"^[ \t]*(?:(?:points?|pp|percentage points?|bps?|basis points?)[ \t]+)?"
-    r"(?:lower|less|down|below|declines?|decreases?|drop|fall|loss)\b",
+    r"(?:lower|less|down|below|declines?|decreases?|drops?|falls?|loss|reductions?"
+    r"|contractions?)\b",
     re.I,
 )
+#: Nouns naming a change's direction, for ``_noun_states``.
+_FALL_NOUN_WORDS = r"declines?|decreases?|drops?|falls?|reductions?|contractions?|downturns?"
+_RISE_NOUN_WORDS = r"increases?|rises?|growth|gains?|improvements?|expansions?|jumps?|upturns?"
+_HEDGES = r"(?:[ \t]+(?:about|around|approximately|nearly|roughly|some|just|only|almost))*"
+_PREDICATE_END = rf"(?:was|were|is|are|amounted[ \t]+to|totall?ed|came[ \t]+to){_HEDGES}"
+
+
+def _noun_sizes(nouns: str) -> re.Pattern[str]:
+    """A change stated with a noun, right before its size: "a decline of 5%", "a drop of about
+    $2 million", and as the subject of the clause that states it, "The decline in revenue (net)
+    was 5%" (up to 120 characters, within one sentence)."""
+    return re.compile(
+        rf"\b(?:{nouns})[ \t]+(?:(?:of|by){_HEDGES}"
+        rf"|(?:in|of)\b(?:[^;!?.]|\.(?![ \t]+[A-Z])){{0,120}}?\b{_PREDICATE_END})[ \t$€£¥₩]*$",
+        re.I,
+    )
+
+
+_FALL_NOUN_SIZE = _noun_sizes(_FALL_NOUN_WORDS)
+_RISE_NOUN_SIZE = _noun_sizes(_RISE_NOUN_WORDS)
 
 
 #: Words of a rise: a clause holding one states no fall ("despite lower prices, sales rose 5%").
@@ -237,11 +259,15 @@ _UP = re.compile(
     r"|expand(?:ed|s)?|advanc(?:e|ed))\b",
     re.I,
 )
-#: A rise stated after the number: "5% higher", "5 more than", "5% up".
+#: A rise stated after the number: "5% higher", "5 more than", "5% up", "5% growth".
 _UP_AFTER = re.compile(
     r"^[ \t]*(?:(?:points?|pp|percentage points?|bps?|basis points?)[ \t]+)?"
-    r"(?:higher|more|up|above|increases?|rise|gain)\b",
+    r"(?:higher|more|up|above|increases?|rises?|gains?|growth|improvements?)\b",
     re.I,
+)
+#: Any word of a direction: a sentence without one states none (``sentence_directions``).
+_ANY_DIRECTION = re.compile(
+    rf"{_UP.pattern}|{_DOWN.pattern}|\b(?:{_FALL_NOUN_WORDS}|{_RISE_NOUN_WORDS})\b", re.I
 )
 #: Rise words that state no rise of a quantity: "made up of", "set up", "build-up".
 _NOT_A_RISE = re.compile(
@@ -274,6 +300,8 @@ def states_fall(before: str, after: str = "") -> bool:
     if _UP.search(before) and _UP.search(_SIGNED_PAIR.sub("", before)):
         return False
     text = _NOT_A_FALL.sub(" ", before)
+    if _FALL_NOUN_SIZE.search(text):  # "a decline of 5%", "The decline in X was 5%"
+        return not _RISE_NOUN_SIZE.search(text)
     falls = list(_DOWN.finditer(text))
     # The last fall word states this number's fall unless another predicate comes between
     # ("after costs were cut, revenue was 5%") or the number is a level ("fell to 95").
@@ -288,6 +316,8 @@ def states_rise(before: str, after: str = "") -> bool:
     if _DOWN.search(before) and _DOWN.search(_NOT_A_FALL.sub(" ", _SIGNED_PAIR.sub("", before))):
         return False
     text = _NOT_A_RISE.sub(" ", _SIGNED_PAIR.sub(" ", before))
+    if _RISE_NOUN_SIZE.search(text):  # "an increase of 5%", "The growth in X was 5%"
+        return not _FALL_NOUN_SIZE.search(text)
     rises = list(_UP.finditer(text))
     if rises and _PREDICATE.search(text, rises[-1].end()) is None:
         return not _TO_END.search(before) and not _FROM_END.search(before)
@@ -320,7 +350,7 @@ def sentence_directions(sentence: str) -> dict[str, int]:
     (``FALL``), by their text as the index keeps it; a number it states as both, or whose text
     it also states with no direction or the other one, is left out (a sentence place's
     direction, read once per place when a number binds a positive value there)."""
-    if _UP.search(sentence) is None and _DOWN.search(sentence) is None:
+    if _ANY_DIRECTION.search(sentence) is None:
         return {}
     dms = find_dates(sentence)
     nums = find_numbers(sentence, [(d.start, d.end) for d in dms] if dms else None)

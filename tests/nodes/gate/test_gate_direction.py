@@ -177,3 +177,34 @@ def test_a_sentence_without_a_direction_or_with_a_level_never_blocks() -> None:
             f"Sales were 12% [{D}].",
         ):
             assert blocked(answer, [doc(text)]) == [], (text, answer)
+
+
+def test_a_fall_stated_with_a_noun_is_a_fall() -> None:
+    for answer in (
+        f"Revenue saw a decline of 5% [{T}].",
+        f"Revenue posted a decrease of about 5% in 2019 [{T}].",
+        f"Revenue had a 5% reduction [{T}].",
+        f"The decline in revenue was 5% [{T}].",
+        f"The drop in revenue (net of returns) was 5% in 2019 [{T}].",
+    ):
+        assert blocked(answer, [ROSE]) == ["value_of_other_sign"], answer
+        assert blocked(answer, [FELL]) == [], answer
+    # a noun of a rise beside it, a level reached, another sentence's noun: no fall stated
+    for answer in (
+        f"Revenue saw an increase of 5% [{T}].",
+        f"Revenue posted growth of 5% [{T}].",
+        f"The decline in revenue ended. Revenue was 5% above 2018 [{T}].",
+        f"Revenue declined to 105 in 2019 [{T}].",
+    ):
+        assert blocked(answer, [ROSE]) == [], answer
+
+
+def test_a_sentence_that_states_a_change_with_a_noun_has_that_direction() -> None:
+    rose = doc("Sales saw an increase of $2.1 million in 2019. Costs were flat.")
+    fell = doc("The decrease in sales was $2.1 million, a 5% reduction.")
+    assert blocked(f"Sales fell $2.1 million [{D}].", [rose]) == ["value_of_other_sign"]
+    assert blocked(f"Sales rose $2.1 million [{D}].", [rose]) == []
+    for answer in (f"Sales grew $2.1 million [{D}].", f"Sales increased 5% [{D}]."):
+        assert blocked(answer, [fell]) == ["value_of_other_sign"], answer
+    for answer in (f"Sales fell $2.1 million [{D}].", f"Sales were 5% lower [{D}]."):
+        assert blocked(answer, [fell]) == [], answer
