@@ -311,11 +311,13 @@ def test_synthesis_failure_returns_confirmed_claims_unmerged(script, tiny_web):
 
 def test_search_to_fetch_is_pipelined_without_a_barrier(script, tiny_web):
     gate = threading.Event()
+    waited: list[bool] = []
 
     def search(text):
         if "## Web Searcher: safety" in text:
-            # the slow angle waits until another angle's fetch has started
-            assert gate.wait(10), "no fetch started while a search was still running"
+            # the slow angle waits until another angle's fetch has started: with a barrier
+            # between searching and fetching, no fetch would start and the wait would time out
+            waited.append(gate.wait(10))
         return s.default("search", text)
 
     def extract(text):
@@ -324,10 +326,10 @@ def test_search_to_fetch_is_pipelined_without_a_barrier(script, tiny_web):
 
     s = script(search=search, extract=extract)
     final, events, _ = run(s, tiny_web)
-    order = [(e["step"], e.get("angle")) for e in events]
-    first_fetch = next(i for i, (step, _) in enumerate(order) if step == "fetch")
-    slow_search = order.index(("search", "safety"))
-    assert first_fetch < slow_search
+    assert waited == [True], "no fetch started while a search was still running"
+    # (the events' order is not checked: the fetch's event is sent when its extraction ends,
+    # which may come after the released search's)
+    assert ("search", "safety") in [(e["step"], e.get("angle")) for e in events]
     assert final["report"]["status"] == "complete"
 
 
