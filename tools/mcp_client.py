@@ -349,11 +349,6 @@ class McpSessions:
             except Exception as exc:
                 raise _server_error(spec, exc, log) from None
 
-    @property
-    def servers(self) -> list[str]:
-        """The servers whose sessions are open now."""
-        return sorted(n for n, k in self._kept.items() if not (k.closing or k.task.done()))
-
     def close(self) -> None:
         """Stop every kept server and the session thread (safe to call twice)."""
         with self._lock:
