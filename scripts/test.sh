@@ -24,6 +24,8 @@ fi
 # mypy ([tool.mypy]): basic everywhere, strict on the kernel, the GATE and the tool contract; it
 # also warms .mypy_cache for tests/foundation/test_types.py
 .venv/bin/python scripts/typecheck.py
+# commit subjects stay at 72 characters or fewer (the commits after the rule began)
+.venv/bin/python scripts/check_commit_subjects.py
 # two workers, each test file on one worker (module fixtures such as the dev server stay whole),
 # files in collection order (xdist would put the largest first; tests/conftest.py puts the
 # longest test, marked runs_first, first); pass -n 0 to run serially
