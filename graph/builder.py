@@ -10,6 +10,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore
 
 from refgate.config import RunContext, Settings
+from refgate.graph.capabilities import register_default_capabilities
 from refgate.graph.state import WorkbenchInput, WorkbenchOutput, WorkbenchState
 from refgate.models import ModelProvider
 from refgate.nodes.brief import make_brief
@@ -44,6 +45,7 @@ def build_graph(
     makes HARVEST append each run's audit record (the served graphs; ``refgate ask`` and
     ``refgate.api.public`` write their own).
     """
+    register_default_capabilities()
     if isinstance(workspace, str):
         workspace = load_workspace(workspace)
     deps = Deps(models=ModelProvider(model), settings=settings, workspace=workspace, audit=audit)

@@ -19,16 +19,6 @@ from refgate.catalog.tool_names import CATALOG, PASS_TOOLS, tools_for
 from refgate.catalog.toolspec import AnyToolSpec
 from refgate.tools import capabilities as dataset_capabilities
 
-
-def register_capabilities() -> None:
-    """Register the tools layer's capabilities (the dataset ones EngineCall and RunPython run)."""
-    register(dataset_capabilities.CAPABILITIES)
-
-
-# The tools this registry runs call the dataset capabilities: they are in the catalog whenever
-# a tool can be reached.
-register_capabilities()
-
 __all__ = [
     "CATALOG",
     "PASS_TOOLS",
@@ -71,6 +61,9 @@ def get_spec(name: str) -> AnyToolSpec:
 def _catalog_spec(name: str) -> AnyToolSpec:
     if name not in CATALOG:
         raise KeyError(f"unknown tool {name!r}")
+    # EngineCall and RunPython run the dataset capabilities: loading a tool registers them (by a
+    # call here, not on import; the graph layer registers every layer's list)
+    register(dataset_capabilities.CAPABILITIES)
     spec: AnyToolSpec = importlib.import_module(CATALOG[name]).SPEC
     if spec.name != name:
         raise RuntimeError(f"{CATALOG[name]}.SPEC is named {spec.name!r}, catalog says {name!r}")

@@ -10,9 +10,9 @@ in the layer they need (``refgate.tools.capabilities``: datasets; ``refgate.retr
 documents; ``refgate.graph.research_capability``: deep research), each module ending with the
 list of its capabilities (``CAPABILITIES``). They are registered explicitly, never by importing a
 module: ``@capability`` only marks and checks a function; ``register(CAPABILITIES)`` enters a
-list into the catalog, in one place per layer: ``refgate.tools.registry`` registers the dataset
-capabilities its tools run, ``refgate.graph`` (what every run goes through) the documents' and
-deep research. A capability receives its
+list into the catalog. The graph layer, which sees every layer, names all the lists in one place
+(``refgate.graph.capabilities.DEFAULT_CAPABILITIES``) and ``build_graph`` registers them with one
+call. A capability receives its
 JSON arguments plus the keyword-only ``env: EngineEnv`` and returns ``Evidence`` (data for the
 caller plus ref specs; ids are drawn by the caller's ledger) or plain JSON-able data.
 """

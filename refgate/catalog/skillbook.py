@@ -513,9 +513,9 @@ def merge_required_evidence(skills: Iterable[Mapping[str, Any] | Skill]) -> list
 
 
 def check_capability_refs(book: Skillbook, known: Iterable[str] | None = None) -> list[SkillError]:
-    """``capabilityRefs`` naming no registered engine capability. The catalog holds what the
-    layers above registered so far (importing ``refgate.graph`` registers them all), so loading
-    skills never needs it; call this from a lint step or a test, or pass ``known``."""
+    """``capabilityRefs`` naming no registered engine capability. The catalog holds what was
+    registered so far (``register_default_capabilities`` in the graph layer registers them all),
+    so loading skills never needs it; call this from a lint step or a test, or pass ``known``."""
     if known is None:
         known = catalog()
     names = set(known)

@@ -24,6 +24,7 @@ from refgate.api.public import ask as ask_question
 from refgate.api.public import research as research_question
 from refgate.catalog.capabilities import EngineEnv, Evidence, get_capability
 from refgate.config import ConfigError, load_settings
+from refgate.graph.capabilities import register_default_capabilities
 from refgate.nodes.gate import check_answer
 from refgate.paths import PathEscape
 from refgate.retrieval.index_files import DocumentIndexError
@@ -123,6 +124,7 @@ def _search(query: str, workspace: str, k: int) -> dict[str, Any]:
 
 def build_server() -> MCPServer:
     """The MCP server with refgate's four tools (run with ``.run("stdio")`` or over HTTP)."""
+    register_default_capabilities()  # search_documents is served without building a graph
     server = MCPServer("refgate", instructions=INSTRUCTIONS)
 
     @server.tool()

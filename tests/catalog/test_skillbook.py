@@ -4,7 +4,6 @@ from pathlib import Path
 
 import pytest
 
-import refgate.graph  # noqa: F401  (registers every engine capability, as the graphs do)
 from refgate.catalog.skillbook import (
     FIELDS,
     SkillError,
@@ -15,6 +14,7 @@ from refgate.catalog.skillbook import (
     parse_skill,
     validate_folders,
 )
+from refgate.graph.capabilities import register_default_capabilities
 from refgate.refs import REF_KINDS
 
 GOOD = """---
@@ -64,6 +64,7 @@ def test_the_shipped_skills_load_and_cover_the_sample_workspace_lenses():
     assert set(explain.required_evidence) == {"skillRef", "apiRef"}
     assert "RunPython" in explain.forbidden
     # Every capability a skill names is in the engine catalog (the API's source of truth).
+    register_default_capabilities()
     assert check_capability_refs(book) == []
 
 

@@ -1,8 +1,9 @@
-"""Capabilities and tools are registered from explicit lists, one place per layer, never by
-importing the module that defines them.
+"""Capabilities and tools are registered from explicit lists by an explicit call, never by
+importing a module, so no test or run depends on what was imported before.
 
-- Capabilities: each capability module ends with ``CAPABILITIES``; ``refgate.tools.registry``
-  registers the tools layer's list, ``refgate.graph`` the documents' and its own.
+- Capabilities: each capability module ends with ``CAPABILITIES``;
+  ``refgate.graph.capabilities.DEFAULT_CAPABILITIES`` names every list and
+  ``register_default_capabilities`` (called by ``build_graph``) registers them.
 - Tools: ``refgate.catalog.tool_names.CATALOG`` names each tool's module; the registry loads a
   module's ``SPEC`` when the tool is first asked for.
 """
@@ -14,10 +15,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import refgate.graph  # noqa: F401  (the graph layer registers its lists)
 from refgate.catalog.capabilities import MARK, catalog
 from refgate.catalog.tool_names import CATALOG
 from refgate.graph import research_capability
+from refgate.graph.capabilities import DEFAULT_CAPABILITIES, register_default_capabilities
 from refgate.retrieval import capability as document_capabilities
 from refgate.tools import capabilities as dataset_capabilities
 
@@ -69,6 +70,8 @@ def test_the_lists_hold_every_capability_of_the_code_once():
 
 
 def test_the_catalog_is_what_the_lists_register():
+    assert list(DEFAULT_CAPABILITIES) == list(LISTS.values())
+    register_default_capabilities()
     assert set(catalog()) == {f.__name__ for funcs in LISTS.values() for f in funcs}
 
 
@@ -77,7 +80,12 @@ def test_importing_a_capability_module_registers_nothing():
         "import importlib, sys; importlib.import_module(sys.argv[1]); "
         "from refgate.catalog.capabilities import catalog; print(sorted(catalog()))"
     )
-    for module in ("refgate.tools.capabilities", "refgate.retrieval.capability"):
+    for module in (
+        "refgate.tools.capabilities",
+        "refgate.retrieval.capability",
+        "refgate.tools.registry",
+        "refgate.graph",
+    ):
         out = subprocess.run(
             [sys.executable, "-c", code, module], capture_output=True, text=True, timeout=120
         )

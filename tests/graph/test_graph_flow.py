@@ -116,6 +116,9 @@ def test_explanation_passes_on_skill_and_api_refs_alone(settings, workspace):
     plan = state["plan"]
     assert plan["required_evidence"] == ["skillRef", "apiRef"]
     assert plan["require_emitted"] is False and "RunPython" in plan["forbidden"]
+    # the skill's forbidden tool is not even bound in WORK (the third call), the rest are
+    work_tools = model.calls[2]["tools"]
+    assert "EngineCall" in work_tools and "RunPython" not in work_tools
     assert state["gate"]["passed"] is True, state["gate"]
     kinds = {r.kind for r in as_ref_map(state["refs"]).values()}
     assert {"skillRef", "apiRef"} <= kinds

@@ -7,8 +7,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-import refgate.retrieval.capability  # noqa: F401  (the module under test registers itself)
 from refgate.catalog.capabilities import EngineEnv, Evidence, catalog
+from refgate.graph.capabilities import register_default_capabilities
 from refgate.refs import RefLedger
 from refgate.retrieval import DocumentIndex, HashingEmbeddings, index_dir, workspace_documents
 from refgate.retrieval.citations import cite_hits, dedupe_hits, hits_to_refspecs
@@ -39,6 +39,7 @@ def workspace(tmp_path):
 
 
 def build(ws):
+    register_default_capabilities()
     return DocumentIndex.build(
         workspace_documents(ws), index_dir(ws), embeddings=HashingEmbeddings(64)
     )

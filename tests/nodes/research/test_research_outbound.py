@@ -133,15 +133,16 @@ def test_without_a_fence_the_scope_step_writes_its_own_queries(script, tiny_web)
 
 
 def test_deep_research_as_a_capability_records_its_sends_in_the_calling_run(script, tiny_web):
-    import refgate.graph  # noqa: F401  (registers the graph's capabilities, as a run does)
     from refgate.catalog.capabilities import EngineEnv, get_capability
     from refgate.catalog.toolspec import ToolContext
     from refgate.config import Settings
+    from refgate.graph.capabilities import register_default_capabilities
     from refgate.provenance import boundaries
     from refgate.refs import RefLedger
     from refgate.tools.engine_call import OUTBOUND_POLICY
     from refgate.tools.executor import outbound_policy
 
+    register_default_capabilities()
     ledger = RefLedger()
     ledger.issue("valueRef", {"values": {"unemp": 9.6}}, title="macro 2009Q3")
     ctx = ToolContext("work", ledger, Settings(model="scripted", api_key="test"))

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-import refgate.graph  # noqa: F401  (registers the graph's capabilities, as a run does)
 from refgate.catalog.capabilities import get_capability
 from refgate.catalog.toolspec import ToolContext
 from refgate.cli import app
 from refgate.config import Settings
+from refgate.graph.capabilities import register_default_capabilities
 from refgate.refs import RefLedger
 from refgate.tools.registry import get_spec
 from refgate.workspace import load_workspace
@@ -55,6 +55,7 @@ class _Broken:
 def test_deep_research_capability_returns_confirmed_claims_as_external_webrefs(script, tiny_web):
     from refgate.catalog.capabilities import EngineEnv
 
+    register_default_capabilities()
     cap = get_capability("deep_research")
     assert "question" in cap.signature and "env" not in cap.signature
     env = EngineEnv(

@@ -8,8 +8,8 @@ import shutil
 
 import pytest
 
-import refgate.retrieval.capability  # noqa: F401  (registers search_documents)
 from refgate.catalog.capabilities import EngineEnv, catalog
+from refgate.graph.capabilities import register_default_capabilities
 from refgate.retrieval import DocumentIndex, HashingEmbeddings, index_dir, workspace_documents
 from refgate.retrieval.bm25 import (
     KIWI,
@@ -35,6 +35,7 @@ def workspace(tmp_path_factory):
 
 
 def search(ws, query, **kw):
+    register_default_capabilities()
     return catalog()["search_documents"].func(query, env=EngineEnv(workspace=ws), **kw)
 
 

@@ -4,9 +4,11 @@ import csv
 
 import pytest
 
-import refgate.tools.capabilities  # noqa: F401  (registers the dataset capabilities)
-from refgate.catalog.capabilities import EngineEnv, Evidence, catalog, get_capability
+from refgate.catalog.capabilities import EngineEnv, Evidence, catalog, get_capability, register
+from refgate.tools.capabilities import CAPABILITIES
 from tests.support.sandbox import SAMPLE
+
+register(CAPABILITIES)  # the module under test's list, registered as its layer does
 
 
 def _rows(name: str) -> list[dict[str, str]]:

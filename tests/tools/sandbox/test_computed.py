@@ -4,10 +4,13 @@ is no primary evidence for the GATE (``value_not_computed``), whatever ``sources
 
 from __future__ import annotations
 
-import refgate.tools.capabilities  # noqa: F401  (registers the dataset capabilities)
+from refgate.catalog.capabilities import register
 from refgate.nodes.gate import check_answer
 from refgate.refs import Ref
+from refgate.tools.capabilities import CAPABILITIES
 from refgate.tools.run_python import run_python
+
+register(CAPABILITIES)  # the engine's dataset capabilities, as loading the tools registers them
 
 HARD_CODED = "emit_result(values={'acme_sales_growth': 37.2}, sources=['macro'])"
 
@@ -26,6 +29,20 @@ def test_a_hard_coded_value_is_not_computed(sample_ws, settings, ledger) -> None
     assert value.payload["meta"]["declared_sources"] == ["macro"]
     answer = f"Acme's sales grew 37.2% [{value.id}]."
     assert _blocks(answer, [exe, value]) == ["value_not_computed"]
+
+
+def test_a_value_computed_without_reading_a_dataset_is_not_computed(
+    sample_ws, settings, ledger
+) -> None:
+    # 9.6 is written nowhere in the code (no literal rule applies): only the no-read rule blocks it
+    code = "emit_result(values={'unemp': sum([4.6, 5.0])}, period='2009Q3')"
+    result = run_python(code, workspace=sample_ws, settings=settings, ledger=ledger)
+    assert result.ok, result.error
+    _, value = result.refs
+    assert value.payload["values"] == {"unemp": 9.6}
+    assert value.payload["meta"]["read"] == [] and not value.payload["meta"].get("literals")
+    answer = f"The unemployment rate was 9.6% in 2009Q3 [{value.id}]."
+    assert _blocks(answer, [value]) == ["value_not_computed"]
 
 
 def test_a_literal_beside_a_real_read_is_still_not_computed(sample_ws, settings, ledger) -> None:

@@ -4,10 +4,13 @@ import threading
 
 import pytest
 
-import refgate.tools.registry  # noqa: F401  (as the graph loads tools: registers the capabilities)
+from refgate.catalog.capabilities import register
 from refgate.refs import ID_HEX_LEN, KIND_PREFIX
+from refgate.tools.capabilities import CAPABILITIES
 from refgate.tools.run_python import SPEC, RunPythonArgs, run_python
 from tests.support.sandbox import needs_bwrap
+
+register(CAPABILITIES)  # the engine's dataset capabilities, as loading the tools registers them
 
 pytestmark = needs_bwrap
 
