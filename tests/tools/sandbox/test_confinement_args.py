@@ -39,7 +39,7 @@ def test_every_host_path_is_bound_read_only_and_the_tree_remounted_read_only():
     sources = {src for src, _ in binds}
     assert "/usr" in sources
     assert str(SAMPLE / "data" / "statsmodels_macrodata.csv") in sources
-    assert ["--remount-ro", "/"] == cmd[cmd.index("--remount-ro") : cmd.index("--remount-ro") + 2]
+    assert cmd[cmd.index("--remount-ro") : cmd.index("--remount-ro") + 2] == ["--remount-ro", "/"]
     # the only writable place is the scratch tmpfs
     assert [cmd[i + 1] for i, a in enumerate(cmd) if a == "--tmpfs"] == ["/tmp"]
 
