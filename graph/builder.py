@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore
 
-from refgate.config import RunContext, Settings
+from refgate.config import (
+    BRIEF,
+    COMPOSE,
+    CRITIQUE,
+    DELIVER,
+    GATE,
+    HARVEST,
+    WORK,
+    AfterWork,
+    RunContext,
+    Settings,
+)
 from refgate.graph.capabilities import register_default_capabilities
 from refgate.graph.state import WorkbenchInput, WorkbenchOutput, WorkbenchState
 from refgate.models import ModelProvider
@@ -24,9 +33,9 @@ from refgate.nodes.work import make_work
 from refgate.workspace import Workspace, load_workspace
 
 
-def route_after_work(state: WorkbenchState) -> Literal["critique", "compose"]:
+def route_after_work(state: WorkbenchState) -> AfterWork:
     """First WORK goes to CRITIQUE; the GATE retry's WORK goes straight to COMPOSE."""
-    return "compose" if int(state.get("gate_attempts") or 0) > 0 else "critique"
+    return COMPOSE if int(state.get("gate_attempts") or 0) > 0 else CRITIQUE
 
 
 def build_graph(
@@ -55,18 +64,18 @@ def build_graph(
         input_schema=WorkbenchInput,
         output_schema=WorkbenchOutput,
     )
-    builder.add_node("brief", make_brief(deps))
-    builder.add_node("work", make_work(deps))
-    builder.add_node("critique", make_critique(deps))
-    builder.add_node("compose", make_compose(deps))
-    builder.add_node("gate", make_gate(deps), destinations=("work", "harvest"))
-    builder.add_node("harvest", make_harvest(deps))
-    builder.add_node("deliver", make_deliver(deps))
-    builder.add_edge(START, "brief")
-    builder.add_edge("brief", "work")
-    builder.add_conditional_edges("work", route_after_work, ["critique", "compose"])
-    builder.add_edge("critique", "compose")
-    builder.add_edge("compose", "gate")
-    builder.add_edge("harvest", "deliver")
-    builder.add_edge("deliver", END)
+    builder.add_node(BRIEF, make_brief(deps))
+    builder.add_node(WORK, make_work(deps))
+    builder.add_node(CRITIQUE, make_critique(deps))
+    builder.add_node(COMPOSE, make_compose(deps))
+    builder.add_node(GATE, make_gate(deps), destinations=(WORK, HARVEST))
+    builder.add_node(HARVEST, make_harvest(deps))
+    builder.add_node(DELIVER, make_deliver(deps))
+    builder.add_edge(START, BRIEF)
+    builder.add_edge(BRIEF, WORK)
+    builder.add_conditional_edges(WORK, route_after_work, [CRITIQUE, COMPOSE])
+    builder.add_edge(CRITIQUE, COMPOSE)
+    builder.add_edge(COMPOSE, GATE)
+    builder.add_edge(HARVEST, DELIVER)
+    builder.add_edge(DELIVER, END)
     return builder.compile(checkpointer=checkpointer, store=store, name="workbench")

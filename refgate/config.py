@@ -15,24 +15,60 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Final, Literal, Optional
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-#: The pass names, defined here once; every other list of passes derives from these.
-#: The workbench graph's passes, in the order they run (``graph/builder.py`` wires them so).
-WORKBENCH_PASSES = ("brief", "work", "critique", "compose", "gate", "harvest")
-#: Every pass a setting may name: the workbench's and RESEARCH (the research graph's model).
-PASSES = (*WORKBENCH_PASSES, "research")
-#: Passes that are code, not a model call.
-CODE_PASSES = ("gate",)
+#: The pass names. Each is defined here once, as a constant the graph wires by.
+BRIEF: Final = "brief"
+WORK: Final = "work"
+CRITIQUE: Final = "critique"
+COMPOSE: Final = "compose"
+GATE: Final = "gate"
+HARVEST: Final = "harvest"
+DELIVER: Final = "deliver"
+RESEARCH: Final = "research"
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One pass of refgate's graphs."""
+
+    name: str
+    #: The pass calls a chat model (whose model a setting may name: ``REFGATE_MODEL_<NAME>``).
+    model: bool
+    #: A node of the workbench graph (False: the deep-research graph's model role).
+    workbench: bool = True
+
+
+#: Every pass, once, in the order the workbench graph runs them; every list of passes derives
+#: from this one.
+PASS_TABLE: tuple[Pass, ...] = (
+    Pass(BRIEF, model=True),
+    Pass(WORK, model=True),
+    Pass(CRITIQUE, model=True),
+    Pass(COMPOSE, model=True),
+    Pass(GATE, model=False),
+    Pass(HARVEST, model=True),
+    Pass(DELIVER, model=False),
+    Pass(RESEARCH, model=True, workbench=False),
+)
+#: Where WORK goes next (``graph/builder.py``'s route; Studio draws the edges from it).
+AfterWork = Literal["critique", "compose"]
+#: Every pass name.
+PASSES = tuple(p.name for p in PASS_TABLE)
+#: The workbench graph's nodes, in the order they run (``graph/builder.py`` wires them so).
+WORKBENCH_PASSES = tuple(p.name for p in PASS_TABLE if p.workbench)
 #: Workbench passes that call a model.
-MODEL_PASSES = tuple(p for p in WORKBENCH_PASSES if p not in CODE_PASSES)
-#: Passes whose model the context may set (``model_<pass>``).
-CONTEXT_PASSES = tuple(p for p in PASSES if p not in CODE_PASSES)
+MODEL_PASSES = tuple(p.name for p in PASS_TABLE if p.workbench and p.model)
+#: Passes whose model a setting or the run's context may set (``model_<pass>``).
+CONTEXT_PASSES = tuple(p.name for p in PASS_TABLE if p.model)
+#: The passes ``pass_models`` may name: those that call a model and the GATE (kept as it was).
+SETTABLE_PASSES = tuple(p.name for p in PASS_TABLE if p.model or p.name == GATE)
 
 #: Environment names that do not follow ``REFGATE_<FIELD>``.
 ENV_OVERRIDES = {"base_url": "OPENAI_BASE_URL", "api_key": "OPENAI_API_KEY"}
@@ -223,9 +259,10 @@ class Settings(BaseSettings):
     @field_validator("pass_models")
     @classmethod
     def _known_passes(cls, value: dict[str, str]) -> dict[str, str]:
-        unknown = sorted(set(value) - set(PASSES))
+        unknown = sorted(set(value) - set(SETTABLE_PASSES))
         if unknown:
-            raise ValueError(f"unknown pass(es) {', '.join(unknown)}; passes: {', '.join(PASSES)}")
+            known = ", ".join(SETTABLE_PASSES)
+            raise ValueError(f"unknown pass(es) {', '.join(unknown)}; passes: {known}")
         return value
 
     @field_validator("web_search")
@@ -306,7 +343,7 @@ def _from_env(env: Mapping[str, str], label: str) -> tuple[dict[str, Any], dict[
         origin[name] = where
     passes = {
         p: env[f"REFGATE_MODEL_{p.upper()}"].strip()
-        for p in PASSES
+        for p in SETTABLE_PASSES
         if (env.get(f"REFGATE_MODEL_{p.upper()}") or "").strip()
     }
     if passes:

@@ -7,7 +7,7 @@ name tools without importing ``refgate.tools``; ``refgate.tools.registry`` loads
 
 from __future__ import annotations
 
-from refgate.config import WORKBENCH_PASSES
+from refgate.config import DELIVER, WORKBENCH_PASSES
 
 #: tool name -> module holding its ``SPEC``.
 CATALOG: dict[str, str] = {
@@ -32,8 +32,11 @@ _BOUND: dict[str, tuple[str, ...]] = {
     "work": ("RunPython", "InspectDataset", "EngineCall", "WebSearch", "McpCall", "SaveArtifact"),
     "harvest": ("RememberDecision",),
 }
-#: Every workbench pass -> the tool names bound for it (none for the others).
-PASS_TOOLS: dict[str, tuple[str, ...]] = {p: _BOUND.get(p, ()) for p in WORKBENCH_PASSES}
+#: Every workbench pass -> the tool names bound for it (none for the others). DELIVER binds no
+#: tool to a model: it calls PostReport itself, after B3.
+PASS_TOOLS: dict[str, tuple[str, ...]] = {
+    p: _BOUND.get(p, ()) for p in WORKBENCH_PASSES if p != DELIVER
+}
 
 
 def tools_for(pass_name: str) -> list[str]:

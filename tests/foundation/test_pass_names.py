@@ -1,5 +1,6 @@
-"""The pass names are defined once (``refgate.config``): every other list of passes derives
-from that definition, and the graph, the tool whitelist and the settings follow it."""
+"""The pass names are defined once (``refgate.config``: a constant each and ``PASS_TABLE``): every
+list of passes derives from that table, the graph is wired by the constants (no node named by a
+string literal), and the tool whitelist and the settings follow it."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ import ast
 from pathlib import Path
 
 from refgate.catalog.tool_names import PASS_TOOLS
-from refgate.config import CONTEXT_PASSES, MODEL_PASSES, PASSES, WORKBENCH_PASSES, RunContext
+from refgate.config import (
+    CONTEXT_PASSES,
+    MODEL_PASSES,
+    PASS_TABLE,
+    PASSES,
+    WORKBENCH_PASSES,
+    RunContext,
+)
 from refgate.graph import build_graph
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,7 +40,7 @@ def pass_lists(path: Path) -> list[int]:
     return lines
 
 
-def test_no_module_but_config_lists_the_passes():
+def test_no_module_but_config_lists_the_passes(tmp_path):
     found = {
         f"{p.relative_to(REPO)}:{line}"
         for top in CODE
@@ -41,13 +49,26 @@ def test_no_module_but_config_lists_the_passes():
         for line in pass_lists(p)
     }
     assert not found, f"pass names listed again (derive them from refgate.config): {found}"
-    assert pass_lists(DEFINITION), "the check no longer sees the definition itself"
+    written_again = tmp_path / "again.py"
+    written_again.write_text('X = 1\nORDER = ("brief", "work", "gate")\n', encoding="utf-8")
+    assert pass_lists(written_again) == [2], "the check no longer sees a list written again"
+
+
+def test_the_builder_names_no_pass_by_a_string_literal():
+    tree = ast.parse((REPO / "graph" / "builder.py").read_text(encoding="utf-8"))
+    literals = {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+    assert not literals & set(PASSES)
 
 
 def test_the_graph_the_whitelist_and_the_settings_follow_the_definition(settings):
     graph = build_graph(model=None, settings=settings).get_graph()
     assert [n for n in graph.nodes if n in PASSES] == list(WORKBENCH_PASSES)
-    assert tuple(PASS_TOOLS) == WORKBENCH_PASSES
+    assert WORKBENCH_PASSES[-1] == "deliver" and tuple(p.name for p in PASS_TABLE) == PASSES
+    assert tuple(PASS_TOOLS) == tuple(p for p in WORKBENCH_PASSES if p != "deliver")
     assert "gate" not in MODEL_PASSES and set(MODEL_PASSES) < set(CONTEXT_PASSES)
     models = {f for f in RunContext.model_fields if f.startswith("model_")}
     assert models == {f"model_{p}" for p in CONTEXT_PASSES}
