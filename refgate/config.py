@@ -5,9 +5,9 @@ Precedence, highest first: explicit overrides (``--model``, the Studio context) 
 ``.env`` (in the current folder) > ``[settings]`` > defaults. Every value is validated by the one
 model below (types and ranges); a bad one is a ``ConfigError`` naming where it came from and the
 field (``REFGATE_WORK_MAX_ROUNDS``, ``./.env: REFGATE_TIMEOUT``, ``[settings] work_max_rounds``);
-the CLI exits 2 with it. ``python -m refgate.config`` prints the README's table;
-``settings_table()`` renders the README's table from the model (a test
-checks the README against it).
+the CLI exits 2 with it. ``python -m refgate.config`` prints the settings table (docs/usage.md);
+``settings_table()`` renders the settings table (docs/usage.md) from the model (a test
+checks docs/usage.md against it).
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def check_injection_classifier(env: Mapping[str, str]) -> None:
 
 
 class Settings(BaseSettings):
-    """refgate's settings (field descriptions are the README's and Studio's)."""
+    """refgate's settings (field descriptions are the settings table's and Studio's)."""
 
     model_config = SettingsConfigDict(frozen=True, extra="forbid", validate_default=False)
 
@@ -414,7 +414,7 @@ def load_settings(
 
 
 def settings_table() -> list[tuple[str, str, str, str]]:
-    """(environment variable, ``[settings]`` key, what, default) per setting, for the README."""
+    """(environment variable, ``[settings]`` key, what, default) per setting, for docs/usage.md."""
     rows = []
     for name, info in Settings.model_fields.items():
         extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
@@ -507,7 +507,7 @@ def context_workspace(context: object) -> str | None:
     return str(value) if value else None
 
 
-if __name__ == "__main__":  # python -m refgate.config: the README's settings table
+if __name__ == "__main__":  # python -m refgate.config: the settings table of docs/usage.md
     print("| environment | `[settings]` key | what | default |")
     print("| --- | --- | --- | --- |")
     for _env, _key, _what, _default in settings_table():

@@ -1,5 +1,5 @@
 """One settings model for the environment, `.env`, `refgate.toml [settings]` and overrides:
-validated, errors naming where and which field, and the README's table checked against it."""
+validated, errors naming where and which field, and docs/usage.md's table checked against it."""
 
 import re
 from pathlib import Path
@@ -13,7 +13,8 @@ from refgate.config import ConfigError, Settings, load_settings, settings_table
 from refgate.usage import price_of
 from refgate.workspace import WorkspaceError, load_workspace
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+#: The settings table lives in the usage page (the README links to it).
+USAGE = Path(__file__).resolve().parents[2] / "docs" / "usage.md"
 
 
 def _workspace(root: Path, settings: str) -> Path:
@@ -113,8 +114,8 @@ def test_prices_extend_the_built_in_table():
     assert price_of("unknown-model") is None
 
 
-def _readme_table() -> list[tuple[str, str, str, str]]:
-    text = README.read_text(encoding="utf-8")
+def _settings_table_in_docs() -> list[tuple[str, str, str, str]]:
+    text = USAGE.read_text(encoding="utf-8")
     section = text.split("## Configuration", 1)[1]
     rows = []
     for line in section.splitlines()[1:]:
@@ -129,13 +130,13 @@ def _readme_table() -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def test_the_readme_settings_table_is_the_model():
+def test_the_documented_settings_table_is_the_model():
     expected = settings_table()
-    assert _readme_table() == expected
+    assert _settings_table_in_docs() == expected
     names = {r[0] for r in expected}
     for name in ("REFGATE_MAX_TOKENS", "REFGATE_WEB_SEARCH", "REFGATE_WEB_FETCH"):
         assert name in names
-    # every REFGATE_/OPENAI_ variable the README mentions is a setting or a documented extra
+    # every REFGATE_/OPENAI_ variable the usage page mentions is a setting or a documented extra
     extra = {
         "REFGATE_WORKSPACE",
         "REFGATE_ALLOWED_WORKSPACES",
@@ -148,7 +149,7 @@ def test_the_readme_settings_table_is_the_model():
         "REFGATE_CHROMIUM",  # the browser that prints PDF reports (refgate.report.pdf)
         "REFGATE_LLAMA_CMAKE_ARGS",  # scripts/setup.sh: the embedded model's build flags
     }
-    mentioned = set(re.findall(r"\b(?:REFGATE|OPENAI)_[A-Z_]+\b", README.read_text()))
+    mentioned = set(re.findall(r"\b(?:REFGATE|OPENAI)_[A-Z_]+\b", USAGE.read_text()))
     known = {n for n in names if "<" not in n} | {
         f"REFGATE_MODEL_{p}"
         for p in ("BRIEF", "WORK", "CRITIQUE", "COMPOSE", "HARVEST", "RESEARCH", "GATE")
