@@ -26,6 +26,8 @@ fi
 .venv/bin/python scripts/typecheck.py
 # commit subjects stay at 72 characters or fewer (the commits after the rule began)
 .venv/bin/python scripts/check_commit_subjects.py
+# a sample of test files, each alone in its own process: none may depend on what another imported
+.venv/bin/python scripts/check_tests_alone.py --sample 3
 # two workers, each test file on one worker (module fixtures such as the dev server stay whole),
 # files in collection order (xdist would put the largest first; tests/conftest.py puts the
 # longest test, marked runs_first, first); pass -n 0 to run serially
