@@ -28,7 +28,7 @@ from refgate.nodes.conversation import earlier_questions
 from refgate.nodes.state import WorkbenchState
 from refgate.provenance import RunProvenance
 from refgate.provenance.boundaries import guard_external
-from refgate.provenance.budget import RunBudget
+from refgate.provenance.budget import BudgetState, RunBudget
 from refgate.refs import Ref, RefLedger
 from refgate.retrieval.chunking import count_tokens
 from refgate.workspace import Workspace, load_served_workspace, load_workspace
@@ -145,7 +145,7 @@ def make_context(
     )
 
 
-def budget_state(ctx: ToolContext) -> dict[str, Any]:
+def budget_state(ctx: ToolContext) -> BudgetState:
     """What the run has spent, this pass included: the ``budget`` channel's update."""
     budget = ctx.extra.get("budget")
     return budget.to_state() if isinstance(budget, RunBudget) else {}

@@ -18,6 +18,7 @@ from typing import Any
 
 from refgate.provenance.boundaries import guard_external
 from refgate.refs import as_ref_map, cited_ids
+from refgate.turns import Turn
 
 #: Characters of one earlier answer shown to a pass (the refs it cites are in the ledger whole).
 MAX_ANSWER_CHARS = 2_000
@@ -25,7 +26,7 @@ MAX_ANSWER_CHARS = 2_000
 MAX_TURNS = 6
 
 
-def turn_record(state: Mapping[str, Any]) -> dict[str, Any]:
+def turn_record(state: Mapping[str, Any]) -> Turn:
     """The finished turn of this run, as plain data: question, answer, verdict, cited ref ids."""
     answer = str(state.get("answer") or "")
     refs = state.get("refs") or {}

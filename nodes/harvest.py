@@ -27,7 +27,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from refgate.config import MODEL_PASSES
-from refgate.events import TraceEvent, event, run_events
+from refgate.events import TraceEvent, TraceSummary, event, run_events
 from refgate.memory.audit import RunRecord, append_run, build_run_record
 from refgate.memory.decisions import remember_run_decision, untrusted_origins
 from refgate.nodes.artifacts import save_cited_tables
@@ -38,6 +38,7 @@ from refgate.nodes.state import WorkbenchState
 from refgate.provenance.boundaries import guard_external
 from refgate.refs import Ref, ref_data
 from refgate.usage import build_usage, from_trace
+from refgate.verdict import Verdict
 
 #: A pass slower than this (ms) is an improvement candidate.
 SLOW_PASS_MS = 60_000
@@ -46,7 +47,7 @@ HISTORY_LIMIT = 200
 _CHECKPOINTER_KEY = "__pregel_checkpointer"
 
 
-def summarize_trace(trace: Sequence[TraceEvent], gate: dict[str, Any] | None) -> dict[str, Any]:
+def summarize_trace(trace: Sequence[TraceEvent], gate: Verdict | None) -> TraceSummary:
     """Counts and timings of a run's trace (the ``trace_summary`` output)."""
     passes = [e["pass"] for e in trace if e.get("type") == "pass_start"]
     durations: dict[str, float] = {}
@@ -116,7 +117,7 @@ def history_summary(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 def improvement_candidates(
     trace: Sequence[TraceEvent],
-    gate: dict[str, Any] | None,
+    gate: Verdict | None,
     history: Mapping[str, Any] | None = None,
 ) -> list[str]:
     """What this run suggests changing next time, derived from its trace (and history)."""

@@ -14,15 +14,20 @@ holds plain data (dicts, lists, strings, numbers), so any checkpointer stores it
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Protocol, TypeVar
+from typing import Annotated, Protocol, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 
 # typing_extensions' TypedDict: pydantic (LangServe, Studio schemas) refuses typing's on 3.11.
 from typing_extensions import TypedDict
 
-from refgate.events import TraceEvent
+from refgate.events import TraceEvent, TraceSummary
+from refgate.provenance.budget import BudgetState
+from refgate.provenance.taint import ProvenanceState
 from refgate.refs import RefData, merge_refs
+from refgate.turns import Turn
+from refgate.usage import UsageRecord
+from refgate.verdict import GateAttempt, Verdict
 
 
 class Plan(TypedDict, total=False):
@@ -56,18 +61,21 @@ class WorkbenchState(TypedDict, total=False):
     critiques: list[str]
     caveats: list[str]
     answer: str
-    gate: dict[str, Any]
+    #: The GATE's verdict on the answer (the last check's); ``{}`` until this turn's first check.
+    gate: Verdict
     gate_attempts: int
-    gate_history: list[dict[str, Any]]
-    provenance: dict[str, Any]
+    #: Every GATE check of this run, in order.
+    gate_history: list[GateAttempt]
+    #: What untrusted text the run read and sent (``RunProvenance.to_state``).
+    provenance: ProvenanceState
     #: The run budget's counters (``RunBudget.to_state``); None when a run starts.
-    budget: dict[str, Any] | None
+    budget: BudgetState | None
     decisions: list[str]
-    trace_summary: dict[str, Any]
+    trace_summary: TraceSummary
     #: Finished turns (question, answer, verdict, cited ids), appended by HARVEST.
-    turns: Annotated[list[dict[str, Any]], operator.add]
+    turns: Annotated[list[Turn], operator.add]
     #: This turn's token usage (``Usage.to_dict()``), written by HARVEST.
-    usage: dict[str, Any]
+    usage: UsageRecord
 
 
 StateT = TypeVar("StateT", contravariant=True)

@@ -93,6 +93,26 @@ class PostFields(TypedDict, total=False):
 _EventHead = TypedDict("_EventHead", {"type": str, "pass": str, "t": NotRequired[str]})
 
 
+class TraceSummary(TypedDict, total=False):
+    """Counts and timings of a run's trace, as HARVEST writes them (the ``trace_summary``
+    output), with what HARVEST adds: improvement candidates, decisions, artifacts saved by code,
+    and what the checkpointer's history says of the run."""
+
+    passes: list[str]
+    duration_ms: dict[str, float]
+    #: Calls per tool and per status (a key is None for an event without one, "null" in JSON).
+    tool_calls: dict[str | None, int]
+    tool_status: dict[str | None, int]
+    model_calls: int
+    tokens: dict[str, int]
+    gate_passed: bool
+    gate_attempts: int
+    improvement_candidates: list[str]
+    decisions: list[str]
+    artifacts_saved_by_code: list[str]
+    history: JsonObject
+
+
 class TraceEvent(_EventHead, EventFields):
     """One trace event: its kind (``type``), the pass that wrote it, when (``t``, ISO 8601;
     tool-call events carry none) and the fields of its kind (``EventFields``)."""

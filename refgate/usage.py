@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# typing_extensions' TypedDict: pydantic (LangServe, Studio schemas) refuses typing's on 3.11.
+from typing_extensions import TypedDict
+
 from refgate.events import TraceEvent, run_events
 from refgate.models import SMOKE_MODEL_NAME, split_model
 
@@ -46,6 +49,16 @@ def _zero() -> dict[str, int]:
     return dict.fromkeys(KEYS, 0)
 
 
+class UsageRecord(TypedDict, total=False):
+    """``Usage`` as plain data (the ``usage`` state channel and the reports); ``to_dict`` writes
+    every key, ``{}`` is a turn that has not finished."""
+
+    per_pass: dict[str, dict[str, int]]
+    total: dict[str, int]
+    models: dict[str, str]
+    cost_usd: float | None
+
+
 @dataclass
 class Usage:
     """Tokens per pass (``per_pass[pass] = {input_tokens, output_tokens, total_tokens}``), the
@@ -63,7 +76,7 @@ class Usage:
                 out[k] += int(counts.get(k, 0) or 0)
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> UsageRecord:
         return {
             "per_pass": self.per_pass,
             "total": self.total,
@@ -188,12 +201,12 @@ def thread_usage(ledger: Path, thread: str) -> dict[str, int]:
     return totals
 
 
-def turn_usage(result: Mapping[str, Any], models: Mapping[str, str]) -> dict[str, Any]:
+def turn_usage(result: Mapping[str, Any], models: Mapping[str, str]) -> UsageRecord:
     """The run's usage as HARVEST stored it, else counted from this turn's trace events (a run
     stored before usage was kept in the state, or one that stopped before HARVEST)."""
     stored = result.get("usage")
     if isinstance(stored, Mapping) and stored.get("per_pass"):
-        plain: dict[str, Any] = json.loads(json.dumps(stored, default=str))
+        plain: UsageRecord = json.loads(json.dumps(stored, default=str))
         return plain
     turn = run_events(result.get("trace") or [], result.get("run_id"))
     return build_usage(from_trace(turn), models).to_dict()

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from refgate.refs import is_emitted_result
+from refgate.verdict import Severity
 
 from .binding import Binder, Vocabulary
 from .collection import without_collection
@@ -27,7 +28,7 @@ from .names import NamePattern, check_names, compiled
 from .numbers import Num
 from .quantity import ClaimWords, Quantity, quantities
 from .ranking import ranking_frame, ranks
-from .verdict import ClaimCheck, GateIssue, GateReport, Match, MentionCheck, Severity
+from .verdict import ClaimCheck, GateIssue, GateReport, Match, MentionCheck
 
 #: Refs of external text: a claim citing one is about a document or page, not about data.
 _TEXT_KINDS = frozenset({"docRef", "webRef"})

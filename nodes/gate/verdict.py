@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field
 
-Severity = Literal["block", "warn"]
+from refgate.verdict import IssueRecord, MentionRecord, Severity, Verdict
 
 #: Every issue code the gate emits, with what it means (for docs and the verifyRef payload).
 ISSUE_CODES: dict[str, str] = {
@@ -54,8 +53,14 @@ class GateIssue:
     ref_ids: list[str] = field(default_factory=list)
     severity: Severity = "block"
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> IssueRecord:
+        return {
+            "code": self.code,
+            "claim": self.claim,
+            "detail": self.detail,
+            "ref_ids": list(self.ref_ids),
+            "severity": self.severity,
+        }
 
 
 @dataclass(slots=True)
@@ -77,6 +82,17 @@ class MentionCheck:
     supported: bool
     matches: list[Match] = field(default_factory=list)
     note: str = ""
+
+    def to_dict(self) -> MentionRecord:
+        return {
+            "kind": self.kind,
+            "text": self.text,
+            "supported": self.supported,
+            "matches": [
+                {"ref_id": m.ref_id, "how": m.how, "secondary": m.secondary} for m in self.matches
+            ],
+            "note": self.note,
+        }
 
 
 @dataclass(slots=True)
@@ -110,7 +126,7 @@ class GateReport:
     def warnings(self) -> list[GateIssue]:
         return [i for i in self.issues if i.severity == "warn"]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> Verdict:
         """JSON-able form (the verifyRef payload and the graph state)."""
         return {
             "passed": self.passed,
@@ -122,7 +138,7 @@ class GateReport:
                     "line": c.line,
                     "ref_ids": list(c.ref_ids),
                     "supported": c.supported,
-                    "mentions": [asdict(m) for m in c.mentions],
+                    "mentions": [m.to_dict() for m in c.mentions],
                 }
                 for c in self.claims
             ],

@@ -99,7 +99,7 @@ def _check(answer: str, refs: object, require: list[str], workspace: str | None)
         names=ws.gate_names if ws is not None else (),
         secondary_numbers=settings.secondary_numbers,
     )
-    return report.to_dict()
+    return dict(report.to_dict())
 
 
 def _search(query: str, workspace: str, k: int) -> dict[str, Any]:

@@ -12,8 +12,12 @@ channel, so a run resumed with a larger budget goes on where it stopped.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+# typing_extensions' TypedDict: pydantic (LangServe, Studio schemas) refuses typing's on 3.11.
+from typing_extensions import TypedDict
 
 if TYPE_CHECKING:
     from refgate.config import Settings
@@ -57,6 +61,14 @@ def check_answer_length(answer: str, settings: Settings) -> None:
         )
 
 
+class BudgetState(TypedDict, total=False):
+    """What a run has spent so far (the ``budget`` state channel; ``{}`` outside a run)."""
+
+    tool_calls: int
+    sandbox_seconds: float
+    seconds: float
+
+
 @dataclass
 class RunBudget:
     """What the run has spent so far (``to_state`` / ``from_state`` through the ``budget``
@@ -71,7 +83,7 @@ class RunBudget:
     _pass_started: float = field(default_factory=time.monotonic, repr=False)
 
     @classmethod
-    def from_state(cls, state: dict[str, Any] | None, settings: Settings) -> RunBudget:
+    def from_state(cls, state: Mapping[str, Any] | None, settings: Settings) -> RunBudget:
         state = state or {}
         return cls(
             settings=settings,
@@ -84,7 +96,7 @@ class RunBudget:
         """Wall time of the run: the finished passes plus the current one."""
         return self.seconds + (time.monotonic() - self._pass_started)
 
-    def to_state(self) -> dict[str, Any]:
+    def to_state(self) -> BudgetState:
         """The spent amounts, the current pass's time included (called when a pass ends)."""
         return {
             "tool_calls": self.tool_calls,

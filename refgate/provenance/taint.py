@@ -26,6 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
+# typing_extensions' TypedDict: pydantic (LangServe, Studio schemas) refuses typing's on 3.11.
+from typing_extensions import TypedDict
+
 MIN_SPAN = 20
 _BLOCK = MIN_SPAN // 2
 #: Cap on stored external text per run (characters, after normalisation); older spans go first.
@@ -115,6 +118,19 @@ def sent_entry(tool: str, to: str, text: str, slot: str) -> dict[str, str]:
     return {"tool": tool, "to": to, "slot": slot, "text": str(text)[:2000]}
 
 
+class ProvenanceState(TypedDict):
+    """``RunProvenance`` as plain data (the ``provenance`` state channel)."""
+
+    version: int
+    spans: list[dict[str, str]]
+    urls: dict[str, str]
+    trusted: list[str]
+    echoes: list[str]
+    withheld: list[dict[str, object]]
+    withheld_refs: dict[str, str]
+    sent: list[dict[str, str]]
+
+
 @dataclass
 class RunProvenance:
     """Per-run provenance registry (lives on ``ToolContext.taint``)."""
@@ -135,7 +151,7 @@ class RunProvenance:
 
     # ---- state ---------------------------------------------------------------------------
     @classmethod
-    def from_state(cls, state: dict[str, Any] | None) -> RunProvenance:
+    def from_state(cls, state: Mapping[str, Any] | None) -> RunProvenance:
         state = state or {}
         prov = cls(
             spans=[dict(s) for s in state.get("spans", [])],
@@ -149,7 +165,7 @@ class RunProvenance:
         prov._digests = {hashlib.sha1(s["text"].encode()).hexdigest() for s in prov.spans}
         return prov
 
-    def to_state(self) -> dict[str, Any]:
+    def to_state(self) -> ProvenanceState:
         return {
             "version": 1,
             "spans": [dict(s) for s in self.spans],

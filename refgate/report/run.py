@@ -47,7 +47,7 @@ class AnswerDocument(TypedDict, total=False):
     created_at: str
     passed: bool
     unverified: list[UnverifiedClaim]
-    usage: dict[str, object]
+    usage: Mapping[str, object]
 
 
 def _plain(value: object) -> object:
