@@ -74,10 +74,6 @@ class Mention:
     #: A year, a small whole count or one significant digit: no data by value.
     small: bool
 
-    def value_digits(self) -> int:
-        """The most significant digits of its readings by value."""
-        return max((precision(k) for k in self.values), default=0)
-
 
 def _readings(word: str) -> list[Decimal]:
     """The values one written number (no spaces in it) may stand for."""
