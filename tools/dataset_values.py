@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -24,6 +25,8 @@ from refgate.tools.dataset_scan import ScanTimeout, connect, deadline, quote, so
 from refgate.tools.number_forms import Mention, sql_condition
 
 if TYPE_CHECKING:
+    import duckdb
+
     from refgate.workspace import DatasetSpec, Workspace
 
 #: Seconds one outbound check may spend scanning the datasets.
@@ -34,6 +37,8 @@ MIN_DATASET_DIGITS = 3
 MIN_STRING = 4
 #: Most string cells one check reports.
 MAX_STRINGS = 20
+#: Largest dataset file kept parsed in memory between checks, and how many are kept.
+MAX_LOADED_BYTES, MAX_LOADED = 32 << 20, 16
 _NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT")
 _NUMERIC += ("UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL", "REAL")
 
@@ -54,6 +59,37 @@ def _columns(source: str, size: int, mtime_ns: int) -> tuple[tuple[str, ...], tu
     numeric = tuple(str(r[0]) for r in described if str(r[1]).upper().startswith(_NUMERIC))
     strings = tuple(str(r[0]) for r in described if str(r[1]).upper() == "VARCHAR")
     return numeric, strings
+
+
+class _Loaded:
+    """Small dataset files parsed once per process into one DuckDB connection (a check then
+    scans memory, not the CSV again); a changed file (size, time) is loaded again."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.con: duckdb.DuckDBPyConnection | None = None
+        self.tables: dict[str, tuple[int, int, str]] = {}
+
+    def table(self, path: str, size: int, mtime_ns: int, source: str, seconds: float) -> str:
+        """The loaded table of this file (call with ``lock`` held)."""
+        if self.con is None:
+            self.con = connect()
+        known = self.tables.get(path)
+        if known is not None and known[:2] == (size, mtime_ns):
+            return known[2]
+        name = f"ds_{len(self.tables)}_{abs(hash((path, size, mtime_ns))):x}"
+        if known is not None:
+            self.con.execute(f"DROP TABLE IF EXISTS {known[2]}")
+        elif len(self.tables) >= MAX_LOADED:
+            oldest = self.tables.pop(next(iter(self.tables)))
+            self.con.execute(f"DROP TABLE IF EXISTS {oldest[2]}")
+        with deadline(self.con, seconds):
+            self.con.execute(f"CREATE TABLE {name} AS SELECT * FROM {source}")
+        self.tables[path] = (size, mtime_ns, name)
+        return name
+
+
+_LOADED = _Loaded()
 
 
 def _bounded(word: str, text: str) -> bool:
@@ -86,7 +122,19 @@ class DatasetValues:
                 stat = path.stat()
                 source = source_sql(spec)
                 numeric, strings = _columns(source, stat.st_size, stat.st_mtime_ns)
-                hits, cells = self._scan(source, numeric, strings, text, left)
+                if stat.st_size <= MAX_LOADED_BYTES:
+                    with _LOADED.lock:
+                        table = _LOADED.table(
+                            str(path), stat.st_size, stat.st_mtime_ns, source, self.seconds
+                        )
+                        assert _LOADED.con is not None
+                        hits, cells = self._scan(_LOADED.con, table, numeric, strings, text, left)
+                else:
+                    con = connect()
+                    try:
+                        hits, cells = self._scan(con, source, numeric, strings, text, left)
+                    finally:
+                        con.close()
             except ScanTimeout as exc:
                 raise DatasetScanFailed(
                     f"dataset {spec.name!r} could not be checked within {self.seconds:g} s"
@@ -100,6 +148,7 @@ class DatasetValues:
 
     def _scan(
         self,
+        con: duckdb.DuckDBPyConnection,
         source: str,
         numeric: tuple[str, ...],
         strings: tuple[str, ...],
@@ -112,28 +161,24 @@ class DatasetValues:
             cond = " OR ".join(f"({p})" for p in parts if p)
             if cond:
                 conditions.append((m, cond))
-        con = connect()
         hits: list[Mention] = []
         cells: list[str] = []
-        try:
-            with deadline(con, self.seconds):
-                if conditions:
-                    row = con.execute(
-                        "SELECT "
-                        + ", ".join(f"coalesce(bool_or({c}), false)" for _, c in conditions)
-                        + f" FROM {source}"
-                    ).fetchone()
-                    hits = [m for (m, _), hit in zip(conditions, row or (), strict=False) if hit]
-                if strings:
-                    union = " UNION ALL ".join(
-                        f"SELECT CAST({quote(c)} AS VARCHAR) AS v FROM {source}" for c in strings
-                    )
-                    rows = con.execute(
-                        f"SELECT DISTINCT v FROM ({union}) WHERE length(v) >= {MIN_STRING} "
-                        f"AND contains(?, v) LIMIT {MAX_STRINGS * 5}",
-                        [text],
-                    ).fetchall()
-                    cells = [str(r[0]) for r in rows if _bounded(str(r[0]), text)][:MAX_STRINGS]
-        finally:
-            con.close()
+        with deadline(con, self.seconds):
+            if conditions:
+                row = con.execute(
+                    "SELECT "
+                    + ", ".join(f"coalesce(bool_or({c}), false)" for _, c in conditions)
+                    + f" FROM {source}"
+                ).fetchone()
+                hits = [m for (m, _), hit in zip(conditions, row or (), strict=False) if hit]
+            if strings:
+                union = " UNION ALL ".join(
+                    f"SELECT CAST({quote(c)} AS VARCHAR) AS v FROM {source}" for c in strings
+                )
+                rows = con.execute(
+                    f"SELECT DISTINCT v FROM ({union}) WHERE length(v) >= {MIN_STRING} "
+                    f"AND contains(?, v) LIMIT {MAX_STRINGS * 5}",
+                    [text],
+                ).fetchall()
+                cells = [str(r[0]) for r in rows if _bounded(str(r[0]), text)][:MAX_STRINGS]
         return hits, cells

@@ -168,7 +168,10 @@ def test_the_questions_own_numbers_and_the_setting_let_data_out(ws):
 
 
 def test_a_dataset_that_cannot_be_scanned_in_time_fails_closed(ws):
-    slow = DatasetValues(DatasetValues.of(ws).datasets, seconds=0.0)
+    rows = "".join(f"firm{i},{i * 1.37:.4f},2024\n" for i in range(200_000))
+    with (ws.root / "fin.csv").open("a", encoding="utf-8") as fh:
+        fh.write(rows)  # a scan of 200,000 rows cannot finish within a millisecond
+    slow = DatasetValues(DatasetValues.of(ws).datasets, seconds=0.001)
     why = check_outbound_text(
         "revenue 98765.4321", to="x", untrusted_turn=False, trusted=[], datasets=slow
     )
