@@ -39,8 +39,8 @@ MIN_STRING = 4
 MAX_STRINGS = 20
 #: Largest dataset file kept parsed in memory between checks, and how many are kept.
 MAX_LOADED_BYTES, MAX_LOADED = 32 << 20, 16
-_NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT")
-_NUMERIC += ("UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL", "REAL")
+_NUMERIC: tuple[str, ...] = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT")
+_NUMERIC += ("USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL", "REAL")
 
 
 class DatasetScanFailed(RuntimeError):

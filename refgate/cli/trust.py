@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import IO
 
 import typer
 from rich.table import Table
@@ -45,7 +46,7 @@ def describe_commands(ws: Workspace) -> list[str]:
     return out
 
 
-def prompt_trust(ws: Workspace, stream=None) -> bool:
+def prompt_trust(ws: Workspace, stream: IO[str] | None = None) -> bool:
     """At a terminal, ask whether to trust ``ws`` (its commands shown); record a yes. Not at a
     terminal, or no answer in time: False, and the command to run is printed."""
     if is_trusted(ws):
@@ -56,8 +57,8 @@ def prompt_trust(ws: Workspace, stream=None) -> bool:
         f"\n[bold]workspace trust[/bold]: {esc(ws.root)} asks to start these programs "
         "(MCP servers, sandboxed):"
     )
-    for line in lines:
-        err_console.print(f"  {esc(line)}")
+    for shown in lines:
+        err_console.print(f"  {esc(shown)}")
     if stream is None and not (stdin.isatty() and sys.stderr.isatty()):
         err_console.print(
             f"not started: the workspace is not trusted. Check them and run: "
@@ -69,8 +70,8 @@ def prompt_trust(ws: Workspace, stream=None) -> bool:
         f"(no answer in {PROMPT_TIMEOUT_S:g} s: no) ",
         end="",
     )
-    line = ask_line(stdin, PROMPT_TIMEOUT_S)
-    if line is None or line.strip().lower() not in ("y", "yes"):
+    answer = ask_line(stdin, PROMPT_TIMEOUT_S)
+    if answer is None or answer.strip().lower() not in ("y", "yes"):
         err_console.print(f"not trusted; later: {esc(trust_command(ws))}")
         return False
     try:
