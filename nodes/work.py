@@ -48,7 +48,11 @@ def _mcp_block(ctx) -> str:
         if spec.command and blocked:
             continue  # not started until the person trusts the workspace
         tools = f" tools: {', '.join(spec.tools)}" if spec.tools else ""
-        ro = f" (read-only: {', '.join(spec.read_only_tools)})" if spec.read_only_tools else ""
+        ro = (
+            f" (read-only at most: {', '.join(spec.read_only_tools)})"
+            if spec.read_only_tools
+            else ""
+        )
         about = f": {spec.description}" if spec.description else ""
         lines.append(f"- {name}{about}.{tools}{ro}")
     return "\n\nMCP servers (McpCall):\n" + "\n".join(lines) if lines else ""

@@ -112,8 +112,9 @@ except Exception as exc:
 """
 
 
-def test_code_that_read_a_value_cannot_send_it_through_deep_research(ctx, research):
-    stdout = run_code(ctx, 'v = datasets["fin"]["revenue"].iloc[0]' + ASK)
+@pytest.mark.parametrize("column", ["revenue", "company"])
+def test_code_that_read_a_value_cannot_send_it_through_deep_research(ctx, research, column):
+    stdout = run_code(ctx, f'v = datasets["fin"][{column!r}].iloc[0]' + ASK)
     assert "REFUSED" in stdout and "workspace data" in stdout, stdout
     assert research == []
 

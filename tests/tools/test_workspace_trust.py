@@ -164,3 +164,25 @@ def test_the_terminal_prompt_records_only_a_yes(tmp_path, answer, trusted):
     ws = load_workspace(hostile_workspace(tmp_path / "ws"))
     assert prompt_trust(ws, stream=io.StringIO(answer)) is trusted
     assert is_trusted(ws) is trusted
+
+
+def test_refgate_ask_off_a_terminal_starts_nothing_and_names_the_command(tmp_path, monkeypatch):
+    from refgate.testing_openai import OpenAIStub
+
+    root = hostile_workspace(tmp_path / "ws")
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "REFGATE_MODEL", "REFGATE_DATABASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("REFGATE_MAX_RETRIES", "1")
+    monkeypatch.setenv("REFGATE_STORE_EMBED", "hashing")
+    script = ['{"lens": "overview"}', "nothing to compute", "[]", "A plain answer.",
+              "still nothing", "A plain answer.", "nothing to remember"]  # fmt: skip
+    with OpenAIStub(script=script) as stub:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "stub-key")
+        monkeypatch.setenv("REFGATE_MODEL", "stub-model")
+        result = CliRunner().invoke(app, ["ask", "What is refgate?", "-w", str(root)])
+    assert result.exit_code in (0, 3), result.output
+    said = " ".join(result.stderr.split())  # the console wraps lines
+    assert "workspace trust" in said and f"refgate trust {root}" in said
+    assert "fx: sh fx.sh" in said
+    assert not list(root.rglob("leak.txt")) and not is_trusted(load_workspace(root))
