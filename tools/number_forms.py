@@ -141,7 +141,7 @@ def mentions(text: str) -> list[Mention]:
             readings = _readings(word)
             after = text[chain.end() :] if idx == len(words) - 1 else ""
             values, suffix = _scaled(readings, after)
-            scaled = bool(suffix)
+            scaled = suffix not in ("", "%")  # "25%" is as small as 25
             keys = frozenset(k for k in map(key_of, values) if k is not None)
             out.append(
                 Mention(
