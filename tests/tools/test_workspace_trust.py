@@ -186,3 +186,19 @@ def test_refgate_ask_off_a_terminal_starts_nothing_and_names_the_command(tmp_pat
     assert "workspace trust" in said and f"refgate trust {root}" in said
     assert "fx: sh fx.sh" in said
     assert not list(root.rglob("leak.txt")) and not is_trusted(load_workspace(root))
+
+
+def test_a_server_command_runs_confined(tmp_path):
+    from refgate.tools.sandbox.servers import server_argv
+
+    root = hostile_workspace(tmp_path / "ws")
+    (root / ".refgate").mkdir()
+    argv = server_argv(["sh", "fx.sh"], cwd=root, env={"FX": "1"}, state=root / ".refgate" / "s")
+    head = argv[: argv.index("--")]
+    assert {"--unshare-pid", "--unshare-net", "--clearenv", "--new-session"} <= set(head)
+    assert ["--ro-bind", str(root), str(root)] == head[head.index(str(root)) - 1 :][:3]
+    assert ["--tmpfs", str(root / ".refgate")] == head[head.index(str(root / ".refgate")) - 1 :][:2]
+    assert argv[argv.index("--") + 1 :] == ["sh", "fx.sh"]
+    assert "--unshare-net" not in server_argv(["sh", "fx.sh"], cwd=root, network=True)
+    with pytest.raises(FileNotFoundError):
+        server_argv(["./missing.sh"], cwd=root)
