@@ -26,6 +26,7 @@ from refgate.refs import ref_data
 from refgate.tools.mcp_call import pass_sessions as mcp_pass_sessions
 from refgate.tools.mcp_call import unavailable as mcp_unavailable
 from refgate.tools.registry import tools_for
+from refgate.trust import untrusted_reason
 
 
 def _datasets_block(ctx) -> str:
@@ -42,12 +43,19 @@ def _mcp_block(ctx) -> str:
     if ws is None or not ws.mcp_servers or not ws.may_start_servers:
         return ""
     lines = []
+    blocked = untrusted_reason(ws) is not None
     for name, spec in ws.mcp_servers.items():
+        if spec.command and blocked:
+            continue  # not started until the person trusts the workspace
         tools = f" tools: {', '.join(spec.tools)}" if spec.tools else ""
-        ro = f" (read-only: {', '.join(spec.read_only_tools)})" if spec.read_only_tools else ""
+        ro = (
+            f" (read-only at most: {', '.join(spec.read_only_tools)})"
+            if spec.read_only_tools
+            else ""
+        )
         about = f": {spec.description}" if spec.description else ""
         lines.append(f"- {name}{about}.{tools}{ro}")
-    return "\n\nMCP servers (McpCall):\n" + "\n".join(lines)
+    return "\n\nMCP servers (McpCall):\n" + "\n".join(lines) if lines else ""
 
 
 def _gate_issues_block(state: WorkbenchState) -> str:

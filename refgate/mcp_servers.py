@@ -5,6 +5,7 @@ reach, read from the file and validated here (``refgate.tools.mcp_client`` talks
     command = ["python", "fx_server.py"]   # stdio: the program and its arguments (run in the
                                            # workspace folder, with a minimal environment + env)
     env = { FX_MODE = "offline" }          # optional
+    network = true                         # optional: reach the network (default: none)
     description = "FX rates, daily"        # optional: shown to WORK (the workspace's words)
     tools = ["rate", "convert"]            # optional: only these tools are callable
     read_only_tools = ["convert"]          # optional: read-only even without the server's hint
@@ -15,12 +16,17 @@ reach, read from the file and validated here (``refgate.tools.mcp_client`` talks
     [mcp.servers.search]
     url = "http://127.0.0.1:8800/mcp"      # streamable HTTP
 
-A tool is **write-like** unless the workspace lists it in ``read_only_tools`` or the server
-annotates it ``readOnlyHint: true`` (and not ``destructiveHint: true``). Write-like tools run
-only when a person approves the exact call (boundary B3), never in a turn that read untrusted
-text (B1). Starting a command is code execution: who may enable it is ``Workspace.
-may_start_servers`` (a client-named folder of a served graph only under
-``REFGATE_ALLOWED_WORKSPACES``).
+A tool is **write-like** unless the server annotates it ``readOnlyHint: true`` (and not
+``destructiveHint: true``); ``read_only_tools``, when given, only narrows that: a tool it does
+not list is write-like whatever the server says, and listing a tool never makes it read-only
+(a workspace cannot vouch for a server). Write-like tools run only when a person approves the
+exact call (boundary B3), never in a turn that read untrusted text (B1).
+
+Starting a command is code execution. It starts only in a trusted workspace
+(``refgate.trust``: ``refgate trust WS``, per path and content hash), inside bubblewrap
+(``refgate.tools.sandbox.servers``: no parent environment, its own PID namespace, the workspace
+read-only, no network unless ``network = true``), and for a served graph only in a folder under
+``REFGATE_ALLOWED_WORKSPACES`` (``Workspace.may_start_servers``).
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-/]{1,128}$")
 _KEYS = frozenset(
     {"command", "url", "env", "description", "tools", "read_only_tools", "timeout_s"}
-    | {"start_timeout_s", "max_result_chars"}
+    | {"start_timeout_s", "max_result_chars", "network"}
 )
 DEFAULT_TIMEOUT_S = 30.0
 MAX_TIMEOUT_S = 600.0
@@ -57,11 +63,14 @@ class McpServerSpec:
     description: str = ""
     #: Only these tools may be called (empty: every tool the server lists).
     tools: tuple[str, ...] = ()
-    #: Tools the workspace vouches are read-only, whatever the server's annotations say.
+    #: When given, the only tools that may count as read-only (and only if the server
+    #: annotates them so): it narrows, never widens.
     read_only_tools: tuple[str, ...] = ()
     timeout_s: float = DEFAULT_TIMEOUT_S
     start_timeout_s: float = DEFAULT_TIMEOUT_S
     max_result_chars: int = DEFAULT_RESULT_CHARS
+    #: A command server may reach the network (default: its own empty network namespace).
+    network: bool = False
 
     @property
     def destination(self) -> str:
@@ -128,6 +137,9 @@ def _server(name: str, table: dict[str, Any], where: str) -> McpServerSpec:
         raise ValueError(f'{where}.env: expected a table of NAME = "value" strings')
     if env and url:
         raise ValueError(f"{where}.env: only a command (stdio) server takes an environment")
+    network = table.get("network", False)
+    if not isinstance(network, bool) or (network and url):
+        raise ValueError(f"{where}.network: true or false, for a command (stdio) server")
     description = table.get("description", "")
     if not isinstance(description, str) or len(description) > 500:
         raise ValueError(f"{where}.description: a string of at most 500 characters")
@@ -155,6 +167,7 @@ def _server(name: str, table: dict[str, Any], where: str) -> McpServerSpec:
         timeout_s=timeout,
         start_timeout_s=start,
         max_result_chars=chars,
+        network=network,
     )
 
 

@@ -22,6 +22,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.get_closest_marker("runs_first") is None)
 
 
+@pytest.fixture(autouse=True)
+def _own_trust_file(tmp_path_factory, monkeypatch) -> None:
+    """Workspace trust (refgate.trust) recorded in a file of the test's own, never the
+    person's ~/.config: a test trusts the workspaces whose commands it starts."""
+    folder = tmp_path_factory.mktemp("trust")
+    monkeypatch.setenv("REFGATE_TRUST_FILE", str(folder / "trusted-workspaces.json"))
+
+
 @pytest.fixture
 def settings() -> Settings:
     """Settings that never reach a network model (tests inject scripted models), with the

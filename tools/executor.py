@@ -23,6 +23,7 @@ from refgate.events import TraceEvent
 from refgate.payloads import JsonValue
 from refgate.provenance import boundaries
 from refgate.tools import outbound
+from refgate.tools.dataset_values import DatasetValues
 from refgate.tools.engine_call import OUTBOUND_GUARD, OUTBOUND_POLICY
 from refgate.tools.registry import get_spec
 
@@ -99,10 +100,16 @@ def _validation_message(spec: ToolSpec, exc: ValidationError) -> str:
 
 
 def outbound_refusal(
-    tool: str, args: dict[str, Any], ctx: ToolContext, *, record: bool = False
+    tool: str,
+    args: dict[str, Any],
+    ctx: ToolContext,
+    *,
+    record: bool = False,
+    from_code: bool = False,
 ) -> str | None:
     """The outbound policy (``refgate.tools.outbound``) for one call of this turn: a
-    refusal reason, else None (and, with ``record``, the sent text is recorded)."""
+    refusal reason, else None (and, with ``record``, the sent text is recorded).
+    ``from_code``: sandboxed code (RunPython's ``engine.<name>``) makes the call."""
     if not outbound.sent_arguments(tool, args):
         return None
     prov = boundaries.provenance_of(ctx)
@@ -113,6 +120,8 @@ def outbound_refusal(
         trusted=prov.trusted,
         refs=ctx.ledger.all().values(),
         allow_data=ctx.settings.outbound_workspace_data,
+        datasets=DatasetValues.of(ctx.workspace),
+        from_code=from_code and ctx.workspace is not None and bool(ctx.workspace.datasets),
     )
     if why is None and record:
         record_sent(tool, args, ctx)
@@ -127,6 +136,7 @@ def outbound_policy(ctx: ToolContext) -> outbound.OutboundPolicy:
         trusted=tuple(prov.trusted),
         refs=tuple(ctx.ledger.all().values()),
         allow_data=ctx.settings.outbound_workspace_data,
+        datasets=DatasetValues.of(ctx.workspace),
         record=prov.record_sent,
     )
 
@@ -197,7 +207,10 @@ def execute_tool_call(call: ToolCall, allowed: Collection[str], ctx: ToolContext
     )
     if refusal:
         return finish("refused", _error(call_id, name, f"refused: {refusal}"))
-    ctx.extra[OUTBOUND_GUARD] = lambda tool, a: outbound_refusal(tool, a, ctx, record=True)
+    from_code = name == "RunPython"  # engine.<name>(...) inside the sandbox
+    ctx.extra[OUTBOUND_GUARD] = lambda tool, a: outbound_refusal(
+        tool, a, ctx, record=True, from_code=from_code
+    )
     ctx.extra[OUTBOUND_POLICY] = outbound_policy(ctx)
     if spec.outbound and not boundaries.approve_outbound(spec, parsed.model_dump(), ctx):
         msg = f"refused: {name} sends data out and a human did not approve it"

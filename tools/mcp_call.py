@@ -11,11 +11,14 @@ Read-only capabilities from outside refgate, under refgate's rules:
   outbound policy (``refgate.tools.outbound``) checks them before the call, as it does
   WebSearch's query (after an untrusted read only the person's words; never workspace data
   unless ``outbound_workspace_data``), and every argument sent is recorded for the reports.
-- **Write-like tools need a person.** A tool is read-only by the workspace's
-  ``read_only_tools`` or the server's ``readOnlyHint`` (``refgate.tools.mcp_client.judge``);
-  any other runs only after a person approves that exact call (B3: LangGraph ``interrupt``, the
-  request's ``call`` digest), and never in a turn that read untrusted text (B1).
-- **Who may start them.** A served graph starts a client-named workspace's servers only under
+- **Write-like tools need a person.** A tool is read-only only by the server's
+  ``readOnlyHint``, narrowed by the workspace's ``read_only_tools``
+  (``refgate.tools.mcp_client.judge``); any other runs only after a person approves that exact
+  call (B3: LangGraph ``interrupt``, the request's ``call`` digest), and never in a turn that
+  read untrusted text (B1).
+- **Who may start them.** A command starts only in a workspace the person trusts on this
+  machine (``refgate.trust``: ``refgate trust WS``), sandboxed (``refgate.tools.sandbox.
+  servers``). A served graph starts a client-named workspace's servers only under
   ``REFGATE_ALLOWED_WORKSPACES``; the server's own ``REFGATE_WORKSPACE`` is the operator's
   choice and may (``Workspace.may_start_servers``, ``nodes.common.resolve_workspace``).
 """
@@ -42,6 +45,7 @@ from refgate.tools.mcp_client import (
     call_tool,
     list_tools,
 )
+from refgate.trust import untrusted_reason
 
 NAME = "McpCall"
 #: ``ToolContext.extra`` key of the pass's kept stdio sessions (``pass_sessions``).
@@ -84,7 +88,17 @@ def unavailable(ctx: ToolContext) -> str | None:
             "this workspace was named by a client of a served graph, and its MCP servers start "
             "only when the operator allowlists it (REFGATE_ALLOWED_WORKSPACES)"
         )
+    if all(s.command for s in ws.mcp_servers.values()):
+        return untrusted_reason(ws)  # only commands, and none may start
     return None
+
+
+def untrusted(spec: McpServerSpec, ctx: ToolContext) -> str | None:
+    """Why this command server may not start (its workspace is not trusted), else None."""
+    ws = ctx.workspace
+    if ws is None or not spec.command:
+        return None
+    return untrusted_reason(ws)
 
 
 class _Where(TypedDict):
@@ -93,6 +107,7 @@ class _Where(TypedDict):
     cwd: Path
     log: Path
     sessions: McpSessions | None
+    sandbox: str
 
 
 @contextlib.contextmanager
@@ -163,11 +178,15 @@ def _call(args: BaseModel, ctx: ToolContext) -> ToolResult:
         return ToolResult.failure(
             f"no MCP server {args.server!r} in this workspace (servers: {known})"
         )
+    refusal = untrusted(spec, ctx)
+    if refusal:
+        return ToolResult.failure(refusal)
     kept = ctx.extra.get(SESSIONS)
     where = _Where(
         cwd=ws.root,
         log=ws.state_dir / "mcp" / f"{spec.name}.log",
         sessions=kept if isinstance(kept, McpSessions) else None,
+        sandbox=ctx.settings.sandbox,
     )
     sent = args.model_dump()
     approved = False

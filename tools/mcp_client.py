@@ -7,8 +7,11 @@ started on its first call and kept until the pass ends; a call that times out or
 protocol stops it, and the next call starts it again. Either way a server that hangs or dies
 costs one call, never the run. Each request is bounded by the server's ``timeout_s``, a start
 by ``start_timeout_s``, the text returned by ``max_result_chars``. A stdio server gets the
-SDK's minimal environment plus the workspace's ``env``, runs in the workspace folder, and its
-stderr goes to ``<workspace>/.refgate/mcp/<name>.log`` (never to the model: the server's text).
+SDK's minimal environment plus the workspace's ``env``, runs in the workspace folder inside
+bubblewrap (``refgate.tools.sandbox.servers``; ``sandbox="rlimits"`` starts it unconfined), and
+its stderr goes to ``<workspace>/.refgate/mcp/<name>.log`` (never to the model: the server's
+text). Whether the workspace is trusted to start it at all is the caller's check
+(``refgate.trust``, ``McpCall``).
 
 Every failure is an ``McpServerError`` whose message says what happened and what to check.
 """
@@ -33,6 +36,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import REQUEST_TIMEOUT
 
 from refgate.mcp_servers import TOOL_NAME, McpServerSpec
+from refgate.tools.sandbox.errors import SandboxUnavailable
+from refgate.tools.sandbox.servers import server_argv
 
 T = TypeVar("T")
 
@@ -56,7 +61,7 @@ class McpTool:
     name: str
     description: str
     input_schema: dict[str, Any]
-    #: Read-only by the workspace's ``read_only_tools`` or the server's annotations.
+    #: Read-only by the server's annotations, within the workspace's ``read_only_tools``.
     read_only: bool
     #: Why (shown to the person approving and in the listing).
     why: str
@@ -73,18 +78,22 @@ class McpOutput:
 
 
 def judge(spec: McpServerSpec, name: str, annotations: object) -> tuple[bool, str]:
-    """(read-only?, why): the workspace's ``read_only_tools`` vouch for a tool; else the
-    server's ``readOnlyHint: true`` without ``destructiveHint: true``; anything else is
-    write-like (no annotations, or ``readOnlyHint`` false or missing)."""
-    if name in spec.read_only_tools:
-        return True, "listed in read_only_tools in refgate.toml"
+    """(read-only?, why): the server's ``readOnlyHint: true`` without ``destructiveHint:
+    true``, and, when the workspace gives ``read_only_tools``, listed there too. The workspace's
+    list only narrows: a tool it lists that the server does not annotate read-only stays
+    write-like (a downloaded workspace cannot wave a write past the person)."""
     read_only = getattr(annotations, "read_only_hint", None) is True
     destructive = getattr(annotations, "destructive_hint", None) is True
-    if read_only and not destructive:
-        return True, "the server annotates it readOnlyHint"
     if read_only and destructive:
         return False, "the server annotates it both readOnlyHint and destructiveHint"
-    return False, "neither read_only_tools nor the server's readOnlyHint says it is read-only"
+    if not read_only:
+        listed = (
+            " (read_only_tools cannot make it read-only)" if name in spec.read_only_tools else ""
+        )
+        return False, f"the server does not annotate it readOnlyHint{listed}"
+    if spec.read_only_tools and name not in spec.read_only_tools:
+        return False, "not listed in the workspace's read_only_tools"
+    return True, "the server annotates it readOnlyHint"
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -142,12 +151,27 @@ def _stderr_log(log: Path | None):
         yield sink
 
 
-def _client(spec: McpServerSpec, cwd: Path | None, errlog: TextIO) -> Client:
+#: How stdio servers start: confined by bubblewrap (``refgate.tools.sandbox.servers``), or as
+#: is under the explicitly weaker ``rlimits`` sandbox mode.
+SANDBOXED, UNCONFINED = "bwrap", "rlimits"
+
+
+def _client(spec: McpServerSpec, cwd: Path | None, errlog: TextIO, sandbox: str) -> Client:
     if spec.url:
         return Client(spec.url, read_timeout_seconds=spec.timeout_s, cache=None)
+    argv = list(spec.command)
+    if sandbox != UNCONFINED:
+        root = cwd or Path.cwd()
+        argv = server_argv(
+            argv,
+            cwd=root,
+            env=dict(spec.env),
+            network=spec.network,
+            state=root / ".refgate" / "mcp" / spec.name,
+        )
     params = StdioServerParameters(
-        command=spec.command[0],
-        args=list(spec.command[1:]),
+        command=argv[0],
+        args=argv[1:],
         env=dict(spec.env),
         cwd=str(cwd) if cwd is not None else None,
     )
@@ -194,6 +218,8 @@ def _server_error(spec: McpServerSpec, exc: BaseException, log: Path | None) -> 
     leaf = _leaf(exc)
     if isinstance(leaf, McpServerError):
         return leaf
+    if isinstance(leaf, SandboxUnavailable):
+        return McpServerError(str(leaf))
     return McpServerError(_explain(spec, exc, log if spec.command else None))
 
 
@@ -204,14 +230,15 @@ def _session(
     cwd: Path | None,
     log: Path | None,
     sessions: McpSessions | None = None,
+    sandbox: str = SANDBOXED,
 ) -> T:
     if sessions is not None and spec.command:
-        return sessions.run(spec, work, cwd=cwd, log=log)
+        return sessions.run(spec, work, cwd=cwd, log=log, sandbox=sandbox)
 
     async def main() -> T:
         with _stderr_log(log) as errlog:
             with anyio.fail_after(spec.start_timeout_s + spec.timeout_s):
-                async with _client(spec, cwd, errlog) as client:
+                async with _client(spec, cwd, errlog, sandbox) as client:
                     return await work(client)
 
     try:
@@ -228,8 +255,10 @@ class _Kept:
     group and cancel scopes are entered and left there): jobs run one at a time, each bounded
     by ``timeout_s``; any failure but refgate's own verdicts closes the session."""
 
-    def __init__(self, spec: McpServerSpec, cwd: Path | None, log: Path | None) -> None:
-        self.spec, self.cwd, self.log = spec, cwd, log
+    def __init__(
+        self, spec: McpServerSpec, cwd: Path | None, log: Path | None, sandbox: str
+    ) -> None:
+        self.spec, self.cwd, self.log, self.sandbox = spec, cwd, log, sandbox
         #: (work, its future); None ends the session
         self.jobs: asyncio.Queue[_Job | None] = asyncio.Queue()
         self.started = asyncio.Event()
@@ -241,7 +270,7 @@ class _Kept:
         current: asyncio.Future[Any] | None = None
         try:
             with _stderr_log(self.log) as errlog:
-                async with _client(self.spec, self.cwd, errlog) as client:
+                async with _client(self.spec, self.cwd, errlog, self.sandbox) as client:
                     self.started.set()
                     while (job := await self.jobs.get()) is not None:
                         work, current = job
@@ -330,6 +359,7 @@ class McpSessions:
         *,
         cwd: Path | None,
         log: Path | None,
+        sandbox: str = SANDBOXED,
     ) -> T:
         """``work`` on the server's kept session (started on first use)."""
 
@@ -339,7 +369,7 @@ class McpSessions:
                 await asyncio.wait({kept.task}, timeout=10)  # the old server is stopped first
                 await kept.stop()
             if kept is None or kept.task.done():
-                kept = self._kept[spec.name] = _Kept(spec, cwd, log)
+                kept = self._kept[spec.name] = _Kept(spec, cwd, log, sandbox)
             return await kept.submit(work)
 
         with self._lock:
@@ -387,13 +417,14 @@ def list_tools(
     cwd: Path | None = None,
     log: Path | None = None,
     sessions: McpSessions | None = None,
+    sandbox: str = SANDBOXED,
 ) -> dict[str, McpTool]:
     """The server's tools that the workspace exposes, by name."""
 
     async def work(client: Client) -> dict[str, McpTool]:
         return _tools(spec, await client.list_tools())
 
-    return _session(spec, work, cwd=cwd, log=log, sessions=sessions)
+    return _session(spec, work, cwd=cwd, log=log, sessions=sessions, sandbox=sandbox)
 
 
 def call_tool(
@@ -405,6 +436,7 @@ def call_tool(
     cwd: Path | None = None,
     log: Path | None = None,
     sessions: McpSessions | None = None,
+    sandbox: str = SANDBOXED,
 ) -> tuple[McpTool, McpOutput]:
     """Call tool ``name`` in one session: list the tools first (the tool must be exposed), ask
     ``allow(tool)`` (a reason to hold the call back, raised as ``McpToolHeld`` before anything
@@ -425,4 +457,4 @@ def call_tool(
         result = await client.call_tool(name, arguments)
         return tool, _output(result, spec.max_result_chars)
 
-    return _session(spec, work, cwd=cwd, log=log, sessions=sessions)
+    return _session(spec, work, cwd=cwd, log=log, sessions=sessions, sandbox=sandbox)

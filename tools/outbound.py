@@ -12,10 +12,16 @@ Two rules, checked before the call runs (``check_outbound``; the research graph 
   wrote after reading a page (``site:collector.example unemp 9.6 ...``) is refused, whatever
   its words.
 - **Workspace data stays in.** In every turn, an outbound argument that carries workspace data
-  is refused unless ``outbound_workspace_data`` allows it: a number of the run's trusted
-  results (valueRef, tableRef, dateRef values; not the question's own numbers, not years) or a
-  string cell of a trusted table (4+ characters, not in the question). Private document text is
-  external text and already refused by the taint check (20+ columns).
+  is refused unless ``outbound_workspace_data`` allows it (``carried_data``). Workspace data is
+  everything the run could read from the workspace, emitted or not: a number of the run's
+  trusted results (valueRef, tableRef, dateRef values), a number its code printed (an
+  executionRef's stdout), a value of any workspace dataset (``DatasetValues``: what code read,
+  InspectDataset showed, capabilities computed from) and a string cell of a trusted table or a
+  dataset (4+ characters). Numbers match by value in any written form (``number_forms``:
+  separators, spaces, digit runs, scale words, currency prefixes); the question's own numbers,
+  years and small counts do not count. A text built by sandboxed code that could read the
+  datasets may carry no number the question does not hold (code can compute anything from
+  them). Private document text is external text and already refused by the taint check.
 
 Every query and URL sent is recorded (``record_sent``) in the run's provenance state, listed in
 both reports ("sent to the search provider: ...") and kept in the audit record.
@@ -23,12 +29,16 @@ both reports ("sent to the search provider: ...") and kept in the audit record.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from refgate.refs import EMITTED_KINDS, Ref
+from refgate.tools.dataset_values import DatasetScanFailed, DatasetValues
+from refgate.tools.number_forms import MIN_VALUE_DIGITS, matches, mentions, numbers_in, own_numbers
 
 if TYPE_CHECKING:
     from refgate.provenance.taint import RunProvenance
@@ -44,8 +54,7 @@ SENDING_CAPABILITIES: dict[str, tuple[tuple[str, ...], str]] = {
 }
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?![\w])")
-_YEAR = re.compile(r"^(?:1[89]|20|21)\d\d$")
+_NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?")
 #: Shortest table string that counts as workspace data.
 MIN_DATA_STRING = 4
 
@@ -101,15 +110,6 @@ def record_sent(prov: RunProvenance, tool: str, args: Mapping[str, object]) -> N
         prov.record_sent(tool, to, text, field_name)
 
 
-def _norm_number(text: str) -> str | None:
-    raw = text.replace(",", "").lstrip("+")
-    try:
-        value = float(raw)
-    except ValueError:
-        return None
-    return f"{value:.6g}"
-
-
 def _leaves(value: object) -> Iterator[object]:
     if isinstance(value, Mapping):
         for v in value.values():
@@ -121,54 +121,80 @@ def _leaves(value: object) -> Iterator[object]:
         yield value
 
 
-def workspace_data(refs: Iterable[Ref]) -> tuple[set[str], set[str]]:
-    """(numbers, strings) of the run's trusted results: what an outbound text may not carry."""
-    numbers: set[str] = set()
-    strings: set[str] = set()
+@dataclass
+class WorkspaceData:
+    """What an outbound text may not carry: the numbers and strings of the run's trusted
+    results, the numbers its code printed, and (``datasets``) every dataset of the workspace."""
+
+    numbers: list[Decimal] = field(default_factory=list)
+    strings: set[str] = field(default_factory=set)
+    datasets: DatasetValues | None = None
+
+
+def workspace_data(refs: Iterable[Ref], datasets: DatasetValues | None = None) -> WorkspaceData:
+    """The run's workspace data: values and string cells of its trusted results, and numbers
+    its code printed (an executionRef's stdout), whether or not they were emitted."""
+    data = WorkspaceData(datasets=datasets)
     for ref in refs:
-        if ref.is_external or ref.kind not in EMITTED_KINDS:
+        if ref.is_external:
             continue
         p = ref.payload
+        if ref.kind == "executionRef":
+            data.numbers += numbers_in(str(p.get("stdout") or ""))
+            continue
+        if ref.kind not in EMITTED_KINDS:
+            continue
         body = p.get("rows") if ref.kind == "tableRef" else p.get("values", p.get("date"))
         for leaf in _leaves(body):
             if isinstance(leaf, bool) or leaf is None:
                 continue
             if isinstance(leaf, int | float):
-                n = f"{float(leaf):.6g}"
-                numbers.add(n)
-                # as written at a lower precision (12990.341 -> 12990.3, 12990)
-                for digits in (1, 2, 3):
-                    numbers.add(f"{round(float(leaf), digits):.6g}")
+                if math.isfinite(leaf):
+                    data.numbers.append(Decimal(str(leaf)))
             elif isinstance(leaf, str):
                 text = leaf.strip()
-                n_text = _norm_number(text)
-                if n_text is not None:
-                    numbers.add(n_text)
+                values = list(numbers_in(text)) if _NUMBER.fullmatch(text) else []
+                if values:
+                    data.numbers += values
                 elif len(text) >= MIN_DATA_STRING:
-                    strings.add(text.casefold())
-    return numbers, strings
+                    data.strings.add(text.casefold())
+    return data
 
 
-def carried_data(text: str, refs: Iterable[Ref], trusted: Iterable[str]) -> list[str]:
-    """The workspace data ``text`` carries: numbers and strings of trusted results that the
-    trusted texts (the question) do not hold. Years and small counts are not data."""
-    numbers, strings = workspace_data(refs)
+def carried_data(
+    text: str,
+    refs: Iterable[Ref],
+    trusted: Iterable[str],
+    *,
+    datasets: DatasetValues | None = None,
+    from_code: bool = False,
+) -> list[str]:
+    """The workspace data ``text`` carries: numbers (in any written form, ``number_forms``)
+    and strings of the run's results, printed output and datasets that the trusted texts
+    (the question) do not hold. Years and small counts are not data.
+
+    ``from_code``: code that could read the datasets wrote ``text`` (``engine.<name>(...)`` in
+    RunPython): any number it computed may come from them, so every number the question does
+    not hold counts."""
+    trusted = list(trusted)
+    data = workspace_data(refs, datasets)
     trusted_text = " ".join(trusted).casefold()
-    own = {_norm_number(m) for m in _NUMBER.findall(trusted_text)}
-    found: list[str] = []
-    for m in _NUMBER.findall(text):
-        n = _norm_number(m)
-        if n is None or n in own or _YEAR.match(m):
-            continue
-        if "." not in m and abs(float(n)) < 100:
-            continue  # small whole numbers (top 5, 10 results) say nothing of the data
-        if n in numbers:
-            found.append(m)
+    found = own_numbers([m for m in mentions(text) if not m.small or m.runs], trusted)
+    carried: list[str] = []
+    for m in found:
+        computed = from_code and not m.small
+        if computed or any(matches(m, v, min_digits=MIN_VALUE_DIGITS) for v in data.numbers):
+            carried.append(m.text)
     folded = text.casefold()
-    for s in strings:
+    for s in data.strings:
         if s in folded and s not in trusted_text:
-            found.append(s)
-    return found
+            carried.append(s)
+    if data.datasets is not None:
+        left = [m for m in found if m.text not in carried]
+        for hit in data.datasets.carried(text, left):
+            if hit.casefold() not in trusted_text and hit not in carried:
+                carried.append(hit)
+    return carried
 
 
 def trusted_words(trusted: Iterable[str]) -> set[str]:
@@ -184,11 +210,15 @@ def check_outbound_text(
     refs: Iterable[Ref] = (),
     allow_data: bool = False,
     url: bool = False,
+    datasets: DatasetValues | None = None,
+    from_code: bool = False,
 ) -> str | None:
     """A refusal reason for sending ``text`` to ``to``, else None (see the module doc).
 
     ``trusted``: texts the person or code wrote (the question, code-built queries);
-    ``refs``: the run's ledger (its trusted results are workspace data);
+    ``refs``: the run's ledger (its trusted results and printed output are workspace data);
+    ``datasets``: the workspace's datasets (their values are workspace data);
+    ``from_code``: sandboxed code built the text (see ``carried_data``);
     ``url``: the text is a URL (its origin is checked by B2, not its words)."""
     trusted = list(trusted)
     if untrusted_turn and not url:
@@ -202,12 +232,17 @@ def check_outbound_text(
                 "a write (boundary B1). Send the user's question as it is, or nothing"
             )
     if not allow_data:
-        data = carried_data(text, refs, trusted)
+        try:
+            data = carried_data(text, refs, trusted, datasets=datasets, from_code=from_code)
+        except DatasetScanFailed as exc:
+            return f"the text sent to {to} could not be checked for workspace data: {exc}"
         if data:
             shown = ", ".join(dict.fromkeys(data[:6]))
+            origin = "code that could read the workspace's datasets wrote it; " if from_code else ""
             return (
-                f"the text sent to {to} carries workspace data ({shown}); results of this run "
-                "do not leave the machine unless outbound_workspace_data allows it"
+                f"the text sent to {to} carries workspace data ({shown}); {origin}the "
+                "workspace's data and this run's results do not leave the machine unless "
+                "outbound_workspace_data allows it"
             )
     return None
 
@@ -220,6 +255,8 @@ def check_outbound(
     trusted: Iterable[str],
     refs: Iterable[Ref],
     allow_data: bool,
+    datasets: DatasetValues | None = None,
+    from_code: bool = False,
 ) -> str | None:
     """``check_outbound_text`` for every argument of a tool call that leaves the machine."""
     trusted = list(trusted)
@@ -234,6 +271,8 @@ def check_outbound(
             trusted=trusted,
             refs=refs,
             allow_data=allow_data,
+            datasets=datasets,
+            from_code=from_code,
         )
         if why:
             return f"argument {name!r}: {why}"
@@ -252,10 +291,12 @@ WEBHOOK = "the workspace webhook"
 class OutboundPolicy:
     """The outbound policy of a run, for what it starts (the research graph run as a capability):
     texts the person or code wrote (``trusted``), the run's refs (their results are workspace
-    data), the ``outbound_workspace_data`` setting, and ``record(tool, to, text, slot)`` to keep
-    what was sent in the run's provenance (``RunProvenance.record_sent``)."""
+    data), the workspace's ``datasets``, the ``outbound_workspace_data`` setting, and
+    ``record(tool, to, text, slot)`` to keep what was sent in the run's provenance
+    (``RunProvenance.record_sent``)."""
 
     trusted: tuple[str, ...] = ()
     refs: tuple[Ref, ...] = ()
     allow_data: bool = False
+    datasets: DatasetValues | None = None
     record: Callable[[str, str, str, str], None] | None = None

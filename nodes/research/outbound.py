@@ -85,6 +85,7 @@ class Sending:
             trusted=self._trusted,
             refs=self._policy.refs,
             allow_data=self._policy.allow_data,
+            datasets=self._policy.datasets,
         )
         if why:
             self.refused.append({"query": str(query)[:400], "reason": why})

@@ -77,6 +77,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "stdio, or streamable HTTP on loopback with --http.",
     ),
     "memory": ("memory", "Inspect and clear the decisions a workspace remembers."),
+    "trust": (
+        "trust",
+        "Trust a workspace on this machine: let its commands (MCP servers) start, sandboxed.",
+    ),
 }
 
 

@@ -26,12 +26,14 @@ from refgate.cli.approval import terminal_approver
 from refgate.cli.common import WORKSPACE_HELP, dumps, open_workspace, resume_command
 from refgate.cli.report import check_output, report_written
 from refgate.cli.stopping import say_on_stop, stop_on_signals
+from refgate.cli.trust import prompt_trust
 from refgate.config import ConfigError
 from refgate.payloads import payload_of
 from refgate.refs import Ref, as_ref_map, cited_ids, payload_values
 from refgate.report.cards import influence_note, sent_lines
 from refgate.report.links import allowed_urls
 from refgate.report.markdown import inert_answer
+from refgate.trust import commands, is_trusted
 
 if TYPE_CHECKING:
     from refgate.config import Settings
@@ -216,6 +218,10 @@ def run_question(
             err_console.print(line)
 
     ws = open_workspace(workspace_path)
+    if commands(ws) and not is_trusted(ws):
+        # workspace trust: its commands start only once the person says so (here, or with
+        # refgate trust); without it the run goes on and McpCall refuses them
+        prompt_trust(ws)
 
     try:
         result = ask(

@@ -1,11 +1,13 @@
 """A small MCP server for the tests of WORK's McpCall, on the official SDK: stdio by default,
 streamable HTTP with ``http PORT``. Its tools: ``rate`` (read-only by annotation), ``lookup``
-(no annotations: read-only only if the workspace vouches for it), ``post_note`` (write-like:
+(no annotations: write-like, whatever the workspace lists), ``post_note`` (write-like:
 appends to notes.txt in its working folder), ``slow``, ``die``, ``bulletin`` (an injection),
-``big`` and ``pid``. Each start appends its process id to starts.log in its working folder."""
+``big`` and ``pid``. Each start appends its process id to starts.log in its working folder (when it may write
+there: unconfined, ``REFGATE_SANDBOX=rlimits``)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -34,8 +36,9 @@ def lookup(code: str) -> str:
 
 @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
 def post_note(text: str) -> str:
-    """Append a note to notes.txt (a write)."""
-    with Path("notes.txt").open("a", encoding="utf-8") as fh:
+    """Append a note to notes.txt in its state folder (a write)."""
+    folder = Path(os.environ.get("REFGATE_SERVER_STATE") or ".")
+    with (folder / "notes.txt").open("a", encoding="utf-8") as fh:
         fh.write(text + "\n")
     return "noted"
 
@@ -72,7 +75,8 @@ def pid() -> str:
 
 
 if __name__ == "__main__":
-    with Path("starts.log").open("a", encoding="utf-8") as fh:
+    # best effort: sandboxed (bubblewrap), the workspace folder is read-only
+    with contextlib.suppress(OSError), Path("starts.log").open("a", encoding="utf-8") as fh:
         fh.write(f"{os.getpid()}\n")
     if len(sys.argv) > 2 and sys.argv[1] == "http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))

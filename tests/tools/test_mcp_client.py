@@ -9,6 +9,7 @@ sessions where they can."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -33,6 +34,7 @@ from refgate.report.cards import sent_lines, source_of
 from refgate.testing import KeyedChatModel, ScriptedChatModel, calls, tool_call
 from refgate.tools.executor import execute_tool_call
 from refgate.tools.mcp_call import pass_sessions
+from refgate.trust import trust
 from refgate.workspace import WorkspaceError, load_served_workspace, load_workspace
 
 SERVER = Path(__file__).parent / "mcp_fixture_server.py"
@@ -41,9 +43,13 @@ PLAN = '{"lens": "single value", "criteria": []}'
 ANSWER = "The fx server reported a EUR rate; it is secondary evidence."
 
 
-def write_workspace(root: Path, servers: str) -> Path:
+def write_workspace(root: Path, servers: str, *, trusted: bool = True) -> Path:
+    """A workspace naming ``servers``, trusted on this machine (refgate trust) unless not."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "refgate.toml").write_text(f'name = "mcp"\n{servers}', encoding="utf-8")
+    if trusted:
+        with contextlib.suppress(WorkspaceError):
+            trust(load_workspace(root))
     return root
 
 
@@ -155,7 +161,8 @@ def test_a_write_like_tool_is_refused_without_approval_and_runs_with_it(tmp_path
 
     model = work_then(note)
     refgate.ask(QUESTION, workspace=root, model=model, settings=settings, thread="no")
-    assert not (root / "notes.txt").exists()  # nothing reached the server's write
+    notes = root / ".refgate" / "mcp" / "fx" / "notes.txt"  # its state folder (sandboxed)
+    assert not notes.exists()  # nothing reached the server's write
     (refusal,) = tool_messages(work_calls(model)[-1])
     assert "a person did not approve this call" in refusal.content
 
@@ -175,7 +182,7 @@ def test_a_write_like_tool_is_refused_without_approval_and_runs_with_it(tmp_path
     assert request["args"]["arguments"] == {"text": "EUR rate checked"} and request["call"]
     assert "write-like" in request["reason"]
     # the resumed WORK ran the model again and the approved call once
-    assert (root / "notes.txt").read_text() == "EUR rate checked\n"
+    assert notes.read_text() == "EUR rate checked\n"
 
 
 def test_an_approval_names_its_call_and_untrusted_turns_never_write(tmp_path, settings):
@@ -191,7 +198,7 @@ def test_an_approval_names_its_call_and_untrusted_turns_never_write(tmp_path, se
         "approved": True, "call": request["call"], "requested_at": request["requested_at"]
     }  # fmt: skip
     graph.invoke(Command(resume={**request["resume_with"], "call": "another-call"}), config)
-    assert not (ws.root / "notes.txt").exists()
+    assert not (ws.root / ".refgate" / "mcp" / "fx" / "notes.txt").exists()
 
     # an approval that comes after approval_timeout_s is refused, as DELIVER's is
     late = load_workspace(
@@ -204,7 +211,7 @@ def test_an_approval_names_its_call_and_untrusted_turns_never_write(tmp_path, se
     (request,) = [i.value for t in graph.get_state(config).tasks for i in t.interrupts]
     time.sleep(0.8)
     graph.invoke(Command(resume=request["resume_with"]), config)
-    assert not (late.root / "notes.txt").exists()
+    assert not (late.root / ".refgate" / "mcp" / "fx" / "notes.txt").exists()
     late_error = [e for e in graph.get_state(config).values["trace"] if e.get("tool") == "McpCall"]
     assert "within approval_timeout_s" in late_error[-1]["error"]
 
@@ -225,7 +232,7 @@ def test_an_approval_names_its_call_and_untrusted_turns_never_write(tmp_path, se
     wrote, sent = [e for e in trace if e.get("tool") == "McpCall"][1:]
     assert "write-like" in wrote["error"] and "boundary B1" in wrote["error"]
     assert sent["status"] == "refused" and "KRW" in sent["error"]
-    assert not (ws.root / "notes.txt").exists()
+    assert not (ws.root / ".refgate" / "mcp" / "fx" / "notes.txt").exists()
 
 
 def tool_ctx(ws, settings) -> ToolContext:
@@ -291,6 +298,7 @@ def starts(root: Path) -> list[int]:
 
 
 def test_a_pass_starts_a_stdio_server_once_and_stops_it_when_the_pass_ends(tmp_path, settings):
+    settings = settings.with_overrides(sandbox="rlimits")  # host pids: unconfined
     root = write_workspace(tmp_path / "ws", fx())
     ws = load_workspace(root)
     model = work_then(tool_call("McpCall", {"server": "fx", "tool": "pid"}),
@@ -315,6 +323,7 @@ def server_pid(ctx: ToolContext) -> int:
 
 
 def test_a_kept_session_restarts_a_server_that_timed_out_or_died(tmp_path, settings):
+    settings = settings.with_overrides(sandbox="rlimits")  # host pids: unconfined
     root = write_workspace(tmp_path / "ws", fx("timeout_s = 2\n"))
     ws = load_workspace(root)
     ctx = tool_ctx(ws, settings)

@@ -69,6 +69,8 @@ def _python_roots() -> list[str]:
     for key in ("stdlib", "platstdlib", "purelib", "platlib"):
         with contextlib.suppress(KeyError):
             candidates.append(sysconfig.get_paths()[key])
+    # site folders a .pth file of the venv adds (a venv layered on another one's packages)
+    candidates += [p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages")]
     for cand in candidates:
         real = os.path.realpath(cand)
         if real in ("/", "/usr") or real.startswith("/usr/"):
