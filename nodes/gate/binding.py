@@ -50,6 +50,7 @@ from .quantity import (
     change_place,
     sentence_directions,
 )
+from .row_names import in_named_row
 from .verdict import Match
 from .words import label_words, metric_words, named, overlap, strong_count
 
@@ -364,10 +365,17 @@ class Binder:
         return rp.labelling
 
     def bind(
-        self, num: Num, q: Quantity, indexes: list[RefIndex], kinds: frozenset[str]
+        self,
+        num: Num,
+        q: Quantity,
+        indexes: list[RefIndex],
+        kinds: frozenset[str],
+        rows: Mapping[str, frozenset[int]] | None = None,
     ) -> Binding:
         """Bind ``num`` (stated as ``q``) to a place of the cited ``indexes``: the first place of
-        each ref that matches the whole quantity (computed places first)."""
+        each ref that matches the whole quantity (computed places first). ``rows``: the table
+        rows a claim names by a numbered label (``row_names``), per ref; a number binds only
+        there in those refs."""
         matches: list[Match] = []
         uncomputed: list[tuple[RefIndex, Item, str]] = []
         done: set[str] = set()
@@ -385,6 +393,8 @@ class Binder:
             idx, item, basis, unit_ok = cand
             rid = idx.ref.id
             if rid in done or not unit_ok:
+                continue
+            if rows and rid in rows and not in_named_row(idx, item[5], rows[rid]):
                 continue
             if unsigned and item[0] < 0 and not q.negative_ok(num):
                 continue
@@ -433,6 +443,18 @@ class Binder:
             )
         if refused is not None:
             return _reversed(*refused)
+        if rows:
+            named = [c for c in found if c[0].ref.id not in rows
+                     or in_named_row(c[0], c[1][5], rows[c[0].ref.id])]  # fmt: skip
+            if not named:
+                idx, item = found[0][0], found[0][1]
+                return Binding(
+                    [],
+                    "value_of_other_quantity",
+                    f"{_shown(item)} is {_label(idx, item)} ({idx.ref.id}), not a value of the "
+                    "row the claim names by its label",
+                )
+            found = named
         return self._why_not(found, num, q)
 
     def _read_change(self, idx: RefIndex, item: Item, at: _At) -> bool:

@@ -18,7 +18,9 @@ from refgate.refs import Ref, payload_values
 from refgate.text import sentence_spans
 
 from .dates import date_keys_frozen, find_dates, is_period_name
+from .headers import split_header
 from .lookup import NO_COL, PLACE_COLS, VALUE_PLACE, Item, Place, RefIndex
+from .text_tables import text_tables
 from .units import NO_UNIT, Unit, merge_units, parse_unit
 from .words import PERCENT_WORDS, label_words
 
@@ -270,13 +272,27 @@ def _row_cells(row: Any, columns: list[str]) -> list[Any] | None:
 def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
     raw_meta = p.get("meta")
     meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
-    scale = parse_unit(meta.get("scale", p.get("scale")))
+    raw_scale = meta.get("scale", p.get("scale"))
+    raw_columns: list[Any] = p.get("columns") or []
+    body: list[Any] = p.get("rows") or []
+    title = str(meta.get("title") or "")
+    # Header rows a loader left in the body (a caption first, the years under it, a unit row).
+    header = split_header(raw_columns, body) if body and type(body[0]) is list else None
+    first_row = 0
+    if header is not None:
+        raw_columns, first_row = header.columns, header.rows_taken
+        body = body[first_row:]
+        title = f"{title} {header.caption}".strip()
+        if raw_scale is None and header.scale:
+            raw_scale = header.scale
+    scale = parse_unit(raw_scale)
     base_unit = parse_unit(meta.get("unit", meta.get("units", p.get("unit"))))
     table_unit = merge_units(scale, base_unit)
-    columns = [str(c) for c in (p.get("columns") or [])][: NO_COL - 1]
+    # a table of a text (``_index_text_ref``) has its columns after those of the tables before it
+    off = len(idx.columns)
+    columns = [str(c) for c in raw_columns][: NO_COL - 1 - off]
     units = p.get("units")
     col_units = [merge_units(table_unit, _unit_for(units, c)) for c in columns]
-    title = str(meta.get("title") or "")
     periodic = _table_columns(idx, columns, title)
     table_periods = _own_periods(meta) or _own_periods(p)
     computed, _ = _literal_names(meta and {"meta": meta})
@@ -288,9 +304,9 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
     cur_cols: set[int] = set()
     pct_cols: set[int] = set()
     # the columns a header marks as percentages ("Gross margin %", "Share (percent)")
-    pct_heads = frozenset(j for j, c in enumerate(columns) if j and _states_percent(c))
+    pct_heads = frozenset(off + j for j, c in enumerate(columns) if j and _states_percent(c))
     places = idx.places
-    for r, row in enumerate(p.get("rows") or []):
+    for r, row in enumerate(body, first_row):
         cells: list[Any] | None
         if type(row) is list:
             cells = row
@@ -319,7 +335,7 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
                         continue
                     if not isinstance(cell, str):
                         continue
-                key = base + j
+                key = base + off + j
             else:
                 col = str(j)
                 unit = table_unit
@@ -416,7 +432,20 @@ def _bare_cells_take_their_columns_currency(items: list[Item], columns: set[int]
 
 def _index_text(idx: RefIndex, text: str, where: str, *where_args: Any) -> None:
     """A text's sentences as places; each number sits at the sentence that states it, whose
-    dates are its period."""
+    dates are its period. A table laid out in rows (``text_tables``) is read as a table."""
+    tables = text_tables(text)
+    if tables:
+        last = 0
+        for start, end, head, rows in tables:
+            _index_sentences(idx, text[last:start], where, *where_args)
+            _index_table_ref(idx, {"columns": head, "rows": rows})
+            last = end
+        _index_sentences(idx, text[last:], where, *where_args)
+        return
+    _index_sentences(idx, text, where, *where_args)
+
+
+def _index_sentences(idx: RefIndex, text: str, where: str, *where_args: Any) -> None:
     for a, b in sentence_spans(text):
         sentence = text[a:b]
         if not sentence.strip():

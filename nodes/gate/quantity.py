@@ -202,6 +202,8 @@ _CONVENTION_NOUN_WORDS = (
     r"used|spent|paid|costs?|expenses?|expenditures?|payments?|purchases?|repurchases?"
     r"|repayments?|depreciation|amorti[sz]ation|impairments?|write-?(?:downs?|offs?)"
     r"|provisions?|tax(?:es)?|dividends?|withdrawals?|deductions?"
+    # a roll-forward's outflows: awards forfeited, shares repurchased, options cancelled
+    r"|forfeit(?:ed|ures?|s)?|repurchased|cancell?(?:ed|ations?)|expired|redeemed|retired"
 )
 #: Words that make a number's value negative, or shown negative by convention (a loss, a cost,
 #: an outflow), wherever they sit in its clause.
@@ -365,9 +367,13 @@ def sentence_directions(sentence: str) -> dict[str, int]:
 
 def states_negative(before: str, after: str = "") -> bool:
     """Does a number's clause (``before`` it, and ``after`` it up to the next number) say in
-    words that its value is negative, or shown negative by convention?"""
-    if _NEGATIVE_NOUNS.search(before):
-        return True
+    words that its value is negative, or shown negative by convention? Not when it states the
+    number as the size of a rise ("Cost of sales rose 14.3%" is no -14.3). A number that opens
+    its clause takes the words after it ("140,687 shares were forfeited")."""
+    if _NEGATIVE_NOUNS.search(before) or (
+        after and not metric_words(before) and _NEGATIVE_NOUNS.search(after)
+    ):
+        return not states_rise(before, after)
     if _DOWN.search(before) and not _TO_END.search(before):
         return True
     return bool(after) and _DOWN_AFTER.match(after) is not None
