@@ -145,7 +145,9 @@ def split_header(columns: list[Any], rows: list[Any]) -> Header | None:
             captions.append(_text(line[filled[0]]))
             scale = scale or _scale_of(captions[-1])
             continue
-        spread = i == period_at  # a period written once heads the empty cells after it
+        # A period written once heads the empty cells after it; so does a group label above
+        # the periods written from the first value column on ("Domestic | | International |").
+        spread = i == period_at or (i < period_at and len(filled) >= 2 and filled[0] == 1)
         for k, j in enumerate(filled):
             cell = _period(line[j]) if i == period_at else _text(line[j])
             stop = filled[k + 1] if k + 1 < len(filled) else width

@@ -185,7 +185,7 @@ class SignWords:
             if not says and before_negative and i and not metric_words(before):
                 # "fell by 12.6 million, or 22.2%": a stretch with no words of its own restates
                 # the number before it (not "fell 5% to 3.2%": a level reached).
-                says = _TO_END.search(before) is None
+                says = _TO_END.search(before) is None and _UP.search(before) is None
             before_negative = says
             out[id(n)] = says
         return out
@@ -370,10 +370,13 @@ def states_negative(before: str, after: str = "") -> bool:
     words that its value is negative, or shown negative by convention? Not when it states the
     number as the size of a rise ("Cost of sales rose 14.3%" is no -14.3). A number that opens
     its clause takes the words after it ("140,687 shares were forfeited")."""
-    if _NEGATIVE_NOUNS.search(before) or (
-        after and not metric_words(before) and _NEGATIVE_NOUNS.search(after)
-    ):
-        return not states_rise(before, after)
+    last = None
+    for last in _NEGATIVE_NOUNS.finditer(before):
+        pass
+    if last is not None or (after and not metric_words(before) and _NEGATIVE_NOUNS.search(after)):
+        # the verb after the label's words: "Decreases for tax positions rose 242" is no fall
+        tail = before[last.end() :] if last is not None else before
+        return not states_rise(tail, after)
     if _DOWN.search(before) and not _TO_END.search(before):
         return True
     return bool(after) and _DOWN_AFTER.match(after) is not None
