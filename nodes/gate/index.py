@@ -306,6 +306,8 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
     # the columns a header marks as percentages ("Gross margin %", "Share (percent)")
     pct_heads = frozenset(off + j for j, c in enumerate(columns) if j and _states_percent(c))
     places = idx.places
+    #: rows with a period cell, and the periods their cells state (not the coarser ones)
+    stated: list[tuple[Place, frozenset[str]]] = []
     for r, row in enumerate(body, first_row):
         cells: list[Any] | None
         if type(row) is list:
@@ -372,23 +374,42 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
         if len(items) > n_items and (pct_heads or pct_row):
             _percent_cells(items, n_items, pct_heads, whole_row=pct_row)
         # its hint, TABLE_ROW, is decided from its labels when a claim binds to it
-        places.append(
-            Place(
-                label or " ".join(period_text),
-                label,
-                " ".join([section, *label_heads]) if label_heads else section,
-                row_periods or table_periods,
-                TABLE_ROW,
-                computed=computed,
-            )
+        place = Place(
+            label or " ".join(period_text),
+            label,
+            " ".join([section, *label_heads]) if label_heads else section,
+            row_periods or table_periods,
+            TABLE_ROW,
+            computed=computed,
         )
+        places.append(place)
+        if period_text:
+            stated.append((place, _stated_keys(period_text)))
         # A labelled row with no number heads the rows below it ("Revenue:" over "Product").
         if label and len(items) == n_items:
             section = label
     if cur_cols - pct_cols:
         _bare_cells_take_their_columns_currency(items, cur_cols - pct_cols)
+    if len(stated) > 1:
+        _periods_of_their_own(stated)
     _add_dates_from(idx, meta)
     _add_dates_from(idx, p)
+
+
+def _stated_keys(texts: list[str]) -> frozenset[str]:
+    return frozenset(k for t in texts for d in find_dates(t) for k in d.keys)
+
+
+def _periods_of_their_own(stated: list[tuple[Place, frozenset[str]]]) -> None:
+    """A row's period does not hold a coarser period another row states: where a statements
+    table has "2023 Q2" and "2023 H1" rows (a quarter and the half year to date), or "2023 Q3"
+    and "FY2023", a claim of the half year or the year binds the row that states it, not the
+    quarter's row."""
+    own = frozenset().union(*(keys for _, keys in stated))
+    for place, keys in stated:
+        drop = (place.periods & own) - keys
+        if drop:
+            place.periods = place.periods - drop
 
 
 _PERCENT_LABEL = re.compile(r"%|\bper ?cent", re.I)

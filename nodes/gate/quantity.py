@@ -370,9 +370,8 @@ def states_negative(before: str, after: str = "") -> bool:
     words that its value is negative, or shown negative by convention? Not when it states the
     number as the size of a rise ("Cost of sales rose 14.3%" is no -14.3). A number that opens
     its clause takes the words after it ("140,687 shares were forfeited")."""
-    last = None
-    for last in _NEGATIVE_NOUNS.finditer(before):
-        pass
+    nouns = list(_NEGATIVE_NOUNS.finditer(before)) if _NEGATIVE_NOUNS.search(before) else []
+    last = nouns[-1] if nouns else None
     if last is not None or (after and not metric_words(before) and _NEGATIVE_NOUNS.search(after)):
         # the verb after the label's words: "Decreases for tax positions rose 242" is no fall
         tail = before[last.end() :] if last is not None else before
@@ -474,7 +473,8 @@ def quantities(
 #: (Decrease)", "Variance", "2019 vs. 2018", "YoY"; a value named ``revenue_growth``.
 _CHANGE_WORDS = re.compile(
     r"\b(?:chang(?:e|es|ed)|chg|growth|increases?|variances?|variations?|differences?|diff"
-    r"|vs\.?|versus|yoy|y/y|qoq|q/q|year-over-year|year-on-year|period-to-period|delta)\b",
+    r"|vs\.?|versus|yoy|y/y|qoq|q/q|year-over-year|year-on-year|period-to-period|delta)\b"
+    r"|증감률?|증가율|성장률|변동률",
     re.I,
 )
 #: A row label is a change only when it says so of its own quantity ("Total growth", "Net
@@ -503,7 +503,9 @@ _OWN_DIRECTION = re.compile(
 
 #: A label that may name a change, lower-cased (``change_place`` reads the others no further;
 #: a case-sensitive search of the lower-cased text is ten times quicker than an ignore-case one).
-_MAY_CHANGE = re.compile(r"chang|chg|growth|increase|varia|diff|vs|yo|y/|q/|year-o|period-to|delta")
+_MAY_CHANGE = re.compile(
+    r"chang|chg|growth|increase|varia|diff|vs|yo|y/|q/|year-o|period-to|delta|증감|증가율|성장률|변동률"
+)
 #: ``_DIRECTION_NOUN_WORDS`` as a pattern.
 _DIRECTION_NOUNS = re.compile(rf"\b(?:{_DIRECTION_NOUN_WORDS})\b|{_DIRECTION_NOUNS_KO}", re.I)
 #: ``change_place``: not a change; a change; a change when its row shows no negative value
