@@ -8,7 +8,7 @@ measure row ("Amount | % of revenue | Amount | % of revenue") under them. ``spli
 the leading rows that hold no value:
 
 - the **period row**: the last of them with a year in a value column ("2019", "January 31,
-  2020", "2019 €m"); none: the table is left as it is;
+  2020", "2019 €m"); a table with none has the leading rows above its first section as header;
 - **captions** above it: a row with one cell ("Years Ended December 31,") heads the whole table;
   a row with several ("December 31, 2019 | | December 31, 2018 |") heads its cell's column and
   the empty ones after it;
@@ -35,6 +35,7 @@ _YEAR = re.compile(r"(?<![\d.,])(?:19|20)\d\d(?![\d.,])")
 _SPACED_YEAR = re.compile(r"^\s*([12])\s([09])\s(\d)\s(\d)\s*$")
 #: A value cell: an amount, a count or a percentage ("$ 1,452.4", "(114)", "9.8%", "—" is none).
 _VALUE = re.compile(r"^\s*[(\-–−]?\s*[$€£¥₩]?\s*[(\-–−]?\s*\d[\d,]*(?:\.\d+)?\s*\)?\s*%?\s*\)?\s*$")
+_EXCEPT = re.compile(r",?\s*(?:except|excluding|other than)\b[^)]*", re.I)
 #: A loader's name for a column whose header cell is empty ("column 3").
 _PLACEHOLDER = re.compile(r"column \d+|c\d+", re.I)
 
@@ -96,6 +97,8 @@ def _scale_of(text: str) -> str:
     """The scale words of a header cell, as ``units.parse_unit`` reads them ("" for none)."""
     if not text:
         return ""
+    # "(In thousands, except percentages)": the scale of the amounts
+    text = _EXCEPT.sub("", text).strip()
     unit = parse_unit(text)
     return text if unit.has_scale else ""
 
@@ -124,14 +127,15 @@ def split_header(columns: list[Any], rows: list[Any]) -> Header | None:
     for i in range(block):
         if sum(_has_year(c) for c in lines[i][1:]) >= 1 and not _section(lines[i]):
             period_at = i
-    if period_at < 0:
-        return None
-    end = period_at + 1
+    # No period: the leading rows with no value above the first section are the header (a
+    # caption, the measures, a unit row: "Number of Shares" over "(in thousands)").
+    end = period_at + 1 if period_at >= 0 else 1
     while end < block and not _section(lines[end]) and not any(_has_year(c) for c in lines[end]):
         end += 1
     if end == 1:
         return None  # the given columns are the header, as they are
     heads: list[list[str]] = [[] for _ in range(width)]
+    periods: list[list[str]] = [[] for _ in range(width)]
     captions: list[str] = []
     scale = ""
     for i in range(end):
@@ -153,10 +157,11 @@ def split_header(columns: list[Any], rows: list[Any]) -> Header | None:
             stop = filled[k + 1] if k + 1 < len(filled) else width
             targets = range(j, stop) if spread and _spans(lines[i + 1 : end], j, stop) else [j]
             for t in targets:
-                heads[t].append(cell)
+                (periods[t] if i == period_at else heads[t]).append(cell)
             if i > period_at:
                 scale = scale or _scale_of(cell)
-    out = [" ".join(h) for h in heads]
+    # the period last: "% of total revenue 2018" (a year before "%" reads as a percentage)
+    out = [" ".join(h + p) for h, p in zip(heads, periods, strict=True)]
     out = [h if h or j else "" for j, h in enumerate(out)]
     return Header(out, end - 1, " ".join(captions), scale)
 
