@@ -3,7 +3,8 @@ fnlttSinglAcntAll rows in ``../shared/data/dart-real/statements`` (real OpenDART
 SOURCES.md), turned into dataset rows by refgate's own ``retrieval.dart.statements`` (the
 ``statements`` dataset ``refgate dart sync`` writes).
 
-Run: ``python benchmarks/gate_korean_real.py [--lang ko|en|both] [--examples N]``.
+Run: ``python benchmarks/gate_korean_real.py [--lang ko|en|both] [--examples N]
+[--baseline REV]`` (from ``benchmarks/``; ``--baseline 1c5416a`` scores that revision's GATE).
 
 For each company and fiscal year with a 사업보고서 in both bases (연결 CFS, 별도 OFS), the refs
 are what WORK would emit from that dataset: a tableRef of a peer query (the company and the next
@@ -34,9 +35,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from shared.claim_scores import ClaimScores
+from shared.claim_scores import ClaimScores, gate_of
 
-from refgate.nodes.gate import check_answer
 from refgate.refs import Ref
 from refgate.retrieval.dart.statements import statement_rows
 
@@ -339,7 +339,9 @@ def main() -> int:
     ap.add_argument("--lang", choices=("ko", "en", "both"), default="both")
     ap.add_argument("--examples", type=int, default=3)
     ap.add_argument("--years", type=int, default=3, help="latest N fiscal years per company")
+    ap.add_argument("--baseline", help="score the GATE of this git revision instead")
     args = ap.parse_args()
+    check_answer = gate_of(args.baseline)
     companies = []
     for path in sorted(args.dir.glob("*.parquet")):
         rows = dataset_rows(path)
