@@ -63,7 +63,7 @@ def numbered_rows(idx: RefIndex) -> tuple[tuple[re.Pattern[str], int, str], ...]
                     if pat is not None:
                         out.append((pat, i, label))
         got = idx.readings[_KEY] = tuple(out)
-    return got  # type: ignore[no-any-return]
+    return got
 
 
 def quoted_rows(text: str, indexes: list[RefIndex]) -> list[Quoted]:
