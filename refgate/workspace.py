@@ -95,8 +95,11 @@ KNOWN_SCALES = frozenset({"thousand", "million", "billion", "trillion", "천", "
 KNOWN_FREQUENCIES = frozenset({"annual", "quarterly", "monthly", "weekly", "daily"})
 _DATASET_KEYS = frozenset(
     {"path", "description", "source", "columns", "period", "frequency", "labels", "as_of"}
-    | {"url", "table", "password_env"}
+    | {"url", "table", "password_env", "header_rows"}
 )
+_BARE_YEAR = re.compile(r"^(?:19|20)\d\d$")
+#: Most header rows a CSV dataset may declare (``header_rows``).
+MAX_HEADER_ROWS = 6
 #: Database URL schemes a warehouse dataset may use (reached through Ibis on the host).
 WAREHOUSE_SCHEMES = frozenset({"postgresql", "postgres"})
 _TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]{0,62}(\.[A-Za-z_][A-Za-z0-9_$]{0,62})?$")
@@ -159,6 +162,9 @@ class DatasetSpec:
     url: str | None = None
     table: str | None = None
     password_env: str | None = None
+    #: How many rows of a CSV file are its header (a caption, the years, a unit row, as annual
+    #: report tables print them); ``header`` joins them per column (``joined_header``).
+    header_rows: int = 1
 
     @property
     def is_warehouse(self) -> bool:
@@ -183,6 +189,15 @@ class DatasetSpec:
             return recheck(self.path, what=f"dataset {self.name!r}")
         except PathEscape as exc:
             raise WorkspaceError(str(exc)) from exc
+
+    @property
+    def pandas_csv_options(self) -> dict[str, Any]:
+        """``pandas.read_csv`` keywords that read the file as its header says (several header
+        rows: read as the header, then named ``header``; ``skiprows`` with ``header=None``
+        reads no rows at all from some such files)."""
+        if self.header_rows <= 1:
+            return {}
+        return {"header": list(range(self.header_rows))}
 
     @property
     def date_columns(self) -> tuple[str, ...]:
@@ -292,15 +307,47 @@ def _too_wide(path: Path, what: str) -> WorkspaceError:
     )
 
 
-def _csv_header(path: Path) -> list[str]:
+def _csv_header(path: Path, rows: int = 1) -> list[str]:
+    lines = []
     with path.open(newline="", encoding="utf-8-sig") as fh:
-        line = fh.readline(MAX_HEADER_CHARS + 1)
-    if len(line) > MAX_HEADER_CHARS:
-        raise _too_wide(path, f"a header line longer than {MAX_HEADER_CHARS:,} characters")
-    header = next(csv.reader([line]), [])
-    if len(header) > MAX_COLUMNS:
-        raise _too_wide(path, f"{len(header):,} columns")
-    return header
+        for _ in range(rows):
+            line = fh.readline(MAX_HEADER_CHARS + 1)
+            if len(line) > MAX_HEADER_CHARS:
+                raise _too_wide(path, f"a header line longer than {MAX_HEADER_CHARS:,} characters")
+            lines.append(next(csv.reader([line]), []))
+    if any(len(h) > MAX_COLUMNS for h in lines):
+        raise _too_wide(path, f"{max(len(h) for h in lines):,} columns")
+    return lines[0] if rows == 1 else joined_header(lines)
+
+
+def joined_header(rows: list[list[str]]) -> list[str]:
+    """One name per column from several header rows: each row's cell, a cell of a row above
+    the last written once over the empty cells after it ("2019" over "Amount", "%"), joined
+    with spaces, a bare year last ("Amount 2019"); an empty name is "column N", a repeated one
+    gets " (2)"."""
+    width = max((len(r) for r in rows), default=0)
+    parts: list[list[str]] = [[] for _ in range(width)]
+    for i, row in enumerate(rows):
+        carry = ""  # a cell written once over the empty ones after it (not in the last row)
+        for j in range(width):
+            cell = row[j].strip() if j < len(row) else ""
+            if cell:
+                parts[j].append(cell)
+                carry = cell if i < len(rows) - 1 else ""
+            elif carry and any(j < len(r) and r[j].strip() for r in rows[i + 1 :]):
+                parts[j].append(carry)
+            else:
+                carry = ""
+    names: list[str] = []
+    for j, p in enumerate(parts):
+        # a bare year last: "Amount 2019", "% 2019" (a year before "%" reads as a percentage)
+        p = [x for x in p if not _BARE_YEAR.match(x)] + [x for x in p if _BARE_YEAR.match(x)]
+        name = " ".join(x for x in p if x) or f"column {j + 1}"
+        base, k = name, 2
+        while name in names:
+            name, k = f"{base} ({k})", k + 1
+        names.append(name)
+    return names
 
 
 def _parquet_header(path: Path) -> list[str]:
@@ -320,10 +367,10 @@ def _parquet_header(path: Path) -> list[str]:
     return list(meta.schema.to_arrow_schema().names)
 
 
-def _read_header(path: Path, where: str) -> list[str]:
+def _read_header(path: Path, where: str, rows: int = 1) -> list[str]:
     try:
         if path.suffix.lower() == ".csv":
-            return _csv_header(path)
+            return _csv_header(path, rows)
         return _parquet_header(path)
     except WorkspaceError as exc:
         raise WorkspaceError(f"{where}: {exc}") from None
@@ -462,6 +509,9 @@ def _dataset(
         warehouse = _warehouse(spec, f"{where}: datasets.{name}")
     else:
         data_path, header = _dataset_file(name, spec, root, roots, where)
+    header_rows = _header_rows(name, spec, data_path, where)
+    if header_rows > 1 and data_path is not None:
+        header = _read_header(data_path, f"{where}: datasets.{name}.path", header_rows)
     columns = _columns(name, spec, header, where)
     frequency = _frequency(name, spec, where)
     as_of = _as_of(name, spec, where)
@@ -477,7 +527,23 @@ def _dataset(
         labels=_names(spec.get("labels"), f"{where}: datasets.{name}.labels", header),
         as_of=as_of,
         **warehouse,
+        header_rows=header_rows,
     )
+
+
+def _header_rows(name: str, spec: TomlTable, path: Path | None, where: str) -> int:
+    """``header_rows``: how many rows of a CSV file are its header (1 to ``MAX_HEADER_ROWS``)."""
+    value = spec.get("header_rows", 1)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_HEADER_ROWS:
+        raise WorkspaceError(
+            f"{where}: datasets.{name}.header_rows: expected a whole number from 1 to "
+            f"{MAX_HEADER_ROWS}, got {value!r}"
+        )
+    if value > 1 and (path is None or path.suffix.lower() != ".csv"):
+        raise WorkspaceError(
+            f"{where}: datasets.{name}.header_rows: only a CSV file has header rows"
+        )
+    return value
 
 
 def _dataset_file(

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from refgate.tools.sandbox.worker.sql import CSV_OPTIONS
+from refgate.tools.sandbox.worker.sql import csv_options
 
 if TYPE_CHECKING:
     import duckdb
@@ -104,7 +104,9 @@ def source_sql(spec: DatasetSpec) -> str:
     """The table function reading the dataset's file."""
     path = "'" + str(spec.checked_path()).replace("'", "''") + "'"
     return (
-        f"read_parquet({path})" if spec.format == "parquet" else f"read_csv({path}, {CSV_OPTIONS})"
+        f"read_parquet({path})"
+        if spec.format == "parquet"
+        else f"read_csv({path}, {csv_options(spec.header_rows, spec.header)})"
     )
 
 

@@ -54,12 +54,18 @@ def load_frame(spec: "DatasetSpec") -> "pd.DataFrame":
         )
     path = spec.checked_path()  # confined at load time; refused if swapped for a symlink since
     st = path.stat()
-    key = (str(path), st.st_size, st.st_mtime_ns, spec.date_columns)
+    key = (str(path), st.st_size, st.st_mtime_ns, spec.date_columns, spec.header_rows)
     with _FRAMES_LOCK:
         cached = _FRAMES.get(key)
     if cached is not None:
         return cached
-    frame = pd.read_parquet(path) if spec.format == "parquet" else pd.read_csv(path)
+    frame = (
+        pd.read_parquet(path)
+        if spec.format == "parquet"
+        else pd.read_csv(path, **spec.pandas_csv_options)
+    )
+    if spec.header_rows > 1:  # several header rows: one joined name per column
+        frame.columns = list(spec.header)
     for col in spec.date_columns:
         if col in frame.columns:
             frame[col] = pd.to_datetime(frame[col], errors="coerce")

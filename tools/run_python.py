@@ -108,6 +108,8 @@ def _mounts(workspace: Workspace | None) -> list[DatasetMount]:
             path=None if spec.is_warehouse else spec.checked_path(),
             format=spec.format,
             date_columns=tuple(spec.date_columns),
+            header_rows=spec.header_rows,
+            names=spec.header if spec.header_rows > 1 else (),
             columns={
                 c.name: {"unit": c.unit, "scale": c.scale, "description": c.description}
                 for c in spec.columns.values()

@@ -52,6 +52,16 @@ class ClaimScores:
                 print("   ", e)
 
 
+def gate_of(rev: str | None) -> Callable[..., GateReport]:
+    """``check_answer`` of today, or of git revision ``rev`` (its ``nodes/gate`` read into a
+    temporary package, as ``gate_speed.py --baseline`` does): the same claims, before and after."""
+    if not rev:
+        return check_answer
+    from gate_speed import baseline_gate  # benchmarks/ is the script's folder
+
+    return baseline_gate(rev)  # type: ignore[no-any-return]
+
+
 def score_tatqa_claims(
     claims_of: Callable[[dict], Iterable[Claim]],
     *,
@@ -72,7 +82,9 @@ def score_tatqa_claims(
         default=default_part,
         help="score only one part (tune on 'tuning'; read 'held-out' once the rule is fixed)",
     )
+    ap.add_argument("--baseline", help="score the GATE of this git revision instead")
     args = ap.parse_args()
+    check = gate_of(args.baseline)
     data = json.loads((args.dir / "tatqa_dataset_dev.json").read_text(encoding="utf-8"))
     scores = ClaimScores(args.examples, detail_chars)
     n_tables = {"tuning": 0, "held-out": 0}
@@ -82,7 +94,7 @@ def score_tatqa_claims(
             continue
         n_claims = 0
         for group, ref, claim, should_pass in claims_of(ctx):
-            scores.add(part, group, claim, check_answer(claim, [ref]), should_pass)
+            scores.add(part, group, claim, check(claim, [ref]), should_pass)
             n_claims += 1
         n_tables[part] += n_claims > 0
     print(f"tables: {n_tables}")

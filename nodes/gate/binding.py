@@ -32,6 +32,7 @@ sign or the direction right), ``value_of_other_period`` (metric and unit right),
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -50,8 +51,16 @@ from .quantity import (
     change_place,
     sentence_directions,
 )
+from .row_names import in_named_row
 from .verdict import Match
-from .words import label_words, metric_words, named, overlap, strong_count
+from .words import (
+    label_words,
+    metric_words,
+    named,
+    overlap,
+    strong_count,
+    usual_korean_names,
+)
 
 #: ``Binder._metric``: the decision also depends on the ref's other places (keyed per labelling).
 _BY_LABELLING = object()
@@ -121,6 +130,9 @@ class _PlaceWords:
     core: frozenset[str]
     col_core: frozenset[str]
     all: frozenset[str]
+    #: Other ways a claim names the own label in full: a Korean account written with its
+    #: alternative in parentheses ("수익(매출액)", "영업이익(손실)") is named by either.
+    alts: tuple[frozenset[str], ...] = ()
 
 
 @lru_cache(maxsize=1 << 14)
@@ -129,14 +141,36 @@ def _label_words(core: str, context: str, col_core: str, col_context: str) -> _P
     own = metric_words(core)
     col_own = metric_words(col_core)
     rest = label_words(core) | metric_words(context) | label_words(col_core)
-    return _PlaceWords(own, col_own, own | col_own | rest | metric_words(col_context))
+    alts = _alternatives(core) if not core.isascii() else ()
+    return _PlaceWords(own, col_own, own | col_own | rest | metric_words(col_context), alts)
+
+
+_PAREN = re.compile(r"(\S*?)\(([^()]*)\)")
+
+
+def _alternatives(core: str) -> tuple[frozenset[str], ...]:
+    """A Korean label's other readings: its account as usually named (당기순손익: 당기순이익),
+    each parenthesis dropped or put in place of the word it follows ("수익(매출액)": 수익,
+    매출액)."""
+    own = metric_words(core)
+    readings = [usual_korean_names(own)]
+    if "(" in core:
+        readings += [metric_words(_PAREN.sub(r"\1", core)), metric_words(_PAREN.sub(r"\2", core))]
+        readings += [usual_korean_names(r) for r in readings[1:]]
+    return tuple(dict.fromkeys(r for r in readings if r and r != own))
 
 
 def _score(words: frozenset[str], pw: _PlaceWords) -> tuple[bool, int, int]:
     """(the claim names the place's own label in full, words shared, minus the label's words
     the claim leaves out)."""
     full = named(words, pw.core) or named(words, pw.col_core)
-    left_out = len(pw.core - words) if full else 0
+    core = pw.core
+    if not full and pw.alts:
+        for alt in pw.alts:
+            if named(words, alt):
+                full, core = True, alt
+                break
+    left_out = len(core - words) if full else 0
     return full, overlap(words, pw.all), -left_out
 
 
@@ -168,7 +202,7 @@ def _vocabulary_words(
         return pw
     by_name = dict(vocab)
     extra = _described(by_name, name) | _described(by_name, col_core)
-    return _PlaceWords(pw.core, pw.col_core, pw.all | extra) if extra else pw
+    return _PlaceWords(pw.core, pw.col_core, pw.all | extra, pw.alts) if extra else pw
 
 
 @lru_cache(maxsize=1 << 14)
@@ -364,10 +398,17 @@ class Binder:
         return rp.labelling
 
     def bind(
-        self, num: Num, q: Quantity, indexes: list[RefIndex], kinds: frozenset[str]
+        self,
+        num: Num,
+        q: Quantity,
+        indexes: list[RefIndex],
+        kinds: frozenset[str],
+        rows: Mapping[str, frozenset[int]] | None = None,
     ) -> Binding:
         """Bind ``num`` (stated as ``q``) to a place of the cited ``indexes``: the first place of
-        each ref that matches the whole quantity (computed places first)."""
+        each ref that matches the whole quantity (computed places first). ``rows``: the table
+        rows a claim names by a numbered label (``row_names``), per ref; a number binds only
+        there in those refs."""
         matches: list[Match] = []
         uncomputed: list[tuple[RefIndex, Item, str]] = []
         done: set[str] = set()
@@ -385,6 +426,8 @@ class Binder:
             idx, item, basis, unit_ok = cand
             rid = idx.ref.id
             if rid in done or not unit_ok:
+                continue
+            if rows and rid in rows and not in_named_row(idx, item[5], rows[rid]):
                 continue
             if unsigned and item[0] < 0 and not q.negative_ok(num):
                 continue
@@ -433,6 +476,18 @@ class Binder:
             )
         if refused is not None:
             return _reversed(*refused)
+        if rows:
+            named = [c for c in found if c[0].ref.id not in rows
+                     or in_named_row(c[0], c[1][5], rows[c[0].ref.id])]  # fmt: skip
+            if not named:
+                idx, item = found[0][0], found[0][1]
+                return Binding(
+                    [],
+                    "value_of_other_quantity",
+                    f"{_shown(item)} is {_label(idx, item)} ({idx.ref.id}), not a value of the "
+                    "row the claim names by its label",
+                )
+            found = named
         return self._why_not(found, num, q)
 
     def _read_change(self, idx: RefIndex, item: Item, at: _At) -> bool:

@@ -28,6 +28,7 @@ from .names import NamePattern, check_names, compiled
 from .numbers import Num
 from .quantity import ClaimWords, Quantity, quantities
 from .ranking import ranking_frame, ranks
+from .row_names import inside, named_rows, quoted_rows
 from .verdict import ClaimCheck, GateIssue, GateReport, Match, MentionCheck
 
 #: Refs of external text: a claim citing one is about a document or page, not about data.
@@ -124,7 +125,7 @@ class _Run:
     def coverage(self, question: str, severity: Severity) -> None:
         """``question_not_covered`` for what the question asks that no verified claim states."""
         verified = [c.text for c in self.claims if c.supported]
-        for what in uncovered(question, verified):
+        for what in uncovered(question, verified, verified=True):
             self.issues.append(GateIssue("question_not_covered", "", what, [], severity))
 
     def fake_refs(self, answer: str, all_cites: list[tuple[str, int]]) -> None:
@@ -191,11 +192,21 @@ class _Run:
         table_hits: set[str] = set()
         checks: list[MentionCheck] = []
         q_iter = iter(qs)
+        # Numbered row labels the claim quotes ("$500 3.125% notes due 2022"): they name rows.
+        quoted = quoted_rows(unit.text, indexes) if unit.cells is None and not doc_only else []
         for m in mentions:
             if m.kind == "number":
                 q = next(q_iter) if m.num is not None else None
+                if quoted and m.num is not None:
+                    label = inside(quoted, m.num.start, m.num.end)
+                    if label is not None:
+                        where = f"row label {label.label[:120]!r}"
+                        match = Match(label.ref_id, where, self.cache[label.ref_id].secondary)
+                        checks.append(MentionCheck("number", m.text, True, [match]))
+                        continue
+                rows = named_rows(quoted, m.num.start) if quoted and m.num is not None else None
                 checks.append(
-                    self._number(unit, m, q, indexes, cited, doc_only, documented, table_hits)
+                    self._number(unit, m, q, indexes, cited, doc_only, documented, table_hits, rows)
                 )
             elif m.kind == "date":
                 checks.append(self._date(unit, m, indexes, cited, table_hits))
@@ -235,6 +246,7 @@ class _Run:
         doc_only: bool,
         documented: bool,
         table_hits: set[str],
+        rows: Mapping[str, frozenset[int]] | None = None,
     ) -> MentionCheck:
         """Bind one number to a place of the cited refs (documentation: to its text)."""
         assert m.num is not None and q is not None
@@ -243,7 +255,7 @@ class _Run:
             code = ""
         else:
             # At most one match per ref (``bind`` keeps the first place of each).
-            bound = self.binder.bind(m.num, q, indexes, NUMERIC_KINDS)
+            bound = self.binder.bind(m.num, q, indexes, NUMERIC_KINDS, rows)
             found, code = bound.matches, bound.code
             if code:
                 self.issues.append(GateIssue(code, unit.claim, bound.detail, cited))

@@ -55,8 +55,11 @@ def _framing(question: str, start: int) -> bool:
     return before.rstrip().lower().endswith(("since", "chained", "after", "before"))
 
 
-def uncovered(question: str, texts: Iterable[str]) -> list[str]:
-    """What ``question`` asks about that none of ``texts`` (claims) states, as phrases."""
+def uncovered(question: str, texts: Iterable[str], *, verified: bool = False) -> list[str]:
+    """What ``question`` asks about that none of ``texts`` states, as phrases: ``texts`` are the
+    whole answer, or (``verified``) only its verified claims, which the phrases then say (an
+    unverified claim may state 2009Q3: "no verified claim covers 2009Q3")."""
+    says = "no verified claim covers" if verified else "the answer states nothing about"
     want = asked(question)
     said_words: set[str] = set()
     said_periods: set[str] = set()
@@ -66,12 +69,12 @@ def uncovered(question: str, texts: Iterable[str]) -> list[str]:
             for k in d.keys:
                 said_periods.add(k)
                 said_periods.update(_coarser(k))
-    missing = [f"the answer states nothing about {shown}" for shown, key in want.periods
+    missing = [f"{says} {shown}" for shown, key in want.periods
                if key not in said_periods]  # fmt: skip
     need = strong_count(want.words)
     if need and overlap(want.words, frozenset(said_words)) < WORDS_NEEDED * need:
         what = ", ".join(sorted(want.words - said_words))
-        missing.insert(0, f"the answer states nothing about what was asked ({what})")
+        missing.insert(0, f"{says} what was asked ({what})")
     return missing
 
 

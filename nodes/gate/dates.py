@@ -1,6 +1,7 @@
 """Date and period mentions (English and Korean) as canonical keys, for the GATE.
 
 Keys by granularity: day ``2008-12-16``, month ``2008-12``, quarter ``2008Q4``, half ``2008H2``,
+nine months to date ``2008Y9M`` (3분기 누적, 9M 2008: not its third quarter),
 year ``2008`` (``FY2008`` and "fiscal 2008" read as the year label ``2008``), a month-day with no
 year ``--12-16``, a quarter with no year ``*Q4``, and ``asof`` for an "as of" with no readable date.
 ``expand`` gives a ref date the keys of every period that contains it, so a claim of coarser
@@ -48,12 +49,15 @@ _PATTERNS: list[tuple[str, str]] = [
     ),
     ("mdy", rf"\b{_MON}\s(?P<d>[0-3]?\d)(?:st|nd|rd|th)?,?\s(?P<y>{_Y}){_NA}"),
     ("dmy", rf"{_NB}(?P<d>[0-3]?\d)(?:st|nd|rd|th)?\s{_MON},?\s(?P<y>{_Y}){_NA}"),
+    # Nine months to date (3분기 누적, 1~3분기, 9M 2023): a period of its own, not Q3.
+    ("ko_9m", rf"(?P<y>{_Y})\s?년\s?(?:3\s?분기\s?누적|누적\s?3\s?분기|1\s?[~-]\s?3\s?분기)"),
     ("ko_q", rf"(?P<y>{_Y})\s?년\s?(?P<q>[1-4])\s?분기"),
     ("ko_h", rf"(?P<y>{_Y})\s?년\s?(?P<h>상|하)반기"),
     ("ko_ym", rf"(?P<y>{_Y})\s?년\s?(?P<m>0?[1-9]|1[0-2])\s?월"),
     ("my", rf"\b{_MON},?\s(?P<y>{_Y}){_NA}"),
     ("md", rf"\b{_MON}\s(?P<d>[0-3]?\d)(?:st|nd|rd|th)?(?![A-Za-z0-9_%]|[.,]\d|,?\s(?:19|20)\d\d)"),
     ("ym", rf"{_NB}(?P<y>{_Y})[-/.](?P<m>0[1-9]|1[0-2]){_NA}"),
+    ("y9m", rf"{_NB}(?P<y>{_Y})\s?9M{_NA}"),
     ("yq", rf"{_NB}(?P<y>{_Y})\s?[-.]?\s?Q(?P<q>[1-4]){_NA}"),
     ("yq2", rf"{_NB}(?P<y>{_Y})\.?\s?(?P<q>[1-4])Q{_NA}"),
     ("qy", rf"\bQ(?P<q>[1-4])\s?(?:FY\s?|CY\s?)?'?(?P<y>{_Y}|\d\d){_NA}"),
@@ -62,6 +66,11 @@ _PATTERNS: list[tuple[str, str]] = [
         "oq",
         rf"\b(?P<o>(?i:first|second|third|fourth)|1st|2nd|3rd|4th)\s(?i:fiscal\s)?(?i:quarter)"
         rf"(?:,?\s(?:of\s)?(?i:fiscal\s(?:year\s)?)?(?:FY\s?)?(?P<y>{_Y}))?",
+    ),
+    ("m9y", rf"{_NB}9M\s?(?:FY\s?)?'?(?P<y>{_Y}|\d\d){_NA}"),
+    (
+        "nine",
+        rf"\b(?i:first\snine\smonths)(?:\s(?i:of|ended\s\w+\s\d\d?,))?\s(?:FY\s?)?(?P<y>{_Y}){_NA}",
     ),
     ("hy", rf"\b(?P<h>H[12]|[12]H)\s?(?:FY\s?)?'?(?P<y>{_Y}|\d\d){_NA}"),
     ("yh", rf"{_NB}(?P<y>{_Y})\s?(?P<h>H[12]){_NA}"),
@@ -87,7 +96,7 @@ _PATTERNS: list[tuple[str, str]] = [
 def _lead(name: str) -> str:
     if name in ("mdy", "my", "md", "qy", "q0", "hy", "fy"):
         return "U"
-    if name in ("oq", "oh", "fiscal", "hy"):
+    if name in ("oq", "oh", "fiscal", "hy", "nine"):
         return "W"
     if name == "ko_h0":
         return "K"
@@ -151,6 +160,8 @@ def _keys(name: str, g: dict[str, str | None]) -> tuple[str, ...]:
         q_text = g.get("q")
         q = int(q_text) if q_text else _ORD[(g["o"] or "").lower()]
         return (f"{yy:04d}Q{q}",) if yy else (f"*Q{q}",)
+    if name in ("ko_9m", "y9m", "m9y", "nine"):
+        return (f"{yy:04d}Y9M",) if yy else ()
     if name in ("ko_h", "hy", "yh", "oh", "ko_h0"):
         h = (g.get("h") or g.get("o") or "").lower()
         half = 1 if h in ("상", "h1", "1h", "first") else 2
@@ -176,7 +187,7 @@ _ANCHOR_WORD = re.compile(
 #: Digit runs that can start a date: a run starting 19/20 (a year), or a run of one or two digits
 #: followed by a blank, an ordinal suffix, "Q" or 분 (16 December, 1st quarter, 4Q08, 3분기).
 #: Other runs ("58" of "58,684.5", "10" of "10-K") cannot start any branch of ``_DATE_RE``.
-_DIGIT_ANCHOR = re.compile(r"(?<!\d)(?:19|20|\d\d?(?!\d)(?=[\ssnrtQ분]))")
+_DIGIT_ANCHOR = re.compile(r"(?<!\d)(?:19|20|\d\d?(?!\d)(?=[\ssnrtQM분]))")
 #: Both kinds of anchor in one pattern (a digit anchor and a word anchor never start at the same
 #: character, and neither consumes a character the other could start at), found in text order.
 #: The leading guard holds the first character of every branch (same matches, faster scan).
@@ -258,7 +269,7 @@ def expand(key: str) -> set[str]:
     elif len(key) == 6 and key[4] == "Q":
         q = int(key[5])
         out |= {f"{key[:4]}H{1 if q <= 2 else 2}", key[:4], f"*Q{q}"}
-    elif len(key) == 6 and key[4] == "H":
+    elif len(key) == 6 and key[4] == "H" or len(key) == 7 and key[4:] == "Y9M":
         out.add(key[:4])
     return out
 
@@ -295,7 +306,8 @@ PERIOD_NAME = re.compile(
 @lru_cache(maxsize=4096)
 def is_period_name(name: str) -> bool:
     """Whether a payload field or table column called ``name`` holds periods."""
-    return PERIOD_NAME.search(name) is not None
+    # a dataset's column names join their words with "_" (period_label, fiscal_year)
+    return PERIOD_NAME.search(name.replace("_", " ") if "_" in name else name) is not None
 
 
 @lru_cache(maxsize=8192)

@@ -18,7 +18,9 @@ from refgate.refs import Ref, payload_values
 from refgate.text import sentence_spans
 
 from .dates import date_keys_frozen, find_dates, is_period_name
+from .headers import split_header
 from .lookup import NO_COL, PLACE_COLS, VALUE_PLACE, Item, Place, RefIndex
+from .text_tables import text_tables
 from .units import NO_UNIT, Unit, merge_units, parse_unit
 from .words import PERCENT_WORDS, label_words
 
@@ -270,13 +272,27 @@ def _row_cells(row: Any, columns: list[str]) -> list[Any] | None:
 def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
     raw_meta = p.get("meta")
     meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
-    scale = parse_unit(meta.get("scale", p.get("scale")))
+    raw_scale = meta.get("scale", p.get("scale"))
+    raw_columns: list[Any] = p.get("columns") or []
+    body: list[Any] = p.get("rows") or []
+    title = str(meta.get("title") or "")
+    # Header rows a loader left in the body (a caption first, the years under it, a unit row).
+    header = split_header(raw_columns, body) if body and type(body[0]) is list else None
+    first_row = 0
+    if header is not None:
+        raw_columns, first_row = header.columns, header.rows_taken
+        body = body[first_row:]
+        title = f"{title} {header.caption}".strip()
+        if raw_scale is None and header.scale:
+            raw_scale = header.scale
+    scale = parse_unit(raw_scale)
     base_unit = parse_unit(meta.get("unit", meta.get("units", p.get("unit"))))
     table_unit = merge_units(scale, base_unit)
-    columns = [str(c) for c in (p.get("columns") or [])][: NO_COL - 1]
+    # a table of a text (``_index_text_ref``) has its columns after those of the tables before it
+    off = len(idx.columns)
+    columns = [str(c) for c in raw_columns][: NO_COL - 1 - off]
     units = p.get("units")
     col_units = [merge_units(table_unit, _unit_for(units, c)) for c in columns]
-    title = str(meta.get("title") or "")
     periodic = _table_columns(idx, columns, title)
     table_periods = _own_periods(meta) or _own_periods(p)
     computed, _ = _literal_names(meta and {"meta": meta})
@@ -288,9 +304,11 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
     cur_cols: set[int] = set()
     pct_cols: set[int] = set()
     # the columns a header marks as percentages ("Gross margin %", "Share (percent)")
-    pct_heads = frozenset(j for j, c in enumerate(columns) if j and _states_percent(c))
+    pct_heads = frozenset(off + j for j, c in enumerate(columns) if j and _states_percent(c))
     places = idx.places
-    for r, row in enumerate(p.get("rows") or []):
+    #: rows with a period cell, and the periods their cells state (not the coarser ones)
+    stated: list[tuple[Place, frozenset[str]]] = []
+    for r, row in enumerate(body, first_row):
         cells: list[Any] | None
         if type(row) is list:
             cells = row
@@ -319,7 +337,7 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
                         continue
                     if not isinstance(cell, str):
                         continue
-                key = base + j
+                key = base + off + j
             else:
                 col = str(j)
                 unit = table_unit
@@ -356,23 +374,42 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
         if len(items) > n_items and (pct_heads or pct_row):
             _percent_cells(items, n_items, pct_heads, whole_row=pct_row)
         # its hint, TABLE_ROW, is decided from its labels when a claim binds to it
-        places.append(
-            Place(
-                label or " ".join(period_text),
-                label,
-                " ".join([section, *label_heads]) if label_heads else section,
-                row_periods or table_periods,
-                TABLE_ROW,
-                computed=computed,
-            )
+        place = Place(
+            label or " ".join(period_text),
+            label,
+            " ".join([section, *label_heads]) if label_heads else section,
+            row_periods or table_periods,
+            TABLE_ROW,
+            computed=computed,
         )
+        places.append(place)
+        if period_text:
+            stated.append((place, _stated_keys(period_text)))
         # A labelled row with no number heads the rows below it ("Revenue:" over "Product").
         if label and len(items) == n_items:
             section = label
     if cur_cols - pct_cols:
         _bare_cells_take_their_columns_currency(items, cur_cols - pct_cols)
+    if len(stated) > 1:
+        _periods_of_their_own(stated)
     _add_dates_from(idx, meta)
     _add_dates_from(idx, p)
+
+
+def _stated_keys(texts: list[str]) -> frozenset[str]:
+    return frozenset(k for t in texts for d in find_dates(t) for k in d.keys)
+
+
+def _periods_of_their_own(stated: list[tuple[Place, frozenset[str]]]) -> None:
+    """A row's period does not hold a coarser period another row states: where a statements
+    table has "2023 Q2" and "2023 H1" rows (a quarter and the half year to date), or "2023 Q3"
+    and "FY2023", a claim of the half year or the year binds the row that states it, not the
+    quarter's row."""
+    own = frozenset().union(*(keys for _, keys in stated))
+    for place, keys in stated:
+        drop = (place.periods & own) - keys
+        if drop:
+            place.periods = place.periods - drop
 
 
 _PERCENT_LABEL = re.compile(r"%|\bper ?cent", re.I)
@@ -416,7 +453,20 @@ def _bare_cells_take_their_columns_currency(items: list[Item], columns: set[int]
 
 def _index_text(idx: RefIndex, text: str, where: str, *where_args: Any) -> None:
     """A text's sentences as places; each number sits at the sentence that states it, whose
-    dates are its period."""
+    dates are its period. A table laid out in rows (``text_tables``) is read as a table."""
+    tables = text_tables(text)
+    if tables:
+        last = 0
+        for start, end, head, rows in tables:
+            _index_sentences(idx, text[last:start], where, *where_args)
+            _index_table_ref(idx, {"columns": head, "rows": rows})
+            last = end
+        _index_sentences(idx, text[last:], where, *where_args)
+        return
+    _index_sentences(idx, text, where, *where_args)
+
+
+def _index_sentences(idx: RefIndex, text: str, where: str, *where_args: Any) -> None:
     for a, b in sentence_spans(text):
         sentence = text[a:b]
         if not sentence.strip():

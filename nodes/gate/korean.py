@@ -188,6 +188,12 @@ def _with_periods(text: str, found: list[Any], mention: Any) -> list[Any]:
     if not matches:
         return found
     read = [(m.start(), m.end(), (_period_key(m),)) for m in matches]
+    # "2023년 3분기 누적" read as nine months (``dates``' 9M key) is no third quarter
+    nine = [d for d in found if d.keys and d.keys[0].endswith("Y9M")]
+    if nine:
+        read = [r for r in read if not any(d.start <= r[0] < d.end for d in nine)]
+        if not read:
+            return found
     # The general scan read each of them already, at the same span with the same keys ("2021년
     # 1분기"; a general mention's text is its span of ``text``): general mentions never overlap,
     # so no other one overlaps them.
@@ -222,7 +228,13 @@ _NO_METRIC = re.compile(
 def metric_forms(word: str) -> tuple[str, ...]:
     """The metric words one Korean word stands for (itself, unless it names a direction or a
     period)."""
-    if _NO_METRIC.match(word) and not word.startswith("당기순"):
+    # 당기순이익, 당기연결순이익, 당기순손익: an account, though it starts with a period word
+    if (
+        _NO_METRIC.match(word)
+        and not word.startswith("당기순")
+        and "순이익" not in word
+        and ("순손" not in word)
+    ):
         return ()
     if _CHANGE.match(word):
         return ("증감",)

@@ -185,7 +185,7 @@ class SignWords:
             if not says and before_negative and i and not metric_words(before):
                 # "fell by 12.6 million, or 22.2%": a stretch with no words of its own restates
                 # the number before it (not "fell 5% to 3.2%": a level reached).
-                says = _TO_END.search(before) is None
+                says = _TO_END.search(before) is None and _UP.search(before) is None
             before_negative = says
             out[id(n)] = says
         return out
@@ -202,6 +202,8 @@ _CONVENTION_NOUN_WORDS = (
     r"used|spent|paid|costs?|expenses?|expenditures?|payments?|purchases?|repurchases?"
     r"|repayments?|depreciation|amorti[sz]ation|impairments?|write-?(?:downs?|offs?)"
     r"|provisions?|tax(?:es)?|dividends?|withdrawals?|deductions?"
+    # a roll-forward's outflows: awards forfeited, shares repurchased, options cancelled
+    r"|forfeit(?:ed|ures?|s)?|repurchased|cancell?(?:ed|ations?)|expired|redeemed|retired"
 )
 #: Words that make a number's value negative, or shown negative by convention (a loss, a cost,
 #: an outflow), wherever they sit in its clause.
@@ -365,9 +367,15 @@ def sentence_directions(sentence: str) -> dict[str, int]:
 
 def states_negative(before: str, after: str = "") -> bool:
     """Does a number's clause (``before`` it, and ``after`` it up to the next number) say in
-    words that its value is negative, or shown negative by convention?"""
-    if _NEGATIVE_NOUNS.search(before):
-        return True
+    words that its value is negative, or shown negative by convention? Not when it states the
+    number as the size of a rise ("Cost of sales rose 14.3%" is no -14.3). A number that opens
+    its clause takes the words after it ("140,687 shares were forfeited")."""
+    nouns = list(_NEGATIVE_NOUNS.finditer(before)) if _NEGATIVE_NOUNS.search(before) else []
+    last = nouns[-1] if nouns else None
+    if last is not None or (after and not metric_words(before) and _NEGATIVE_NOUNS.search(after)):
+        # the verb after the label's words: "Decreases for tax positions rose 242" is no fall
+        tail = before[last.end() :] if last is not None else before
+        return not states_rise(tail, after)
     if _DOWN.search(before) and not _TO_END.search(before):
         return True
     return bool(after) and _DOWN_AFTER.match(after) is not None
@@ -465,7 +473,8 @@ def quantities(
 #: (Decrease)", "Variance", "2019 vs. 2018", "YoY"; a value named ``revenue_growth``.
 _CHANGE_WORDS = re.compile(
     r"\b(?:chang(?:e|es|ed)|chg|growth|increases?|variances?|variations?|differences?|diff"
-    r"|vs\.?|versus|yoy|y/y|qoq|q/q|year-over-year|year-on-year|period-to-period|delta)\b",
+    r"|vs\.?|versus|yoy|y/y|qoq|q/q|year-over-year|year-on-year|period-to-period|delta)\b"
+    r"|증감률?|증가율|성장률|변동률",
     re.I,
 )
 #: A row label is a change only when it says so of its own quantity ("Total growth", "Net
@@ -494,7 +503,9 @@ _OWN_DIRECTION = re.compile(
 
 #: A label that may name a change, lower-cased (``change_place`` reads the others no further;
 #: a case-sensitive search of the lower-cased text is ten times quicker than an ignore-case one).
-_MAY_CHANGE = re.compile(r"chang|chg|growth|increase|varia|diff|vs|yo|y/|q/|year-o|period-to|delta")
+_MAY_CHANGE = re.compile(
+    r"chang|chg|growth|increase|varia|diff|vs|yo|y/|q/|year-o|period-to|delta|증감|증가율|성장률|변동률"
+)
 #: ``_DIRECTION_NOUN_WORDS`` as a pattern.
 _DIRECTION_NOUNS = re.compile(rf"\b(?:{_DIRECTION_NOUN_WORDS})\b|{_DIRECTION_NOUNS_KO}", re.I)
 #: ``change_place``: not a change; a change; a change when its row shows no negative value

@@ -122,11 +122,54 @@ ABBREVIATIONS: dict[str, str] = {
 }
 
 
+#: Korean account and basis names of DART statements (fnlttSinglAcntAll ``account_nm``, 연결/별도)
+#: and the English words an analyst writes for them: a label holding one also holds those words.
+KOREAN_ACCOUNTS: dict[str, str] = {
+    "매출액": "revenue sales",
+    "매출": "매출액 revenue sales",
+    # the names companies give their revenue line: 영업수익 (telecoms, holdings), 수익(매출액)
+    "영업수익": "매출액 revenue sales",
+    "매출및지분법손익": "매출액 revenue sales",
+    "수익": "revenue",
+    "매출원가": "cost sales",
+    "매출총이익": "gross profit",
+    "영업이익": "operating profit income",
+    "영업손익": "영업이익 operating profit income",
+    "영업이익률": "operating margin",
+    "당기순이익": "net income profit",
+    "당기순손익": "당기순이익 net income profit",
+    "당기연결순이익": "당기순이익 net income profit",
+    "연결당기순이익": "당기순이익 net income profit",
+    "순이익": "net income profit",
+    "자산총계": "total assets",
+    "부채총계": "total liabilities",
+    "자본총계": "total equity",
+    "증감률": "change growth",
+    "연결": "consolidated",
+    "별도": "separate standalone parent",
+}
+
+
+#: A Korean account name's usual name, where the glossary gives one (영업수익: 매출액).
+_KOREAN_USUAL = {k: v.split()[0] for k, v in KOREAN_ACCOUNTS.items() if not v.split()[0].isascii()}
+
+
+def usual_korean_names(words: frozenset[str]) -> frozenset[str]:
+    """``words`` with each Korean account name put as it is usually written (당기순손익:
+    당기순이익), or ``words`` itself when none has another name."""
+    if not any(w in _KOREAN_USUAL for w in words):
+        return words
+    return frozenset(_KOREAN_USUAL.get(w, w) for w in words)
+
+
 @lru_cache(maxsize=65536)
 def label_words(text: str) -> frozenset[str]:
-    """A place's label words, abbreviations expanded ("eps" also holds "earning", "share")."""
+    """A place's label words, abbreviations expanded ("eps" also holds "earning", "share"), and
+    a Korean account's English words (매출액: revenue, sales)."""
     words = metric_words(text)
     extra = [metric_words(ABBREVIATIONS[w]) for w in words if w in ABBREVIATIONS]
+    if not text.isascii():
+        extra += [metric_words(KOREAN_ACCOUNTS[w]) for w in words if w in KOREAN_ACCOUNTS]
     return words.union(*extra) if extra else words
 
 
@@ -157,9 +200,11 @@ def _same(claim: str, label: str) -> bool:
     if claim.isascii() != label.isascii():
         return False
     if not claim.isascii():
-        return (claim.startswith(label) or label.startswith(claim)) and min(
-            len(claim), len(label)
-        ) >= 2
+        # a particle after the label's word (매출액은 ~ 매출액), or one syllable more on the
+        # label's (매출 ~ 매출액); not a longer compound (연결 ~ 연결당기순이익, 매출 ~ 매출원가)
+        return min(len(claim), len(label)) >= 2 and (
+            claim.startswith(label) or (label.startswith(claim) and len(label) - len(claim) <= 1)
+        )
     return (len(label) >= 3 and claim.startswith(label)) or (
         len(claim) >= 4 and label.startswith(claim)
     )

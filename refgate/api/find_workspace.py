@@ -17,7 +17,7 @@ from pathlib import Path
 import tomli_w
 
 from refgate import files
-from refgate.api.init_guess import guess_period, guess_unit, sample_rows
+from refgate.api.init_guess import guess_header_rows, guess_period, guess_unit, sample_rows
 from refgate.workspace import Workspace, WorkspaceError, _read_header, load_workspace
 
 NO_WORKSPACE_HELP = (
@@ -100,9 +100,14 @@ def workspace_config(root: Path, name: str | None = None) -> dict[str, object]:
     datasets: dict[str, object] = {}
     taken: set[str] = set()
     for path in data:
-        header = _read_header(path, str(path))
+        try:
+            header_rows = guess_header_rows(path)
+        except Exception:  # a guess is an aid: an unreadable file guesses one header row
+            header_rows = 1
+        header = _read_header(path, str(path), header_rows)
         try:
             _, rows = sample_rows(path)
+            rows = rows[header_rows - 1 :]
         except Exception:  # a guess is an aid: an unreadable sample guesses nothing
             rows = []
         columns: dict[str, object] = {}
@@ -113,6 +118,8 @@ def workspace_config(root: Path, name: str | None = None) -> dict[str, object]:
             "path": path.relative_to(root).as_posix(),
             "description": f"TODO: what {path.name} holds, and its source",
         }
+        if header_rows > 1:  # a caption, the years, a unit row: as the file prints them
+            entry["header_rows"] = header_rows
         period = guess_period(header, rows)
         if period:
             entry["period"] = period
@@ -132,7 +139,9 @@ def render_config(config: Mapping[str, object]) -> str:
     text = tomli_w.dumps(dict(config))
     # every unit and period init writes is a guess (from names and values): say so on its line
     lines = [
-        f"{line}  {GUESSED}" if line.startswith(("unit = ", "period = ")) else line
+        f"{line}  {GUESSED}"
+        if line.startswith(("unit = ", "period = ", "header_rows = "))
+        else line
         for line in text.split("\n")
     ]
     return INIT_HEADER + "\n".join(lines)

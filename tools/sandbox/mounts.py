@@ -29,6 +29,9 @@ class DatasetMount:
     format: str = "csv"
     date_columns: tuple[str, ...] = ()
     columns: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: A CSV file's header rows and the names they give (``DatasetSpec.header_rows``).
+    header_rows: int = 1
+    names: tuple[str, ...] = ()
 
     @property
     def is_file(self) -> bool:
@@ -42,7 +45,9 @@ class DatasetMount:
             stamp: tuple = (st.st_size, st.st_mtime_ns)
         except OSError:
             stamp = (None, None)
-        return (self.name, str(self.path), self.format, self.date_columns, *stamp)
+        return (
+            self.name, str(self.path), self.format, self.date_columns, self.header_rows, *stamp
+        )  # fmt: skip
 
 
 def confined_source(mount: DatasetMount) -> str:
@@ -77,6 +82,7 @@ def dataset_entry(m: DatasetMount, mode: str) -> dict[str, Any]:
         "preload": _memory_bytes(m) <= PRELOAD_MAX_BYTES,
         "memory_bytes": _memory_bytes(m),
         "columns": columns,
+        **({"header_rows": m.header_rows, "names": list(m.names)} if m.header_rows > 1 else {}),
     }
 
 

@@ -14,7 +14,13 @@ from .state import State
 def read_dataset(spec: dict):
     pd = State.pd
     path = spec["path"]
-    frame = pd.read_parquet(path) if spec.get("format") == "parquet" else pd.read_csv(path)
+    if spec.get("format") == "parquet":
+        frame = pd.read_parquet(path)
+    elif spec.get("header_rows", 1) > 1:  # several header rows, joined into these names
+        frame = pd.read_csv(path, header=list(range(spec["header_rows"])))
+        frame.columns = list(spec["names"])
+    else:
+        frame = pd.read_csv(path)
     for col in spec.get("date_columns", ()):
         if col in frame.columns:
             frame[col] = pd.to_datetime(frame[col], errors="coerce")

@@ -45,6 +45,15 @@ def memory_limit_mb(address_space_bytes: int | None) -> int:
     return max(64, int((total - RESERVED_MB) * 0.6))
 
 
+def csv_options(header_rows: int = 1, names: tuple[str, ...] | list[str] = ()) -> str:
+    """``CSV_OPTIONS``, or for a file with several header rows: those rows skipped and the
+    joined names given (``DatasetSpec.header_rows``)."""
+    if header_rows <= 1:
+        return CSV_OPTIONS
+    listed = ", ".join(_literal(n) for n in names)
+    return f"header = false, skip = {int(header_rows)}, delim = ',', null_padding = true, names = [{listed}]"
+
+
 def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
@@ -59,7 +68,7 @@ def view_sql(name: str, spec: dict) -> str:
     reader = (
         f"read_parquet({path})"
         if spec.get("format") == "parquet"
-        else f"read_csv({path}, {CSV_OPTIONS})"
+        else f"read_csv({path}, {csv_options(spec.get('header_rows', 1), spec.get('names', ()))})"
     )
     return f"CREATE VIEW {_ident(name)} AS SELECT * FROM {reader}"
 
