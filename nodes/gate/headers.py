@@ -127,11 +127,11 @@ def split_header(columns: list[Any], rows: list[Any]) -> Header | None:
     for i in range(block):
         if sum(_has_year(c) for c in lines[i][1:]) >= 1 and not _section(lines[i]):
             period_at = i
-    if period_at > 0 and all(_text(c) for c in lines[0][1:]):
-        # a full first row over one row of text and a year ("country | year" over "Korea |
-        # 2019") is a header over its data, not a caption over the periods
-        if sum(_has_year(c) for c in lines[period_at][1:]) < 2:
-            return None
+    # a full first row over one row of text and a year ("country | year" over "Korea | 2019")
+    # is a header over its data, not a caption over the periods
+    full_first = period_at > 0 and all(_text(c) for c in lines[0][1:])
+    if full_first and sum(_has_year(c) for c in lines[period_at][1:]) < 2:
+        return None
     # No period: the leading rows with no value above the first section are the header (a
     # caption, the measures, a unit row: "Number of Shares" over "(in thousands)").
     end = period_at + 1 if period_at >= 0 else 1
