@@ -77,6 +77,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "stdio, or streamable HTTP on loopback with --http.",
     ),
     "memory": ("memory", "Inspect and clear the decisions a workspace remembers."),
+    "ui": (
+        "ui",
+        "Open the workbench in the browser: ask, watch the passes, click a number to see its "
+        "evidence.",
+    ),
 }
 
 
