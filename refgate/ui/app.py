@@ -10,7 +10,8 @@
     GET  /api/page?workspace=W&thread=T&ref=R      where a docRef's quote is on its PDF page
     GET  /api/page.png?workspace=W&thread=T&ref=R  that page as an image
     GET  /api/download?workspace=W&thread=T&format=F   the report file (html, pdf, docx, json, md)
-    POST /api/ask      {workspace, question, thread?}   starts a run (a follow-up with thread)
+    POST /api/ask      {workspace, question, thread?, kind?}   starts a run (a follow-up with
+                                                    thread; kind "research": deep research)
     POST /api/resume   {workspace, thread}              resumes a stopped or crashed run
     POST /api/runs/R/stop                               stops run R at its next event
     GET  /api/runs/R/events                             the run's events (server-sent events)
@@ -249,6 +250,15 @@ async def thread_view(request: Request, state: UiState) -> Response:
         values, next_ = threads.thread_state(ws, thread)
         record = state.record(ws, thread)
         if record is None:
+            report = threads.research_report(ws, thread)
+            if report is not None:
+                return {
+                    "thread": thread,
+                    "kind": "research",
+                    "question": report.get("question"),
+                    "html": threads.research_html(report),
+                    "next": [],
+                }
             return {
                 "thread": thread,
                 "html": "",
@@ -319,7 +329,10 @@ async def download(request: Request, state: UiState) -> Response:
 
     def build() -> bytes | None:
         record = state.record(ws, thread)
-        return None if record is None else threads.thread_download(ws, record, fmt)
+        if record is not None:
+            return threads.thread_download(ws, record, fmt)
+        report = threads.research_report(ws, thread)
+        return None if report is None else threads.research_download(report, fmt)
 
     data = await asyncio.to_thread(build)
     if data is None:
@@ -342,8 +355,10 @@ async def _body(request: Request) -> dict[str, object]:
     return data
 
 
-def _started(state: UiState, ws: Workspace, question: str | None, thread: str | None) -> Response:
-    run = state.runs.start(ws, question, thread)
+def _started(
+    state: UiState, ws: Workspace, question: str | None, thread: str | None, kind: str = "ask"
+) -> Response:
+    run = state.runs.start(ws, question, thread, kind)
     if thread:
         state.forget(ws, thread)
     return JSONResponse({"run": run.id, "thread": run.thread})
@@ -358,7 +373,8 @@ async def ask_route(request: Request, state: UiState) -> Response:
         raise ValueError("type a question first")
     raw_thread = data.get("thread")
     thread = _thread_id(raw_thread) if raw_thread else None
-    return _started(state, ws, question, thread)
+    kind = "research" if data.get("kind") == "research" else "ask"
+    return _started(state, ws, question, thread, kind)
 
 
 @guarded(write=True)

@@ -21,7 +21,7 @@ from typing import Any
 
 from langchain_core.callbacks import get_usage_metadata_callback
 
-from refgate.api.public import Answer, RunFailed, ask
+from refgate.api.public import Answer, ResearchResult, RunFailed, ask, research
 from refgate.config import ConfigError, load_settings
 from refgate.events import ProgressEvent
 from refgate.usage import estimate_cost
@@ -49,6 +49,8 @@ class Run:
     workspace: Workspace
     thread: str
     question: str | None
+    #: ``ask`` (the workbench) or ``research`` (the deep-research graph).
+    kind: str = "ask"
     started: float = field(default_factory=time.perf_counter)
     events: list[UiEvent] = field(default_factory=list)
     status: str = "running"  # running, done, stopped, failed
@@ -93,8 +95,14 @@ def _plain(value: object) -> object:
 class RunManager:
     """Starts, follows and stops runs; one run per thread at a time."""
 
-    def __init__(self, asker: Asker = ask, ask_options: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        asker: Asker = ask,
+        ask_options: Mapping[str, Any] | None = None,
+        researcher: Callable[..., ResearchResult] = research,
+    ) -> None:
         self.asker = asker
+        self.researcher = researcher
         self.ask_options = dict(ask_options or {})
         self.runs: dict[str, Run] = {}
 
@@ -106,12 +114,15 @@ class RunManager:
             (r for r in self.runs.values() if r.thread == thread and r.status == "running"), None
         )
 
-    def start(self, workspace: Workspace, question: str | None, thread: str | None) -> Run:
-        """Start ``ask(question, thread=thread)`` (a resume when ``question`` is None)."""
+    def start(
+        self, workspace: Workspace, question: str | None, thread: str | None, kind: str = "ask"
+    ) -> Run:
+        """Start ``ask(question, thread=thread)`` (a resume when ``question`` is None), or
+        ``research`` for ``kind="research"``."""
         thread = thread or uuid.uuid4().hex[:12]
         if self.active_on(thread) is not None:
             raise ConfigError(f"thread {thread!r} is already running in this app")
-        run = Run(uuid.uuid4().hex[:12], workspace, thread, question)
+        run = Run(uuid.uuid4().hex[:12], workspace, thread, question, kind)
         self.runs[run.id] = run
         self._forget_old()
         loop = asyncio.get_running_loop()
@@ -154,13 +165,14 @@ class RunManager:
                      "thread": run.thread, "resumable": True})  # fmt: skip
         else:
             run.status = "done"
-            usage = answer.usage.to_dict()
+            passed = answer.passed if isinstance(answer, Answer) else answer.useful
             run.add(
                 {
                     "event": "run_finished",
-                    "thread": answer.thread,
-                    "passed": answer.passed,
-                    "usage": _plain(usage),
+                    "kind": run.kind,
+                    "thread": answer.thread or run.thread,
+                    "passed": passed,
+                    "usage": _plain(answer.usage.to_dict()),
                     "seconds": round(run.elapsed_ms() / 1000, 2),
                 }
             )
@@ -188,11 +200,11 @@ class RunManager:
                 if run.stop_flag.is_set():
                     raise StopRequested("stopped by the person running it")
 
-            return self.asker(
+            run_it = self.researcher if run.kind == "research" else self.asker
+            return run_it(
                 run.question,
                 workspace=run.workspace,
                 thread=run.thread,
                 on_event=on_event,
                 **self.ask_options,
             )
-

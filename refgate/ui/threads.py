@@ -21,7 +21,13 @@ from typing_extensions import TypedDict
 from refgate.graph import build_graph
 from refgate.memory.audit import list_runs, read_audit
 from refgate.memory.persistence import CHECKPOINTS_FILE, checkpoint_serde, open_persistence
-from refgate.report import answer_document, render_run_html, write_run_report
+from refgate.report import (
+    answer_document,
+    render_research_html,
+    render_run_html,
+    write_research_report,
+    write_run_report,
+)
 from refgate.report.cards import clip
 from refgate.report.charts import chart_roots, collect_charts
 from refgate.report.run import AnswerDocument
@@ -212,4 +218,41 @@ def thread_download(ws: Workspace, record: Mapping[str, object], fmt: str) -> by
     """The thread's report file in format ``fmt`` (``DOWNLOADS``), by the report's writers."""
     with tempfile.TemporaryDirectory(prefix="refgate-ui-") as tmp:
         path = write_run_report(Path(tmp) / f"report.{fmt}", record, ws.root)
+        return path.read_bytes()
+
+
+def research_report(ws: Workspace, thread: str) -> dict[str, Any] | None:
+    """The deep-research report stored for ``thread`` (``research.sqlite``), or None."""
+    path = ws.state_dir / "research.sqlite"
+    if not path.is_file():
+        return None
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+    try:
+        tup = SqliteSaver(conn, serde=checkpoint_serde()).get_tuple(
+            {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+        )
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    values = (tup.checkpoint or {}).get("channel_values", {}) if tup else {}
+    report = values.get("report")
+    return report if isinstance(report, dict) else None
+
+
+def research_html(report: Mapping[str, object]) -> str:
+    """A research report's body as the HTML report renders it: scope, findings, each claim's
+    votes with the quoted sentence, the cut and refuted claims, the sources read."""
+    found = _MAIN.search(render_research_html(report))
+    return found.group(1) if found else ""
+
+
+def research_download(report: Mapping[str, object], fmt: str) -> bytes:
+    """A research report's file in format ``fmt``, by the report's writers."""
+    from refgate.nodes.research.report import to_markdown
+
+    with tempfile.TemporaryDirectory(prefix="refgate-ui-") as tmp:
+        path = write_research_report(Path(tmp) / f"report.{fmt}", report, to_markdown)
         return path.read_bytes()

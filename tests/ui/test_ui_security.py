@@ -117,3 +117,15 @@ def test_a_blocked_claim_is_struck_through_in_place_with_its_reasons():
     assert out["answer"].startswith(f"Intro. ~~{claim}~~ _(blocked: 5,000 is Cost of sales")
     assert r"\*not\* a \[link\]\(javascript:alert\(1\)\)" in out["answer"]
     assert out["turns"] == []  # the run's own turn is not shown again as an earlier one
+
+
+def test_a_research_report_shows_votes_quotes_and_cut_claims_as_text():
+    from refgate.ui.threads import research_html
+    from tests.support.report_runs import hostile_research_report
+
+    html = research_html(hostile_research_report())
+    assert "Verified claims" in html and "Refuted claims" in html
+    assert "3 support, 0 refute" in html  # each claim's votes
+    assert "<script" not in html and "<img" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html  # the quote, shown as text
+    assert 'href="javascript:' not in html

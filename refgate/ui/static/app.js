@@ -278,7 +278,8 @@ async function ask(event) {
   startLive();
   try {
     const data = await api("/api/ask", { method: "POST",
-      body: JSON.stringify({ workspace: ui.workspace, question, thread: ui.thread || null }) });
+      body: JSON.stringify({ workspace: ui.workspace, question, thread: ui.thread || null,
+        kind: $("research-mode").checked ? "research" : "ask" }) });
     $("question-input").value = "";
     follow(data);
   } catch (e) { endLive(); setStatus(e.message, true); }
@@ -373,6 +374,15 @@ function onEvent(e) {
         text: e.passed ? "passed" : `blocked: ${(e.issues || []).join(", ")}` }));
       break;
     }
+    case "research_step": {
+      // the deep-research graph's steps: scope, searches, pages read, claims, votes, cuts
+      const skip = ["event", "step", "seq", "ms", "tokens", "cost_usd"];
+      const facts = Object.entries(e).filter(([k]) => !skip.includes(k))
+        .map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join("; ") : v}`).join(" · ");
+      passes.append(el("li", { class: "research", "data-step": e.step },
+        el("span", { class: "name", text: (e.step || "step").toUpperCase() }), ` ${facts}`));
+      break;
+    }
     case "answer_delta":
       $("stream").textContent += e.text || "";
       break;
@@ -387,7 +397,9 @@ function onEvent(e) {
       break;
     case "run_finished":
       endLive();
-      setStatus(`Finished in ${e.seconds} s; GATE ${e.passed ? "passed" : "blocked"}.`);
+      setStatus(e.kind === "research"
+        ? `Research finished in ${e.seconds} s${e.passed ? "" : " without a verified claim"}.`
+        : `Finished in ${e.seconds} s; GATE ${e.passed ? "passed" : "blocked"}.`);
       ui.thread = e.thread;
       openThread(e.thread).then(loadThreads);
       break;
