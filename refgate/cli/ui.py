@@ -36,11 +36,10 @@ def ui(
 ) -> None:
     """Open the workbench in the browser: ask, watch the passes, click a number to see its
     evidence."""
-    # deferred: the web stack and the graph load only when this command runs
     try:
-        import uvicorn
+        import uvicorn  # deferred: the web stack loads only when this command runs
 
-        from refgate.ui import UiConfig, create_app
+        from refgate.ui import UiConfig, create_app  # deferred: so does the graph stack
     except ImportError as exc:
         err_console.print(
             f"[red]refgate ui needs the web extra:[/red] {esc(exc)} "
@@ -49,6 +48,7 @@ def ui(
         raise typer.Exit(EXIT_CONFIG) from None
     folders = [p.expanduser().resolve() for p in workspace or []]
     if not folders:
+        # deferred: the API layer loads only when this command runs (refgate --help stays fast)
         from refgate.api.find_workspace import find_workspace_root
 
         found = find_workspace_root()

@@ -36,12 +36,19 @@ from starlette.responses import JSONResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from refgate.config import ConfigError
+from refgate.report.cards import anchor
 from refgate.report.html import TEMPLATES
 from refgate.report.run import AnswerDocument
 from refgate.ui import pages, threads
 from refgate.ui.places import Places, Refusal, describe
 from refgate.ui.runs import Asker, RunManager
-from refgate.ui.security import SESSION_COOKIE, Refused, SecurityHeaders, UiSecurity
+from refgate.ui.security import (
+    SESSION_COOKIE,
+    Refused,
+    SecurityHeaders,
+    UiSecurity,
+    loopback_hosts,
+)
 from refgate.workspace import Workspace
 
 STATIC = Path(__file__).parent / "static"
@@ -77,8 +84,6 @@ class UiState:
     """What the routes share: security, workspaces, runs and a cache of rendered threads."""
 
     def __init__(self, config: UiConfig) -> None:
-        from refgate.ui.security import loopback_hosts
-
         self.config = config
         self.security = UiSecurity(
             hosts=None if config.any_host else loopback_hosts(config.host, config.port)
@@ -202,8 +207,6 @@ def _thread_id(raw: object) -> str:
 def _extras(record: Mapping[str, object]) -> dict[str, dict[str, object]]:
     """Per card anchor, what the page adds to the report's card: the PDF page of a docRef, the
     fetch facts of a webRef."""
-    from refgate.report.cards import anchor
-
     out: dict[str, dict[str, object]] = {}
     refs = cast(Mapping[str, Mapping[str, Any]], record.get("refs") or {})
     for ref_id, ref in refs.items():

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
+import pypdfium2 as pdfium
 from typing_extensions import TypedDict
 
 from refgate.workspace import Workspace
@@ -70,8 +71,6 @@ def _inside(path: Path, root: Path) -> bool:
 
 def render_png(path: Path, page: int) -> bytes:
     """Page ``page`` (1-based) of ``path`` as a PNG."""
-    import pypdfium2 as pdfium
-
     with _PDFIUM:
         doc = pdfium.PdfDocument(str(path))
         try:
@@ -107,8 +106,6 @@ def _runs(sentence: str) -> list[str]:
 
 def locate(path: Path, page: int, quote: str) -> PageInfo:
     """Where ``quote`` is on page ``page`` (boxes as fractions of the page)."""
-    import pypdfium2 as pdfium
-
     with _PDFIUM:
         doc = pdfium.PdfDocument(str(path))
         try:

@@ -8,12 +8,14 @@ the command line must be inside it too); without it, only the workspaces given t
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from typing_extensions import TypedDict
 
-from refgate.paths import PathEscape, served_allowlist
+from refgate.paths import PathEscape, check_served, served_allowlist
 from refgate.report.cards import clip
 from refgate.workspace import Workspace, WorkspaceError, load_served_workspace, load_workspace
 
@@ -61,6 +63,9 @@ class Places:
 
     def __init__(self, given: list[Path]) -> None:
         self.given = [p.expanduser().resolve() for p in given]
+        #: Loaded workspaces by folder, kept while their refgate.toml is unchanged (loading
+        #: reads the toml and every dataset's header: not on each request).
+        self._loaded: dict[tuple[Path, object], tuple[float, Workspace]] = {}
 
     def choices(self) -> list[str]:
         """Workspaces to offer: the given ones, then workspaces in the allowlist's folders."""
@@ -89,15 +94,31 @@ class Places:
             raise Refusal(str(exc)) from None
         try:
             if allowlist is not None:
-                return load_served_workspace(folder)
+                check_served(folder, allowlist, what="workspace")  # on every request
+                return self._load(folder, load_served_workspace)
             if folder.resolve() not in self.given:
                 raise Refusal(
                     f"{folder} was not given to refgate ui (-w) and REFGATE_ALLOWED_WORKSPACES is "
                     "not set: the app opens only those"
                 )
-            return load_workspace(folder.resolve())
+            return self._load(folder.resolve(), load_workspace)
         except (PathEscape, WorkspaceError) as exc:
             raise Refusal(str(exc)) from None
+
+    def _load(self, folder: Path, loader: Callable[[Path], Workspace]) -> Workspace:
+        """``loader(folder)``, reused while the folder's refgate.toml is unchanged; the
+        allowlist is checked again by ``loader`` whenever it loads."""
+        try:
+            stamp = (folder / "refgate.toml").stat().st_mtime
+        except OSError:
+            stamp = -1.0
+        key = (folder.resolve(), loader)
+        kept = self._loaded.get(key)
+        if kept is not None and kept[0] == stamp and stamp >= 0:
+            return kept[1]
+        ws = loader(folder)
+        self._loaded[key] = (stamp, ws)
+        return ws
 
 
 def describe(ws: Workspace) -> WorkspaceInfo:
@@ -148,8 +169,6 @@ def _index(ws: Workspace, names: list[str]) -> IndexInfo:
     indexed = data.get("documents") if isinstance(data, dict) else None
     keys = {str(k) for k in indexed} if isinstance(indexed, dict) else set()
     missing = [n for n in names if n not in keys and Path(n).name not in keys]
-    import datetime as dt
-
     mtime = dt.datetime.fromtimestamp(manifest.stat().st_mtime, dt.UTC)
     return {
         "built": True,

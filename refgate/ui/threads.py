@@ -16,11 +16,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
+from langgraph.checkpoint.sqlite import SqliteSaver
 from typing_extensions import TypedDict
 
+from refgate.config import load_settings
 from refgate.graph import build_graph
 from refgate.memory.audit import list_runs, read_audit
 from refgate.memory.persistence import CHECKPOINTS_FILE, checkpoint_serde, open_persistence
+from refgate.nodes.research.report import to_markdown
 from refgate.report import (
     answer_document,
     render_research_html,
@@ -67,8 +70,6 @@ def _checkpoint_threads(ws: Workspace) -> dict[str, str]:
     path = ws.state_dir / CHECKPOINTS_FILE
     if not path.is_file():
         return {}
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
     out: dict[str, str] = {}
     try:
@@ -141,8 +142,6 @@ def _audit_facts(ws: Workspace, thread: str) -> dict[str, Any]:
 
 def thread_state(ws: Workspace, thread: str) -> tuple[dict[str, Any], list[str]]:
     """The thread's checkpointed values and the passes still to run (empty when finished)."""
-    from refgate.config import load_settings
-
     settings = load_settings(workspace_settings=ws.settings)
     with open_persistence(settings, ws) as (checkpointer, store):
         graph = build_graph(checkpointer=checkpointer, store=store, workspace=ws, settings=settings)
@@ -226,8 +225,6 @@ def research_report(ws: Workspace, thread: str) -> dict[str, Any] | None:
     path = ws.state_dir / "research.sqlite"
     if not path.is_file():
         return None
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
     try:
         tup = SqliteSaver(conn, serde=checkpoint_serde()).get_tuple(
@@ -251,8 +248,6 @@ def research_html(report: Mapping[str, object]) -> str:
 
 def research_download(report: Mapping[str, object], fmt: str) -> bytes:
     """A research report's file in format ``fmt``, by the report's writers."""
-    from refgate.nodes.research.report import to_markdown
-
     with tempfile.TemporaryDirectory(prefix="refgate-ui-") as tmp:
         path = write_research_report(Path(tmp) / f"report.{fmt}", report, to_markdown)
         return path.read_bytes()
