@@ -131,16 +131,6 @@ def _run_python(args: BaseModel, ctx: ToolContext) -> ToolResult:
 
 def _web_search(args: BaseModel, ctx: ToolContext) -> ToolResult:
     query = args.query if isinstance(args, QueryArgs) else ""
-    if "hostile" in query:
-        hostile = ctx.issue(
-            "docRef",
-            {"doc_id": "hostile", "source": "hostile.txt", "page": 1, "excerpt": INJECTION},
-            title="A hostile document " + INJECTION[:40],
-            source="hostile.txt",
-            source_type="external",
-        )
-        return ToolResult(ok=True, data={"refs": [hostile.id]}, refs=[hostile],
-                          untrusted_content=True)  # fmt: skip
     doc = ctx.issue(
         "docRef",
         {"doc_id": "fomc-2009-09", "source": PDF_NAME, "page": 2, "excerpt": QUOTE},
@@ -162,8 +152,21 @@ def _web_search(args: BaseModel, ctx: ToolContext) -> ToolResult:
         source="https://www.federalreserve.gov/newsevents/pressreleases/monetary20090923a.htm",
         source_type="external",
     )
-    return ToolResult(ok=True, data={"refs": [doc.id, web.id]}, refs=[doc, web],
-                      untrusted_content=True)  # fmt: skip
+    # the hostile document arrives with the others: the injection check withholds the result,
+    # and the page must still show its text inert
+    hostile = ctx.issue(
+        "docRef",
+        {"doc_id": "hostile", "source": "hostile.txt", "page": 1, "excerpt": INJECTION},
+        title="A hostile document " + INJECTION[:40],
+        source="hostile.txt",
+        source_type="external",
+    )
+    return ToolResult(
+        ok=True,
+        data={"refs": [doc.id, web.id, hostile.id]},
+        refs=[doc, web, hostile],
+        untrusted_content=True,
+    )
 
 
 def tool_doubles() -> list[ToolSpec]:
@@ -214,13 +217,12 @@ class Responder:
             return PLAN
         if name == "work":
             done = sum(1 for m in req.messages if m.get("role") == "tool")
-            if FOLLOW_UP in text or done >= 3:
+            if FOLLOW_UP in text or done >= 2:
                 return "done"
             return tool_reply(
                 [
                     tool("RunPython", code=CODE),
                     tool("WebSearch", query="fomc statement september 2009"),
-                    tool("WebSearch", query="hostile document"),
                 ][done]
             )
         if name == "critique":

@@ -36,7 +36,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from refgate.config import ConfigError
-from refgate.report.cards import anchor
+from refgate.report.cards import anchor, clip
 from refgate.report.html import TEMPLATES
 from refgate.report.run import AnswerDocument
 from refgate.ui import pages, threads
@@ -226,6 +226,37 @@ def _extras(record: Mapping[str, object]) -> dict[str, dict[str, object]]:
                 "query": str(p.get("query") or ""),
                 "provider": str(p.get("provider") or ""),
             }
+    for ref_id, checks in _gate_checks(record.get("gate")).items():
+        out.setdefault(anchor(ref_id), {"type": "plain", "ref": ref_id})["gate"] = checks[:50]
+    return out
+
+
+def _gate_checks(gate: object) -> dict[str, list[dict[str, object]]]:
+    """Per ref id, the GATE's verdict on each claim citing it: the claim, the number (or date,
+    ranking) checked, supported or not, and the cell or value it matched (or why not)."""
+    out: dict[str, list[dict[str, object]]] = {}
+    claims = gate.get("claims") if isinstance(gate, Mapping) else None
+    for claim in claims if isinstance(claims, list) else []:
+        if not isinstance(claim, Mapping):
+            continue
+        text = clip(claim.get("text") or "", 400)
+        for mention in claim.get("mentions") or []:
+            if not isinstance(mention, Mapping):
+                continue
+            matches = [m for m in mention.get("matches") or [] if isinstance(m, Mapping)]
+            cited = {str(m.get("ref_id")) for m in matches} or {
+                str(r) for r in claim.get("ref_ids") or []
+            }
+            for ref_id in cited:
+                hows = [str(m.get("how")) for m in matches if str(m.get("ref_id")) == ref_id]
+                out.setdefault(ref_id, []).append(
+                    {
+                        "claim": text,
+                        "mention": clip(mention.get("text") or "", 200),
+                        "supported": mention.get("supported") is True,
+                        "how": clip("; ".join(hows) or mention.get("note") or "", 400),
+                    }
+                )
     return out
 
 
@@ -295,7 +326,7 @@ def _doc_ref(state: UiState, request: Request) -> tuple[Workspace, Mapping[str, 
 def _page_of(ref: Mapping[str, Any]) -> tuple[str, int]:
     p = ref.get("payload") or {}
     try:
-        page = int(p.get("page"))
+        page = int(str(p.get("page")))
     except (TypeError, ValueError):
         raise ValueError("the document ref names no page") from None
     return str(p.get("source") or ref.get("source") or ""), page

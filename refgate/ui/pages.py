@@ -115,7 +115,7 @@ def locate(path: Path, page: int, quote: str) -> PageInfo:
             pdf_page = doc[page - 1]
             width, height = pdf_page.get_size()
             text = pdf_page.get_textpage()
-            boxes: list[Box] = []
+            boxes: list[tuple[float, float, float, float]] = []
             for sentence in pieces(quote):
                 found = _search(text, sentence)
                 if not found:

@@ -177,7 +177,9 @@ class RunManager:
                 }
             )
 
-    def _ask(self, run: Run, loop: asyncio.AbstractEventLoop, prices: Mapping[str, Any]) -> Answer:
+    def _ask(
+        self, run: Run, loop: asyncio.AbstractEventLoop, prices: Mapping[str, Any]
+    ) -> Answer | ResearchResult:
         with get_usage_metadata_callback() as counter:
 
             def on_event(chunk: ProgressEvent) -> None:

@@ -177,8 +177,8 @@ def mark_blocked(record: Mapping[str, object]) -> dict[str, object]:
             why = str(item.get("detail") or item.get("code") or "not verified")
             reasons.setdefault(claim, []).append(why)
     answer = original
-    for claim, why in reasons.items():
-        text = _md_text("; ".join(dict.fromkeys(why)))
+    for claim, whys in reasons.items():
+        text = _md_text("; ".join(dict.fromkeys(whys)))
         answer = answer.replace(claim, f"~~{claim}~~ _(blocked: {text})_", 1)
     out["answer"] = answer
     turns = out.get("turns")

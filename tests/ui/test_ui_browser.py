@@ -69,9 +69,14 @@ def test_ask_watch_the_passes_and_open_the_evidence(watched, app, artifacts):
     page.click("#answer a.num:text-is('6.0')")
     panel = page.locator("#evidence-panel")
     panel.wait_for(state="visible")
-    assert page.inner_text("#evidence-body td.cited") == "6.0"
+    assert page.inner_text("#evidence-body td.cited.clicked") == "6.0"
     facts = page.inner_text("#evidence-body .cell-facts")
-    assert "row 2008Q3" in facts and "percent" in facts, facts
+    lines = [line for line in facts.splitlines() if line.strip()]
+    assert lines[1].startswith("6.0 · unemp (percent) · row 2008Q3"), facts
+    # ... with the GATE's verdict on each claim citing it: the 6.0 verified, the 12.5 blocked
+    gate = page.inner_text("#evidence-body .gate-checks")
+    assert "verified “6.0 percent”" in gate and "row 2 [unemp]" in gate, gate
+    assert "blocked “12.5 percent”" in gate, gate
     page.screenshot(path=artifacts / "03-number-to-cell.png")
     assert "RunPython" in page.inner_text("#evidence-body details.code")
 
@@ -95,11 +100,13 @@ def test_ask_watch_the_passes_and_open_the_evidence(watched, app, artifacts):
     assert "federalreserve.gov" in web and "page_fetch" in web
 
     # a blocked claim stays in place, struck through, with its reason in plain words
-    struck = page.inner_text("#answer s")
-    assert "12.5 percent in 2009Q4" in struck
-    reason = page.inner_text("#answer s + em")
+    struck = page.locator("#answer s").first
+    assert "12.5 percent in 2009Q4" in struck.inner_text()
+    reason = page.locator("#answer s + em").first.inner_text()
     assert "12.5 percent is not in the cited refs" in reason
-    page.locator("#answer s").scroll_into_view_if_needed()
+    # the hostile document's claim is blocked too: its source was withheld
+    assert "withheld as an injection" in page.locator("#answer s + em").nth(1).inner_text()
+    struck.scroll_into_view_if_needed()
     page.screenshot(path=artifacts / "05-blocked-claim.png")
 
     # hostile document text is shown as text and nothing in it ran
@@ -113,6 +120,8 @@ def test_ask_watch_the_passes_and_open_the_evidence(watched, app, artifacts):
     assert page.locator("#thread-body a[href^='javascript']").count() == 0
     assert w.dialogs == []
     # withheld and sent-off-the-machine are on the page, not hidden in a trace
+    withheld = page.inner_text("#extra-facts")
+    assert "WebSearch" in withheld and "withheld after an injection signal" in withheld, withheld
     assert "Sent off the machine" in body
     assert "fomc statement september 2009" in body
 
@@ -210,7 +219,7 @@ def test_keyboard_only_and_labelled_controls(watched, app, artifacts):
     page.locator("#evidence-panel").wait_for(state="hidden")
     # and on to the question box, the buttons and the downloads
     tab_until(page, "#question-input")
-    assert tab_until(page, "#ask-btn") == ["ask-btn"]
+    assert tab_until(page, "#ask-btn") == ["research-mode", "ask-btn"]
     tab_until(page, "#dl-pdf")
 
     assert accessible_name_gaps(page) == []

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 from starlette.testclient import TestClient
+from ui_workbench import PDF_NAME, QUOTE, scripted_workspace
 
 from refgate.ui import UiConfig, create_app
 from refgate.ui.pages import PageError, locate, pdf_of
 from refgate.ui.threads import mark_blocked
 from refgate.workspace import load_workspace
-from ui_workbench import PDF_NAME, QUOTE, scripted_workspace
 
 ORIGIN = "http://127.0.0.1:8765"
 

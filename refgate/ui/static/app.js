@@ -192,7 +192,7 @@ function linkNumbers(answer) {
 
 // ---- evidence ---------------------------------------------------------------------------
 
-function openEvidence(anchor) {
+function openEvidence(anchor, number) {
   const card = document.getElementById(anchor);
   if (!card || !card.matches("article.card")) return false;
   const copy = card.cloneNode(true);
@@ -200,9 +200,10 @@ function openEvidence(anchor) {
   copy.dataset.anchor = anchor;
   for (const d of copy.querySelectorAll("details.code")) d.open = true;
   const parts = [copy];
-  const facts = cellFacts(copy);
+  const facts = cellFacts(copy, number);
   if (facts) parts.unshift(facts);
   const extra = ui.extras[anchor];
+  if (extra && extra.gate && extra.gate.length) parts.unshift(gateChecks(extra.gate));
   if (extra && extra.type === "pdf") parts.push(pageView(extra));
   if (extra && extra.type === "web") parts.push(webFacts(extra));
   $("evidence-body").replaceChildren(...parts);
@@ -218,11 +219,24 @@ function closeEvidence() {
   document.querySelector(".layout").classList.remove("with-panel");
 }
 
+// The GATE's verdict on each claim that cites this evidence: what it checked and what matched.
+function gateChecks(checks) {
+  return el("div", { class: "gate-checks" }, el("h3", { text: "GATE" }),
+    el("ul", {}, ...checks.map((c) => el("li", { class: c.supported ? "ok" : "bad" },
+      el("strong", { text: c.supported ? "verified " : "blocked " }),
+      `“${c.mention}” in “${c.claim}”` + (c.how ? ` (${c.how})` : "")))));
+}
+
 // The highlighted cell in words: its row label (the row's first cell), its column and unit.
-function cellFacts(card) {
-  const cells = card.querySelectorAll("td.cited");
+function cellFacts(card, number) {
+  const cells = [...card.querySelectorAll("td.cited")];
   if (!cells.length) return null;
-  const lines = [...cells].slice(0, 6).map((td) => {
+  // the number clicked: its own cell first, outlined
+  const plain = (t) => t.replace(/[,\s]/g, "");
+  const own = number ? cells.filter((td) => plain(td.textContent) === plain(number)) : [];
+  for (const td of own) td.classList.add("clicked");
+  const ordered = [...own, ...cells.filter((td) => !own.includes(td))];
+  const lines = ordered.slice(0, 6).map((td) => {
     const row = td.parentElement;
     const table = td.closest("table");
     const col = table.querySelectorAll("thead th")[td.cellIndex];
@@ -442,7 +456,8 @@ function wire() {
     const a = e.target.closest("a[href^='#']");
     if (!a || !$("main").contains(a) && !$("evidence-panel").contains(a)) return;
     const anchor = a.getAttribute("href").slice(1);
-    if (anchor.startsWith("ref-") && openEvidence(anchor)) e.preventDefault();
+    const number = a.classList.contains("num") ? a.textContent : "";
+    if (anchor.startsWith("ref-") && openEvidence(anchor, number)) e.preventDefault();
   });
   start().catch((e) => setStatus(e.message, true));
 }
