@@ -29,7 +29,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -202,10 +202,15 @@ class Responder:
 
     def __init__(self, brief_delay: float = 1.5) -> None:
         self.brief_delay = brief_delay
+        #: Answers the deep-research steps first when set (None: not this request's).
+        self.research: Callable[[StubRequest], Reply | None] | None = None
         self.slowed = False
         self.calls: dict[str, int] = {}
 
     def __call__(self, req: StubRequest) -> Reply | str:
+        answered = self.research(req) if self.research is not None else None
+        if answered is not None:
+            return answered
         system = str((req.messages[0] or {}).get("content") or "") if req.messages else ""
         text = req.text
         name = system.split(",")[0].removeprefix("You are ").strip().lower()

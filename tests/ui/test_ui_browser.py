@@ -1,10 +1,11 @@
 """refgate ui in a real Chromium, end to end with the scripted model on examples/us-macro.
 
-Three browser tests (about half a minute together): the analyst's path (ask in Korean, the
-passes arrive, a number opens its highlighted cell, a document citation its highlighted page,
-a blocked claim with its reason, hostile document text inert, a follow-up, the PDF download);
-stop and resume; keyboard only, with axe-core when scripts/setup.sh fetched it. Each step saves
-a screenshot (``artifacts``).
+Four browser tests (about 40 s together on an idle machine): the analyst's path (ask in
+Korean, the passes arrive, a number opens its highlighted cell with the GATE's verdict, a
+document citation its highlighted page, a blocked claim with its reason, hostile document text
+inert, what was withheld and sent, a follow-up, the PDF download); stop and resume; keyboard
+only, with axe-core when scripts/setup.sh fetched it; a deep-research run. Each step saves a
+screenshot (``artifacts``).
 """
 
 from __future__ import annotations
@@ -230,3 +231,28 @@ def test_keyboard_only_and_labelled_controls(watched, app, artifacts):
             ".then(r => r.violations.map(v => v.id + ': ' + v.nodes.length))"
         )
         assert result == [], result
+
+
+def test_deep_research_runs_in_the_same_app(watched, app, artifacts):
+    from tests.support.serving import research_responder
+
+    app.responder.research = research_responder
+    try:
+        w = watched()
+        page = w.page
+        ready(page)
+        page.click("#new-thread")
+        page.check("#research-mode")
+        ask(page, "What did the FOMC say about inflation pressures?")
+        page.wait_for_selector("#passes li[data-step='scope']")
+        page.wait_for_selector("#thread-body #summary", timeout=60000)
+        steps = page.eval_on_selector_all(
+            "#passes li[data-step]", "els => els.map(e => e.dataset.step)"
+        )
+        assert {"scope", "search", "fetch", "report"} <= set(steps), steps
+        assert "angles:" in page.inner_text("#passes")
+        assert "status:" in page.inner_text("#thread-body #verdict")
+        page.screenshot(path=artifacts / "10-research.png", full_page=True)
+        assert w.errors == [] and w.dialogs == []
+    finally:
+        app.responder.research = None
