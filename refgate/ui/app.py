@@ -75,7 +75,7 @@ class UiConfig:
     port: int = 8765
     token: str | None = None
     asker: Asker | None = None
-    ask_options: dict[str, Any] = field(default_factory=dict)
+    ask_options: dict[str, object] = field(default_factory=dict)
     #: Accept any Host header (binding on a non-loopback address).
     any_host: bool = False
 

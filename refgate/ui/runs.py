@@ -12,12 +12,12 @@ A stop takes effect at the run's next progress event (a model call under way fin
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from langchain_core.callbacks import get_usage_metadata_callback
 
@@ -98,7 +98,7 @@ class RunManager:
     def __init__(
         self,
         asker: Asker = ask,
-        ask_options: Mapping[str, Any] | None = None,
+        ask_options: Mapping[str, object] | None = None,
         researcher: Callable[..., ResearchResult] = research,
     ) -> None:
         self.asker = asker
@@ -143,10 +143,9 @@ class RunManager:
             self.runs.pop(r.id, None)
 
     async def _drive(self, run: Run, loop: asyncio.AbstractEventLoop) -> None:
-        try:
+        prices: Mapping[str, Iterable[float]] = {}  # none known: the cost shows as unknown
+        with contextlib.suppress(ConfigError):
             prices = load_settings(workspace_settings=run.workspace.settings).prices
-        except ConfigError:
-            prices = {}
         try:
             answer = await asyncio.to_thread(self._ask, run, loop, prices)
         except RunFailed as exc:
@@ -178,7 +177,7 @@ class RunManager:
             )
 
     def _ask(
-        self, run: Run, loop: asyncio.AbstractEventLoop, prices: Mapping[str, Any]
+        self, run: Run, loop: asyncio.AbstractEventLoop, prices: Mapping[str, Iterable[float]]
     ) -> Answer | ResearchResult:
         with get_usage_metadata_callback() as counter:
 
