@@ -141,6 +141,8 @@ def guarded(
                 return _error(403, str(exc))
             except (ConfigError, pages.PageError, ValueError) as exc:
                 return _error(400, str(exc))
+            except Exception as exc:  # a broken store or file: the page says what, no traceback
+                return _error(500, f"{type(exc).__name__}: {exc}")
 
         return route
 

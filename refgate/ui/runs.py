@@ -105,6 +105,8 @@ class RunManager:
         self.researcher = researcher
         self.ask_options = dict(ask_options or {})
         self.runs: dict[str, Run] = {}
+        #: The tasks driving runs (kept referenced until they end).
+        self._tasks: set[asyncio.Future[None]] = set()
 
     def get(self, run_id: str) -> Run | None:
         return self.runs.get(run_id)
@@ -126,7 +128,9 @@ class RunManager:
         self.runs[run.id] = run
         self._forget_old()
         loop = asyncio.get_running_loop()
-        asyncio.ensure_future(self._drive(run, loop))
+        task = asyncio.ensure_future(self._drive(run, loop))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
         return run
 
     def stop(self, run_id: str) -> bool:

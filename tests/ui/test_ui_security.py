@@ -129,3 +129,19 @@ def test_a_research_report_shows_votes_quotes_and_cut_claims_as_text():
     assert "<script" not in html and "<img" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html  # the quote, shown as text
     assert 'href="javascript:' not in html
+
+
+def test_a_broken_checkpoint_file_is_an_error_the_page_can_show(client, tmp_path):
+    """A corrupt store gives the page a reason in JSON, never a traceback; the list still loads."""
+    ws = scripted_workspace(tmp_path)
+    (ws / ".refgate").mkdir()
+    (ws / ".refgate" / "checkpoints.sqlite").write_bytes(b"not a database" * 100)
+    app = create_app(UiConfig(workspaces=[ws], port=8765))
+    with TestClient(app, base_url=ORIGIN, follow_redirects=False) as c:
+        c.token = app.state.ui.security.token
+        login(c)
+        listed = c.get("/api/threads", params={"workspace": str(ws)})
+        assert listed.status_code == 200 and listed.json() == {"threads": []}
+        opened = c.get("/api/thread", params={"workspace": str(ws), "thread": "t1"})
+        assert opened.status_code == 500
+        assert "DatabaseError" in opened.json()["error"] and "Traceback" not in opened.text
