@@ -147,11 +147,8 @@ class RunManager:
             self.runs.pop(r.id, None)
 
     async def _drive(self, run: Run, loop: asyncio.AbstractEventLoop) -> None:
-        prices: Mapping[str, Iterable[float]] = {}  # none known: the cost shows as unknown
-        with contextlib.suppress(ConfigError):
-            prices = load_settings(workspace_settings=run.workspace.settings).prices
         try:
-            answer = await asyncio.to_thread(self._ask, run, loop, prices)
+            answer = await asyncio.to_thread(self._ask, run, loop)
         except RunFailed as exc:
             stopped = run.stop_flag.is_set()
             run.status = "stopped" if stopped else "failed"
@@ -180,9 +177,10 @@ class RunManager:
                 }
             )
 
-    def _ask(
-        self, run: Run, loop: asyncio.AbstractEventLoop, prices: Mapping[str, Iterable[float]]
-    ) -> Answer | ResearchResult:
+    def _ask(self, run: Run, loop: asyncio.AbstractEventLoop) -> Answer | ResearchResult:
+        prices: Mapping[str, Iterable[float]] = {}  # none known: the cost shows as unknown
+        with contextlib.suppress(ConfigError):
+            prices = load_settings(workspace_settings=run.workspace.settings).prices
         with get_usage_metadata_callback() as counter:
 
             def on_event(chunk: ProgressEvent) -> None:
