@@ -218,6 +218,8 @@ def test_keyboard_only_and_labelled_controls(watched, app, artifacts):
     page.screenshot(path=artifacts / "09-keyboard.png")
     page.keyboard.press("Escape")
     page.locator("#evidence-panel").wait_for(state="hidden")
+    # focus is back on the citation that opened it
+    assert page.evaluate("document.activeElement.matches('#answer a.cite, #answer a.num')")
     # and on to the question box, the buttons and the downloads
     tab_until(page, "#question-input")
     assert tab_until(page, "#ask-btn") == ["research-mode", "ask-btn"]

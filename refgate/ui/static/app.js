@@ -18,6 +18,7 @@ const ui = {
   started: 0,
   timer: 0,
   passItem: null,
+  opener: null,
 };
 
 function el(tag, attrs, ...children) {
@@ -215,8 +216,11 @@ function openEvidence(anchor, number) {
 }
 
 function closeEvidence() {
+  const wasOpen = !$("evidence-panel").hidden;
   $("evidence-panel").hidden = true;
   document.querySelector(".layout").classList.remove("with-panel");
+  // keyboard users continue from the citation that opened the card
+  if (wasOpen && ui.opener && document.contains(ui.opener)) ui.opener.focus();
 }
 
 // The GATE's verdict on each claim that cites this evidence: what it checked and what matched.
@@ -457,6 +461,7 @@ function wire() {
     if (!a || !$("main").contains(a) && !$("evidence-panel").contains(a)) return;
     const anchor = a.getAttribute("href").slice(1);
     const number = a.classList.contains("num") ? a.textContent : "";
+    if (!$("evidence-panel").contains(a)) ui.opener = a;
     if (anchor.startsWith("ref-") && openEvidence(anchor, number)) e.preventDefault();
   });
   start().catch((e) => setStatus(e.message, true));
