@@ -98,6 +98,25 @@ fi
 say "installing refgate[$EXTRAS]"
 "${PIP[@]}" install -q --find-links "${wheels:-.}" -e ".[$EXTRAS]"
 
+# 5b. axe-core (MPL-2.0), for tests/ui's accessibility check only (refgate ui never serves it):
+#     the npm package, checked against its hash, unpacked into .cache/. Without npm the test
+#     checks labels and focus order itself.
+AXE_VERSION=4.14.1
+AXE_SHA256=e6b0ce02b84d892e2e33e403485e7f3d6c29e2be6df65daf44d89ba564139745
+if [[ ",$EXTRAS," == *",dev,"* && ! -f ".cache/axe-core/axe.min.js" ]] && command -v npm >/dev/null 2>&1; then
+  say "fetching axe-core $AXE_VERSION for the browser tests"
+  axe_tmp=$(mktemp -d)
+  if (cd "$axe_tmp" && npm pack -q "axe-core@$AXE_VERSION" >/dev/null 2>&1) \
+      && echo "$AXE_SHA256  $axe_tmp/axe-core-$AXE_VERSION.tgz" | sha256sum -c --quiet; then
+    mkdir -p .cache/axe-core
+    tar xzf "$axe_tmp/axe-core-$AXE_VERSION.tgz" -C "$axe_tmp"
+    cp "$axe_tmp/package/axe.min.js" "$axe_tmp/package/LICENSE" .cache/axe-core/
+  else
+    say "axe-core not fetched (tests/ui checks labels without it)"
+  fi
+  rm -rf "$axe_tmp"
+fi
+
 # 6. One real chat completion through the embedded model: a build this CPU cannot run fails
 #    here, loudly, with the fix, instead of in the first `refgate ask`.
 if [[ ",$EXTRAS," == *",local,"* && "${REFGATE_SKIP_MODEL_CHECK:-0}" != "1" ]]; then

@@ -344,7 +344,7 @@ def ask(
             )
             snapshot = graph.get_state(config)
             stored_q = snapshot.values.get("question")
-            if snapshot.next:
+            if snapshot.next or _stopped_between_steps(graph, config):
                 if stored_q and q and not _same_question(stored_q, q):
                     raise ConfigError(
                         f"thread {thread_id!r} was interrupted on another question "
@@ -385,6 +385,15 @@ def ask(
             answer = _answer(result, thread_id, ws, live, q, time.perf_counter() - started)
             _record_audit(ws, answer, result, live, started)
     return answer
+
+
+def _stopped_between_steps(graph: Any, config: Mapping[str, object]) -> bool:
+    """True when the run was stopped from outside (Ctrl-C, a stop button raising in ``on_event``)
+    after its running pass had finished: LangGraph waits for that pass and keeps its writes with
+    the last checkpoint; ``get_state`` (which applies them) then shows no next pass, although
+    the checkpoint itself still has one. Such a run is resumed, not asked again."""
+    newest = next(iter(graph.get_state_history(config, limit=1)), None)
+    return bool(newest is not None and newest.next)
 
 
 def _answer_approvals(

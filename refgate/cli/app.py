@@ -81,6 +81,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "trust",
         "Trust a workspace on this machine: let its commands (MCP servers) start, sandboxed.",
     ),
+    "ui": (
+        "ui",
+        "Open the workbench in the browser: ask, watch the passes, click a number to see its "
+        "evidence.",
+    ),
 }
 
 

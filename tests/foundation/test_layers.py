@@ -104,12 +104,12 @@ def _imported_names(tree: ast.AST) -> list[str]:
 
 
 def test_no_core_file_imports_a_layer_above_anywhere_in_it():
-    """The issue's letter, read from the source: outside the front layers (refgate/cli/ and
-    refgate/api/), no file under refgate/ names graph, nodes, tools or retrieval in any import
-    statement, however deep."""
+    """The issue's letter, read from the source: outside the front layers (refgate/cli/,
+    refgate/ui/ and refgate/api/), no file under refgate/ names graph, nodes, tools or
+    retrieval in any import statement, however deep."""
     offenders = []
     for path in sorted((REPO / "refgate").rglob("*.py")):
-        if path.relative_to(REPO / "refgate").parts[0] in {"cli", "api"}:
+        if path.relative_to(REPO / "refgate").parts[0] in {"cli", "ui", "api"}:
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for name in _imported_names(tree):
