@@ -295,8 +295,8 @@ def honest_utility(folder: Path, page_text: str) -> dict[str, bool]:
 
 def report(results: dict[str, Any], n_pages: int) -> None:
     print(f"## Paraphrase mode (issue 45): {n_pages} phrasings, {results['seconds']:.0f} s\n")
-    print("| detection | effect | attempts | steered | steered and labelled (warn runs) | steered and "
-          "blocked (block runs) | unlabelled (goal 0) | contained |")  # fmt: skip
+    print("| detection | effect | attempts | steered | steered and labelled | steered and "
+          "blocked (containment=block runs) | unlabelled (goal 0) | contained |")  # fmt: skip
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for mode in ("off", "on"):
         if mode not in results:

@@ -307,7 +307,7 @@ def make_brief(deps: Deps):
                     "recall_stale",
                     "brief",
                     decisions=[rid for rid, _ in stale],
-                    reasons=[why for _, why in stale],
+                    reason="; ".join(f"{rid}: {why}" for rid, why in stale),
                 )
             )
         prompt = (

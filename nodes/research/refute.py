@@ -134,6 +134,11 @@ def _voice(quote: str) -> frozenset[str]:
     return frozenset(terms(quote or "")) | frozenset(_NUMBER.findall(quote or ""))
 
 
+def _quote(vote: Mapping[str, object]) -> str:
+    verdict = vote.get("verdict")
+    return str(verdict.get("sourceQuote") or "") if isinstance(verdict, Mapping) else ""
+
+
 def page_refutations(
     claim: Mapping[str, object], cast: Sequence[Mapping[str, object]]
 ) -> list[Mapping[str, object]]:
@@ -163,7 +168,7 @@ def overrule_single_voice(
     if not refuting:
         return []
     sites = {str(v.get("site") or "") for v in refuting}
-    voices = {_voice(str((v.get("verdict") or {}).get("sourceQuote") or "")) for v in refuting}
+    voices = {_voice(_quote(v)) for v in refuting}
     if len(sites) > 1 and len(voices) > 1:
         return []
     if sites & set(support_sites):
@@ -187,7 +192,7 @@ def fate_site(
         ):
             return None
         sites = sorted({str(v.get("site") or "") for v in refuting})
-        voices = {_voice(str((v.get("verdict") or {}).get("sourceQuote") or "")) for v in refuting}
+        voices = {_voice(_quote(v)) for v in refuting}
         if len(sites) == 1 or len(voices) == 1:
             return sites[0] if len(sites) == 1 else f"one text on {', '.join(sites)}"
         return None
