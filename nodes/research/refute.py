@@ -176,6 +176,19 @@ def overrule_single_voice(
     return [int(v["voter"]) for v in refuting]  # type: ignore[call-overload]
 
 
+def copied_voices(claim: Mapping[str, object], cast: Sequence[Mapping[str, object]]) -> list[int]:
+    """The voters whose page refutation repeats a sentence another voter already quoted from
+    another page: copies of one text are one voice, so only the first counts."""
+    seen: set[frozenset[str]] = set()
+    copies: list[int] = []
+    for v in page_refutations(claim, cast):
+        voice = _voice(_quote(v))
+        if voice in seen:
+            copies.append(int(v["voter"]))  # type: ignore[call-overload]
+        seen.add(voice)
+    return copies
+
+
 def fate_site(
     outcome: str,
     claim: Mapping[str, object],

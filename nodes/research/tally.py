@@ -11,7 +11,7 @@ from typing import Literal
 from refgate.nodes.research.common import emit
 from refgate.nodes.research.core import site_of, tally
 from refgate.nodes.research.deps import ResearchDeps
-from refgate.nodes.research.refute import fate_site, overrule_single_voice
+from refgate.nodes.research.refute import copied_voices, fate_site, overrule_single_voice
 from refgate.nodes.research.state import (
     Ballot,
     ClaimRecord,
@@ -49,6 +49,9 @@ OVERRULED = (
 )
 
 
+COPIED = "repeats a sentence another voter quoted from another page: copies are one voice"
+
+
 def support_sites(claim: ClaimRecord, cast: Sequence[VoteRecord]) -> list[str]:
     """The independent sites that support a claim: its own, those whose claims corroborate it,
     and those a supporting vote rests on (a usable source, its sentence checked)."""
@@ -68,7 +71,9 @@ def make_tally(deps: ResearchDeps) -> Step[ResearchState, ResearchState]:
         for claim in state.get("claims", []):
             cast = [v for _, v in sorted(by_claim.get(claim["id"], {}).items())]
             sites = support_sites(claim, cast)
-            overruled = set(overrule_single_voice(claim, cast, sites))
+            overruled = dict.fromkeys(overrule_single_voice(claim, cast, sites), OVERRULED)
+            for voter in copied_voices(claim, cast):
+                overruled.setdefault(voter, COPIED)
             result = tally(
                 [None if v["voter"] in overruled else v["verdict"] for v in cast],
                 votes_per_claim=lim.votes_per_claim,
@@ -78,9 +83,7 @@ def make_tally(deps: ResearchDeps) -> Step[ResearchState, ResearchState]:
                 {
                     **claim,
                     **result,
-                    "ballots": [
-                        ballot(v, OVERRULED if v["voter"] in overruled else None) for v in cast
-                    ],
+                    "ballots": [ballot(v, overruled.get(v["voter"])) for v in cast],
                     "supportSites": sites,
                     "fateRestsOn": fate_site(result["outcome"], claim, cast, sites),
                 }

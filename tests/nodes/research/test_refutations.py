@@ -89,3 +89,15 @@ def test_the_report_shows_a_rejected_refutation_and_a_fate_resting_on_one_site()
     lines = "\n".join(_ballots(claim))
     assert "a refutation on <https://a.example/x> was rejected" in lines
     assert "its outcome rests on one site: federalreserve.gov" in lines
+
+
+def test_copies_of_one_sentence_on_several_sites_are_one_voice():
+    from refgate.nodes.research.refute import copied_voices
+
+    text = "It is not true that the Committee lowered its target for the federal funds rate."
+    cast = [
+        _vote(0, "refute", "https://a.example/x", text, "a.example"),
+        _vote(1, "refute", "https://b.example/y", text, "b.example"),
+        _vote(2, "refute", "https://c.example/z", "The Committee raised the rate.", "c.example"),
+    ]
+    assert copied_voices(CLAIM, cast) == [1]
