@@ -204,3 +204,20 @@ def test_a_recalled_decision_is_rechecked_against_the_data_and_shows_its_origin(
     assert decision_origin(good.payload) == "derived by code from run r1 and 2 later runs"
     untrusted = {"run_id": "r2", "provenance": {"untrusted": True, "origins": ["errata.txt"]}}
     assert "after reading untrusted content (errata.txt)" in decision_origin(untrusted)
+
+
+def test_a_plan_written_after_fenced_text_is_influenced_whatever_its_words(poisoned):
+    """Information flow, not string matching: a BRIEF prompt that shows fenced text (here a
+    conversation's earlier output) makes the plan influenced, with no copied span needed."""
+    from refgate.nodes.brief import plan_influence
+    from refgate.nodes.loop import PassOutcome
+    from refgate.provenance.armor import armor
+
+    workspace, _ = poisoned
+    ctx = ToolContext("brief", RefLedger(), Settings(model="m"), workspace=workspace,
+                      taint=RunProvenance())  # fmt: skip
+    shown = "Question: ...\n" + armor(POISON, source_label="earlier answer")
+    assert plan_influence(shown, PassOutcome(messages=[], final=None), [], ctx) == [
+        "fenced text in BRIEF's prompt"
+    ]
+    assert plan_influence("Question: ...", PassOutcome(messages=[], final=None), [], ctx) == []
