@@ -177,3 +177,32 @@ def test_runpython_output_quoting_a_cell_is_marked(tmp_path):
     assert shows_cell_text(err, ws)
     assert not shows_cell_text("tbilrate 0.12 infl -8.79", ws)
     assert RefLedger() is not None
+
+
+def test_a_capability_result_holding_a_text_cell_is_fenced(tmp_path, monkeypatch):
+    """A capability over the datasets is trusted, but a prose cell it returns is data."""
+    import refgate.tools.engine_call as engine_call
+    from refgate.provenance import RunProvenance
+    from refgate.provenance.boundaries import render_result
+    from refgate.tools.registry import get_spec
+
+    rows = {"columns": ["period", "note"], "rows": [["2008Q4", ERRATA], ["2008Q3", "ok"]]}
+    monkeypatch.setattr(
+        engine_call, "invoke_capability",
+        lambda name, *a, **k: engine_call.Invocation(name, rows),
+    )  # fmt: skip
+    ws = _workspace(tmp_path, note=True)
+    ctx = ToolContext("work", RefLedger(), Settings(model="m"), workspace=ws,
+                      taint=RunProvenance())  # fmt: skip
+    spec = get_spec("EngineCall")
+    result = spec.func(spec.args_schema.model_validate({"name": "rows", "arguments": {}}), ctx)
+    shown = render_result(spec, result, ctx)
+    assert shown.untrusted and result.untrusted_fields == ["result.rows[0][1]"]
+    before = shown.text.split("Errata")[0]
+    assert before.rfind("⟦UNTRUSTED:") > before.rfind("⟦/UNTRUSTED:")  # inside a fence
+    monkeypatch.setattr(
+        engine_call, "invoke_capability",
+        lambda name, *a, **k: engine_call.Invocation(name, {"rows": [["2008Q4", 0.12]]}),
+    )  # fmt: skip
+    result = spec.func(spec.args_schema.model_validate({"name": "rows", "arguments": {}}), ctx)
+    assert not render_result(spec, result, ctx).untrusted  # numbers stay trusted
