@@ -3,8 +3,9 @@
 - ``decision_origin``: where a stored decision came from, in words for BRIEF's prompt and the
   reports (derived by code or remembered by the model, in which run, after which untrusted
   reads).
-- ``recheck_recalled``: a decision that names a dataset or a column the workspace no longer has
-  (renamed, dropped, another file behind the name) is dropped before BRIEF sees it, with why.
+- ``recheck_recalled``: a decision derived by code that names a dataset or a column the
+  workspace no longer has (renamed, dropped, another file behind the name) is dropped before
+  BRIEF sees it, with why.
 """
 
 from __future__ import annotations
@@ -83,7 +84,10 @@ def recheck_recalled(
         ref = ctx.ledger.get(rid)
         if ref is None:
             continue
-        why = stale_reason(str(ref.payload.get("decision") or ""), ctx)
+        # only decisions derived by code have a known form ("read dataset X, column Y ...");
+        # a model's free wording ("the macro dataset for GDP") names no dataset reliably
+        auto = bool(ref.payload.get("auto"))
+        why = stale_reason(str(ref.payload.get("decision") or ""), ctx) if auto else None
         if why:
             stale.append((rid, why))
         else:

@@ -195,10 +195,13 @@ def test_a_recalled_decision_is_rechecked_against_the_data_and_shows_its_origin(
     ctx = ToolContext("brief", RefLedger(), settings, workspace=workspace, taint=RunProvenance())
     good = ctx.issue("decisionRef", {"decision": "read dataset macro, column tbilrate through x",
                                      "auto": True, "run_id": "r1", "runs": 3})  # fmt: skip
-    gone = ctx.issue("decisionRef", {"decision": "read dataset macro, column tbill3m through x"})
-    other = ctx.issue("decisionRef", {"decision": "inspect dataset fred"})
-    kept, stale = recheck_recalled([good.id, gone.id, other.id], ctx)
-    assert kept == [good.id]
+    gone = ctx.issue(
+        "decisionRef", {"decision": "read dataset macro, column tbill3m through x", "auto": True}
+    )
+    other = ctx.issue("decisionRef", {"decision": "inspect dataset fred", "auto": True})
+    free = ctx.issue("decisionRef", {"decision": "Use the macro dataset for GDP"})
+    kept, stale = recheck_recalled([good.id, gone.id, other.id, free.id], ctx)
+    assert kept == [good.id, free.id]  # a model's free wording is not parsed for names
     assert dict(stale) == {gone.id: "dataset 'macro' has no column 'tbill3m'",
                            other.id: "dataset 'fred' is not in the workspace"}  # fmt: skip
     assert decision_origin(good.payload) == "derived by code from run r1 and 2 later runs"
