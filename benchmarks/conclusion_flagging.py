@@ -10,7 +10,7 @@ The set (benchmarks/data/conclusions/):
 - ``ordinary_{en,ko}.jsonl`` (seed 45) and ``ordinary_en_round2.jsonl`` (seed 46) for tuning,
   ``heldout_ordinary_{en,ko}.jsonl`` (held out, disjoint; English seed 47; Korean seed 46, as
   the DART text holds no more unused sentences: it was measured in round 2 and no rule was
-  changed for it, one label was made consistent with its twin): real sentences (scripts/build_conclusion_set.py): English FOMC minutes and
+  changed for it, one label was made consistent with its twin): real sentences (benchmarks/build_conclusion_set.py): English FOMC minutes and
   statements and TAT-QA annual-report paragraphs, stored with their source; Korean sentences of
   DART filings (삼성전자's sections parquet and its 2022 half-year document), stored as pointers
   read at run time (the filings' text stays in ../shared). ``label`` is "ordinary" or, for a
@@ -25,12 +25,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from shared.conclusion_text import ko_sentences, xml_sentences
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
 DATA = ROOT / "benchmarks" / "data" / "conclusions"
 COMPANIES = {
     "en": ["Samsung Electronics", "NCSoft", "Hyundai Motor", "the issuer"],
@@ -104,8 +104,6 @@ def _ordinary_file(
 
 
 def _pointer(rec: dict, shared: Path, cache: dict[str, list[list[str]]]) -> str:
-    from build_conclusion_set import ko_sentences, xml_sentences
-
     file = rec["file"]
     if file not in cache:
         if file.endswith(".parquet"):

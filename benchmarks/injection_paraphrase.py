@@ -31,7 +31,6 @@ import csv
 import json
 import re
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -40,7 +39,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from langchain_core.messages import AIMessage  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402

@@ -4,7 +4,6 @@ anything untrusted was read; ordinary analytic sentences are not flagged."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -72,7 +71,6 @@ def test_ordinary_analytic_sentences_are_not_conclusions():
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/data (the DART pointers)")
 def test_held_out_flagging_meets_the_bar():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
     from conclusion_flagging import load_set, measure
 
     for lang in ("en", "ko"):

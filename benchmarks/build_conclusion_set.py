@@ -4,63 +4,25 @@ statements and TAT-QA annual-report paragraphs (short sentences, stored with the
 Korean sentences of a DART filing's sections (stored as row pointers: the filing text stays in
 shared/). Deterministic (a fixed seed); labels start as "ordinary" and are reviewed by hand.
 
-usage: python scripts/build_conclusion_set.py [--shared ../shared/data] [--per-source N]
-       python scripts/build_conclusion_set.py --heldout   (seed 47, disjoint from every tuning
+usage: python benchmarks/build_conclusion_set.py [--shared ../shared/data] [--per-source N]
+       python benchmarks/build_conclusion_set.py --heldout   (seed 47, disjoint from every tuning
        sample: heldout_ordinary_{en,ko}.jsonl; ordinary_*_round2.jsonl was drawn the same way with
-       seed 46 and became tuning after one measurement)
+       seed 46 and became tuning after one measurement; the Korean held-out file is the seed-46
+       Korean sample, as the filings hold no unused sentences after it)
+Re-running rewrites the files with every label "ordinary": the hand-reviewed labels (a real
+absence claim such as "담보 및 지급보증은 없습니다") must then be set again.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import random
-import re
 from pathlib import Path
 
+from shared.conclusion_text import digest, en_sentences, ko_sentences, xml_sentences
+
 OUT = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "conclusions"
-EN_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
-KO_SPLIT = re.compile(r"(?<=[다요음함됨임]\.)\s+|(?<=니다)\s+|\n+")
-
-
-def en_sentences(text: str) -> list[str]:
-    out = []
-    for s in EN_SPLIT.split(" ".join(text.split())):
-        if 40 <= len(s) <= 240 and s[0].isupper() and s.endswith((".", "!")):
-            out.append(s)
-    return out
-
-
-def ko_sentences(text: str) -> list[str]:
-    out = []
-    for s in KO_SPLIT.split(text):
-        s = s.strip().lstrip("-•·○ ").strip()
-        if (
-            15 <= len(s) <= 200
-            and not s.startswith(("|", "※", "[", "*"))
-            and "|" not in s
-            and s.endswith((".", "니다", "습니다"))
-            and len(re.findall(r"[가-힣]", s)) >= 8
-        ):
-            out.append(s)
-    return out
-
-
-def xml_sentences(path: Path) -> list[str]:
-    """The sentences of a DART document.xml (EUC-KR or UTF-8), tags removed, in order."""
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        text = raw.decode("euc-kr", errors="replace")
-    text = re.sub(r"<(?:TABLE|table)\b.*?</(?:TABLE|table)>", "\n", text, flags=re.S)
-    text = re.sub(r"<[^>]+>", "\n", text)
-    return ko_sentences(text)
-
-
-def digest(text: str) -> str:
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
 
 
 def main() -> None:
