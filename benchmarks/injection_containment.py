@@ -1238,6 +1238,12 @@ def main() -> None:
         default="both",
         help="detection modes to run (off: the worst case the containment must hold)",
     )
+    ap.add_argument(
+        "--paraphrase",
+        action="store_true",
+        help="the paraphrase mode (issue 45, benchmarks/injection_paraphrase.py): a BRIEF that "
+        "restates fenced memory and code that follows a data cell, instead of the effects",
+    )
     args = ap.parse_args()
     files = list(args.files or ATTACK_FILES) + [
         f for f in args.add if f not in (args.files or ATTACK_FILES)
@@ -1256,6 +1262,12 @@ def main() -> None:
     pages = make_pages(attacks, statement_paragraphs())
     t0 = time.perf_counter()
     modes = {"both": (True, False), "off": (False,), "on": (True,)}[args.detection]
+    if args.paraphrase:
+        import injection_paraphrase
+
+        found = injection_paraphrase.measure(pages, modes=modes, detection=detection)
+        injection_paraphrase.report(found, len(pages))
+        return
     results = measure(pages, modes=modes, progress=True)
     report(pages, results, files, time.perf_counter() - t0)
 

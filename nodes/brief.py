@@ -29,13 +29,14 @@ from langgraph.store.base import BaseStore
 from refgate.catalog.skillbook import skillbook_for
 from refgate.events import TraceEvent, event
 from refgate.memory.decisions import recall_decisions
+from refgate.memory.recheck import decision_origin, recheck_recalled
 from refgate.nodes.common import Deps, PassTimer, budget_state, load_prompt, make_context
 from refgate.nodes.conversation import conversation_block
-from refgate.nodes.loop import run_tool_pass
+from refgate.nodes.loop import PassOutcome, run_tool_pass
 from refgate.nodes.parsing import parse_json_object
 from refgate.nodes.state import Plan, WorkbenchState
-from refgate.provenance import RunProvenance
-from refgate.provenance.boundaries import guard_external, provenance_of
+from refgate.provenance.armor import holds_fence
+from refgate.provenance.boundaries import provenance_of
 from refgate.provenance.budget import check_question
 from refgate.refs import EMITTED_KINDS, Ref, ref_data
 from refgate.tools.registry import get_spec
@@ -84,20 +85,30 @@ def _recall(question: str, ctx, store: BaseStore | None) -> tuple[list[str], lis
 
 
 def _recalled_block(ids: Sequence[str], ctx) -> str:
+    """The recalled decisions as BRIEF's prompt shows them.
+
+    Data never instructs the planner (quarantined memory): an untrusted decision's text is not
+    shown, only code-written facts about it (its id, kind and that it came from a run that read
+    untrusted content). A plan that names it hands it to WORK, fenced, and WORK's turn records
+    it as ``influenced_by``; a plan cannot restate, in any words, text it was never shown. A
+    trusted decision is shown with its origin (``decision_origin``)."""
     lines = []
     for rid in ids:
         ref = ctx.ledger.get(rid)
         if ref is None:
             continue
+        if ref.is_external:
+            kind = str(ref.payload.get("kind") or "decision")
+            lines.append(
+                f"- [{rid}] a {kind} decision remembered in a run that read untrusted content; "
+                "its text is not shown to planning. Write its id in your plan only if the "
+                "answer must rely on it: WORK then sees it, fenced, and what WORK computes "
+                "after it is labelled as influenced by it."
+            )
+            continue
         why = ref.payload.get("why")
         text = str(ref.payload.get("decision", ref.title)) + (f" (why: {why})" if why else "")
-        if ref.is_external:
-            # Remembered from untrusted content: fenced (or withheld on a high signal); it
-            # reaches WORK (and taints) only if the plan uses it (``_keep_recalled``).
-            text = guard_external(
-                text, source_label=f"decision {rid} (from a run that read untrusted content)"
-            )
-        lines.append(f"- [{rid}] {text}")
+        lines.append(f"- [{rid}] {text} (origin: {decision_origin(ref.payload)})")
     if not lines:
         return ""
     return (
@@ -111,8 +122,8 @@ def _keep_recalled(
 ) -> tuple[list[str], list[str], bool]:
     """Which recalled decisions go on to WORK: the trusted ones, and the untrusted ones the
     plan uses (names their id). Returns (kept, dropped, steered): an untrusted decision the
-    plan uses is registered as taint; ``steered`` is True when the plan uses one or carries
-    the text of one it does not name (its model-written fields are then untrusted)."""
+    plan uses is registered as taint and ``steered`` is True (the plan's model-written fields
+    are then untrusted, and WORK's turn is influenced by it)."""
     prov = provenance_of(ctx)
     kept: list[str] = []
     dropped: list[str] = []
@@ -124,18 +135,31 @@ def _keep_recalled(
         if not ref.is_external:
             kept.append(rid)
             continue
-        text = str(ref.payload.get("decision", ref.title))
         if rid in plan_text:
             kept.append(rid)
-            prov.register_text(text, source=f"recalled decision {rid}")
+            prov.register_text(
+                str(ref.payload.get("decision", ref.title)), source=f"recalled decision {rid}"
+            )
             steered = True
             continue
         dropped.append(rid)
-        probe = RunProvenance()
-        probe.register_text(text, source=rid)
-        if probe.tainted_by(plan_text):
-            steered = True
     return kept, dropped, steered
+
+
+def plan_influence(prompt: str, out: PassOutcome, kept: Sequence[str], ctx) -> list[str]:
+    """What BRIEF's plan may follow: the untrusted decisions it uses, the external refs its
+    tool rounds returned, and fenced text in its prompt (a conversation's earlier output).
+    Information flow, not string matching: the plan is influenced whatever words it uses."""
+    found = [rid for rid in kept if (ref := ctx.ledger.get(rid)) is not None and ref.is_external]
+    for outcome in out.outcomes:
+        if outcome.untrusted or outcome.withheld:
+            refs = outcome.result.refs if outcome.result else []
+            found.extend(r.id for r in refs if r.is_external)
+            if not any(r.is_external for r in refs):
+                found.append(f"{outcome.event.get('tool')} result")
+    if holds_fence(prompt):
+        found.append("fenced text in BRIEF's prompt")
+    return list(dict.fromkeys(found))
 
 
 def _merge(skill_refs: Sequence[Ref], key: str) -> list[str]:
@@ -276,13 +300,21 @@ def make_brief(deps: Deps):
         events.extend(recall_events)
         settings = ctx.settings
         model = deps.model("brief", settings)
-        messages = [
-            SystemMessage(load_prompt("brief")),
-            HumanMessage(
-                f"Question: {question}{conversation_block(state)}\n\n"
-                f"{_workspace_summary(ctx)}{_recalled_block(recalled, ctx)}"
-            ),
-        ]
+        recalled, stale = recheck_recalled(recalled, ctx)
+        if stale:
+            events.append(
+                event(
+                    "recall_stale",
+                    "brief",
+                    decisions=[rid for rid, _ in stale],
+                    reason="; ".join(f"{rid}: {why}" for rid, why in stale),
+                )
+            )
+        prompt = (
+            f"Question: {question}{conversation_block(state)}\n\n"
+            f"{_workspace_summary(ctx)}{_recalled_block(recalled, ctx)}"
+        )
+        messages = [SystemMessage(load_prompt("brief")), HumanMessage(prompt)]
         out = run_tool_pass(
             pass_name="brief",
             model=model,
@@ -324,10 +356,13 @@ def make_brief(deps: Deps):
                     reason="untrusted decisions the plan does not use do not reach WORK",
                 )
             )
-        if out.untrusted_seen or steered:
+        influence = plan_influence(prompt, out, kept, ctx)
+        if out.untrusted_seen or steered or influence:
             # The model wrote these fields after reading untrusted text: later passes see them
-            # fenced (item 8 of the containment design).
+            # fenced (item 8 of the containment design), and what WORK computes from the plan
+            # records what it may follow, however the plan words it (influence follows meaning).
             plan["untrusted_fields"] = list(MODEL_PLAN_FIELDS)
+            plan["influenced_by"] = influence or ["BRIEF's reads"]
         if fallback:
             plan["fallback"] = fallback
         issued = {

@@ -162,17 +162,24 @@ def run_decisions(
     whose call emitted a result. Derived from the plan and the trace's successful WORK calls,
     in order.
 
-    Origin per field: a skill id, a dataset and a column are the workspace's own names (the
-    call succeeded, so they exist): trusted whatever the run read. A lens the model wrote after
-    an untrusted read, and keyword arguments or code written in a turn that held untrusted text
-    (the call's ``influenced_by``), are not: the lens and arguments are left out, and a formula
-    keeps the untrusted refs it may follow as its ``origins``."""
+    Origin follows influence: a skill chosen by a plan written after an untrusted read
+    (``plan.influenced_by``), and a dataset, column or formula chosen in a turn that held
+    untrusted text (the call's ``influenced_by``), keep what they may follow as ``origins``
+    (stored untrusted): a name the workspace has may still be the one an injection chose. A
+    lens written after an untrusted read and keyword arguments of an influenced turn are left
+    out."""
     out: list[tuple[str, str, tuple[str, ...]]] = []
     lens = str(plan.get("lens") or "").strip()
     if "lens" in (plan.get("untrusted_fields") or []):
         lens = ""
+    # What a tainted plan produced is never stored as trusted: its skill choice follows what
+    # BRIEF read, however the plan words it.
+    planned = tuple(str(x) for x in plan.get("influenced_by") or ())
+    if not planned and plan.get("untrusted_fields"):
+        planned = ("BRIEF's reads",)
     for skill in plan.get("skills") or []:
-        out.append(("skill", f"follow skill {skill}" + (f" ({lens} lens)" if lens else ""), ()))
+        decision = f"follow skill {skill}" + (f" ({lens} lens)" if lens else "")
+        out.append(("skill", decision, planned))
     for e in trace:
         if e.get("type") != "tool_call" or e.get("pass") != "work" or e.get("status") != "ok":
             continue
@@ -191,12 +198,13 @@ def run_decisions(
                 rest = {k: v for k, v in kw.items() if k not in ("dataset", "column")}
                 extra = f" with {json.dumps(rest, sort_keys=True, default=str)}" if rest else ""
                 if influenced:
-                    extra = ""  # written after an untrusted read: not remembered as trusted
-                out.append(("data", f"read {target} through {name}{extra}", ()))
+                    extra = ""  # written after an untrusted read: its arguments are left out
+                # the column a turn chose after an untrusted read may be the steered one
+                out.append(("data", f"read {target} through {name}{extra}", influenced))
             elif name:
                 out.append(("data", f"call capability {name}", ()))
         elif tool == "InspectDataset" and args.get("dataset"):
-            out.append(("data", f"inspect dataset {args['dataset']}", ()))
+            out.append(("data", f"inspect dataset {args['dataset']}", influenced))
         elif (
             tool == "RunPython"
             and isinstance(args.get("code"), str)

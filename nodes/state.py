@@ -47,6 +47,9 @@ class Plan(TypedDict, total=False):
     notes: str
     fallback: str
     untrusted_fields: list[str]
+    #: What the plan may follow: untrusted text BRIEF's prompt or tool results showed it (refs,
+    #: decisions); WORK's turns record it as ``influenced_by`` (influence follows meaning).
+    influenced_by: list[str]
 
 
 class WorkbenchState(TypedDict, total=False):

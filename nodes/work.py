@@ -75,6 +75,16 @@ def _gate_issues_block(state: WorkbenchState) -> str:
     )
 
 
+def _prompt_influence(external: list[str], plan) -> list[str]:
+    """What WORK's first turn may follow: the external refs its prompt shows, and what BRIEF's
+    plan was influenced by (a plan that restates fenced memory in its own words still carries
+    the memory's id: influence follows meaning)."""
+    found = [*external, *(plan.get("influenced_by") or [])]
+    if not found and plan.get("untrusted_fields"):
+        found = ["BRIEF's plan"]
+    return list(dict.fromkeys(str(x) for x in found))
+
+
 def make_work(deps: Deps):
     def work(state: WorkbenchState, config: RunnableConfig, runtime: Runtime) -> WorkbenchState:
         """WORK pass: run tools, issue evidence refs."""
@@ -125,8 +135,7 @@ def make_work(deps: Deps):
                 # "Refs so far" shows external refs (BRIEF's reads, the first WORK's on a
                 # GATE retry) to the model: B1 holds from the first round
                 untrusted_prompt=bool(external) or bool(plan.get("untrusted_fields")),
-                prompt_influence=external
-                or (["BRIEF's plan"] if plan.get("untrusted_fields") else []),
+                prompt_influence=_prompt_influence(external, plan),
             )
         events.extend(out.events)
         issued = {r.id: r for r in ctx.ledger.issued}

@@ -20,7 +20,15 @@ from pathlib import Path
 from typing import Annotated, Any, Final, Literal, Optional
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 #: The pass names. Each is defined here once, as a constant the graph wires by.
@@ -198,6 +206,12 @@ class Settings(BaseSettings):
         description="GATE: a number whose only support was computed after an untrusted read "
         "warns, or blocks",
     )
+    containment: Literal["warn", "block"] = Field(
+        "warn",
+        description="GATE: what an injection may have steered (a number computed after an "
+        "untrusted read, through memory, a document or a data cell) warns, or blocks "
+        "(`block` implies influenced_numbers = block)",
+    )
     memory_min_score: float = Field(
         0.6,
         ge=0,
@@ -255,6 +269,12 @@ class Settings(BaseSettings):
         # ``load_settings`` layers the sources itself so that an error names its origin;
         # ``Settings(...)`` alone is the defaults plus what it is given.
         return (init_settings,)
+
+    @model_validator(mode="after")
+    def _containment_blocks(self) -> Settings:
+        if self.containment == "block" and self.influenced_numbers != "block":
+            object.__setattr__(self, "influenced_numbers", "block")
+        return self
 
     @field_validator("pass_models")
     @classmethod

@@ -20,6 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from refgate.catalog.capabilities import EngineEnv, Evidence, get_capability
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 from refgate.payloads import JsonValue
+from refgate.provenance.cells import is_text_cell
+from refgate.provenance.map import string_leaves
 from refgate.refs import Ref
 
 #: Characters of a capability's data shown to the model before it is cut (about 3,000 tokens:
@@ -217,6 +219,12 @@ def engine_call(args: EngineCallArgs, ctx: ToolContext) -> ToolResult:
     if cut:
         data["truncated"] = True
     untrusted = [f"result.{p}" if not p.startswith("result") else p for p in inv.untrusted_fields]
+    # Data cells are data: a dataset's prose cell in a capability's result is fenced too.
+    untrusted += [
+        f"result.{p}" if p and not p.startswith("[") else f"result{p}"
+        for p, text in string_leaves(preview)
+        if is_text_cell(text)
+    ]
     return ToolResult(ok=True, data=data, refs=[execution, *cap_refs], untrusted_fields=untrusted)
 
 

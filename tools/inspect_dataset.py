@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 from refgate.payloads import JsonValue
+from refgate.provenance.cells import is_text_cell
 from refgate.refs import SCHEMA_ROLE
 from refgate.tools.dataset_scan import ScanTimeout, estimated_memory, scan_profile
 from refgate.tools.engine_call import json_safe
@@ -340,7 +341,20 @@ def inspect_dataset(args: InspectDatasetArgs, ctx: ToolContext) -> ToolResult:
             f"the first {MAX_LISTED_COLUMNS} of {len(schema_rows):,} columns (all are in the "
             "tableRef)"
         )
-    return ToolResult(ok=True, data=data, refs=[ref])
+    # Data cells are data: rows whose text reads like prose are fenced and taint the turn.
+    cells = text_cell_rows(head, tail)
+    return ToolResult(ok=True, data=data, refs=[ref], untrusted_fields=cells,
+                      untrusted_content=bool(cells))  # fmt: skip
+
+
+def text_cell_rows(head: list[dict[str, JsonValue]], tail: list[dict[str, JsonValue]]) -> list[str]:
+    """The sample rows (``head[2]``) holding a text cell (``is_text_cell``)."""
+    return [
+        f"{part}[{i}]"
+        for part, rows in (("head", head), ("tail", tail))
+        for i, row in enumerate(rows)
+        if any(is_text_cell(v) for v in row.values())
+    ]
 
 
 SPEC = ToolSpec(
@@ -355,4 +369,9 @@ SPEC = ToolSpec(
     func=inspect_dataset,
     read_only=True,
     issues=("tableRef",),
+    origin_tracked=True,
+    untrusted_fields={
+        "head[]": "a sample row holding a text cell (third parties' prose in the data)",
+        "tail[]": "as head[]",
+    },
 )

@@ -26,6 +26,7 @@ from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 from refgate.config import load_settings
 from refgate.provenance.budget import budget_of
 from refgate.refs import Ref, RefKind, RefLedger, new_ref_id
+from refgate.tools.cell_text import shows_cell_text
 from refgate.tools.engine_call import CapabilityError, invoke_capability, outbound_extra
 from refgate.tools.read_capability import clean_signature
 from refgate.tools.sandbox.emit import EmitCollector, EmitRejected
@@ -468,7 +469,11 @@ def run_python_tool(args: RunPythonArgs, ctx: ToolContext) -> ToolResult:
     # Taint by origin: the result is untrusted only when the code could have seen untrusted
     # text (a capability returned document or web text, or the code itself carries some);
     # computations over the datasets stay trusted, so B1 leaves SaveArtifact bound.
-    saw_untrusted = result.untrusted or _code_carries_taint(args.code, ctx)
+    saw_untrusted = (
+        result.untrusted
+        or _code_carries_taint(args.code, ctx)
+        or shows_cell_text(f"{result.stdout}\n{result.stderr}\n{result.error or ''}", ctx.workspace)
+    )
     untrusted = (
         ["stdout", "stderr", "emitted[].preview", "emitted[].values"] if saw_untrusted else []
     )
@@ -503,7 +508,8 @@ SPEC = ToolSpec(
     issues=("executionRef", "valueRef", "tableRef", "dateRef"),
     origin_tracked=True,
     untrusted_fields={
-        "stdout": "the code may print text returned by document capabilities (search_documents)",
+        "stdout": "the code may print text returned by document capabilities (search_documents)"
+        " or a dataset's text cells",
         "stderr": "as stdout",
         "emitted[].preview": "emitted tables may copy document text obtained through the engine",
         "emitted[].values": "as emitted[].preview",

@@ -8,7 +8,13 @@
   number whose only support is a ref computed in a turn whose prompt held untrusted text
   (``Ref.influenced_by``): the computation may follow the page, not the question.
 - **Steered conclusions** (``recommendation_after_untrusted_read``, warns): a sentence that
-  recommends an action (buy, sell, sign, 매수, 계약해야) in a run that read untrusted text.
+  recommends an action (buy, sell, sign, 매수, 계약해야) or states any conclusion in a run that
+  read untrusted text.
+- **Conclusions checked by meaning** (``unsupported_conclusion``, warns, in every run): a
+  recommendation, rating, risk verdict or absence claim, English or Korean
+  (``refgate.conclusions``), that cites no verified evidence (a primary ref, not withheld, not
+  influenced, whose claim the GATE did not block) is flagged, and listed first among the
+  conclusions with its kind ("[unsupported rating] The stock is a strong buy.").
 - **Conclusions apart**: the answer's sentences that state no number, date or ranking and cite
   nothing verified (outlooks, recommendations, judgements) are listed in the verdict's
   ``conclusions``; the reports show them as the model's conclusions, apart from verified figures.
@@ -19,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from refgate.conclusions import conclusion_kind
 from refgate.refs import Ref
 
 from .markdown import split_units
@@ -32,8 +39,19 @@ ISSUE_CODES.update(
         "(influenced_by); a warning, blocking with influenced_numbers = 'block'",
         "recommendation_after_untrusted_read": "a recommendation (buy, sell, sign, ...) in a "
         "run that read untrusted text: the model's conclusion, possibly steered",
+        "unsupported_conclusion": "a recommendation, rating, risk verdict or absence claim "
+        "that cites no verified evidence: the model's conclusion, not a finding",
     }
 )
+
+#: Ref kinds that are evidence a conclusion may rest on (a skill, a decision or a verdict is not).
+EVIDENCE_KINDS = frozenset({"valueRef", "tableRef", "dateRef", "docRef", "executionRef"})
+_KIND_WORDS = {
+    "recommendation": "recommendation",
+    "rating": "rating",
+    "risk_verdict": "risk verdict",
+    "absence": "absence claim",
+}
 
 #: Recommendation language, English and Korean: a call to act, not a finding.
 RECOMMENDATION = re.compile(
@@ -79,7 +97,9 @@ def review(
     dead = withheld_ids(refs, withheld or {})
     units, _ = split_units(answer, refs)
     claimed = {(c.line, c.text) for c in report.claims}
+    blocked = {i.claim for i in report.issues if i.severity == "block"}
     conclusions: list[str] = []
+    flagged: list[str] = []
     for unit in units:
         bad = [c for c in unit.cites if c in dead]
         if bad:
@@ -93,7 +113,21 @@ def review(
                     bad,
                 )
             )
-        if untrusted_read and unit.kind != "heading" and RECOMMENDATION.search(unit.text):
+        kind = conclusion_kind(unit.text) if unit.kind in ("sentence", "item") else None
+        if kind and not _backed(unit.cites, unit.claim, refs, dead, blocked):
+            words = _KIND_WORDS[kind]
+            issues.append(
+                GateIssue(
+                    "unsupported_conclusion",
+                    unit.claim,
+                    f"a {words} that no cited verified evidence backs: the model's "
+                    "conclusion, not a finding; cite the evidence it rests on or drop it",
+                    list(unit.cites),
+                    severity="warn",
+                )
+            )
+            flagged.append(f"[unsupported {words}] {unit.claim}")
+        if untrusted_read and unit.kind != "heading" and (kind or RECOMMENDATION.search(unit.text)):
             issues.append(
                 GateIssue(
                     "recommendation_after_untrusted_read",
@@ -129,7 +163,33 @@ def review(
                     )
                 )
     passed = not any(i.severity == "block" for i in issues)
-    return GateReport(passed, issues, list(report.claims)), _dedupe(conclusions)
+    flagged_claims = {f.split("] ", 1)[1] for f in flagged}
+    rest = [c for c in conclusions if c not in flagged_claims]
+    return GateReport(passed, issues, list(report.claims)), _dedupe([*flagged, *rest])
+
+
+def _backed(
+    cites: Sequence[str],
+    claim: str,
+    refs: Mapping[str, Ref],
+    dead: set[str],
+    blocked: set[str],
+) -> bool:
+    """True when a conclusion cites verified evidence: a primary evidence ref, neither withheld
+    nor influenced, in a claim the GATE did not block."""
+    if claim in blocked:
+        return False
+    for rid in cites:
+        ref = refs.get(rid)
+        if (
+            ref is not None
+            and rid not in dead
+            and ref.kind in EVIDENCE_KINDS
+            and not ref.is_secondary
+            and not _influenced(ref)
+        ):
+            return True
+    return False
 
 
 def _dedupe(items: Sequence[str]) -> list[str]:

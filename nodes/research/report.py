@@ -75,6 +75,7 @@ def _claim_out(c: TalliedClaim) -> ClaimOut:
         "corroboratedBy": list(c.get("corroboratedBy") or []),
         "supportSites": list(c.get("supportSites") or []),
         "singleSite": len(c.get("supportSites") or []) <= 1,
+        "fateRestsOn": c.get("fateRestsOn"),
     }
 
 
@@ -279,7 +280,17 @@ def _ballots(c: ClaimOut) -> list[str]:
             line += f" ({b['why']})"
         if b.get("source") and b["status"] in ("support", "refute"):
             line += f', on <{b["source"]}>: "{b.get("quote") or ""}"'
+        if b.get("overruled"):
+            line += f" — overruled: {b['overruled']}"
         lines.append(line)
+        rejected = b.get("rejected")
+        if rejected:
+            lines.append(
+                f"    (a refutation on <{rejected.get('source') or '?'}> was rejected: "
+                f"{rejected.get('why')}; the voter voted again without that page)"
+            )
+    if c.get("fateRestsOn"):
+        lines.append(f"  **its outcome rests on one site: {c['fateRestsOn']}**")
     return lines
 
 

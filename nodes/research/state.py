@@ -21,6 +21,14 @@ Outcome = Literal["survives", "refuted", "unverified"]
 VoteStatus = Literal["support", "refute", "uncertain", "failed"]
 
 
+class RejectedRefutation(TypedDict):
+    """A refutation that did not hold (``refute.refutation_problem``): its page, sentence, why."""
+
+    source: str | None
+    quote: str | None
+    why: str
+
+
 class AngleRecord(TypedDict):
     """One search angle of the scope (``schemas.Angle``) and whether its query was written after
     the step read untrusted text."""
@@ -159,6 +167,9 @@ class VoteRecord(TypedDict):
     uncertainWhy: NotRequired[str]
     counterSourceDropped: NotRequired[str | None]
     site: NotRequired[str]
+    #: A refutation rejected (no contradiction, or an instruction in its sentence); the voter
+    #: voted again without that page.
+    rejected: NotRequired[RejectedRefutation]
 
 
 class Ballot(TypedDict):
@@ -171,6 +182,8 @@ class Ballot(TypedDict):
     quote: str | None
     evidence: str | None
     read: list[str]
+    rejected: NotRequired[RejectedRefutation]
+    overruled: NotRequired[str]
 
 
 class TallyRecord(TypedDict):
@@ -191,6 +204,8 @@ class TalliedClaim(ClaimRecord, TallyRecord):
 
     ballots: list[Ballot]
     supportSites: list[str]
+    #: The one site (or one copied text) the claim's outcome rests on, when it rests on one.
+    fateRestsOn: NotRequired[str | None]
 
 
 class FindingDraft(TypedDict):
@@ -251,6 +266,7 @@ class ClaimOut(TypedDict):
     corroboratedBy: list[str]
     supportSites: list[str]
     singleSite: bool
+    fateRestsOn: NotRequired[str | None]
 
 
 class CutClaim(TypedDict):

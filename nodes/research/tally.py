@@ -1,5 +1,7 @@
 """Tally (once every vote is in): each claim's votes counted into an outcome (``core.tally``:
-uncertain counts as refuted), with the votes as cast and the independent sites that support it."""
+uncertain counts as refuted), with the votes as cast and the independent sites that support it.
+Refutations of one uncorroborated voice do not count against a claim independent sites confirm,
+and a claim whose fate rests on one site says which (``refute``)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import Literal
 from refgate.nodes.research.common import emit
 from refgate.nodes.research.core import site_of, tally
 from refgate.nodes.research.deps import ResearchDeps
+from refgate.nodes.research.refute import copied_voices, fate_site, overrule_single_voice
 from refgate.nodes.research.state import (
     Ballot,
     ClaimRecord,
@@ -19,10 +22,11 @@ from refgate.nodes.research.state import (
 from refgate.nodes.state import Step
 
 
-def ballot(vote: VoteRecord) -> Ballot:
-    """One vote as the report shows it: status, why uncertain, source and sentence, what it read."""
+def ballot(vote: VoteRecord, overruled: str | None = None) -> Ballot:
+    """One vote as the report shows it: status, why uncertain, source and sentence, what it
+    read, a refutation rejected before it, and why it was overruled."""
     verdict = vote.get("verdict")
-    return {
+    out: Ballot = {
         "voter": vote["voter"] + 1,
         "status": vote.get("status") or ("failed" if not verdict else "uncertain"),
         "why": vote.get("uncertainWhy"),
@@ -31,6 +35,21 @@ def ballot(vote: VoteRecord) -> Ballot:
         "evidence": verdict.get("evidence") if verdict else None,
         "read": list(vote.get("read") or []),
     }
+    if vote.get("rejected"):
+        out["rejected"] = vote["rejected"]
+    if overruled:
+        out["overruled"] = overruled
+    return out
+
+
+#: Why a single voice's refutation does not count (``refute.overrule_single_voice``).
+OVERRULED = (
+    "refutes on a page no independent site corroborates, against a claim independent sites "
+    "confirm: it cannot refute the claim by itself"
+)
+
+
+COPIED = "repeats a sentence another voter quoted from another page: copies are one voice"
 
 
 def support_sites(claim: ClaimRecord, cast: Sequence[VoteRecord]) -> list[str]:
@@ -51,8 +70,12 @@ def make_tally(deps: ResearchDeps) -> Step[ResearchState, ResearchState]:
         tallied: list[TalliedClaim] = []
         for claim in state.get("claims", []):
             cast = [v for _, v in sorted(by_claim.get(claim["id"], {}).items())]
+            sites = support_sites(claim, cast)
+            overruled = dict.fromkeys(overrule_single_voice(claim, cast, sites), OVERRULED)
+            for voter in copied_voices(claim, cast):
+                overruled.setdefault(voter, COPIED)
             result = tally(
-                [v["verdict"] for v in cast],
+                [None if v["voter"] in overruled else v["verdict"] for v in cast],
                 votes_per_claim=lim.votes_per_claim,
                 refutations_required=lim.refutations_required,
             )
@@ -60,8 +83,9 @@ def make_tally(deps: ResearchDeps) -> Step[ResearchState, ResearchState]:
                 {
                     **claim,
                     **result,
-                    "ballots": [ballot(v) for v in cast],
-                    "supportSites": support_sites(claim, cast),
+                    "ballots": [ballot(v, overruled.get(v["voter"])) for v in cast],
+                    "supportSites": sites,
+                    "fateRestsOn": fate_site(result["outcome"], claim, cast, sites),
                 }
             )
         counts = {

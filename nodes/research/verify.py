@@ -16,13 +16,16 @@ the claim's own source) and the sentence it rests on (``sourceQuote``), checked 
 quotes are (``quote_in_text``, against the text the voter was shown); a sentence from a page
 other than the claim's own must also bear on the claim (``bears_on``). A vote without a usable
 source is **uncertain**, and the tally counts uncertain as refuted (the design's "default to
-refuted when uncertain").
+refuted when uncertain"). A refutation resting on another page must quote a contradiction
+carrying no instruction (``refute``); one that does not is rejected, recorded on the vote, and
+the voter votes again without that page.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from langchain_core.runnables import RunnableConfig
 
@@ -33,6 +36,7 @@ from refgate.nodes.research.core import quote_in_text, select_passages, site_of
 from refgate.nodes.research.deps import ResearchDeps, run_backend, run_web
 from refgate.nodes.research.inspect import page_verdict, screen_hits
 from refgate.nodes.research.outbound import Sending, policy_of
+from refgate.nodes.research.refute import refutation_problem
 from refgate.nodes.research.schemas import Verdict
 from refgate.nodes.research.state import (
     ClaimRecord,
@@ -183,11 +187,13 @@ def verify_prompt(
 
 def check_vote(
     verdict: VerdictRecord, claim: ClaimRecord, read: list[ReadPage]
-) -> tuple[VoteStatus, str | None]:
+) -> tuple[VoteStatus | Literal["rejected"], str | None]:
     """``(status, why)``: ``support`` or ``refute`` when the vote rests on a usable source, else
     ``uncertain`` with the reason. A usable source is a page the voter read or the claim's own
     source, and the quoted sentence is in the text the voter was shown (for the claim's own
-    source, its verified quote); a sentence from another page must bear on the claim."""
+    source, its verified quote); a sentence from another page must bear on the claim, and a
+    refutation resting on one must quote a contradiction that carries no instruction
+    (``refute.refutation_problem``), else it is ``rejected``."""
     shown = {norm_url(item["url"]): item["text"] for item in read}
     own = norm_url(str(claim.get("sourceUrl") or ""))
     shown.setdefault(own, str(claim.get("quote") or ""))
@@ -197,10 +203,21 @@ def check_vote(
         return "uncertain", "names no source"
     if cited not in shown:
         return "uncertain", "cites a source it did not read"
+    # A refutation resting on a page the voter read is the page's doing when it does not hold:
+    # rejected (the voter votes again without that page), never counted as uncertain.
+    on_page = cited != own and bool(verdict["refuted"])
     if not quote_in_text(quote, shown[cited]):
+        if on_page:
+            return "rejected", "its quoted sentence is not in the page it cites"
         return "uncertain", "its quoted sentence is not in the source it cites"
     if cited != own and not bears_on(quote, claim):
+        if on_page:
+            return "rejected", "its quoted sentence does not bear on the claim"
         return "uncertain", "its quoted sentence does not bear on the claim"
+    if on_page:
+        problem = refutation_problem(quote, claim)
+        if problem:
+            return "rejected", problem
     return ("refute" if verdict["refuted"] else "support"), None
 
 
@@ -226,28 +243,33 @@ def run_vote(
         question, claim, voter, searcher, fetcher, budget or VoterBudget(), withheld_urls,
         known_urls, reserve,
     )  # fmt: skip
-    prompt = verify_prompt(question, claim, voter, votes_per_claim, refutations_required, read)
-    answer = backend.run(prompt, Verdict, label=f"v{voter}:{claim['id']}")
-    verdict: VerdictRecord | None = None
-    if answer is not None:
-        verdict = {
-            "refuted": answer.refuted,
-            "evidence": answer.evidence,
-            "confidence": answer.confidence,
-            "counterSource": answer.counterSource,
-            "sourceQuote": answer.sourceQuote,
-        }
     vote: VoteRecord = {
         "claim_id": claim["id"],
         "voter": voter,
-        "verdict": verdict,
+        "verdict": None,
         "read": [item["url"] for item in read],
         "withheld": withheld,
     }
+    verdict = _ask(backend, question, claim, voter, votes_per_claim, refutations_required, read)
+    status, why = check_vote(verdict, claim, read) if verdict is not None else ("failed", None)
+    if status == "rejected" and verdict is not None:
+        # Not a refutation: the voter votes again without the page it rested on.
+        vote["rejected"] = {
+            "source": verdict.get("counterSource"),
+            "quote": verdict.get("sourceQuote"),
+            "why": str(why),
+        }
+        dropped = norm_url(str(verdict.get("counterSource") or ""))
+        read = [item for item in read if norm_url(item["url"]) != dropped]
+        verdict = _ask(backend, question, claim, voter, votes_per_claim, refutations_required, read)
+        status, why = check_vote(verdict, claim, read) if verdict is not None else ("failed", None)
+        if status == "rejected":
+            status = "uncertain"  # a second refutation that does not hold: uncertain
+    vote["verdict"] = verdict
     if verdict is None:
         vote["status"] = "failed"
         return vote
-    status, why = check_vote(verdict, claim, read)
+    assert status != "rejected"
     vote["status"] = status
     cited = norm_url(str(verdict.get("counterSource") or ""))
     if cited and why == "cites a source it did not read":
@@ -260,6 +282,29 @@ def run_vote(
     else:
         vote["site"] = site_of(str(verdict["counterSource"]))
     return vote
+
+
+def _ask(
+    backend: ResearchBackend,
+    question: str,
+    claim: ClaimRecord,
+    voter: int,
+    votes_per_claim: int,
+    refutations_required: int,
+    read: list[ReadPage],
+) -> VerdictRecord | None:
+    """One voter's verdict on what it read, or None when the model gave no valid answer."""
+    prompt = verify_prompt(question, claim, voter, votes_per_claim, refutations_required, read)
+    answer = backend.run(prompt, Verdict, label=f"v{voter}:{claim['id']}")
+    if answer is None:
+        return None
+    return {
+        "refuted": answer.refuted,
+        "evidence": answer.evidence,
+        "confidence": answer.confidence,
+        "counterSource": answer.counterSource,
+        "sourceQuote": answer.sourceQuote,
+    }
 
 
 def make_verify(deps: ResearchDeps) -> ConfiguredStep[VerifyTask, ResearchState]:
@@ -303,6 +348,7 @@ def make_verify(deps: ResearchDeps) -> ConfiguredStep[VerifyTask, ResearchState]
                 reserve=reserve,
             )
         emit("verify", claim=vote["claim_id"], voter=vote["voter"], status=vote["status"])
-        return {"votes": [vote], "model_calls": 1, **out.update()}
+        calls = 2 if vote.get("rejected") else 1
+        return {"votes": [vote], "model_calls": calls, **out.update()}
 
     return verify

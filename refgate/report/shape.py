@@ -134,11 +134,15 @@ def _claim(value: Mapping[str, object]) -> dict[str, object]:
             "why": as_text(b.get("why")),
             "source": as_text(b.get("source")),
             "quote": as_text(b.get("quote")),
+            "rejected": as_text(as_map(b.get("rejected")).get("why")),
+            "rejectedSource": as_text(as_map(b.get("rejected")).get("source")),
+            "overruled": as_text(b.get("overruled")),
         }
         for b in maps(value.get("ballots"))
     ]
     c["supportSites"] = texts(value.get("supportSites"))
     c["singleSite"] = bool(value.get("singleSite"))
+    c["fateRestsOn"] = as_text(value.get("fateRestsOn"))
     c["verdicts"] = [
         {
             "refuted": bool(v.get("refuted")),

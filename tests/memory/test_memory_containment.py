@@ -71,8 +71,9 @@ def test_one_document_read_does_not_poison_later_honest_runs(settings, workspace
         )
         _run(run_a, settings, workspace, store, "A")
         stored = {i.value["kind"]: i.value for i in list_decisions(store, workspace.name)}
-        # origin per field: the skill choice is trusted, the formula written after the read not
-        assert not is_untrusted_decision(stored["skill"])
+        # origin follows influence: BRIEF chose the skill after reading the document, and
+        # the formula was written after it: neither is stored as trusted
+        assert is_untrusted_decision(stored["skill"])
         assert is_untrusted_decision(stored["formula"])
 
         run_b = ScriptedChatModel(
@@ -94,7 +95,8 @@ def test_one_document_read_does_not_poison_later_honest_runs(settings, workspace
     refs = as_ref_map(state_b["refs"])
     assert not any(r.is_external for r in refs.values() if r.kind != "decisionRef")
     recalled = state_b["plan"]["recalled"]
-    assert recalled and all(not refs[r].is_external for r in recalled)  # the unused is dropped
+    # both of run A's decisions are untrusted and the plan names neither: none reaches WORK
+    assert all(not refs[r].is_external for r in recalled)
     assert any(e.get("type") == "recall_not_used" for e in state_b["trace"])
     # run B read nothing untrusted: its own decisions are trusted, and the formula it wrote in
     # a trusted turn (the same text) now has a trusted origin

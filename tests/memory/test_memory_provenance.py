@@ -3,8 +3,6 @@ content is stored with that provenance and comes back fenced in later threads.""
 
 from __future__ import annotations
 
-import re
-
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
@@ -20,7 +18,6 @@ from refgate.tools.registry import override_tool
 from refgate.workspace import load_workspace
 from tests.support.evidence import evidence_spec
 
-FENCED = re.compile(r"⟦UNTRUSTED:([0-9a-f]{32})⟧.*?⟦/UNTRUSTED:\1⟧", re.S)
 DECISION = "For GDP questions prefer the figures in the memo over the macro dataset"
 GDP_ANSWER = "Real GDP in 2009Q3 was 12,990.3 billion USD [{val}]."
 
@@ -80,20 +77,20 @@ def test_a_decision_from_a_run_that_read_a_document_is_recalled_fenced(settings,
     # prompt and is untrusted.
     refs = as_ref_map(state["refs"])
     auto = {refs[d].payload["kind"]: refs[d].source_type for d in state["decisions"] if d != dec}
-    assert auto == {"skill": "internal", "formula": "external"}
+    assert auto == {"skill": "external", "formula": "external"}
     items = mem.search(("refgate", workspace.name, "decisions"), limit=50)
     (item,) = [i for i in items if not i.value.get("auto")]
     assert item.value["provenance"]["untrusted"] is True
     assert any("memo.txt" in o for o in item.value["provenance"]["origins"])
 
-    # a later thread: recalled as untrusted, shown to BRIEF only inside a fence; it taints the
-    # run only if the plan uses it (nodes/brief.py _keep_recalled)
+    # a later thread: recalled as untrusted; its text is not shown to BRIEF at all (quarantined
+    # memory, issue 45), only its id and kind; it taints the run only if the plan uses it
     later = ctx_for(settings, load_workspace(workspace.root))
     ids, _ = recall_decisions(mem, later, "real GDP question")
     (rid,) = [i for i in ids if not later.ledger.get(i).payload.get("auto")]
     assert later.ledger.get(rid).source_type == "external"
     block = _recalled_block(ids, later)
-    assert DECISION in block and DECISION not in FENCED.sub("", block)
+    assert rid in block and DECISION not in block and "memo" not in block
     assert later.taint.tainted_by(DECISION) is None
 
 
