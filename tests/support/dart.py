@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.fake_opendart import KEY, FakeOpenDart
+from benchmarks.shared.fake_opendart import KEY, FakeOpenDart
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -24,10 +24,16 @@ end = "{end}"
 
 
 def write_workspace(
-    root: Path, *, companies: str = '["900001", "99100002", "900003"]', end: str = "2024-12-31"
+    root: Path,
+    *,
+    companies: str = '["900001", "99100002", "900003"]',
+    end: str = "2024-12-31",
+    limits: str = "",
 ) -> Path:
+    """A workspace syncing ``companies``; ``limits`` is the body of its ``[dart.limits]``."""
     root.mkdir(parents=True, exist_ok=True)
-    (root / "refgate.toml").write_text(
-        'name = "kr-test"\n' + DART_BLOCK.format(companies=companies, end=end), encoding="utf-8"
-    )
+    block = DART_BLOCK.format(companies=companies, end=end)
+    if limits:
+        block += f"\n[dart.limits]\n{limits}\n"
+    (root / "refgate.toml").write_text('name = "kr-test"\n' + block, encoding="utf-8")
     return root
