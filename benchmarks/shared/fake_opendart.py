@@ -249,6 +249,6 @@ class FakeOpenDart:
                 path = (
                     self.recording / "statements" / f"{f['rcept_no']}-{params.get('fs_div')}.json"
                 )
-                if path.is_file():
+                if path.is_file():  # the first listed filing of that period with statements
                     return "000", path.read_bytes(), "application/json"
         return "013", "조회된 데이타가 없습니다.".encode(), ""

@@ -46,6 +46,7 @@ PAGE_COUNT = 100
 #: Statuses meaning the key itself is refused (unregistered, disabled, wrong IP, expired).
 KEY_STATUSES = frozenset({"010", "011", "012", "901"})
 NO_DATA = "013"
+NO_FILE = "014"
 LIMIT = "020"
 
 
@@ -87,6 +88,10 @@ class DartStatusError(DartAnswerError):
     """Any other non-000 status."""
 
 
+class DartNoFile(DartStatusError):
+    """Status 014: OpenDART has no file for this request (a filing without its document)."""
+
+
 class DartDeadline(DartError):
     """The whole sync reached its deadline."""
 
@@ -96,6 +101,8 @@ def status_error(status: str, message: str, what: str) -> DartError:
     text = f"OpenDART {what}: status {status} ({message or 'no message'})"
     if status == NO_DATA:
         return DartNoData(text)
+    if status == NO_FILE:
+        return DartNoFile(text)
     if status in KEY_STATUSES:
         return DartKeyError(f"{text}; check {KEY_ENV}")
     if status == LIMIT:

@@ -157,20 +157,29 @@ class CompanyIndex:
         return [self.companies[i] for i in sorted(ids, key=rank)[:limit]]
 
 
+_FIELDS = ("corp_code", "corp_name", "stock_code", "modify_date")
+
+
 def _read_companies(stream: object) -> Iterable[Company]:
+    """Each ``<list>`` of CORPCODE.xml as it is read; what was read is freed as it goes."""
+    current: dict[str, str] = {}
     try:
-        for _, item in etree.iterparse(
-            stream, tag="list", resolve_entities=False, no_network=True, huge_tree=False
+        for _, el in etree.iterparse(
+            stream, tag=(*_FIELDS, "list"), resolve_entities=False, no_network=True
         ):
+            if el.tag != "list":
+                current[el.tag] = (el.text or "").strip()
+                continue
             yield Company(
-                corp_code=(item.findtext("corp_code") or "").strip(),
-                corp_name=(item.findtext("corp_name") or "").strip(),
-                stock_code=(item.findtext("stock_code") or "").strip(),
-                modify_date=(item.findtext("modify_date") or "").strip(),
+                current.get("corp_code", ""),
+                current.get("corp_name", ""),
+                current.get("stock_code", ""),
+                current.get("modify_date", ""),
             )
-            item.clear()
-            while item.getprevious() is not None:
-                del item.getparent()[0]
+            current = {}
+            el.clear()
+            while el.getprevious() is not None:
+                del el.getparent()[0]
     except (etree.XMLSyntaxError, zipfile.BadZipFile) as exc:
         raise CompanyListError(
             f"OpenDART corpCode.xml: not a readable company list ({exc})"

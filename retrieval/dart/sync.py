@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from refgate.paths import PathEscape
-from refgate.retrieval.dart.api import DartAnswerError, DartClient, DartError
+from refgate.retrieval.dart.api import DartAnswerError, DartClient, DartError, DartNoFile
 from refgate.retrieval.dart.archive import TooLarge, open_zip, read_member
 from refgate.retrieval.dart.companies import CompanyIndex, CompanyListError
 from refgate.retrieval.dart.config import DartConfig, DartLimits
@@ -123,8 +123,9 @@ def _companies(config: DartConfig, client: DartClient | None, layout: Layout) ->
     unknown = []
     for query in config.companies:
         company = index.resolve(query)
-        others = [] if query.isdigit() else index.candidates(query, 6)
-        if company is not None and not company.stock_code and any(c.stock_code for c in others):
+        unsure = company is None or not company.stock_code
+        others = index.candidates(query, 10) if unsure and not query.isdigit() else []
+        if company is not None and any(c.stock_code for c in others):
             company = None  # "삼성" names an unlisted 삼성 and many listed 삼성...: ask which
         if company is None:
             shown = ", ".join(f"{c.corp_name} ({c.stock_code or c.corp_code})" for c in others)
@@ -189,12 +190,20 @@ def _dataset_rows(
     layout: Layout, manifest: dict[str, Any], problems: list[str] | None = None
 ) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
     for rcept_no, filing in sorted(manifest["filings"].items()):
         for fs_div in filing.get("statements", []):
             try:
                 path = layout.statements(rcept_no, fs_div)
                 answer = json.loads(path.read_text(encoding="utf-8"))
-                rows += statement_rows(answer, filing, fs_div)
+                found = statement_rows(answer, filing, fs_div)
+                # an amendment and its original get the same answer (the latest statements):
+                # its rows, which name their own filing, enter the dataset once
+                source = (str(found[0]["rcept_no"]) if found else rcept_no, fs_div)
+                if source in seen:
+                    continue
+                seen.add(source)
+                rows += found
             except (OSError, RecursionError, *FILING_FAILURES) as exc:
                 if problems is not None:
                     problems.append(f"{rcept_no}: statements {fs_div} not read ({exc})")
@@ -215,8 +224,11 @@ def _fetch_filing(
 ) -> dict[str, Any]:
     rcept_no = filing["rcept_no"]
     target = layout.filing(filing["corp_code"], rcept_no)  # checked before anything is fetched
-    doc_zip = client.document(rcept_no)
-    record = _sections_record(filing, doc_zip, config.limits)
+    try:
+        doc_zip: bytes | None = client.document(rcept_no)
+    except DartNoFile:  # OpenDART serves no document for it: keep its statements
+        doc_zip = None
+    record = _sections_record(filing, doc_zip, config.limits) if doc_zip is not None else None
     answers = {}
     if config.statements and filing.get("reprt_code") in REPORTS:
         for fs_div in ("CFS", "OFS"):
@@ -227,13 +239,17 @@ def _fetch_filing(
                 continue
             statement_rows(answer, filing, fs_div)  # an answer the dataset cannot read fails here
             answers[fs_div] = answer
+    if record is None and not answers:
+        raise DocumentError("OpenDART serves neither its document (status 014) nor statements")
     # written only once every answer of the filing is in and readable
-    write_atomic(layout.document_zip(rcept_no), doc_zip)
+    if doc_zip is not None:
+        write_atomic(layout.document_zip(rcept_no), doc_zip)
     for fs_div, answer in answers.items():
         write_json(layout.statements(rcept_no, fs_div), answer)
-    stored = list(answers)
-    write_json(target, record)
-    return {**filing, "statements": stored, "sections": len(record["sections"])}
+    if record is not None:
+        write_json(target, record)
+    sections = len(record["sections"]) if record is not None else 0
+    return {**filing, "statements": list(answers), "sections": sections, "document": bool(record)}
 
 
 def _listed(
@@ -343,6 +359,8 @@ def rebuild(config: DartConfig) -> SyncResult:
     manifest = layout.read_manifest()
     result = SyncResult(companies={c: e["corp_name"] for c, e in manifest["companies"].items()})
     for rcept_no, filing in sorted(manifest["filings"].items()):
+        if filing.get("document") is False:  # statements only: OpenDART had no document
+            continue
         path = layout.document_zip(rcept_no)
         if not path.is_file():
             result.problems.append(f"{rcept_no}: raw document missing from the cache")
