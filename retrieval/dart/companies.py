@@ -22,7 +22,7 @@ from lxml import etree
 
 from refgate.retrieval.dart.archive import open_member, open_zip
 
-_CORP_CODE = re.compile(r"^\d{8}$")
+_CORP_CODE = re.compile(r"^[0-9]{8}$")
 _STOCK_CODE = re.compile(r"^[0-9A-Z]{6}$")
 _NOISE = re.compile(r"\(주\)|㈜|주식회사|\s+")
 

@@ -30,8 +30,8 @@ from refgate.paths import confine
 MANIFEST_VERSION = 1
 #: Suffix of a stored filing (sections as JSON), the document loader's format.
 FILING_SUFFIX = ".dart"
-RCEPT_NO = re.compile(r"^\d{14}$")
-CORP_CODE = re.compile(r"^\d{8}$")
+RCEPT_NO = re.compile(r"^[0-9]{14}$")
+CORP_CODE = re.compile(r"^[0-9]{8}$")
 FS_DIVS = frozenset({"CFS", "OFS"})
 
 

@@ -35,7 +35,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from refgate.paths import PathEscape
-from refgate.retrieval.dart.api import DartAnswerError, DartClient, DartError, DartNoFile
+from refgate.retrieval.dart.api import (
+    DartAnswerError,
+    DartClient,
+    DartError,
+    DartHTTPError,
+    DartNetworkError,
+    DartNoFile,
+)
 from refgate.retrieval.dart.archive import TooLarge, open_zip, read_member
 from refgate.retrieval.dart.companies import CompanyIndex, CompanyListError
 from refgate.retrieval.dart.config import DartConfig, DartLimits
@@ -55,6 +62,9 @@ Say = Callable[[str], None]
 _PERIOD = re.compile(r"\((\d{4})\.(\d{2})\)")
 #: list.json pages read per company and report type at most (100 rows a page).
 MAX_PAGES = 50
+#: HTTP or network failures in a row that stop the sync (the service is down); fewer are one
+#: filing's, which is skipped so that a filing that always fails cannot block the others.
+MAX_FAILURES_IN_A_ROW = 3
 #: What one hostile filing can fail with; it is skipped with the reason, the others go on.
 FILING_FAILURES = (
     DocumentError,
@@ -326,9 +336,16 @@ def sync(config: DartConfig, client: DartClient, say: Say | None = None) -> Sync
                     new.setdefault(row["rcept_no"], row)
         todo = sorted(new.values(), key=lambda r: (r.get("rcept_dt", ""), r["rcept_no"]))
         say(f"{result.listed} filings listed, {len(todo)} new")
+        in_a_row = 0
         for n, filing in enumerate(todo, start=1):
             try:
                 stored = _fetch_filing(client, config, layout, filing)
+                in_a_row = 0
+            except (DartHTTPError, DartNetworkError) as exc:
+                in_a_row += 1
+                if in_a_row >= MAX_FAILURES_IN_A_ROW:
+                    raise
+                stored, problem = None, str(exc)
             except RecursionError as exc:  # a nesting no bound above caught: skip, never crash
                 stored, problem = None, f"nested too deeply to read ({exc})"
             except FILING_FAILURES as exc:

@@ -199,3 +199,36 @@ def test_bad_json_bad_statuses_and_deep_json_skip_only_their_filing(tmp_path, da
     assert any("not JSON" in p for p in summary["problems"])
     assert len(summary["fetched"]) == ALL - 2
     complete(ws)
+
+
+def test_a_filing_that_always_fails_does_not_block_the_others(tmp_path, dart_env):
+    dart_env.hostile = document_of(TARGET, h.status(500))
+    ws = write_workspace(tmp_path / "ws", limits=FAST)
+    for _ in range(2):  # tried again by the next sync, never blocking the ones after it
+        summary = summary_of(run(ws))
+        assert any(p.startswith(TARGET) and "HTTP 500" in p for p in summary["problems"])
+    assert len(manifest(ws)) == ALL - 1
+    complete(ws)
+
+
+def test_full_width_digits_are_not_a_receipt_number(tmp_path, dart_env):
+    fake = dart_env
+
+    def hostile(endpoint: str, params: dict[str, str]):
+        if endpoint == "list.json" and params.get("corp_code") == "99100001":
+            code, body, _ = fake.list_json(params)
+            if code != "000":
+                return None
+            answer = json.loads(body)
+            answer["list"].append({**answer["list"][0], "rcept_no": "２０２４０３１２０００１９９"})
+            return h.json_reply(answer)
+        if endpoint == "document.xml" and not params.get("rcept_no", "").isascii():
+            return h.zip_reply({"x.xml": h.filing_xml("I. 전각", "full width")})
+        return None
+
+    fake.hostile = hostile
+    ws = write_workspace(tmp_path / "ws")
+    summary = summary_of(run(ws))
+    assert any("not 14 digits" in p for p in summary["problems"])
+    assert len(manifest(ws)) == ALL and all(k.isascii() for k in manifest(ws))
+    complete(ws)
