@@ -10,7 +10,7 @@ import json
 import zipfile
 from collections.abc import Iterator
 
-from benchmarks.shared.fake_opendart import Reply
+from .fake_opendart import Reply
 
 MB = 1024 * 1024
 
