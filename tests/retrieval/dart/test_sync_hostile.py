@@ -232,3 +232,13 @@ def test_full_width_digits_are_not_a_receipt_number(tmp_path, dart_env):
     assert any("not 14 digits" in p for p in summary["problems"])
     assert len(manifest(ws)) == ALL and all(k.isascii() for k in manifest(ws))
     complete(ws)
+
+
+def test_a_document_no_charset_decodes_is_skipped_not_indexed_as_garbage(tmp_path, dart_env):
+    garbage = b'<?xml version="1.0" encoding="utf-8"?><DOCUMENT><BODY><P>\xc8\xff\xfe\x80</P>'
+    dart_env.hostile = document_of(TARGET, h.zip_reply({f"{TARGET}.xml": garbage}))
+    ws = write_workspace(tmp_path / "ws")
+    summary = summary_of(run(ws))
+    assert any(p.startswith(TARGET) and "cannot decode" in p for p in summary["problems"])
+    assert TARGET not in manifest(ws) and len(manifest(ws)) == ALL - 1
+    complete(ws)
