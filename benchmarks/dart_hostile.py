@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gzip
 import json
 import os
 import random
@@ -72,7 +71,7 @@ class Material:
         self.bombs = {mb: h.bomb_zip("20000101000000", mb) for mb in (50, 200, 1000)}
         self.liar = h.lying_zip("20000101000000", 20)
         self.deep = {d: h.zip_bytes({"x.xml": h.deep_xml(d)}) for d in (201, 1500, 5000, 100_000)}
-        self.gzip_bomb = gzip.compress(b"\0" * (200 * h.MB), compresslevel=9)
+        self.gzip_bomb = h.gzip_bomb(1000)
 
 
 def _first(*hooks: Hook) -> Hook:
@@ -176,8 +175,7 @@ def attack(kind: str, rng: random.Random, fake: FakeOpenDart, m: Material, outsi
             f["rcept_no"] for f in fake.filings if f["bsns_year"] == filing["bsns_year"]
         }
     elif kind == "gzip_bomb":
-        reply = Reply([m.gzip_bomb], content_type="application/json")
-        reply.headers["Content-Encoding"] = "gzip"
+        reply = m.gzip_bomb
         endpoint = rng.choice(["document.xml", "fnlttSinglAcntAll.json"])
         if endpoint == "document.xml":
             case.hooks.append(on(endpoint, reply))
@@ -376,6 +374,8 @@ def main() -> None:
         f"longest {worst.seconds:.2f} s ({'+'.join(worst.kinds)}); "
         f"median {sorted(o.seconds for o in outcomes)[len(outcomes) // 2]:.2f} s"
     )
+    for o in late:
+        print(f"  over: {o.seconds:.2f} s ({'+'.join(o.kinds)}; stopped: {o.stopped or 'no'})")
     print(f"syncs stopped (then resumed once): {sum(stops.values())} {dict(stops)}")
     print(f"good filings beside the bad ones: {stored}/{good} stored, {read}/{good} read back "
           "by the document loader")  # fmt: skip

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+import zlib
 from collections.abc import Iterator
 
 from .fake_opendart import Reply
@@ -114,3 +115,12 @@ def bad_json() -> Reply:
 
 def status(code: int) -> Reply:
     return Reply([b"<html>oops</html>"], status=code, content_type="text/html")
+
+
+def gzip_bomb(unpacked_mb: int) -> Reply:
+    """A gzip-encoded answer of a few hundred KB inflating to ``unpacked_mb`` MB (built without
+    ever holding the inflated bytes)."""
+    deflate = zlib.compressobj(9, zlib.DEFLATED, 31)
+    block = b"\0" * MB
+    body = b"".join(deflate.compress(block) for _ in range(unpacked_mb)) + deflate.flush()
+    return Reply([body], content_type="application/json", headers={"Content-Encoding": "gzip"})

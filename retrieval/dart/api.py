@@ -26,6 +26,7 @@ import io
 import json
 import time
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,6 +137,7 @@ class DartClient:
             base_url=self.base_url.rstrip("/") + "/",
             transport=self.transport or DeadlineTransport(self._deadline),
             follow_redirects=False,
+            headers={"Accept-Encoding": "gzip, deflate"},
         )
         #: Requests made (each counts against the daily limit).
         self.requests = 0
@@ -268,21 +270,42 @@ class DartClient:
 
 
 def _read_capped(response: httpx.Response, cap: int, endpoint: str) -> bytes:
-    """The body of ``response``, refused once it is over ``cap`` bytes (or says it will be)."""
+    """The body of ``response``, refused once it is over ``cap`` bytes (or says it will be).
+
+    A compressed body is inflated here, at most ``cap`` bytes at a time, rather than by httpx
+    (which inflates each network chunk whole: 64 KB of a gzip bomb is 64 MB)."""
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > cap:
         raise DartAnswerError(
             f"OpenDART {endpoint}: the answer is {mb(int(declared))}, over the cap of {mb(cap)} "
             "([dart.limits]); refused unread"
         )
+    coding = response.headers.get("content-encoding", "identity").strip().lower()
+    if coding not in ("identity", "", "gzip", "x-gzip", "deflate"):
+        raise DartAnswerError(f"OpenDART {endpoint}: an answer encoded as {coding!r}")
+    inflate = None if coding in ("identity", "") else zlib.decompressobj(wbits=47)
     body = bytearray()
-    for chunk in response.iter_bytes():
-        body += chunk
-        if len(body) > cap:
-            raise DartAnswerError(
-                f"OpenDART {endpoint}: the answer is over the cap of {mb(cap)} ([dart.limits]); "
-                "refused"
-            )
+
+    def over() -> DartAnswerError:
+        return DartAnswerError(
+            f"OpenDART {endpoint}: the answer is over the cap of {mb(cap)} ([dart.limits]); refused"
+        )
+
+    try:
+        for chunk in response.iter_raw():
+            if inflate is None:
+                body += chunk
+            else:
+                data = chunk
+                while data:
+                    body += inflate.decompress(data, cap + 1 - len(body))
+                    data = inflate.unconsumed_tail
+                    if len(body) > cap:
+                        raise over()
+            if len(body) > cap:
+                raise over()
+    except zlib.error as exc:
+        raise DartAnswerError(f"OpenDART {endpoint}: a broken {coding} answer ({exc})") from exc
     return bytes(body)
 
 

@@ -242,3 +242,16 @@ def test_a_document_no_charset_decodes_is_skipped_not_indexed_as_garbage(tmp_pat
     assert any(p.startswith(TARGET) and "cannot decode" in p for p in summary["problems"])
     assert TARGET not in manifest(ws) and len(manifest(ws)) == ALL - 1
     complete(ws)
+
+
+def test_a_gzip_bomb_is_inflated_no_further_than_the_cap(tmp_path, dart_env):
+    import resource
+
+    dart_env.hostile = document_of(TARGET, h.gzip_bomb(300))
+    ws = write_workspace(tmp_path / "ws", limits="max_zip_mb = 1")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    summary = summary_of(run(ws))
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert any(p.startswith(TARGET) and "cap of 1 MB" in p for p in summary["problems"])
+    assert grown_mb < 40  # httpx alone inflates a 64 KB network chunk to 64 MB
+    assert len(manifest(ws)) == ALL - 1
