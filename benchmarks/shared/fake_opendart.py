@@ -219,7 +219,14 @@ class FakeOpenDart:
         page = int(params.get("page_no", 1))
         total_page = -(-len(rows) // size)
         shown = rows[(page - 1) * size : page * size]
-        keys = ("corp_cls", "corp_name", "corp_code", "stock_code", "report_nm", "rcept_no")
+        keys: tuple[str, ...] = (
+            "corp_cls",
+            "corp_name",
+            "corp_code",
+            "stock_code",
+            "report_nm",
+            "rcept_no",
+        )
         keys += ("flr_nm", "rcept_dt", "rm")
         body = {
             "status": "000",

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import datetime as dt
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from refgate.paths import PathEscape, confine
@@ -98,14 +98,21 @@ def _limits(block: object, where: str) -> DartLimits:
     unknown = sorted(set(block) - set(_LIMITS))
     if unknown:
         raise DartConfigError(f"{where}: unknown key(s) {', '.join(unknown)}")
-    values: dict[str, float | int] = {}
+    values: dict[str, float] = {}
     for key, raw in block.items():
         name, scale, low, high = _LIMITS[key]
         if isinstance(raw, bool) or not isinstance(raw, int | float) or not low <= raw <= high:
             raise DartConfigError(f"{where}.{key}: a number from {low:g} to {high:g}")
-        value = raw * scale
-        values[name] = int(value) if name.startswith("max_") else float(value)
-    return replace(DartLimits(), **values)
+        values[name] = raw * scale
+    d = DartLimits()
+    return DartLimits(
+        max_json_bytes=int(values.get("max_json_bytes", d.max_json_bytes)),
+        max_zip_bytes=int(values.get("max_zip_bytes", d.max_zip_bytes)),
+        max_xml_bytes=int(values.get("max_xml_bytes", d.max_xml_bytes)),
+        max_depth=int(values.get("max_depth", d.max_depth)),
+        request_timeout_s=values.get("request_timeout_s", d.request_timeout_s),
+        sync_deadline_s=values.get("sync_deadline_s", d.sync_deadline_s),
+    )
 
 
 @dataclass(frozen=True)
