@@ -361,8 +361,8 @@ def main() -> None:
     stored = sum(o.good_stored for o in outcomes)
     read = sum(o.good_read for o in outcomes)
     stops = Counter(o.stopped for o in outcomes if o.stopped)
-    print(f"hostile OpenDART fuzz: {len(outcomes)} syncs, {sum(kinds.values())} hostile answers "
-          f"kinds (seed {args.seed}); load avg {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")  # fmt: skip
+    print(f"hostile OpenDART fuzz: {len(outcomes)} syncs, {sum(kinds.values())} attacks "
+          f"(seed {args.seed}); load avg {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")  # fmt: skip
     print("  by kind: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
     print(
         f"files written outside the workspaces: {len(escaped)}"
