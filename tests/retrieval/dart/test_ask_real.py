@@ -150,3 +150,27 @@ def test_a_wrong_real_figure_is_blocked(workspace, tmp_path, monkeypatch):
     assert result.exit_code == 3, result.output
     out = json.loads(result.stdout)
     assert out["gate"]["passed"] is False
+
+
+@pytest.mark.parametrize(
+    ("style", "cited"),
+    [
+        ("analyst", "엔씨소프트 사업보고서 (2024.03.20 접수, 접수번호 20240320001965), "),
+        ("dart", "[docRef:20240320001965] [tableRef:s"),
+    ],
+)
+def test_the_filing_citation_setting_shows_seed_004s_identifiers(workspace, style, cited):
+    from refgate.catalog.capabilities import EngineEnv
+    from refgate.config import Settings
+    from refgate.retrieval.capability import search_documents
+
+    env = EngineEnv(workspace=load_workspace(workspace), settings=Settings(filing_citation=style))
+    evidence = search_documents(
+        "영업수익 감소", k=3, company="엔씨소프트", date_from="2024-01-01", env=env
+    )
+    titles = [r.title for r in evidence.refs]
+    assert titles and all(t.startswith(cited) for t in titles)
+    if style == "dart":
+        hit = evidence.data["hits"][0]
+        assert titles[0].startswith(f"[docRef:20240320001965] [tableRef:{hit['section_id']}] ")
+        assert "(2024.03.20 접수), " + hit["section_title"] in titles[0]
