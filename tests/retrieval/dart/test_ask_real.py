@@ -63,6 +63,8 @@ description = "Fiscal year the amount covers"
 """
 _ID = re.compile(r"\b(val|doc)_[0-9a-f]{10}\b")
 runner = CliRunner()
+#: the real recording and its sync, built once per session, are the heavy part
+pytestmark = pytest.mark.slow
 
 
 def last(text: str, prefix: str) -> str:

@@ -10,12 +10,15 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from refgate.cli import app
 from tests.support.dart import KEY, write_real_workspace
 
 runner = CliRunner()
+#: the real recording and its sync, built once per session, are the heavy part
+pytestmark = pytest.mark.slow
 NC, HYNIX, HYUNDAI, SAMSUNG = "00261443", "00164779", "00164742", "00126380"
 
 
