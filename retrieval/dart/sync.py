@@ -117,8 +117,9 @@ def report_period(report_nm: str, detail_type: str) -> tuple[str | None, int | N
 
 
 def _companies(config: DartConfig, client: DartClient | None, layout: Layout) -> dict[str, Any]:
-    if layout.corp_codes.is_file():
-        corp_zip = layout.corp_codes.read_bytes()
+    cached = layout.corp_codes
+    if cached.is_file() and cached.stat().st_size <= config.limits.max_zip_bytes:
+        corp_zip = cached.read_bytes()
     else:
         if client is None:
             raise DartError("no cached company list (dart cache raw/corpCode.zip); sync online")

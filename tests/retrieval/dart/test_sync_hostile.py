@@ -255,3 +255,14 @@ def test_a_gzip_bomb_is_inflated_no_further_than_the_cap(tmp_path, dart_env):
     assert any(p.startswith(TARGET) and "cap of 1 MB" in p for p in summary["problems"])
     assert grown_mb < 40  # httpx alone inflates a 64 KB network chunk to 64 MB
     assert len(manifest(ws)) == ALL - 1
+
+
+def test_limits_out_of_range_or_unknown_exit_2(tmp_path, dart_env):
+    for limits, said in [
+        ("max_json_mb = -1", "max_json_mb: a number from"),
+        ("sync_deadline_s = true", "sync_deadline_s: a number from"),
+        ("max_files = 3", "unknown key(s) max_files"),
+    ]:
+        result = run(write_workspace(tmp_path / "ws", limits=limits))
+        assert result.exit_code == 2 and said in result.output.replace("\n", ""), result.output
+    assert dart_env.calls == []
