@@ -257,6 +257,14 @@ class Settings(BaseSettings):
         le=1_000_000_000,
         description="indexing: cells a workbook may declare and that are read from it",
     )
+    filing_citation: Literal["analyst", "dart"] = Field(
+        "analyst",
+        description=(
+            "how a DART filing is cited: analyst '엔씨소프트 사업보고서 (2024.03.20 접수, 접수번호 "
+            "20240320001965), III. 재무에 관한 사항'; dart seed 004's '[docRef:<rcept_no>] "
+            "[tableRef:<section_id>]' before the filing's name"
+        ),
+    )
 
     @classmethod
     def settings_customise_sources(

@@ -202,6 +202,7 @@ def search_documents(
     if not 1 <= budget <= MAX_TOKEN_BUDGET:
         raise ValueError(f"max_tokens must be between 1 and {MAX_TOKEN_BUDGET}, got {budget}")
     index = open_index(workspace, env.settings)
+    style = env.settings.filing_citation if env.settings is not None else "analyst"
     filters: dict[str, str | list[str] | None] = {}
     if doc_id is not None:
         filters["doc_id"] = _as_list(doc_id)
@@ -226,14 +227,14 @@ def search_documents(
                 "chunk_id": h.chunk_id,
                 "source": h.metadata.get("source"),
                 "page": h.metadata.get("page"),
-                "cite_as": doc_ref_title(h),
+                "cite_as": doc_ref_title(h, style),
                 "score": round(h.score, 6),
                 "date": h.metadata.get("date"),
                 "entity": h.metadata.get("entity"),
                 "section": h.metadata.get("section") or None,
                 "start": h.start,
                 "end": h.end,
-                "ref_title": doc_ref_title(h),
+                "ref_title": doc_ref_title(h, style),
                 "text": h.text,
                 **{f: h.metadata[f] for f in FILING_FIELDS if h.metadata.get(f)},
             }
@@ -247,7 +248,7 @@ def search_documents(
             "updated_at": index.manifest.get("updated_at"),
         },
     }
-    refs = hits_to_refspecs(hits) + table_refspecs(hits, tables_of(workspace))
+    refs = hits_to_refspecs(hits, style=style) + table_refspecs(hits, tables_of(workspace), style)
     untrusted = list(UNTRUSTED_FIELDS)
     if any(h.metadata.get("rcept_no") for h in hits):
         untrusted += FILING_UNTRUSTED_FIELDS

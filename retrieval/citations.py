@@ -21,7 +21,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from refgate.catalog.capabilities import RefSpec
 from refgate.refs import Ref, RefLedger
@@ -60,18 +60,30 @@ FILING_FIELDS = (
 _REPORT_PERIOD = re.compile(r"\s*\(\d{4}\.\d{2}\)\s*$")
 
 
-def filing_citation(meta: Mapping[str, object]) -> str | None:
+#: How a DART filing is cited (the ``filing_citation`` setting): ``analyst`` as Korean analysts
+#: write it, ``dart`` with seed 004's ``[docRef:<rcept_no>]`` and ``[tableRef:<section_id>]``.
+CitationStyle = Literal["analyst", "dart"]
+
+
+def filing_citation(meta: Mapping[str, object], style: CitationStyle = "analyst") -> str | None:
     """How a Korean analyst cites a DART filing's section: ``삼성전자 사업보고서 (2024.03.12 접수,
-    접수번호 20240312000736), II. 사업의 내용``; None for a hit that is not from a filing."""
+    접수번호 20240312000736), II. 사업의 내용``; with ``style="dart"`` the receipt number and the
+    section id lead as seed 004 writes them: ``[docRef:20240312000736] [tableRef:s03] 삼성전자
+    사업보고서 (2024.03.12 접수), II. 사업의 내용``. None for a hit that is not from a filing."""
     rcept_no = str(meta.get("rcept_no") or "")
     if not rcept_no:
         return None
     d = str(meta.get("rcept_dt") or "")
-    received = f"{d[:4]}.{d[4:6]}.{d[6:8]} 접수, " if len(d) == 8 else ""
+    received = f"{d[:4]}.{d[4:6]}.{d[6:8]} 접수" if len(d) == 8 else ""
     report = _REPORT_PERIOD.sub("", str(meta.get("report_nm") or "")).strip()
     head = " ".join(x for x in (str(meta.get("corp_name") or ""), report) if x)
-    text = f"{head} ({received}접수번호 {rcept_no})"
     section = str(meta.get("section_title") or "")
+    if style == "dart":
+        section_id = str(meta.get("section_id") or "")
+        ids = f"[docRef:{rcept_no}]" + (f" [tableRef:{section_id}]" if section_id else "")
+        text = f"{ids} {head}" + (f" ({received})" if received else "")
+    else:
+        text = f"{head} ({received + ', ' if received else ''}접수번호 {rcept_no})"
     return f"{text}, {section}" if section else text
 
 
@@ -120,11 +132,12 @@ def citation_label(source: object, page: object = None, sheet: object = None) ->
     return name
 
 
-def doc_ref_title(hit: Hit) -> str:
-    """The citation of a hit: file name, then page (PDF) or sheet (XLSX), else the chunk id and
-    date; built from paths and ids only (never from document text)."""
+def doc_ref_title(hit: Hit, style: CitationStyle = "analyst") -> str:
+    """The citation of a hit: a filing's (``filing_citation`` in ``style``), else file name,
+    then page (PDF) or sheet (XLSX), else the chunk id and date; built from paths and ids only
+    (never from document text)."""
     meta = hit.metadata
-    filing = filing_citation(meta)
+    filing = filing_citation(meta, style)
     if filing:
         return filing
     if meta.get("page") is not None or meta.get("sheet") is not None:
@@ -150,7 +163,9 @@ def hit_tables(hit: Hit) -> list[TableRecord]:
 
 
 def table_refspecs(
-    hits: Iterable[Hit], tables_of: Callable[[Hit], list[TableRecord]] = hit_tables
+    hits: Iterable[Hit],
+    tables_of: Callable[[Hit], list[TableRecord]] = hit_tables,
+    style: CitationStyle = "analyst",
 ) -> list[RefSpec]:
     """One external tableRef spec per distinct table on the hits' pages, in hit order
     (``tables_of(hit)``: the tables of the hit's page; default those kept in its metadata)."""
@@ -173,7 +188,7 @@ def table_refspecs(
             if key in seen:
                 continue
             seen.add(key)
-            label = filing_citation(meta) or citation_label(
+            label = filing_citation(meta, style) or citation_label(
                 meta.get("source") or hit.doc_id, meta.get("page"), meta.get("sheet")
             )
             filing = {k: meta[k] for k in FILING_FIELDS if meta.get(k)}
@@ -207,13 +222,15 @@ def table_refspecs(
     return specs
 
 
-def hits_to_refspecs(hits: Iterable[Hit], *, max_chars: int | None = None) -> list[RefSpec]:
+def hits_to_refspecs(
+    hits: Iterable[Hit], *, max_chars: int | None = None, style: CitationStyle = "analyst"
+) -> list[RefSpec]:
     """One external docRef spec per distinct chunk, in hit order (for an ``Evidence``)."""
     return [
         RefSpec(
             kind="docRef",
             payload=doc_ref_payload(h, max_chars=max_chars),
-            title=doc_ref_title(h),
+            title=doc_ref_title(h, style),
             source=str(h.metadata.get("source") or h.doc_id),
             source_type="external",
             same_as=DOC_REF_IDENTITY,

@@ -11,18 +11,31 @@ or pointed at a local fake of it. Every response is checked the same way:
   endpoints): ``000`` is success, ``013`` no data (``DartNoData``, not a failure for a search),
   ``010``/``011``/``012``/``901`` a key the service refuses (``DartKeyError``), ``020`` the daily
   request limit (``DartLimitError``), anything else ``DartStatusError`` with its message.
+
+Nothing an answer says is trusted for its size or its pace: each body is read as a stream and
+refused past its cap (``DartLimits``: a Content-Length over it is refused before reading), and
+each request ends by its deadline (its own timeout, or the whole sync's, whichever is first)
+however slowly the bytes come (``transport.DeadlineTransport``). ``DartAnswerError`` (too large,
+not JSON, a broken ZIP, a status about that one request, a request that timed out) concerns one
+answer: the sync skips what it was for and goes on; the others stop the sync.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import time
 import zipfile
-from dataclasses import dataclass
+import zlib
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 from lxml import etree
+
+from refgate.retrieval.dart.archive import mb
+from refgate.retrieval.dart.config import DartLimits
+from refgate.retrieval.dart.transport import Deadline, DeadlineTransport
 
 #: OpenDART's API root.
 DEFAULT_BASE_URL = "https://opendart.fss.or.kr/api"
@@ -30,11 +43,11 @@ DEFAULT_BASE_URL = "https://opendart.fss.or.kr/api"
 KEY_ENV = "OPENDART_API_KEY"
 #: Rows per page of list.json (its documented maximum).
 PAGE_COUNT = 100
-TIMEOUT_S = 30.0
 
 #: Statuses meaning the key itself is refused (unregistered, disabled, wrong IP, expired).
 KEY_STATUSES = frozenset({"010", "011", "012", "901"})
 NO_DATA = "013"
+NO_FILE = "014"
 LIMIT = "020"
 
 
@@ -67,8 +80,21 @@ class DartNoData(DartError):
     """Status 013: the query matched nothing."""
 
 
-class DartStatusError(DartError):
+class DartAnswerError(DartError):
+    """One answer that cannot be used (too large, malformed, timed out): what it was for is
+    skipped with this reason, and the sync goes on."""
+
+
+class DartStatusError(DartAnswerError):
     """Any other non-000 status."""
+
+
+class DartNoFile(DartStatusError):
+    """Status 014: OpenDART has no file for this request (a filing without its document)."""
+
+
+class DartDeadline(DartError):
+    """The whole sync reached its deadline."""
 
 
 def status_error(status: str, message: str, what: str) -> DartError:
@@ -76,6 +102,8 @@ def status_error(status: str, message: str, what: str) -> DartError:
     text = f"OpenDART {what}: status {status} ({message or 'no message'})"
     if status == NO_DATA:
         return DartNoData(text)
+    if status == NO_FILE:
+        return DartNoFile(text)
     if status in KEY_STATUSES:
         return DartKeyError(f"{text}; check {KEY_ENV}")
     if status == LIMIT:
@@ -88,26 +116,35 @@ def status_error(status: str, message: str, what: str) -> DartError:
 
 @dataclass
 class DartClient:
-    """A client of OpenDART at ``base_url`` with ``key``; ``transport`` for tests."""
+    """A client of OpenDART at ``base_url`` with ``key``; ``transport`` for tests (it bypasses
+    the deadline-bound sockets, not the size caps)."""
 
     key: str
     base_url: str = DEFAULT_BASE_URL
-    timeout: float = TIMEOUT_S
+    timeout: float | None = None
     transport: httpx.BaseTransport | None = None
+    limits: DartLimits = field(default_factory=DartLimits)
 
     def __post_init__(self) -> None:
         if not self.key or not self.key.strip():
             raise DartKeyError(
                 f"no OpenDART key: set {KEY_ENV} (a free key from OpenDART's site) and run again"
             )
+        self._deadline = Deadline()
+        #: When the whole sync must end (``time.monotonic``); ``start_sync`` sets it.
+        self.sync_ends = float("inf")
         self._http = httpx.Client(
             base_url=self.base_url.rstrip("/") + "/",
-            timeout=self.timeout,
-            transport=self.transport,
+            transport=self.transport or DeadlineTransport(self._deadline),
             follow_redirects=False,
+            headers={"Accept-Encoding": "gzip, deflate"},
         )
         #: Requests made (each counts against the daily limit).
         self.requests = 0
+
+    def start_sync(self) -> None:
+        """Start the whole sync's clock (``limits.sync_deadline_s`` from now)."""
+        self.sync_ends = time.monotonic() + self.limits.sync_deadline_s
 
     def close(self) -> None:
         self._http.close()
@@ -118,47 +155,66 @@ class DartClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _get(self, endpoint: str, params: dict[str, Any]) -> bytes:
+    def _get(self, endpoint: str, params: dict[str, Any], cap: int) -> bytes:
+        now = time.monotonic()
+        if now >= self.sync_ends:
+            raise DartDeadline(
+                f"the sync reached its deadline of {self.limits.sync_deadline_s:g} s "
+                "([dart.limits] sync_deadline_s); what was fetched so far is kept, run it again"
+            )
+        timeout = self.timeout if self.timeout is not None else self.limits.request_timeout_s
+        self._deadline.at = min(now + timeout, self.sync_ends)
         self.requests += 1
         try:
-            response = self._http.get(endpoint, params={"crtfc_key": self.key, **params})
+            with self._http.stream(
+                "GET", endpoint, params={"crtfc_key": self.key, **params}, timeout=timeout
+            ) as response:
+                if response.status_code != 200:
+                    raise DartHTTPError(
+                        f"OpenDART {endpoint}: HTTP {response.status_code}; the service failed, "
+                        "run the sync again later (what was fetched so far is kept)"
+                    )
+                return _read_capped(response, cap, endpoint)
         except httpx.TimeoutException as exc:
-            raise DartNetworkError(f"OpenDART {endpoint}: timed out ({exc})") from exc
+            if time.monotonic() >= self.sync_ends:
+                raise DartDeadline(
+                    f"the sync reached its deadline of {self.limits.sync_deadline_s:g} s "
+                    f"during {endpoint}; what was fetched so far is kept, run it again"
+                ) from exc
+            raise DartAnswerError(
+                f"OpenDART {endpoint}: no complete answer within {timeout:g} s"
+            ) from exc
         except httpx.HTTPError as exc:
             raise DartNetworkError(
                 f"OpenDART {endpoint}: cannot reach {self.base_url} ({type(exc).__name__}: {exc})"
             ) from exc
-        if response.status_code != 200:
-            raise DartHTTPError(
-                f"OpenDART {endpoint}: HTTP {response.status_code}; the service failed, "
-                "run the sync again later (what was fetched so far is kept)"
-            )
-        return response.content
+        finally:
+            self._deadline.at = float("inf")
 
     def _json(self, endpoint: str, params: dict[str, Any]) -> dict[str, Any]:
-        body = self._get(endpoint, params)
+        body = self._get(endpoint, params, self.limits.max_json_bytes)
         try:
             data = json.loads(body.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise DartStatusError(f"OpenDART {endpoint}: the answer is not JSON") from exc
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise DartAnswerError(f"OpenDART {endpoint}: the answer is not JSON") from exc
         if not isinstance(data, dict):
-            raise DartStatusError(f"OpenDART {endpoint}: the answer is not a JSON object")
+            raise DartAnswerError(f"OpenDART {endpoint}: the answer is not a JSON object")
         status = str(data.get("status", ""))
         if status != "000":
-            raise status_error(status, str(data.get("message", "")), endpoint)
+            raise status_error(status, str(data.get("message", ""))[:300], endpoint)
         return data
 
     def _zip(self, endpoint: str, params: dict[str, Any]) -> bytes:
         """A ZIP answer, or the status error OpenDART sends instead (XML or JSON)."""
-        body = self._get(endpoint, params)
+        body = self._get(endpoint, params, self.limits.max_zip_bytes)
         if body[:2] == b"PK":
             try:
-                zipfile.ZipFile(io.BytesIO(body)).testzip()
-            except (zipfile.BadZipFile, OSError) as exc:
-                raise DartStatusError(f"OpenDART {endpoint}: a broken ZIP file") from exc
+                zipfile.ZipFile(io.BytesIO(body)).close()
+            except (zipfile.BadZipFile, OSError, ValueError) as exc:
+                raise DartAnswerError(f"OpenDART {endpoint}: a broken ZIP file") from exc
             return body
         status, message = _status_of(body)
-        raise status_error(status or "?", message, endpoint)
+        raise status_error(status or "?", message[:300], endpoint)
 
     # ------------------------------------------------------------------ endpoints
 
@@ -213,17 +269,57 @@ class DartClient:
             return None
 
 
+def _read_capped(response: httpx.Response, cap: int, endpoint: str) -> bytes:
+    """The body of ``response``, refused once it is over ``cap`` bytes (or says it will be).
+
+    A compressed body is inflated here, at most ``cap`` bytes at a time, rather than by httpx
+    (which inflates each network chunk whole: 64 KB of a gzip bomb is 64 MB)."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > cap:
+        raise DartAnswerError(
+            f"OpenDART {endpoint}: the answer is {mb(int(declared))}, over the cap of {mb(cap)} "
+            "([dart.limits]); refused unread"
+        )
+    coding = response.headers.get("content-encoding", "identity").strip().lower()
+    if coding not in ("identity", "", "gzip", "x-gzip", "deflate"):
+        raise DartAnswerError(f"OpenDART {endpoint}: an answer encoded as {coding!r}")
+    inflate = None if coding in ("identity", "") else zlib.decompressobj(wbits=47)
+    body = bytearray()
+
+    def over() -> DartAnswerError:
+        return DartAnswerError(
+            f"OpenDART {endpoint}: the answer is over the cap of {mb(cap)} ([dart.limits]); refused"
+        )
+
+    try:
+        for chunk in response.iter_raw():
+            if inflate is None:
+                body += chunk
+            else:
+                data = chunk
+                while data:
+                    body += inflate.decompress(data, cap + 1 - len(body))
+                    data = inflate.unconsumed_tail
+                    if len(body) > cap:
+                        raise over()
+            if len(body) > cap:
+                raise over()
+    except zlib.error as exc:
+        raise DartAnswerError(f"OpenDART {endpoint}: a broken {coding} answer ({exc})") from exc
+    return bytes(body)
+
+
 def _status_of(body: bytes) -> tuple[str, str]:
     """``(status, message)`` of an error answer in JSON or XML (``("", "")`` if neither)."""
     try:
-        data = json.loads(body.decode("utf-8"))
+        data = json.loads(body[:65536].decode("utf-8"))
         if isinstance(data, dict):
             return str(data.get("status", "")), str(data.get("message", ""))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         pass
     try:
         root = etree.fromstring(
-            body, parser=etree.XMLParser(resolve_entities=False, no_network=True)
+            body[:65536], parser=etree.XMLParser(resolve_entities=False, no_network=True)
         )
     except etree.XMLSyntaxError:
         return "", "the answer is neither a ZIP file nor a status"

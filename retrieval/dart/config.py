@@ -1,7 +1,7 @@
 """The ``[dart]`` block of ``refgate.toml``::
 
     [dart]
-    companies = ["005930", "00164779"]      # stock codes (6 digits) or corp_codes (8 digits)
+    companies = ["005930", "00164779", "엔씨소프트"]  # stock codes, corp_codes or exact names
     reports = ["사업보고서", "반기보고서"]     # 사업보고서, 반기보고서, 분기보고서, 주요사항보고서
     start = "2023-01-01"                    # receipt dates (rcept_dt), inclusive
     end = "2024-12-31"                      # default: today
@@ -10,6 +10,14 @@
     dataset = "data/dart/statements.csv"    # the statements dataset
     cache = "dart"                          # raw answers and the sync's manifest
 
+    [dart.limits]                           # what an OpenDART answer may cost (defaults shown)
+    max_json_mb = 8                         # a list.json or fnlttSinglAcntAll answer
+    max_zip_mb = 64                         # a document.xml or corpCode.xml ZIP as received
+    max_xml_mb = 64                         # one XML member of such a ZIP, unpacked
+    max_depth = 200                         # elements nested in a filing's XML
+    request_timeout_s = 30                  # one request, however slowly its bytes come
+    sync_deadline_s = 3600                  # the whole sync
+
 Read straight from the TOML (not through ``load_workspace``) so a first sync can run before the
 dataset file it writes exists.
 """
@@ -17,7 +25,6 @@ dataset file it writes exists.
 from __future__ import annotations
 
 import datetime as dt
-import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,13 +45,74 @@ ALIASES = {
     "사업": "사업보고서",
 }
 KEYS = frozenset(
-    {"companies", "reports", "start", "end", "statements", "documents", "dataset", "cache"}
+    {
+        "companies",
+        "reports",
+        "start",
+        "end",
+        "statements",
+        "documents",
+        "dataset",
+        "cache",
+        "limits",
+    }
 )
-_CODE = re.compile(r"^(\d{6}|\d{8})$")
+MB = 1024 * 1024
 
 
 class DartConfigError(ValueError):
     """A ``[dart]`` block that cannot be used (the message names the file and field)."""
+
+
+@dataclass(frozen=True)
+class DartLimits:
+    """What one OpenDART answer and one sync may cost (``[dart.limits]``): every answer is
+    read as a stream and refused past its cap, every ZIP member is unpacked under its cap, a
+    filing nested deeper than ``max_depth`` is skipped, and each request and the whole sync end
+    by their deadlines however slowly a server sends."""
+
+    max_json_bytes: int = 8 * MB
+    max_zip_bytes: int = 64 * MB
+    max_xml_bytes: int = 64 * MB
+    max_depth: int = 200
+    request_timeout_s: float = 30.0
+    sync_deadline_s: float = 3600.0
+
+
+#: ``[dart.limits]`` keys -> (field, scale, lowest, highest)
+_LIMITS: dict[str, tuple[str, float, float, float]] = {
+    "max_json_mb": ("max_json_bytes", MB, 0.001, 1024),
+    "max_zip_mb": ("max_zip_bytes", MB, 0.001, 4096),
+    "max_xml_mb": ("max_xml_bytes", MB, 0.001, 4096),
+    "max_depth": ("max_depth", 1, 8, 10_000),
+    "request_timeout_s": ("request_timeout_s", 1, 0.05, 3600),
+    "sync_deadline_s": ("sync_deadline_s", 1, 0.1, 7 * 86400),
+}
+
+
+def _limits(block: object, where: str) -> DartLimits:
+    if block is None:
+        return DartLimits()
+    if not isinstance(block, dict):
+        raise DartConfigError(f"{where}: a table of limits")
+    unknown = sorted(set(block) - set(_LIMITS))
+    if unknown:
+        raise DartConfigError(f"{where}: unknown key(s) {', '.join(unknown)}")
+    values: dict[str, float] = {}
+    for key, raw in block.items():
+        name, scale, low, high = _LIMITS[key]
+        if isinstance(raw, bool) or not isinstance(raw, int | float) or not low <= raw <= high:
+            raise DartConfigError(f"{where}.{key}: a number from {low:g} to {high:g}")
+        values[name] = raw * scale
+    d = DartLimits()
+    return DartLimits(
+        max_json_bytes=int(values.get("max_json_bytes", d.max_json_bytes)),
+        max_zip_bytes=int(values.get("max_zip_bytes", d.max_zip_bytes)),
+        max_xml_bytes=int(values.get("max_xml_bytes", d.max_xml_bytes)),
+        max_depth=int(values.get("max_depth", d.max_depth)),
+        request_timeout_s=values.get("request_timeout_s", d.request_timeout_s),
+        sync_deadline_s=values.get("sync_deadline_s", d.sync_deadline_s),
+    )
 
 
 @dataclass(frozen=True)
@@ -58,6 +126,7 @@ class DartConfig:
     documents: Path
     dataset: Path
     cache: Path
+    limits: DartLimits = DartLimits()
 
     @property
     def detail_types(self) -> list[str]:
@@ -93,10 +162,10 @@ def load_dart_config(workspace: Path | str, *, today: dt.date | None = None) -> 
     if not isinstance(companies, list) or not companies:
         raise DartConfigError(f"{where}.companies: a list of stock codes or corp_codes")
     for c in companies:
-        if not isinstance(c, str) or not _CODE.match(c):
+        if not isinstance(c, str) or not c.strip() or len(c) > 100 or not c.isprintable():
             raise DartConfigError(
-                f"{where}.companies: {c!r} is neither a stock code (6 digits) nor a corp_code "
-                "(8 digits); write it as a string"
+                f"{where}.companies: {c!r} is neither a stock code (6 digits), a corp_code "
+                "(8 digits) nor a company name; write it as a string"
             )
     reports = block.get("reports", ["사업보고서"])
     if not isinstance(reports, list) or not reports:
@@ -133,4 +202,5 @@ def load_dart_config(workspace: Path | str, *, today: dt.date | None = None) -> 
         documents=inside("documents", "documents/dart"),
         dataset=inside("dataset", "data/dart/statements.csv"),
         cache=inside("cache", "dart"),
+        limits=_limits(block.get("limits"), f"{where}.limits"),
     )

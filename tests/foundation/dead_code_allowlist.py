@@ -17,6 +17,7 @@ FRAMEWORK_HOOKS: dict[str, str] = {
     "log_message": "http.server: the scripted OpenAI server's request log",
     "do_GET": "http.server: the scripted OpenAI server's GET handler",
     "do_POST": "http.server: the scripted OpenAI server's POST handler",
+    "readinto": "io.RawIOBase: read() of the capped ZIP member stream (retrieval/dart/archive.py)",
 }
 
 #: Interfaces: typing Protocols that state what an implementation provides (name -> implementers).

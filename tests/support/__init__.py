@@ -6,7 +6,8 @@ root on ``sys.path``: ``pythonpath`` in pyproject.toml; no test edits ``sys.path
 - ``serving``: the scripted model and HTTP stub of the served-graph tests, workspaces for them;
 - ``sandbox``: the sample workspace and settings of the sandbox tests;
 - ``report_runs``: finished runs (refs, GATE reports) the report tests render;
-- ``dart``, ``fake_opendart``, ``dart_sample``: the local fake of OpenDART and its recording;
+- ``dart``, ``dart_sample``: the recording served by the local fake of OpenDART
+  (``benchmarks/shared/fake_opendart.py``) and workspaces for it;
 - ``korean_claims``, ``corpus``, ``docfiles``: test material read from the repository;
 - ``scripts``: ``load_script`` loads a script of ``scripts/`` or ``benchmarks/`` by its path.
 

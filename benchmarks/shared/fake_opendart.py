@@ -3,7 +3,8 @@
 formats (JSON with ``status``/``message``, ZIPs, the XML status answer of the ZIP endpoints)
 from a recording folder:
 
-- ``companies.json``: ``[{corp_code, corp_name, stock_code, modify_date}]``;
+- ``companies.json``: ``[{corp_code, corp_name, stock_code, modify_date}]``, or ``corpCode.zip``:
+  OpenDART's company list as received, served as is;
 - ``filings.json``: list.json rows plus ``detail_type`` (A001, ...), ``reprt_code``, ``bsns_year``;
 - ``documents/<rcept_no>.xml``: each filing's main document;
 - ``statements/<rcept_no>-<CFS|OFS>.json``: each fnlttSinglAcntAll answer.
@@ -11,6 +12,10 @@ from a recording folder:
 ``FakeOpenDart.faults`` makes it fail on purpose: ``{"document.xml": ("500", 2)}`` answers HTTP
 500 from the 2nd document request on, ``("020", n)`` answers the daily-limit status, ``("drop",
 n)`` closes the connection without an answer.
+
+``FakeOpenDart.hostile`` answers on purpose what a hostile or broken server would: a function of
+``(endpoint, params)`` returning a ``Reply`` (status, headers, body chunks each sent after a
+delay, a Content-Length that lies) or None for the recording's answer.
 """
 
 from __future__ import annotations
@@ -18,7 +23,10 @@ from __future__ import annotations
 import io
 import json
 import threading
+import time
 import zipfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -38,6 +46,22 @@ def _status_xml(status: str, message: str) -> bytes:
     ).encode()
 
 
+@dataclass
+class Reply:
+    """A hand-made answer: ``chunks`` are written one by one, each after ``delay_s``;
+    ``length`` is the Content-Length sent (None: the true length, -1: none)."""
+
+    chunks: Iterable[bytes] = ()
+    status: int = 200
+    content_type: str = "application/octet-stream"
+    delay_s: float = 0.0
+    length: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+Hostile = Callable[[str, dict[str, str]], Reply | None]
+
+
 def _zip(files: dict[str, bytes]) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -52,7 +76,14 @@ class FakeOpenDart:
     def __init__(self, recording: Path, key: str = KEY) -> None:
         self.recording = Path(recording)
         self.key = key
-        self.companies = json.loads((self.recording / "companies.json").read_text("utf-8"))
+        corp_zip = self.recording / "corpCode.zip"
+        self.corp_zip = corp_zip.read_bytes() if corp_zip.is_file() else None
+        self.companies = (
+            []
+            if self.corp_zip is not None
+            else json.loads((self.recording / "companies.json").read_text("utf-8"))
+        )
+        self.hostile: Hostile | None = None
         self.filings = json.loads((self.recording / "filings.json").read_text("utf-8"))
         self.faults: dict[str, tuple[str, int]] = {}
         self.calls: list[tuple[str, dict[str, str]]] = []
@@ -69,6 +100,10 @@ class FakeOpenDart:
                 params = {k: v[-1] for k, v in parse_qs(url.query).items()}
                 fake.calls.append((endpoint, params))
                 n = fake._counts[endpoint] = fake._counts.get(endpoint, 0) + 1
+                reply = fake.hostile(endpoint, params) if fake.hostile else None
+                if reply is not None:
+                    self._reply(reply)
+                    return
                 fault = fake.faults.get(endpoint)
                 if fault and n >= fault[1]:
                     if fault[0] == "drop":
@@ -105,6 +140,30 @@ class FakeOpenDart:
                 else:
                     self._send(200, _status_json(status, message), "application/json")
 
+            def _reply(self, reply: Reply) -> None:
+                chunks = list(reply.chunks) if reply.length is None else reply.chunks
+                self.send_response(reply.status)
+                self.send_header("Content-Type", reply.content_type)
+                length = (
+                    sum(len(c) for c in chunks)  # type: ignore[arg-type]
+                    if reply.length is None
+                    else reply.length
+                )
+                if length >= 0:
+                    self.send_header("Content-Length", str(length))
+                for k, v in reply.headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                try:
+                    for chunk in chunks:
+                        if reply.delay_s:
+                            time.sleep(reply.delay_s)
+                        self.wfile.write(chunk)
+                        self.wfile.flush()
+                except OSError:  # the client gave up: as a real server, stop writing
+                    pass
+                self.close_connection = True
+
             def _send(self, code: int, body: bytes, kind: str) -> None:
                 self.send_response(code)
                 self.send_header("Content-Type", kind)
@@ -113,6 +172,7 @@ class FakeOpenDart:
                 self.wfile.write(body)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @property
@@ -133,6 +193,8 @@ class FakeOpenDart:
     # ------------------------------------------------------------------ endpoints
 
     def corp_code(self, params: dict[str, str]) -> tuple[str, bytes, str]:
+        if self.corp_zip is not None:
+            return "000", self.corp_zip, "application/zip"
         items = "".join(
             f"<list><corp_code>{c['corp_code']}</corp_code><corp_name>{c['corp_name']}</corp_name>"
             f"<stock_code>{c.get('stock_code') or ' '}</stock_code>"
@@ -157,7 +219,14 @@ class FakeOpenDart:
         page = int(params.get("page_no", 1))
         total_page = -(-len(rows) // size)
         shown = rows[(page - 1) * size : page * size]
-        keys = ("corp_cls", "corp_name", "corp_code", "stock_code", "report_nm", "rcept_no")
+        keys: tuple[str, ...] = (
+            "corp_cls",
+            "corp_name",
+            "corp_code",
+            "stock_code",
+            "report_nm",
+            "rcept_no",
+        )
         keys += ("flr_nm", "rcept_dt", "rm")
         body = {
             "status": "000",
@@ -187,6 +256,6 @@ class FakeOpenDart:
                 path = (
                     self.recording / "statements" / f"{f['rcept_no']}-{params.get('fs_div')}.json"
                 )
-                if path.is_file():
+                if path.is_file():  # the first listed filing of that period with statements
                     return "000", path.read_bytes(), "application/json"
         return "013", "조회된 데이타가 없습니다.".encode(), ""
