@@ -11,6 +11,7 @@ with the reason and the next call starts a fresh child. The parent never holds a
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import select
@@ -24,8 +25,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from refgate.retrieval.loaders.base import Unreadable
-from refgate.retrieval.loaders.worker import MAX_FRAME, send_frame
-from refgate.retrieval.loaders.worker import _HEADER as HEADER
+from refgate.retrieval.loaders.worker import FRAME_HEADER, MAX_FRAME, send_frame
 
 Progress = Callable[[int, int], None]
 
@@ -90,7 +90,7 @@ class BoundedChild:
 
     def _start(self) -> None:
         memory = int(self.limits.memory_mb) * 1024 * 1024
-        log = tempfile.TemporaryFile()
+        log = tempfile.TemporaryFile()  # noqa: SIM115 - kept open with the worker, closed by _kill
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-m", WORKER_MODULE, str(memory)],
@@ -117,10 +117,8 @@ class BoundedChild:
             proc.wait(5)
             for pipe in (proc.stdin, proc.stdout):
                 if pipe is not None:
-                    try:
+                    with contextlib.suppress(OSError):
                         pipe.close()
-                    except OSError:
-                        pass
         if self._log is not None:
             self._log.close()
             self._log = None
@@ -195,7 +193,7 @@ class BoundedChild:
                 n -= len(chunk)
             return b"".join(chunks)
 
-        (size,) = HEADER.unpack(read_exact(HEADER.size))
+        (size,) = FRAME_HEADER.unpack(read_exact(FRAME_HEADER.size))
         if size > MAX_FRAME:
             raise WorkerDied
         return pickle.loads(read_exact(size))

@@ -23,7 +23,7 @@ import struct
 import sys
 from typing import IO, Any
 
-_HEADER = struct.Struct("!Q")
+FRAME_HEADER = struct.Struct("!Q")
 #: Largest frame either side accepts (a parse's parts come back in one frame).
 MAX_FRAME = 2**34
 
@@ -31,7 +31,7 @@ MAX_FRAME = 2**34
 def send_frame(out: IO[bytes], obj: object) -> None:
     """Write ``obj`` as one frame and flush."""
     data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    out.write(_HEADER.pack(len(data)))
+    out.write(FRAME_HEADER.pack(len(data)))
     out.write(data)
     out.flush()
 
@@ -49,7 +49,7 @@ def _read_exact(stream: IO[bytes], n: int) -> bytes:
 
 def recv_frame(stream: IO[bytes]) -> Any:
     """Read one frame (``EOFError`` when the pipe closed)."""
-    (size,) = _HEADER.unpack(_read_exact(stream, _HEADER.size))
+    (size,) = FRAME_HEADER.unpack(_read_exact(stream, FRAME_HEADER.size))
     if size > MAX_FRAME:
         raise EOFError(f"a frame of {size} bytes is over the {MAX_FRAME} byte bound")
     return pickle.loads(_read_exact(stream, size))
