@@ -41,6 +41,7 @@ from refgate.graph import build_graph
 from refgate.graph.research import PASS_NAME, build_research_graph, run_config, stream_research
 from refgate.memory.audit import append_run
 from refgate.memory.persistence import open_persistence
+from refgate.memory.threads import check_thread_owner, foreign_input_pending
 from refgate.models import NO_MODEL_HELP, ModelProvider, endpoint_of, is_configured, split_model
 from refgate.nodes.research.report import to_markdown
 from refgate.paths import PathEscape, check_served, served_allowlist
@@ -343,8 +344,12 @@ def ask(
                 settings=live,
             )
             snapshot = graph.get_state(config)
-            stored_q = snapshot.values.get("question")
-            if snapshot.next:
+            check_thread_owner(thread_id, snapshot.values, ws)
+            # a served client of another workspace left a refused input on this thread: its
+            # question is not the thread's, and the owner asks afresh over it
+            foreign = foreign_input_pending(snapshot.values)
+            stored_q = None if foreign else snapshot.values.get("question")
+            if snapshot.next and not foreign:
                 if stored_q and q and not _same_question(stored_q, q):
                     raise ConfigError(
                         f"thread {thread_id!r} was interrupted on another question "

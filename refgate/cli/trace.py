@@ -42,12 +42,18 @@ def trace(
     # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
     from refgate.graph import build_graph
     from refgate.memory.persistence import open_persistence
+    from refgate.memory.threads import ForeignThread, check_thread_owner
 
     ws = open_workspace(workspace)
     settings = open_settings(ws)
     with open_persistence(settings, ws) as (checkpointer, store):
         graph = build_graph(checkpointer=checkpointer, store=store, workspace=ws, settings=settings)
         snapshot = graph.get_state({"configurable": {"thread_id": thread}})
+    try:
+        check_thread_owner(thread, snapshot.values, ws)
+    except ForeignThread as exc:
+        err_console.print(f"[red]{esc(exc)}[/red]")
+        raise typer.Exit(EXIT_CONFIG) from None
     events = list(snapshot.values.get("trace") or [])
     if not events:
         err_console.print(
