@@ -12,6 +12,9 @@ threads, so one slow question does not stall the server.
 
 from __future__ import annotations
 
+import os
+import secrets
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec, TypeVar, cast
 
@@ -23,6 +26,7 @@ from refgate.api.public import RunFailed
 from refgate.api.public import ask as ask_question
 from refgate.api.public import research as research_question
 from refgate.catalog.capabilities import EngineEnv, Evidence, get_capability
+from refgate.cli.http_token import MIN_TOKEN_CHARS, TOKEN_ENV, BearerTokenGate
 from refgate.config import ConfigError, load_settings
 from refgate.nodes.gate import check_answer
 from refgate.paths import PathEscape
@@ -163,12 +167,44 @@ def build_server() -> MCPServer:
     return server
 
 
-def serve(*, http: bool = False, host: str = "127.0.0.1", port: int = 8765) -> None:
-    """Run the server over stdio, or streamable HTTP on a loopback ``host`` (``/mcp``)."""
+def _to_stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def http_token(announce: Callable[[str], None]) -> str:
+    """The bearer token HTTP clients must send: ``REFGATE_MCP_TOKEN``, else a new random one
+    that ``announce`` shows the person who started the server (it is never written to a file)."""
+    token = os.environ.get(TOKEN_ENV, "").strip()
+    if token:
+        if len(token) < MIN_TOKEN_CHARS:
+            raise ConfigError(f"{TOKEN_ENV} must have at least {MIN_TOKEN_CHARS} characters")
+        return token
+    token = secrets.token_urlsafe(32)
+    announce(
+        f"refgate mcp: clients must send the header 'Authorization: Bearer {token}' "
+        f"(set {TOKEN_ENV} to choose the token)"
+    )
+    return token
+
+
+def serve(
+    *,
+    http: bool = False,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    announce: Callable[[str], None] | None = None,
+) -> None:
+    """Run the server over stdio, or streamable HTTP on a loopback ``host`` (``/mcp``) behind a
+    bearer token (``http_token``): any local process can reach a loopback port."""
     server = build_server()
     if not http:
         server.run("stdio")
         return
     if host not in LOOPBACK:
         raise ConfigError(f"refgate mcp --http listens on loopback only ({', '.join(LOOPBACK)})")
-    server.run("streamable-http", host=host, port=port)
+    token = http_token(announce or _to_stderr)
+    # deferred: uvicorn serves only the HTTP transport
+    import uvicorn
+
+    app = BearerTokenGate(server.streamable_http_app(host=host), token)
+    uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -17,7 +17,8 @@ def mcp(
     port: int = typer.Option(8765, "--port", help="Port for --http."),
 ) -> None:
     """Serve refgate's tools (ask, research, check, search_documents) to MCP clients: over
-    stdio, or streamable HTTP on loopback with --http."""
+    stdio, or streamable HTTP on loopback with --http (clients send 'Authorization: Bearer
+    TOKEN': REFGATE_MCP_TOKEN, else a token printed at start)."""
     # deferred: the MCP SDK and the graph stack load only when this command runs
     from refgate.cli.mcp_server import serve
 
