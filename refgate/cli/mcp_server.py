@@ -28,7 +28,7 @@ from refgate.api.public import research as research_question
 from refgate.catalog.capabilities import EngineEnv, Evidence, get_capability
 from refgate.cli.http_token import MIN_TOKEN_CHARS, TOKEN_ENV, BearerTokenGate
 from refgate.config import ConfigError, load_settings
-from refgate.nodes.gate import check_answer
+from refgate.nodes.gate import check_answer, check_input_error
 from refgate.paths import PathEscape
 from refgate.retrieval.index_files import DocumentIndexError
 from refgate.workspace import Workspace, WorkspaceError, load_served_workspace
@@ -95,6 +95,11 @@ def _check(answer: str, refs: object, require: list[str], workspace: str | None)
         settings = load_settings(None, ws.settings if ws else None)
     except ConfigError as exc:
         raise ToolError(str(exc)) from None
+    too_big = check_input_error(
+        answer, len(ledger), max_chars=settings.max_check_chars, max_refs=settings.max_check_refs
+    )
+    if too_big:
+        raise ToolError(too_big)
     report = check_answer(
         answer,
         ledger,
