@@ -20,6 +20,7 @@ from refgate.nodes.deliver import make_deliver
 from refgate.nodes.gate.node import make_gate
 from refgate.nodes.harvest import make_harvest
 from refgate.nodes.work import make_work
+from refgate.redaction import redacting
 from refgate.workspace import Workspace, load_workspace
 
 
@@ -53,13 +54,14 @@ def build_graph(
         input_schema=WorkbenchInput,
         output_schema=WorkbenchOutput,
     )
-    builder.add_node("brief", make_brief(deps))
-    builder.add_node("work", make_work(deps))
-    builder.add_node("critique", make_critique(deps))
-    builder.add_node("compose", make_compose(deps))
-    builder.add_node("gate", make_gate(deps), destinations=("work", "harvest"))
-    builder.add_node("harvest", make_harvest(deps))
-    builder.add_node("deliver", make_deliver(deps))
+    # a failed node's error is stored in the checkpoints: its secrets are masked first
+    builder.add_node("brief", redacting(make_brief(deps)))
+    builder.add_node("work", redacting(make_work(deps)))
+    builder.add_node("critique", redacting(make_critique(deps)))
+    builder.add_node("compose", redacting(make_compose(deps)))
+    builder.add_node("gate", redacting(make_gate(deps)), destinations=("work", "harvest"))
+    builder.add_node("harvest", redacting(make_harvest(deps)))
+    builder.add_node("deliver", redacting(make_deliver(deps)))
     builder.add_edge(START, "brief")
     builder.add_edge("brief", "work")
     builder.add_conditional_edges("work", route_after_work, ["critique", "compose"])

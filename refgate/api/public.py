@@ -46,6 +46,7 @@ from refgate.models import NO_MODEL_HELP, ModelProvider, endpoint_of, is_configu
 from refgate.nodes.research.report import to_markdown
 from refgate.paths import PathEscape, check_served, served_allowlist
 from refgate.provenance.boundaries import ApprovalRequest
+from refgate.redaction import redact_secrets
 from refgate.refs import Ref, as_ref_map
 from refgate.report import answer_document, write_research_report, write_run_report
 from refgate.report.run import AnswerDocument, UnverifiedClaim
@@ -76,7 +77,7 @@ class RunFailed(RuntimeError):
     """A run stopped part-way; its checkpoints are kept, so ``thread`` can be resumed."""
 
     def __init__(self, message: str, *, thread: str, workspace: Path | None = None) -> None:
-        super().__init__(message)
+        super().__init__(redact_secrets(message))
         self.thread = thread
         self.workspace = workspace
 

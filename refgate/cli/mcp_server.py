@@ -30,6 +30,7 @@ from refgate.cli.http_token import MIN_TOKEN_CHARS, TOKEN_ENV, BearerTokenGate
 from refgate.config import ConfigError, load_settings
 from refgate.nodes.gate import check_answer, check_input_error
 from refgate.paths import PathEscape
+from refgate.redaction import redact_secrets
 from refgate.retrieval.index_files import DocumentIndexError
 from refgate.workspace import Workspace, WorkspaceError, load_served_workspace
 
@@ -63,7 +64,7 @@ def _run(fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
     try:
         return fn(*args, **kwargs)
     except (ConfigError, WorkspaceError, PathEscape) as exc:
-        raise ToolError(str(exc)) from None
+        raise ToolError(redact_secrets(str(exc))) from None
     except RunFailed as exc:
         raise ToolError(f"{exc} (resume with the same thread: {exc.thread})") from None
 

@@ -34,6 +34,7 @@ from langgraph.store.base import BaseStore
 
 from refgate.config import ConfigError, Settings
 from refgate.memory.store import index_config
+from refgate.redaction import redact_exception
 
 if TYPE_CHECKING:
     from langgraph.store.sqlite import SqliteStore
@@ -63,11 +64,22 @@ class PersistenceTarget:
     url: str  # what is opened: the checkpoint file path, or the full URL
 
 
+class RedactingSerializer(JsonPlusSerializer):
+    """``JsonPlusSerializer`` that masks secrets in an exception before it is stored (a failed
+    node's error write): the last guard, behind the graphs' ``redacting`` nodes."""
+
+    def dumps_typed(self, obj: object) -> tuple[str, bytes]:
+        if isinstance(obj, BaseException):
+            redact_exception(obj)
+        return super().dumps_typed(obj)
+
+
 def checkpoint_serde() -> JsonPlusSerializer:
     """The serializer of refgate's checkpointers: strict msgpack (LangGraph's safe types only, what
     ``LANGGRAPH_STRICT_MSGPACK=true`` and the servers use) plus ``LEGACY_STATE_TYPES`` for threads
-    checkpointed by earlier versions. New checkpoints hold plain data and need no allowlist."""
-    return JsonPlusSerializer(allowed_msgpack_modules=list(LEGACY_STATE_TYPES))
+    checkpointed by earlier versions (new checkpoints hold plain data and need no allowlist);
+    secrets in stored errors masked (``refgate.redaction``)."""
+    return RedactingSerializer(allowed_msgpack_modules=list(LEGACY_STATE_TYPES))
 
 
 def redact(url: str) -> str:
