@@ -282,7 +282,7 @@ def make_brief(deps: Deps):
         messages = [
             SystemMessage(load_prompt("brief")),
             HumanMessage(
-                f"Question: {question}{conversation_block(state)}\n\n"
+                f"Question: {question}{conversation_block(state, settings.history_turns)}\n\n"
                 f"{_workspace_summary(ctx)}{_recalled_block(recalled, ctx)}"
             ),
         ]

@@ -149,6 +149,18 @@ class Settings(BaseSettings):
     max_answer_chars: int = Field(
         40_000, ge=100, le=10_000_000, description="run budget: characters of an answer"
     )
+    history_turns: int = Field(
+        6,
+        ge=0,
+        le=1_000,
+        description="follow-ups: earlier turns of a thread shown to each pass (older ones are "
+        "dropped from the prompt)",
+    )
+    keep_checkpoints: Literal["latest", "all"] = Field(
+        "latest",
+        description="a finished turn keeps only its thread's latest checkpoint (linear growth), "
+        "or every checkpoint (time travel)",
+    )
     max_check_chars: int = Field(
         100_000,
         ge=1_000,

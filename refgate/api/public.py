@@ -40,7 +40,7 @@ from refgate.events import ProgressEvent, ProgressSink
 from refgate.graph import build_graph
 from refgate.graph.research import PASS_NAME, build_research_graph, run_config, stream_research
 from refgate.memory.audit import append_run
-from refgate.memory.persistence import open_persistence
+from refgate.memory.persistence import open_persistence, prune_thread
 from refgate.memory.threads import check_thread_owner, foreign_input_pending
 from refgate.models import NO_MODEL_HELP, ModelProvider, endpoint_of, is_configured, split_model
 from refgate.nodes.research.report import to_markdown
@@ -387,7 +387,11 @@ def ask(
                 raise RunFailed(
                     _failure(exc, live, current["pass"]), thread=thread_id, workspace=ws.root
                 ) from exc
-            result = dict(graph.get_state(config).values)
+            final = graph.get_state(config)
+            result = dict(final.values)
+            if live.keep_checkpoints == "latest" and not final.next:
+                # a finished turn: earlier checkpoints are superseded (bounded growth)
+                prune_thread(checkpointer, thread_id)
             answer = _answer(result, thread_id, ws, live, q, time.perf_counter() - started)
             _record_audit(ws, answer, result, live, started)
     return answer
