@@ -40,8 +40,14 @@ from refgate.events import ProgressEvent, ProgressSink
 from refgate.graph import build_graph
 from refgate.graph.research import PASS_NAME, build_research_graph, run_config, stream_research
 from refgate.memory.audit import append_run
-from refgate.memory.persistence import open_persistence, prune_thread
-from refgate.memory.threads import check_thread_owner, foreign_input_pending
+from refgate.memory.persistence import open_persistence, persistence_target, prune_thread
+from refgate.memory.threads import (
+    check_thread_owner,
+    foreign_input_pending,
+    is_own_store,
+    thread_owner,
+    workspace_identity,
+)
 from refgate.models import NO_MODEL_HELP, ModelProvider, endpoint_of, is_configured, split_model
 from refgate.nodes.research.report import to_markdown
 from refgate.paths import PathEscape, check_served, served_allowlist
@@ -345,7 +351,7 @@ def ask(
                 settings=live,
             )
             snapshot = graph.get_state(config)
-            check_thread_owner(thread_id, snapshot.values, ws)
+            _check_owner(graph, config, thread_id, snapshot, ws, live)
             # a served client of another workspace left a refused input on this thread: its
             # question is not the thread's, and the owner asks afresh over it
             foreign = foreign_input_pending(snapshot.values)
@@ -395,6 +401,25 @@ def ask(
             answer = _answer(result, thread_id, ws, live, q, time.perf_counter() - started)
             _record_audit(ws, answer, result, live, started)
     return answer
+
+
+def _check_owner(
+    graph: Any,
+    config: Mapping[str, object],
+    thread_id: str,
+    snapshot: Any,
+    ws: Workspace,
+    settings: Settings,
+) -> None:
+    """Refuse a thread of another workspace (thread owner). In the workspace's own SQLite file
+    every thread is its own: a thread recorded under the folder's old path (the workspace was
+    moved or renamed) is adopted before BRIEF compares the owner again."""
+    if not is_own_store(persistence_target(settings, ws).url, ws):
+        check_thread_owner(thread_id, snapshot.values, ws)
+        return
+    owner = thread_owner(snapshot.values)
+    if owner is not None and owner != workspace_identity(ws) and not snapshot.next:
+        graph.update_state(config, {"owner": workspace_identity(ws)}, as_node="deliver")
 
 
 def _answer_approvals(

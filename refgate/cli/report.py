@@ -68,14 +68,15 @@ def _audit_facts(workspace: AuditPlace, thread: str) -> dict[str, Any]:
 def _workbench_state(ws: Workspace, thread: str) -> dict[str, Any]:
     # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
     from refgate.graph import build_graph
-    from refgate.memory.persistence import open_persistence
-    from refgate.memory.threads import check_thread_owner
+    from refgate.memory.persistence import open_persistence, persistence_target
+    from refgate.memory.threads import check_thread_owner, is_own_store
 
     settings = open_settings(ws)
     with open_persistence(settings, ws) as (checkpointer, store):
         graph = build_graph(checkpointer=checkpointer, store=store, workspace=ws, settings=settings)
         values = dict(graph.get_state({"configurable": {"thread_id": thread}}).values)
-    check_thread_owner(thread, values, ws)
+    if not is_own_store(persistence_target(settings, ws).url, ws):
+        check_thread_owner(thread, values, ws)
     return values
 
 

@@ -72,3 +72,15 @@ def foreign_input_pending(values: Mapping[str, object]) -> bool:
     if not isinstance(owner, str) or not isinstance(named, str) or not named.strip():
         return False
     return str(Path(named).expanduser().resolve()) != owner
+
+
+def is_own_store(target_url: str, workspace: Workspace | None) -> bool:
+    """True when the checkpoints live in ``workspace``'s own SQLite file (the default): every
+    thread in it is the workspace's, even after the folder was moved or renamed."""
+    if workspace is None:
+        return False
+    try:
+        Path(target_url).resolve().relative_to(Path(workspace.state_dir).resolve())
+    except ValueError:
+        return False
+    return True

@@ -146,3 +146,22 @@ def test_a_served_graph_refuses_a_thread_of_another_workspace(shared_db, stub, t
     follow = refgate.ask(FOLLOW_UP, workspace=ws_a, thread=thread)
     assert "6.0%" in follow.answer
     assert [t["question"] for t in follow.record["turns"]] == [FIRST_QUESTION, FOLLOW_UP]
+
+
+def test_a_moved_workspace_keeps_its_threads_in_its_own_sqlite_file(stub, tmp_path, env):
+    """Without a shared database the checkpoints are the workspace's own file: a thread asked
+    before the folder was renamed goes on after it."""
+    ws = copy_sample(tmp_path / "before")
+    thread = _thread_of_a(ws)
+    moved = ws.rename(tmp_path / "after")
+    follow = refgate.ask(FOLLOW_UP, workspace=moved, thread=thread)
+    assert "6.0%" in follow.answer
+    assert [t["question"] for t in follow.record["turns"]] == [FIRST_QUESTION, FOLLOW_UP]
+    res = CliRunner().invoke(app_cli(), ["trace", thread, "-w", str(moved)])
+    assert res.exit_code == 0, res.output
+
+
+def app_cli():
+    from refgate.cli import app
+
+    return app
