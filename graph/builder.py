@@ -30,6 +30,7 @@ from refgate.nodes.deliver import make_deliver
 from refgate.nodes.gate.node import make_gate
 from refgate.nodes.harvest import make_harvest
 from refgate.nodes.work import make_work
+from refgate.redaction import redacting
 from refgate.workspace import Workspace, load_workspace
 
 
@@ -64,13 +65,14 @@ def build_graph(
         input_schema=WorkbenchInput,
         output_schema=WorkbenchOutput,
     )
-    builder.add_node(BRIEF, make_brief(deps))
-    builder.add_node(WORK, make_work(deps))
-    builder.add_node(CRITIQUE, make_critique(deps))
-    builder.add_node(COMPOSE, make_compose(deps))
-    builder.add_node(GATE, make_gate(deps), destinations=(WORK, HARVEST))
-    builder.add_node(HARVEST, make_harvest(deps))
-    builder.add_node(DELIVER, make_deliver(deps))
+    # a failed node's error is stored in the checkpoints: its secrets are masked first
+    builder.add_node(BRIEF, redacting(make_brief(deps)))
+    builder.add_node(WORK, redacting(make_work(deps)))
+    builder.add_node(CRITIQUE, redacting(make_critique(deps)))
+    builder.add_node(COMPOSE, redacting(make_compose(deps)))
+    builder.add_node(GATE, redacting(make_gate(deps)), destinations=(WORK, HARVEST))
+    builder.add_node(HARVEST, redacting(make_harvest(deps)))
+    builder.add_node(DELIVER, redacting(make_deliver(deps)))
     builder.add_edge(START, BRIEF)
     builder.add_edge(BRIEF, WORK)
     builder.add_conditional_edges(WORK, route_after_work, [CRITIQUE, COMPOSE])

@@ -52,6 +52,7 @@ from refgate.nodes.research.state import (
 from refgate.nodes.research.synthesize import make_synthesize
 from refgate.nodes.research.tally import after_tally, make_tally
 from refgate.nodes.research.verify import make_verify
+from refgate.redaction import redacting
 from refgate.tools.outbound import OutboundPolicy
 from refgate.tools.web_providers import Fetch, WebSearch
 from refgate.workspace import Workspace
@@ -104,21 +105,21 @@ def build_research_graph(
     )
 
     angle_builder = StateGraph(AngleState, input_schema=AngleInput, output_schema=AngleOutput)
-    angle_builder.add_node("search", make_search(deps))
-    angle_builder.add_node("fetch", make_fetch(deps))
+    angle_builder.add_node("search", redacting(make_search(deps)))
+    angle_builder.add_node("fetch", redacting(make_fetch(deps)))
     angle_builder.add_edge(START, "search")
     angle_builder.add_conditional_edges("search", after_search, ["fetch", END])
     angle_builder.add_edge("fetch", END)
     angle_graph = angle_builder.compile(name="research_angle")
 
     builder = StateGraph(ResearchState, context_schema=RunContext, input_schema=ResearchInput)
-    builder.add_node("scope", make_scope(deps))
+    builder.add_node("scope", redacting(make_scope(deps)))
     builder.add_node("angle", angle_graph)
-    builder.add_node("rank", make_rank(deps))
-    builder.add_node("verify", make_verify(deps))
-    builder.add_node("tally", make_tally(deps))
-    builder.add_node("synthesize", make_synthesize(deps))
-    builder.add_node("report", make_report(deps))
+    builder.add_node("rank", redacting(make_rank(deps)))
+    builder.add_node("verify", redacting(make_verify(deps)))
+    builder.add_node("tally", redacting(make_tally(deps)))
+    builder.add_node("synthesize", redacting(make_synthesize(deps)))
+    builder.add_node("report", redacting(make_report(deps)))
     builder.add_edge(START, "scope")
     builder.add_conditional_edges("scope", after_scope, ["angle", "report"])
     builder.add_edge("angle", "rank")

@@ -30,6 +30,7 @@ from refgate.catalog.skillbook import skillbook_for
 from refgate.events import TraceEvent, event
 from refgate.memory.decisions import recall_decisions
 from refgate.memory.recheck import decision_origin, recheck_recalled
+from refgate.memory.threads import check_thread_owner, workspace_identity
 from refgate.nodes.common import Deps, PassTimer, budget_state, load_prompt, make_context
 from refgate.nodes.conversation import conversation_block
 from refgate.nodes.loop import PassOutcome, run_tool_pass
@@ -285,6 +286,8 @@ def make_brief(deps: Deps):
         # BRIEF starts a run: a fresh run id, even on a thread that answered before.
         fresh: WorkbenchState = {**state, "run_id": uuid.uuid4().hex[:12], "budget": None}
         ctx = make_context("brief", fresh, deps, config=config, store=store)
+        # a thread of another workspace is refused before anything of it is read (thread owner)
+        check_thread_owner(ctx.thread_id, state, ctx.workspace)
         timer = PassTimer("brief", ctx)
         events = [timer.start_event(run_id=ctx.run_id)]
         if ctx.workspace is not None and ctx.workspace.datasets:
@@ -311,7 +314,7 @@ def make_brief(deps: Deps):
                 )
             )
         prompt = (
-            f"Question: {question}{conversation_block(state)}\n\n"
+            f"Question: {question}{conversation_block(state, settings.history_turns)}\n\n"
             f"{_workspace_summary(ctx)}{_recalled_block(recalled, ctx)}"
         )
         messages = [SystemMessage(load_prompt("brief")), HumanMessage(prompt)]
@@ -371,6 +374,7 @@ def make_brief(deps: Deps):
         events.append(timer.end_event(refs=list(issued), plan=json.loads(json.dumps(plan))))
         return {
             "run_id": ctx.run_id,
+            "owner": workspace_identity(ctx.workspace),
             "plan": plan,
             "refs": ref_data(issued),
             "trace": events,

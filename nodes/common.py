@@ -209,6 +209,8 @@ EXCERPT_KEYS = frozenset({"excerpt", "quote", "text", "snippet"})
 #: counted in a closing note). COMPOSE gets room for about ten whole document chunks.
 PASS_REF_TOKENS = {"work": 8_000, "critique": 8_000, "compose": 14_000}
 DEFAULT_REF_TOKENS = 8_000
+#: Refs past a pass's token budget that are still listed by id and title (the newest first).
+MAX_LISTED_REFS = 60
 
 
 def _short(value: object, limit: int = MAX_FIELD_CHARS) -> object:
@@ -324,6 +326,13 @@ def refs_block(
         if used + cost <= budget:
             full[ref.id] = line
             used += cost
+    # beyond the budget, the newest refs are listed by id and title, at most MAX_LISTED_REFS of
+    # them: a long thread's older evidence is counted, not listed (bounded history)
+    listed = set(full)
+    for ref in reversed(chosen):
+        if len(listed) >= len(full) + MAX_LISTED_REFS:
+            break
+        listed.add(ref.id)
     lines = [
         full.get(ref.id)
         or json.dumps(
@@ -336,6 +345,7 @@ def refs_block(
             ensure_ascii=False,
         )
         for ref in chosen
+        if ref.id in listed
     ]
     left_out = len(chosen) - len(full)
     if left_out:
@@ -344,6 +354,11 @@ def refs_block(
                 {
                     "note": f"{left_out} of {len(chosen)} refs listed by id and "
                     f"title only (this pass's budget: {budget} tokens)"
+                    + (
+                        f"; the {len(chosen) - len(listed)} oldest are not listed"
+                        if len(listed) < len(chosen)
+                        else ""
+                    )
                 }
             )
         )

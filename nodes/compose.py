@@ -60,7 +60,7 @@ def make_compose(deps: Deps):
         critiques = state.get("critiques") or []
         caveats = state.get("caveats") or []
         human = (
-            f"Question: {state.get('question', '')}{conversation_block(state)}\n\n"
+            f"Question: {state.get('question', '')}{conversation_block(state, ctx.settings.history_turns)}\n\n"
             f"Plan: {plan_block(state.get('plan') or {})}\n\n"
             f"WORK's notes: {notes_block(state)}\n\n"
             f"Evidence refs (cite these ids):\n{refs_block(ctx.ledger.all(), kinds=CITABLE, pass_name='compose')}\n\n"

@@ -22,7 +22,7 @@ from refgate.turns import Turn
 
 #: Characters of one earlier answer shown to a pass (the refs it cites are in the ledger whole).
 MAX_ANSWER_CHARS = 2_000
-#: Earlier turns shown to a pass, newest last.
+#: Earlier turns shown to a pass when no setting says (``history_turns``), newest last.
 MAX_TURNS = 6
 
 
@@ -48,18 +48,24 @@ def earlier_turns(state: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [dict(t) for t in turns if not run_id or t.get("run_id") != run_id]
 
 
-def conversation_block(state: Mapping[str, Any]) -> str:
-    """Earlier questions and answers for a pass's prompt ("" on a thread's first question)."""
-    turns = earlier_turns(state)[-MAX_TURNS:]
+def conversation_block(state: Mapping[str, Any], limit: int = MAX_TURNS) -> str:
+    """Earlier questions and answers for a pass's prompt ("" on a thread's first question): the
+    last ``limit`` turns (the ``history_turns`` setting); older ones are dropped from the prompt
+    and counted, so a long thread's prompt stays bounded (bounded history)."""
+    earlier = earlier_turns(state)
+    turns = earlier[-limit:] if limit > 0 else []
     if not turns:
         return ""
+    dropped = len(earlier) - len(turns)
     refs = as_ref_map(state.get("refs") or {})
     lines = [
         "\n\nThis question is a follow-up in a conversation. Earlier questions and answers "
         "(context only: an earlier answer is not evidence; its refs are still in the ledger "
         "and may be cited by id):"
     ]
-    for n, turn in enumerate(turns, 1):
+    if dropped:
+        lines.append(f"({dropped} earlier turns of this conversation are not shown.)")
+    for n, turn in enumerate(turns, dropped + 1):
         cited: Sequence[str] = [str(c) for c in turn.get("cited") or []]
         answer = str(turn.get("answer") or "")
         if len(answer) > MAX_ANSWER_CHARS:

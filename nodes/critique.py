@@ -151,7 +151,7 @@ def make_critique(deps: Deps):
             or "- (the chosen skills require no evidence)"
         )
         human = (
-            f"Question: {state.get('question', '')}{conversation_block(state)}\n\n"
+            f"Question: {state.get('question', '')}{conversation_block(state, ctx.settings.history_turns)}\n\n"
             f"Plan: {plan_block({k: plan.get(k) for k in ('lens', 'criteria', 'untrusted_fields')})}\n\n"
             f"Chosen skills:\n{_skill_context(plan, refs)}\n\n"
             f"Required evidence checklist (checked by code):\n{check_lines}\n\n"

@@ -55,6 +55,8 @@ class Plan(TypedDict, total=False):
 class WorkbenchState(TypedDict, total=False):
     question: str
     workspace: str | None
+    #: The identity of the workspace that started the thread (thread owner), set by BRIEF.
+    owner: str
     run_id: str
     plan: Plan
     refs: Annotated[dict[str, RefData], merge_refs]

@@ -97,7 +97,7 @@ def make_work(deps: Deps):
         plan = state.get("plan") or {}
         evidence = refs_block(ctx.ledger.all(), pass_name="work")
         human = (
-            f"Question: {state.get('question', '')}{conversation_block(state)}\n\n"
+            f"Question: {state.get('question', '')}{conversation_block(state, ctx.settings.history_turns)}\n\n"
             f"Plan: {plan_block(plan)}\n\n"
             f"Datasets:\n{_datasets_block(ctx)}{_mcp_block(ctx)}\n\n"
             f"Refs so far:\n{evidence}"

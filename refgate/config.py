@@ -193,6 +193,30 @@ class Settings(BaseSettings):
     max_answer_chars: int = Field(
         40_000, ge=100, le=10_000_000, description="run budget: characters of an answer"
     )
+    history_turns: int = Field(
+        6,
+        ge=0,
+        le=1_000,
+        description="follow-ups: earlier turns of a thread shown to each pass (older ones are "
+        "dropped from the prompt)",
+    )
+    keep_checkpoints: Literal["latest", "all"] = Field(
+        "latest",
+        description="a finished turn keeps only its thread's latest checkpoint (linear growth), "
+        "or every checkpoint (time travel)",
+    )
+    max_check_chars: int = Field(
+        100_000,
+        ge=1_000,
+        le=10_000_000,
+        description="GATE alone (refgate check, MCP check): characters of an answer",
+    )
+    max_check_refs: int = Field(
+        5_000,
+        ge=10,
+        le=1_000_000,
+        description="GATE alone (refgate check, MCP check): refs in the ledger",
+    )
     max_run_seconds: float = Field(
         1_800.0, gt=0, le=604_800, description="run budget: wall time of a run in seconds"
     )

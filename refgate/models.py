@@ -21,6 +21,7 @@ from urllib.parse import urlparse
 from langchain_core.language_models import BaseChatModel
 
 from refgate.config import ConfigError, Settings
+from refgate.redaction import register_secret
 
 #: What to tell a user who has configured no model.
 #: The model name the embedded smoke-test server (``refgate.api.local_llm``) answers under.
@@ -116,6 +117,8 @@ def _openai(settings: Settings, model: str, overrides: Mapping[str, object]) -> 
     # deferred: langchain-openai is heavy to import; paid on first use
     from langchain_openai import ChatOpenAI
 
+    # a server that refuses the key may echo it: every error shown or stored masks it
+    register_secret(settings.api_key)
     kwargs: dict[str, Any] = {
         "model": model,
         "timeout": settings.timeout,

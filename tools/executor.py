@@ -22,6 +22,7 @@ from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec, ToolUnav
 from refgate.events import TraceEvent
 from refgate.payloads import JsonValue
 from refgate.provenance import boundaries
+from refgate.redaction import redact_secrets
 from refgate.tools import outbound
 from refgate.tools.dataset_values import DatasetValues
 from refgate.tools.engine_call import OUTBOUND_GUARD, OUTBOUND_POLICY
@@ -224,7 +225,7 @@ def execute_tool_call(call: ToolCall, allowed: Collection[str], ctx: ToolContext
         result = ToolResult.failure(str(exc))
     except Exception as exc:  # a tool bug must not end the run; the model sees the error
         tb = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        result = ToolResult.failure(f"{name} failed: {_trim(tb)}")
+        result = ToolResult.failure(redact_secrets(f"{name} failed: {_trim(tb)}"))
         event["exception"] = type(exc).__name__
     if not isinstance(result, ToolResult):
         result = ToolResult.failure(f"{name} returned {type(result).__name__}, not a ToolResult")

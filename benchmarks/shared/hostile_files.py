@@ -142,3 +142,19 @@ def report_progress(path: Path, *args: Any, progress: Any = None) -> list[Any]:
     for done in range(3):
         progress(done + 1, 3)
     return [Path(path).name]
+
+
+def print_then_return(path: Path, *args: Any, **kwargs: Any) -> list[Any]:
+    """A reader that prints to stdout (a chatty library) and then returns the path's name."""
+    print("a reader's chatter on stdout " * 100)
+    return [Path(path).name]
+
+
+def die_with_reason(path: Path, *args: Any, **kwargs: Any) -> list[Any]:
+    """A reader that writes its reason on stderr and ends its process (a native crash's stand-in)."""
+    import os
+    import sys
+
+    sys.stderr.write("libfoo: fatal: unsupported compression method 99\n")
+    sys.stderr.flush()
+    os._exit(3)

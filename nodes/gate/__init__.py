@@ -92,7 +92,7 @@ Names with numbers
     a claim.
 """
 
-from .check import check_answer
+from .check import check_answer, check_input_error
 from .verdict import (
     ISSUE_CODES,
     ClaimCheck,
@@ -111,5 +111,6 @@ __all__ = [
     "Match",
     "MentionCheck",
     "check_answer",
+    "check_input_error",
     "unmet_section",
 ]

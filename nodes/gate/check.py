@@ -37,6 +37,20 @@ _TEXT_KINDS = frozenset({"docRef", "webRef"})
 _BARE_YEAR = re.compile(r"(?:19|20)\d\d")
 
 
+def check_input_error(answer: str, refs: int, *, max_chars: int, max_refs: int) -> str | None:
+    """Why an answer and ledger brought to the GATE alone (``refgate check``, MCP ``check``) are
+    refused before any work, or None: over ``max_chars`` characters or ``max_refs`` refs (the
+    settings ``max_check_chars`` / ``max_check_refs``), so one request cannot take minutes."""
+    if len(answer) > max_chars:
+        return (
+            f"the answer has {len(answer):,} characters; the limit is {max_chars:,} "
+            "(REFGATE_MAX_CHECK_CHARS)"
+        )
+    if refs > max_refs:
+        return f"{refs:,} refs given; the limit is {max_refs:,} (REFGATE_MAX_CHECK_REFS)"
+    return None
+
+
 @without_collection
 def check_answer(
     answer: str,

@@ -40,11 +40,19 @@ from refgate.events import ProgressEvent, ProgressSink
 from refgate.graph import build_graph
 from refgate.graph.research import PASS_NAME, build_research_graph, run_config, stream_research
 from refgate.memory.audit import append_run
-from refgate.memory.persistence import open_persistence
+from refgate.memory.persistence import open_persistence, persistence_target, prune_thread
+from refgate.memory.threads import (
+    check_thread_owner,
+    foreign_input_pending,
+    is_own_store,
+    thread_owner,
+    workspace_identity,
+)
 from refgate.models import NO_MODEL_HELP, ModelProvider, endpoint_of, is_configured, split_model
 from refgate.nodes.research.report import to_markdown
 from refgate.paths import PathEscape, check_served, served_allowlist
 from refgate.provenance.boundaries import ApprovalRequest
+from refgate.redaction import redact_secrets
 from refgate.refs import Ref, as_ref_map
 from refgate.report import answer_document, write_research_report, write_run_report
 from refgate.report.run import AnswerDocument, UnverifiedClaim
@@ -75,7 +83,7 @@ class RunFailed(RuntimeError):
     """A run stopped part-way; its checkpoints are kept, so ``thread`` can be resumed."""
 
     def __init__(self, message: str, *, thread: str, workspace: Path | None = None) -> None:
-        super().__init__(message)
+        super().__init__(redact_secrets(message))
         self.thread = thread
         self.workspace = workspace
 
@@ -343,8 +351,12 @@ def ask(
                 settings=live,
             )
             snapshot = graph.get_state(config)
-            stored_q = snapshot.values.get("question")
-            if snapshot.next or _stopped_between_steps(graph, config):
+            _check_owner(graph, config, thread_id, snapshot, ws, live)
+            # a served client of another workspace left a refused input on this thread: its
+            # question is not the thread's, and the owner asks afresh over it
+            foreign = foreign_input_pending(snapshot.values)
+            stored_q = None if foreign else snapshot.values.get("question")
+            if (snapshot.next or _stopped_between_steps(graph, config)) and not foreign:
                 if stored_q and q and not _same_question(stored_q, q):
                     raise ConfigError(
                         f"thread {thread_id!r} was interrupted on another question "
@@ -381,7 +393,11 @@ def ask(
                 raise RunFailed(
                     _failure(exc, live, current["pass"]), thread=thread_id, workspace=ws.root
                 ) from exc
-            result = dict(graph.get_state(config).values)
+            final = graph.get_state(config)
+            result = dict(final.values)
+            if live.keep_checkpoints == "latest" and not final.next:
+                # a finished turn: earlier checkpoints are superseded (bounded growth)
+                prune_thread(checkpointer, thread_id)
             answer = _answer(result, thread_id, ws, live, q, time.perf_counter() - started)
             _record_audit(ws, answer, result, live, started)
     return answer
@@ -394,6 +410,25 @@ def _stopped_between_steps(graph: Any, config: Mapping[str, object]) -> bool:
     the checkpoint itself still has one. Such a run is resumed, not asked again."""
     newest = next(iter(graph.get_state_history(config, limit=1)), None)
     return bool(newest is not None and newest.next)
+
+
+def _check_owner(
+    graph: Any,
+    config: Mapping[str, object],
+    thread_id: str,
+    snapshot: Any,
+    ws: Workspace,
+    settings: Settings,
+) -> None:
+    """Refuse a thread of another workspace (thread owner). In the workspace's own SQLite file
+    every thread is its own: a thread recorded under the folder's old path (the workspace was
+    moved or renamed) is adopted before BRIEF compares the owner again."""
+    if not is_own_store(persistence_target(settings, ws).url, ws):
+        check_thread_owner(thread_id, snapshot.values, ws)
+        return
+    owner = thread_owner(snapshot.values)
+    if owner is not None and owner != workspace_identity(ws) and not snapshot.next:
+        graph.update_state(config, {"owner": workspace_identity(ws)}, as_node="deliver")
 
 
 def _answer_approvals(

@@ -18,6 +18,7 @@ from rich.segment import Segment
 from typer.core import TyperGroup
 
 from refgate import __version__
+from refgate.redaction import redact_secrets
 
 #: Every command: its name, the module of ``refgate.cli`` that defines it, and its one-line help.
 #: ``--help``, ``--version`` and shell completion read this table, so they import no command
@@ -225,7 +226,15 @@ def _quiet_library_progress() -> None:
 
 
 #: Progress and diagnostics go to stderr so ``--json`` output on stdout stays clean.
-err_console = SafeConsole(stderr=True)
+class ErrorConsole(SafeConsole):
+    """The stderr console: every text it prints has its secrets masked first
+    (``refgate.redaction``), since errors are shown there."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        super().print(*(redact_secrets(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
+
+err_console = ErrorConsole(stderr=True)
 console = SafeConsole()
 
 

@@ -92,7 +92,7 @@ def check(
     """Run the GATE alone: check every number, date and ranking of an answer against the refs it
     cites. Exit 0 when it passes, 3 when it blocks, 2 on unreadable input."""
     # deferred: the GATE (nodes layer) loads only when refgate check runs
-    from refgate.nodes.gate import check_answer
+    from refgate.nodes.gate import check_answer, check_input_error
 
     ledger, stored_answer = load_ledger(refs)
     if answer is not None:
@@ -103,9 +103,15 @@ def check(
         raise _fail(f"no answer given and {refs} holds none: pass a file or - for stdin")
 
     try:  # REFGATE_SECONDARY_NUMBERS applies here as in the graph's GATE
-        secondary = load_settings().secondary_numbers
+        settings = load_settings()
     except ConfigError as exc:
         raise _fail(str(exc)) from None
+    too_big = check_input_error(
+        text, len(ledger), max_chars=settings.max_check_chars, max_refs=settings.max_check_refs
+    )
+    if too_big:
+        raise _fail(too_big)
+    secondary = settings.secondary_numbers
     report = check_answer(
         text,
         ledger,

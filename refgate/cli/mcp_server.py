@@ -12,6 +12,9 @@ threads, so one slow question does not stall the server.
 
 from __future__ import annotations
 
+import os
+import secrets
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec, TypeVar, cast
 
@@ -23,10 +26,12 @@ from refgate.api.public import RunFailed
 from refgate.api.public import ask as ask_question
 from refgate.api.public import research as research_question
 from refgate.catalog.capabilities import EngineEnv, Evidence, get_capability
+from refgate.cli.http_token import MIN_TOKEN_CHARS, TOKEN_ENV, BearerTokenGate
 from refgate.config import ConfigError, load_settings
 from refgate.graph.capabilities import register_default_capabilities
-from refgate.nodes.gate import check_answer
+from refgate.nodes.gate import check_answer, check_input_error
 from refgate.paths import PathEscape
+from refgate.redaction import redact_secrets
 from refgate.retrieval.index_files import DocumentIndexError
 from refgate.workspace import Workspace, WorkspaceError, load_served_workspace
 
@@ -60,7 +65,7 @@ def _run(fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
     try:
         return fn(*args, **kwargs)
     except (ConfigError, WorkspaceError, PathEscape) as exc:
-        raise ToolError(str(exc)) from None
+        raise ToolError(redact_secrets(str(exc))) from None
     except RunFailed as exc:
         raise ToolError(f"{exc} (resume with the same thread: {exc.thread})") from None
 
@@ -92,6 +97,11 @@ def _check(answer: str, refs: object, require: list[str], workspace: str | None)
         settings = load_settings(None, ws.settings if ws else None)
     except ConfigError as exc:
         raise ToolError(str(exc)) from None
+    too_big = check_input_error(
+        answer, len(ledger), max_chars=settings.max_check_chars, max_refs=settings.max_check_refs
+    )
+    if too_big:
+        raise ToolError(too_big)
     report = check_answer(
         answer,
         ledger,
@@ -165,12 +175,44 @@ def build_server() -> MCPServer:
     return server
 
 
-def serve(*, http: bool = False, host: str = "127.0.0.1", port: int = 8765) -> None:
-    """Run the server over stdio, or streamable HTTP on a loopback ``host`` (``/mcp``)."""
+def _to_stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def http_token(announce: Callable[[str], None]) -> str:
+    """The bearer token HTTP clients must send: ``REFGATE_MCP_TOKEN``, else a new random one
+    that ``announce`` shows the person who started the server (it is never written to a file)."""
+    token = os.environ.get(TOKEN_ENV, "").strip()
+    if token:
+        if len(token) < MIN_TOKEN_CHARS:
+            raise ConfigError(f"{TOKEN_ENV} must have at least {MIN_TOKEN_CHARS} characters")
+        return token
+    token = secrets.token_urlsafe(32)
+    announce(
+        f"refgate mcp: clients must send the header 'Authorization: Bearer {token}' "
+        f"(set {TOKEN_ENV} to choose the token)"
+    )
+    return token
+
+
+def serve(
+    *,
+    http: bool = False,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    announce: Callable[[str], None] | None = None,
+) -> None:
+    """Run the server over stdio, or streamable HTTP on a loopback ``host`` (``/mcp``) behind a
+    bearer token (``http_token``): any local process can reach a loopback port."""
     server = build_server()
     if not http:
         server.run("stdio")
         return
     if host not in LOOPBACK:
         raise ConfigError(f"refgate mcp --http listens on loopback only ({', '.join(LOOPBACK)})")
-    server.run("streamable-http", host=host, port=port)
+    token = http_token(announce or _to_stderr)
+    # deferred: uvicorn serves only the HTTP transport
+    import uvicorn
+
+    app = BearerTokenGate(server.streamable_http_app(host=host), token)
+    uvicorn.run(app, host=host, port=port, log_level="warning")

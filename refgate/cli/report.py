@@ -13,6 +13,7 @@ import typer
 
 from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, app, err_console, esc
 from refgate.cli.common import open_settings, open_workspace
+from refgate.config import ConfigError
 from refgate.memory.audit import AuditPlace, read_audit
 from refgate.report import (
     ReportError,
@@ -67,12 +68,16 @@ def _audit_facts(workspace: AuditPlace, thread: str) -> dict[str, Any]:
 def _workbench_state(ws: Workspace, thread: str) -> dict[str, Any]:
     # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
     from refgate.graph import build_graph
-    from refgate.memory.persistence import open_persistence
+    from refgate.memory.persistence import open_persistence, persistence_target
+    from refgate.memory.threads import check_thread_owner, is_own_store
 
     settings = open_settings(ws)
     with open_persistence(settings, ws) as (checkpointer, store):
         graph = build_graph(checkpointer=checkpointer, store=store, workspace=ws, settings=settings)
-        return dict(graph.get_state({"configurable": {"thread_id": thread}}).values)
+        values = dict(graph.get_state({"configurable": {"thread_id": thread}}).values)
+    if not is_own_store(persistence_target(settings, ws).url, ws):
+        check_thread_owner(thread, values, ws)
+    return values
 
 
 def _research_report(ws: Workspace, thread: str) -> dict[str, Any] | None:
@@ -113,6 +118,9 @@ def report(
     ws = open_workspace(workspace)
     try:
         values = _workbench_state(ws, thread)
+    except ConfigError as exc:  # a thread of another workspace (thread owner)
+        err_console.print(f"[red]{esc(exc)}[/red]")
+        raise typer.Exit(EXIT_CONFIG) from None
     except Exception as exc:
         err_console.print(
             f"[red]cannot read the stored run:[/red] {type(exc).__name__}: {esc(exc)}"

@@ -11,13 +11,19 @@ from refgate.config import ConfigError
 @app.command()
 def mcp(
     http: bool = typer.Option(
-        False, "--http", help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio."
+        False,
+        "--http",
+        help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (clients send "
+        "the bearer token: REFGATE_MCP_TOKEN, else one printed at start).",
     ),
     host: str = typer.Option("127.0.0.1", "--host", help="Loopback address for --http."),
     port: int = typer.Option(8765, "--port", help="Port for --http."),
 ) -> None:
     """Serve refgate's tools (ask, research, check, search_documents) to MCP clients: over
-    stdio, or streamable HTTP on loopback with --http."""
+    stdio, or streamable HTTP on loopback with --http.
+
+    Over HTTP every request needs the header 'Authorization: Bearer TOKEN': the token is
+    REFGATE_MCP_TOKEN, else a new one printed on stderr at start."""
     # deferred: the MCP SDK and the graph stack load only when this command runs
     from refgate.cli.mcp_server import serve
 

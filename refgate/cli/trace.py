@@ -41,13 +41,20 @@ def trace(
     """Show the pass-by-pass trace of a stored run."""
     # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
     from refgate.graph import build_graph
-    from refgate.memory.persistence import open_persistence
+    from refgate.memory.persistence import open_persistence, persistence_target
+    from refgate.memory.threads import ForeignThread, check_thread_owner, is_own_store
 
     ws = open_workspace(workspace)
     settings = open_settings(ws)
     with open_persistence(settings, ws) as (checkpointer, store):
         graph = build_graph(checkpointer=checkpointer, store=store, workspace=ws, settings=settings)
         snapshot = graph.get_state({"configurable": {"thread_id": thread}})
+    try:
+        if not is_own_store(persistence_target(settings, ws).url, ws):
+            check_thread_owner(thread, snapshot.values, ws)
+    except ForeignThread as exc:
+        err_console.print(f"[red]{esc(exc)}[/red]")
+        raise typer.Exit(EXIT_CONFIG) from None
     events = list(snapshot.values.get("trace") or [])
     if not events:
         err_console.print(

@@ -34,6 +34,7 @@ from langgraph.store.base import BaseStore
 
 from refgate.config import ConfigError, Settings
 from refgate.memory.store import index_config
+from refgate.redaction import redact_exception
 
 if TYPE_CHECKING:
     from langgraph.store.sqlite import SqliteStore
@@ -63,11 +64,22 @@ class PersistenceTarget:
     url: str  # what is opened: the checkpoint file path, or the full URL
 
 
+class RedactingSerializer(JsonPlusSerializer):
+    """``JsonPlusSerializer`` that masks secrets in an exception before it is stored (a failed
+    node's error write): the last guard, behind the graphs' ``redacting`` nodes."""
+
+    def dumps_typed(self, obj: object) -> tuple[str, bytes]:
+        if isinstance(obj, BaseException):
+            redact_exception(obj)
+        return super().dumps_typed(obj)
+
+
 def checkpoint_serde() -> JsonPlusSerializer:
     """The serializer of refgate's checkpointers: strict msgpack (LangGraph's safe types only, what
     ``LANGGRAPH_STRICT_MSGPACK=true`` and the servers use) plus ``LEGACY_STATE_TYPES`` for threads
-    checkpointed by earlier versions. New checkpoints hold plain data and need no allowlist."""
-    return JsonPlusSerializer(allowed_msgpack_modules=list(LEGACY_STATE_TYPES))
+    checkpointed by earlier versions (new checkpoints hold plain data and need no allowlist);
+    secrets in stored errors masked (``refgate.redaction``)."""
+    return RedactingSerializer(allowed_msgpack_modules=list(LEGACY_STATE_TYPES))
 
 
 def redact(url: str) -> str:
@@ -333,3 +345,36 @@ async def open_async_persistence(
         await checkpointer.setup()
         with open_sqlite_store(_store_file(checkpoints), index=index) as store:
             yield checkpointer, store
+
+
+def prune_thread(checkpointer: BaseCheckpointSaver[str], thread_id: str) -> bool:
+    """Keep only ``thread_id``'s latest checkpoint (with its pending writes): what a finished
+    turn needs to be resumed or followed up. Without this a thread's checkpoints grow with the
+    square of its turns (every checkpoint holds the whole state); with it, linearly.
+
+    SQLite: the other checkpoints and their writes are deleted here (the saver has no ``prune``);
+    Postgres: ``PostgresSaver.prune(strategy="keep_latest")``. False when the backend cannot
+    prune (nothing is deleted then)."""
+    # deferred: the backend is imported when it is opened
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    if isinstance(checkpointer, SqliteSaver):
+        with checkpointer.lock, checkpointer.conn:
+            checkpointer.conn.execute(
+                "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_id NOT IN "
+                "(SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = ? "
+                "GROUP BY checkpoint_ns)",
+                (thread_id, thread_id),
+            )
+            checkpointer.conn.execute(
+                "DELETE FROM writes WHERE thread_id = ? AND NOT EXISTS (SELECT 1 FROM "
+                "checkpoints c WHERE c.thread_id = writes.thread_id AND c.checkpoint_ns = "
+                "writes.checkpoint_ns AND c.checkpoint_id = writes.checkpoint_id)",
+                (thread_id,),
+            )
+        return True
+    try:
+        checkpointer.prune([thread_id], strategy="keep_latest")
+    except NotImplementedError:
+        return False
+    return True

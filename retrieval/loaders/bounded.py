@@ -1,8 +1,9 @@
 """Parsing under bounds: a function run in a child process with a memory and a time limit.
 
 Generic: ``BoundedChild.call(func, *args, progress=...)`` runs any module-level function (a
-format reader, a dispatcher) in a long-lived child process whose address space is capped
-(``RLIMIT_AS``), waits at most ``timeout_s`` for it, and relays ``progress(done, total)`` calls
+format reader, a dispatcher) in a long-lived ingestion worker (``python -m
+refgate.retrieval.loaders.worker``, its own module: the caller's ``__main__`` is never
+re-imported) whose address space is capped (``RLIMIT_AS``), waits at most ``timeout_s`` for it, and relays ``progress(done, total)`` calls
 from the child. A reader that goes over the memory bound fails there (``MemoryError``, or the
 child dies) and one that takes too long is killed; either way the caller gets ``Unreadable``
 with the reason and the next call starts a fresh child. The parent never holds a file's parse.
@@ -10,14 +11,21 @@ with the reason and the next call starts a fresh child. The parent never holds a
 
 from __future__ import annotations
 
-import multiprocessing
-import resource
+import contextlib
+import os
+import pickle
+import select
+import signal
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
 from refgate.retrieval.loaders.base import Unreadable
+from refgate.retrieval.loaders.worker import FRAME_HEADER, MAX_FRAME, send_frame
 
 Progress = Callable[[int, int], None]
 
@@ -52,45 +60,27 @@ class IngestLimits:
         )
 
 
-def _serve(conn: Any, memory_bytes: int) -> None:
-    """The child: cap the address space, then run each requested call until told to stop."""
-    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    while True:
-        try:
-            request = conn.recv()
-        except EOFError:
-            return
-        if request is None:
-            return
-        func, args, wants_progress = request
-        kwargs = {"progress": lambda done, total: conn.send(("progress", done, total))}
-        try:
-            result = func(*args, **(kwargs if wants_progress else {}))
-            reply: tuple[Any, ...] = ("ok", result)
-        except Unreadable as exc:
-            reply = ("unreadable", exc.reason)
-        except MemoryError:
-            reply = ("memory", "")
-        except Exception as exc:  # any reader failure becomes a reason, never a traceback
-            reply = ("error", f"{type(exc).__name__}: {str(exc)[:500]}")
-        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        try:
-            conn.send((*reply, peak_mb))
-        except MemoryError:
-            conn.send(("memory", "", peak_mb))
+#: The ingestion worker's module, started as ``python -m`` (never a spawn of ``__main__``).
+WORKER_MODULE = "refgate.retrieval.loaders.worker"
+#: Characters of the worker's log (stderr) shown when it dies.
+_LOG_TAIL = 600
+
+
+class WorkerDied(Exception):
+    """The worker closed its pipe or exited without answering."""
 
 
 class BoundedChild:
-    """One child process that runs calls under ``IngestLimits``' memory and time bounds.
+    """One ingestion worker that runs calls under ``IngestLimits``' memory and time bounds.
 
-    ``peak_mb`` is the child's peak resident memory after the last call (a fresh child per file
-    gives per-file figures)."""
+    ``peak_mb`` is the worker's peak resident memory after the last call (a fresh worker per
+    file gives per-file figures)."""
 
     def __init__(self, limits: IngestLimits | None = None) -> None:
         self.limits = limits or IngestLimits()
         self.peak_mb = 0.0
-        self._proc: Any = None
-        self._conn: Any = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
 
     def __enter__(self) -> BoundedChild:
         return self
@@ -99,69 +89,144 @@ class BoundedChild:
         self.close()
 
     def _start(self) -> None:
-        ctx = multiprocessing.get_context("spawn")  # no fork of a threaded parent
-        parent, child = ctx.Pipe()
         memory = int(self.limits.memory_mb) * 1024 * 1024
-        proc = ctx.Process(target=_serve, args=(child, memory), daemon=True)
+        log = tempfile.TemporaryFile()  # noqa: SIM115 - kept open with the worker, closed by _kill
         try:
-            proc.start()
-        except BaseException:  # a child that never started is not kept: nothing to kill
-            parent.close()
+            proc = subprocess.Popen(
+                [sys.executable, "-m", WORKER_MODULE, str(memory)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                close_fds=True,
+            )
+        except BaseException:  # a worker that never started is not kept: nothing to kill
+            log.close()
             raise
-        finally:
-            child.close()
-        self._proc, self._conn = proc, parent
+        self._proc, self._log = proc, log
+        try:
+            assert proc.stdin is not None
+            send_frame(proc.stdin, [p for p in sys.path if isinstance(p, str)])
+        except OSError:
+            pass  # it died at once: the first call reports why
 
     def _kill(self) -> None:
-        if self._proc is not None:
-            self._proc.kill()
-            self._proc.join(5)
-        if self._conn is not None:
-            self._conn.close()
-        self._proc = self._conn = None
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(5)
+            for pipe in (proc.stdin, proc.stdout):
+                if pipe is not None:
+                    with contextlib.suppress(OSError):
+                        pipe.close()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
 
     def close(self) -> None:
-        """Stop the child."""
-        if self._proc is not None and self._proc.is_alive():
+        """Stop the worker."""
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
             try:
-                self._conn.send(None)
-                self._proc.join(5)
-            except (OSError, ValueError):
+                assert proc.stdin is not None
+                send_frame(proc.stdin, None)
+                proc.wait(5)
+            except (OSError, ValueError, subprocess.TimeoutExpired):
                 pass
         self._kill()
+
+    def _log_tail(self) -> str:
+        """The last line of the worker's log that says something (its error, usually)."""
+        if self._log is None:
+            return ""
+        try:
+            self._log.seek(0, os.SEEK_END)
+            size = self._log.tell()
+            self._log.seek(max(0, size - 8192))
+            text = self._log.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        return lines[-1][-_LOG_TAIL:] if lines else ""
+
+    def _died(self) -> str:
+        """Why the worker ended, from its exit status and its log."""
+        proc = self._proc
+        code = None
+        if proc is not None:
+            try:
+                code = proc.wait(5)
+            except subprocess.TimeoutExpired:
+                code = None
+        tail = self._log_tail()
+        if code is not None and code < 0:
+            try:
+                how = f"was killed by {signal.Signals(-code).name}"
+            except ValueError:
+                how = f"was killed by signal {-code}"
+        else:
+            how = f"exited with code {code}"
+        memory = f"the {self.limits.memory_mb:,} MB memory bound (REFGATE_INGEST_MEMORY_MB)"
+        if "MemoryError" in tail or code == -signal.SIGKILL:
+            return f"the reader went over {memory} (the ingestion worker {how}); not indexed"
+        said = f": {tail}" if tail else ""
+        return f"the ingestion worker {how}{said}; not indexed"
+
+    def _recv(self, deadline: float) -> Any:
+        """One frame from the worker, or ``TimeoutError`` at ``deadline`` / ``WorkerDied``."""
+        assert self._proc is not None and self._proc.stdout is not None
+        fd = self._proc.stdout.fileno()
+
+        def read_exact(n: int) -> bytes:
+            chunks: list[bytes] = []
+            while n > 0:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                ready, _, _ = select.select([fd], [], [], left)
+                if not ready:
+                    raise TimeoutError
+                chunk = os.read(fd, min(n, 1 << 20))
+                if not chunk:
+                    raise WorkerDied
+                chunks.append(chunk)
+                n -= len(chunk)
+            return b"".join(chunks)
+
+        (size,) = FRAME_HEADER.unpack(read_exact(FRAME_HEADER.size))
+        if size > MAX_FRAME:
+            raise WorkerDied
+        return pickle.loads(read_exact(size))
 
     def call(
         self, func: Callable[..., object], *args: Any, progress: Progress | None = None
     ) -> Any:
-        """``func(*args)`` (with ``progress=`` when given) in the child; ``Unreadable`` when it
-        raises it, goes over a bound or fails."""
-        if self._proc is None or not self._proc.is_alive():
+        """``func(*args)`` (with ``progress=`` when given) in the worker; ``Unreadable`` when it
+        raises it, goes over a bound or fails (with the worker's own reason when it dies)."""
+        if self._proc is None or self._proc.poll() is not None:
             self._kill()
             self._start()
+        assert self._proc is not None and self._proc.stdin is not None
         deadline = time.monotonic() + self.limits.timeout_s
         try:
-            self._conn.send((func, args, progress is not None))
+            send_frame(self._proc.stdin, (func, args, progress is not None))
             while True:
-                left = deadline - time.monotonic()
-                if left <= 0 or not self._conn.poll(left):
-                    self._kill()
-                    raise Unreadable(
-                        f"took longer than the {self.limits.timeout_s:g} s bound to read "
-                        "(REFGATE_INGEST_TIMEOUT_S); not indexed"
-                    )
-                message = self._conn.recv()
+                message = self._recv(deadline)
                 if message[0] == "progress":
                     if progress is not None:
                         progress(message[1], message[2])
                     continue
                 break
-        except (EOFError, OSError, BrokenPipeError):
-            code = self._proc.exitcode if self._proc is not None else None
+        except TimeoutError:
             self._kill()
             raise Unreadable(
-                f"the reader went over the {self.limits.memory_mb:,} MB memory bound "
-                f"(REFGATE_INGEST_MEMORY_MB) or crashed (exit code {code}); not indexed"
+                f"took longer than the {self.limits.timeout_s:g} s bound to read "
+                "(REFGATE_INGEST_TIMEOUT_S); not indexed"
             ) from None
+        except (WorkerDied, EOFError, OSError, pickle.UnpicklingError):
+            reason = self._died()
+            self._kill()
+            raise Unreadable(reason) from None
         kind, value, self.peak_mb = message
         if kind == "ok":
             return value

@@ -5,7 +5,9 @@ tool's model is the scripted OpenAI-compatible stub; the workspace is a copy of 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -99,22 +101,57 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_streamable_http_on_loopback_serves_the_same_tools(tmp_path):
-    port = _free_port()
+def _start_http(tmp_path, port: int, env: dict[str, str]) -> subprocess.Popen:
     log = (tmp_path / "mcp.log").open("wb")
     cmd = [sys.executable, "-m", "refgate.cli", "mcp", "--http", "--port", str(port)]
-    proc = subprocess.Popen(cmd, env=server_env(None), stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    log.close()
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return proc
+        assert proc.poll() is None, (tmp_path / "mcp.log").read_text()
+        time.sleep(0.3)
+    proc.kill()
+    raise AssertionError("the HTTP server did not start")
+
+
+def _post_initialize(port: int, authorization: str | None) -> int:
+    """The HTTP status of an MCP ``initialize`` request."""
+    import urllib.error
+    import urllib.request
+
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "0"}}}).encode()  # fmt: skip
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if authorization is not None:
+        headers["Authorization"] = authorization
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", body, headers)
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            assert proc.poll() is None, (tmp_path / "mcp.log").read_text()
-            time.sleep(0.3)
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            return reply.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def _client(port: int, token: str) -> Client:
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    return Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http))
+
+
+def test_streamable_http_on_loopback_serves_the_same_tools(tmp_path):
+    port = _free_port()
+    token = "a-token-for-this-test-only"
+    proc = _start_http(tmp_path, port, server_env(None, REFGATE_MCP_TOKEN=token))
+    try:
 
         async def session():
-            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            async with _client(port, token) as client:
                 names = {t.name for t in (await client.list_tools()).tools}
                 ref = {"id": "val_0123456789", "kind": "valueRef",
                        "payload": {"values": {"unemp": 9.6}, "units": {"unemp": "%"}}}  # fmt: skip
@@ -124,12 +161,30 @@ def test_streamable_http_on_loopback_serves_the_same_tools(tmp_path):
                 return names, checked
 
         names, checked = asyncio.run(session())
+        refused = [_post_initialize(port, None), _post_initialize(port, "Bearer wrong-token"),
+                   _post_initialize(port, token)]  # fmt: skip
     finally:
         proc.terminate()
         proc.wait(timeout=15)
-        log.close()
     assert names >= TOOLS
     assert checked.structured_content["passed"] is True
+    assert refused == [401, 401, 401]  # no header, a wrong token, the token without "Bearer"
+
+
+def test_http_without_a_token_in_the_environment_prints_a_new_one_and_requires_it(tmp_path):
+    port = _free_port()
+    proc = _start_http(tmp_path, port, server_env(None))
+    try:
+        deadline = time.monotonic() + 30
+        while "Bearer " not in (tmp_path / "mcp.log").read_text() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        printed = re.search(r"Bearer ([\w-]{20,})", (tmp_path / "mcp.log").read_text())
+        assert printed, (tmp_path / "mcp.log").read_text()
+        statuses = [_post_initialize(port, None), _post_initialize(port, f"Bearer {printed[1]}")]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+    assert statuses == [401, 200]
 
 
 def test_http_is_refused_off_loopback():

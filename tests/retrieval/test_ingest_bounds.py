@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 from shared.hostile_files import (
+    die_with_reason,
     hog_memory,
     inflating_docx,
     never_finish,
+    print_then_return,
     report_progress,
     whole_sheet_xlsx,
     wide_sheet_xlsx,
@@ -101,25 +103,27 @@ def test_a_reader_over_the_memory_or_time_bound_is_stopped_and_the_next_file_rea
     assert seen == [(1, 3), (2, 3), (3, 3)]
 
 
-def test_a_reader_that_cannot_start_is_an_error_and_the_next_call_starts_one(tmp_path, monkeypatch):
-    """A child that fails to start (a script without a main guard, under spawn) raises its
-    error from ``call``; closing then has no half-started process to kill."""
-    import multiprocessing.context
+def test_a_worker_that_cannot_start_or_dies_says_why_and_the_next_call_starts_one(
+    tmp_path, monkeypatch
+):
+    """A worker that fails to start, or dies mid-call, gives its own reason (the last line of its
+    log, its exit status), not a guess about memory; the next call starts a fresh worker."""
+    from refgate.retrieval.loaders import bounded
 
     path = tmp_path / "x.bin"
     path.write_bytes(b"x")
-    real_start = multiprocessing.context.SpawnProcess.start
-
-    def refuse(self):
-        raise RuntimeError("An attempt has been made to start a new process before ...")
-
     with BoundedChild(IngestLimits(timeout_s=60)) as child:
-        monkeypatch.setattr(multiprocessing.context.SpawnProcess, "start", refuse)
-        with pytest.raises(RuntimeError, match="start a new process"):
+        monkeypatch.setattr(bounded, "WORKER_MODULE", "refgate.retrieval.loaders.no_such_worker")
+        with pytest.raises(Unreadable, match="No module named") as info:
             child.call(report_progress, path, progress=lambda done, total: None)
-        child.close()  # nothing to kill, no AttributeError
-        monkeypatch.setattr(multiprocessing.context.SpawnProcess, "start", real_start)
+        assert "memory bound" not in str(info.value)
+        child.close()  # nothing left to kill, no error
+        monkeypatch.undo()
         assert child.call(report_progress, path, progress=lambda done, total: None) == ["x.bin"]
+        with pytest.raises(Unreadable, match="exited with code 3.*compression method 99"):
+            child.call(die_with_reason, path)
+        # a reader that prints to stdout cannot corrupt the worker's answers
+        assert child.call(print_then_return, path) == ["x.bin"]
 
 
 def test_a_sheet_without_declared_dimensions_streams_up_to_the_cell_cap(tmp_path):
