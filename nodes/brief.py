@@ -29,12 +29,12 @@ from langgraph.store.base import BaseStore
 from refgate.catalog.skillbook import skillbook_for
 from refgate.events import TraceEvent, event
 from refgate.memory.decisions import recall_decisions
-from refgate.memory.recheck import decision_origin, recheck_recalled
 from refgate.memory.threads import check_thread_owner, workspace_identity
 from refgate.nodes.common import Deps, PassTimer, budget_state, load_prompt, make_context
 from refgate.nodes.conversation import conversation_block
 from refgate.nodes.loop import PassOutcome, run_tool_pass
 from refgate.nodes.parsing import parse_json_object
+from refgate.nodes.recheck import decision_origin, recheck_recalled
 from refgate.nodes.state import Plan, WorkbenchState
 from refgate.provenance.armor import holds_fence
 from refgate.provenance.boundaries import provenance_of

@@ -1,7 +1,7 @@
 """Data cells are data, in RunPython's output too: code that prints a dataset's text cell, or an
 error that quotes one ("could not convert string to float: 'Errata: ...'"), shows third
 parties' prose to the model. ``shows_cell_text`` tells RunPython to fence its output and mark
-the turn (``refgate.provenance.cells``).
+the turn (``refgate.tools.prose_cells``).
 
 The text cells of each workspace dataset are collected once per file version (path, size,
 modification time), for files small enough to scan (``SCAN_MAX_BYTES``)."""
@@ -11,8 +11,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from refgate.provenance.cells import is_text_cell
 from refgate.provenance.taint import normalise
+from refgate.tools.prose_cells import is_text_cell
 
 #: Largest dataset file whose text cells are collected (bytes).
 SCAN_MAX_BYTES = 64 << 20

@@ -20,9 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from refgate.catalog.capabilities import EngineEnv, Evidence, get_capability
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 from refgate.payloads import JsonValue
-from refgate.provenance.cells import is_text_cell
 from refgate.provenance.map import string_leaves
 from refgate.refs import Ref
+from refgate.tools.prose_cells import is_text_cell
 
 #: Characters of a capability's data shown to the model before it is cut (about 3,000 tokens:
 #: search_documents' default hit budget fits whole).

@@ -17,7 +17,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 from refgate.payloads import JsonValue
-from refgate.provenance.cells import is_text_cell
 from refgate.refs import SCHEMA_ROLE
 from refgate.tools.dataset_scan import ScanTimeout, estimated_memory, scan_profile
 from refgate.tools.engine_call import json_safe
@@ -28,6 +27,7 @@ from refgate.tools.frames import (
     periods_of,
     unit_label,
 )
+from refgate.tools.prose_cells import is_text_cell
 from refgate.tools.warehouse import MAX_LOAD_ROWS, WarehouseError, redacted, table_rows
 
 #: Datasets estimated larger than this in memory are profiled by DuckDB, not loaded in pandas.

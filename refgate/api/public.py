@@ -36,7 +36,7 @@ from refgate.api import local_llm
 from refgate.api.find_workspace import resolve_workspace
 from refgate.api.threadlock import thread_lock
 from refgate.config import MODEL_PASSES, ConfigError, Settings, load_settings
-from refgate.events import ProgressEvent, ProgressSink
+from refgate.events import ProgressEvent, ProgressSink, TraceSummary
 from refgate.graph import build_graph
 from refgate.graph.research import PASS_NAME, build_research_graph, run_config, stream_research
 from refgate.memory.audit import append_run
@@ -65,6 +65,7 @@ from refgate.usage import (
     thread_usage,
     turn_usage,
 )
+from refgate.verdict import Verdict
 from refgate.workspace import Workspace
 
 #: Receives each progress event of a run (``refgate.events.ProgressEvent``).
@@ -95,13 +96,13 @@ class Answer:
     question: str
     answer: str
     passed: bool
-    gate: dict[str, Any]
+    gate: Verdict
     refs: dict[str, Ref]
     unverified: list[UnverifiedClaim]
     thread: str
     usage: Usage
     workspace: str = ""
-    trace_summary: dict[str, Any] = field(default_factory=dict)
+    trace_summary: TraceSummary = field(default_factory=lambda: TraceSummary())
     #: The run record of ``refgate.report`` (critiques, caveats, models, times) without usage.
     record: AnswerDocument = field(default_factory=AnswerDocument, repr=False)
 
@@ -489,13 +490,13 @@ def _answer(
         question=record["question"],
         answer=record["answer"],
         passed=record["passed"],
-        gate=dict(result.get("gate") or {}),
+        gate=cast(Verdict, dict(result.get("gate") or {})),
         refs=as_ref_map(result.get("refs") or {}),
         unverified=record["unverified"],
         thread=thread_id,
         usage=usage,
         workspace=str(ws.root),
-        trace_summary=dict(result.get("trace_summary") or {}),
+        trace_summary=cast(TraceSummary, dict(result.get("trace_summary") or {})),
         record=record,
     )
 

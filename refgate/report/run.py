@@ -13,6 +13,8 @@ from typing import Any, cast
 from typing_extensions import TypedDict
 
 from refgate.report.cards import as_ref_dicts
+from refgate.turns import Turn
+from refgate.verdict import Verdict
 
 VERSION = 1
 
@@ -35,12 +37,12 @@ class AnswerDocument(TypedDict, total=False):
     question: str
     answer: str
     refs: dict[str, dict[str, object]]
-    gate: object
+    gate: Verdict
     critiques: list[str]
     caveats: list[str]
     outbound: object
     trace_summary: object
-    turns: object
+    turns: list[Turn]
     workspace: dict[str, str] | None
     models: dict[str, str]
     duration_s: float | None
@@ -84,14 +86,14 @@ def run_record(
         "question": result.get("question") or "",
         "answer": result.get("answer") or "",
         "refs": as_ref_dicts(result.get("refs") or {}),
-        "gate": _plain(result.get("gate") or {}),
+        "gate": cast(Verdict, _plain(result.get("gate") or {})),
         "critiques": [str(c) for c in result.get("critiques") or []],
         "caveats": [str(c) for c in result.get("caveats") or []],
         # every query and URL sent off the machine (refgate.tools.outbound)
         "outbound": _plain(list((result.get("provenance") or {}).get("sent") or [])),
         "trace_summary": _plain(result.get("trace_summary") or {}),
         # the conversation: every finished turn of the thread (the last one is this run's)
-        "turns": _plain(list(result.get("turns") or [])),
+        "turns": cast("list[Turn]", _plain(list(result.get("turns") or []))),
         "workspace": ws,
         "models": dict(models or {}),
         "duration_s": duration_s,

@@ -188,7 +188,7 @@ def test_a_plan_that_ignores_the_memory_stays_honest_and_keeps_every_tool(poison
 
 
 def test_a_recalled_decision_is_rechecked_against_the_data_and_shows_its_origin(poisoned):
-    from refgate.memory.recheck import decision_origin, recheck_recalled
+    from refgate.nodes.recheck import decision_origin, recheck_recalled
 
     workspace, _ = poisoned
     settings = Settings(model="scripted", api_key="k")

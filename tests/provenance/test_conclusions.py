@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from refgate.conclusions import conclusion_kind
 from refgate.nodes.gate import check_answer
+from refgate.nodes.gate.conclusions import conclusion_kind
 from refgate.nodes.gate.containment import review
 from refgate.refs import Ref
 

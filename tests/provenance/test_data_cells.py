@@ -17,10 +17,10 @@ from pydantic import BaseModel
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 from refgate.config import Settings
 from refgate.graph import build_graph
-from refgate.provenance.cells import is_text_cell
 from refgate.refs import RefLedger, as_ref_map
 from refgate.testing import ScriptedChatModel, calls, tool_call
 from refgate.tools.cell_text import shows_cell_text
+from refgate.tools.prose_cells import is_text_cell
 from refgate.tools.registry import override_tool
 from refgate.workspace import load_workspace
 
