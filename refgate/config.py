@@ -31,6 +31,8 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from refgate.errors import SettingsError
+
 #: The pass names. Each is defined here once, as a constant the graph wires by.
 BRIEF: Final = "brief"
 WORK: Final = "work"
@@ -82,7 +84,7 @@ SETTABLE_PASSES = tuple(p.name for p in PASS_TABLE if p.model or p.name == GATE)
 ENV_OVERRIDES = {"base_url": "OPENAI_BASE_URL", "api_key": "OPENAI_API_KEY"}
 
 
-class ConfigError(ValueError):
+class ConfigError(SettingsError, ValueError):
     """A setting is missing or invalid; the CLI exits with code 2 and prints this message."""
 
 

@@ -28,6 +28,8 @@ import importlib.util
 import os
 from pathlib import Path
 
+from refgate.errors import ModelError
+
 MINILM_REPO = "sentence-transformers/all-MiniLM-L6-v2"
 MINILM_REVISION = "1110a243fdf4706b3f48f1d95db1a4f5529b4d41"
 
@@ -58,7 +60,7 @@ CL100K_FILE = "cl100k_base.tiktoken"
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
 
 
-class ModelFileError(RuntimeError):
+class ModelFileError(ModelError, RuntimeError):
     """A model file is missing or differs from its publisher's hash."""
 
 

@@ -16,10 +16,12 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from refgate.errors import Refused
+
 ALLOWLIST_ENV = "REFGATE_ALLOWED_WORKSPACES"
 
 
-class PathEscape(PermissionError):
+class PathEscape(Refused, PermissionError):
     """A path resolves outside the roots it must stay in (the message names it and the roots)."""
 
 

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from refgate.errors import SettingsError
+
 if TYPE_CHECKING:
     from refgate.workspace import Workspace
 
@@ -34,7 +36,7 @@ TRUST_FILE_ENV = "REFGATE_TRUST_FILE"
 MAX_HASHED_FILE = 64 << 20
 
 
-class TrustError(ValueError):
+class TrustError(SettingsError, ValueError):
     """The trust file cannot be read or written."""
 
 

@@ -65,6 +65,7 @@ from urllib.parse import urlsplit
 from typing_extensions import TypedDict
 
 from refgate.config import ConfigError, load_settings
+from refgate.errors import WorkspaceError as WorkspaceError  # raised here, named here too
 from refgate.mcp_servers import McpServerSpec, parse_mcp_servers
 from refgate.paths import PathEscape, check_served, confine, recheck, served_allowlist
 
@@ -126,10 +127,6 @@ def _unknown_keys(table: TomlTable, known: frozenset[str], where: str) -> None:
         raise WorkspaceError(
             f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})"
         )
-
-
-class WorkspaceError(ValueError):
-    """The workspace is malformed; the message names the file and the field."""
 
 
 @dataclass(frozen=True)

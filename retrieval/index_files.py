@@ -29,6 +29,7 @@ from langchain_core.embeddings import Embeddings
 from typing_extensions import TypedDict
 
 from refgate import files
+from refgate.errors import RefgateError
 from refgate.memory.embeddings import EmbeddingsSpec, embeddings_id, embeddings_spec
 from refgate.retrieval.bm25 import KIWI, TOKEN_PATTERN, kiwi_available, load_bm25, stemmer
 from refgate.retrieval.chunking import ENCODING, Chunk
@@ -86,7 +87,7 @@ class IndexManifest(TypedDict):
     chunk_count: NotRequired[int]
 
 
-class DocumentIndexError(RuntimeError):
+class DocumentIndexError(RefgateError, RuntimeError):
     """The index folder is missing, incomplete or from another format."""
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from refgate.errors import RefgateError
 from refgate.tools.sandbox.worker.sql import csv_options
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ def count_rows(spec: DatasetSpec, seconds: float = 60.0) -> int:
         con.close()
 
 
-class ScanTimeout(RuntimeError):
+class ScanTimeout(RefgateError, RuntimeError):
     """The scan did not finish within its deadline."""
 
 

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from refgate.errors import RefgateError
 from refgate.tools.dataset_scan import ScanTimeout, connect, deadline, quote, source_sql
 from refgate.tools.number_forms import Mention, sql_condition
 
@@ -43,7 +44,7 @@ _NUMERIC: tuple[str, ...] = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEIN
 _NUMERIC += ("USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL", "REAL")
 
 
-class DatasetScanFailed(RuntimeError):
+class DatasetScanFailed(RefgateError, RuntimeError):
     """The datasets could not be scanned in time: the text is not known to be free of them."""
 
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from refgate.catalog.capabilities import EngineEnv, Evidence, get_capability
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.errors import InputError
 from refgate.payloads import JsonValue
 from refgate.provenance.map import string_leaves
 from refgate.refs import Ref
@@ -31,7 +32,7 @@ DATA_PREVIEW_CHARS = 12_000
 Issue = Callable[..., Ref]
 
 
-class CapabilityError(ValueError):
+class CapabilityError(InputError, ValueError):
     """A capability call failed (unknown name, bad arguments, or the capability raised)."""
 
 

@@ -35,6 +35,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import REQUEST_TIMEOUT
 
+from refgate.errors import RefgateError
 from refgate.mcp_servers import TOOL_NAME, McpServerSpec
 from refgate.tools.sandbox.errors import SandboxUnavailable
 from refgate.tools.sandbox.servers import server_argv
@@ -42,7 +43,7 @@ from refgate.tools.sandbox.servers import server_argv
 T = TypeVar("T")
 
 
-class McpServerError(RuntimeError):
+class McpServerError(RefgateError, RuntimeError):
     """The MCP server could not be reached, did not answer in time, or broke the protocol."""
 
 

@@ -33,6 +33,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
+from refgate.errors import InputError
 from refgate.payloads import Cell
 from refgate.tools.warehouse_check import CheckedQuery, QueryRefused
 from refgate.tools.warehouse_check import check_query as _check
@@ -52,7 +53,7 @@ _CONNECTIONS: dict[tuple, tuple[Any, threading.Lock]] = {}
 _LOCK = threading.Lock()
 
 
-class WarehouseError(ValueError):
+class WarehouseError(InputError, ValueError):
     """A warehouse query refused or failed; the message goes back to the code."""
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from refgate.errors import Refused
+
 if TYPE_CHECKING:
     from sqlglot import exp
 
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
 SYSTEM_SCHEMAS = frozenset({"pg_catalog", "information_schema", "pg_toast"})
 
 
-class QueryRefused(ValueError):
+class QueryRefused(Refused, ValueError):
     """The query is not one read-only SELECT over declared tables."""
 
 

@@ -32,6 +32,7 @@ from typing import Any, Protocol, runtime_checkable
 from typing_extensions import TypedDict
 
 from refgate.config import ConfigError, Settings, load_settings
+from refgate.errors import RefgateError
 from refgate.lexical import LexicalRanker, terms
 from refgate.paths import read_confined
 from refgate.provenance.html import strip_hidden
@@ -116,7 +117,7 @@ class SearxResults(Protocol):
     def results(self, query: str, num_results: int) -> list[dict[str, str]]: ...
 
 
-class WebProviderError(RuntimeError):
+class WebProviderError(RefgateError, RuntimeError):
     """A provider is misconfigured (e.g. an index file that does not parse)."""
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from refgate.errors import ModelError
 from refgate.nodes.parsing import parse_json_object
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ SYSTEM = (
 )
 
 
-class BackendUnavailable(RuntimeError):
+class BackendUnavailable(ModelError, RuntimeError):
     """The backend cannot run here (e.g. its executable is not on PATH)."""
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import httpx
 
+from refgate.errors import ModelError
 from refgate.models import SMOKE_MODEL_NAME
 
 SMOKE_NOTICE = (
@@ -63,7 +64,7 @@ REBUILD_ADVICE = (
 )
 
 
-class LocalModelError(RuntimeError):
+class LocalModelError(ModelError, RuntimeError):
     """The embedded model server did not start, died, or dropped a request (the message says
     how, with its log's last lines and what to do)."""
 

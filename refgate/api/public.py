@@ -36,6 +36,7 @@ from refgate.api import local_llm
 from refgate.api.find_workspace import resolve_workspace
 from refgate.api.threadlock import thread_lock
 from refgate.config import MODEL_PASSES, ConfigError, Settings, load_settings
+from refgate.errors import RefgateError
 from refgate.events import ProgressEvent, ProgressSink, TraceSummary
 from refgate.graph import build_graph
 from refgate.graph.research import PASS_NAME, build_research_graph, run_config, stream_research
@@ -80,7 +81,7 @@ AsyncEventHandler = Callable[[ProgressEvent], object]
 RESEARCH_USAGE = "research-usage.jsonl"
 
 
-class RunFailed(RuntimeError):
+class RunFailed(RefgateError, RuntimeError):
     """A run stopped part-way; its checkpoints are kept, so ``thread`` can be resumed."""
 
     def __init__(self, message: str, *, thread: str, workspace: Path | None = None) -> None:

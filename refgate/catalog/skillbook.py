@@ -44,6 +44,7 @@ import yaml
 
 from refgate.catalog.capabilities import catalog
 from refgate.catalog.tool_names import CATALOG
+from refgate.errors import InputError
 from refgate.lexical import LexicalRanker
 from refgate.paths import is_within, real
 from refgate.refs import REF_KINDS
@@ -134,7 +135,7 @@ _STOP = frozenset(
 )
 
 
-class SkillError(ValueError):
+class SkillError(InputError, ValueError):
     """A skill file is malformed; ``file`` and ``field`` say where."""
 
     def __init__(self, file: Path | str, field_name: str | None, message: str) -> None:

@@ -14,6 +14,7 @@ from langgraph.store.base import BaseStore
 from pydantic import BaseModel
 from typing_extensions import Unpack
 
+from refgate.errors import RefgateError
 from refgate.events import ProgressSink
 from refgate.refs import IssueFields, Ref, RefKind, RefLedger
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from refgate.workspace import Workspace
 
 
-class ToolUnavailable(RuntimeError):
+class ToolUnavailable(RefgateError, RuntimeError):
     """Raised by a tool whose backend is not available here; the model sees a clear error."""
 
 

@@ -18,6 +18,11 @@ from rich.segment import Segment
 from typer.core import TyperGroup
 
 from refgate import __version__
+# the exit codes the commands share, defined with the exception tree
+from refgate.errors import EXIT_CONFIG as EXIT_CONFIG
+from refgate.errors import EXIT_ERROR as EXIT_ERROR
+from refgate.errors import EXIT_OK as EXIT_OK
+from refgate.errors import EXIT_UNMET as EXIT_UNMET
 from refgate.redaction import redact_secrets
 
 #: Every command: its name, the module of ``refgate.cli`` that defines it, and its one-line help.
@@ -245,8 +250,3 @@ def esc(value: object) -> str:
     return escape(terminal_safe(str(value)))
 
 
-#: Exit codes shared by the commands.
-EXIT_OK = 0
-EXIT_ERROR = 1
-EXIT_CONFIG = 2
-EXIT_UNMET = 3

@@ -10,8 +10,9 @@ from typing import Any
 import typer
 
 from refgate.api.find_workspace import resolve_workspace
-from refgate.cli.app import EXIT_CONFIG, err_console, esc, json_safe
+from refgate.cli.app import err_console, esc, json_safe
 from refgate.config import ConfigError, Settings, load_settings
+from refgate.errors import exit_code_for
 from refgate.workspace import Workspace, WorkspaceError
 
 #: The --workspace help shared by the commands.
@@ -29,7 +30,7 @@ def open_workspace(path: Path | None) -> Workspace:
         return resolve_workspace(path)
     except WorkspaceError as exc:
         err_console.print(f"[red]workspace error:[/red] {esc(exc)}")
-        raise typer.Exit(EXIT_CONFIG) from exc
+        raise typer.Exit(exit_code_for(exc)) from exc
 
 
 def open_settings(workspace: Workspace | None, **overrides: object) -> Settings:
@@ -38,7 +39,7 @@ def open_settings(workspace: Workspace | None, **overrides: object) -> Settings:
         settings = load_settings(workspace_settings=workspace.settings if workspace else None)
     except ConfigError as exc:
         err_console.print(f"[red]configuration error:[/red] {esc(exc)}")
-        raise typer.Exit(EXIT_CONFIG) from exc
+        raise typer.Exit(exit_code_for(exc)) from exc
     return settings.with_overrides(**overrides)
 
 

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, TypeAlias, cast
 
 from typing_extensions import TypedDict
 
+from refgate.errors import InputError
 from refgate.events import TraceEvent
 
 if TYPE_CHECKING:
@@ -146,7 +147,7 @@ class RunSummary(TypedDict):
     refs: int
 
 
-class AuditError(ValueError):
+class AuditError(InputError, ValueError):
     """A record cannot be written (missing thread, bad verdict)."""
 
 

@@ -19,11 +19,13 @@ from typing import TYPE_CHECKING, Any
 # typing_extensions' TypedDict: pydantic (LangServe, Studio schemas) refuses typing's on 3.11.
 from typing_extensions import TypedDict
 
+from refgate.errors import Refused
+
 if TYPE_CHECKING:
     from refgate.config import Settings
 
 
-class BudgetExceeded(RuntimeError):
+class BudgetExceeded(Refused, RuntimeError):
     """A run crossed one of its budgets; the message names it and the setting that raises it."""
 
     def __init__(self, budget: str, setting: str, limit: float, used: float) -> None:

@@ -15,13 +15,14 @@ from typing import cast
 
 from typing_extensions import TypedDict
 
+from refgate.errors import InputError
 from refgate.paths import PathEscape, read_confined
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 MAX_CHART_BYTES = 5 * 1024 * 1024
 
 
-class ChartError(ValueError):
+class ChartError(InputError, ValueError):
     """A chart file that may not or cannot be embedded."""
 
 

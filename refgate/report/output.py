@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from refgate import files
+from refgate.errors import InputError
 from refgate.report.charts import chart_roots, collect_charts
 from refgate.report.controls import visible_controls
 from refgate.report.html import render_research_html, render_run_html
@@ -30,7 +31,7 @@ FORMATS = {
 }
 
 
-class ReportError(ValueError):
+class ReportError(InputError, ValueError):
     """A report that cannot be written (unknown extension, unwritable folder)."""
 
 

@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from refgate.errors import RefgateError
+
 #: Browsers tried in order (``REFGATE_CHROMIUM`` names another).
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 #: Seconds Chromium may take to print one report.
@@ -53,7 +55,7 @@ ETC_RO = (
 )
 
 
-class PdfError(RuntimeError):
+class PdfError(RefgateError, RuntimeError):
     """The PDF could not be printed (no browser, or the browser failed)."""
 
 

@@ -33,6 +33,7 @@ from typing import Any
 import httpx
 from lxml import etree
 
+from refgate.errors import RefgateError
 from refgate.retrieval.dart.archive import mb
 from refgate.retrieval.dart.config import DartLimits
 from refgate.retrieval.dart.transport import Deadline, DeadlineTransport
@@ -51,7 +52,7 @@ NO_FILE = "014"
 LIMIT = "020"
 
 
-class DartError(Exception):
+class DartError(RefgateError):
     """A DART sync failure with a message for the user and the CLI's exit code (2: fix the
     configuration or key; 1: the service or the network failed, run again)."""
 

@@ -8,10 +8,12 @@ import io
 import zipfile
 from typing import IO
 
+from refgate.errors import InputError
+
 _CHUNK = 1 << 16
 
 
-class TooLarge(ValueError):
+class TooLarge(InputError, ValueError):
     """An answer or a ZIP member over its cap (the message names both)."""
 
 

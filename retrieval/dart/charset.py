@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from refgate.errors import InputError
+
 #: The charsets tried, in order.
 CHARSETS = ("utf-8", "euc-kr", "cp949")
 _DECLARATION = re.compile(rb"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
@@ -22,7 +24,7 @@ _ENCODING = re.compile(rb"""encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""", re.IGNO
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
-class Undecodable(ValueError):
+class Undecodable(InputError, ValueError):
     """Bytes that are not text in any charset DART uses."""
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
+from refgate.errors import InputError
 from refgate.retrieval.dart.archive import open_member, open_zip
 
 _CORP_CODE = re.compile(r"^[0-9]{8}$")
@@ -27,7 +28,7 @@ _STOCK_CODE = re.compile(r"^[0-9A-Z]{6}$")
 _NOISE = re.compile(r"\(주\)|㈜|주식회사|\s+")
 
 
-class CompanyListError(ValueError):
+class CompanyListError(InputError, ValueError):
     """A company list that cannot be read."""
 
 

@@ -29,6 +29,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from refgate.errors import SettingsError
 from refgate.paths import PathEscape, confine
 
 #: Report type names -> list.json detail types (pblntf_detail_ty).
@@ -60,7 +61,7 @@ KEYS = frozenset(
 MB = 1024 * 1024
 
 
-class DartConfigError(ValueError):
+class DartConfigError(SettingsError, ValueError):
     """A ``[dart]`` block that cannot be used (the message names the file and field)."""
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
+from refgate.errors import InputError
 from refgate.retrieval.dart.charset import Undecodable, to_utf8
 from refgate.retrieval.loaders.base import TableRecord, markdown_table, table_from_rows
 
@@ -35,7 +36,7 @@ _SECTION = re.compile(r"^SECTION-(\d+)$")
 MAX_DEPTH = 200
 
 
-class DocumentError(ValueError):
+class DocumentError(InputError, ValueError):
     """A filing document that cannot be read."""
 
 

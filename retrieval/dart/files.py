@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from refgate import files
+from refgate.errors import InputError
 from refgate.paths import confine
 
 MANIFEST_VERSION = 1
@@ -35,7 +36,7 @@ CORP_CODE = re.compile(r"^[0-9]{8}$")
 FS_DIVS = frozenset({"CFS", "OFS"})
 
 
-class BadIdentifier(ValueError):
+class BadIdentifier(InputError, ValueError):
     """A receipt number or corp_code that is not the digits OpenDART issues."""
 
 

@@ -9,8 +9,10 @@ from typing import Any, NotRequired
 
 from typing_extensions import TypedDict
 
+from refgate.errors import InputError
 
-class Unreadable(ValueError):
+
+class Unreadable(InputError, ValueError):
     """A file that cannot be indexed; ``reason`` says why in words (shown in the skip summary)."""
 
     def __init__(self, reason: str) -> None:

@@ -18,6 +18,8 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
+from refgate.errors import RefgateError
+
 #: Render resolution for OCR: Tesseract reads body text best at 300 dpi; 200 halves the time
 #: and loses little on printed pages (docs/benchmarks.md, "OCR").
 DPI = 200
@@ -35,7 +37,7 @@ HANGUL_JOIN_GAP = 0.3
 _HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
 
 
-class OcrUnavailable(RuntimeError):
+class OcrUnavailable(RefgateError, RuntimeError):
     """OCR cannot run here (no tesseract binary, or OCR turned off); the reason says which."""
 
 

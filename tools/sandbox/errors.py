@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from refgate.errors import RefgateError
 
-class SandboxError(RuntimeError):
+
+class SandboxError(RefgateError, RuntimeError):
     """The sandbox could not run the call (not a failure of the code itself)."""
 
 

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import ast
 
+from refgate.errors import Refused
+
 RESERVED = "emit_result"
 
 #: Longest code accepted (characters).
 MAX_CODE_CHARS = 200_000
 
 
-class CodeRejected(ValueError):
+class CodeRejected(Refused, ValueError):
     """The code breaks a RunPython rule; it was not run."""
 
 

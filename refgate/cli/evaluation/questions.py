@@ -19,6 +19,8 @@ from typing import Literal
 import regex
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from refgate.errors import InputError
+
 #: Seconds one gold pattern may take on one answer (the ``regex`` engine's timeout): a pattern
 #: such as ``(a+)+$`` can backtrack for hours on a crafted answer.
 PATTERN_TIMEOUT_S = 1.0
@@ -33,7 +35,7 @@ def search_pattern(pattern: str, text: str) -> bool:
     return regex.search(pattern, text, regex.IGNORECASE, timeout=PATTERN_TIMEOUT_S) is not None
 
 
-class EvalError(ValueError):
+class EvalError(InputError, ValueError):
     """A question file, a run folder or a comparison cannot be used; the message says why."""
 
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 import numpy as np
 
+from refgate.errors import ModelError
 from refgate.provenance.injection.classifier import Verdict, read_model_file, units
 
 MODEL_FILE = Path(__file__).with_name("semantic.json")
@@ -126,7 +127,7 @@ _PLAIN_TOKENS: set[str] = set()  # ... not at all
 _MEMO_LIMIT = 200_000
 
 
-class SemanticUnavailable(RuntimeError):
+class SemanticUnavailable(ModelError, RuntimeError):
     """The semantic layer was asked for but MiniLM cannot be loaded (extra not installed)."""
 
 
