@@ -18,6 +18,7 @@ from rich.segment import Segment
 from typer.core import TyperGroup
 
 from refgate import __version__
+
 # the exit codes the commands share, defined with the exception tree
 from refgate.errors import EXIT_CONFIG as EXIT_CONFIG
 from refgate.errors import EXIT_ERROR as EXIT_ERROR
@@ -248,5 +249,3 @@ def esc(value: object) -> str:
     (ids, paths, excerpts, error messages, tool names a model made up) are shown, not read as
     markup, and control characters are made visible (``terminal_safe``)."""
     return escape(terminal_safe(str(value)))
-
-

@@ -231,7 +231,9 @@ def make_emit(channel: Channel | None) -> Callable[..., list[str]]:
         """
         if table is None and values is None and date is None:
             raise ValueError("emit_result needs at least one of table=, values=, date=")
-        message = {"op": "emit"}
+        if channel is None:
+            raise RuntimeError("emit_result is not connected to refgate here")
+        message: dict[str, object] = {"op": "emit"}
         if table is not None:
             message["table"] = table_payload(table)
             query = (getattr(table, "attrs", None) or {}).get("sql")
@@ -240,9 +242,10 @@ def make_emit(channel: Channel | None) -> Callable[..., list[str]]:
         if values is not None:
             message["values"] = values_payload(values)
         if date is not None:
-            message["date"] = date_payload(date)
+            stamp = date_payload(date)
             if date_label is not None:
-                message["date"]["label"] = str(date_label)
+                stamp["label"] = str(date_label)
+            message["date"] = stamp
         if units is not None:
             message["units"] = (
                 {str(k): str(v) for k, v in units.items()}

@@ -19,8 +19,12 @@ from __future__ import annotations
 
 import os
 import time
+from typing import TYPE_CHECKING
 
 from .state import State
+
+if TYPE_CHECKING:  # the worker loads DuckDB only when the code calls sql()
+    import duckdb
 
 #: How CSV datasets are read (as pandas reads them: a header row, commas, short rows padded),
 #: here and by InspectDataset's host-side scans (``tools/dataset_scan.py``).
@@ -81,7 +85,7 @@ class Sql:
         self._channel = channel
         self._limits = limits
         self._scratch = scratch
-        self._con = None
+        self._con: duckdb.DuckDBPyConnection | None = None
 
     # ------------------------------------------------------------------ connection
 
