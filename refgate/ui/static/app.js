@@ -425,7 +425,9 @@ function onEvent(e) {
     case "run_failed":
       endLive();
       setStatus((e.event === "run_stopped" ? "Stopped: " : "The run failed: ") + e.message +
-        (e.resumable ? " Press Resume to go on from the last finished step." : ""), e.event === "run_failed");
+        // a budget stop's message says how to raise the budget, then Resume
+        (e.resumable && !e.budget ? " Press Resume to go on from the last finished step." : ""),
+        e.event === "run_failed");
       $("resume-btn").hidden = !e.resumable;
       loadThreads();
       break;
