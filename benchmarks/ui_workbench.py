@@ -204,10 +204,15 @@ class Responder:
         self.brief_delay = brief_delay
         #: Answers the deep-research steps first when set (None: not this request's).
         self.research: Callable[[StubRequest], Reply | None] | None = None
+        #: Answers first when set and not None: a failing server (tests/ui's crash case).
+        self.fault: Callable[[StubRequest], Reply | None] | None = None
         self.slowed = False
         self.calls: dict[str, int] = {}
 
     def __call__(self, req: StubRequest) -> Reply | str:
+        failed = self.fault(req) if self.fault is not None else None
+        if failed is not None:
+            return failed
         answered = self.research(req) if self.research is not None else None
         if answered is not None:
             return answered

@@ -272,7 +272,29 @@ def _endpoint_origin(settings: Settings) -> str:
     return "the base_url setting"
 
 
+def _server_error_status(exc: BaseException) -> int | None:
+    """The HTTP status (500 or more) of a model server's error reply in ``exc``'s chain."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        status = getattr(cur, "status_code", None)
+        if isinstance(status, int) and status >= 500:
+            return status
+        cur = cur.__cause__ or cur.__context__
+    return None
+
+
 def _failure(exc: Exception, settings: Settings, pass_name: str | None) -> str:
+    status = _server_error_status(exc)
+    if status is not None:  # the server answered, with an error of its own: say whose and where
+        p = pass_name or "work"
+        model, where = settings.model_for(p), endpoint_of(settings, p)
+        return (
+            f"the model {model!r} at {where} answered HTTP {status} in {p.upper()} "
+            f"({type(exc).__name__}: {exc}); the passes before it are kept: resume when the "
+            "server answers again"
+        )
     if not is_connection_error(exc):
         return f"{type(exc).__name__}: {exc}"
     server = local_llm.server_at(settings.base_url)

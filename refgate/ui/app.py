@@ -262,6 +262,34 @@ def _gate_checks(gate: object) -> dict[str, list[dict[str, object]]]:
     return out
 
 
+#: Claims whose number bindings the page receives (a long thread's rest falls back).
+MAX_BOUND_CLAIMS = 500
+
+
+def _bindings(gate: object) -> list[dict[str, object]]:
+    """Per claim, the numbers (dates, rankings) the GATE bound to a cited ref: the mention's text
+    and the card anchor of the ref it matched first. The page links each number of the answer
+    to that card, and falls back to the citation that follows a number the GATE did not bind."""
+    out: list[dict[str, object]] = []
+    claims = gate.get("claims") if isinstance(gate, Mapping) else None
+    for claim in claims if isinstance(claims, list) else []:
+        if len(out) >= MAX_BOUND_CLAIMS:
+            break
+        if not isinstance(claim, Mapping):
+            continue
+        bound = []
+        for mention in claim.get("mentions") or []:
+            if not isinstance(mention, Mapping) or mention.get("supported") is not True:
+                continue
+            matched = [m for m in mention.get("matches") or [] if isinstance(m, Mapping)]
+            if matched and matched[0].get("ref_id"):
+                bound.append({"text": clip(mention.get("text") or "", 200),
+                              "anchor": anchor(str(matched[0]["ref_id"]))})  # fmt: skip
+        if bound:
+            out.append({"claim": clip(claim.get("text") or "", 2000), "mentions": bound})
+    return out
+
+
 def _withheld(values: Mapping[str, Any]) -> list[str]:
     """What the run withheld after an injection signal: tool calls and refs, in words."""
     prov = values.get("provenance") if isinstance(values.get("provenance"), Mapping) else {}
@@ -307,6 +335,7 @@ async def thread_view(request: Request, state: UiState) -> Response:
             "passed": record.get("passed"),
             "html": threads.thread_html(ws, record),
             "extras": _extras(record),
+            "bindings": _bindings(record.get("gate")),
             "withheld": _withheld(values),
             "next": next_,
         }

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import threading
 import time
 import uuid
@@ -24,6 +25,7 @@ from langchain_core.callbacks import get_usage_metadata_callback
 from refgate.api.public import Answer, ResearchResult, RunFailed, ask, research
 from refgate.config import ConfigError, load_settings
 from refgate.events import ProgressEvent
+from refgate.provenance.budget import BudgetExceeded
 from refgate.usage import estimate_cost
 from refgate.workspace import Workspace, WorkspaceError
 
@@ -92,6 +94,35 @@ def _plain(value: object) -> object:
     return str(value)
 
 
+def _budget_cause(exc: BaseException) -> BudgetExceeded | None:
+    """The ``BudgetExceeded`` a run failure stems from, if it does."""
+    visited: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in visited:
+        visited.add(id(cur))
+        if isinstance(cur, BudgetExceeded):
+            return cur
+        cur = cur.__cause__ or cur.__context__
+    return None
+
+
+def budget_stop_message(budget: BudgetExceeded, workspace: Workspace) -> str:
+    """A budget stop in plain words, with how to raise the budget from here: the workspace's
+    refgate.toml (read again on Resume), unless the app's environment sets it (that wins)."""
+    used, limit = f"{budget.used:g}", f"{budget.limit:g}"
+    said = f"the run reached a run budget: {budget.budget} ({used} of {limit})"
+    env = f"REFGATE_{budget.setting.upper()}"
+    if env in os.environ:
+        return (
+            f"{said}. It is set by {env} in this app's environment, which overrides the "
+            f"workspace's settings: restart refgate ui with a larger {env}, then press Resume."
+        )
+    return (
+        f"{said}. To go on, raise {budget.setting} under [settings] in "
+        f"{workspace.root / 'refgate.toml'}, then press Resume."
+    )
+
+
 class RunManager:
     """Starts, follows and stops runs; one run per thread at a time."""
 
@@ -150,6 +181,13 @@ class RunManager:
         try:
             answer = await asyncio.to_thread(self._ask, run, loop)
         except RunFailed as exc:
+            budget = _budget_cause(exc)
+            if budget is not None and not run.stop_flag.is_set():
+                run.status = "stopped"
+                run.add({"event": "run_stopped", "message": budget_stop_message(budget,
+                         run.workspace), "budget": budget.setting, "thread": run.thread,
+                         "resumable": True})  # fmt: skip
+                return
             stopped = run.stop_flag.is_set()
             run.status = "stopped" if stopped else "failed"
             reason = "stopped by you" if stopped else str(exc)

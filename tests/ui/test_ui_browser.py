@@ -1,10 +1,11 @@
 """refgate ui in a real Chromium, end to end with the scripted model on examples/us-macro.
 
-Four browser tests (about 40 s together on an idle machine): the analyst's path (ask in
+Five browser tests (about 45 s together on an idle machine): the analyst's path (ask in
 Korean, the passes arrive, a number opens its highlighted cell with the GATE's verdict, a
 document citation its highlighted page, a blocked claim with its reason, hostile document text
 inert, what was withheld and sent, a follow-up, the PDF download); stop and resume; keyboard
-only, with axe-core when scripts/setup.sh fetched it; a deep-research run. Each step saves a
+only, with axe-core when scripts/setup.sh fetched it; a deep-research run; a number opening
+the ref the GATE bound it to rather than the next citation. Each step saves a
 screenshot (``artifacts``).
 """
 
@@ -258,3 +259,41 @@ def test_deep_research_runs_in_the_same_app(watched, app, artifacts):
         assert w.errors == [] and w.dialogs == []
     finally:
         app.responder.research = None
+
+
+def test_a_number_opens_the_ref_the_gate_bound_it_to(watched, app, artifacts):
+    """Both numbers come before both citations: 6.0 links to the table the GATE matched it in,
+    not to the citation that follows it (the value of 9.6)."""
+    import re
+
+    from refgate.testing_openai import StubRequest
+
+    def compose(req: StubRequest) -> str | None:
+        system = str((req.messages[0] or {}).get("content") or "") if req.messages else ""
+        if system.split(",")[0].removeprefix("You are ").strip().lower() != "compose":
+            return None
+        val = re.findall(r"\bval_[0-9a-f]{10}\b", req.text)[-1]
+        tbl = re.findall(r"\btbl_[0-9a-f]{10}\b", req.text)[-1]
+        return f"Unemployment rose to 9.6 percent in 2009Q3 from 6.0 percent in 2008Q3 [{val}] [{tbl}]."
+
+    app.responder.fault = compose
+    try:
+        w = watched()
+        page = w.page
+        ready(page)
+        page.click("#new-thread")
+        ask(page, "How did US unemployment change from 2008Q3 to 2009Q3?")
+        page.wait_for_selector("#thread-body #answer", timeout=60000)
+    finally:
+        app.responder.fault = None
+    cites = page.eval_on_selector_all("#answer a.cite", "els => els.map(e => e.title)")
+    val, tbl = cites
+    assert val.startswith("val_") and tbl.startswith("tbl_"), cites
+    six = page.locator("#answer a.num:text-is('6.0')")
+    assert six.get_attribute("href") == f"#ref-{tbl}" and six.get_attribute("data-bound") == "gate"
+    assert page.locator("#answer a.num:text-is('9.6')").get_attribute("href") == f"#ref-{val}"
+    six.click()
+    page.locator("#evidence-panel").wait_for(state="visible")
+    assert page.inner_text("#evidence-body td.cited.clicked") == "6.0"
+    page.screenshot(path=artifacts / "15-number-bound-by-gate.png")
+    assert w.errors == [] and w.dialogs == []

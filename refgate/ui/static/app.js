@@ -139,6 +139,7 @@ function showThread(data) {
   // by its templates; the CSP forbids inline script should anything slip through.
   body.innerHTML = data.html || "";
   ui.extras = data.extras || {};
+  ui.bindings = data.bindings || [];
   linkNumbers(body.querySelector("#answer"));
   for (const a of body.querySelectorAll("a[href^='#']")) a.dataset.anchor = a.getAttribute("href").slice(1);
   const withheld = data.withheld || [];
@@ -157,33 +158,54 @@ function showThread(data) {
   $("question-label").textContent = hasAnswer ? "Follow-up question" : "Question";
 }
 
-// Numbers of the answer link to the evidence of the citation that follows them (same sentence
-// cell or paragraph): one click from a number to its card.
+// Numbers of the answer link to the evidence the GATE bound them to (the verdict's claims:
+// each mention's first matched ref); a number it did not bind links to the citation that
+// follows it (same sentence cell or paragraph): one click from a number to its card.
 const NUMBER = /\b\d{4}(?:Q[1-4]|-\d{2}(?:-\d{2})?)\b|\d[\d,.]*\d%?|\d%?/g;
+// Text as the answer shows it, without citations or extra spaces (to find a claim's block).
+const bare = (t) => t.replace(/\[[^\]]*\]/g, " ").replace(/\s+/g, " ").trim();
+const numbersOf = (t) => [...t.matchAll(NUMBER)].map((m) => m[0]);
+
+function bindingsIn(block) {
+  const shown = bare(block.textContent);
+  const out = [];
+  for (const c of ui.bindings || []) {
+    const claim = bare(c.claim);
+    if (!claim || !shown.includes(claim)) continue;
+    for (const m of c.mentions) out.push({ nums: numbersOf(m.text), anchor: m.anchor, used: false });
+  }
+  return out;
+}
+
 function linkNumbers(answer) {
   if (!answer) return;
   const blocks = answer.querySelectorAll("p, li, td");
   for (const block of blocks) {
     const cites = [...block.querySelectorAll("a.cite")];
     if (!cites.length) continue;
+    const bound = bindingsIn(block);
     const walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
     const texts = [];
     while (walker.nextNode()) texts.push(walker.currentNode);
     for (const node of texts) {
       if (node.parentElement.closest("a, s, em, code")) continue;
       const next = cites.find((c) => node.compareDocumentPosition(c) & Node.DOCUMENT_POSITION_FOLLOWING);
-      if (!next) continue;
       const text = node.nodeValue;
-      NUMBER.lastIndex = 0;
-      if (!NUMBER.test(text)) continue;
-      NUMBER.lastIndex = 0;
+      const found = [...text.matchAll(NUMBER)];
+      if (!found.length || (!next && !bound.length)) continue;
       const frag = document.createDocumentFragment();
       let at = 0;
-      for (const m of text.matchAll(NUMBER)) {
+      for (const m of found) {
         frag.append(text.slice(at, m.index));
-        frag.append(el("a", { class: "num", href: next.getAttribute("href"),
-          title: `evidence for ${m[0]}` , text: m[0] }));
         at = m.index + m[0].length;
+        const gate = bound.find((b) => !b.used && b.nums.includes(m[0]));
+        if (gate) gate.used = true;
+        const href = gate ? "#" + gate.anchor : next && next.getAttribute("href");
+        if (!href) { frag.append(m[0]); continue; }
+        const link = el("a", { class: "num", href, text: m[0],
+          title: gate ? `evidence for ${m[0]} (bound by the GATE)` : `evidence for ${m[0]}` });
+        if (gate) link.dataset.bound = "gate";
+        frag.append(link);
       }
       frag.append(text.slice(at));
       node.replaceWith(frag);
@@ -425,7 +447,9 @@ function onEvent(e) {
     case "run_failed":
       endLive();
       setStatus((e.event === "run_stopped" ? "Stopped: " : "The run failed: ") + e.message +
-        (e.resumable ? " Press Resume to go on from the last finished step." : ""), e.event === "run_failed");
+        // a budget stop's message says how to raise the budget, then Resume
+        (e.resumable && !e.budget ? " Press Resume to go on from the last finished step." : ""),
+        e.event === "run_failed");
       $("resume-btn").hidden = !e.resumable;
       loadThreads();
       break;
