@@ -27,6 +27,9 @@ class SqlFilter:
 
     dates: tuple[str | None, str | None] = (None, None)
     company: list[str] | None = None
+    #: The corp_codes ``company`` names (``with_corp_codes``): then the windows table filters
+    #: on its own ``(corp_code, date)`` index, without the chunk.
+    corp_codes: list[str] | None = None
     #: (column or metadata key, allowed values), on the chunks table.
     equal: list[tuple[str, list[str]]] = field(default_factory=list)
 
@@ -39,7 +42,10 @@ class SqlFilter:
         parts: list[sql.Composable] = []
         params: list[object] = []
         a = sql.Identifier(alias)
-        if self.company is not None:
+        if self.corp_codes is not None:
+            parts.append(sql.SQL("{}.corp_code = ANY(%s)").format(a))
+            params.append(self.corp_codes)
+        elif self.company is not None:
             parts.append(
                 sql.SQL("(")
                 + sql.SQL(" OR ").join(
@@ -70,8 +76,12 @@ class SqlFilter:
         parts: list[sql.Composable] = []
         params: list[object] = []
         a = sql.Identifier(alias)
+        if self.corp_codes is not None:
+            parts.append(sql.SQL("{}.corp_code = ANY(%s)").format(a))
+            params.append(self.corp_codes)
         self._dates(parts, params, a)
-        return _joined(parts), params, bool(self.equal) or self.company is not None
+        needs_chunk = bool(self.equal) or (self.company is not None and self.corp_codes is None)
+        return _joined(parts), params, needs_chunk
 
     def _dates(self, parts: list[sql.Composable], params: list[object], a: sql.Identifier) -> None:
         lo, hi = self.dates

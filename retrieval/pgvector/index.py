@@ -63,6 +63,9 @@ EXACT_MAX_WINDOWS = 50_000
 #: iterative scan may visit when a filter rejects most of them.
 EF_SEARCH = 400
 MAX_SCAN_TUPLES = 200_000
+#: A query term whose idf is below this (held by more than about a tenth of the chunks) finds
+#: no candidates on its own when rarer terms can (``PgIndex._bm25_top``).
+COMMON_IDF = math.log(1 + 9.0)
 
 
 def rebuild_command(name: str) -> str:
@@ -263,6 +266,18 @@ class PgIndex:
         chunks, total_terms, windows, vsum = self._stats(conn)
         if chunks == 0:
             return []
+        if where.company is not None:
+            # the filings' corp_codes this company names (by code, stock code or name)
+            where.corp_codes = [
+                str(r[0])
+                for r in conn.execute(
+                    sql.SQL(
+                        "SELECT DISTINCT corp_code FROM {} WHERE corp_code IS NOT NULL AND"
+                        " (corp_code = ANY(%s) OR stock_code = ANY(%s) OR corp_name = ANY(%s))"
+                    ).format(self.tables.docs),
+                    [where.company] * 3,
+                )
+            ]
         reachable = self._reachable(conn, where, min(chunks, DECISIVE_DEPTH))
         if reachable == 0:
             return []
@@ -274,7 +289,7 @@ class PgIndex:
         if mode in ("hybrid", "bm25"):
             terms = self._query_terms(conn, query, chunks)
             if terms is not None:
-                lexical = self._bm25(conn, terms, where, total_terms / chunks, top=pool)
+                lexical = self._bm25_top(conn, terms, where, total_terms / chunks, pool, chunks)
         dense_s = dict(dense)
         bm25_s = dict(lexical)
         if alpha is None and mode == "hybrid" and fusion == "convex":
@@ -417,6 +432,31 @@ class PgIndex:
         idf = [math.log(1 + (chunks - df[t] + 0.5) / (df[t] + 0.5)) for t in held]
         return held, [counts[t] for t in held], idf
 
+    def _bm25_top(
+        self,
+        conn: psycopg.Connection,
+        terms: tuple[list[str], list[int], list[float]],
+        where: SqlFilter,
+        avgdl: float,
+        n: int,
+        chunks: int,
+    ) -> list[tuple[int, float]]:
+        """The ``n`` best BM25 scores, exactly, without reading every chunk a common term is in:
+        candidates are the chunks holding a rarer term; a term adds less than ``idf * qtf`` to
+        a score (the Lucene tf part is below 1), so a chunk holding only the common terms scores
+        below their sum, and if the ``n``-th best candidate beats that sum the list is exact
+        (max-score pruning). Otherwise every chunk holding a term is scored."""
+        names, qtf, idf = terms
+        common = [i for i in range(len(names)) if idf[i] < COMMON_IDF]
+        # a filter leaves few chunks to score: pruning would only add a query
+        if where.empty and common and len(common) < len(names):
+            bound = sum(idf[i] * qtf[i] for i in common)
+            rare = [names[i] for i in range(len(names)) if i not in common]
+            rows = self._bm25(conn, terms, where, avgdl, top=n, candidates=rare)
+            if len(rows) >= n and rows[n - 1][1] > bound:
+                return rows
+        return self._bm25(conn, terms, where, avgdl, top=n)
+
     def _bm25(
         self,
         conn: psycopg.Connection,
@@ -426,6 +466,7 @@ class PgIndex:
         *,
         top: int | None = None,
         ids: list[int] | None = None,
+        candidates: list[str] | None = None,
     ) -> list[tuple[int, float]]:
         """BM25 scores (bm25s's Lucene variant) of the filtered chunks holding a query term:
         the ``top`` best, or those of chunks ``ids``; best first."""

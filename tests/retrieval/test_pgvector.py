@@ -154,3 +154,39 @@ def test_a_wrong_dsn_or_a_server_without_pgvector_is_refused():
         pytest.skip("REFGATE_TEST_POSTGRES_URL (Debian's postgres, no pgvector) is unset")
     with pytest.raises(PgIndexError, match="CREATE EXTENSION vector"):
         connect(debian)
+
+
+def test_company_date_and_doc_type_filters_select_as_the_faiss_path(fomc_40, tmp_path):
+    """Filings-like metadata on the FOMC texts: a company named by corp_code, stock code or
+    name, a receipt-date range and a document type select the same chunks in both backends."""
+    companies = [("00126380", "005930", "삼성전자"), ("00164779", "000660", "SK하이닉스")]
+    docs = []
+    for n, doc in enumerate(fomc_40[:24]):
+        code, stock, name = companies[n % 2]
+        meta = dict(doc.metadata)
+        meta.update(
+            corp_code=code,
+            stock_code=stock,
+            corp_name=name,
+            detail_type="A001" if n % 3 else "A003",
+        )
+        docs.append(Document(page_content=doc.page_content, metadata=meta))
+    emb = HashingEmbeddings(64)
+    name = fresh_name()
+    faiss = DocumentIndex.build(docs, tmp_path / "faiss", embeddings=emb)
+    write_index(PGVECTOR_URL, docs, emb, name=name)
+    pg = PgIndex(PGVECTOR_URL, name=name, embeddings=emb)
+    for filters in (
+        {"company": "00126380"},
+        {"company": ["000660"], "date_from": "1995-01-01"},
+        {"company": "삼성전자", "date_to": "1995-12-31", "doc_type": "A001"},
+        {"doc_type": ["A003"]},
+        {"company": "nobody"},
+    ):
+        for q in QUERIES[:3]:
+            a = [h.chunk_id for h in faiss.search(q, k=10, filters=filters, mmr=False)]
+            b = [h.chunk_id for h in pg.search(q, k=10, filters=filters, mmr=False)]
+            assert b == a, (q, filters)
+        if filters.get("company") != "nobody":
+            assert a
+    pg.close()
