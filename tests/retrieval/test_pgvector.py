@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from refgate.retrieval.pgvector.writer import write_index
 from tests.support.pgvector import index_counts, index_invariants
 
 PGVECTOR_URL = os.environ.get("REFGATE_TEST_PGVECTOR_URL", "")
+REPO = Path(__file__).resolve().parents[2]
 pytestmark = [
     pytest.mark.postgres,
     pytest.mark.skipif(
@@ -190,3 +192,43 @@ def test_company_date_and_doc_type_filters_select_as_the_faiss_path(fomc_40, tmp
         if filters.get("company") != "nobody":
             assert a
     pg.close()
+
+
+def test_search_documents_reads_the_pgvector_index_through_the_seam(tmp_path, monkeypatch):
+    """WORK, the research graph, served graphs, the MCP server and the Python API reach the index
+    through ``search_documents``: on a workspace with ``[index] backend = "pgvector"`` it answers
+    with the same hits and docRefs as from the FAISS folder."""
+    from dataclasses import replace
+
+    from refgate.catalog.capabilities import EngineEnv
+    from refgate.retrieval import backend, index_dir, workspace_documents
+    from refgate.retrieval.capability import search_documents
+    from refgate.workspace import load_workspace
+
+    root = tmp_path / "ws"
+    (root / "documents").mkdir(parents=True)
+    for path in sorted((REPO / "examples/us-macro/documents").glob("1994*.txt")):
+        (root / "documents" / path.name).write_text(
+            path.read_text(encoding="utf-8"), encoding="utf-8"
+        )
+    name = fresh_name()
+    (root / "refgate.toml").write_text(
+        'name = "seam"\n[documents]\npath = "documents"\ndate_from_filename = "%Y%m%d"\n'
+        f'[index]\nbackend = "pgvector"\ndsn = "env:REFGATE_INDEX_DSN"\nname = "{name}"\n',
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("REFGATE_INDEX_DSN", PGVECTOR_URL)
+    monkeypatch.setattr(backend, "document_embeddings", lambda settings=None: HashingEmbeddings(64))
+    ws = load_workspace(root)
+    assert ws.index_options["backend"] == "pgvector"
+    docs = workspace_documents(ws)
+    write_index(PGVECTOR_URL, docs, HashingEmbeddings(64), name=name)
+    DocumentIndex.build(docs, index_dir(ws), embeddings=HashingEmbeddings(64))
+    func = search_documents
+    faiss_ws = replace(ws, index_options={"backend": "faiss"})
+    for kw in ({}, {"date_from": "1994-06-01"}, {"mmr": True}):
+        pg = func("raise the federal funds rate", k=4, env=EngineEnv(workspace=ws), **kw)
+        fa = func("raise the federal funds rate", k=4, env=EngineEnv(workspace=faiss_ws), **kw)
+        assert pg.data["hits"] and pg.data["hits"] == fa.data["hits"], kw
+        assert [r.payload for r in pg.refs] == [r.payload for r in fa.refs]
+        assert pg.data["index"]["chunks"] == fa.data["index"]["chunks"]
