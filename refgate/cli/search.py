@@ -49,6 +49,7 @@ def search_command(
     # deferred: retrieval loads FAISS or psycopg and the embedding model
     from refgate.retrieval.backend import index_target, open_pg_index
     from refgate.retrieval.capability import open_index
+    from refgate.retrieval.index import SearchIndex
     from refgate.retrieval.index_files import DocumentIndexError
 
     filters: dict[str, object] = {}
@@ -62,6 +63,7 @@ def search_command(
         filters["source"] = list(source)
     if doc_type:
         filters["doc_type"] = list(doc_type)
+    index: SearchIndex
     try:
         target = index_target(ws, backend)
         if target.backend == "pgvector":
@@ -93,8 +95,8 @@ def search_command(
             dumps({"query": query, "backend": target.backend, "filters": filters, "hits": rows})
         )
     else:
-        for r in rows:
-            meta = r["metadata"]
+        for h, r in zip(hits, rows, strict=True):
+            meta = h.metadata
             where = " ".join(
                 str(meta[key]) for key in ("source", "page", "corp_name", "date") if meta.get(key)
             )

@@ -420,7 +420,7 @@ class PgIndex:
             counts[tok] = counts.get(tok, 0) + 1
         if not counts:
             return None
-        df = dict(
+        df: dict[str, int] = dict(
             conn.execute(
                 sql.SQL("SELECT term, df FROM {} WHERE term = ANY(%s)").format(self.tables.df),
                 [list(counts)],
