@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import psycopg
 from psycopg import sql
 
 from refgate.memory.embeddings import embeddings_from_spec, embeddings_id
@@ -49,7 +50,6 @@ from refgate.retrieval.pgvector.filters import SqlFilter, sql_filter
 from refgate.retrieval.pgvector.schema import Tables, check_name, registry_rows, table_prefix
 
 if TYPE_CHECKING:
-    import psycopg
     from langchain_core.embeddings import Embeddings
 
     from refgate.config import Settings
@@ -235,7 +235,12 @@ class PgIndex:
         where = sql_filter(filters)
         qvec = self.embed_query(query) if mode in ("hybrid", "dense") else None
         with self._lock:
-            conn = self._connection()
+            try:
+                conn = self._connection()
+                conn.execute("SELECT 1")
+            except psycopg.OperationalError:  # the server restarted, or dropped the connection
+                self.close()
+                conn = self._connection()
             with conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 return self._search(

@@ -171,7 +171,6 @@ def write_index(
         cache = EmbeddingCache(cache_path) if cache_path is not None else None
         try:
             t_ready = known is not None
-            bulk = False
             say("chunk", 0, len(todo))
             done = 0
             for group in _groups(todo, embeddings, window_tokens):
@@ -198,7 +197,7 @@ def write_index(
                         ),
                     )
                     t_ready = True
-                    bulk = _start_bulk(conn, t, todo)
+                    _start_bulk(conn, t, todo)
                 elif not old:
                     update_spec(
                         conn,
@@ -223,8 +222,8 @@ def write_index(
                 say("index", 0, 1)
                 for doc_id in removed:
                     _remove_doc(conn, t, doc_id)
-                if bulk:
-                    create_hnsw(conn, t)
+                # the graph, if a bulk fill (this one, or one killed before its end) left none
+                create_hnsw(conn, t)
                 total = conn.execute(sql.SQL("SELECT chunks FROM {}").format(t.stats)).fetchone()
                 result.chunks = int(total[0]) if total else 0
                 say("index", 1, 1)
