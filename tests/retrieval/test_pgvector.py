@@ -232,3 +232,30 @@ def test_search_documents_reads_the_pgvector_index_through_the_seam(tmp_path, mo
         assert pg.data["hits"] and pg.data["hits"] == fa.data["hits"], kw
         assert [r.payload for r in pg.refs] == [r.payload for r in fa.refs]
         assert pg.data["index"]["chunks"] == fa.data["index"]["chunks"]
+
+
+KOREAN = [
+    "삼성전자의 영업이익은 반도체 업황 부진으로 전년 대비 크게 감소했다.",
+    "SK하이닉스는 고대역폭 메모리 판매 증가로 매출이 늘었다고 밝혔다.",
+    "회사는 배당금 지급을 위해 이사회 결의를 거쳤으며 주주총회에서 승인되었다.",
+    "영업이익률은 원재료 가격 상승과 환율 변동의 영향을 받았다.",
+    "The board approved a dividend of 361 won per share.",
+]
+
+
+def test_korean_is_tokenised_to_morphemes_and_ranks_as_the_faiss_path(tmp_path):
+    pytest.importorskip("kiwipiepy")
+    docs = [Document(page_content=t, metadata={"doc_id": f"k{i}"}) for i, t in enumerate(KOREAN)]
+    emb = HashingEmbeddings(64)
+    name = fresh_name()
+    faiss = DocumentIndex.build(docs, tmp_path / "faiss", embeddings=emb)
+    write_index(PGVECTOR_URL, docs, emb, name=name)
+    pg = PgIndex(PGVECTOR_URL, name=name, embeddings=emb)
+    assert pg.spec["bm25"]["tokenizer"] == "kiwi" == faiss.manifest["bm25"].get("tokenizer")
+    for q in ("삼성전자 영업이익 감소", "배당금 승인", "메모리 매출", "dividend per share"):
+        a = [(h.chunk_id, round(h.score, 4)) for h in faiss.search(q, k=3, mode="bm25")]
+        assert a, q
+        assert [(h.chunk_id, round(h.score, 4)) for h in pg.search(q, k=3, mode="bm25")] == a
+    # "삼성전자는" and "삼성전자의" share the morpheme 삼성전자: a particle does not hide it
+    assert pg.search("삼성전자는", k=1, mode="bm25")[0].doc_id == "k0"
+    pg.close()
