@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from langchain_core.embeddings import Embeddings
 
 from refgate.retrieval.index import DocumentIndex, Hit, SearchIndex
 from refgate.retrieval.pgvector.connection import connect
@@ -44,12 +45,26 @@ def dsn() -> str:
     return value
 
 
+class SameEmbedder(Embeddings):
+    """The benchmark's embedder (a query memo around MiniLM) under the index's embedder id."""
+
+    def __init__(self, inner: Embeddings, embeddings_id: str) -> None:
+        self.inner = inner
+        self.embeddings_id = embeddings_id
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.inner.embed_query(text)
+
+
 def pg_copy(index: DocumentIndex, folder: Path) -> PgIndex:
     """The FAISS index at ``folder`` copied into a fresh pgvector index, opened."""
     name = "bench" + uuid.uuid4().hex[:10]
-    migrate_faiss(folder, dsn(), name=name)
-    pg = PgIndex(dsn(), name=name, embeddings_id_wanted=index.manifest["embeddings_id"])
-    pg.embeddings = index.embeddings  # the benchmark's own (query memo)
+    emb = SameEmbedder(index.embeddings, index.manifest["embeddings_id"])
+    migrate_faiss(folder, dsn(), name=name, embeddings=emb)
+    pg = PgIndex(dsn(), name=name, embeddings=emb)
     pg.lambda_mult = index.lambda_mult
     return pg
 

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from langchain_core.embeddings import Embeddings
 
 from refgate.retrieval.bm25 import KIWI
 from refgate.retrieval.chunking import Chunk
@@ -27,14 +28,20 @@ from refgate.retrieval.windows import WINDOW_TOKENS
 
 
 def migrate_faiss(
-    folder: Path, dsn: str, *, name: str = "documents", progress: Progress | None = None
+    folder: Path,
+    dsn: str,
+    *,
+    name: str = "documents",
+    progress: Progress | None = None,
+    embeddings: Embeddings | None = None,
 ) -> UpdateResult:
     """Copy the FAISS index at ``folder`` into the pgvector index ``name`` (its embedder's
-    tables); documents already there with the same hash are left as they are."""
+    tables); documents already there with the same hash are left as they are. ``embeddings``:
+    the index's embedder, when its manifest cannot rebuild it (it embeds nothing here)."""
     t0 = time.perf_counter()
     say = progress or (lambda stage, done, total: None)
     check_name(name)
-    faiss_index = DocumentIndex.load(folder)
+    faiss_index = DocumentIndex.load(folder, embeddings=embeddings)
     manifest = faiss_index.manifest
     if faiss_index.faiss_index is None or not faiss_index.chunks:
         raise PgIndexError(f"{folder}: the FAISS index is empty: nothing to migrate")
