@@ -26,14 +26,17 @@ import statistics
 import subprocess
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+from langchain_core.embeddings import Embeddings
 from psycopg import sql
+from psycopg.types.json import Jsonb
 
 from refgate.memory.embeddings import HashingEmbeddings, embeddings_id, embeddings_spec
-from refgate.retrieval.bm25 import build_bm25, stemmer
+from refgate.retrieval.bm25 import build_bm25, query_tokens, stemmer
 from refgate.retrieval.chunking import Chunk, content_hash
 from refgate.retrieval.dense import faiss_index_for, normalise
 from refgate.retrieval.index import DocumentIndex
@@ -104,8 +107,16 @@ def run(size: int, args: argparse.Namespace, dsn: str) -> None:
     t = time.perf_counter()
     filings: list[tuple[str, str, list[Chunk], np.ndarray]] = []
     all_texts: list[str] = []
+    if args.vectors == "random":
+        emb = LookupEmbeddings(args.dim)
+    centres: dict[str, np.ndarray] = {}
+    vrng = np.random.default_rng(size + 1)
     for f, corp, date, texts in synthetic(size, args.words, seed=size):
-        vecs = normalise(np.asarray(emb.embed_documents(texts)))
+        if args.vectors == "random":  # clustered by company: a filing's chunks lie near it
+            centre = centres.setdefault(corp, vrng.standard_normal(args.dim))
+            vecs = normalise(centre + 1.5 * vrng.standard_normal((len(texts), args.dim)))
+        else:
+            vecs = normalise(np.asarray(emb.embed_documents(texts)))
         chunks = [
             Chunk(f"f{f}#{i}", f"f{f}", text, 0, len(text),
                   {"doc_id": f"f{f}", "chunk_id": f"f{f}#{i}", "chunk_index": i,
@@ -122,8 +133,12 @@ def run(size: int, args: argparse.Namespace, dsn: str) -> None:
     filtered: list[tuple[str, dict | None]] = []
     for _ in range(args.queries):
         doc, corp, chunks, _ = filings[int(rng.integers(len(filings)))]
-        words = chunks[int(rng.integers(len(chunks)))].text.split()[2:]
+        row = int(rng.integers(len(chunks)))
+        words = chunks[row].text.split()[2:]
         q = " ".join(rng.choice(words, size=5, replace=False))
+        if isinstance(emb, LookupEmbeddings):  # the query's vector: near its chunk's
+            vecs = next(v for d, _, _, v in filings if d == doc)
+            emb.queries[q] = vecs[row] + 0.5 * rng.standard_normal(args.dim) / args.dim**0.5
         queries.append((q, None))
         year = int(chunks[0].metadata["date"][:4])
         filtered.append(
@@ -133,6 +148,8 @@ def run(size: int, args: argparse.Namespace, dsn: str) -> None:
     # ---------------------------------------------------------------- pgvector
     if args.reuse:
         print("pgvector build: reusing the tables kept by an earlier --keep run", flush=True)
+    elif args.bulk:
+        bulk_pg(size, args, dsn, name, filings, emb, stem)
     else:
         build_pg(size, args, dsn, name, filings, emb, stem)
     pg = PgIndex(dsn, name=name, embeddings=emb)
@@ -146,6 +163,120 @@ def run(size: int, args: argparse.Namespace, dsn: str) -> None:
     if args.pg_only:
         return
     faiss_side(size, args, dsn, name, filings, all_texts, emb, stem, queries, filtered)
+
+
+class LookupEmbeddings(Embeddings):
+    """Synthetic vectors: a query's vector is looked up (set beside the query's text)."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.embeddings_id = f"synthetic:{dim}"
+        self.queries: dict[str, np.ndarray] = {}
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        raise NotImplementedError("synthetic vectors are made, not embedded")
+
+    def embed_query(self, text: str) -> list[float]:
+        return [float(x) for x in self.queries[text]]
+
+
+def bulk_pg(size, args, dsn, name, filings, emb, stem) -> None:
+    """The same tables filled by one COPY per table (rows, windows, document frequencies,
+    statistics), then the HNSW graph: how fast a first fill of a desk's index can go."""
+    with connect(dsn) as conn:
+        drop_tables(conn, name, embeddings_id(emb))
+        tables = create_tables(
+            conn, name=name, embeddings_id=embeddings_id(emb),
+            embeddings={"kind": "class", "class": "index_scale:LookupEmbeddings"},
+            dimension=args.dim,
+            spec=index_spec(emb, tokenizer=None, stem=stem, window_tokens=254),
+        )  # fmt: skip
+        conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(tables.name("windows_hnsw"))))
+        t = time.perf_counter()
+        df: Counter[str] = Counter()
+        n_terms = 0
+        vsum = np.zeros(args.dim, dtype=np.float64)
+        with conn.transaction():
+            cur = conn.cursor()
+            cid = 0
+            with cur.copy(
+                sql.SQL(
+                    "COPY {} (id, chunk_id, doc_id, ord, text, metadata, corp_code, date, source,"
+                    " dl, terms, tfs, vec, window_hashes) FROM STDIN"
+                ).format(tables.chunks)
+            ) as copy:
+                # the synthetic words are single tokens: tokenise each distinct word once, as
+                # bm25s would (``query_tokens``), instead of every text
+                known: dict[str, list[str]] = {}
+
+                def words(text: str) -> Counter[str]:
+                    out: Counter[str] = Counter()
+                    for w in text.split():
+                        if w not in known:
+                            known[w] = query_tokens(w, stem, None)
+                        out.update(known[w])
+                    return out
+
+                for doc_id, corp, chunks, vecs in filings:
+                    terms = [words(c.text) for c in chunks]
+                    for c, v, tc in zip(chunks, vecs, terms, strict=True):
+                        cid += 1
+                        names = sorted(tc)
+                        dl = sum(tc.values())
+                        df.update(names)
+                        n_terms += dl
+                        vsum += v
+                        m = c.metadata
+                        copy.write_row((
+                            cid, c.chunk_id, doc_id, m["chunk_index"], c.text, Jsonb(m), corp,
+                            m["date"], m["source"], dl, names, [tc[k] for k in names], v,
+                            [c.chunk_id],
+                        ))  # fmt: skip
+            cid = 0
+            with cur.copy(
+                sql.SQL("COPY {} (chunk, hash, corp_code, date, vec) FROM STDIN").format(
+                    tables.windows
+                )
+            ) as copy:
+                for _doc_id, corp, chunks, vecs in filings:
+                    for c, v in zip(chunks, vecs, strict=True):
+                        cid += 1
+                        copy.write_row((cid, c.chunk_id, corp, c.metadata["date"], v))
+            with cur.copy(sql.SQL("COPY {} (term, df) FROM STDIN").format(tables.df)) as copy:
+                for term, n in df.items():
+                    copy.write_row((term, n))
+            with cur.copy(
+                sql.SQL("COPY {} (doc_id, hash, corp_code, chunks) FROM STDIN").format(tables.docs)
+            ) as copy:
+                for doc_id, corp, chunks, _ in filings:
+                    copy.write_row((doc_id, doc_id, corp, len(chunks)))
+            conn.execute(
+                sql.SQL("UPDATE {} SET chunks = %s, terms = %s, windows = %s, vsum = %s").format(
+                    tables.stats
+                ),
+                [cid, n_terms, cid, vsum.tolist()],
+            )
+            conn.execute(
+                "SELECT setval(pg_get_serial_sequence(%s, 'id'), %s)", [tables.name("chunks"), cid]
+            )
+        rows_s = time.perf_counter() - t
+        conn.execute(f"SET maintenance_work_mem = '{args.maintenance_mem}'")
+        conn.execute("SET max_parallel_maintenance_workers = 1")
+        t = time.perf_counter()
+        create_hnsw(conn, tables)
+        hnsw_s = time.perf_counter() - t
+        conn.execute("VACUUM ANALYZE " + ", ".join(
+            f'"{tables.name(p)}"' for p in ("chunks", "windows", "df", "docs")))  # fmt: skip
+        pg_bytes = sum(
+            int(conn.execute("SELECT pg_total_relation_size(%s)", [tables.name(p)]).fetchone()[0])
+            for p in ("chunks", "windows", "df", "docs", "stats")
+        )
+    print(
+        f"pgvector bulk fill: rows {rows_s:.0f} s ({size / rows_s:,.0f} chunks/s, one COPY per "
+        f"table), HNSW graph {hnsw_s:.0f} s; total {size / (rows_s + hnsw_s):,.0f} chunks/s; "
+        f"size {pg_bytes / 2**20:,.0f} MiB  load {load()}",
+        flush=True,
+    )
 
 
 def build_pg(size, args, dsn, name, filings, emb, stem) -> None:
@@ -239,6 +370,15 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep the pgvector tables afterwards")
     ap.add_argument("--reuse", action="store_true", help="search the tables a --keep run kept")
     ap.add_argument("--pg-only", action="store_true", help="measure pgvector only")
+    ap.add_argument(
+        "--bulk", action="store_true", help="fill pgvector by one COPY per table, not the writer"
+    )
+    ap.add_argument(
+        "--vectors",
+        choices=["hashing", "random"],
+        default="hashing",
+        help="hashing: embed the synthetic text; random: vectors clustered by company (fast)",
+    )
     args = ap.parse_args()
     dsn = os.environ.get("REFGATE_INDEX_DSN") or os.environ.get("REFGATE_TEST_POSTGRES_URL")
     if not dsn:
