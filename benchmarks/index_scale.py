@@ -99,7 +99,7 @@ def run(size: int, args: argparse.Namespace, dsn: str) -> None:
     name = f"scale{size}"
     stem = stemmer()
     print(
-        f"\n== {size:,} chunks ({args.dim}-d hashing vectors, {args.words} words a chunk) "
+        f"\n== {size:,} chunks ({args.dim}-d {args.vectors} vectors, {args.words} words a chunk) "
         f"load {load()}",
         flush=True,
     )

@@ -380,7 +380,8 @@ class PgIndex:
             wparams = [*wparams, *cparams]
         exact = windows <= EXACT_MAX_WINDOWS
         # "+ 0" keeps the planner off the HNSW graph: an exact scan, as FAISS's flat index
-        order = sql.SQL("(w.vec <=> %s) + 0") if exact else sql.SQL("w.vec <=> %s")
+        # ties (the same text in two documents) in insertion order, as FAISS's flat index
+        order = sql.SQL("(w.vec <=> %s) + 0, w.id") if exact else sql.SQL("w.vec <=> %s")
         if not exact:
             conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(EF_SEARCH)))
             conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
@@ -396,7 +397,7 @@ class PgIndex:
                 [q, *wparams, q, want],
             ).fetchall()
             best: dict[int, float] = {}
-            for chunk, cos in sorted(rows, key=lambda r: -float(r[1])):
+            for chunk, cos in sorted(rows, key=lambda r: -float(r[1])):  # stable: ties kept
                 best.setdefault(int(chunk), float(cos))
             if len(best) >= n or len(rows) < want:
                 return list(best.items())[:n]
