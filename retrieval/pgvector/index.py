@@ -391,14 +391,17 @@ class PgIndex:
         want = max(4 * n, n + 16)
         while True:
             rows = conn.execute(
-                sql.SQL(
-                    "SELECT w.chunk, 1 - (w.vec <=> %s) FROM {} w WHERE {} ORDER BY {} LIMIT %s"
-                ).format(self.tables.windows, wcond, order),
-                [q, *wparams, q, want],
+                sql.SQL("SELECT w.chunk, w.vec FROM {} w WHERE {} ORDER BY {} LIMIT %s").format(
+                    self.tables.windows, wcond, order
+                ),
+                [*wparams, q, want],
             ).fetchall()
             best: dict[int, float] = {}
-            for chunk, cos in sorted(rows, key=lambda r: -float(r[1])):  # stable: ties kept
-                best.setdefault(int(chunk), float(cos))
+            if rows:
+                # the cosine as FAISS computes it: float32 inner product of unit vectors
+                cos = np.stack([as_array(v) for _, v in rows]) @ q.astype(np.float32)
+                for i in np.argsort(-cos, kind="stable"):
+                    best.setdefault(int(rows[i][0]), float(cos[i]))
             if len(best) >= n or len(rows) < want:
                 return list(best.items())[:n]
             want *= 4
@@ -406,13 +409,15 @@ class PgIndex:
     def _dense_of(
         self, conn: psycopg.Connection, q: np.ndarray, ids: list[int]
     ) -> dict[int, float]:
+        out: dict[int, float] = {}
         rows = conn.execute(
-            sql.SQL(
-                "SELECT chunk, max(1 - (vec <=> %s)) FROM {} WHERE chunk = ANY(%s) GROUP BY chunk"
-            ).format(self.tables.windows),
-            [q, ids],
+            sql.SQL("SELECT chunk, vec FROM {} WHERE chunk = ANY(%s)").format(self.tables.windows),
+            [ids],
         )
-        return {int(c): float(s) for c, s in rows}
+        for chunk, vec in rows:
+            cos = float(as_array(vec) @ q.astype(np.float32))
+            out[int(chunk)] = max(cos, out.get(int(chunk), -np.inf))
+        return out
 
     def _query_terms(
         self, conn: psycopg.Connection, query: str, chunks: int
