@@ -146,6 +146,9 @@ def run(size: int, args: argparse.Namespace, dsn: str) -> None:
         )
 
     # ---------------------------------------------------------------- pgvector
+    if args.faiss_only:
+        faiss_side(size, args, dsn, name, filings, all_texts, emb, stem, queries, filtered)
+        return
     if args.reuse:
         print("pgvector build: reusing the tables kept by an earlier --keep run", flush=True)
     elif args.bulk:
@@ -346,6 +349,9 @@ def faiss_side(size, args, dsn, name, filings, all_texts, emb, stem, queries, fi
             flush=True,
         )
     # the same hits? (top 10 overlap, exact FAISS below its HNSW threshold)
+    if args.faiss_only:
+        shutil.rmtree(folder, ignore_errors=True)
+        return
     pg = PgIndex(dsn, name=name, embeddings=emb)
     overlap = []
     for q, f in (queries + filtered)[:40]:
@@ -370,6 +376,7 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep the pgvector tables afterwards")
     ap.add_argument("--reuse", action="store_true", help="search the tables a --keep run kept")
     ap.add_argument("--pg-only", action="store_true", help="measure pgvector only")
+    ap.add_argument("--faiss-only", action="store_true", help="measure FAISS only")
     ap.add_argument(
         "--bulk", action="store_true", help="fill pgvector by one COPY per table, not the writer"
     )
