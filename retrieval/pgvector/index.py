@@ -391,16 +391,17 @@ class PgIndex:
         want = max(4 * n, n + 16)
         while True:
             rows = conn.execute(
-                sql.SQL("SELECT w.chunk, w.vec FROM {} w WHERE {} ORDER BY {} LIMIT %s").format(
-                    self.tables.windows, wcond, order
-                ),
+                sql.SQL(
+                    "SELECT w.chunk, w.vec, w.id FROM {} w WHERE {} ORDER BY {} LIMIT %s"
+                ).format(self.tables.windows, wcond, order),
                 [*wparams, q, want],
             ).fetchall()
             best: dict[int, float] = {}
             if rows:
                 # the cosine as FAISS computes it: float32 inner product of unit vectors
-                cos = np.stack([as_array(v) for _, v in rows]) @ q.astype(np.float32)
-                for i in np.argsort(-cos, kind="stable"):
+                cos = np.stack([as_array(v) for _, v, _ in rows]) @ q.astype(np.float32)
+                # best first; equal scores in insertion order (FAISS: in row order)
+                for i in np.lexsort((np.array([int(r[2]) for r in rows]), -cos)):
                     best.setdefault(int(rows[i][0]), float(cos[i]))
             if len(best) >= n or len(rows) < want:
                 return list(best.items())[:n]
