@@ -654,6 +654,13 @@ def main() -> None:
         default="int8",
         help="MiniLM as the int8 encoder (the document index's default) or the float model",
     )
+    ap.add_argument(
+        "--backend",
+        choices=["faiss", "pgvector"],
+        default="faiss",
+        help="pgvector: also copy each index into PostgreSQL (REFGATE_INDEX_DSN) and print both "
+        "backends' recall@10 and MRR@10 side by side (benchmarks/backend_compare.py), then stop",
+    )
     ap.add_argument("--save-scores", type=Path, help="write every per-question score here (.npz)")
     ap.add_argument(
         "--against",
@@ -707,6 +714,26 @@ def main() -> None:
             flush=True,
         )
     if args.embed_only:
+        return
+    if args.backend == "pgvector":
+        import backend_compare  # beside this script
+
+        copies = {name: backend_compare.pg_copy(idx, idx.path) for name, idx in indexes.items()}
+        backend_compare.compare(
+            {
+                f"{name}, {split}": (
+                    indexes[name],
+                    copies[name],
+                    qs,
+                    lambda h, u=unit: u(h.metadata),
+                )
+                for name, (_, splits, unit) in sets.items()
+                for split, qs in splits.items()
+                if qs
+            }
+        )
+        for pg in copies.values():
+            backend_compare.drop(pg)
         return
 
     rows = [(n, sp, qs) for n, (_, splits, _) in sets.items() for sp, qs in splits.items() if qs]

@@ -340,7 +340,15 @@ def main() -> None:
         help="MiniLM on ONNX Runtime (refgate's) or on torch (sentence-transformers; "
         "benchmarks/embeddings_runtime.py)",
     )
+    ap.add_argument(
+        "--backend",
+        choices=("faiss", "pgvector"),
+        default="faiss",
+        help="pgvector: also copy each index into PostgreSQL (REFGATE_INDEX_DSN) and print both "
+        "backends' recall@10 and MRR@10 side by side (benchmarks/backend_compare.py)",
+    )
     args = ap.parse_args()
+    side_by_side: dict = {}
     # the document index's own embedder (the int8 encoder); torch runs the float model
     emb = MiniLMEmbeddings(int8=args.runtime == "onnx")
     if args.runtime == "torch":
@@ -357,6 +365,9 @@ def main() -> None:
         questions = fomc_questions(texts, FOMC_QUESTIONS)
         heldout = fomc_questions(texts, FOMC_HELDOUT)
         index = build(fomc, work / "fomc", emb, "FOMC")
+        if args.backend == "pgvector":
+            side_by_side[FOMC_FIRST] = (index, questions)
+            side_by_side[FOMC_HELD] = (index, heldout)
         results[FOMC_FIRST] = (len(questions), evaluate(index, questions))
         results[FOMC_HELD] = (len(heldout), evaluate(index, heldout))
         results["FOMC statements, all"] = (
@@ -365,13 +376,29 @@ def main() -> None:
         )
         docs, tq = tatqa_corpus()
         index = build(docs, work / "tatqa", emb, "TAT-QA")
+        if args.backend == "pgvector":
+            side_by_side["TAT-QA dev paragraphs"] = (index, tq)
         results["TAT-QA dev paragraphs"] = (len(tq), evaluate(index, tq))
         if args.tatqa_dev.is_file():
             docs, tq = tatqa_corpus(tatqa_tuning_contexts(args.tatqa_dev))
             index = build(docs, work / "tatqa_tune", emb, "TAT-QA tuning split")
+            if args.backend == "pgvector":
+                side_by_side[TUNING] = (index, tq)
             results[TUNING] = (len(tq), evaluate(index, tq))
         else:
             print(f"no {args.tatqa_dev}: the tuning split is skipped", file=sys.stderr)
+        if side_by_side:
+            import backend_compare  # beside this script
+
+            copies = {id(i): backend_compare.pg_copy(i, i.path) for i, _ in side_by_side.values()}
+            backend_compare.compare(
+                {
+                    split: (index, copies[id(index)], qs, lambda h: h.doc_id)
+                    for split, (index, qs) in side_by_side.items()
+                }
+            )
+            for pg in copies.values():
+                backend_compare.drop(pg)
 
     reported = [name for name in results if name != TUNING]
     print(

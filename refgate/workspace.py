@@ -223,6 +223,9 @@ class Workspace:
     approval_timeout_s: float = 300.0
     #: MCP servers WORK may call (``[mcp.servers.NAME]``; ``refgate.mcp_servers``).
     mcp_servers: dict[str, McpServerSpec] = field(default_factory=dict)
+    #: The document index's backend (``[index]``): ``{"backend": "faiss" | "pgvector",
+    #: "dsn": "env:NAME" or a DSN without a password, "name": the index's name}``.
+    index_options: dict[str, str] = field(default_factory=dict)
     #: May this workspace's configuration start programs and reach servers (its MCP servers)?
     #: Yes for a workspace the person opened (CLI, Python API); for a folder a client of a
     #: served graph named, only under ``REFGATE_ALLOWED_WORKSPACES`` (``load_served_workspace``).
@@ -453,6 +456,7 @@ def load_workspace(path: Path | str, *, config_file: Path | None = None) -> Work
     gate_names = _gate_names(raw, where)
     webhook_url, approval_timeout = _outbound(raw, where)
     mcp_servers = _mcp_servers(raw, where)
+    index_options = _index(raw, where)
     return Workspace(
         root=root,
         name=str(raw.get("name") or root.name),
@@ -467,7 +471,62 @@ def load_workspace(path: Path | str, *, config_file: Path | None = None) -> Work
         webhook_url=webhook_url,
         approval_timeout_s=approval_timeout,
         mcp_servers=mcp_servers,
+        index_options=index_options,
     )
+
+
+#: Document index backends (``[index] backend``): FAISS files under ``.refgate/index`` (the
+#: default), or a PostgreSQL database with pgvector shared by every run.
+INDEX_BACKENDS = frozenset({"faiss", "pgvector"})
+_INDEX_KEYS = frozenset({"backend", "dsn", "name"})
+_INDEX_NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+
+
+def _index(raw: TomlTable, where: str) -> dict[str, str]:
+    """``[index]``: backend, dsn (``env:NAME``, or a DSN holding no password) and name."""
+    spec = _table(raw.get("index"), f"{where}: [index]")
+    _unknown_keys(spec, _INDEX_KEYS, f"{where}: [index]")
+    out: dict[str, str] = {}
+    backend = spec.get("backend", "faiss")
+    if backend not in INDEX_BACKENDS:
+        raise WorkspaceError(
+            f"{where}: [index].backend: {backend!r} (known: {', '.join(sorted(INDEX_BACKENDS))})"
+        )
+    out["backend"] = str(backend)
+    dsn = spec.get("dsn")
+    if dsn is not None:
+        if not isinstance(dsn, str) or not dsn.strip():
+            raise WorkspaceError(f"{where}: [index].dsn: expected env:NAME or a DSN")
+        dsn = dsn.strip()
+        if dsn.startswith("env:"):
+            if not _ENV_NAME.match(dsn[4:]):
+                raise WorkspaceError(f"{where}: [index].dsn: {dsn!r} names no environment variable")
+        elif _dsn_has_password(dsn):
+            raise WorkspaceError(
+                f"{where}: [index].dsn holds a password; refgate.toml keeps no credentials: "
+                'write dsn = "env:REFGATE_INDEX_DSN" and put the DSN in that environment '
+                "variable (or the password in PGPASSWORD or ~/.pgpass)"
+            )
+        out["dsn"] = dsn
+    name = spec.get("name")
+    if name is not None:
+        if not isinstance(name, str) or not _INDEX_NAME.match(name):
+            raise WorkspaceError(
+                f"{where}: [index].name: 1-40 letters, digits, '_' or '-', not {name!r}"
+            )
+        out["name"] = name
+    return out
+
+
+def _dsn_has_password(dsn: str) -> bool:
+    """Does a DSN (a URL or ``key=value`` pairs) carry a password?"""
+    if "://" in dsn:
+        try:
+            if urlsplit(dsn).password is not None:
+                return True
+        except ValueError:
+            return True  # unreadable: refuse rather than keep a secret in the file
+    return re.search(r"(^|[\s&?])password\s*=", dsn, re.IGNORECASE) is not None
 
 
 def _read_config(root: Path, config_file: Path) -> TomlTable:

@@ -183,6 +183,9 @@ def bm25_top(scores: np.ndarray | None, n: int) -> list[tuple[int, float]]:
     n = min(n, int(np.count_nonzero(scores > 0)))
     if n == 0:
         return []
-    top = np.argpartition(-scores, n - 1)[:n]
-    top = top[np.argsort(-scores[top], kind="stable")]
+    kth = scores[np.argpartition(-scores, n - 1)[n - 1]]
+    # the rows above the n-th score, then the first rows equal to it (ties in row order)
+    above = np.flatnonzero(scores > kth)
+    top = np.concatenate([above, np.flatnonzero(scores == kth)[: n - len(above)]])
+    top = top[np.lexsort((top, -scores[top]))]
     return [(int(r), float(scores[r])) for r in top]

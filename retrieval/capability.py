@@ -17,6 +17,7 @@ from pathlib import Path
 from refgate.catalog.capabilities import EngineEnv, Evidence, capability
 from refgate.config import Settings
 from refgate.paths import PathEscape, confine
+from refgate.retrieval.backend import index_target, open_pg_index
 from refgate.retrieval.chunking import count_tokens
 from refgate.retrieval.citations import (
     FILING_FIELDS,
@@ -27,7 +28,7 @@ from refgate.retrieval.citations import (
     table_refspecs,
 )
 from refgate.retrieval.documents import index_dir
-from refgate.retrieval.index import DocumentIndex, Hit
+from refgate.retrieval.index import DocumentIndex, Hit, SearchIndex
 from refgate.retrieval.index_files import MANIFEST, DocumentIndexError
 from refgate.retrieval.loaders.base import TableRecord
 from refgate.retrieval.loaders.pdf import page_tables
@@ -60,8 +61,12 @@ class NoDocumentIndex(DocumentIndexError):
     """The workspace has no document index yet."""
 
 
-def open_index(workspace: Workspace, settings: Settings | None = None) -> DocumentIndex:
-    """The workspace's loaded index (cached per process; reloaded when its manifest changes)."""
+def open_index(workspace: Workspace, settings: Settings | None = None) -> SearchIndex:
+    """The workspace's loaded index (cached per process; reloaded when its manifest changes), or
+    its pgvector index (``[index] backend = "pgvector"``, ``retrieval/backend.py``)."""
+    target = index_target(workspace)
+    if target.backend == "pgvector":
+        return open_pg_index(target, settings)
     path = index_dir(workspace).resolve()
     manifest = path / MANIFEST
     if not manifest.is_file():

@@ -117,7 +117,8 @@ def dense_top(
     if window_chunk is None:
         n = min(n, index.ntotal)
         scores, rows = index.search(qvec, n, params=params)
-        return [(int(r), float(s)) for r, s in zip(rows[0], scores[0], strict=True) if r >= 0]
+        found = [(int(r), float(s)) for r, s in zip(rows[0], scores[0], strict=True) if r >= 0]
+        return sorted(found, key=lambda rs: (-rs[1], rs[0]))  # equal scores in row order
     # window mode: best windows, grouped by chunk (a chunk's score = its best window's);
     # widen the window search until n distinct chunks are found or every window is seen
     total = index.ntotal
@@ -125,7 +126,8 @@ def dense_top(
     while True:
         scores, rows = index.search(qvec, want, params=params)
         best: dict[int, float] = {}
-        for r, sc in zip(rows[0], scores[0], strict=True):
+        # equal scores (the same text twice) in row order, whatever order FAISS's heap left
+        for r, sc in sorted(zip(rows[0], scores[0], strict=True), key=lambda x: (-x[1], x[0])):
             if r < 0:
                 continue
             c = int(window_chunk[r])

@@ -10,6 +10,9 @@ from refgate.retrieval.chunking import Chunk
 
 #: The metadata a ``company`` filter matches (a DART filing's corp_code, stock code or name).
 COMPANY_KEYS = ("corp_code", "stock_code", "corp_name")
+#: The metadata a ``doc_type`` filter matches, first present wins (a DART filing's detail type,
+#: e.g. "A001", else the file format, e.g. "pdf").
+DOC_TYPE_KEYS = ("detail_type", "format")
 
 
 class ChunkFilter:
@@ -32,6 +35,14 @@ class ChunkFilter:
             )
             self._columns[key] = col
         return col
+
+    def doc_types(self) -> np.ndarray:
+        """Every chunk's document type: its first non-empty ``DOC_TYPE_KEYS`` value."""
+        out = self.column(DOC_TYPE_KEYS[-1]).copy()
+        for key in reversed(DOC_TYPE_KEYS[:-1]):
+            col = self.column(key)
+            out = np.where(col != "", col, out)
+        return out
 
     def mask(self, filters: Mapping[str, object] | None) -> np.ndarray | None:
         """Boolean mask of chunks passing ``filters`` (None = no filter); see
@@ -59,6 +70,9 @@ class ChunkFilter:
                 for column in COMPANY_KEYS:
                     hit |= np.isin(self.column(column), list(allowed))
                 mask &= hit
+                continue
+            if key == "doc_type":
+                mask &= np.isin(self.doc_types(), list(allowed))
                 continue
             hit = np.isin(self.column(key), list(allowed))
             if key == "doc_id":  # a file's id selects all its pages / sheets

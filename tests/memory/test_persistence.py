@@ -23,6 +23,8 @@ from refgate.workspace import load_workspace
 from tests.support.serving import empty_workspace, scripted_model, started_passes
 
 PG_URL = os.environ.get("REFGATE_TEST_POSTGRES_URL", "")
+#: PostgreSQL with pgvector (scripts/start_postgres.sh --pgvector): the store's semantic index.
+PGVECTOR_URL = os.environ.get("REFGATE_TEST_PGVECTOR_URL", "")
 BACKENDS = [
     "sqlite",
     pytest.param(
@@ -33,6 +35,16 @@ BACKENDS = [
                 not PG_URL,
                 reason="REFGATE_TEST_POSTGRES_URL is unset (start one with "
                 "scripts/start_postgres.sh)",
+            ),
+        ],
+    ),
+    pytest.param(
+        "pgvector",
+        marks=[
+            pytest.mark.postgres,
+            pytest.mark.skipif(
+                not PGVECTOR_URL,
+                reason="REFGATE_TEST_PGVECTOR_URL is unset (scripts/start_postgres.sh --pgvector)",
             ),
         ],
     ),
@@ -58,7 +70,7 @@ def settings_for(backend: str) -> Settings:
     return Settings(
         model="scripted",
         api_key="test-key",
-        database_url=PG_URL if backend == "postgres" else None,
+        database_url={"postgres": PG_URL, "pgvector": PGVECTOR_URL}.get(backend) or None,
     )
 
 
@@ -168,6 +180,38 @@ def test_a_remembered_decision_is_recalled_by_brief(backend, workspace, monkeypa
     assert decision in brief_prompt
 
 
+@pytest.mark.postgres
+@pytest.mark.skipif(not PGVECTOR_URL, reason="REFGATE_TEST_PGVECTOR_URL is unset")
+def test_harvest_memory_is_searched_by_meaning_on_postgres_with_pgvector(workspace, monkeypatch):
+    """The served graph's store on PostgreSQL with pgvector: PostgresStore with the embedding
+    index (sync and async, as the LangServe app opens it); a decision HARVEST wrote is found
+    by meaning, with a score, and BRIEF recalls it."""
+    import asyncio
+
+    from refgate.memory.persistence import open_async_persistence
+
+    monkeypatch.setenv("REFGATE_MEMORY_MIN_SCORE", "0")
+    settings = settings_for("pgvector")
+    ns = ("refgate", f"pgv-{uuid.uuid4().hex[:8]}", "decisions")
+    with open_persistence(settings, workspace) as (_, store):
+        assert type(store).__name__ == "PostgresStore"
+        assert store.index_config is not None and store.index_config["dims"] == STORE_DIMS
+        store.put(ns, "a", {"decision": "use quarterly real gdp for growth", "why": "x"})
+        store.put(ns, "b", {"decision": "quote unemployment from the monthly table", "why": "y"})
+        hits = store.search(ns, query="growth of real gdp", limit=2)
+    assert [h.key for h in hits][0] == "a"
+    assert hits[0].score is not None and hits[0].score > (hits[1].score or 0)
+
+    async def served() -> list:
+        async with open_async_persistence(settings, workspace) as (_, astore):
+            assert astore.index_config is not None
+            found = await astore.asearch(ns, query="how fast did real GDP grow", limit=1)
+            return [(h.key, h.score) for h in found]
+
+    ((key, score),) = asyncio.run(served())
+    assert key == "a" and score is not None
+
+
 def test_store_semantic_search_ranks_by_meaning_on_sqlite(workspace):
     with open_persistence(Settings(), workspace) as (_, store):
         ns = ("refgate", workspace.name, "decisions")
@@ -207,7 +251,7 @@ def test_async_persistence_runs_a_graph_with_ainvoke(backend, workspace):
             return out, state, type(checkpointer).__name__
 
     out, state, kind = asyncio.run(main())
-    assert kind == ("AsyncPostgresSaver" if backend == "postgres" else "AsyncSqliteSaver")
+    assert kind == ("AsyncSqliteSaver" if backend == "sqlite" else "AsyncPostgresSaver")
     assert "plover" in out["answer"]
     assert started_passes(state.values["trace"])[-1] == "harvest"
     # The sync path reads what the async one wrote.

@@ -1,0 +1,110 @@
+"""``refgate search -w WS "query"``: the document index queried directly, whichever backend."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import typer
+
+from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, app, console, err_console, esc
+from refgate.cli.common import WORKSPACE_HELP, dumps, open_settings, open_workspace
+
+MAX_K = 100
+PREVIEW_CHARS = 240
+
+
+@app.command("search")
+def search_command(
+    query: str = typer.Argument(..., help="What to look for, in words."),
+    workspace: Path | None = typer.Option(None, "--workspace", "-w", help=WORKSPACE_HELP),
+    k: int = typer.Option(10, "--k", "-k", help=f"How many chunks (1-{MAX_K})."),
+    company: list[str] = typer.Option(
+        [], "--company", help="Only this DART company: corp_code, stock code or name (repeatable)."
+    ),
+    since: str | None = typer.Option(
+        None, "--since", help="Only documents dated on or after (ISO)."
+    ),
+    until: str | None = typer.Option(
+        None, "--until", help="Only documents dated on or before (ISO)."
+    ),
+    source: list[str] = typer.Option([], "--source", help="Only these files (repeatable)."),
+    doc_type: list[str] = typer.Option(
+        [], "--doc-type", help="Only this document type: a DART detail type or a file format."
+    ),
+    backend: str | None = typer.Option(
+        None, "--backend", help="faiss or pgvector (default: the workspace's [index] backend)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the hits as JSON on stdout."),
+) -> None:
+    """Search the workspace's document index: ranked chunks with their metadata and scores."""
+    ws = open_workspace(workspace)
+    settings = open_settings(ws)
+    if not query.strip():
+        err_console.print("[red]search:[/red] the query is empty")
+        raise typer.Exit(EXIT_CONFIG)
+    if not 1 <= k <= MAX_K:
+        err_console.print(f"[red]search:[/red] --k must be between 1 and {MAX_K}, got {k}")
+        raise typer.Exit(EXIT_CONFIG)
+    # deferred: retrieval loads FAISS or psycopg and the embedding model
+    from refgate.retrieval.backend import index_target, open_pg_index
+    from refgate.retrieval.capability import open_index
+    from refgate.retrieval.index import SearchIndex
+    from refgate.retrieval.index_files import DocumentIndexError
+
+    filters: dict[str, object] = {}
+    if company:
+        filters["company"] = list(company)
+    if since:
+        filters["date_from"] = since
+    if until:
+        filters["date_to"] = until
+    if source:
+        filters["source"] = list(source)
+    if doc_type:
+        filters["doc_type"] = list(doc_type)
+    index: SearchIndex
+    try:
+        target = index_target(ws, backend)
+        if target.backend == "pgvector":
+            index = open_pg_index(target, settings)
+        else:
+            index = open_index(replace(ws, index_options={"backend": "faiss"}), settings)
+        hits = index.search(query, k=k, filters=filters or None, mmr=False)
+    except DocumentIndexError as exc:
+        err_console.print(f"[red]search:[/red] {esc(exc)}")
+        raise typer.Exit(EXIT_CONFIG) from exc
+    except Exception as exc:  # a clear message, not a traceback
+        err_console.print(f"[red]search failed:[/red] {type(exc).__name__}: {esc(exc)}")
+        raise typer.Exit(EXIT_ERROR) from exc
+    rows = [
+        {
+            "rank": h.rank,
+            "doc_id": h.doc_id,
+            "chunk_id": h.chunk_id,
+            "score": round(h.score, 6),
+            "dense_score": None if h.dense_score is None else round(h.dense_score, 6),
+            "bm25_score": None if h.bm25_score is None else round(h.bm25_score, 6),
+            "metadata": h.metadata,
+            "text": h.text,
+        }
+        for h in hits
+    ]
+    if as_json:
+        console.print_json(
+            dumps({"query": query, "backend": target.backend, "filters": filters, "hits": rows})
+        )
+    else:
+        for h, r in zip(hits, rows, strict=True):
+            meta = h.metadata
+            where = " ".join(
+                str(meta[key]) for key in ("source", "page", "corp_name", "date") if meta.get(key)
+            )
+            preview = " ".join(str(r["text"]).split())[:PREVIEW_CHARS]
+            console.print(
+                f"{r['rank']:>3}. {r['score']:.4f}  {r['chunk_id']}  {where}\n     {preview}",
+                markup=False,
+            )
+        if not rows:
+            err_console.print("no hits")
+    raise typer.Exit(EXIT_OK)

@@ -1,0 +1,529 @@
+"""``PgIndex``: the document index in PostgreSQL with pgvector, searched as ``DocumentIndex`` is.
+
+The same ranking as the FAISS path, computed in the database:
+
+- dense: the windows' vectors under an HNSW graph (cosine); a chunk scores its best window's
+  cosine. Up to ``EXACT_MAX_WINDOWS`` reachable windows the scan is exact, as FAISS's flat
+  index is below its HNSW threshold;
+- lexical: BM25 as bm25s scores it (Lucene idf, k1 = 1.5, b = 0.75) from term counts stored
+  per chunk (tokenised in Python as ``bm25.build_bm25`` tokenises: words, or Korean morphemes),
+  document frequencies and corpus statistics kept by the writer; the chunks holding a query
+  term are found through a GIN index. PostgreSQL's own ``ts_rank`` has no inverse document
+  frequency and no length normalisation against the corpus's mean, so it cannot give BM25's
+  ranking;
+- then ``fusion.py``'s convex combination (dense weight from the corpus's homogeneity, the
+  query's length and the lists' decisiveness) and ``mmr.py``'s selection, the same code;
+- filters (``pgvector/filters.py``) in the ``WHERE`` of both sides, before ranking.
+
+A search runs in one read-only REPEATABLE READ transaction: it sees every document as one
+snapshot, whole or absent, while writers commit.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import psycopg
+from psycopg import sql
+
+from refgate.memory.embeddings import embeddings_from_spec, embeddings_id
+from refgate.retrieval.bm25 import KIWI, query_tokens, stemmer
+from refgate.retrieval.dense import normalise
+from refgate.retrieval.fusion import (
+    COSINE_FLOOR,
+    DECISIVE_DEPTH,
+    DECISIVE_POWER,
+    RRF_K,
+    convex_fuse,
+    decisive_weight,
+    dense_weight_for,
+    rrf_fuse,
+)
+from refgate.retrieval.index import CANDIDATES, FusionMethod, Hit, SearchMode
+from refgate.retrieval.mmr import DEFAULT_LAMBDA, mmr_select
+from refgate.retrieval.pgvector.connection import PgIndexError, as_array, connect, describe
+from refgate.retrieval.pgvector.filters import SqlFilter, sql_filter
+from refgate.retrieval.pgvector.schema import Tables, check_name, registry_rows, table_prefix
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
+
+    from refgate.config import Settings
+
+#: bm25s's defaults (method "lucene").
+BM25_K1 = 1.5
+BM25_B = 0.75
+#: Reachable windows up to which dense search is an exact scan, not the HNSW graph.
+EXACT_MAX_WINDOWS = 50_000
+#: The HNSW candidate list per query (pgvector's maximum is 1000), and how many tuples an
+#: iterative scan may visit when a filter rejects most of them.
+EF_SEARCH = 400
+MAX_SCAN_TUPLES = 200_000
+#: A query term whose idf is below this (held by more than about a tenth of the chunks) finds
+#: no candidates on its own when rarer terms can (``PgIndex._bm25_top``).
+COMMON_IDF = math.log(1 + 9.0)
+
+
+def rebuild_command(name: str) -> str:
+    return f"refgate index --backend pgvector --rebuild (index {name!r})"
+
+
+class PgIndex:
+    """The pgvector index ``name`` built with one embedder, opened for reading."""
+
+    backend = "pgvector"
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        name: str = "documents",
+        embeddings: Embeddings | None = None,
+        settings: Settings | None = None,
+        embeddings_id_wanted: str | None = None,
+    ) -> None:
+        """Open the index; ``embeddings`` / ``embeddings_id_wanted`` say which embedder's tables
+        (default: the only table set of ``name``); another embedder's is refused."""
+        self.dsn = dsn
+        self.name = check_name(name)
+        self.lambda_mult = DEFAULT_LAMBDA
+        self._lock = threading.Lock()
+        self._conn: psycopg.Connection | None = None
+        conn = self._connection()
+        rows = registry_rows(conn, name)
+        wanted = embeddings_id(embeddings) if embeddings is not None else embeddings_id_wanted
+        if not rows:
+            raise PgIndexError(
+                f"no pgvector index {name!r} in {describe(dsn)} yet; build it with: "
+                "refgate index --backend pgvector"
+            )
+        row = next((r for r in rows if r["embeddings_id"] == wanted), None)
+        if row is None and wanted is None and len(rows) == 1:
+            row = rows[0]
+        if row is None:
+            held = ", ".join(sorted(r["embeddings_id"] for r in rows))
+            raise PgIndexError(
+                f"pgvector index {name!r} was built with {held}, not {wanted}: rebuild it for "
+                f"this embedder with {rebuild_command(name)}"
+            )
+        self.tables = Tables(row["prefix"])
+        if self.tables.prefix != table_prefix(name, row["embeddings_id"]):
+            raise PgIndexError(f"pgvector index {name!r}: registry row does not match its tables")
+        self.spec: dict[str, Any] = row["spec"]
+        self.dimension = int(row["dimension"])
+        self.embeddings_id = str(row["embeddings_id"])
+        if embeddings is None:
+            try:
+                embeddings = embeddings_from_spec(row["embeddings"], settings)
+            except Exception as exc:
+                raise PgIndexError(
+                    f"pgvector index {name!r}: cannot rebuild its embedder {row['embeddings']!r} "
+                    f"({exc})"
+                ) from exc
+        self.embeddings = embeddings
+        bm25 = self.spec.get("bm25", {})
+        if bm25.get("stemmer") and stemmer() is None:
+            raise PgIndexError(f"pgvector index {name!r} was stemmed with PyStemmer; install it")
+        self._stem = stemmer() if bm25.get("stemmer") else None
+        self._tokenizer: str | None = bm25.get("tokenizer")
+
+    # ------------------------------------------------------------------ connection
+
+    def _connection(self) -> psycopg.Connection:
+        if self._conn is None or self._conn.closed:
+            self._conn = connect(self.dsn)
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    # ------------------------------------------------------------------ what it holds
+
+    def _stats(self, conn: psycopg.Connection) -> tuple[int, int, int, np.ndarray]:
+        row = conn.execute(
+            sql.SQL("SELECT chunks, terms, windows, vsum FROM {}").format(self.tables.stats)
+        ).fetchone()
+        if row is None:
+            raise PgIndexError(
+                f"pgvector index {self.name!r} is incomplete: {rebuild_command(self.name)}"
+            )
+        return int(row[0]), int(row[1]), int(row[2]), np.asarray(row[3], dtype=np.float64)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._stats(self._connection())[0]
+
+    @property
+    def doc_ids(self) -> list[str]:
+        with self._lock:
+            rows = self._connection().execute(
+                sql.SQL("SELECT doc_id FROM {} ORDER BY doc_id").format(self.tables.docs)
+            )
+            return [str(r[0]) for r in rows]
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        """What a FAISS folder's manifest says, for callers that show it."""
+        with self._lock:
+            row = (
+                self._connection()
+                .execute(sql.SQL("SELECT max(updated_at) FROM {}").format(self.tables.docs))
+                .fetchone()
+            )
+        updated = row[0].isoformat(timespec="seconds") if row and row[0] else None
+        return {
+            "backend": self.backend,
+            "name": self.name,
+            "embeddings_id": self.embeddings_id,
+            "dimension": self.dimension,
+            "updated_at": updated,
+            **self.spec,
+        }
+
+    @staticmethod
+    def homogeneity_of(chunks: int, vsum: np.ndarray) -> float | None:
+        """``fusion.corpus_homogeneity`` over every chunk, from the sum of their unit vectors:
+        the mean cosine of two different chunks = (|sum|^2 - n) / (n (n - 1))."""
+        if chunks < 2:
+            return None
+        return float((float(vsum @ vsum) - chunks) / (chunks * (chunks - 1)))
+
+    def embed_query(self, query: str) -> np.ndarray:
+        vec = normalise(np.asarray(self.embeddings.embed_query(query), dtype=np.float32))
+        if vec.shape[1] != self.dimension:
+            raise PgIndexError(
+                f"the embedder gives {vec.shape[1]} dimensions, pgvector index {self.name!r} holds "
+                f"{self.dimension}: {rebuild_command(self.name)}"
+            )
+        return vec
+
+    # ------------------------------------------------------------------ search
+
+    def search(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        filters: Mapping[str, object] | None = None,
+        mmr: bool = True,
+        mode: SearchMode = "hybrid",
+        lambda_mult: float | None = None,
+        fetch_k: int | None = None,
+        fusion: FusionMethod = "convex",
+        dense_weight: float | None = None,
+        decisive: float = DECISIVE_POWER,
+        near_duplicate: float | None = None,
+        dense_floor: float = COSINE_FLOOR,
+    ) -> list[Hit]:
+        """The ``k`` best chunks for ``query``: ``DocumentIndex.search``'s arguments and
+        ranking."""
+        if k <= 0 or not query.strip():
+            return []
+        if mode not in ("hybrid", "dense", "bm25"):
+            raise ValueError(f"mode must be hybrid, dense or bm25, not {mode!r}")
+        if fusion not in ("convex", "rrf"):
+            raise ValueError(f"fusion must be convex or rrf, not {fusion!r}")
+        lam = self.lambda_mult if lambda_mult is None else lambda_mult
+        fetch = max(fetch_k or 4 * k, k)
+        pool = max(fetch, CANDIDATES) if mode == "hybrid" else fetch
+        where = sql_filter(filters)
+        qvec = self.embed_query(query) if mode in ("hybrid", "dense") else None
+        with self._lock:
+            try:
+                conn = self._connection()
+                conn.execute("SELECT 1")
+            except psycopg.OperationalError:  # the server restarted, or dropped the connection
+                self.close()
+                conn = self._connection()
+            with conn.transaction():
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                return self._search(
+                    conn, query, qvec, where, k=k, fetch=fetch, pool=pool, mode=mode, mmr=mmr,
+                    lam=lam, fusion=fusion, alpha=dense_weight, decisive=decisive,
+                    near_duplicate=near_duplicate, dense_floor=dense_floor,
+                )  # fmt: skip
+
+    def _search(
+        self,
+        conn: psycopg.Connection,
+        query: str,
+        qvec: np.ndarray | None,
+        where: SqlFilter,
+        *,
+        k: int,
+        fetch: int,
+        pool: int,
+        mode: SearchMode,
+        mmr: bool,
+        lam: float,
+        fusion: FusionMethod,
+        alpha: float | None,
+        decisive: float,
+        near_duplicate: float | None,
+        dense_floor: float,
+    ) -> list[Hit]:
+        chunks, total_terms, windows, vsum = self._stats(conn)
+        if chunks == 0:
+            return []
+        if where.company is not None:
+            # the filings' corp_codes this company names (by code, stock code or name)
+            where.corp_codes = [
+                str(r[0])
+                for r in conn.execute(
+                    sql.SQL(
+                        "SELECT DISTINCT corp_code FROM {} WHERE corp_code IS NOT NULL AND"
+                        " (corp_code = ANY(%s) OR stock_code = ANY(%s) OR corp_name = ANY(%s))"
+                    ).format(self.tables.docs),
+                    [where.company] * 3,
+                )
+            ]
+        reachable = self._reachable(conn, where, min(chunks, DECISIVE_DEPTH))
+        if reachable == 0:
+            return []
+        dense: list[tuple[int, float]] = []
+        lexical: list[tuple[int, float]] = []
+        terms: tuple[list[str], list[int], list[float]] | None = None
+        if qvec is not None:
+            dense = self._dense_top(conn, qvec[0], pool, where, windows)
+        if mode in ("hybrid", "bm25"):
+            terms = self._query_terms(conn, query, chunks)
+            if terms is not None:
+                lexical = self._bm25_top(conn, terms, where, total_terms / chunks, pool, chunks)
+        dense_s = dict(dense)
+        bm25_s = dict(lexical)
+        if alpha is None and mode == "hybrid" and fusion == "convex":
+            homogeneity = self.homogeneity_of(chunks, vsum)
+            alpha = dense_weight_for(query, homogeneity)
+            # the reachable chunks' best BM25 scores, the rest 0 (as bm25s scores them)
+            best = [s for _, s in lexical[:DECISIVE_DEPTH]]
+            best += [0.0] * max(0, min(DECISIVE_DEPTH, reachable) - len(best))
+            alpha = decisive_weight(alpha, [s for _, s in dense], best, power=decisive)
+        if mode == "hybrid" and fusion == "rrf":
+            ranked = rrf_fuse([[r for r, _ in dense], [r for r, _ in lexical]], k=RRF_K)[:fetch]
+        elif mode == "hybrid":
+            rows = list(dict.fromkeys([r for r, _ in dense] + [r for r, _ in lexical]))
+            missing_dense = [r for r in rows if r not in dense_s]
+            if missing_dense and qvec is not None:
+                dense_s.update(self._dense_of(conn, qvec[0], missing_dense))
+            missing_bm25 = [r for r in rows if r not in bm25_s]
+            if missing_bm25 and terms is not None:
+                bm25_s.update(
+                    self._bm25(conn, terms, SqlFilter(), total_terms / chunks, ids=missing_bm25)
+                )
+            ranked = convex_fuse(
+                rows,
+                [dense_s.get(r, -1.0) for r in rows],
+                [bm25_s.get(r, 0.0) for r in rows],
+                alpha=alpha if alpha is not None else dense_weight_for(query),
+                dense_floor=dense_floor,
+            )[:fetch]
+        elif mode == "dense":
+            ranked = dense
+        else:
+            ranked = lexical
+        if not ranked:
+            return []
+        rows = [r for r, _ in ranked]
+        rel = np.array([s for _, s in ranked], dtype=np.float64)
+        found = self._chunks(conn, rows)
+        if mmr and len(rows) > 1:
+            vecs = np.stack([found[r][3] for r in rows])
+            order = mmr_select(rel, vecs, k, lambda_mult=lam, near_duplicate=near_duplicate)
+        else:
+            order = list(range(min(k, len(rows))))
+        hits = []
+        for rank, i in enumerate(order, start=1):
+            chunk_id, doc_id, text, _, meta = found[rows[i]]
+            hits.append(
+                Hit(
+                    doc_id=doc_id,
+                    chunk_id=chunk_id,
+                    score=float(rel[i]),
+                    text=text,
+                    metadata=meta,
+                    rank=rank,
+                    dense_score=dense_s.get(rows[i]),
+                    bm25_score=bm25_s.get(rows[i]),
+                )
+            )
+        return hits
+
+    def _reachable(self, conn: psycopg.Connection, where: SqlFilter, cap: int) -> int:
+        """How many chunks pass the filter, counted up to ``cap``."""
+        if where.empty:
+            return cap
+        cond, params = where.chunk_where("c")
+        row = conn.execute(
+            sql.SQL("SELECT count(*) FROM (SELECT 1 FROM {} c WHERE {} LIMIT %s) x").format(
+                self.tables.chunks, cond
+            ),
+            [*params, cap],
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    def _dense_top(
+        self, conn: psycopg.Connection, q: np.ndarray, n: int, where: SqlFilter, windows: int
+    ) -> list[tuple[int, float]]:
+        """The ``n`` best chunks by their best window's cosine, as ``(chunk id, cosine)``."""
+        wcond, wparams, needs_chunk = where.window_where("w")
+        if needs_chunk:
+            ccond, cparams = where.chunk_where("c")
+            wcond = sql.SQL("{} AND w.chunk IN (SELECT c.id FROM {} c WHERE {})").format(
+                wcond, self.tables.chunks, ccond
+            )
+            wparams = [*wparams, *cparams]
+        exact = windows <= EXACT_MAX_WINDOWS
+        # "+ 0" keeps the planner off the HNSW graph: an exact scan, as FAISS's flat index
+        # ties (the same text in two documents) in insertion order, as FAISS's flat index
+        order = sql.SQL("(w.vec <=> %s) + 0, w.id") if exact else sql.SQL("w.vec <=> %s")
+        if not exact:
+            conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(EF_SEARCH)))
+            conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            conn.execute(
+                sql.SQL("SET LOCAL hnsw.max_scan_tuples = {}").format(sql.Literal(MAX_SCAN_TUPLES))
+            )
+        want = max(4 * n, n + 16)
+        while True:
+            rows = conn.execute(
+                sql.SQL(
+                    "SELECT w.chunk, w.vec, w.id FROM {} w WHERE {} ORDER BY {} LIMIT %s"
+                ).format(self.tables.windows, wcond, order),
+                [*wparams, q, want],
+            ).fetchall()
+            best: dict[int, float] = {}
+            if rows:
+                # the cosine as FAISS computes it: float32 inner product of unit vectors
+                cos = np.stack([as_array(v) for _, v, _ in rows]) @ q.astype(np.float32)
+                # best first; equal scores in insertion order (FAISS: in row order)
+                for i in np.lexsort((np.array([int(r[2]) for r in rows]), -cos)):
+                    best.setdefault(int(rows[i][0]), float(cos[i]))
+            if len(best) >= n or len(rows) < want:
+                return list(best.items())[:n]
+            want *= 4
+
+    def _dense_of(
+        self, conn: psycopg.Connection, q: np.ndarray, ids: list[int]
+    ) -> dict[int, float]:
+        out: dict[int, float] = {}
+        rows = conn.execute(
+            sql.SQL("SELECT chunk, vec FROM {} WHERE chunk = ANY(%s)").format(self.tables.windows),
+            [ids],
+        )
+        for chunk, vec in rows:
+            cos = float(as_array(vec) @ q.astype(np.float32))
+            out[int(chunk)] = max(cos, out.get(int(chunk), -np.inf))
+        return out
+
+    def _query_terms(
+        self, conn: psycopg.Connection, query: str, chunks: int
+    ) -> tuple[list[str], list[int], list[float]] | None:
+        """The query's terms held by the index, each with its count in the query and its idf."""
+        tokens = query_tokens(query, self._stem, self._tokenizer)
+        if self._tokenizer == KIWI:
+            tokens = list(dict.fromkeys(tokens))
+        counts: dict[str, int] = {}
+        for tok in tokens:
+            counts[tok] = counts.get(tok, 0) + 1
+        if not counts:
+            return None
+        df: dict[str, int] = dict(
+            conn.execute(
+                sql.SQL("SELECT term, df FROM {} WHERE term = ANY(%s)").format(self.tables.df),
+                [list(counts)],
+            ).fetchall()
+        )
+        held = [t for t in counts if df.get(t, 0) > 0]
+        if not held:
+            return None
+        idf = [math.log(1 + (chunks - df[t] + 0.5) / (df[t] + 0.5)) for t in held]
+        return held, [counts[t] for t in held], idf
+
+    def _bm25_top(
+        self,
+        conn: psycopg.Connection,
+        terms: tuple[list[str], list[int], list[float]],
+        where: SqlFilter,
+        avgdl: float,
+        n: int,
+        chunks: int,
+    ) -> list[tuple[int, float]]:
+        """The ``n`` best BM25 scores, exactly, without reading every chunk a common term is in:
+        candidates are the chunks holding a rarer term; a term adds less than ``idf * qtf`` to
+        a score (the Lucene tf part is below 1), so a chunk holding only the common terms scores
+        below their sum, and if the ``n``-th best candidate beats that sum the list is exact
+        (max-score pruning). Otherwise every chunk holding a term is scored."""
+        names, qtf, idf = terms
+        common = [i for i in range(len(names)) if idf[i] < COMMON_IDF]
+        # a filter leaves few chunks to score: pruning would only add a query
+        if where.empty and common and len(common) < len(names):
+            bound = sum(idf[i] * qtf[i] for i in common)
+            rare = [names[i] for i in range(len(names)) if i not in common]
+            rows = self._bm25(conn, terms, where, avgdl, top=n, candidates=rare)
+            if len(rows) >= n and rows[n - 1][1] > bound:
+                return rows
+        return self._bm25(conn, terms, where, avgdl, top=n)
+
+    def _bm25(
+        self,
+        conn: psycopg.Connection,
+        terms: tuple[list[str], list[int], list[float]],
+        where: SqlFilter,
+        avgdl: float,
+        *,
+        top: int | None = None,
+        ids: list[int] | None = None,
+        candidates: list[str] | None = None,
+    ) -> list[tuple[int, float]]:
+        """BM25 scores (bm25s's Lucene variant) of the filtered chunks holding a query term:
+        the ``top`` best, or those of chunks ``ids``; best first."""
+        names, qtf, idf = terms
+        cond, params = where.chunk_where("c")
+        if ids is not None:
+            cond = sql.SQL("{} AND c.id = ANY(%s)").format(cond)
+            params = [*params, ids]
+        limit = sql.SQL("LIMIT %s") if top is not None else sql.SQL("")
+        rows = conn.execute(
+            sql.SQL(
+                "WITH q(term, qtf, idf) AS (SELECT * FROM unnest(%s::text[], %s::int[],"
+                " %s::float8[]))"
+                " SELECT c.id, sum(q.qtf * q.idf * u.tf"
+                " / (u.tf + %s * ((1 - %s) + %s * c.dl / %s))) AS s"
+                " FROM {} c CROSS JOIN LATERAL unnest(c.terms, c.tfs) AS u(term, tf)"
+                " JOIN q ON q.term = u.term"
+                " WHERE c.terms && %s::text[] AND {}"
+                " GROUP BY c.id ORDER BY s DESC, c.id {}"
+            ).format(self.tables.chunks, cond, limit),
+            [
+                names,
+                qtf,
+                idf,
+                BM25_K1,
+                BM25_B,
+                BM25_B,
+                max(avgdl, 1e-9),
+                names,
+                *params,
+                *([top] if top is not None else []),
+            ],  # fmt: skip
+        ).fetchall()
+        return [(int(r), float(s)) for r, s in rows if s > 0]
+
+    def _chunks(
+        self, conn: psycopg.Connection, ids: list[int]
+    ) -> dict[int, tuple[str, str, str, np.ndarray, dict[str, Any]]]:
+        rows = conn.execute(
+            sql.SQL(
+                "SELECT id, chunk_id, doc_id, text, vec, metadata FROM {} WHERE id = ANY(%s)"
+            ).format(self.tables.chunks),
+            [ids],
+        )
+        return {
+            int(i): (str(cid), str(did), str(text), as_array(vec), dict(meta))
+            for i, cid, did, text, vec, meta in rows
+        }
