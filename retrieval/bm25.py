@@ -13,6 +13,7 @@ manifest so queries are tokenised as the chunks were. How much it helps:
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -80,10 +81,19 @@ def _english_stopwords() -> frozenset[str]:
 
 
 def morpheme_tokens(texts: Sequence[str], stem: Stemmer | None) -> list[list[str]]:
-    """Each text's content morphemes (see the module docstring)."""
+    """Each text's content morphemes (see the module docstring), line by line: a line that
+    recurs (a filing's table rows and paragraphs repeat from one report to the next, and
+    overlapping chunks share lines) is analysed once."""
+    per_text = [text.split("\n") for text in texts]
+    unique = list(dict.fromkeys(line for lines in per_text for line in lines if line.strip()))
+    by_line = dict(zip(unique, _morphemes(unique, stem), strict=True))
+    return [[t for line in lines if line.strip() for t in by_line[line]] for lines in per_text]
+
+
+def _morphemes(texts: list[str], stem: Stemmer | None) -> list[list[str]]:
     stop = _english_stopwords()
     out: list[list[str]] = []
-    for tokens in _kiwi().tokenize(list(texts)):
+    for tokens in _kiwi().tokenize(texts):
         words: list[str] = []
         for tok in tokens:
             if tok.tag not in KIWI_TAGS:
@@ -97,7 +107,7 @@ def morpheme_tokens(texts: Sequence[str], stem: Stemmer | None) -> list[list[str
                     form = stem.stemWord(form)
             elif tok.tag == "SN":
                 form = form.replace(",", "")
-            words.append(form)
+            words.append(sys.intern(form))
         out.append(words)
     return out
 
