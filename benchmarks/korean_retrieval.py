@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from refgate.memory.embeddings import embeddings_id
 from refgate.retrieval import DocumentIndex, document_embeddings
 from refgate.retrieval.bm25 import KIWI, bm25_scores, build_bm25, stemmer
 from refgate.retrieval.documents import read_documents
@@ -167,6 +168,61 @@ def real_scores(ranked: list[list[str]], qs: list[dict[str, Any]]) -> dict[str, 
     return out
 
 
+_WORKER: dict[str, Any] = {}
+
+
+def _worker_start(name: str, cache: str) -> None:
+    _WORKER["emb"] = E5Embeddings() if name == "e5" else document_embeddings()
+    _WORKER["id"] = embeddings_id(_WORKER["emb"])
+    _WORKER["cache"] = cache
+
+
+def _worker_embed(texts: list[str]) -> list[list[float]]:
+    """Vectors of ``texts``, each batch first looked up in the index's embeddings cache (which
+    another process may be filling: ``--workers`` with a shared cache)."""
+    from refgate.retrieval.cache import EmbeddingCache
+    from refgate.retrieval.chunking import content_hash
+
+    out: list[list[float]] = []
+    with EmbeddingCache(_WORKER["cache"]) as cache:
+        for i in range(0, len(texts), 8):
+            batch = texts[i : i + 8]
+            hashes = [content_hash(t) for t in batch]
+            have = cache.get_many(_WORKER["id"], hashes)
+            todo = [t for t, h in zip(batch, hashes, strict=True) if h not in have]
+            fresh = iter(_WORKER["emb"].embed_documents(todo) if todo else [])
+            for h in hashes:
+                out.append(have[h].tolist() if h in have else next(fresh))
+    return out
+
+
+class PoolEmbeddings(Embeddings):
+    """The benchmark's embedder spread over ``workers`` processes (each one thread): the same
+    model and vectors (and ``embeddings_id``) as the one it wraps, so the shared machine's cores
+    are used while the index builds; the build's CPU seconds count every worker."""
+
+    def __init__(self, name: str, workers: int, cache: Path) -> None:
+        from concurrent.futures import ProcessPoolExecutor
+
+        self.inner = E5Embeddings() if name == "e5" else document_embeddings()
+        self.embeddings_id = embeddings_id(self.inner)
+        self.pool = ProcessPoolExecutor(
+            workers, initializer=_worker_start, initargs=(name, str(cache))
+        )
+        self.workers = workers
+        spans = getattr(self.inner, "window_spans", None)
+        if spans is not None:
+            self.window_spans = spans
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        size = max(1, min(64, -(-len(texts) // (self.workers * 4))))
+        parts = [texts[i : i + size] for i in range(0, len(texts), size)]
+        return [v for vecs in self.pool.map(_worker_embed, parts) for v in vecs]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.inner.embed_query(text)
+
+
 def cpu_seconds() -> float:
     """CPU seconds of this process and its finished children (load-independent cost)."""
     import resource
@@ -199,11 +255,14 @@ def real_main(args: argparse.Namespace, work: Path) -> None:
     def chunk_rank(index: DocumentIndex, rows: list[int]) -> list[str]:
         return [section_of(index.chunks[i].metadata) for i in rows]
 
-    def bm25_rank(index: DocumentIndex, tokenizer: str | None):
-        model = build_bm25([c.text for c in index.chunks], stemmer(), tokenizer)
+    def words_rank(index: DocumentIndex):
+        """Whitespace-word BM25 over the index's chunks (the index's own pre-filter: no
+        superseded sections)."""
+        model = build_bm25([c.text for c in index.chunks], stemmer(), None)
+        mask = index.filter_mask(None)
 
         def rank(q: dict[str, Any], _: date | None) -> list[str]:
-            s = bm25_scores(model, q["question"], stemmer(), None, tokenizer)
+            s = bm25_scores(model, q["question"], stemmer(), mask, None)
             if s is None:
                 return []
             order = np.argsort(-s, kind="stable")[:200]
@@ -224,6 +283,10 @@ def real_main(args: argparse.Namespace, work: Path) -> None:
         if (name == "e5" and args.no_e5) or (args.build_only and name != args.build_only):
             continue
         t0, c0 = time.perf_counter(), cpu_seconds()
+        if args.workers > 1 and not (work / name / "manifest.json").is_file():
+            pooled = PoolEmbeddings(name, args.workers, work / name / "embeddings.sqlite")
+            DocumentIndex.build(docs, work / name, embeddings=pooled)
+            pooled.pool.shutdown()
         indexes[name] = index_at(work / name, docs, emb)
         result = indexes[name].last_result
         print(
@@ -235,8 +298,10 @@ def real_main(args: argparse.Namespace, work: Path) -> None:
     if args.build_only:
         return
     base = indexes["minilm"]
-    methods["BM25 whitespace words"] = bm25_rank(base, None)
-    methods["BM25 morphemes (kiwi)"] = bm25_rank(base, KIWI)
+    methods["BM25 whitespace words"] = words_rank(base)
+    methods["BM25 morphemes (kiwi)"] = search_rank(
+        base, mode="bm25", mmr=False, question_period=False
+    )
     methods["dense MiniLM"] = search_rank(base, mode="dense", mmr=False, question_period=False)
     if "e5" in indexes:
         methods["dense multilingual-e5-small"] = search_rank(
@@ -286,6 +351,7 @@ def main() -> None:
     ap.add_argument("--minilm-hybrid", action="store_true", help="--real: also MiniLM's hybrid")
     ap.add_argument("--misses", action="store_true", help="--real: print each method's misses")
     ap.add_argument("--build-only", choices=["minilm", "e5"], help="--real: build one index, stop")
+    ap.add_argument("--workers", type=int, default=1, help="--real: embedding processes")
     args = ap.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="kr-retrieval-"))
     if args.real:
