@@ -309,6 +309,11 @@ def real_main(args: argparse.Namespace, work: Path) -> None:
         )
     if args.minilm_hybrid:
         methods["hybrid MiniLM + morpheme BM25"] = search_rank(base)
+    for w in args.weights:
+        methods[f"hybrid, dense weight {w}, question period"] = search_rank(
+            base, dense_weight=w, decisive=0.0
+        )
+    methods["morpheme BM25 + question period"] = search_rank(base, mode="bm25", mmr=False)
     default = "e5" if "e5" in indexes else "minilm"
     methods[f"default (hybrid {default} + morpheme BM25, MMR, question period)"] = search_rank(
         indexes[default]
@@ -352,6 +357,9 @@ def main() -> None:
     ap.add_argument("--misses", action="store_true", help="--real: print each method's misses")
     ap.add_argument("--build-only", choices=["minilm", "e5"], help="--real: build one index, stop")
     ap.add_argument("--workers", type=int, default=1, help="--real: embedding processes")
+    ap.add_argument(
+        "--weights", type=float, nargs="*", default=[], help="--real: hybrid rows at these weights"
+    )
     args = ap.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="kr-retrieval-"))
     if args.real:

