@@ -119,13 +119,12 @@ class ChunkFilter:
     def mask(self, filters: Mapping[str, object] | None) -> np.ndarray | None:
         """Boolean mask of chunks passing ``filters`` (None = no filter); see
         ``DocumentIndex.filter_mask`` for the keys."""
-        keep_all = bool(filters) and (
-            bool(filters.get("superseded"))
-            or any(filters.get(k) is not None for k in ("rcept_no", "doc_id"))
-        )
         replaced = self.superseded
         if not filters:
             return ~replaced if replaced.any() else None
+        keep_all = bool(filters.get("superseded")) or any(
+            filters.get(k) is not None for k in ("rcept_no", "doc_id")
+        )
         mask = np.ones(len(self.chunks), dtype=bool) if keep_all else ~replaced
         date_from = filters.get("date_from")
         date_to = filters.get("date_to")
