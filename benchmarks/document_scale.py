@@ -480,6 +480,12 @@ def _cer(reference: str, read: str) -> float:
     return Levenshtein.distance(ref, got) / max(1, len(ref))
 
 
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of this process's finished children (the Tesseracts)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def ocr_scale(latin_pages: int, hangul_pages: int) -> None:
     """Pages per second for text PDFs and image-only PDFs, before and after, with CER."""
     import os
@@ -489,8 +495,11 @@ def ocr_scale(latin_pages: int, hangul_pages: int) -> None:
 
     load = os.getloadavg()
     print(f"cores: {os.cpu_count()}, OCR workers: {ocr_workers()}, load before: {load[0]:.1f}")
-    print("| PDF | pages | reader | wall s | pages/s | s/page | CER mean | CER worst |")
-    print("|---|---|---|---|---|---|---|---|")
+    print(
+        "| PDF | pages | reader | wall s | pages/s | wall s/page | Tesseract CPU s/page "
+        "| CER mean | CER worst |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for text_pdf in _ocr_text_pdfs(Path(tmp), latin_pages, hangul_pages):
             t0 = time.perf_counter()
@@ -499,24 +508,25 @@ def ocr_scale(latin_pages: int, hangul_pages: int) -> None:
             n = len(layer)
             print(
                 f"| {text_pdf.stem} text layer | {n} | read_pdf | {wall:.2f} | {n / wall:.1f} "
-                f"| {wall / n:.3f} | - | - |",
+                f"| {wall / n:.3f} | - | - | - |",
                 flush=True,
             )
             image_pdf = _image_only(text_pdf, Path(tmp) / f"{text_pdf.stem}-image.pdf")
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), _children_cpu()
             before = _ocr_before(image_pdf)
-            wall_before = time.perf_counter() - t0
-            t0 = time.perf_counter()
+            wall_before, cpu_before = time.perf_counter() - t0, _children_cpu() - c0
+            t0, c0 = time.perf_counter(), _children_cpu()
             after = {int(p.meta["page"]): p.text for p in read_pdf(image_pdf)}
-            wall_after = time.perf_counter() - t0
-            for label, texts, wall in (
-                ("before: eng+kor, 1 page at a time", before, wall_before),
-                ("after: script per page, pool", after, wall_after),
+            wall_after, cpu_after = time.perf_counter() - t0, _children_cpu() - c0
+            for label, texts, wall, cpu in (
+                ("before: eng+kor, 1 page at a time", before, wall_before, cpu_before),
+                ("after: script per page, pool", after, wall_after, cpu_after),
             ):
                 cers = [_cer(layer[k], texts.get(k, "")) for k in layer]
                 print(
                     f"| {text_pdf.stem} image-only | {n} | {label} | {wall:.1f} | {n / wall:.2f} "
-                    f"| {wall / n:.2f} | {statistics.mean(cers):.2%} | {max(cers):.2%} |",
+                    f"| {wall / n:.2f} | {cpu / n:.2f} | {statistics.mean(cers):.2%} "
+                    f"| {max(cers):.2%} |",
                     flush=True,
                 )
     print(f"load after: {os.getloadavg()[0]:.1f} (1-minute load average; 2 cores)")
