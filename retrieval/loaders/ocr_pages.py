@@ -4,7 +4,7 @@ Pages are rendered one at a time by PDFium (not thread-safe) and read by a small
 Tesseract processes (``ocr_workers()``, the cores this process may use; ``REFGATE_OCR_WORKERS``
 sets it), at most that many pages rendered and waiting at once (a bounded window: memory stays a
 few page images whatever the PDF's length). Each Tesseract runs one thread
-(``OMP_THREAD_LIMIT=1``): the pool, not OpenMP, uses the cores.
+(``OMP_THREAD_LIMIT=1`` while the pool runs): the pool, not OpenMP, uses the cores.
 
 Script choice (a per-document guess checked on every page): a page is read first with the
 document's current guess. Until a page is read the guess is ``HANGUL`` (``kor+eng``: it reads a
@@ -111,7 +111,20 @@ def read_pages(
     """OCR of the 1-based ``numbers`` pages of PDFium document ``doc``, ``workers`` pages at
     once; yields each page's ``(number, read, error)`` as it finishes (any order)."""
     workers = workers or ocr_workers()
-    os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # one thread per Tesseract: the pool is it
+    # one thread per Tesseract (the pool uses the cores); pytesseract passes os.environ on, so it
+    # is set for the pool's run and taken back after it, when the caller had not set it
+    own_limit = "OMP_THREAD_LIMIT" not in os.environ
+    os.environ.setdefault("OMP_THREAD_LIMIT", "1")
+    try:
+        yield from _read_pages(doc, numbers, workers, timeout_s)
+    finally:
+        if own_limit:
+            os.environ.pop("OMP_THREAD_LIMIT", None)
+
+
+def _read_pages(
+    doc: Any, numbers: list[int], workers: int, timeout_s: float | None
+) -> Iterator[PageOutcome]:
     guess = _Guess()
     with (
         tempfile.TemporaryDirectory(prefix="refgate-ocr-") as tmp,
