@@ -46,6 +46,13 @@ shared/hostile_files.py: a tiny XLSX declaring A1:XFD1048576, a DOCX whose docum
 300 MB, an ordinary 20,000 x 200 sheet) and two normal files, each with ``read_document`` in a
 fresh bounded child under the default ``IngestLimits``: outcome, wall time and the child's peak
 resident memory (``--unbounded-cells`` adds the wide sheet with the cell bound lifted).
+
+``--ocr LATIN,HANGUL`` (issue 48) sets real sentences in text PDFs (FOMC statements in Helvetica,
+a real DART filing's sections in NanumGothic, 10 pt), reads them by their text layer (pages per
+second), rasterises them at 150 dpi into image-only PDFs and reads those by OCR twice in one
+run: as before (eng+kor at 200 dpi, one page at a time) and as the loader now does (a pool of
+Tesseracts, one script per page). Figures: wall seconds per page and the character error rate
+against the text layer (white space folded, as ``ocr_accuracy.py``).
 """
 
 from __future__ import annotations
@@ -325,7 +332,13 @@ def main() -> None:
     ap.add_argument("--real-filings", action="store_true", help="47 real DART filings instead")
     ap.add_argument("--embedder", choices=["default", "e5", "minilm"], default="default")
     ap.add_argument("--unbounded-cells", action="store_true")
+    ap.add_argument(
+        "--ocr", default="", metavar="LATIN,HANGUL", help="OCR scale: pages of each script"
+    )
     args = ap.parse_args()
+    if args.ocr:
+        ocr_scale(*(int(x) for x in args.ocr.split(",")))
+        return
     if args.measure:
         print(json.dumps(_measure(args.measure, args.build_cost, args.pages_file)))
         return
@@ -456,6 +469,146 @@ def compare_exact(index: DocumentIndex, queries: list[str]) -> None:
         f" vs exact {statistics.median(t_exact):.2f} ms; HNSW top-10 overlap with exact "
         f"{statistics.mean(overlaps):.3f}\n"
     )
+
+
+# --- OCR scale (issue 48): pages per second, text layer against image-only pages ---
+
+OCR_FONT = Path("/usr/share/fonts/truetype/nanum/NanumGothic.ttf")
+
+
+def _ocr_text_pdfs(out: Path, latin_pages: int, hangul_pages: int) -> list[Path]:
+    """Real sentences set in A4 text PDFs by reportlab (10 pt on 14 pt lines): FOMC statements
+    (../shared/data/fomc-statements, Helvetica) and the sections of one real DART filing
+    (../shared/data/dart-real/sections/036570.parquet, NanumGothic; table rows left out), cut to
+    ``latin_pages`` and ``hangul_pages`` pages."""
+    # deferred: reportlab and pandas are needed only to render the pages
+    import html
+
+    import pandas as pd
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.styles import ParagraphStyle
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.ttfonts import TTFont
+    from reportlab.platypus import PageBreak, Paragraph, SimpleDocTemplate
+
+    pdfmetrics.registerFont(TTFont("NanumGothic", str(OCR_FONT)))
+    shared = REPO.parent / "shared/data"
+    statements = sorted((shared / "fomc-statements/statements").glob("*.txt"))
+    latin = [line for p in statements[-40:] for line in p.read_text().splitlines() if line.strip()]
+    sections = pd.read_parquet(shared / "dart-real/sections/036570.parquet")["section_content"]
+    hangul = [
+        line
+        for text in sections.iloc[3:60]
+        for line in str(text).splitlines()
+        if len(line.strip()) > 20 and "|" not in line
+    ]
+    made = []
+    for name, lines, font, count in (
+        ("latin", latin, "Helvetica", latin_pages),
+        ("hangul", hangul, "NanumGothic", hangul_pages),
+    ):
+        if not count:
+            continue
+        style = ParagraphStyle(name, fontName=font, fontSize=10, leading=14)
+        per_page = 40  # lines of source text per page, a page break after each
+        story: list[object] = []
+        for page in range(count):
+            chunk = lines[page * per_page : (page + 1) * per_page]
+            story += [Paragraph(html.escape(line, quote=False), style) for line in chunk]
+            story.append(PageBreak())
+        target = out / f"{name}.pdf"
+        SimpleDocTemplate(str(target), pagesize=A4).build(story)
+        made.append(target)
+    return made
+
+
+def _image_only(pdf: Path, out: Path, dpi: int = 150) -> Path:
+    """``pdf``'s pages rasterised at ``dpi`` and saved as a PDF of images (no text layer)."""
+    import pypdfium2 as pdfium
+
+    doc = pdfium.PdfDocument(str(pdf))
+    images = [doc[i].render(scale=dpi / 72, grayscale=True).to_pil() for i in range(len(doc))]
+    doc.close()
+    images[0].save(out, save_all=True, append_images=images[1:], resolution=dpi)
+    return out
+
+
+def _ocr_before(pdf: Path) -> dict[int, str]:
+    """The OCR before issue 48: each page at 200 dpi, eng+kor, one page at a time, Tesseract
+    with its own OpenMP threads."""
+    import os
+
+    import pypdfium2 as pdfium
+
+    from refgate.retrieval.loaders.ocr import DPI, LANGUAGES, read_lines, tesseract_words
+
+    os.environ.pop("OMP_THREAD_LIMIT", None)
+    doc = pdfium.PdfDocument(str(pdf))
+    texts = {}
+    for i in range(len(doc)):
+        image = doc[i].render(scale=DPI / 72, grayscale=True).to_pil()
+        texts[i + 1] = read_lines(tesseract_words(image, timeout_s=600, languages=LANGUAGES))[0]
+    doc.close()
+    return texts
+
+
+def _cer(reference: str, read: str) -> float:
+    from rapidfuzz.distance import Levenshtein
+
+    ref, got = re.sub(r"\s+", " ", reference).strip(), re.sub(r"\s+", " ", read).strip()
+    return Levenshtein.distance(ref, got) / max(1, len(ref))
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of this process's finished children (the Tesseracts)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def ocr_scale(latin_pages: int, hangul_pages: int) -> None:
+    """Pages per second for text PDFs and image-only PDFs, before and after, with CER."""
+    import os
+
+    from refgate.retrieval.loaders.ocr_pages import ocr_workers
+    from refgate.retrieval.loaders.pdf import read_pdf
+
+    load = os.getloadavg()
+    print(f"cores: {os.cpu_count()}, OCR workers: {ocr_workers()}, load before: {load[0]:.1f}")
+    print(
+        "| PDF | pages | reader | wall s | pages/s | wall s/page | Tesseract CPU s/page "
+        "| CER mean | CER worst |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for text_pdf in _ocr_text_pdfs(Path(tmp), latin_pages, hangul_pages):
+            t0 = time.perf_counter()
+            layer = {int(p.meta["page"]): p.text for p in read_pdf(text_pdf)}
+            wall = time.perf_counter() - t0
+            n = len(layer)
+            print(
+                f"| {text_pdf.stem} text layer | {n} | read_pdf | {wall:.2f} | {n / wall:.1f} "
+                f"| {wall / n:.3f} | - | - | - |",
+                flush=True,
+            )
+            image_pdf = _image_only(text_pdf, Path(tmp) / f"{text_pdf.stem}-image.pdf")
+            t0, c0 = time.perf_counter(), _children_cpu()
+            before = _ocr_before(image_pdf)
+            wall_before, cpu_before = time.perf_counter() - t0, _children_cpu() - c0
+            t0, c0 = time.perf_counter(), _children_cpu()
+            after = {int(p.meta["page"]): p.text for p in read_pdf(image_pdf)}
+            wall_after, cpu_after = time.perf_counter() - t0, _children_cpu() - c0
+            for label, texts, wall, cpu in (
+                ("before: eng+kor, 1 page at a time", before, wall_before, cpu_before),
+                ("after: script per page, pool", after, wall_after, cpu_after),
+            ):
+                cers = [_cer(layer[k], texts.get(k, "")) for k in layer]
+                print(
+                    f"| {text_pdf.stem} image-only | {n} | {label} | {wall:.1f} | {n / wall:.2f} "
+                    f"| {wall / n:.2f} | {cpu / n:.2f} | {statistics.mean(cers):.2%} "
+                    f"| {max(cers):.2%} |",
+                    flush=True,
+                )
+    print(f"load after: {os.getloadavg()[0]:.1f} (1-minute load average; 2 cores)")
 
 
 if __name__ == "__main__":

@@ -2,9 +2,9 @@
 
 Pages: the FOMC minutes (../shared/data/fomc-minutes, public domain) rendered into A4 PDFs by
 ``long_documents.render_minutes`` (Helvetica 10 pt), ``--pages`` of them spread evenly over the
-corpus. Each page is rendered to an image at each ``--dpi`` and read by ``ocr.ocr_image`` (the
-loader's own path); the reference is the page's text layer as the loader reads it. Figures per
-resolution: character error rate (Levenshtein distance over the reference's length, white space
+corpus. Each page is rendered to an image at each ``--dpi`` and read by ``ocr.tesseract_words`` in
+every installed language (eng+kor); the reference is the page's text layer as the loader reads
+it. Figures per resolution: character error rate (Levenshtein distance over the reference's length, white space
 folded), word recall (share of the reference's words that OCR read), the mean OCR confidence,
 and CPU seconds per page, side by side in one run. Each page is read once per resolution and
 its words laid out twice: as the loader does (Korean syllables boxed apart joined across narrow

@@ -33,6 +33,8 @@ from refgate.paths import is_within
 from refgate.retrieval.loaders import SUFFIXES, Unreadable, read_document
 from refgate.retrieval.loaders.base import tables_json
 from refgate.retrieval.loaders.bounded import BoundedChild, IngestLimits
+from refgate.retrieval.parse_cache import FILE_NAME as PARSE_CACHE_FILE
+from refgate.retrieval.parse_cache import ParseCache
 
 if TYPE_CHECKING:
     from refgate.workspace import Workspace
@@ -129,8 +131,12 @@ def read_documents(
     progress: LoadProgress | None = None,
     roots: Sequence[Path | str] | None = None,
     limits: IngestLimits | None = None,
+    cache: ParseCache | None = None,
 ) -> LoadReport:
     """Read every supported file under ``folder``; unreadable files are reported, not raised.
+
+    ``cache`` (a ``ParseCache``) keeps each file's parts as soon as it is parsed and gives back
+    those of files unchanged since: a run killed midway does not parse finished files again.
 
     ``root`` (default ``folder``) is the workspace: ``source`` is relative to it, and a file
     whose real path (after symlinks) lies outside ``roots`` (default: ``root``; a workspace's
@@ -167,7 +173,11 @@ def read_documents(
                     if path.suffix.lower() == ".pdf"
                     else None
                 )
-                parts = child.call(read_document, path, child.limits, progress=ocr)
+                parts = cache.get(source, path) if cache is not None else None
+                if parts is None:
+                    parts = child.call(read_document, path, child.limits, progress=ocr)
+                    if cache is not None:
+                        cache.put(source, path, parts)
             except Unreadable as exc:
                 report.skipped.append(SkippedFile(source, exc.reason))
                 log.warning("skipped %s: %s", source, exc.reason)
@@ -229,15 +239,20 @@ def workspace_load(workspace: Workspace, *, progress: LoadProgress | None = None
         return LoadReport()
     opts = workspace.documents_options
     limits = IngestLimits.from_settings(load_settings(workspace_settings=workspace.settings))
-    return read_documents(
-        workspace.documents_path,
-        root=workspace.root,
-        date_from_filename=opts.get("date_from_filename"),
-        entity=opts.get("entity"),
-        progress=progress,
-        roots=workspace.roots,
-        limits=limits,
-    )
+    cache = ParseCache(workspace.state_dir / PARSE_CACHE_FILE)
+    try:
+        return read_documents(
+            workspace.documents_path,
+            root=workspace.root,
+            date_from_filename=opts.get("date_from_filename"),
+            entity=opts.get("entity"),
+            progress=progress,
+            roots=workspace.roots,
+            limits=limits,
+            cache=cache,
+        )
+    finally:
+        cache.close()
 
 
 def workspace_documents(workspace: Workspace) -> list[Document]:

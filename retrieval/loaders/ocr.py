@@ -2,8 +2,9 @@
 
 Tesseract comes from the system's packages (``apt-get install tesseract-ocr tesseract-ocr-eng
 tesseract-ocr-kor``; ``scripts/setup.sh`` installs it) and is called through ``pytesseract``.
-A page is rendered with PDFium at ``DPI`` and read with every installed language of
-``LANGUAGES``; the text keeps Tesseract's lines, and the page's confidence is the mean of its
+A page is rendered with PDFium at ``DPI`` and read in one script's languages
+(``ocr_pages.py`` picks them page by page: ``eng`` for Latin pages, ``kor+eng`` for Hangul ones);
+the text keeps Tesseract's lines, and the page's confidence is the mean of its
 words' confidences (0-1). Each page is bounded in time (``REFGATE_OCR_TIMEOUT``, seconds): a page
 over it is left out and reported, never waited on. ``REFGATE_OCR=off`` turns OCR off.
 """
@@ -123,18 +124,29 @@ def _line_text(words: list[Box], join_gap: float) -> str:
     return text
 
 
-def tesseract_words(image: object, *, timeout_s: float | None = None) -> dict[str, list[Any]]:
-    """Tesseract's words of a PIL image with their boxes and confidences (``image_to_data``'s
-    columns). Raises ``TimeoutError`` past the page's time bound and ``OcrUnavailable`` when OCR
-    cannot run."""
-    langs = installed_languages()
+def language_spec(wanted: tuple[str, ...] | None = None) -> str:
+    """Tesseract's ``-l`` argument: the ``wanted`` languages (all of ``LANGUAGES`` when None)
+    that are installed, in the order given (the first is tried first on each word)."""
+    have = installed_languages()
+    langs = [lang for lang in (wanted or LANGUAGES) if lang in have]
+    return "+".join(langs or have)
+
+
+def tesseract_words(
+    image: object, *, timeout_s: float | None = None, languages: tuple[str, ...] | None = None
+) -> dict[str, list[Any]]:
+    """Tesseract's words of a PIL image (or an image file's path) with their boxes and
+    confidences (``image_to_data``'s columns), read in ``languages`` (all installed of
+    ``LANGUAGES`` when None). Raises ``TimeoutError`` past the page's time bound and
+    ``OcrUnavailable`` when OCR cannot run."""
+    lang = language_spec(languages)
     # deferred: optional dependency (pytesseract)
     import pytesseract
 
     try:
         data: dict[str, list[Any]] = pytesseract.image_to_data(
             image,
-            lang="+".join(langs),
+            lang=lang,
             output_type=pytesseract.Output.DICT,
             timeout=timeout_s if timeout_s is not None else page_timeout_s(),
         )
@@ -143,19 +155,3 @@ def tesseract_words(image: object, *, timeout_s: float | None = None) -> dict[st
             raise TimeoutError("OCR took longer than the page's time bound") from None
         raise
     return data
-
-
-def ocr_image(image: object, *, timeout_s: float | None = None) -> OcrText:
-    """OCR of a PIL image (``tesseract_words`` read by ``read_lines``)."""
-    text, confidence = read_lines(tesseract_words(image, timeout_s=timeout_s))
-    return OcrText(text=text, confidence=round(confidence, 3))
-
-
-def ocr_pdf_page(page: Any, *, timeout_s: float | None = None) -> OcrText:
-    """OCR of one PDFium page (rendered at ``DPI``, grey)."""
-    bitmap = page.render(scale=DPI / 72, grayscale=True)
-    try:
-        image = bitmap.to_pil()
-        return ocr_image(image, timeout_s=timeout_s)
-    finally:
-        bitmap.close()

@@ -3,7 +3,7 @@
 One ``Part`` per page that has text, ``key`` ``p<n>`` and ``meta`` ``page`` (1-based, the
 physical page, as a viewer numbers it), ``pages`` and ``page_label`` (the label printed in the
 PDF's page tree, when it has one). A page without a text layer (a scan, a slide saved as an image)
-is read by OCR (``ocr.py``; ``meta`` ``ocr: True`` and ``ocr_confidence``); a file on which
+is read by OCR (``ocr.py``, several pages at once: ``ocr_pages.py``; ``meta`` ``ocr: True`` and ``ocr_confidence``); a file on which
 neither finds text is ``Unreadable``, and so are encrypted and corrupt files.
 
 Page furniture (running headers and footers, page labels: ``furniture.py``) is dropped from the
@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from refgate.retrieval.loaders.base import Part, TableRecord, Unreadable, table_from_rows
 from refgate.retrieval.loaders.furniture import furniture_keys, strip_furniture
-from refgate.retrieval.loaders.ocr import OcrUnavailable, check_available, ocr_pdf_page
+from refgate.retrieval.loaders.ocr import OcrUnavailable, check_available
+from refgate.retrieval.loaders.ocr_pages import read_pages
 from refgate.retrieval.loaders.ruled import RULED_MIN_PATHS, path_count, ruled_layouts
 
 if TYPE_CHECKING:
@@ -139,21 +140,16 @@ def _read_ocr(
         log.info("%s: %d page(s) without a text layer not read (%s)", path.name, len(wanted), exc)
         return
     progress(0, len(wanted))
-    for done, n in enumerate(wanted, start=1):
-        page = doc[n - 1]
-        try:
-            read = ocr_pdf_page(page)
-        except TimeoutError:
+    for done, (n, read, error) in enumerate(read_pages(doc, wanted), start=1):
+        if isinstance(error, TimeoutError):
             log.warning("%s p. %d: OCR over its time bound; page left out", path.name, n)
-            read = None
-        except (OSError, RuntimeError, ValueError) as exc:
-            log.warning("%s p. %d: OCR failed (%s: %s)", path.name, n, type(exc).__name__, exc)
-            read = None
-        finally:
-            page.close()
-        if read is not None and read.text.strip():
-            pages[n].text = read.text.strip()
-            pages[n].ocr_confidence = read.confidence
+        elif isinstance(error, (OSError, RuntimeError, ValueError)):
+            log.warning("%s p. %d: OCR failed (%s: %s)", path.name, n, type(error).__name__, error)
+        elif error is not None:
+            raise error
+        if read is not None and read.text.text.strip():
+            pages[n].text = read.text.text.strip()
+            pages[n].ocr_confidence = read.text.confidence
         progress(done, len(wanted))
 
 

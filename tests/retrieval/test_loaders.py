@@ -242,6 +242,7 @@ def test_index_command_reports_progress_and_skipped_files(workspace, monkeypatch
     assert "encrypted" in res.stderr
     assert "reading files" in res.stderr and "embedding vectors" in res.stderr
     assert "OCR, pages of a scan" in res.stderr
+    assert "ETA" in res.stderr  # time remaining beside each stage
 
 
 def test_a_pdf_edited_after_indexing_gives_no_tables_until_reindexed(workspace):
