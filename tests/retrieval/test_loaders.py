@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import refgate.retrieval.capability  # noqa: F401  (registers search_documents, as the graph does)
 from refgate.catalog.toolspec import ToolContext
+from refgate.graph.capabilities import register_default_capabilities
 from refgate.nodes.gate import check_answer
 from refgate.refs import RefLedger
 from refgate.retrieval import DocumentIndex, HashingEmbeddings, index_dir, load_documents
@@ -25,6 +25,8 @@ from tests.support.docfiles import (
     write_scanned_pdf,
     write_xlsx,
 )
+
+register_default_capabilities()  # search_documents, as build_graph does
 
 HIDDEN_HTML = (
     "<html><body><h1>Outlook</h1><p>Revenue guidance is unchanged.</p>"

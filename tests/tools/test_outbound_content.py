@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import pytest
 
-import refgate.graph  # noqa: F401  (registers deep_research, as a run does)
 from refgate.catalog.toolspec import ToolContext
 from refgate.config import Settings
+from refgate.graph.capabilities import register_default_capabilities
 from refgate.refs import RefLedger
 from refgate.tools.dataset_values import DatasetValues
 from refgate.tools.executor import execute_tool_call
 from refgate.tools.outbound import check_outbound_text
 from refgate.workspace import load_workspace
+
+register_default_capabilities()  # search_documents and deep_research, as build_graph does
 
 REVENUE = 98765.4321
 FORMS = [
