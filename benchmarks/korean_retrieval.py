@@ -236,7 +236,7 @@ def real_main(args: argparse.Namespace, work: Path) -> None:
     """The table on REAL 엔씨소프트 filings (``--real``; see the module docstring)."""
     from datetime import date
 
-    sys.path.insert(0, str(REPO / "benchmarks"))
+    # benchmarks/ is on the path: the script's own folder (and pytest's pythonpath)
     from shared.dart_real import questions as real_questions
     from shared.dart_real import write_filings
 

@@ -209,8 +209,9 @@ EXCERPT_KEYS = frozenset({"excerpt", "quote", "text", "snippet"})
 #: counted in a closing note). COMPOSE gets room for about ten whole document chunks.
 PASS_REF_TOKENS = {"work": 8_000, "critique": 8_000, "compose": 14_000}
 DEFAULT_REF_TOKENS = 8_000
-#: Refs past a pass's token budget that are still listed by id and title (the newest first).
-MAX_LISTED_REFS = 60
+#: Refs past a pass's token budget that are still listed by id and title, per origin (external
+#: and the rest), the newest first.
+MAX_LISTED_REFS = 500
 
 
 def _short(value: object, limit: int = MAX_FIELD_CHARS) -> object:
@@ -327,12 +328,16 @@ def refs_block(
             full[ref.id] = line
             used += cost
     # beyond the budget, the newest refs are listed by id and title, at most MAX_LISTED_REFS of
-    # them: a long thread's older evidence is counted, not listed (bounded history)
+    # each origin, external (documents, pages, their tables) apart from the rest, so one search's
+    # many passages never push the run's computed values out of sight; a long thread's older
+    # evidence is counted, not listed (bounded history)
     listed = set(full)
+    room = {True: MAX_LISTED_REFS, False: MAX_LISTED_REFS}
     for ref in reversed(chosen):
-        if len(listed) >= len(full) + MAX_LISTED_REFS:
-            break
-        listed.add(ref.id)
+        external = ref.is_external
+        if ref.id not in listed and room[external] > 0:
+            listed.add(ref.id)
+            room[external] -= 1
     lines = [
         full.get(ref.id)
         or json.dumps(

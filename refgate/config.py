@@ -287,7 +287,7 @@ class Settings(BaseSettings):
         "analyst",
         description=(
             "how a DART filing is cited: analyst '엔씨소프트 사업보고서 (2024.03.20 접수, 접수번호 "
-            "20240320001965), III. 재무에 관한 사항'; dart seed 004's '[docRef:<rcept_no>] "
+            "20240320001965), III. 재무에 관한 사항'; dart the design's '[docRef:<rcept_no>] "
             "[tableRef:<section_id>]' before the filing's name"
         ),
     )

@@ -61,14 +61,14 @@ _REPORT_PERIOD = re.compile(r"\s*\(\d{4}\.\d{2}\)\s*$")
 
 
 #: How a DART filing is cited (the ``filing_citation`` setting): ``analyst`` as Korean analysts
-#: write it, ``dart`` with seed 004's ``[docRef:<rcept_no>]`` and ``[tableRef:<section_id>]``.
+#: write it, ``dart`` with the design's ``[docRef:<rcept_no>]`` and ``[tableRef:<section_id>]``.
 CitationStyle = Literal["analyst", "dart"]
 
 
 def filing_citation(meta: Mapping[str, object], style: CitationStyle = "analyst") -> str | None:
     """How a Korean analyst cites a DART filing's section: ``삼성전자 사업보고서 (2024.03.12 접수,
     접수번호 20240312000736), II. 사업의 내용``; with ``style="dart"`` the receipt number and the
-    section id lead as seed 004 writes them: ``[docRef:20240312000736] [tableRef:s03] 삼성전자
+    section id lead as the design writes them: ``[docRef:20240312000736] [tableRef:s03] 삼성전자
     사업보고서 (2024.03.12 접수), II. 사업의 내용``. None for a hit that is not from a filing."""
     rcept_no = str(meta.get("rcept_no") or "")
     if not rcept_no:

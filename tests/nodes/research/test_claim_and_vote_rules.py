@@ -1,6 +1,6 @@
 """Rules of ranking and voting that no other test pins down by their values: the per-page claim
-cap, voters reading away from the claim's corroborating sites, and a refutation that must bear
-on its claim (``BEARING_TERMS``)."""
+cap, voters reading away from the claim's corroborating sites, and a vote's sentence from another
+page that must bear on its claim (``BEARING_TERMS``)."""
 
 from __future__ import annotations
 
@@ -70,9 +70,9 @@ def test_voters_read_neither_the_claims_own_site_nor_the_sites_that_corroborate_
     assert [p["url"] for p in read] == ["https://other.example/d"]
 
 
-def _refutation(url: str, quote: str) -> VerdictRecord:
+def _vote(url: str, quote: str, *, refuted: bool) -> VerdictRecord:
     return {
-        "refuted": True,
+        "refuted": refuted,
         "evidence": "e",
         "confidence": "high",
         "counterSource": url,
@@ -80,7 +80,7 @@ def _refutation(url: str, quote: str) -> VerdictRecord:
     }
 
 
-def test_a_refuting_sentence_must_share_enough_terms_with_the_claim():
+def test_a_quoted_sentence_must_share_enough_terms_with_the_claim():
     assert BEARING_TERMS == 3
     c = claim(
         "The Aurora rail tunnel opened to passengers in 1994.",
@@ -88,11 +88,12 @@ def test_a_refuting_sentence_must_share_enough_terms_with_the_claim():
         quote="The Aurora rail tunnel opened to passengers in 1994.",
     )
     two = "Aurora tunnel traffic statistics are published yearly."  # aurora, tunnel
-    three = "The Aurora rail tunnel was still closed in 1995."  # aurora, rail, tunnel
+    three = "The Aurora rail tunnel carried its first passengers in 1994."  # 4 shared terms
     url = "https://other.example/x"
     read: list[ReadPage] = [{"url": url, "title": "x", "text": f"{two} {three}"}]
-    assert check_vote(_refutation(url, two), c, read) == (
-        "uncertain",
-        "its quoted sentence does not bear on the claim",
-    )
-    assert check_vote(_refutation(url, three), c, read) == ("refute", None)
+    off_topic = "its quoted sentence does not bear on the claim"
+    # a vote resting on another page's sentence counts only when that sentence bears on the claim
+    assert check_vote(_vote(url, two, refuted=False), c, read) == ("uncertain", off_topic)
+    assert check_vote(_vote(url, three, refuted=False), c, read) == ("support", None)
+    # a refutation that does not bear is the page's doing: rejected, the voter votes again
+    assert check_vote(_vote(url, two, refuted=True), c, read) == ("rejected", off_topic)
