@@ -14,7 +14,7 @@ import typer
 from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, app, err_console, esc
 from refgate.cli.common import open_settings, open_workspace
 from refgate.config import ConfigError
-from refgate.memory.audit import AuditPlace, read_audit
+from refgate.memory.audit import thread_run_facts
 from refgate.report import (
     ReportError,
     answer_document,
@@ -51,18 +51,6 @@ def report_written(write: Callable[[], Path], thread: str | None) -> bool:
         return False
     err_console.print(f"report written to {esc(written)}")
     return True
-
-
-def _audit_facts(workspace: AuditPlace, thread: str) -> dict[str, Any]:
-    runs = [r for r in read_audit(workspace).runs if str(r.get("thread_id")) == thread]
-    if not runs:
-        return {}
-    last = runs[-1]
-    return {
-        "models": last.get("models") or {},
-        "duration_s": last.get("duration_s"),
-        "created_at": last.get("recorded_at"),
-    }
 
 
 def _workbench_state(ws: Workspace, thread: str) -> dict[str, Any]:
@@ -128,7 +116,7 @@ def report(
         raise typer.Exit(EXIT_ERROR) from None
     if values.get("answer") or values.get("refs"):
         # the same document as `refgate ask --json` (passed, unverified, usage included)
-        facts = _audit_facts(ws, thread)
+        facts = thread_run_facts(ws, thread)
         usage = turn_usage(values, facts.get("models") or {})
         record = answer_document(values, thread_id=thread, workspace=ws, usage=usage, **facts)
         done = report_written(lambda: write_run_report(output, record, ws.root), thread)

@@ -46,7 +46,7 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from typing_extensions import TypedDict
 
@@ -337,6 +337,20 @@ def read_audit(workspace: AuditPlace) -> AuditLog:
             else:
                 log.unreadable.append(no)
     return log
+
+
+def thread_run_facts(workspace: AuditPlace, thread: str) -> dict[str, Any]:
+    """What the audit record keeps of a thread's last run and a checkpoint does not: its models,
+    duration and time ({} when the thread has no run there)."""
+    runs = [r for r in read_audit(workspace).runs if str(r.get("thread_id")) == thread]
+    if not runs:
+        return {}
+    last = runs[-1]
+    return {
+        "models": last.get("models") or {},
+        "duration_s": last.get("duration_s"),
+        "created_at": last.get("recorded_at"),
+    }
 
 
 def _join_sent(runs: list[RunRecord], rec: OutboundRecord) -> None:

@@ -21,7 +21,7 @@ from typing_extensions import TypedDict
 
 from refgate.config import load_settings
 from refgate.graph import build_graph
-from refgate.memory.audit import list_runs, read_audit
+from refgate.memory.audit import list_runs, thread_run_facts
 from refgate.memory.persistence import CHECKPOINTS_FILE, checkpoint_serde, open_persistence
 from refgate.nodes.research.report import to_markdown
 from refgate.report import (
@@ -128,18 +128,6 @@ def list_threads(ws: Workspace) -> list[ThreadRow]:
     return ordered[:MAX_THREADS]
 
 
-def _audit_facts(ws: Workspace, thread: str) -> dict[str, Any]:
-    runs = [r for r in read_audit(ws).runs if str(r.get("thread_id")) == thread]
-    if not runs:
-        return {}
-    last = runs[-1]
-    return {
-        "models": last.get("models") or {},
-        "duration_s": last.get("duration_s"),
-        "created_at": last.get("recorded_at"),
-    }
-
-
 def thread_state(ws: Workspace, thread: str) -> tuple[dict[str, Any], list[str]]:
     """The thread's checkpointed values and the passes still to run (empty when finished)."""
     settings = load_settings(workspace_settings=ws.settings)
@@ -160,7 +148,7 @@ def thread_record(ws: Workspace, thread: str) -> AnswerDocument | None:
     values, _ = thread_state(ws, thread)
     if not (values.get("answer") or values.get("refs")):
         return None
-    facts = _audit_facts(ws, thread)
+    facts = thread_run_facts(ws, thread)
     usage = turn_usage(values, facts.get("models") or {})
     return answer_document(values, thread_id=thread, workspace=ws, usage=usage, **facts)
 
