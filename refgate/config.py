@@ -17,7 +17,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Final, Literal, Optional
+from typing import Any, Final, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -25,7 +25,6 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
-    create_model,
     field_validator,
     model_validator,
 )
@@ -492,42 +491,42 @@ CONTEXT_SETTINGS = (
 )
 
 
-def _context_schema() -> type[BaseModel]:
-    """The graphs' ``context_schema``: every field optional, typed, ranged and described as in
-    ``Settings`` (unset fields keep the server's settings)."""
-    fields: dict[str, Any] = {}
-    for name in CONTEXT_SETTINGS:
-        info = Settings.model_fields[name]
-        base: Any = info.annotation
-        if type(None) in getattr(base, "__args__", ()):  # int | None -> int
-            base = next(a for a in base.__args__ if a is not type(None))
-        typed = Annotated[base, *info.metadata] if info.metadata else base
-        fields[name] = (
-            Optional[typed],  # noqa: UP045 (a runtime-built annotation)
-            Field(None, description=f"{info.description} ({env_name(name)})"),
-        )
-    for p in CONTEXT_PASSES:
-        fields[f"model_{p}"] = (
-            str | None,
-            Field(None, description=f"{p.upper()}'s model string (default: model)"),
-        )
-    fields["workspace"] = (
-        str | None,
-        Field(
-            None,
-            description="workspace folder of the run (default: the input's, else "
-            "REFGATE_WORKSPACE; bounded by REFGATE_ALLOWED_WORKSPACES)",
-        ),
-    )
-    return create_model(
-        "RunContext",
-        __config__=ConfigDict(extra="ignore"),
-        __doc__="Per-run settings (Studio's editable context); unset fields keep the server's.",
-        **fields,
-    )
+class RunContext(BaseModel):
+    """Per-run settings (Studio's editable context); unset fields keep the server's."""
 
+    # The graphs' ``context_schema`` (Studio, ``langgraph dev``, the SDK's ``context=``): each
+    # field's docstring is its description there, its type and range are the ``Settings``
+    # field's, and tests/foundation/test_run_context.py keeps the three in step with
+    # ``CONTEXT_SETTINGS``, ``CONTEXT_PASSES`` and ``Settings``. Passes read it through
+    # ``Runtime[RunContext]``; ``apply_context`` lays it over the run's settings.
+    model_config = ConfigDict(extra="ignore", use_attribute_docstrings=True)
 
-RunContext = _context_schema()
+    model: str | None = None
+    """model string: `provider:model` (`anthropic:claude-sonnet-4-5`, `ollama:qwen2.5`, `google_genai:gemini-2.5-flash`, `openai:gpt-4.1-mini`) or a bare name for the OpenAI-compatible endpoint (REFGATE_MODEL)"""  # noqa: E501
+    work_max_rounds: int | None = Field(None, ge=1, le=100)
+    """WORK tool rounds (REFGATE_WORK_MAX_ROUNDS)"""
+    max_rounds: int | None = Field(None, ge=1, le=100)
+    """tool rounds of the other passes (REFGATE_MAX_ROUNDS)"""
+    timeout: float | None = Field(None, gt=0, le=3600)
+    """request timeout in seconds (REFGATE_TIMEOUT)"""
+    max_retries: int | None = Field(None, ge=0, le=20)
+    """retries on 429 and 5xx (REFGATE_MAX_RETRIES)"""
+    max_tokens: int | None = Field(None, ge=1, le=1_000_000)
+    """reply length cap in tokens (REFGATE_MAX_TOKENS)"""
+    model_brief: str | None = None
+    """BRIEF's model string (default: model)"""
+    model_work: str | None = None
+    """WORK's model string (default: model)"""
+    model_critique: str | None = None
+    """CRITIQUE's model string (default: model)"""
+    model_compose: str | None = None
+    """COMPOSE's model string (default: model)"""
+    model_harvest: str | None = None
+    """HARVEST's model string (default: model)"""
+    model_research: str | None = None
+    """RESEARCH's model string (default: model)"""
+    workspace: str | None = None
+    """workspace folder of the run (default: the input's, else REFGATE_WORKSPACE; bounded by REFGATE_ALLOWED_WORKSPACES)"""  # noqa: E501
 
 
 def apply_context(settings: Settings, context: BaseModel | Mapping[str, object] | None) -> Settings:
