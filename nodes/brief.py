@@ -27,11 +27,14 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
 from refgate.catalog.skillbook import skillbook_for
+from refgate.catalog.toolspec import ToolContext
+from refgate.config import BRIEF, RunContext
 from refgate.events import TraceEvent, event
 from refgate.memory.decisions import recall_decisions
 from refgate.memory.threads import check_thread_owner, workspace_identity
-from refgate.nodes.common import Deps, PassTimer, budget_state, load_prompt, make_context
+from refgate.nodes.common import Deps, load_prompt, resolve_workspace, thread_id_of
 from refgate.nodes.conversation import conversation_block
+from refgate.nodes.frame import PassFrame, PassNode, PassOutput, PassRun, run_pass
 from refgate.nodes.loop import PassOutcome, run_tool_pass
 from refgate.nodes.parsing import parse_json_object
 from refgate.nodes.recheck import decision_origin, recheck_recalled
@@ -64,7 +67,7 @@ RECALL_LIMIT = 5
 MODEL_PLAN_FIELDS = ("lens", "criteria", "notes")
 
 
-def _workspace_summary(ctx) -> str:
+def _workspace_summary(ctx: ToolContext) -> str:
     ws = ctx.workspace
     if ws is None:
         return "No workspace: no datasets or documents are available."
@@ -78,14 +81,16 @@ def _workspace_summary(ctx) -> str:
     return "\n".join(lines)
 
 
-def _recall(question: str, ctx, store: BaseStore | None) -> tuple[list[str], list[TraceEvent]]:
+def _recall(
+    question: str, ctx: ToolContext, store: BaseStore | None
+) -> tuple[list[str], list[TraceEvent]]:
     """Decisions remembered by earlier runs on this workspace that match the question."""
     if store is None:
         return [], [event("recall_skipped", "brief", reason="no store attached")]
     return recall_decisions(store, ctx, question, limit=RECALL_LIMIT)
 
 
-def _recalled_block(ids: Sequence[str], ctx) -> str:
+def _recalled_block(ids: Sequence[str], ctx: ToolContext) -> str:
     """The recalled decisions as BRIEF's prompt shows them.
 
     Data never instructs the planner (quarantined memory): an untrusted decision's text is not
@@ -119,7 +124,7 @@ def _recalled_block(ids: Sequence[str], ctx) -> str:
 
 
 def _keep_recalled(
-    recalled: Sequence[str], plan_text: str, ctx
+    recalled: Sequence[str], plan_text: str, ctx: ToolContext
 ) -> tuple[list[str], list[str], bool]:
     """Which recalled decisions go on to WORK: the trusted ones, and the untrusted ones the
     plan uses (names their id). Returns (kept, dropped, steered): an untrusted decision the
@@ -147,7 +152,9 @@ def _keep_recalled(
     return kept, dropped, steered
 
 
-def plan_influence(prompt: str, out: PassOutcome, kept: Sequence[str], ctx) -> list[str]:
+def plan_influence(
+    prompt: str, out: PassOutcome, kept: Sequence[str], ctx: ToolContext
+) -> list[str]:
     """What BRIEF's plan may follow: the untrusted decisions it uses, the external refs its
     tool rounds returned, and fenced text in its prompt (a conversation's earlier output).
     Information flow, not string matching: the plan is influenced whatever words it uses."""
@@ -225,7 +232,7 @@ def plan_from_refs(
     }
 
 
-def unsupplied_evidence(required: Sequence[str], ctx) -> list[str]:
+def unsupplied_evidence(required: Sequence[str], ctx: ToolContext) -> list[str]:
     """The kinds of ``required`` evidence this workspace cannot supply: a webRef needs a web
     snapshot or a live search backend, a docRef a documents folder, a dataset value or table
     a dataset or documents. (skillRef, apiRef and the authority markers are always met.)"""
@@ -245,7 +252,7 @@ def unsupplied_evidence(required: Sequence[str], ctx) -> list[str]:
     return [k for k in required if not supplied.get(k, True)]
 
 
-def _direct_lookup(question: str, ctx) -> tuple[list[Ref], str]:
+def _direct_lookup(question: str, ctx: ToolContext) -> tuple[list[Ref], str]:
     """The best skill for the question text whose required evidence the workspace can supply
     (a skill it cannot satisfy would make the GATE block a right answer), read by ReadSkill."""
     try:
@@ -279,110 +286,156 @@ def _direct_lookup(question: str, ctx) -> tuple[list[Ref], str]:
     )
 
 
-def make_brief(deps: Deps):
-    def brief(state: WorkbenchState, config: RunnableConfig, runtime: Runtime) -> WorkbenchState:
-        """BRIEF pass: plan, chosen skills, required evidence, recalled decisions."""
-        store = getattr(runtime, "store", None)
-        # BRIEF starts a run: a fresh run id, even on a thread that answered before.
-        fresh: WorkbenchState = {**state, "run_id": uuid.uuid4().hex[:12], "budget": None}
-        ctx = make_context("brief", fresh, deps, config=config, store=store)
-        # a thread of another workspace is refused before anything of it is read (thread owner)
-        check_thread_owner(ctx.thread_id, state, ctx.workspace)
-        timer = PassTimer("brief", ctx)
-        events = [timer.start_event(run_id=ctx.run_id)]
-        if ctx.workspace is not None and ctx.workspace.datasets:
-            # Warm the sandbox while BRIEF thinks, so WORK's first RunPython is fast.
-            from refgate.tools.run_python import prewarm
+#: BRIEF's frame: its tools recall from the store; it starts the run's provenance and budget.
+BRIEF_FRAME = PassFrame(BRIEF, uses_store=True, writes_provenance=True)
 
-            prewarm(ctx.workspace, ctx.settings)
-        question = (state.get("question") or "").strip()
-        if not question:
-            raise ValueError("the question is empty: ask something about the workspace")
-        check_question(question, ctx.settings)
-        recalled, recall_events = _recall(question, ctx, store)
-        events.extend(recall_events)
-        settings = ctx.settings
-        model = deps.model("brief", settings)
-        recalled, stale = recheck_recalled(recalled, ctx)
-        if stale:
-            events.append(
-                event(
-                    "recall_stale",
-                    "brief",
-                    decisions=[rid for rid, _ in stale],
-                    reason="; ".join(f"{rid}: {why}" for rid, why in stale),
-                )
-            )
-        prompt = (
-            f"Question: {question}{conversation_block(state, settings.history_turns)}\n\n"
-            f"{_workspace_summary(ctx)}{_recalled_block(recalled, ctx)}"
+
+def make_brief(deps: Deps) -> PassNode:
+    def brief(
+        state: WorkbenchState, config: RunnableConfig, runtime: Runtime[RunContext]
+    ) -> WorkbenchState:
+        """BRIEF pass: plan, chosen skills, required evidence, recalled decisions."""
+        # BRIEF starts a run: a fresh run id, even on a thread that answered before.
+        run_id = uuid.uuid4().hex[:12]
+        fresh: WorkbenchState = {**state, "run_id": run_id, "budget": None}
+        # a thread of another workspace is refused before anything of it is read (thread owner)
+        check_thread_owner(thread_id_of(config), state, resolve_workspace(fresh, deps))
+        return run_pass(
+            BRIEF_FRAME,
+            deps,
+            fresh,
+            config,
+            runtime,
+            lambda run: _plan_run(run, state, deps),
+            start={"run_id": run_id},
         )
-        messages = [SystemMessage(load_prompt("brief")), HumanMessage(prompt)]
-        out = run_tool_pass(
-            pass_name="brief",
-            model=model,
-            messages=messages,
-            ctx=ctx,
-            max_rounds=settings.rounds_for("brief"),
-        )
-        events.extend(out.events)
-        calls = [
-            [r for r in (o.result.refs if o.result else []) if r.kind == "skillRef"]
-            for o in out.outcomes
-            if o.event.get("tool") == "ReadSkill"
-        ]
-        skill_refs = [r for refs in calls for r in refs]
-        fallback = ""
-        if not skill_refs:
-            why = "the model called no tool" if not out.called_tools else "the model read no skill"
-            found, how = _direct_lookup(question, ctx)
-            fallback = f"{why}; {how}"
-            calls = [found]
-            skill_refs = found
-            events.append(
-                event(
-                    "brief_fallback",
-                    "brief",
-                    reason=fallback,
-                    skills=[str(r.payload.get("id")) for r in found],
-                )
-            )
-        plan = plan_from_refs(skill_refs, out.final_text, calls=calls)
-        kept, dropped, steered = _keep_recalled(recalled, out.final_text, ctx)
-        plan["recalled"] = kept
-        if dropped:
-            events.append(
-                event(
-                    "recall_not_used",
-                    "brief",
-                    decisions=dropped,
-                    reason="untrusted decisions the plan does not use do not reach WORK",
-                )
-            )
-        influence = plan_influence(prompt, out, kept, ctx)
-        if out.untrusted_seen or steered or influence:
-            # The model wrote these fields after reading untrusted text: later passes see them
-            # fenced (item 8 of the containment design), and what WORK computes from the plan
-            # records what it may follow, however the plan words it (influence follows meaning).
-            plan["untrusted_fields"] = list(MODEL_PLAN_FIELDS)
-            plan["influenced_by"] = influence or ["BRIEF's reads"]
-        if fallback:
-            plan["fallback"] = fallback
-        issued = {
-            r.id: r for r in ctx.ledger.issued if r.kind != "decisionRef" or r.id not in dropped
-        }
-        events.append(timer.end_event(refs=list(issued), plan=json.loads(json.dumps(plan))))
-        return {
-            "run_id": ctx.run_id,
-            "owner": workspace_identity(ctx.workspace),
-            "plan": plan,
-            "refs": ref_data(issued),
-            "trace": events,
-            "provenance": ctx.taint.to_state(),
-            # a follow-up on a thread starts its own turn: nothing of the last one carries over
-            # but the ledger, the trace, the taint registry and the finished turns
-            **TURN_RESET,
-            "budget": budget_state(ctx),
-        }
 
     return brief
+
+
+def _plan_run(run: PassRun, state: WorkbenchState, deps: Deps) -> PassOutput:
+    """BRIEF's own logic: recall, the planning tool rounds, the plan and what it may follow."""
+    ctx = run.ctx
+    _prewarm_sandbox(ctx)
+    question = _checked_question(state, ctx)
+    recalled = _recalled_decisions(question, ctx, run)
+    prompt = (
+        f"Question: {question}{conversation_block(state, ctx.settings.history_turns)}\n\n"
+        f"{_workspace_summary(ctx)}{_recalled_block(recalled, ctx)}"
+    )
+    out = run_tool_pass(
+        pass_name=BRIEF,
+        model=deps.model(BRIEF, ctx.settings),
+        messages=[SystemMessage(load_prompt(BRIEF)), HumanMessage(prompt)],
+        ctx=ctx,
+        max_rounds=ctx.settings.rounds_for(BRIEF),
+    )
+    run.events.extend(out.events)
+    plan, fallback = _plan_of(out, question, ctx, run.events)
+    dropped = _attach_recalled(plan, recalled, prompt, out, ctx, run.events)
+    if fallback:
+        plan["fallback"] = fallback
+    issued = {r.id: r for r in ctx.ledger.issued if r.kind != "decisionRef" or r.id not in dropped}
+    update: WorkbenchState = {
+        "run_id": ctx.run_id,
+        "owner": workspace_identity(ctx.workspace),
+        "plan": plan,
+        "refs": ref_data(issued),
+        # a follow-up on a thread starts its own turn: nothing of the last one carries over
+        # but the ledger, the trace, the taint registry and the finished turns
+        **TURN_RESET,
+    }
+    return PassOutput(update, end={"refs": list(issued), "plan": json.loads(json.dumps(plan))})
+
+
+def _prewarm_sandbox(ctx: ToolContext) -> None:
+    """Warm the sandbox while BRIEF thinks, so WORK's first RunPython is fast."""
+    if ctx.workspace is not None and ctx.workspace.datasets:
+        # deferred: compiling the graph imports no tool module (the registry loads them lazily)
+        from refgate.tools.run_python import prewarm
+
+        prewarm(ctx.workspace, ctx.settings)
+
+
+def _checked_question(state: WorkbenchState, ctx: ToolContext) -> str:
+    """The question, refused when empty or past the run budget's length."""
+    question = (state.get("question") or "").strip()
+    if not question:
+        raise ValueError("the question is empty: ask something about the workspace")
+    check_question(question, ctx.settings)
+    return question
+
+
+def _recalled_decisions(question: str, ctx: ToolContext, run: PassRun) -> list[str]:
+    """The remembered decisions that match the question and still fit the workspace's data."""
+    recalled, recall_events = _recall(question, ctx, run.store)
+    run.events.extend(recall_events)
+    recalled, stale = recheck_recalled(recalled, ctx)
+    if stale:
+        run.events.append(
+            event(
+                "recall_stale",
+                BRIEF,
+                decisions=[rid for rid, _ in stale],
+                reason="; ".join(f"{rid}: {why}" for rid, why in stale),
+            )
+        )
+    return recalled
+
+
+def _plan_of(
+    out: PassOutcome, question: str, ctx: ToolContext, events: list[TraceEvent]
+) -> tuple[Plan, str]:
+    """The plan from the skills the model read, else from a direct lookup, and why it fell
+    back to one ("" when it did not; the trace records it)."""
+    calls = [
+        [r for r in (o.result.refs if o.result else []) if r.kind == "skillRef"]
+        for o in out.outcomes
+        if o.event.get("tool") == "ReadSkill"
+    ]
+    skill_refs = [r for refs in calls for r in refs]
+    if skill_refs:
+        return plan_from_refs(skill_refs, out.final_text, calls=calls), ""
+    why = "the model called no tool" if not out.called_tools else "the model read no skill"
+    found, how = _direct_lookup(question, ctx)
+    fallback = f"{why}; {how}"
+    events.append(
+        event(
+            "brief_fallback",
+            BRIEF,
+            reason=fallback,
+            skills=[str(r.payload.get("id")) for r in found],
+        )
+    )
+    return plan_from_refs(found, out.final_text, calls=[found]), fallback
+
+
+def _attach_recalled(
+    plan: Plan,
+    recalled: Sequence[str],
+    prompt: str,
+    out: PassOutcome,
+    ctx: ToolContext,
+    events: list[TraceEvent],
+) -> list[str]:
+    """Put the recalled decisions the plan keeps on it, and what it may follow; returns the
+    untrusted decisions dropped (they do not reach WORK)."""
+    kept, dropped, steered = _keep_recalled(recalled, out.final_text, ctx)
+    plan["recalled"] = kept
+    if dropped:
+        events.append(
+            event(
+                "recall_not_used",
+                BRIEF,
+                decisions=dropped,
+                reason="untrusted decisions the plan does not use do not reach WORK",
+            )
+        )
+    influence = plan_influence(prompt, out, kept, ctx)
+    if out.untrusted_seen or steered or influence:
+        # The model wrote these fields after reading untrusted text: later passes see them
+        # fenced (item 8 of the containment design), and what WORK computes from the plan
+        # records what it may follow, however the plan words it (influence follows meaning).
+        plan["untrusted_fields"] = list(MODEL_PLAN_FIELDS)
+        plan["influenced_by"] = influence or ["BRIEF's reads"]
+    return dropped

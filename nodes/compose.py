@@ -8,18 +8,18 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
+from refgate.catalog.toolspec import ToolContext
+from refgate.config import COMPOSE, RunContext
 from refgate.nodes.common import (
     Deps,
-    PassTimer,
-    budget_state,
     fenced_model_text,
     load_prompt,
-    make_context,
     notes_block,
     plan_block,
     refs_block,
 )
 from refgate.nodes.conversation import conversation_block
+from refgate.nodes.frame import PassFrame, PassNode, PassOutput, PassRun, run_pass
 from refgate.nodes.loop import stream_model
 from refgate.nodes.state import WorkbenchState
 from refgate.provenance.budget import check_answer_length
@@ -43,7 +43,7 @@ def _retry_block(state: WorkbenchState) -> str:
     )
 
 
-def _critiques(critiques: list[str], ctx) -> list[str]:
+def _critiques(critiques: list[str], ctx: ToolContext) -> list[str]:
     """CRITIQUE's points as COMPOSE sees them: fenced when the run read untrusted content
     (CRITIQUE's model wrote them with that content in its prompt)."""
     if not any(r.is_external for r in ctx.ledger.all().values()):
@@ -51,40 +51,63 @@ def _critiques(critiques: list[str], ctx) -> list[str]:
     return [fenced_model_text(str(c), "critique") for c in critiques]
 
 
-def make_compose(deps: Deps):
-    def compose(state: WorkbenchState, config: RunnableConfig, runtime: Runtime) -> WorkbenchState:
+#: COMPOSE's frame: no tools; it writes the run budget back.
+COMPOSE_FRAME = PassFrame(COMPOSE)
+
+
+def make_compose(deps: Deps) -> PassNode:
+    def compose(
+        state: WorkbenchState, config: RunnableConfig, runtime: Runtime[RunContext]
+    ) -> WorkbenchState:
         """COMPOSE pass (no tools): writes ``answer``."""
-        ctx = make_context("compose", state, deps, config=config)
-        timer = PassTimer("compose", ctx)
-        events = [timer.start_event(attempt=int(state.get("gate_attempts") or 0) + 1)]
-        critiques = state.get("critiques") or []
-        caveats = state.get("caveats") or []
-        human = (
-            f"Question: {state.get('question', '')}{conversation_block(state, ctx.settings.history_turns)}\n\n"
-            f"Plan: {plan_block(state.get('plan') or {})}\n\n"
-            f"WORK's notes: {notes_block(state)}\n\n"
-            f"Evidence refs (cite these ids):\n{refs_block(ctx.ledger.all(), kinds=CITABLE, pass_name='compose')}\n\n"
-            "Critiques to address:\n"
-            + ("\n".join(f"- {c}" for c in _critiques(critiques, ctx)) or "- none")
-            + (
-                "\n\nCaveats recorded during the run:\n" + "\n".join(f"- {c}" for c in caveats)
-                if caveats
-                else ""
-            )
-            + _retry_block(state)
+        attempt = int(state.get("gate_attempts") or 0)
+        return run_pass(
+            COMPOSE_FRAME,
+            deps,
+            state,
+            config,
+            runtime,
+            lambda run: _compose_run(run, deps),
+            start={"attempt": attempt + 1},
         )
-        model = deps.model("compose", ctx.settings)
-        # the answer is streamed as it is written (answer_delta events; the messages stream)
-        reply = stream_model(
-            model,
-            [SystemMessage(load_prompt("compose")), HumanMessage(human)],
-            "compose",
-            events,
-            ctx.emit,
-        )
-        answer = reply.content if isinstance(reply.content, str) else str(reply.content)
-        check_answer_length(answer.strip(), ctx.settings)
-        events.append(timer.end_event(chars=len(answer)))
-        return {"answer": answer.strip(), "trace": events, "budget": budget_state(ctx)}
 
     return compose
+
+
+def _compose_run(run: PassRun, deps: Deps) -> PassOutput:
+    """COMPOSE's own logic: the prompt, the streamed answer, its length check."""
+    ctx = run.ctx
+    # the answer is streamed as it is written (answer_delta events; the messages stream)
+    reply = stream_model(
+        deps.model(COMPOSE, ctx.settings),
+        [SystemMessage(load_prompt(COMPOSE)), HumanMessage(_compose_prompt(run.state, ctx))],
+        COMPOSE,
+        run.events,
+        ctx.emit,
+    )
+    answer = reply.content if isinstance(reply.content, str) else str(reply.content)
+    check_answer_length(answer.strip(), ctx.settings)
+    return PassOutput({"answer": answer.strip()}, end={"chars": len(answer)})
+
+
+def _compose_prompt(state: WorkbenchState, ctx: ToolContext) -> str:
+    """COMPOSE's prompt: question, plan, WORK's notes, citable refs, critiques, caveats and,
+    on a retry, the claims the GATE blocked."""
+    critiques = state.get("critiques") or []
+    caveats = state.get("caveats") or []
+    refs = refs_block(ctx.ledger.all(), kinds=CITABLE, pass_name=COMPOSE)
+    return (
+        f"Question: {state.get('question', '')}"
+        f"{conversation_block(state, ctx.settings.history_turns)}\n\n"
+        f"Plan: {plan_block(state.get('plan') or {})}\n\n"
+        f"WORK's notes: {notes_block(state)}\n\n"
+        f"Evidence refs (cite these ids):\n{refs}\n\n"
+        "Critiques to address:\n"
+        + ("\n".join(f"- {c}" for c in _critiques(critiques, ctx)) or "- none")
+        + (
+            "\n\nCaveats recorded during the run:\n" + "\n".join(f"- {c}" for c in caveats)
+            if caveats
+            else ""
+        )
+        + _retry_block(state)
+    )

@@ -9,27 +9,20 @@ skills the plan chose (skills as procedures).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
+from typing_extensions import TypedDict
 
 from refgate.catalog.skillbook import PRIMARY_SOURCE, SECONDARY_ALLOWED
-from refgate.nodes.common import (
-    Deps,
-    PassTimer,
-    budget_state,
-    load_prompt,
-    make_context,
-    notes_block,
-    plan_block,
-    refs_block,
-)
+from refgate.config import CRITIQUE, RunContext
+from refgate.nodes.common import Deps, load_prompt, notes_block, plan_block, refs_block
 from refgate.nodes.conversation import conversation_block
+from refgate.nodes.frame import PassFrame, PassNode, PassOutput, PassRun, run_pass
 from refgate.nodes.loop import invoke_model
 from refgate.nodes.parsing import parse_string_list
-from refgate.nodes.state import WorkbenchState
+from refgate.nodes.state import Plan, WorkbenchState
 from refgate.refs import REF_KINDS, as_ref_map, is_emitted_result
 from refgate.tools.registry import CATALOG
 
@@ -38,10 +31,19 @@ NUMERIC_KINDS = ("valueRef", "tableRef")
 EXTERNAL_KINDS = ("webRef", "docRef")
 
 
-def checklist(plan: Mapping[str, Any], refs: Mapping[str, Any]) -> list[dict[str, Any]]:
+class ChecklistRow(TypedDict):
+    """One required evidence item: met or not, the refs that meet it, why not."""
+
+    item: str
+    met: bool
+    refs: list[str]
+    detail: str
+
+
+def checklist(plan: Plan, refs: Mapping[str, object]) -> list[ChecklistRow]:
     """Each required evidence item with whether the ledger meets it and the refs that do."""
     ledger = as_ref_map(refs)
-    rows = []
+    rows: list[ChecklistRow] = []
     for item in plan.get("required_evidence") or []:
         if item == SECONDARY_ALLOWED:  # a relaxation of the GATE, not evidence to look for
             continue
@@ -81,7 +83,7 @@ def checklist(plan: Mapping[str, Any], refs: Mapping[str, Any]) -> list[dict[str
     return rows
 
 
-def forbidden_calls(plan: Mapping[str, Any], trace: Sequence[Mapping[str, object]]) -> list[str]:
+def forbidden_calls(plan: Plan, trace: Sequence[Mapping[str, object]]) -> list[str]:
     """Tools the chosen skills forbid that WORK called anyway."""
     banned = {f for f in plan.get("forbidden") or [] if f in CATALOG}
     called = []
@@ -92,7 +94,7 @@ def forbidden_calls(plan: Mapping[str, Any], trace: Sequence[Mapping[str, object
 
 
 def checklist_gaps(
-    plan: Mapping[str, object],
+    plan: Plan,
     refs: Mapping[str, object],
     trace: Sequence[Mapping[str, object]] = (),
 ) -> list[str]:
@@ -116,7 +118,7 @@ def checklist_gaps(
     return gaps
 
 
-def _skill_context(plan: Mapping[str, Any], refs: Mapping[str, Any]) -> str:
+def _skill_context(plan: Plan, refs: Mapping[str, object]) -> str:
     ledger = as_ref_map(refs)
     lines = []
     for rid in plan.get("skill_refs") or []:
@@ -133,44 +135,64 @@ def _skill_context(plan: Mapping[str, Any], refs: Mapping[str, Any]) -> str:
     return "\n".join(lines) or "- (no skill chosen)"
 
 
-def make_critique(deps: Deps):
-    def critique(state: WorkbenchState, config: RunnableConfig, runtime: Runtime) -> WorkbenchState:
+#: CRITIQUE's frame: no tools; it writes the run budget back.
+CRITIQUE_FRAME = PassFrame(CRITIQUE)
+
+
+def make_critique(deps: Deps) -> PassNode:
+    def critique(
+        state: WorkbenchState, config: RunnableConfig, runtime: Runtime[RunContext]
+    ) -> WorkbenchState:
         """CRITIQUE pass (no tools): writes ``critiques``."""
-        ctx = make_context("critique", state, deps, config=config)
-        timer = PassTimer("critique", ctx)
-        events = [timer.start_event()]
-        plan = state.get("plan") or {}
-        refs = ctx.ledger.all()
-        rows = checklist(plan, refs)
-        gaps = checklist_gaps(plan, refs, state.get("trace") or [])
-        check_lines = (
-            "\n".join(
-                f"- {r['item']}: {'met by ' + ', '.join(r['refs']) if r['met'] and r['refs'] else ('met' if r['met'] else 'NOT MET: ' + r['detail'])}"
-                for r in rows
-            )
-            or "- (the chosen skills require no evidence)"
+        return run_pass(
+            CRITIQUE_FRAME, deps, state, config, runtime, lambda run: _critique_run(run, deps)
         )
-        human = (
-            f"Question: {state.get('question', '')}{conversation_block(state, ctx.settings.history_turns)}\n\n"
-            f"Plan: {plan_block({k: plan.get(k) for k in ('lens', 'criteria', 'untrusted_fields')})}\n\n"
-            f"Chosen skills:\n{_skill_context(plan, refs)}\n\n"
-            f"Required evidence checklist (checked by code):\n{check_lines}\n\n"
-            f"WORK's notes: {notes_block(state)}\n\n"
-            f"Evidence refs:\n{refs_block(refs, pass_name='critique')}\n\n"
-            "Gaps found by code:\n" + ("\n".join(f"- {g}" for g in gaps) or "- none")
-        )
-        model = deps.model("critique", ctx.settings)
-        reply = invoke_model(
-            model, [SystemMessage(load_prompt("critique")), HumanMessage(human)], "critique", events
-        )
-        critiques = gaps + [c for c in parse_string_list(str(reply.content)) if c not in gaps]
-        events.append(
-            timer.end_event(
-                critiques=len(critiques),
-                checklist={r["item"]: r["met"] for r in rows},
-                gaps=len(gaps),
-            )
-        )
-        return {"critiques": critiques, "trace": events, "budget": budget_state(ctx)}
 
     return critique
+
+
+def _critique_run(run: PassRun, deps: Deps) -> PassOutput:
+    """CRITIQUE's own logic: the checklist and gaps by code, then the model's judgement."""
+    ctx, state = run.ctx, run.state
+    plan = state.get("plan") or {}
+    refs = ctx.ledger.all()
+    rows = checklist(plan, refs)
+    gaps = checklist_gaps(plan, refs, state.get("trace") or [])
+    human = (
+        f"Question: {state.get('question', '')}"
+        f"{conversation_block(state, ctx.settings.history_turns)}\n\n"
+        f"Plan: {plan_block({k: plan.get(k) for k in ('lens', 'criteria', 'untrusted_fields')})}\n\n"
+        f"Chosen skills:\n{_skill_context(plan, refs)}\n\n"
+        f"Required evidence checklist (checked by code):\n{_checklist_lines(rows)}\n\n"
+        f"WORK's notes: {notes_block(state)}\n\n"
+        f"Evidence refs:\n{refs_block(refs, pass_name=CRITIQUE)}\n\n"
+        "Gaps found by code:\n" + ("\n".join(f"- {g}" for g in gaps) or "- none")
+    )
+    reply = invoke_model(
+        deps.model(CRITIQUE, ctx.settings),
+        [SystemMessage(load_prompt(CRITIQUE)), HumanMessage(human)],
+        CRITIQUE,
+        run.events,
+    )
+    critiques = gaps + [c for c in parse_string_list(str(reply.content)) if c not in gaps]
+    return PassOutput(
+        {"critiques": critiques},
+        end={
+            "critiques": len(critiques),
+            "checklist": {r["item"]: r["met"] for r in rows},
+            "gaps": len(gaps),
+        },
+    )
+
+
+def _checklist_lines(rows: Sequence[ChecklistRow]) -> str:
+    """The checklist as CRITIQUE's prompt shows it: each item met (by which refs) or not."""
+
+    def line(r: ChecklistRow) -> str:
+        if r["met"]:
+            return "met by " + ", ".join(r["refs"]) if r["refs"] else "met"
+        return "NOT MET: " + r["detail"]
+
+    return "\n".join(f"- {r['item']}: {line(r)}" for r in rows) or (
+        "- (the chosen skills require no evidence)"
+    )

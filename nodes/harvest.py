@@ -20,21 +20,26 @@ import datetime as dt
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
 
-from refgate.config import MODEL_PASSES
+from refgate.catalog.toolspec import ToolContext
+from refgate.config import HARVEST, MODEL_PASSES, RunContext
 from refgate.events import TraceEvent, TraceSummary, event, run_events
 from refgate.memory.audit import RunRecord, append_run, build_run_record
 from refgate.memory.decisions import remember_run_decision, untrusted_origins
 from refgate.nodes.artifacts import save_cited_tables
-from refgate.nodes.common import Deps, PassTimer, load_prompt, make_context
+from refgate.nodes.common import Deps, load_prompt
 from refgate.nodes.conversation import turn_record
+from refgate.nodes.frame import PassFrame, PassNode, PassOutput, PassRun, close_pass, open_pass
 from refgate.nodes.loop import run_tool_pass
-from refgate.nodes.state import WorkbenchState
+from refgate.nodes.state import Plan, WorkbenchState
+from refgate.payloads import JsonValue
 from refgate.provenance.boundaries import guard_external
 from refgate.refs import Ref, ref_data
 from refgate.usage import build_usage, from_trace
@@ -72,7 +77,7 @@ def summarize_trace(trace: Sequence[TraceEvent], gate: Verdict | None) -> TraceS
     }
 
 
-def history_summary(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def history_summary(config: RunnableConfig | None) -> dict[str, JsonValue] | None:
     """What the checkpointer's history of this thread says about the current run, or None."""
     configurable = dict((config or {}).get("configurable") or {})
     saver = configurable.get(_CHECKPOINTER_KEY)
@@ -82,13 +87,14 @@ def history_summary(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
     # Inside a node the namespace is the task's ("harvest:<id>"); the graph's is its parent.
     task_ns = str(configurable.get("checkpoint_ns") or "")
     graph_ns = "|".join(task_ns.split("|")[:-1])
-    cfg = {"configurable": {"thread_id": thread_id, "checkpoint_ns": graph_ns}}
-    errors: list[dict[str, Any]] = []
+    cfg: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": graph_ns}}
+    errors: list[JsonValue] = []
     interrupts = 0
     stamps: list[str] = []
     steps = 0
     # Read a bounded list (not a half-consumed generator: async savers complain).
-    for n, tup in enumerate(list(saver.list(cfg, limit=HISTORY_LIMIT))):  # newest first
+    history: list[CheckpointTuple] = list(saver.list(cfg, limit=HISTORY_LIMIT))
+    for n, tup in enumerate(history):  # newest first
         if n >= HISTORY_LIMIT:
             break
         meta = tup.metadata or {}
@@ -101,24 +107,27 @@ def history_summary(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
                 interrupts += 1
         if meta.get("source") == "input":  # the start of the current invocation
             break
-    stamps = [s for s in stamps if s]
-    wall_ms = None
-    if len(stamps) >= 2:
-        first, last = dt.datetime.fromisoformat(stamps[-1]), dt.datetime.fromisoformat(stamps[0])
-        wall_ms = round((last - first).total_seconds() * 1000, 1)
     return {
-        "checkpoints": len(stamps),
+        "checkpoints": len([s for s in stamps if s]),
         "steps": steps,
         "errors": errors,
         "interrupts": interrupts,
-        "wall_ms": wall_ms,
+        "wall_ms": _wall_ms([s for s in stamps if s]),
     }
+
+
+def _wall_ms(stamps: Sequence[str]) -> float | None:
+    """Milliseconds from the oldest to the newest checkpoint (newest first), else None."""
+    if len(stamps) < 2:
+        return None
+    first, last = dt.datetime.fromisoformat(stamps[-1]), dt.datetime.fromisoformat(stamps[0])
+    return round((last - first).total_seconds() * 1000, 1)
 
 
 def improvement_candidates(
     trace: Sequence[TraceEvent],
     gate: Verdict | None,
-    history: Mapping[str, Any] | None = None,
+    history: Mapping[str, JsonValue] | None = None,
 ) -> list[str]:
     """What this run suggests changing next time, derived from its trace (and history)."""
     found: list[str] = []
@@ -144,9 +153,17 @@ def improvement_candidates(
             found.append(f"decision recall failed: {e.get('error')}")
     if sum(1 for e in trace if e.get("type") == "gate_verdict") > 1:
         found.append("the run needed a GATE retry")
-    for err in (history or {}).get("errors") or []:
+    for err in _history_errors(history):
         found.append(f"a task failed at step {err.get('step')}: {err.get('error')}")
     return list(dict.fromkeys(found))
+
+
+def _history_errors(history: Mapping[str, JsonValue] | None) -> list[Mapping[str, JsonValue]]:
+    """The failed tasks ``history_summary`` found."""
+    errors = (history or {}).get("errors")
+    if not isinstance(errors, Sequence) or isinstance(errors, str):
+        return []
+    return [e for e in errors if isinstance(e, Mapping)]
 
 
 #: Most characters of a RunPython formula kept in a decision.
@@ -154,9 +171,11 @@ FORMULA_CHARS = 400
 _RESULT_PREFIXES = ("val_", "tbl_", "dat_")
 
 
-def run_decisions(
-    plan: Mapping[str, Any], trace: Sequence[Mapping[str, Any]]
-) -> list[tuple[str, str, tuple[str, ...]]]:
+#: A decision HARVEST derived: ``(kind, decision, origins)``.
+RunDecision = tuple[str, str, tuple[str, ...]]
+
+
+def run_decisions(plan: Plan, trace: Sequence[TraceEvent]) -> list[RunDecision]:
     """The decisions this run made, as ``(kind, decision, origins)``: the skills it followed
     (and lens), the datasets and columns its capability calls read, and each RunPython formula
     whose call emitted a result. Derived from the plan and the trace's successful WORK calls,
@@ -168,7 +187,18 @@ def run_decisions(
     (stored untrusted): a name the workspace has may still be the one an injection chose. A
     lens written after an untrusted read and keyword arguments of an influenced turn are left
     out."""
-    out: list[tuple[str, str, tuple[str, ...]]] = []
+    out = _skill_decisions(plan)
+    for e in trace:
+        if e.get("type") != "tool_call" or e.get("pass") != "work" or e.get("status") != "ok":
+            continue
+        decision = _call_decision(e)
+        if decision is not None:
+            out.append(decision)
+    return list(dict.fromkeys(out))
+
+
+def _skill_decisions(plan: Plan) -> list[RunDecision]:
+    """The skills the plan followed (and its lens, unless written after an untrusted read)."""
     lens = str(plan.get("lens") or "").strip()
     if "lens" in (plan.get("untrusted_fields") or []):
         lens = ""
@@ -177,47 +207,59 @@ def run_decisions(
     planned = tuple(str(x) for x in plan.get("influenced_by") or ())
     if not planned and plan.get("untrusted_fields"):
         planned = ("BRIEF's reads",)
-    for skill in plan.get("skills") or []:
-        decision = f"follow skill {skill}" + (f" ({lens} lens)" if lens else "")
-        out.append(("skill", decision, planned))
-    for e in trace:
-        if e.get("type") != "tool_call" or e.get("pass") != "work" or e.get("status") != "ok":
-            continue
-        args = e.get("args")
-        if not isinstance(args, Mapping):
-            continue
-        tool = e.get("tool")
-        influenced = tuple(str(x) for x in e.get("influenced_by") or ())
-        if tool == "EngineCall":
-            name = str(args.get("name") or "")
-            raw_kw = args.get("arguments")
-            kw: Mapping[str, Any] = raw_kw if isinstance(raw_kw, Mapping) else {}
-            dataset, column = kw.get("dataset"), kw.get("column")
-            if name and dataset:
-                target = f"dataset {dataset}" + (f", column {column}" if column else "")
-                rest = {k: v for k, v in kw.items() if k not in ("dataset", "column")}
-                extra = f" with {json.dumps(rest, sort_keys=True, default=str)}" if rest else ""
-                if influenced:
-                    extra = ""  # written after an untrusted read: its arguments are left out
-                # the column a turn chose after an untrusted read may be the steered one
-                out.append(("data", f"read {target} through {name}{extra}", influenced))
-            elif name:
-                out.append(("data", f"call capability {name}", ()))
-        elif tool == "InspectDataset" and args.get("dataset"):
-            out.append(("data", f"inspect dataset {args['dataset']}", influenced))
-        elif (
-            tool == "RunPython"
-            and isinstance(args.get("code"), str)
-            and any(str(r).startswith(_RESULT_PREFIXES) for r in e.get("refs") or [])
-        ):
-            code = args["code"].strip()
-            if len(code) > FORMULA_CHARS:
-                code = code[: FORMULA_CHARS - 1] + "…"
-            out.append(("formula", f"compute in RunPython: {code}", influenced))
-    return list(dict.fromkeys(out))
+    return [
+        ("skill", f"follow skill {skill}" + (f" ({lens} lens)" if lens else ""), planned)
+        for skill in plan.get("skills") or []
+    ]
 
 
-def _shown_candidates(candidates: Sequence[str], ctx: Any) -> list[str]:
+def _call_decision(e: TraceEvent) -> RunDecision | None:
+    """The data decision of one successful WORK call, if it made one."""
+    args = e.get("args")
+    if not isinstance(args, Mapping):
+        return None
+    tool = e.get("tool")
+    influenced = tuple(str(x) for x in e.get("influenced_by") or ())
+    if tool == "EngineCall":
+        return _capability_decision(args, influenced)
+    if tool == "InspectDataset" and args.get("dataset"):
+        return ("data", f"inspect dataset {args['dataset']}", influenced)
+    code = args.get("code")
+    if (
+        tool == "RunPython"
+        and isinstance(code, str)
+        and any(str(r).startswith(_RESULT_PREFIXES) for r in e.get("refs") or [])
+    ):
+        code = code.strip()
+        if len(code) > FORMULA_CHARS:
+            code = code[: FORMULA_CHARS - 1] + "…"
+        return ("formula", f"compute in RunPython: {code}", influenced)
+    return None
+
+
+def _capability_decision(
+    args: Mapping[str, JsonValue], influenced: tuple[str, ...]
+) -> RunDecision | None:
+    """What an EngineCall read: the dataset and column (with its other arguments unless the
+    turn was influenced), else the capability called."""
+    name = str(args.get("name") or "")
+    raw_kw = args.get("arguments")
+    kw: Mapping[str, JsonValue] = raw_kw if isinstance(raw_kw, Mapping) else {}
+    dataset, column = kw.get("dataset"), kw.get("column")
+    if name and dataset:
+        target = f"dataset {dataset}" + (f", column {column}" if column else "")
+        rest = {k: v for k, v in kw.items() if k not in ("dataset", "column")}
+        extra = f" with {json.dumps(rest, sort_keys=True, default=str)}" if rest else ""
+        if influenced:
+            extra = ""  # written after an untrusted read: its arguments are left out
+        # the column a turn chose after an untrusted read may be the steered one
+        return ("data", f"read {target} through {name}{extra}", influenced)
+    if name:
+        return ("data", f"call capability {name}", ())
+    return None
+
+
+def _shown_candidates(candidates: Sequence[str], ctx: ToolContext) -> list[str]:
     """The candidates as HARVEST's model sees them: in a run that read untrusted content they
     may quote it (a tool error, a blocked claim), so each is fenced (or withheld)."""
     if not untrusted_origins(ctx):
@@ -225,97 +267,154 @@ def _shown_candidates(candidates: Sequence[str], ctx: Any) -> list[str]:
     return [guard_external(c, source_label="improvement candidate") for c in candidates]
 
 
-def make_harvest(deps: Deps):
-    def harvest(state: WorkbenchState, config: RunnableConfig, runtime: Runtime) -> WorkbenchState:
+#: HARVEST's frame: its tools remember decisions in the store; it writes no run-wide channel
+#: back (the run's budget and provenance stay as WORK and the GATE left them).
+HARVEST_FRAME = PassFrame(HARVEST, uses_store=True, writes_budget=False)
+
+
+@dataclass
+class Harvested:
+    """What HARVEST found in the run before its end event: the run's own trace, the verdict,
+    the checkpointer's history, tables saved by code, candidates and decisions."""
+
+    trace: list[TraceEvent]
+    gate: Verdict
+    history: dict[str, JsonValue] | None
+    saved: list[Ref]
+    candidates: list[str]
+    decisions: list[str]
+    issued: dict[str, Ref]
+
+
+def make_harvest(deps: Deps) -> PassNode:
+    def harvest(
+        state: WorkbenchState, config: RunnableConfig, runtime: Runtime[RunContext]
+    ) -> WorkbenchState:
         """HARVEST pass: trace summary, improvement candidates, remembered decisions."""
-        store = getattr(runtime, "store", None)
-        ctx = make_context("harvest", state, deps, config=config, store=store)
-        timer = PassTimer("harvest", ctx)
-        events = [timer.start_event()]
-        trace = run_events(list(state.get("trace") or []), state.get("run_id"))
-        gate = state.get("gate") or {}
-        try:
-            history = history_summary(config)
-        except Exception as exc:  # history is an aid; a failing saver must not end the run
-            history = None
-            events.append(event("history_failed", "harvest", error=f"{type(exc).__name__}: {exc}"))
-        # B1 keeps its unit, the turn: tables a document-heavy run cites are saved by code
-        saved, saved_events = save_cited_tables(state, trace, ctx)
-        events.extend(saved_events)
-        candidates = improvement_candidates(trace, gate, history)
-        decisions: list[str] = []
-        made = run_decisions(state.get("plan") or {}, trace)
-        if made and store is not None:
-            outcome = "passed" if gate.get("passed") else "blocked"
-            try:
-                for kind, text, origins in made:
-                    ref = remember_run_decision(
-                        store, ctx, text, str(state.get("question") or ""), kind=kind,
-                        outcome=outcome, origins=list(origins),
-                    )  # fmt: skip
-                    decisions.append(ref.id)
-            except Exception as exc:  # memory is an aid: a failing store must not end the run
-                events.append(
-                    event("remember_failed", "harvest", error=f"{type(exc).__name__}: {exc}")
-                )
-            events.append(event("run_decisions", "harvest", decisions=list(decisions)))
-        if candidates and store is None:
-            events.append(
-                event(
-                    "harvest_skipped",
-                    "harvest",
-                    reason="no store attached: decisions cannot be remembered",
-                )
-            )
-        elif candidates:
-            plan = state.get("plan") or {}
-            human = (
-                f"Question: {state.get('question', '')}\n\n"
-                f"Plan: skills {plan.get('skills') or []}, lens {plan.get('lens', '')}, "
-                f"required evidence {plan.get('required_evidence') or []}\n\n"
-                f"Gate verdict: {'passed' if gate.get('passed') else 'blocked'}\n\n"
-                "Improvement candidates (derived from the trace):\n"
-                + "\n".join(f"- {c}" for c in _shown_candidates(candidates, ctx))
-            )
-            model = deps.model("harvest", ctx.settings)
-            out = run_tool_pass(
-                pass_name="harvest",
-                model=model,
-                messages=[SystemMessage(load_prompt("harvest")), HumanMessage(human)],
-                ctx=ctx,
-                max_rounds=ctx.settings.rounds_for("harvest"),
-            )
-            events.extend(out.events)
-            decisions += [
-                r.id for r in ctx.ledger.issued if r.kind == "decisionRef" and r.id not in decisions
-            ]
-        issued = {r.id: r for r in ctx.ledger.issued}
-        events.append(timer.end_event(candidates=len(candidates), refs=list(issued)))
-        summary = summarize_trace(trace + events, gate)
-        summary["improvement_candidates"] = candidates
-        summary["decisions"] = decisions
-        if saved:
-            summary["artifacts_saved_by_code"] = [r.id for r in saved]
-        if history is not None:
-            summary["history"] = history
-        summary = json.loads(json.dumps(summary, default=str))
-        if deps.audit:
-            events.append(_audit_run(state, ctx, config, store, trace + events, issued, summary))
-        return {
-            "refs": ref_data(issued),
-            "trace": events,
-            "decisions": decisions,
-            "trace_summary": summary,
-            "turns": [turn_record(state)],
-            # this turn's tokens per pass and cost, where Studio and SDK clients read the state
-            "usage": build_usage(
-                from_trace(trace + events),
-                {p: ctx.settings.model_for(p) for p in MODEL_PASSES},
-                ctx.settings.prices,
-            ).to_dict(),
-        }
+        run = open_pass(HARVEST_FRAME, deps, state, config, runtime, {})
+        found = _harvest_run(run, deps)
+        update = close_pass(
+            run,
+            PassOutput(
+                {"refs": ref_data(found.issued), "decisions": found.decisions},
+                end={"candidates": len(found.candidates), "refs": list(found.issued)},
+            ),
+        )
+        return _with_summary(update, run, found, deps)
 
     return harvest
+
+
+def _harvest_run(run: PassRun, deps: Deps) -> Harvested:
+    """HARVEST's own logic: history, tables saved by code, candidates, remembered decisions."""
+    ctx, state = run.ctx, run.state
+    trace = run_events(list(state.get("trace") or []), state.get("run_id"))
+    gate: Verdict = state.get("gate") or {}
+    history = _history(run.config, run.events)
+    # B1 keeps its unit, the turn: tables a document-heavy run cites are saved by code
+    saved, saved_events = save_cited_tables(state, trace, ctx)
+    run.events.extend(saved_events)
+    candidates = improvement_candidates(trace, gate, history)
+    decisions = _remember_decisions(run, run_decisions(state.get("plan") or {}, trace), gate)
+    if candidates and run.store is None:
+        run.events.append(
+            event(
+                "harvest_skipped",
+                HARVEST,
+                reason="no store attached: decisions cannot be remembered",
+            )
+        )
+    elif candidates:
+        _learn_lessons(run, candidates, gate, deps)
+        decisions += [
+            r.id for r in ctx.ledger.issued if r.kind == "decisionRef" and r.id not in decisions
+        ]
+    issued = {r.id: r for r in ctx.ledger.issued}
+    return Harvested(trace, gate, history, saved, candidates, decisions, issued)
+
+
+def _history(config: RunnableConfig, events: list[TraceEvent]) -> dict[str, JsonValue] | None:
+    """``history_summary``, or None (traced) when the saver fails: history is an aid."""
+    try:
+        return history_summary(config)
+    except Exception as exc:  # history is an aid; a failing saver must not end the run
+        events.append(event("history_failed", HARVEST, error=f"{type(exc).__name__}: {exc}"))
+        return None
+
+
+def _remember_decisions(run: PassRun, made: Sequence[RunDecision], gate: Verdict) -> list[str]:
+    """Remember the run's own decisions in the store (deduplicated); their ids."""
+    decisions: list[str] = []
+    if not made or run.store is None:
+        return decisions
+    outcome = "passed" if gate.get("passed") else "blocked"
+    question = str(run.state.get("question") or "")
+    try:
+        for kind, text, origins in made:
+            ref = remember_run_decision(
+                run.store, run.ctx, text, question, kind=kind, outcome=outcome,
+                origins=list(origins),
+            )  # fmt: skip
+            decisions.append(ref.id)
+    except Exception as exc:  # memory is an aid: a failing store must not end the run
+        run.events.append(event("remember_failed", HARVEST, error=f"{type(exc).__name__}: {exc}"))
+    run.events.append(event("run_decisions", HARVEST, decisions=list(decisions)))
+    return decisions
+
+
+def _learn_lessons(run: PassRun, candidates: Sequence[str], gate: Verdict, deps: Deps) -> None:
+    """The model's turn: which candidates become decisions (RememberDecision calls)."""
+    ctx, state = run.ctx, run.state
+    plan = state.get("plan") or {}
+    human = (
+        f"Question: {state.get('question', '')}\n\n"
+        f"Plan: skills {plan.get('skills') or []}, lens {plan.get('lens', '')}, "
+        f"required evidence {plan.get('required_evidence') or []}\n\n"
+        f"Gate verdict: {'passed' if gate.get('passed') else 'blocked'}\n\n"
+        "Improvement candidates (derived from the trace):\n"
+        + "\n".join(f"- {c}" for c in _shown_candidates(candidates, ctx))
+    )
+    out = run_tool_pass(
+        pass_name=HARVEST,
+        model=deps.model(HARVEST, ctx.settings),
+        messages=[SystemMessage(load_prompt(HARVEST)), HumanMessage(human)],
+        ctx=ctx,
+        max_rounds=ctx.settings.rounds_for(HARVEST),
+    )
+    run.events.extend(out.events)
+
+
+def _with_summary(
+    update: WorkbenchState, run: PassRun, found: Harvested, deps: Deps
+) -> WorkbenchState:
+    """HARVEST's update with what needs its end event: the trace summary, the finished turn,
+    the turn's usage and (a served run) the audit record's event."""
+    events = update.get("trace") or []
+    summary = summarize_trace(found.trace + events, found.gate)
+    summary["improvement_candidates"] = found.candidates
+    summary["decisions"] = found.decisions
+    if found.saved:
+        summary["artifacts_saved_by_code"] = [r.id for r in found.saved]
+    if found.history is not None:
+        summary["history"] = found.history
+    summary = json.loads(json.dumps(summary, default=str))
+    if deps.audit:
+        events.append(
+            _audit_run(run.state, run.ctx, run.config, run.store, found.trace + events,
+                       found.issued, summary)
+        )  # fmt: skip
+    settings = run.ctx.settings
+    return {
+        **update,
+        "trace_summary": summary,
+        "turns": [turn_record(run.state)],
+        # this turn's tokens per pass and cost, where Studio and SDK clients read the state
+        "usage": build_usage(
+            from_trace(found.trace + events),
+            {p: settings.model_for(p) for p in MODEL_PASSES},
+            settings.prices,
+        ).to_dict(),
+    }
 
 
 #: The store namespace of audit records of served runs that have no workspace.
@@ -323,13 +422,13 @@ AUDIT_NAMESPACE = ("refgate", "_none", "audit")
 
 
 def _audit_run(
-    state: Mapping[str, Any],
-    ctx: Any,
-    config: Mapping[str, Any] | None,
-    store: Any,
+    state: WorkbenchState,
+    ctx: ToolContext,
+    config: RunnableConfig | None,
+    store: BaseStore | None,
     events: list[TraceEvent],
     issued: Mapping[str, Ref],
-    summary: Mapping[str, Any],
+    summary: TraceSummary,
 ) -> TraceEvent:
     """Append the run's audit record (a served run: no CLI writes one) to the workspace's
     ``audit.jsonl``, or to the store when the run has no workspace; returns the trace event.

@@ -9,19 +9,14 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from refgate.events import event
-from refgate.nodes.common import (
-    Deps,
-    PassTimer,
-    budget_state,
-    load_prompt,
-    make_context,
-    plan_block,
-    refs_block,
-)
+from refgate.catalog.toolspec import ToolContext
+from refgate.config import WORK, RunContext
+from refgate.events import TraceEvent, event
+from refgate.nodes.common import Deps, load_prompt, plan_block, refs_block
 from refgate.nodes.conversation import conversation_block
+from refgate.nodes.frame import PassFrame, PassNode, PassOutput, PassRun, run_pass
 from refgate.nodes.loop import run_tool_pass
-from refgate.nodes.state import WorkbenchState
+from refgate.nodes.state import Plan, WorkbenchState
 from refgate.refs import ref_data
 from refgate.tools.mcp_call import pass_sessions as mcp_pass_sessions
 from refgate.tools.mcp_call import unavailable as mcp_unavailable
@@ -29,14 +24,14 @@ from refgate.tools.registry import tools_for
 from refgate.trust import untrusted_reason
 
 
-def _datasets_block(ctx) -> str:
+def _datasets_block(ctx: ToolContext) -> str:
     ws = ctx.workspace
     if ws is None or not ws.datasets:
         return "No datasets."
     return "\n".join(f"- {n}: {s.description}" for n, s in ws.datasets.items())
 
 
-def _mcp_block(ctx) -> str:
+def _mcp_block(ctx: ToolContext) -> str:
     """The workspace's MCP servers as its refgate.toml describes them (the workspace's words,
     not the servers': a server's own descriptions come only from a McpCall listing, fenced)."""
     ws = ctx.workspace
@@ -75,7 +70,7 @@ def _gate_issues_block(state: WorkbenchState) -> str:
     )
 
 
-def _prompt_influence(external: list[str], plan) -> list[str]:
+def _prompt_influence(external: list[str], plan: Plan) -> list[str]:
     """What WORK's first turn may follow: the external refs its prompt shows, and what BRIEF's
     plan was influenced by (a plan that restates fenced memory in its own words still carries
     the memory's id: influence follows meaning)."""
@@ -85,77 +80,99 @@ def _prompt_influence(external: list[str], plan) -> list[str]:
     return list(dict.fromkeys(str(x) for x in found))
 
 
-def make_work(deps: Deps):
-    def work(state: WorkbenchState, config: RunnableConfig, runtime: Runtime) -> WorkbenchState:
+#: WORK's frame: its tools may read the store; it writes the run's provenance and budget.
+WORK_FRAME = PassFrame(WORK, uses_store=True, writes_provenance=True)
+
+
+def make_work(deps: Deps) -> PassNode:
+    def work(
+        state: WorkbenchState, config: RunnableConfig, runtime: Runtime[RunContext]
+    ) -> WorkbenchState:
         """WORK pass: run tools, issue evidence refs."""
-        ctx = make_context(
-            "work", state, deps, config=config, store=getattr(runtime, "store", None)
-        )
         attempt = int(state.get("gate_attempts") or 0)
-        timer = PassTimer("work", ctx)
-        events = [timer.start_event(attempt=attempt + 1)]
-        plan = state.get("plan") or {}
-        evidence = refs_block(ctx.ledger.all(), pass_name="work")
-        human = (
-            f"Question: {state.get('question', '')}{conversation_block(state, ctx.settings.history_turns)}\n\n"
-            f"Plan: {plan_block(plan)}\n\n"
-            f"Datasets:\n{_datasets_block(ctx)}{_mcp_block(ctx)}\n\n"
-            f"Refs so far:\n{evidence}"
-            f"{_gate_issues_block(state)}"
+        return run_pass(
+            WORK_FRAME,
+            deps,
+            state,
+            config,
+            runtime,
+            lambda run: _work_run(run, deps),
+            start={"attempt": attempt + 1},
         )
-        external = [r.id for r in ctx.ledger.all().values() if r.is_external]
-        model = deps.model("work", ctx.settings)
-        # A chosen skill may forbid a tool by name (e.g. no RunPython for explanations).
-        forbidden = {str(f).strip() for f in plan.get("forbidden") or []}
-        allowed = [t for t in tools_for("work") if t not in forbidden]
-        if len(allowed) < len(tools_for("work")):
-            events.append(
-                event(
-                    "tools_forbidden_by_skill",
-                    "work",
-                    tools=sorted(set(tools_for("work")) - set(allowed)),
-                )
-            )
-        no_mcp = mcp_unavailable(ctx)
-        if no_mcp:
-            allowed = [t for t in allowed if t != "McpCall"]
-            ws = ctx.workspace
-            if ws is not None and ws.mcp_servers:
-                # configured but not startable here (a served graph's client-named folder)
-                events.append(event("mcp_servers_disabled", "work", reason=no_mcp))
-                ctx.emit({"event": "notice", "text": f"MCP servers not started: {no_mcp}"})
-        with mcp_pass_sessions(ctx):
-            out = run_tool_pass(
-                pass_name="work",
-                model=model,
-                messages=[SystemMessage(load_prompt("work")), HumanMessage(human)],
-                ctx=ctx,
-                max_rounds=ctx.settings.rounds_for("work"),
-                allowed=allowed,
-                # "Refs so far" shows external refs (BRIEF's reads, the first WORK's on a
-                # GATE retry) to the model: B1 holds from the first round
-                untrusted_prompt=bool(external) or bool(plan.get("untrusted_fields")),
-                prompt_influence=_prompt_influence(external, plan),
-            )
-        events.extend(out.events)
-        issued = {r.id: r for r in ctx.ledger.issued}
-        notes = out.final_text
-        if out.hit_bound:
-            notes = (notes + "\n" if notes else "") + (
-                f"(WORK stopped at its bound of {ctx.settings.rounds_for('work')} tool rounds.)"
-            )
-        events.append(
-            timer.end_event(refs=list(issued), rounds=out.rounds, hit_bound=out.hit_bound)
-        )
-        caveats = list(state.get("caveats") or []) + out.caveats
-        return {
-            "refs": ref_data(issued),
-            "trace": events,
-            "work_notes": notes,
-            "work_notes_untrusted": out.untrusted_seen,
-            "caveats": caveats,
-            "provenance": ctx.taint.to_state(),
-            "budget": budget_state(ctx),
-        }
 
     return work
+
+
+def _work_run(run: PassRun, deps: Deps) -> PassOutput:
+    """WORK's own logic: the prompt, the tools it may call, the tool rounds, its notes."""
+    ctx, state = run.ctx, run.state
+    plan = state.get("plan") or {}
+    external = [r.id for r in ctx.ledger.all().values() if r.is_external]
+    allowed = _allowed_tools(plan, ctx, run.events)
+    with mcp_pass_sessions(ctx):
+        out = run_tool_pass(
+            pass_name=WORK,
+            model=deps.model(WORK, ctx.settings),
+            messages=[SystemMessage(load_prompt(WORK)), HumanMessage(_work_prompt(state, ctx))],
+            ctx=ctx,
+            max_rounds=ctx.settings.rounds_for(WORK),
+            allowed=allowed,
+            # "Refs so far" shows external refs (BRIEF's reads, the first WORK's on a
+            # GATE retry) to the model: B1 holds from the first round
+            untrusted_prompt=bool(external) or bool(plan.get("untrusted_fields")),
+            prompt_influence=_prompt_influence(external, plan),
+        )
+    run.events.extend(out.events)
+    issued = {r.id: r for r in ctx.ledger.issued}
+    notes = out.final_text
+    if out.hit_bound:
+        notes = (notes + "\n" if notes else "") + (
+            f"(WORK stopped at its bound of {ctx.settings.rounds_for(WORK)} tool rounds.)"
+        )
+    update: WorkbenchState = {
+        "refs": ref_data(issued),
+        "work_notes": notes,
+        "work_notes_untrusted": out.untrusted_seen,
+        "caveats": list(state.get("caveats") or []) + out.caveats,
+    }
+    return PassOutput(
+        update, end={"refs": list(issued), "rounds": out.rounds, "hit_bound": out.hit_bound}
+    )
+
+
+def _work_prompt(state: WorkbenchState, ctx: ToolContext) -> str:
+    """WORK's prompt: the question (and conversation), plan, datasets, MCP servers, refs so far
+    and, on a GATE retry, the claims the GATE blocked."""
+    return (
+        f"Question: {state.get('question', '')}"
+        f"{conversation_block(state, ctx.settings.history_turns)}\n\n"
+        f"Plan: {plan_block(state.get('plan') or {})}\n\n"
+        f"Datasets:\n{_datasets_block(ctx)}{_mcp_block(ctx)}\n\n"
+        f"Refs so far:\n{refs_block(ctx.ledger.all(), pass_name=WORK)}"
+        f"{_gate_issues_block(state)}"
+    )
+
+
+def _allowed_tools(plan: Plan, ctx: ToolContext, events: list[TraceEvent]) -> list[str]:
+    """WORK's tools less those the chosen skills forbid and, when no MCP server may start
+    here, McpCall (each removal traced)."""
+    # A chosen skill may forbid a tool by name (e.g. no RunPython for explanations).
+    forbidden = {str(f).strip() for f in plan.get("forbidden") or []}
+    allowed = [t for t in tools_for(WORK) if t not in forbidden]
+    if len(allowed) < len(tools_for(WORK)):
+        events.append(
+            event(
+                "tools_forbidden_by_skill",
+                WORK,
+                tools=sorted(set(tools_for(WORK)) - set(allowed)),
+            )
+        )
+    no_mcp = mcp_unavailable(ctx)
+    if no_mcp:
+        allowed = [t for t in allowed if t != "McpCall"]
+        ws = ctx.workspace
+        if ws is not None and ws.mcp_servers:
+            # configured but not startable here (a served graph's client-named folder)
+            events.append(event("mcp_servers_disabled", WORK, reason=no_mcp))
+            ctx.emit({"event": "notice", "text": f"MCP servers not started: {no_mcp}"})
+    return allowed
