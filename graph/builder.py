@@ -5,6 +5,7 @@ from __future__ import annotations
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 
 from refgate.config import (
@@ -33,6 +34,9 @@ from refgate.nodes.work import make_work
 from refgate.redaction import redacting
 from refgate.workspace import Workspace, load_workspace
 
+#: The compiled workbench graph.
+WorkbenchGraph = CompiledStateGraph[WorkbenchState, RunContext, WorkbenchInput, WorkbenchOutput]
+
 
 def route_after_work(state: WorkbenchState) -> AfterWork:
     """First WORK goes to CRITIQUE; the GATE retry's WORK goes straight to COMPOSE."""
@@ -47,7 +51,7 @@ def build_graph(
     workspace: Workspace | str | None = None,
     settings: Settings | None = None,
     audit: bool = False,
-):
+) -> WorkbenchGraph:
     """Compile the workbench graph.
 
     Needs no network, configuration or model to compile: a model is built from settings only

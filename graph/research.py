@@ -30,7 +30,6 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from pydantic import BaseModel
 
 from refgate.config import RunContext, Settings
 from refgate.models import ModelProvider
@@ -62,13 +61,14 @@ __all__ = [
     "ResearchInput",
     "ResearchState",
     "build_research_graph",
+    "compile_research_graph",
     "graph",
     "run_config",
     "stream_research",
 ]
 
 #: The compiled deep-research graph (its context schema, ``RunContext``, is built at import).
-ResearchGraph = CompiledStateGraph[ResearchState, BaseModel, ResearchInput, ResearchState]
+ResearchGraph = CompiledStateGraph[ResearchState, RunContext, ResearchInput, ResearchState]
 
 
 def build_research_graph(
@@ -103,7 +103,13 @@ def build_research_graph(
         limits=limits or ResearchLimits(),
         outbound=outbound,
     )
+    return compile_research_graph(deps, checkpointer=checkpointer)
 
+
+def compile_research_graph(
+    deps: ResearchDeps, *, checkpointer: BaseCheckpointSaver[str] | None = None
+) -> ResearchGraph:
+    """Compile the deep-research graph around ``deps`` (what its nodes are built with)."""
     angle_builder = StateGraph(AngleState, input_schema=AngleInput, output_schema=AngleOutput)
     angle_builder.add_node("search", redacting(make_search(deps)))
     angle_builder.add_node("fetch", redacting(make_fetch(deps)))

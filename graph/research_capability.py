@@ -6,14 +6,15 @@ verbatim quote and the votes; the GATE can check a cited claim against its ref.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from refgate.catalog.capabilities import EngineEnv, Evidence, RefSpec, capability
 from refgate.config import load_settings
-from refgate.graph.research import build_research_graph, run_config
+from refgate.graph.research import compile_research_graph, run_config
 from refgate.models import ModelProvider
 from refgate.nodes.research.core import ResearchLimits
-from refgate.nodes.research.deps import PASS_NAME
+from refgate.nodes.research.deps import PASS_NAME, ResearchDeps
+from refgate.nodes.research.state import ClaimOut, ResearchReport
 from refgate.tools.engine_call import OUTBOUND_POLICY
 from refgate.tools.outbound import OutboundPolicy
 from refgate.tools.urls import host_of
@@ -32,30 +33,40 @@ UNTRUSTED_FIELDS = [
 ]
 
 
-def _run(question: str, env: EngineEnv, limits: ResearchLimits) -> dict[str, Any]:
+def _research_deps(env: EngineEnv, limits: ResearchLimits) -> ResearchDeps:
+    """What the research graph is built with when WORK calls it: the calling run's model,
+    backend and web providers (``env.extra``), its workspace, limits and outbound policy."""
     extra = env.extra or {}
     policy = extra.get(OUTBOUND_POLICY)
-    kwargs: dict[str, Any] = {
-        "model": extra.get("research_model"),
-        "backend": extra.get("research_backend"),
-        "web_search": extra.get("web_search"),
-        "web_fetch": extra.get("web_fetch"),
-        "workspace": env.workspace,
-        "limits": limits,
-        # the calling run's policy: its words, its workspace data, where sends are recorded
-        "outbound": policy if isinstance(policy, OutboundPolicy) else None,
-    }
-    if kwargs["model"] is None and kwargs["backend"] is None:
+    model = extra.get("research_model")
+    backend = extra.get("research_backend")
+    if model is None and backend is None:
         settings = env.settings or load_settings(
             workspace_settings=getattr(env.workspace, "settings", None)
         )
-        kwargs["model"] = ModelProvider().for_pass(PASS_NAME, settings)
-    graph = build_research_graph(**kwargs)
+        model = ModelProvider().for_pass(PASS_NAME, settings)
+    return ResearchDeps(
+        models=ModelProvider(model),
+        workspace=env.workspace,
+        backend=backend,
+        web_search=extra.get("web_search"),
+        web_fetch=extra.get("web_fetch"),
+        limits=limits,
+        # the calling run's policy: its words, its workspace data, where sends are recorded
+        outbound=policy if isinstance(policy, OutboundPolicy) else None,
+    )
+
+
+def _run(question: str, env: EngineEnv, limits: ResearchLimits) -> ResearchReport:
+    deps = _research_deps(env, limits)
+    graph = compile_research_graph(deps)
     state = graph.invoke({"question": question}, run_config(max_concurrency=limits.max_concurrency))
-    if isinstance(policy, OutboundPolicy) and policy.record is not None:
+    policy = deps.outbound
+    if policy is not None and policy.record is not None:
         for item in state["report"].get("sent") or []:
             policy.record(item["tool"], item["to"], item["text"], item["slot"])
-    return state["report"]
+    report: ResearchReport = state["report"]
+    return report
 
 
 @capability
@@ -78,34 +89,44 @@ def deep_research(question: str, max_sources: int = 15, *, env: EngineEnv) -> Ev
     """
     limits = ResearchLimits(max_fetch=max(1, int(max_sources)))
     report = _run(question, env, limits)
-    refs: list[RefSpec] = []
-    index: dict[str, int] = {}
-    for c in report["confirmed"]:
-        index[c["id"]] = len(refs)
-        refs.append(
-            RefSpec(
-                kind="webRef",
-                payload={
-                    "url": c["source"],
-                    "excerpt": c["quote"],
-                    "quote": c["quote"],
-                    "claim": c["claim"],
-                    "question": report["question"],
-                    "sourceTitle": c["sourceTitle"],
-                    "sourceQuality": c["sourceQuality"],
-                    "publishDate": c["publishDate"],
-                    "vote": c["vote"],
-                    "votes": c["votes"],
-                    "verdicts": c["verdicts"],
-                    "outcome": c["outcome"],
-                },
-                title=f"verified web claim {c['id']} ({host_of(c['source'])})",
-                source=c["source"],
-                source_type="external",
-            )
-        )
-    brief = lambda c: {"claim": c["claim"], "source": c["source"], "vote": c["vote"]}  # noqa: E731
-    data = {
+    refs = [_confirmed_ref(c, report["question"]) for c in report["confirmed"]]
+    index = {c["id"]: n for n, c in enumerate(report["confirmed"])}
+    return Evidence(
+        data=_evidence_data(report, index), refs=refs, untrusted_fields=list(UNTRUSTED_FIELDS)
+    )
+
+
+def _confirmed_ref(c: ClaimOut, question: str) -> RefSpec:
+    """The webRef of one confirmed claim: its page, verbatim quote and votes."""
+    return RefSpec(
+        kind="webRef",
+        payload={
+            "url": c["source"],
+            "excerpt": c["quote"],
+            "quote": c["quote"],
+            "claim": c["claim"],
+            "question": question,
+            "sourceTitle": c["sourceTitle"],
+            "sourceQuality": c["sourceQuality"],
+            "publishDate": c["publishDate"],
+            "vote": c["vote"],
+            "votes": c["votes"],
+            "verdicts": c["verdicts"],
+            "outcome": c["outcome"],
+        },
+        title=f"verified web claim {c['id']} ({host_of(c['source'])})",
+        source=c["source"],
+        source_type="external",
+    )
+
+
+def _brief(c: ClaimOut) -> dict[str, object]:
+    return {"claim": c["claim"], "source": c["source"], "vote": c["vote"]}
+
+
+def _evidence_data(report: ResearchReport, index: Mapping[str, int]) -> dict[str, object]:
+    """The capability's data: the report's findings and claims, each indexing its ref."""
+    return {
         "status": report["status"],
         "question": report["question"],
         "summary": report["summary"],
@@ -114,15 +135,14 @@ def deep_research(question: str, max_sources: int = 15, *, env: EngineEnv) -> Ev
             for f in report["findings"]
         ],
         "confirmed": [
-            {"ref": index[c["id"]], **brief(c), "quote": c["quote"]} for c in report["confirmed"]
+            {"ref": index[c["id"]], **_brief(c), "quote": c["quote"]} for c in report["confirmed"]
         ],
-        "refuted": [brief(c) for c in report["refuted"]],
-        "unverified": [brief(c) for c in report["unverified"]],
+        "refuted": [_brief(c) for c in report["refuted"]],
+        "unverified": [_brief(c) for c in report["unverified"]],
         "caveats": report["caveats"],
         "openQuestions": report["openQuestions"],
         "stats": report["stats"],
     }
-    return Evidence(data=data, refs=refs, untrusted_fields=list(UNTRUSTED_FIELDS))
 
 
 #: The graph layer's capabilities, registered by ``refgate.graph``.

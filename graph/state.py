@@ -9,13 +9,16 @@ without an allowlist, and stream output and ``invoke``'s result are JSON as they
 
 from __future__ import annotations
 
-from typing import Any, NotRequired
+from typing import NotRequired
 
 # typing_extensions' TypedDict: pydantic (LangServe, Studio schemas) refuses typing's on 3.11.
 from typing_extensions import TypedDict
 
 from refgate.nodes.state import Plan, WorkbenchState
 from refgate.refs import RefData
+from refgate.turns import Turn
+from refgate.usage import UsageRecord
+from refgate.verdict import Verdict
 
 __all__ = ["Plan", "WorkbenchInput", "WorkbenchOutput", "WorkbenchState"]
 
@@ -32,9 +35,12 @@ class WorkbenchOutput(TypedDict):
 
     answer: str
     refs: dict[str, RefData]
-    gate: dict[str, Any]
-    trace_summary: dict[str, Any]
+    #: The GATE's verdict on the answer.
+    gate: Verdict
+    #: Counts and timings of the run (``refgate.events.TraceSummary``; a plain object here: its
+    #: ``history`` is recursive JSON, which the schema generator cannot draw).
+    trace_summary: dict[str, object]
     #: The conversation: every finished turn of the thread (``nodes/conversation.py``).
-    turns: list[dict[str, Any]]
+    turns: list[Turn]
     #: This turn's tokens per pass, total, models and estimated cost (``refgate.usage``).
-    usage: dict[str, Any]
+    usage: UsageRecord

@@ -11,16 +11,16 @@ the table is data the GATE checked, the cited ids come from the answer that pass
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from refgate.catalog.toolspec import ToolContext
 from refgate.events import TraceEvent, event
 from refgate.nodes.gate.markdown import split_units
+from refgate.nodes.state import WorkbenchState
 from refgate.refs import SCHEMA_ROLE, Ref
 from refgate.tools.registry import get_spec
 
 
-def lost_save_to_b1(trace: Sequence[Mapping[str, Any]]) -> bool:
+def lost_save_to_b1(trace: Sequence[TraceEvent]) -> bool:
     """True when a WORK turn of this run had SaveArtifact removed by B1."""
     return any(
         e.get("type") == "write_tools_removed"
@@ -47,7 +47,7 @@ def savable_tables(answer: str, refs: Mapping[str, Ref]) -> list[Ref]:
 
 
 def save_cited_tables(
-    state: Mapping[str, Any], trace: Sequence[Mapping[str, object]], ctx: ToolContext
+    state: WorkbenchState, trace: Sequence[TraceEvent], ctx: ToolContext
 ) -> tuple[list[Ref], list[TraceEvent]]:
     """Save the answer's cited trusted tables when B1 took SaveArtifact from WORK; returns the
     artifactRefs and trace events (a failure is an event, never an error of the run)."""

@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Sequence
 
 from langchain_core.messages import HumanMessage, SystemMessage
-from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
@@ -291,20 +291,17 @@ BRIEF_FRAME = PassFrame(BRIEF, uses_store=True, writes_provenance=True)
 
 
 def make_brief(deps: Deps) -> PassNode:
-    def brief(
-        state: WorkbenchState, config: RunnableConfig, runtime: Runtime[RunContext]
-    ) -> WorkbenchState:
+    def brief(state: WorkbenchState, runtime: Runtime[RunContext]) -> WorkbenchState:
         """BRIEF pass: plan, chosen skills, required evidence, recalled decisions."""
         # BRIEF starts a run: a fresh run id, even on a thread that answered before.
         run_id = uuid.uuid4().hex[:12]
         fresh: WorkbenchState = {**state, "run_id": run_id, "budget": None}
         # a thread of another workspace is refused before anything of it is read (thread owner)
-        check_thread_owner(thread_id_of(config), state, resolve_workspace(fresh, deps))
+        check_thread_owner(thread_id_of(get_config()), state, resolve_workspace(fresh, deps))
         return run_pass(
             BRIEF_FRAME,
             deps,
             fresh,
-            config,
             runtime,
             lambda run: _plan_run(run, state, deps),
             start={"run_id": run_id},

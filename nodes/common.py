@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
@@ -233,13 +232,18 @@ def fenced_model_text(text: str, label: str) -> str:
 def plan_block(plan: Mapping[str, object]) -> str:
     """The plan (or some of its fields) as JSON for a prompt: the fields BRIEF's model wrote
     after an untrusted read (``plan.untrusted_fields``: lens, criteria, notes) fenced."""
-    shown: dict[str, Any] = dict(plan)
-    for name in shown.get("untrusted_fields") or []:
+    shown: dict[str, object] = dict(plan)
+    for name in _names(shown.get("untrusted_fields")):
         if shown.get(name) not in (None, "", []):
             shown[name] = fenced_model_text(
                 json.dumps(shown[name], ensure_ascii=False, default=str), f"plan {name}"
             )
     return json.dumps(shown, ensure_ascii=False, default=str)
+
+
+def _names(value: object) -> list[str]:
+    """A plan's list of field names (none when it holds something else)."""
+    return [str(n) for n in value] if isinstance(value, list) else []
 
 
 def notes_block(state: WorkbenchState) -> str:

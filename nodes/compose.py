@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import get_args
 
 from langchain_core.messages import HumanMessage, SystemMessage
-from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from refgate.catalog.toolspec import ToolContext
@@ -56,16 +55,13 @@ COMPOSE_FRAME = PassFrame(COMPOSE)
 
 
 def make_compose(deps: Deps) -> PassNode:
-    def compose(
-        state: WorkbenchState, config: RunnableConfig, runtime: Runtime[RunContext]
-    ) -> WorkbenchState:
+    def compose(state: WorkbenchState, runtime: Runtime[RunContext]) -> WorkbenchState:
         """COMPOSE pass (no tools): writes ``answer``."""
         attempt = int(state.get("gate_attempts") or 0)
         return run_pass(
             COMPOSE_FRAME,
             deps,
             state,
-            config,
             runtime,
             lambda run: _compose_run(run, deps),
             start={"attempt": attempt + 1},

@@ -14,8 +14,8 @@ it is shown fenced like any untrusted text (``guard_external``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
+from refgate.nodes.state import WorkbenchState
 from refgate.provenance.boundaries import guard_external
 from refgate.refs import as_ref_map, cited_ids
 from refgate.turns import Turn
@@ -26,7 +26,7 @@ MAX_ANSWER_CHARS = 2_000
 MAX_TURNS = 6
 
 
-def turn_record(state: Mapping[str, Any]) -> Turn:
+def turn_record(state: WorkbenchState) -> Turn:
     """The finished turn of this run, as plain data: question, answer, verdict, cited ref ids."""
     answer = str(state.get("answer") or "")
     refs = state.get("refs") or {}
@@ -40,15 +40,15 @@ def turn_record(state: Mapping[str, Any]) -> Turn:
     }
 
 
-def earlier_turns(state: Mapping[str, Any]) -> list[dict[str, Any]]:
+def earlier_turns(state: WorkbenchState) -> list[Turn]:
     """The turns finished before this run (``turns`` is appended only when a run ends)."""
     turns = [t for t in state.get("turns") or [] if isinstance(t, Mapping)]
     run_id = state.get("run_id")
     # a HARVEST that re-runs after a failure must not see its own turn as an earlier one
-    return [dict(t) for t in turns if not run_id or t.get("run_id") != run_id]
+    return [t for t in turns if not run_id or t.get("run_id") != run_id]
 
 
-def conversation_block(state: Mapping[str, Any], limit: int = MAX_TURNS) -> str:
+def conversation_block(state: WorkbenchState, limit: int = MAX_TURNS) -> str:
     """Earlier questions and answers for a pass's prompt ("" on a thread's first question): the
     last ``limit`` turns (the ``history_turns`` setting); older ones are dropped from the prompt
     and counted, so a long thread's prompt stays bounded (bounded history)."""
@@ -79,6 +79,6 @@ def conversation_block(state: Mapping[str, Any], limit: int = MAX_TURNS) -> str:
     return "\n".join(lines)
 
 
-def earlier_questions(state: Mapping[str, object]) -> list[str]:
+def earlier_questions(state: WorkbenchState) -> list[str]:
     """The user's own earlier questions (trusted words, like the question itself)."""
     return [str(t.get("question") or "") for t in earlier_turns(state) if t.get("question")]

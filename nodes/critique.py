@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from langchain_core.messages import HumanMessage, SystemMessage
-from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
@@ -140,13 +139,9 @@ CRITIQUE_FRAME = PassFrame(CRITIQUE)
 
 
 def make_critique(deps: Deps) -> PassNode:
-    def critique(
-        state: WorkbenchState, config: RunnableConfig, runtime: Runtime[RunContext]
-    ) -> WorkbenchState:
+    def critique(state: WorkbenchState, runtime: Runtime[RunContext]) -> WorkbenchState:
         """CRITIQUE pass (no tools): writes ``critiques``."""
-        return run_pass(
-            CRITIQUE_FRAME, deps, state, config, runtime, lambda run: _critique_run(run, deps)
-        )
+        return run_pass(CRITIQUE_FRAME, deps, state, runtime, lambda run: _critique_run(run, deps))
 
     return critique
 

@@ -13,16 +13,19 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from typing_extensions import TypedDict
 
-from refgate.events import PostFields, TraceEvent
+from refgate.catalog.toolspec import ToolContext
+from refgate.config import DELIVER
+from refgate.events import PostFields, ProgressEvent, TraceEvent, event
 from refgate.memory.audit import append_sent
-from refgate.nodes.common import Deps, event, make_context, thread_id_of
-from refgate.nodes.state import WorkbenchState
-from refgate.tools.executor import execute_tool_call
+from refgate.nodes.common import Deps, make_context, thread_id_of
+from refgate.nodes.state import ConfiguredStep, WorkbenchState
+from refgate.tools.executor import CallOutcome, execute_tool_call
 from refgate.tools.outbound import WEBHOOK
+from refgate.workspace import Workspace
 
 #: The tool DELIVER calls (the catalog's one outbound tool).
 TOOL = "PostReport"
@@ -39,7 +42,21 @@ def _requested_at(trace: Sequence[Mapping[str, object]]) -> float:
     return dt.datetime.now(dt.UTC).timestamp()
 
 
-def report_of(state: WorkbenchState, thread_id: str, untrusted: bool) -> dict[str, Any]:
+class WebhookReport(TypedDict):
+    """The JSON a webhook receives."""
+
+    type: str
+    thread_id: str
+    run_id: str
+    question: str
+    answer: str
+    gate_passed: bool
+    #: The claims the GATE blocked: their issue code and text.
+    unverified: list[dict[str, str | None]]
+    read_untrusted_content: bool
+
+
+def report_of(state: WorkbenchState, thread_id: str, untrusted: bool) -> WebhookReport:
     """The JSON a webhook receives: the question, the answer as shipped, the GATE's verdict."""
     gate = state.get("gate") or {}
     return {
@@ -59,7 +76,10 @@ def report_of(state: WorkbenchState, thread_id: str, untrusted: bool) -> dict[st
 
 
 def _audit_sent(
-    ws: Any, state: WorkbenchState, config: RunnableConfig, sent: list[Mapping[str, Any]]
+    ws: Workspace,
+    state: WorkbenchState,
+    config: RunnableConfig,
+    sent: Sequence[Mapping[str, object]],
 ) -> TraceEvent:
     """Keep the post in the workspace's audit file; never raises (the trace says why not)."""
     try:
@@ -69,42 +89,33 @@ def _audit_sent(
     return event("audit_recorded", "deliver", to="audit.jsonl", what="outbound")
 
 
-def make_deliver(deps: Deps):
+def make_deliver(deps: Deps) -> ConfiguredStep[WorkbenchState, WorkbenchState]:
     def deliver(state: WorkbenchState, config: RunnableConfig) -> WorkbenchState:
-        """DELIVER pass: post the report to the configured webhook once a person approves."""
-        ctx = make_context("deliver", state, deps, config=config)
+        """DELIVER pass: post the report to the configured webhook once a person approves.
+
+        Outside the pass frame: DELIVER is code that posts once, and its trace is the post's
+        tool call and outcome (no pass_start or pass_end), as a run without a webhook leaves
+        no trace of it at all."""
+        ctx = make_context(DELIVER, state, deps, config=config)
         ws = ctx.workspace
         if ws is None or not ws.webhook_url:
             return {}
-        trace = list(state.get("trace") or [])
-        # The destination is shown to the approver (B3) but is no argument of the tool.
-        ctx.extra["outbound_to"] = ws.webhook_url
-        args: dict[str, Any] = {
-            "report": report_of(
-                state, thread_id_of(config), bool(getattr(ctx.taint, "spans", None))
-            ),
-            "expires_at": _requested_at(trace) + ws.approval_timeout_s,
-        }
-        outcome = execute_tool_call({"name": TOOL, "args": args, "id": "deliver"}, [TOOL], ctx)
+        report = report_of(state, thread_id_of(config), bool(getattr(ctx.taint, "spans", None)))
+        outcome = _post(report, ws, list(state.get("trace") or []), ctx)
         status = outcome.event.get("status")
-        detail: PostFields = {"url": ws.webhook_url, "status": status}
-        if status != "ok":
-            try:
-                detail["reason"] = json.loads(str(outcome.message.content)).get("error")
-            except (TypeError, ValueError):
-                detail["reason"] = str(outcome.message.content)[:300]
+        detail = _post_detail(outcome, ws.webhook_url)
         posted = status == "ok"
-        ctx.emit({"event": "report_posted" if posted else "report_not_posted", **detail})
+        ctx.emit(_post_progress(posted, detail))
         update: WorkbenchState = {
             "trace": [
                 outcome.event,
-                event("report_posted" if posted else "report_not_posted", "deliver", **detail),
+                event("report_posted" if posted else "report_not_posted", DELIVER, **detail),
             ]
         }
         if status in ("ok", "error"):  # the tool ran: the request went to the webhook
             what = (
-                f"the report of thread {args['report']['thread_id']}: question, answer "
-                f"({len(args['report']['answer'])} characters), GATE verdict"
+                f"the report of thread {report['thread_id']}: question, answer "
+                f"({len(report['answer'])} characters), GATE verdict"
             )
             ctx.taint.record_sent(TOOL, f"{WEBHOOK} {ws.webhook_url}", what, "report")
             update["provenance"] = ctx.taint.to_state()
@@ -113,3 +124,37 @@ def make_deliver(deps: Deps):
         return update
 
     return deliver
+
+
+def _post(
+    report: WebhookReport, ws: Workspace, trace: Sequence[TraceEvent], ctx: ToolContext
+) -> CallOutcome:
+    """Call PostReport through the executor (which asks a person first: B3)."""
+    # The destination is shown to the approver (B3) but is no argument of the tool.
+    ctx.extra["outbound_to"] = ws.webhook_url
+    args = {"report": report, "expires_at": _requested_at(trace) + ws.approval_timeout_s}
+    return execute_tool_call({"name": TOOL, "args": args, "id": "deliver"}, [TOOL], ctx)
+
+
+def _post_progress(posted: bool, detail: PostFields) -> ProgressEvent:
+    """The post's progress event: posted or not, and the post's fields."""
+    progress: ProgressEvent = {
+        "event": "report_posted" if posted else "report_not_posted",
+        "url": detail.get("url"),
+        "status": detail.get("status"),
+    }
+    if "reason" in detail:
+        progress["reason"] = detail["reason"]
+    return progress
+
+
+def _post_detail(outcome: CallOutcome, url: str) -> PostFields:
+    """The post's trace fields: where, its status and, when it failed, why."""
+    status = outcome.event.get("status")
+    detail: PostFields = {"url": url, "status": status}
+    if status != "ok":
+        try:
+            detail["reason"] = json.loads(str(outcome.message.content)).get("error")
+        except (TypeError, ValueError):
+            detail["reason"] = str(outcome.message.content)[:300]
+    return detail

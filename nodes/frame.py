@@ -1,21 +1,32 @@
 """The pass frame: what every workbench pass does around its own logic, written once.
 
-``run_pass`` builds the pass's tool context (``make_context``), starts its timer and its
+A pass is a node ``(state: WorkbenchState, runtime: Runtime[RunContext]) -> WorkbenchState``
+(react-agent's shape). ``run_pass`` builds its tool context (``make_context``: ledger, settings
+with the run context applied, workspace, provenance, budget), starts its timer and its
 ``pass_start`` event, runs the pass's body, closes with the ``pass_end`` event (its fields the
-body's), and returns the body's update with the ``trace`` and the run-wide channels the pass
-writes (``provenance``: what untrusted text the run read and sent; ``budget``: what it spent)::
+body's) and returns the body's update with the ``trace`` and the run-wide channels the pass's
+``PassFrame`` says it writes (``provenance``, ``budget``)::
 
-    def work(state: WorkbenchState, config: RunnableConfig, runtime: Runtime[RunContext]):
-        return run_pass(WORK_FRAME, deps, state, config, runtime, work_body)
+    WORK_FRAME = PassFrame(WORK, uses_store=True, writes_provenance=True)
 
-    def work_body(run: PassRun) -> PassOutput:
-        ...  # the pass's own logic: run.ctx, run.state, run.events
+    def work(state: WorkbenchState, runtime: Runtime[RunContext]) -> WorkbenchState:
+        return run_pass(WORK_FRAME, deps, state, runtime, lambda run: _work_run(run, deps))
+
+    def _work_run(run: PassRun) -> PassOutput:
+        ...  # the pass's own logic: run.ctx, run.state, run.events (append its events)
         return PassOutput({"work_notes": notes}, end={"refs": [...], "rounds": 3})
 
-A pass that routes (the GATE's ``Command``) wraps the returned update:
-``Command(goto=..., update=run_pass(...))``, its route chosen by its body (``PassOutput.goto``).
-A pass that adds to the trace after its end (HARVEST's audit record) appends to the update's
-``trace`` once ``run_pass`` returns.
+The run's config (thread id, the checkpointer HARVEST reads) is LangGraph's ``get_config()``:
+the same object LangGraph hands a node that asks for ``config``.
+
+Two shapes use the frame's halves, ``open_pass`` and ``close_pass``, themselves:
+
+- a pass that routes (the GATE's ``Command``): ``Command(goto=out.goto, update=close_pass(run,
+  out))``, its route chosen by its body (``PassOutput.goto``);
+- a pass that adds to the update after its end event (HARVEST: the trace summary counts its
+  own ``pass_end``, and the audit record's event follows it).
+
+DELIVER stays outside: it is code that posts once, and leaves no pass events.
 """
 
 from __future__ import annotations
@@ -25,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
@@ -37,15 +49,15 @@ from refgate.nodes.state import WorkbenchState
 
 @dataclass(frozen=True)
 class PassFrame:
-    """How the frame opens and closes one pass: its name, whether its tools may read the
-    run's store, and which run-wide channels it writes back."""
+    """How the frame opens and closes one pass: its name, whether its tools may use the run's
+    store, and which run-wide channels it writes back."""
 
     name: str
     #: The pass's tools reach the run's store (memory: recall, remembered decisions).
     uses_store: bool = False
-    #: The pass writes the run's provenance back (it ran tools that read or send).
+    #: The pass writes the run's provenance back (its tools read or sent).
     writes_provenance: bool = False
-    #: The pass writes the run budget back (it spent tool calls or model turns of it).
+    #: The pass writes the run budget back (what it spent of it).
     writes_budget: bool = True
 
 
@@ -69,7 +81,7 @@ class PassOutput:
 
     update: WorkbenchState
     end: EventFields = field(default_factory=lambda: EventFields())
-    #: Where a routing pass goes next (read by its node; the frame does not route).
+    #: Where a routing pass goes next (its node reads it; the frame does not route).
     goto: str | None = None
 
 
@@ -78,23 +90,21 @@ PassBody = Callable[[PassRun], PassOutput]
 
 
 class PassNode(Protocol):
-    """A workbench pass as a graph node: ``(state, config, runtime) -> update``."""
+    """A workbench pass as a graph node."""
 
-    def __call__(
-        self, state: WorkbenchState, config: RunnableConfig, runtime: Runtime[RunContext]
-    ) -> WorkbenchState: ...
+    def __call__(self, state: WorkbenchState, runtime: Runtime[RunContext]) -> WorkbenchState: ...
 
 
 def open_pass(
     frame: PassFrame,
     deps: Deps,
     state: WorkbenchState,
-    config: RunnableConfig,
-    runtime: Runtime[RunContext] | None,
+    runtime: Runtime[RunContext],
     start: EventFields,
 ) -> PassRun:
     """The pass's context (ledger, settings, workspace, budget), timer and ``pass_start``."""
-    store = runtime.store if runtime is not None and frame.uses_store else None
+    config = get_config()
+    store = runtime.store if frame.uses_store else None
     ctx = make_context(frame.name, state, deps, config=config, store=store)
     timer = PassTimer(frame.name, ctx)
     run = PassRun(frame, state, config, store, ctx, timer)
@@ -118,13 +128,12 @@ def run_pass(
     frame: PassFrame,
     deps: Deps,
     state: WorkbenchState,
-    config: RunnableConfig,
-    runtime: Runtime[RunContext] | None,
+    runtime: Runtime[RunContext],
     body: PassBody,
     *,
     start: EventFields | None = None,
 ) -> WorkbenchState:
     """Run one pass in its frame: open (context, timer, ``pass_start``), the body, close
     (``pass_end``, trace, provenance, budget). ``start``: the ``pass_start`` event's fields."""
-    run = open_pass(frame, deps, state, config, runtime, start or {})
+    run = open_pass(frame, deps, state, runtime, start or {})
     return close_pass(run, body(run))

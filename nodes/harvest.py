@@ -287,11 +287,9 @@ class Harvested:
 
 
 def make_harvest(deps: Deps) -> PassNode:
-    def harvest(
-        state: WorkbenchState, config: RunnableConfig, runtime: Runtime[RunContext]
-    ) -> WorkbenchState:
+    def harvest(state: WorkbenchState, runtime: Runtime[RunContext]) -> WorkbenchState:
         """HARVEST pass: trace summary, improvement candidates, remembered decisions."""
-        run = open_pass(HARVEST_FRAME, deps, state, config, runtime, {})
+        run = open_pass(HARVEST_FRAME, deps, state, runtime, {})
         found = _harvest_run(run, deps)
         update = close_pass(
             run,
@@ -436,6 +434,7 @@ def _audit_run(
     configurable = dict((config or {}).get("configurable") or {})
     thread_id = str(configurable.get("thread_id") or ctx.thread_id or f"run-{ctx.run_id}")
     ledger: dict[str, Ref] = {**ctx.ledger.all(), **dict(issued)}
+    provenance = state.get("provenance")
     refs = ref_data(ledger)
     record: RunRecord = {
         "thread_id": thread_id,
@@ -444,7 +443,7 @@ def _audit_run(
         "refs": refs,
         "gate": dict(state.get("gate") or {}),
         "events": events,
-        "outbound": list((state.get("provenance") or {}).get("sent") or []),
+        "outbound": list(provenance.get("sent") or []) if provenance else [],
         "trace_summary": dict(summary),
         "models": {p: ctx.settings.model_for(p) for p in MODEL_PASSES},
         "served": True,

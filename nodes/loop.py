@@ -12,12 +12,13 @@
 from __future__ import annotations
 
 import json
+import operator
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import reduce
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import (
@@ -26,12 +27,13 @@ from langchain_core.messages import (
     BaseMessage,
     message_chunk_to_message,
 )
+from langchain_core.messages.tool import ToolCall
 from langchain_core.runnables import Runnable
 
 from refgate.catalog.toolspec import ToolContext
 from refgate.events import ProgressSink, TraceEvent, event
 from refgate.nodes.common import usage_of
-from refgate.provenance.budget import budget_of
+from refgate.provenance.budget import RunBudget, budget_of
 from refgate.tools.executor import CallOutcome, answer_invalid_call, execute_tool_call
 from refgate.tools.registry import get_spec, tools_for
 
@@ -102,16 +104,21 @@ def invoke_model(
     reply = model.invoke(messages, config={"tags": ["nostream"]})
     if not isinstance(reply, AIMessage):
         reply = AIMessage(content=str(getattr(reply, "content", reply)))
-    events.append(
-        event(
-            "model_call",
-            pass_name,
-            duration_ms=round((time.perf_counter() - started) * 1000, 2),
-            usage=usage_of(reply),
-            tool_calls=[c["name"] for c in reply.tool_calls],
-        )
-    )
+    events.append(_model_call(pass_name, started, reply, [c["name"] for c in reply.tool_calls]))
     return reply
+
+
+def _model_call(
+    pass_name: str, started: float, reply: AIMessage, tool_calls: list[str]
+) -> TraceEvent:
+    """The ``model_call`` event of a call that started at ``started`` (``perf_counter``)."""
+    return event(
+        "model_call",
+        pass_name,
+        duration_ms=round((time.perf_counter() - started) * 1000, 2),
+        usage=usage_of(reply),
+        tool_calls=tool_calls,
+    )
 
 
 def _text_of(content: object) -> str:
@@ -127,6 +134,18 @@ def _text_of(content: object) -> str:
     return ""
 
 
+def _whole_reply(pieces: Sequence[BaseMessage]) -> AIMessage:
+    """A streamed reply as one message: its chunks added up (a model that streams one whole
+    message: that message; nothing streamed: an empty one)."""
+    chunks = [p for p in pieces if isinstance(p, AIMessageChunk)]
+    if chunks and len(chunks) == len(pieces):
+        whole = message_chunk_to_message(reduce(operator.add, chunks))
+        return whole if isinstance(whole, AIMessage) else AIMessage(content=_text_of(whole.content))
+    if len(pieces) == 1 and isinstance(pieces[0], AIMessage):
+        return pieces[0]
+    return AIMessage(content="")
+
+
 def stream_model(
     model: ChatRunnable,
     messages: list[BaseMessage],
@@ -138,30 +157,16 @@ def stream_model(
     ``answer_delta`` event (the custom stream: ``on_event``, the CLI, SDK clients), and the
     graph's ``messages`` stream carries the same tokens. Traced like ``invoke_model``."""
     started = time.perf_counter()
-    final: Any = None
+    pieces: list[BaseMessage] = []
     for chunk in model.stream(messages):
         piece = _text_of(getattr(chunk, "content", ""))
         if piece:
             emit({"event": "answer_delta", "pass": pass_name, "text": piece})
-        final = chunk if final is None else final + chunk
-    if isinstance(final, AIMessageChunk):
-        reply: AIMessage = message_chunk_to_message(final)  # type: ignore[assignment]
-    elif isinstance(final, AIMessage):
-        reply = final
-    else:
-        reply = AIMessage(content=_text_of(getattr(final, "content", "")))
+        pieces.append(chunk)
+    reply = _whole_reply(pieces)
     if not isinstance(reply.content, str):
         reply = AIMessage(content=_text_of(reply.content), usage_metadata=reply.usage_metadata)
-    events.append(
-        event(
-            "model_call",
-            pass_name,
-            duration_ms=round((time.perf_counter() - started) * 1000, 2),
-            usage=usage_of(reply),
-            tool_calls=[],
-            streamed=True,
-        )
-    )
+    events.append({**_model_call(pass_name, started, reply, []), "streamed": True})
     return reply
 
 
@@ -186,89 +191,25 @@ def run_tool_pass(
     prompt, or a result of an earlier round), the write tools are unbound, outbound tools may
     send only what the person or code wrote (``untrusted_turn``, refgate.tools.outbound),
     and every result, artifact and execution issued records ``influenced_by``."""
-    names = list(tools_for(pass_name) if allowed is None else allowed)
-    write_tools = {n for n in names if not get_spec(n).read_only}
-    msgs = list(messages)
-    out = PassOutcome(messages=msgs, final=None)
-    influence: list[str] = list(prompt_influence)
+    loop = _ToolLoop(
+        pass_name=pass_name,
+        model=model,
+        ctx=ctx,
+        names=list(tools_for(pass_name) if allowed is None else allowed),
+        out=PassOutcome(messages=list(messages), final=None),
+        influence=list(prompt_influence),
+    )
     if untrusted_prompt:
-        out.untrusted_seen = True
-        influence = influence or ["the pass's prompt"]
-        removed = sorted(write_tools & set(names))
-        if removed:
-            names = [n for n in names if n not in write_tools]
-            out.events.append(
-                event(
-                    "write_tools_removed",
-                    pass_name,
-                    tools=removed,
-                    reason="the prompt carries untrusted content read earlier (boundary B1)",
-                )
-            )
-    bound = _bind(model, names)
-
+        loop.out.untrusted_seen = True
+        loop.influence = loop.influence or ["the pass's prompt"]
+        loop.drop_write_tools("the prompt carries untrusted content read earlier (boundary B1)")
+    loop.bind()
     for round_no in range(1, max_rounds + 1):
-        reply = invoke_model(bound, msgs, pass_name, out.events)
-        msgs.append(reply)
-        out.rounds = round_no
-        invalid = list(getattr(reply, "invalid_tool_calls", None) or [])
-        if not reply.tool_calls and not invalid:
-            out.final = reply
-            ctx.ledger.influence = ()
-            return out
-        round_untrusted = False
-        budget = budget_of(ctx.extra, ctx.settings)
-        ctx.extra["untrusted_turn"] = out.untrusted_seen
-        ctx.ledger.influence = tuple(dict.fromkeys(influence))[:20] if out.untrusted_seen else ()
-        for call in reply.tool_calls:
-            # Run budgets: a call past one stops the run (BudgetExceeded), resumable.
-            budget.before_call(str(call.get("name") or ""))
-            outcome = execute_tool_call(call, names, ctx)
-            if ctx.ledger.influence:
-                # what this turn had read: HARVEST keeps the origin of each decision it derives
-                outcome.event["influenced_by"] = list(ctx.ledger.influence)
-            if call.get("name") == "RunPython" and outcome.event.get("status") != "rejected":
-                budget.add_sandbox(float(outcome.event.get("duration_ms") or 0) / 1000)
-            msgs.append(outcome.message)
-            out.events.append(outcome.event)
-            out.outcomes.append(outcome)
-            out.caveats.extend(outcome.caveats)
-            if outcome.withheld:
-                out.events.append(
-                    event(
-                        "injection_withheld",
-                        pass_name,
-                        tool=call.get("name"),
-                        signals=outcome.event.get("signals", []),
-                    )
-                )
-            round_untrusted = round_untrusted or outcome.untrusted
-            if outcome.untrusted or outcome.withheld:
-                influence.extend(_untrusted_sources(outcome))
-        for call in invalid:
-            budget.before_call(str(call.get("name") or ""))
-            outcome = answer_invalid_call(call, ctx)
-            msgs.append(outcome.message)
-            out.events.append(outcome.event)
-            out.outcomes.append(outcome)
-        if round_untrusted:
-            out.untrusted_seen = True
-            removed = sorted(write_tools & set(names))
-            if removed:
-                # B1: no write tools for the rest of a pass that read untrusted content.
-                names = [n for n in names if n not in write_tools]
-                bound = _bind(model, names)
-                out.events.append(
-                    event(
-                        "write_tools_removed",
-                        pass_name,
-                        tools=removed,
-                        reason="untrusted content was read (boundary B1)",
-                    )
-                )
+        if loop.run_round(round_no):
+            return loop.out
     ctx.ledger.influence = ()
-    out.hit_bound = True
-    out.events.append(
+    loop.out.hit_bound = True
+    loop.out.events.append(
         event(
             "round_bound_hit",
             pass_name,
@@ -277,4 +218,95 @@ def run_tool_pass(
             "the evidence gathered so far",
         )
     )
-    return out
+    return loop.out
+
+
+@dataclass
+class _ToolLoop:
+    """The tool rounds of one pass: the tools bound now, what the turn may follow, the outcome."""
+
+    pass_name: str
+    model: BaseChatModel
+    ctx: ToolContext
+    names: list[str]
+    out: PassOutcome
+    influence: list[str]
+    write_tools: set[str] = field(init=False)
+    bound: ChatRunnable = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.write_tools = {n for n in self.names if not get_spec(n).read_only}
+
+    def bind(self) -> None:
+        """Bind the model to the tools the pass has now."""
+        self.bound = _bind(self.model, self.names)
+
+    def drop_write_tools(self, reason: str) -> bool:
+        """B1: no write tools for the rest of the pass; True (and traced) when any were there."""
+        removed = sorted(self.write_tools & set(self.names))
+        if removed:
+            self.names = [n for n in self.names if n not in self.write_tools]
+            self.out.events.append(
+                event("write_tools_removed", self.pass_name, tools=removed, reason=reason)
+            )
+        return bool(removed)
+
+    def run_round(self, round_no: int) -> bool:
+        """One model turn and its tool calls; True when the model answered without a call."""
+        out, ctx = self.out, self.ctx
+        reply = invoke_model(self.bound, out.messages, self.pass_name, out.events)
+        out.messages.append(reply)
+        out.rounds = round_no
+        invalid = list(getattr(reply, "invalid_tool_calls", None) or [])
+        if not reply.tool_calls and not invalid:
+            out.final = reply
+            ctx.ledger.influence = ()
+            return True
+        budget = budget_of(ctx.extra, ctx.settings)
+        ctx.extra["untrusted_turn"] = out.untrusted_seen
+        ctx.ledger.influence = (
+            tuple(dict.fromkeys(self.influence))[:20] if out.untrusted_seen else ()
+        )
+        round_untrusted = False
+        for call in reply.tool_calls:
+            round_untrusted = self.run_call(call, budget) or round_untrusted
+        for bad in invalid:
+            budget.before_call(str(bad.get("name") or ""))
+            self.record(answer_invalid_call(bad, ctx))
+        if round_untrusted:
+            out.untrusted_seen = True
+            # B1: no write tools for the rest of a pass that read untrusted content.
+            if self.drop_write_tools("untrusted content was read (boundary B1)"):
+                self.bind()
+        return False
+
+    def run_call(self, call: ToolCall, budget: RunBudget) -> bool:
+        """Execute one tool call within the run budget; True when its result is untrusted."""
+        # Run budgets: a call past one stops the run (BudgetExceeded), resumable.
+        budget.before_call(str(call.get("name") or ""))
+        outcome = execute_tool_call(call, self.names, self.ctx)
+        if self.ctx.ledger.influence:
+            # what this turn had read: HARVEST keeps the origin of each decision it derives
+            outcome.event["influenced_by"] = list(self.ctx.ledger.influence)
+        if call.get("name") == "RunPython" and outcome.event.get("status") != "rejected":
+            budget.add_sandbox(float(outcome.event.get("duration_ms") or 0) / 1000)
+        self.record(outcome)
+        self.out.caveats.extend(outcome.caveats)
+        if outcome.withheld:
+            self.out.events.append(
+                event(
+                    "injection_withheld",
+                    self.pass_name,
+                    tool=call.get("name"),
+                    signals=outcome.event.get("signals", []),
+                )
+            )
+        if outcome.untrusted or outcome.withheld:
+            self.influence.extend(_untrusted_sources(outcome))
+        return outcome.untrusted
+
+    def record(self, outcome: CallOutcome) -> None:
+        """A call's answer to the model, its trace event and its outcome."""
+        self.out.messages.append(outcome.message)
+        self.out.events.append(outcome.event)
+        self.out.outcomes.append(outcome)

@@ -13,7 +13,6 @@ import json
 import re
 from bisect import bisect_left
 from collections.abc import Iterator
-from typing import Any
 
 #: An opening fence followed by an object or a list, and the end of one (``}``/``]`` then fence).
 _FENCE_OPEN: dict[type, re.Pattern[str]] = {
@@ -53,7 +52,7 @@ def _fenced(text: str, kind: type) -> Iterator[str]:
         pos = closes[k][1]
 
 
-def extract_json(text: str | None, kind: type = dict) -> Any:
+def extract_json(text: str | None, kind: type[object] = dict) -> object:
     """The first JSON value of ``kind`` (``dict`` or ``list``) in ``text``: a fenced block first,
     else the first one that decodes where such a value can start; None when there is none."""
     if not text:
@@ -87,15 +86,16 @@ def extract_json(text: str | None, kind: type = dict) -> Any:
     return None
 
 
-def parse_json_object(text: str | None) -> dict[str, Any] | None:
+def parse_json_object(text: str | None) -> dict[str, object] | None:
     """The first JSON object in ``text``, or None."""
-    return extract_json(text, dict)
+    value = extract_json(text, dict)
+    return value if isinstance(value, dict) else None
 
 
 def parse_string_list(text: str | None) -> list[str]:
     """A JSON list of strings, else the bullet or numbered lines, else the non-empty lines."""
     value = extract_json(text, list)
-    if value is not None:
+    if isinstance(value, list):
         return [str(v).strip() for v in value if str(v).strip()]
     lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
     bullets = [_BULLET.sub("", ln) for ln in lines if _BULLET.match(ln)]

@@ -34,7 +34,7 @@ def decision_origin(value: Mapping[str, object]) -> str:
         text = f"remembered by the model in run {run}"
     prov = value.get("provenance")
     if isinstance(prov, Mapping) and prov.get("untrusted"):
-        origins = [str(o) for o in prov.get("origins") or []][:3]  # type: ignore[attr-defined]
+        origins = [str(o) for o in prov.get("origins") or []][:3]
         text += "; written after reading untrusted content" + (
             f" ({', '.join(origins)})" if origins else ""
         )

@@ -6,7 +6,6 @@ On a GATE retry it receives the gate's issues and must produce the missing evide
 from __future__ import annotations
 
 from langchain_core.messages import HumanMessage, SystemMessage
-from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from refgate.catalog.toolspec import ToolContext
@@ -85,16 +84,13 @@ WORK_FRAME = PassFrame(WORK, uses_store=True, writes_provenance=True)
 
 
 def make_work(deps: Deps) -> PassNode:
-    def work(
-        state: WorkbenchState, config: RunnableConfig, runtime: Runtime[RunContext]
-    ) -> WorkbenchState:
+    def work(state: WorkbenchState, runtime: Runtime[RunContext]) -> WorkbenchState:
         """WORK pass: run tools, issue evidence refs."""
         attempt = int(state.get("gate_attempts") or 0)
         return run_pass(
             WORK_FRAME,
             deps,
             state,
-            config,
             runtime,
             lambda run: _work_run(run, deps),
             start={"attempt": attempt + 1},

@@ -20,9 +20,10 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
+from typing_extensions import TypedDict, Unpack
 
 from refgate.errors import ModelError
 from refgate.nodes.parsing import parse_json_object
@@ -129,8 +130,9 @@ def _agent_text(event: object) -> str | None:
     """The agent-message text of one codex JSONL event, across codex's event formats."""
     if not isinstance(event, dict):
         return None
-    if event.get("type") in ("agent_message", "message") and isinstance(event.get("text"), str):
-        return event["text"]
+    text = event.get("text")
+    if event.get("type") in ("agent_message", "message") and isinstance(text, str):
+        return text
     item = event.get("item")
     if isinstance(item, dict) and item.get("type") in ("agent_message", "assistant_message"):
         text = item.get("text")
@@ -142,7 +144,7 @@ def _agent_text(event: object) -> str | None:
     return None
 
 
-def extract_final_json(jsonl_stdout: str) -> dict | None:
+def extract_final_json(jsonl_stdout: str) -> dict[str, object] | None:
     """The JSON object in the LAST agent message of ``codex exec --json`` output."""
     final = None
     for line in (jsonl_stdout or "").splitlines():
@@ -165,22 +167,33 @@ def extract_final_json(jsonl_stdout: str) -> dict | None:
     return obj if isinstance(obj, dict) else None
 
 
-def strict_schema(schema: type[BaseModel]) -> dict[str, Any]:
+def strict_schema(schema: type[BaseModel]) -> dict[str, object]:
     """The JSON schema in the strict form structured-output APIs accept: every property
     required, no extra properties, no defaults or titles."""
 
-    def fix(node: object) -> Any:
+    def fix(node: object) -> object:
         if isinstance(node, dict):
-            node = {k: fix(v) for k, v in node.items() if k not in ("default", "title")}
-            if node.get("type") == "object" and "properties" in node:
-                node["required"] = list(node["properties"])
-                node["additionalProperties"] = False
-            return node
+            fixed = {k: fix(v) for k, v in node.items() if k not in ("default", "title")}
+            properties = fixed.get("properties")
+            if fixed.get("type") == "object" and isinstance(properties, dict):
+                fixed["required"] = list(properties)
+                fixed["additionalProperties"] = False
+            return fixed
         if isinstance(node, list):
             return [fix(v) for v in node]
         return node
 
-    return fix(schema.model_json_schema())
+    fixed = fix(schema.model_json_schema())
+    return fixed if isinstance(fixed, dict) else {}
+
+
+class CliOptions(TypedDict, total=False):
+    """How a command-line backend runs (``make_backend``'s keyword arguments)."""
+
+    retries: int
+    timeout: float
+    neutral_cwd: str | None
+    executable: str | None
 
 
 class _CliBackend:
@@ -295,7 +308,7 @@ class AntigravityBackend(_CliBackend):
 
 
 def make_backend(
-    name: str, *, model: BaseChatModel | None = None, **kwargs: Any
+    name: str, *, model: BaseChatModel | None = None, **kwargs: Unpack[CliOptions]
 ) -> ResearchBackend:
     """``chat`` (needs ``model``), ``codex`` or ``agy``."""
     if name == "chat":

@@ -125,6 +125,7 @@ def make_fetch(deps: ResearchDeps) -> ConfiguredStep[FetchTask, AngleState]:
             withheld=bool(record.get("withheld")),
         )
         called = record["fetched"] and not record.get("withheld")
-        return {"sources": [record], "model_calls": int(called), **out.update()}
+        update: AngleState = {"sources": [record], "model_calls": int(called)}
+        return out.added_to(update)
 
     return fetch

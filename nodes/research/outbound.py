@@ -13,6 +13,7 @@ of the run returned them (B2, checked by the steps); each fetch is recorded.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TypeVar
 
 from typing_extensions import TypedDict
 
@@ -45,6 +46,10 @@ class SendingUpdate(TypedDict, total=False):
 
     sent: list[dict[str, str]]
     refused: list[Refusal]
+
+
+#: A research step's update that has the ``sent`` and ``refused`` channels.
+StepUpdate = TypeVar("StepUpdate", bound=SendingUpdate)
 
 
 class Sending:
@@ -99,14 +104,13 @@ class Sending:
         assert self._fetcher is not None  # only reached through ``fetcher``
         return self._fetcher.fetch(url)
 
-    def update(self) -> SendingUpdate:
-        """The state update that keeps what this node sent and refused."""
-        out: SendingUpdate = {}
+    def added_to(self, update: StepUpdate) -> StepUpdate:
+        """``update`` with what this node sent and refused (the channels it appends to)."""
         if self.sent:
-            out["sent"] = list(self.sent)
+            update["sent"] = list(self.sent)
         if self.refused:
-            out["refused"] = list(self.refused)
-        return out
+            update["refused"] = list(self.refused)
+        return update
 
 
 class _Search:

@@ -157,7 +157,8 @@ def make_search(deps: ResearchDeps) -> ConfiguredStep[AngleState, AngleState]:
             "refusedQueries": list(out.refused),
             "error": error,
         }
-        return {"searches": [record], "model_calls": calls, **out.update()}
+        update: AngleState = {"searches": [record], "model_calls": calls}
+        return out.added_to(update)
 
     return search
 

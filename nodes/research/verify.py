@@ -349,6 +349,7 @@ def make_verify(deps: ResearchDeps) -> ConfiguredStep[VerifyTask, ResearchState]
             )
         emit("verify", claim=vote["claim_id"], voter=vote["voter"], status=vote["status"])
         calls = 2 if vote.get("rejected") else 1
-        return {"votes": [vote], "model_calls": calls, **out.update()}
+        update: ResearchState = {"votes": [vote], "model_calls": calls}
+        return out.added_to(update)
 
     return verify

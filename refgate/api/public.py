@@ -28,6 +28,7 @@ from typing import Any, cast
 
 from langchain_core.callbacks import UsageMetadataCallbackHandler
 from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 from rich.text import Text
@@ -350,7 +351,7 @@ def ask(
             "(REFGATE_MAX_QUESTION_CHARS)"
         )
     thread_id = thread or uuid.uuid4().hex[:12]
-    config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 50}
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id}, "recursion_limit": 50}
     started = time.perf_counter()
     current: dict[str, str | None] = {"pass": None}
 
