@@ -8,7 +8,7 @@ unmerged). Every path ends in a report with a summary that says what happened.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from refgate.nodes.research.common import emit, release
@@ -24,6 +24,7 @@ from refgate.nodes.research.state import (
     ResearchState,
     ScopeRecord,
     SearchRecord,
+    SourceOut,
     SourceRecord,
     SynthesisRecord,
     TalliedClaim,
@@ -193,20 +194,8 @@ def build_report(
         votes_per_claim=votes_per_claim,
     )
     killed = killed_sources(sources, searches)
-    stats.update(
-        {
-            "sourcesTried": len(sources),
-            "fetchFailed": sum(1 for s in sources if not s.get("fetched")),
-            "quotesRejected": sum(s.get("quotesRejected", 0) for s in sources),
-            "sourcesWithheld": len(killed),
-            "unretrievedUrlsDropped": sum(len(s.get("unretrieved", [])) for s in searches),
-            "claimsCut": len(cut or []),
-            "confirmedOneSiteOnly": sum(
-                1 for c in confirmed if len(c.get("supportSites") or []) <= 1
-            ),
-            "modelCalls": model_calls,
-        }
-    )
+    stats.update(_read_stats(sources, searches, len(killed), len(cut or []), confirmed))
+    stats["modelCalls"] = model_calls
     summary = (synthesis.get("summary") if synthesis else None) or summary_for(
         status,
         angles=angles,
@@ -231,20 +220,7 @@ def build_report(
         "caveats": synthesis.get("caveats", "") if synthesis else "",
         "openQuestions": list((synthesis.get("openQuestions") if synthesis else None) or []),
         "angles": list(scope.get("angles", []) if scope else []),
-        "sources": [
-            {
-                "url": s["url"],
-                "title": s.get("title", ""),
-                "angle": s.get("angle"),
-                "quality": s.get("sourceQuality"),
-                "publishDate": s.get("publishDate"),
-                "fetched": bool(s.get("fetched")),
-                "withheld": bool(s.get("withheld")),
-                "claimCount": len(s.get("claims", [])),
-                "error": s.get("error"),
-            }
-            for s in sources
-        ],
+        "sources": [_source_out(s) for s in sources],
         "killedSources": killed,
         "cut": cut_out(cut or []),
         "notes": list(notes),
@@ -252,6 +228,41 @@ def build_report(
         "sent": [dict(x) for x in sent or []],
         "refusedQueries": [x.copy() for x in refused or []],
         "stats": stats,
+    }
+
+
+def _read_stats(
+    sources: list[SourceRecord],
+    searches: list[SearchRecord],
+    withheld: int,
+    cut: int,
+    confirmed: list[TalliedClaim],
+) -> dict[str, int]:
+    """What the run read and dropped: pages tried and failed, quotes rejected, pages withheld,
+    unretrieved URLs, claims cut, confirmed claims that rest on one site."""
+    return {
+        "sourcesTried": len(sources),
+        "fetchFailed": sum(1 for s in sources if not s.get("fetched")),
+        "quotesRejected": sum(s.get("quotesRejected", 0) for s in sources),
+        "sourcesWithheld": withheld,
+        "unretrievedUrlsDropped": sum(len(s.get("unretrieved", [])) for s in searches),
+        "claimsCut": cut,
+        "confirmedOneSiteOnly": sum(1 for c in confirmed if len(c.get("supportSites") or []) <= 1),
+    }
+
+
+def _source_out(s: SourceRecord) -> SourceOut:
+    """A page as the report lists it."""
+    return {
+        "url": s["url"],
+        "title": s.get("title", ""),
+        "angle": s.get("angle"),
+        "quality": s.get("sourceQuality"),
+        "publishDate": s.get("publishDate"),
+        "fetched": bool(s.get("fetched")),
+        "withheld": bool(s.get("withheld")),
+        "claimCount": len(s.get("claims", [])),
+        "error": s.get("error"),
     }
 
 
@@ -299,92 +310,135 @@ def _unquoted(numbers: list[str]) -> str:
 
 
 def to_markdown(report: Mapping[str, Any]) -> str:
-    lines = ["# Deep Research", "", f"**Question:** {report.get('question') or '(none)'}", ""]
+    """The report as markdown: what was found, the claims and their votes, what was read,
+    sent and cut; page and model text made inert (the workbench's rule)."""
     status = report.get("status", "complete")
-    if status != "complete":
-        lines += [f"_Status: {status}_", ""]
-    lines += ["## Summary", report.get("summary", ""), ""]
-    if report.get("summaryUnquotedNumbers"):
-        lines += [_unquoted(report["summaryUnquotedNumbers"]), ""]
     findings = report.get("findings") or []
-    if findings:
-        lines.append("## Findings")
-        for i, f in enumerate(findings, 1):
-            lines.append(f"### {i}. {f['claim']} _({f['confidence']})_")
-            if f.get("unquotedNumbers"):
-                lines.append(_unquoted(f["unquotedNumbers"]))
-            if f.get("evidence"):
-                lines.append(f["evidence"])
-            lines.append("Sources: " + ", ".join(f"<{u}>" for u in f.get("sources", [])))
-            lines.append("")
     confirmed = report.get("confirmed") or []
+    lines = _head_lines(report, status)
+    lines += _finding_lines(findings)
     if confirmed and (status == "synthesis_failed" or not findings):
-        lines.append("## Confirmed claims (unmerged)")
-        for c in confirmed:
-            lines.append(_claim_line(c))
-            lines.append(f'  > "{c["quote"]}"')
-        lines.append("")
+        lines += _unmerged_lines(confirmed)
     if report.get("caveats"):
         lines += ["## Caveats", str(report["caveats"]), ""]
     if report.get("openQuestions"):
         lines += ["## Open questions", *[f"- {q}" for q in report["openQuestions"]], ""]
-    if confirmed:
-        lines.append("## Verified claims and their votes")
-        for c in confirmed:
-            lines += [_claim_line(c), _sites(c), *_ballots(c)]
-        lines.append("")
-    if report.get("refuted"):
-        lines.append("## Refuted claims (uncertain votes count as refuted)")
-        for c in report["refuted"]:
-            lines += [_claim_line(c), *_ballots(c)]
-        lines.append("")
-    if report.get("unverified"):
-        lines += [
-            "## Unverified claims (verifiers failed)",
-            *[_claim_line(c) for c in report["unverified"]],
-            "",
-        ]
-    killed = report.get("killedSources") or []
-    if killed:
-        lines.append("## Killed sources (withheld from the extractor)")
-        lines += [f"- <{k['url']}> — {k['title'] or 'untitled'}: {k['reason']}" for k in killed]
-        lines.append("")
-    sources = report.get("sources") or []
-    if sources:
-        lines.append("## Sources read")
-        for s in sources:
-            state = f"{s['claimCount']} claims" if s["fetched"] else f"not read: {s['error']}"
-            if s.get("withheld"):
-                state = "withheld (see Killed sources)"
-            lines.append(f"- <{s['url']}> — {s['title'] or 'untitled'} ({state})")
-        lines.append("")
-    if report.get("sent"):
-        lines += ["## Sent off the machine", *[f"- {x}" for x in sent_lines(report["sent"])], ""]
-    if report.get("refusedQueries"):
-        lines.append("## Queries refused (outbound policy)")
-        lines += [
-            f'- "{x.get("query", "")}": {x.get("reason", "")}' for x in report["refusedQueries"]
-        ]
-        lines.append("")
+    lines += _vote_lines(confirmed, report.get("refuted") or [], report.get("unverified") or [])
+    lines += _killed_lines(report.get("killedSources") or [])
+    lines += _source_lines(report.get("sources") or [])
+    lines += _sending_lines(report.get("sent") or [], report.get("refusedQueries") or [])
     if report.get("notes"):
         lines += ["## Notes", *[f"- {n}" for n in report["notes"]], ""]
     # Claims, quotes, titles, the summary and the findings are page or model text: images, raw
     # HTML and links to anything but the run's own sources become text (the workbench's rule).
     allowed = research_urls(report)
     body = inert_answer("\n".join(lines), allowed)
-    cut = report.get("cut") or {}
-    if cut.get("count"):
-        # every claim past the cut is listed, per source and in a collapsed section
-        head = [f"## Claims not verified ({cut['count']} past the cut)"]
-        head += [f"- <{s['source']}>: {s['count']}" for s in cut.get("bySource", [])]
-        items = [
-            f'- "{c["claim"]}" — <{c["source"]}> ({c["reason"]})' for c in cut.get("claims", [])
-        ]
-        body += "\n" + inert_answer("\n".join(head), allowed) + "\n\n<details>\n"
-        body += f"<summary>The {cut['count']} claims</summary>\n\n"
-        body += inert_answer("\n".join(items), allowed) + "\n\n</details>\n"
+    body += _cut_section(report.get("cut") or {}, allowed)
     stats = ["## Stats", "```json", json.dumps(report.get("stats", {}), indent=2), "```"]
     return body + "\n" + "\n".join(stats) + "\n"
+
+
+def _head_lines(report: Mapping[str, object], status: object) -> list[str]:
+    """The question, a status other than complete, the summary and its unquoted numbers."""
+    lines = ["# Deep Research", "", f"**Question:** {report.get('question') or '(none)'}", ""]
+    if status != "complete":
+        lines += [f"_Status: {status}_", ""]
+    lines += ["## Summary", str(report.get("summary", "")), ""]
+    unquoted = report.get("summaryUnquotedNumbers")
+    if unquoted and isinstance(unquoted, list | tuple):
+        lines += [_unquoted([str(n) for n in unquoted]), ""]
+    return lines
+
+
+def _finding_lines(findings: Sequence[FindingRecord]) -> list[str]:
+    if not findings:
+        return []
+    lines = ["## Findings"]
+    for i, f in enumerate(findings, 1):
+        lines.append(f"### {i}. {f['claim']} _({f['confidence']})_")
+        if f.get("unquotedNumbers"):
+            lines.append(_unquoted(f["unquotedNumbers"]))
+        if f.get("evidence"):
+            lines.append(f["evidence"])
+        lines.append("Sources: " + ", ".join(f"<{u}>" for u in f.get("sources", [])))
+        lines.append("")
+    return lines
+
+
+def _unmerged_lines(confirmed: Sequence[ClaimOut]) -> list[str]:
+    lines = ["## Confirmed claims (unmerged)"]
+    for c in confirmed:
+        lines.append(_claim_line(c))
+        lines.append(f'  > "{c["quote"]}"')
+    return [*lines, ""]
+
+
+def _vote_lines(
+    confirmed: Sequence[ClaimOut], refuted: Sequence[ClaimOut], unverified: Sequence[ClaimOut]
+) -> list[str]:
+    """Each verified claim with its sites and ballots, the refuted and the unverified ones."""
+    lines: list[str] = []
+    if confirmed:
+        lines.append("## Verified claims and their votes")
+        for c in confirmed:
+            lines += [_claim_line(c), _sites(c), *_ballots(c)]
+        lines.append("")
+    if refuted:
+        lines.append("## Refuted claims (uncertain votes count as refuted)")
+        for c in refuted:
+            lines += [_claim_line(c), *_ballots(c)]
+        lines.append("")
+    if unverified:
+        lines += [
+            "## Unverified claims (verifiers failed)",
+            *[_claim_line(c) for c in unverified],
+            "",
+        ]
+    return lines
+
+
+def _killed_lines(killed: Sequence[Withheld]) -> list[str]:
+    if not killed:
+        return []
+    lines = ["## Killed sources (withheld from the extractor)"]
+    lines += [f"- <{k['url']}> — {k['title'] or 'untitled'}: {k['reason']}" for k in killed]
+    return [*lines, ""]
+
+
+def _source_lines(sources: Sequence[SourceOut]) -> list[str]:
+    if not sources:
+        return []
+    lines = ["## Sources read"]
+    for s in sources:
+        state = f"{s['claimCount']} claims" if s["fetched"] else f"not read: {s['error']}"
+        if s.get("withheld"):
+            state = "withheld (see Killed sources)"
+        lines.append(f"- <{s['url']}> — {s['title'] or 'untitled'} ({state})")
+    return [*lines, ""]
+
+
+def _sending_lines(sent: Sequence[dict[str, str]], refused: Sequence[Refusal]) -> list[str]:
+    """What the run sent off the machine, and the queries the outbound policy refused."""
+    lines: list[str] = []
+    if sent:
+        lines += ["## Sent off the machine", *[f"- {x}" for x in sent_lines(sent)], ""]
+    if refused:
+        lines.append("## Queries refused (outbound policy)")
+        lines += [f'- "{x.get("query", "")}": {x.get("reason", "")}' for x in refused]
+        lines.append("")
+    return lines
+
+
+def _cut_section(cut: CutOut, allowed: frozenset[str]) -> str:
+    """Every claim past the cut, per source and in a collapsed section ("" when none)."""
+    if not cut.get("count"):
+        return ""
+    head = [f"## Claims not verified ({cut['count']} past the cut)"]
+    head += [f"- <{s['source']}>: {s['count']}" for s in cut.get("bySource", [])]
+    items = [f'- "{c["claim"]}" — <{c["source"]}> ({c["reason"]})' for c in cut.get("claims", [])]
+    body = "\n" + inert_answer("\n".join(head), allowed) + "\n\n<details>\n"
+    body += f"<summary>The {cut['count']} claims</summary>\n\n"
+    return body + inert_answer("\n".join(items), allowed) + "\n\n</details>\n"
 
 
 def make_report(deps: ResearchDeps) -> Step[ResearchState, ResearchState]:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite import SqliteSaver
 from typing_extensions import TypedDict
 
@@ -133,7 +134,7 @@ def thread_state(ws: Workspace, thread: str) -> tuple[dict[str, Any], list[str]]
     settings = load_settings(workspace_settings=ws.settings)
     with open_persistence(settings, ws) as (checkpointer, store):
         graph = build_graph(checkpointer=checkpointer, store=store, workspace=ws, settings=settings)
-        config = {"configurable": {"thread_id": thread}}
+        config: RunnableConfig = {"configurable": {"thread_id": thread}}
         snap = graph.get_state(config)
         if snap.next:
             return dict(snap.values), list(snap.next)
