@@ -323,6 +323,26 @@ def refs_block(
         else PASS_REF_TOKENS.get(pass_name or "", DEFAULT_REF_TOKENS)
     )
     chosen = [r for r in refs.values() if kinds is None or r.kind in kinds]
+    full = _whole_lines(chosen, budget)
+    listed = _listed_ids(chosen, set(full))
+    lines = [full.get(ref.id) or _title_line(ref) for ref in chosen if ref.id in listed]
+    left_out = len(chosen) - len(full)
+    if left_out:
+        not_listed = len(chosen) - len(listed)
+        lines.append(
+            json.dumps(
+                {
+                    "note": f"{left_out} of {len(chosen)} refs listed by id and "
+                    f"title only (this pass's budget: {budget} tokens)"
+                    + (f"; the {not_listed} oldest are not listed" if not_listed else "")
+                }
+            )
+        )
+    return "\n".join(lines) if lines else "(no refs)"
+
+
+def _whole_lines(chosen: list[Ref], budget: int) -> dict[str, str]:
+    """The digests of the newest refs that fit the token budget, by ref id."""
     full: dict[str, str] = {}
     used = 0
     for ref in reversed(chosen):  # the newest evidence first
@@ -331,44 +351,33 @@ def refs_block(
         if used + cost <= budget:
             full[ref.id] = line
             used += cost
-    # beyond the budget, the newest refs are listed by id and title, at most MAX_LISTED_REFS of
-    # each origin, external (documents, pages, their tables) apart from the rest, so one search's
-    # many passages never push the run's computed values out of sight; a long thread's older
-    # evidence is counted, not listed (bounded history)
-    listed = set(full)
+    return full
+
+
+def _listed_ids(chosen: list[Ref], whole: set[str]) -> set[str]:
+    """The refs shown at all: those shown whole and, beyond the budget, the newest listed by
+    id and title, at most MAX_LISTED_REFS of each origin, external (documents, pages, their
+    tables) apart from the rest, so one search's many passages never push the run's computed
+    values out of sight; a long thread's older evidence is counted, not listed (bounded
+    history)."""
+    listed = set(whole)
     room = {True: MAX_LISTED_REFS, False: MAX_LISTED_REFS}
     for ref in reversed(chosen):
         external = ref.is_external
         if ref.id not in listed and room[external] > 0:
             listed.add(ref.id)
             room[external] -= 1
-    lines = [
-        full.get(ref.id)
-        or json.dumps(
-            {
-                "id": ref.id,
-                "kind": ref.kind,
-                "title": _title(ref),
-                "note": "details omitted (prompt budget)",
-            },
-            ensure_ascii=False,
-        )
-        for ref in chosen
-        if ref.id in listed
-    ]
-    left_out = len(chosen) - len(full)
-    if left_out:
-        lines.append(
-            json.dumps(
-                {
-                    "note": f"{left_out} of {len(chosen)} refs listed by id and "
-                    f"title only (this pass's budget: {budget} tokens)"
-                    + (
-                        f"; the {len(chosen) - len(listed)} oldest are not listed"
-                        if len(listed) < len(chosen)
-                        else ""
-                    )
-                }
-            )
-        )
-    return "\n".join(lines) if lines else "(no refs)"
+    return listed
+
+
+def _title_line(ref: Ref) -> str:
+    """A ref past the budget: its id, kind and title."""
+    return json.dumps(
+        {
+            "id": ref.id,
+            "kind": ref.kind,
+            "title": _title(ref),
+            "note": "details omitted (prompt budget)",
+        },
+        ensure_ascii=False,
+    )

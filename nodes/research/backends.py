@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -226,6 +227,23 @@ class _CliBackend:
             )
         return path
 
+    def _answer(
+        self,
+        cmd: list[str],
+        schema: type[T],
+        label: str,
+        read: Callable[[str], dict[str, object] | None],
+    ) -> T | None:
+        """One run of the command: the object ``read`` finds in its output, validated, else
+        None (a failed run, or a failure recorded)."""
+        out = self._exec(cmd)
+        if out is None:
+            return None
+        parsed = _validate(schema, read(out))
+        if parsed is None:
+            self.failures.append(f"{label}: no valid {schema.__name__} in the output")
+        return parsed
+
     def _exec(self, cmd: list[str]) -> str | None:
         try:
             proc = subprocess.run(
@@ -265,13 +283,9 @@ class CodexBackend(_CliBackend):
                 cmd += ["-m", self.model]
             cmd.append(prompt)
             for _ in range(self.retries + 1):
-                out = self._exec(cmd)
-                if out is None:
-                    continue
-                parsed = _validate(schema, extract_final_json(out))
+                parsed = self._answer(cmd, schema, label, extract_final_json)
                 if parsed is not None:
                     return parsed
-                self.failures.append(f"{label}: no valid {schema.__name__} in the output")
             return None
         finally:
             os.unlink(schema_path)
@@ -297,13 +311,9 @@ class AntigravityBackend(_CliBackend):
             cmd = [exe, "-p", text]
             if self.model:
                 cmd += ["-m", self.model]
-            out = self._exec(cmd)
-            if out is None:
-                continue
-            parsed = _validate(schema, parse_json_object(out))
+            parsed = self._answer(cmd, schema, label, parse_json_object)
             if parsed is not None:
                 return parsed
-            self.failures.append(f"{label}: no valid {schema.__name__} in the output")
         return None
 
 

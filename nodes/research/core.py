@@ -195,6 +195,40 @@ def corroboration(claims: Sequence[Mapping[str, object]]) -> list[int]:
     return [root(i) for i in range(len(claims))]
 
 
+def _mark_sites(items: list[ClaimRecord], groups: Sequence[int]) -> None:
+    """Give each claim its ``site`` and ``corroboratedBy`` (its group's other sites)."""
+    members: dict[int, set[str]] = {}
+    for c, g in zip(items, groups, strict=True):
+        c["site"] = site_of(str(c.get("sourceUrl") or ""))
+        members.setdefault(g, set()).add(c["site"])
+    for c, g in zip(items, groups, strict=True):
+        c["corroboratedBy"] = sorted(members[g] - {c["site"]})
+
+
+def _within_caps(
+    items: list[ClaimRecord], order: Sequence[int], page_cap: int, domain_cap: int
+) -> tuple[dict[int, int], list[ClaimRecord]]:
+    """``(rounds, cut)``: each claim within the page and site caps with its site's turn (its
+    claims before it), in ``order``; the others, each with its ``cutReason``."""
+    rounds: dict[int, int] = {}
+    per_page: Counter[str] = Counter()
+    per_site: Counter[str] = Counter()
+    cut: list[ClaimRecord] = []
+    for i in order:
+        c = items[i]
+        page = norm_url(str(c.get("sourceUrl") or ""))
+        if per_page[page] >= page_cap:
+            cut.append({**c, "cutReason": f"page cap ({page_cap} claims per page)"})
+            continue
+        if per_site[c["site"]] >= domain_cap:
+            cut.append({**c, "cutReason": f"site cap ({domain_cap} claims per site)"})
+            continue
+        rounds[i] = per_site[c["site"]]
+        per_page[page] += 1
+        per_site[c["site"]] += 1
+    return rounds, cut
+
+
 def rank_claims(
     claims: Sequence[ClaimRecord],
     max_verify: int = MAX_VERIFY_CLAIMS,
@@ -214,31 +248,11 @@ def rank_claims(
     """
     items = [c.copy() for c in claims]
     groups = corroboration(items)
-    members: dict[int, set[str]] = {}
-    for c, g in zip(items, groups, strict=True):
-        c["site"] = site_of(str(c.get("sourceUrl") or ""))
-        members.setdefault(g, set()).add(c["site"])
-    for c, g in zip(items, groups, strict=True):
-        c["corroboratedBy"] = sorted(members[g] - {c["site"]})
+    _mark_sites(items, groups)
     order = sorted(
         range(len(items)), key=lambda i: (-bool(items[i]["corroboratedBy"]), _rating(items[i]), i)
     )
-    rounds: dict[int, int] = {}
-    per_page: Counter[str] = Counter()
-    per_site: Counter[str] = Counter()
-    cut: list[ClaimRecord] = []
-    for i in order:
-        c = items[i]
-        page = norm_url(str(c.get("sourceUrl") or ""))
-        if per_page[page] >= page_cap:
-            cut.append({**c, "cutReason": f"page cap ({page_cap} claims per page)"})
-            continue
-        if per_site[c["site"]] >= domain_cap:
-            cut.append({**c, "cutReason": f"site cap ({domain_cap} claims per site)"})
-            continue
-        rounds[i] = per_site[c["site"]]
-        per_page[page] += 1
-        per_site[c["site"]] += 1
+    rounds, cut = _within_caps(items, order, page_cap, domain_cap)
     first_of_group: dict[int, int] = {}
     for i in sorted(rounds, key=lambda i: (rounds[i], _rating(items[i]), i)):
         if items[i]["corroboratedBy"]:

@@ -51,12 +51,7 @@ def run_extract(
         "claims": [],
         "quotesRejected": 0,
     }
-    try:
-        if fetcher is None:
-            raise WebProviderError("no fetch provider")
-        page = fetcher.fetch(source["url"])
-    except Exception as exc:  # a provider that raises instead of returning a failed page
-        page = Page.failed(source["url"], f"fetch failed: {type(exc).__name__}: {exc}")
+    page = _fetched(fetcher, source["url"])
     if not page.ok or not page.text.strip():
         record["error"] = page.error or "empty page"
         return record
@@ -81,6 +76,22 @@ def run_extract(
     record["extracted"] = True
     record["sourceQuality"] = answer.sourceQuality
     record["publishDate"] = page.date or answer.publishDate or record["publishDate"]
+    _keep_quoted_claims(record, answer, page, angle)
+    return record
+
+
+def _fetched(fetcher: Fetch | None, url: str) -> Page:
+    """The page at ``url``, or a failed page saying why (a provider that raises, or none)."""
+    try:
+        if fetcher is None:
+            raise WebProviderError("no fetch provider")
+        return fetcher.fetch(url)
+    except Exception as exc:  # a provider that raises instead of returning a failed page
+        return Page.failed(url, f"fetch failed: {type(exc).__name__}: {exc}")
+
+
+def _keep_quoted_claims(record: SourceRecord, answer: Extract, page: Page, angle: str) -> None:
+    """Add the extractor's claims whose quote is verbatim in the page; count the others."""
     for claim in answer.claims:
         if not quote_in_text(claim.quote, page.text):
             record["quotesRejected"] += 1
@@ -97,7 +108,6 @@ def run_extract(
                 "angle": angle,
             }
         )
-    return record
 
 
 def make_fetch(deps: ResearchDeps) -> ConfiguredStep[FetchTask, AngleState]:

@@ -196,20 +196,11 @@ def build_report(
     killed = killed_sources(sources, searches)
     stats.update(_read_stats(sources, searches, len(killed), len(cut or []), confirmed))
     stats["modelCalls"] = model_calls
-    summary = (synthesis.get("summary") if synthesis else None) or summary_for(
-        status,
-        angles=angles,
-        fetched=sum(1 for s in sources if s.get("fetched")),
-        tried=len(sources),
-        voted=len(tallied),
-        refuted=len(refuted),
-        unverified=len(unverified),
-        confirmed=len(confirmed),
-    )
     return {
         "question": question,
         "status": status,
-        "summary": summary,
+        "summary": (synthesis.get("summary") if synthesis else None)
+        or summary_for(status, **_outcome_counts(stats, sources)),
         "findings": findings,
         "confirmed": [_claim_out(c) for c in confirmed],
         "refuted": [_claim_out(c) for c in refuted],
@@ -228,6 +219,20 @@ def build_report(
         "sent": [dict(x) for x in sent or []],
         "refusedQueries": [x.copy() for x in refused or []],
         "stats": stats,
+    }
+
+
+def _outcome_counts(stats: Mapping[str, int], sources: list[SourceRecord]) -> dict[str, int]:
+    """What ``summary_for`` says of a run: angles, pages read and tried, claims voted on,
+    refuted, unverified and confirmed."""
+    return {
+        "angles": stats["angles"],
+        "fetched": sum(1 for s in sources if s.get("fetched")),
+        "tried": len(sources),
+        "voted": stats["claimsVerified"],
+        "refuted": stats["killed"],
+        "unverified": stats["unverified"],
+        "confirmed": stats["confirmed"],
     }
 
 

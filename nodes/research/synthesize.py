@@ -17,6 +17,7 @@ from refgate.nodes.research.schemas import Report
 from refgate.nodes.research.state import (
     FindingRecord,
     ResearchState,
+    SourceRecord,
     SynthesisRecord,
     TalliedClaim,
 )
@@ -125,6 +126,37 @@ def ground_findings(
     return findings, notes
 
 
+def _retrieved(sources: Sequence[SourceRecord]) -> dict[str, str]:
+    """The pages the run read (normalised URL -> URL): a finding may cite only these."""
+    retrieved: dict[str, str] = {}
+    for s in sources:
+        # a withheld page was fetched but never read: it supports no finding
+        if s.get("fetched") and not s.get("withheld"):
+            retrieved.setdefault(norm_url(s["url"]), s["url"])
+    return retrieved
+
+
+def _synthesis_record(result: Report, confirmed: Sequence[TalliedClaim]) -> SynthesisRecord:
+    """The synthesis as plain data, with the summary's numbers no verified quote holds."""
+    return {
+        "summary": result.summary,
+        "findings": [
+            {
+                "claim": f.claim,
+                "confidence": f.confidence,
+                "sources": list(f.sources),
+                "evidence": f.evidence,
+                "claims": list(f.claims),
+                "vote": f.vote,
+            }
+            for f in result.findings
+        ],
+        "caveats": result.caveats,
+        "openQuestions": None if result.openQuestions is None else list(result.openQuestions),
+        "summaryUnquotedNumbers": unquoted_numbers(result.summary, [c["quote"] for c in confirmed]),
+    }
+
+
 def make_synthesize(
     deps: ResearchDeps,
 ) -> ConfiguredStep[ResearchState, ResearchState]:
@@ -147,31 +179,9 @@ def make_synthesize(
                 "model_calls": 1,
                 "notes": ["synthesis failed: the confirmed claims are listed unmerged"],
             }
-        retrieved: dict[str, str] = {}
-        for s in state.get("sources", []):
-            # a withheld page was fetched but never read: it supports no finding
-            if s.get("fetched") and not s.get("withheld"):
-                retrieved.setdefault(norm_url(s["url"]), s["url"])
+        retrieved = _retrieved(state.get("sources", []))
         findings, notes = ground_findings(result, confirmed, retrieved)
-        synthesis: SynthesisRecord = {
-            "summary": result.summary,
-            "findings": [
-                {
-                    "claim": f.claim,
-                    "confidence": f.confidence,
-                    "sources": list(f.sources),
-                    "evidence": f.evidence,
-                    "claims": list(f.claims),
-                    "vote": f.vote,
-                }
-                for f in result.findings
-            ],
-            "caveats": result.caveats,
-            "openQuestions": None if result.openQuestions is None else list(result.openQuestions),
-            "summaryUnquotedNumbers": unquoted_numbers(
-                result.summary, [c["quote"] for c in confirmed]
-            ),
-        }
+        synthesis = _synthesis_record(result, confirmed)
         if synthesis["summaryUnquotedNumbers"]:
             notes.append(
                 "the summary states numbers no verified quote holds: "

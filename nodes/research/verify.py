@@ -85,6 +85,20 @@ def always(_kind: str, _site: str) -> bool:
     return True
 
 
+def _voter_hits(
+    question: str, voter: int, searcher: WebSearch, budget: VoterBudget
+) -> list[HitRecord]:
+    """The voter's search results, its searches' queries written by code."""
+    hits: list[HitRecord] = []
+    for n in range(budget.searches):
+        try:
+            found = searcher.search(voter_query(question, voter + n), max_results=budget.results)
+            hits += [h.as_dict() for h in found]
+        except Exception:  # noqa: BLE001 (a flaky provider leaves the voter without evidence)
+            continue
+    return hits
+
+
 def gather_counter_evidence(
     question: str, claim: ClaimRecord, voter: int, searcher: WebSearch | None,
     fetcher: Fetch | None,
@@ -105,14 +119,7 @@ def gather_counter_evidence(
     withheld: list[WithheldRead] = []
     if searcher is None or budget.searches <= 0:
         return read, withheld
-    hits: list[HitRecord] = []
-    for n in range(budget.searches):
-        try:
-            found = searcher.search(voter_query(question, voter + n), max_results=budget.results)
-            hits += [h.as_dict() for h in found]
-        except Exception:  # noqa: BLE001 (a flaky provider leaves the voter without evidence)
-            continue
-    hits, dropped = screen_hits(hits)
+    hits, dropped = screen_hits(_voter_hits(question, voter, searcher, budget))
     withheld += dropped
     own = str(claim.get("sourceUrl") or "")
     excluded_sites = {site_of(own), *claim.get("corroboratedBy", ())}
@@ -271,6 +278,13 @@ def run_vote(
         return vote
     assert status != "rejected"
     vote["status"] = status
+    _settle(vote, verdict, why)
+    return vote
+
+
+def _settle(vote: VoteRecord, verdict: VerdictRecord, why: str | None) -> None:
+    """A vote that stands: a counter-source the voter did not read dropped, an uncertain
+    verdict marked with why, else the site the vote rests on."""
     cited = norm_url(str(verdict.get("counterSource") or ""))
     if cited and why == "cites a source it did not read":
         # model output never chooses a URL: a source the voter did not read is dropped
@@ -281,7 +295,6 @@ def run_vote(
         vote["uncertainWhy"] = why
     else:
         vote["site"] = site_of(str(verdict["counterSource"]))
-    return vote
 
 
 def _ask(
