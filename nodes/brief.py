@@ -21,7 +21,6 @@ import json
 import uuid
 from collections.abc import Sequence
 
-from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
@@ -32,10 +31,10 @@ from refgate.config import BRIEF, RunContext
 from refgate.events import TraceEvent, event
 from refgate.memory.decisions import recall_decisions
 from refgate.memory.threads import check_thread_owner, workspace_identity
-from refgate.nodes.common import Deps, load_prompt, resolve_workspace, thread_id_of
+from refgate.nodes.common import Deps, resolve_workspace, thread_id_of
 from refgate.nodes.conversation import conversation_block
 from refgate.nodes.frame import PassFrame, PassNode, PassOutput, PassRun, run_pass
-from refgate.nodes.loop import PassOutcome, run_tool_pass
+from refgate.nodes.loop import PassOutcome
 from refgate.nodes.parsing import parse_json_object
 from refgate.nodes.recheck import decision_origin, recheck_recalled
 from refgate.nodes.state import Plan, WorkbenchState
@@ -303,14 +302,14 @@ def make_brief(deps: Deps) -> PassNode:
             deps,
             fresh,
             runtime,
-            lambda run: _plan_run(run, state, deps),
+            lambda run: _plan_run(run, state),
             start={"run_id": run_id},
         )
 
     return brief
 
 
-def _plan_run(run: PassRun, state: WorkbenchState, deps: Deps) -> PassOutput:
+def _plan_run(run: PassRun, state: WorkbenchState) -> PassOutput:
     """BRIEF's own logic: recall, the planning tool rounds, the plan and what it may follow."""
     ctx = run.ctx
     _prewarm_sandbox(ctx)
@@ -320,14 +319,7 @@ def _plan_run(run: PassRun, state: WorkbenchState, deps: Deps) -> PassOutput:
         f"Question: {question}{conversation_block(state, ctx.settings.history_turns)}\n\n"
         f"{_workspace_summary(ctx)}{_recalled_block(recalled, ctx)}"
     )
-    out = run_tool_pass(
-        pass_name=BRIEF,
-        model=deps.model(BRIEF, ctx.settings),
-        messages=[SystemMessage(load_prompt(BRIEF)), HumanMessage(prompt)],
-        ctx=ctx,
-        max_rounds=ctx.settings.rounds_for(BRIEF),
-    )
-    run.events.extend(out.events)
+    out = run.tool_rounds(prompt)
     plan, fallback = _plan_of(out, question, ctx, run.events)
     dropped = _attach_recalled(plan, recalled, prompt, out, ctx, run.events)
     if fallback:

@@ -4,21 +4,24 @@ from __future__ import annotations
 
 from typing import get_args
 
-from langchain_core.messages import HumanMessage, SystemMessage
-from langgraph.runtime import Runtime
-
 from refgate.catalog.toolspec import ToolContext
-from refgate.config import COMPOSE, RunContext
+from refgate.config import COMPOSE
 from refgate.nodes.common import (
     Deps,
     fenced_model_text,
-    load_prompt,
     notes_block,
     plan_block,
     refs_block,
 )
 from refgate.nodes.conversation import conversation_block
-from refgate.nodes.frame import PassFrame, PassNode, PassOutput, PassRun, run_pass
+from refgate.nodes.frame import (
+    PassFrame,
+    PassNode,
+    PassOutput,
+    PassRun,
+    attempt_start,
+    pass_node,
+)
 from refgate.nodes.loop import stream_model
 from refgate.nodes.state import WorkbenchState
 from refgate.provenance.budget import check_answer_length
@@ -55,31 +58,15 @@ COMPOSE_FRAME = PassFrame(COMPOSE)
 
 
 def make_compose(deps: Deps) -> PassNode:
-    def compose(state: WorkbenchState, runtime: Runtime[RunContext]) -> WorkbenchState:
-        """COMPOSE pass (no tools): writes ``answer``."""
-        attempt = int(state.get("gate_attempts") or 0)
-        return run_pass(
-            COMPOSE_FRAME,
-            deps,
-            state,
-            runtime,
-            lambda run: _compose_run(run, deps),
-            start={"attempt": attempt + 1},
-        )
-
-    return compose
+    return pass_node(COMPOSE_FRAME, deps, _compose_run, start=attempt_start)
 
 
-def _compose_run(run: PassRun, deps: Deps) -> PassOutput:
-    """COMPOSE's own logic: the prompt, the streamed answer, its length check."""
+def _compose_run(run: PassRun) -> PassOutput:
+    """COMPOSE pass (no tools): writes ``answer``, streamed as it is written."""
     ctx = run.ctx
     # the answer is streamed as it is written (answer_delta events; the messages stream)
     reply = stream_model(
-        deps.model(COMPOSE, ctx.settings),
-        [SystemMessage(load_prompt(COMPOSE)), HumanMessage(_compose_prompt(run.state, ctx))],
-        COMPOSE,
-        run.events,
-        ctx.emit,
+        run.model(), run.messages(_compose_prompt(run.state, ctx)), COMPOSE, run.events, ctx.emit
     )
     answer = reply.content if isinstance(reply.content, str) else str(reply.content)
     check_answer_length(answer.strip(), ctx.settings)

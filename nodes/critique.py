@@ -10,18 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from langchain_core.messages import HumanMessage, SystemMessage
-from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from refgate.catalog.skillbook import PRIMARY_SOURCE, SECONDARY_ALLOWED
-from refgate.config import CRITIQUE, RunContext
-from refgate.nodes.common import Deps, load_prompt, notes_block, plan_block, refs_block
+from refgate.config import CRITIQUE
+from refgate.nodes.common import Deps, notes_block, plan_block, refs_block
 from refgate.nodes.conversation import conversation_block
-from refgate.nodes.frame import PassFrame, PassNode, PassOutput, PassRun, run_pass
+from refgate.nodes.frame import PassFrame, PassNode, PassOutput, PassRun, pass_node
 from refgate.nodes.loop import invoke_model
 from refgate.nodes.parsing import parse_string_list
-from refgate.nodes.state import Plan, WorkbenchState
+from refgate.nodes.state import Plan
 from refgate.refs import REF_KINDS, as_ref_map, is_emitted_result
 from refgate.tools.registry import CATALOG
 
@@ -139,15 +137,12 @@ CRITIQUE_FRAME = PassFrame(CRITIQUE)
 
 
 def make_critique(deps: Deps) -> PassNode:
-    def critique(state: WorkbenchState, runtime: Runtime[RunContext]) -> WorkbenchState:
-        """CRITIQUE pass (no tools): writes ``critiques``."""
-        return run_pass(CRITIQUE_FRAME, deps, state, runtime, lambda run: _critique_run(run, deps))
-
-    return critique
+    return pass_node(CRITIQUE_FRAME, deps, _critique_run)
 
 
-def _critique_run(run: PassRun, deps: Deps) -> PassOutput:
-    """CRITIQUE's own logic: the checklist and gaps by code, then the model's judgement."""
+def _critique_run(run: PassRun) -> PassOutput:
+    """CRITIQUE pass (no tools): writes ``critiques``: the checklist and gaps by code, then
+    the model's judgement."""
     ctx, state = run.ctx, run.state
     plan = state.get("plan") or {}
     refs = ctx.ledger.all()
@@ -163,12 +158,7 @@ def _critique_run(run: PassRun, deps: Deps) -> PassOutput:
         f"Evidence refs:\n{refs_block(refs, pass_name=CRITIQUE)}\n\n"
         "Gaps found by code:\n" + ("\n".join(f"- {g}" for g in gaps) or "- none")
     )
-    reply = invoke_model(
-        deps.model(CRITIQUE, ctx.settings),
-        [SystemMessage(load_prompt(CRITIQUE)), HumanMessage(human)],
-        CRITIQUE,
-        run.events,
-    )
+    reply = invoke_model(run.model(), run.messages(human), CRITIQUE, run.events)
     critiques = gaps + [c for c in parse_string_list(str(reply.content)) if c not in gaps]
     return PassOutput(
         {"critiques": critiques},

@@ -31,10 +31,12 @@ DELIVER stays outside: it is code that posts once, and leaves no pass events.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
@@ -43,7 +45,8 @@ from langgraph.store.base import BaseStore
 from refgate.catalog.toolspec import ToolContext
 from refgate.config import RunContext
 from refgate.events import EventFields, TraceEvent
-from refgate.nodes.common import Deps, PassTimer, budget_state, make_context
+from refgate.nodes.common import Deps, PassTimer, budget_state, load_prompt, make_context
+from refgate.nodes.loop import PassOutcome, run_tool_pass
 from refgate.nodes.state import WorkbenchState
 
 
@@ -66,6 +69,7 @@ class PassRun:
     """One pass as it runs: what its body reads (``state``, ``ctx``) and the trace it adds."""
 
     frame: PassFrame
+    deps: Deps
     state: WorkbenchState
     config: RunnableConfig
     store: BaseStore | None
@@ -73,6 +77,37 @@ class PassRun:
     timer: PassTimer
     #: The pass's trace events, its ``pass_start`` first; the body appends its own.
     events: list[TraceEvent] = field(default_factory=list)
+
+    def model(self) -> BaseChatModel:
+        """The pass's chat model (its setting, else the run's model)."""
+        return self.deps.model(self.frame.name, self.ctx.settings)
+
+    def messages(self, human: str) -> list[BaseMessage]:
+        """The pass's prompt file (``nodes/<pass>_prompt.md``) and ``human``."""
+        return [SystemMessage(load_prompt(self.frame.name)), HumanMessage(human)]
+
+    def tool_rounds(
+        self,
+        human: str,
+        *,
+        allowed: list[str] | None = None,
+        untrusted_prompt: bool = False,
+        prompt_influence: Sequence[str] = (),
+    ) -> PassOutcome:
+        """The pass's tool rounds on ``human`` (``run_tool_pass``, bounded by the pass's
+        rounds setting); their events join the pass's."""
+        out = run_tool_pass(
+            pass_name=self.frame.name,
+            model=self.model(),
+            messages=self.messages(human),
+            ctx=self.ctx,
+            max_rounds=self.ctx.settings.rounds_for(self.frame.name),
+            allowed=allowed,
+            untrusted_prompt=untrusted_prompt,
+            prompt_influence=prompt_influence,
+        )
+        self.events.extend(out.events)
+        return out
 
 
 @dataclass(frozen=True)
@@ -107,7 +142,7 @@ def open_pass(
     store = runtime.store if frame.uses_store else None
     ctx = make_context(frame.name, state, deps, config=config, store=store)
     timer = PassTimer(frame.name, ctx)
-    run = PassRun(frame, state, config, store, ctx, timer)
+    run = PassRun(frame, deps, state, config, store, ctx, timer)
     run.events.append(timer.start_event(**start))
     return run
 
@@ -122,6 +157,30 @@ def close_pass(run: PassRun, out: PassOutput) -> WorkbenchState:
     if run.frame.writes_budget:
         update["budget"] = budget_state(run.ctx)
     return update
+
+
+def pass_node(
+    frame: PassFrame,
+    deps: Deps,
+    body: PassBody,
+    start: Callable[[WorkbenchState], EventFields] | None = None,
+) -> PassNode:
+    """The graph node of a pass whose body is all it adds to the frame; ``start``: the
+    ``pass_start`` event's fields, from the state."""
+
+    def node(state: WorkbenchState, runtime: Runtime[RunContext]) -> WorkbenchState:
+        fields = start(state) if start is not None else None
+        return run_pass(frame, deps, state, runtime, body, start=fields)
+
+    node.__name__ = node.__qualname__ = frame.name
+    node.__doc__ = body.__doc__
+    return node
+
+
+def attempt_start(state: WorkbenchState) -> EventFields:
+    """The ``pass_start`` fields of a pass the GATE may send the run back through: which
+    attempt this is."""
+    return {"attempt": int(state.get("gate_attempts") or 0) + 1}
 
 
 def run_pass(

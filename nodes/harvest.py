@@ -22,7 +22,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.runtime import Runtime
@@ -34,10 +33,9 @@ from refgate.events import TraceEvent, TraceSummary, event, run_events
 from refgate.memory.audit import RunRecord, append_run, build_run_record
 from refgate.memory.decisions import remember_run_decision, untrusted_origins
 from refgate.nodes.artifacts import save_cited_tables
-from refgate.nodes.common import Deps, load_prompt
+from refgate.nodes.common import Deps
 from refgate.nodes.conversation import turn_record
 from refgate.nodes.frame import PassFrame, PassNode, PassOutput, PassRun, close_pass, open_pass
-from refgate.nodes.loop import run_tool_pass
 from refgate.nodes.state import Plan, WorkbenchState
 from refgate.payloads import JsonValue
 from refgate.provenance.boundaries import guard_external
@@ -290,7 +288,7 @@ def make_harvest(deps: Deps) -> PassNode:
     def harvest(state: WorkbenchState, runtime: Runtime[RunContext]) -> WorkbenchState:
         """HARVEST pass: trace summary, improvement candidates, remembered decisions."""
         run = open_pass(HARVEST_FRAME, deps, state, runtime, {})
-        found = _harvest_run(run, deps)
+        found = _harvest_run(run)
         update = close_pass(
             run,
             PassOutput(
@@ -303,7 +301,7 @@ def make_harvest(deps: Deps) -> PassNode:
     return harvest
 
 
-def _harvest_run(run: PassRun, deps: Deps) -> Harvested:
+def _harvest_run(run: PassRun) -> Harvested:
     """HARVEST's own logic: history, tables saved by code, candidates, remembered decisions."""
     ctx, state = run.ctx, run.state
     trace = run_events(list(state.get("trace") or []), state.get("run_id"))
@@ -323,7 +321,7 @@ def _harvest_run(run: PassRun, deps: Deps) -> Harvested:
             )
         )
     elif candidates:
-        _learn_lessons(run, candidates, gate, deps)
+        _learn_lessons(run, candidates, gate)
         decisions += [
             r.id for r in ctx.ledger.issued if r.kind == "decisionRef" and r.id not in decisions
         ]
@@ -360,7 +358,7 @@ def _remember_decisions(run: PassRun, made: Sequence[RunDecision], gate: Verdict
     return decisions
 
 
-def _learn_lessons(run: PassRun, candidates: Sequence[str], gate: Verdict, deps: Deps) -> None:
+def _learn_lessons(run: PassRun, candidates: Sequence[str], gate: Verdict) -> None:
     """The model's turn: which candidates become decisions (RememberDecision calls)."""
     ctx, state = run.ctx, run.state
     plan = state.get("plan") or {}
@@ -372,14 +370,7 @@ def _learn_lessons(run: PassRun, candidates: Sequence[str], gate: Verdict, deps:
         "Improvement candidates (derived from the trace):\n"
         + "\n".join(f"- {c}" for c in _shown_candidates(candidates, ctx))
     )
-    out = run_tool_pass(
-        pass_name=HARVEST,
-        model=deps.model(HARVEST, ctx.settings),
-        messages=[SystemMessage(load_prompt(HARVEST)), HumanMessage(human)],
-        ctx=ctx,
-        max_rounds=ctx.settings.rounds_for(HARVEST),
-    )
-    run.events.extend(out.events)
+    run.tool_rounds(human)
 
 
 def _with_summary(

@@ -5,16 +5,19 @@ On a GATE retry it receives the gate's issues and must produce the missing evide
 
 from __future__ import annotations
 
-from langchain_core.messages import HumanMessage, SystemMessage
-from langgraph.runtime import Runtime
-
 from refgate.catalog.toolspec import ToolContext
-from refgate.config import WORK, RunContext
+from refgate.config import WORK
 from refgate.events import TraceEvent, event
-from refgate.nodes.common import Deps, load_prompt, plan_block, refs_block
+from refgate.nodes.common import Deps, plan_block, refs_block
 from refgate.nodes.conversation import conversation_block
-from refgate.nodes.frame import PassFrame, PassNode, PassOutput, PassRun, run_pass
-from refgate.nodes.loop import run_tool_pass
+from refgate.nodes.frame import (
+    PassFrame,
+    PassNode,
+    PassOutput,
+    PassRun,
+    attempt_start,
+    pass_node,
+)
 from refgate.nodes.state import Plan, WorkbenchState
 from refgate.refs import ref_data
 from refgate.tools.mcp_call import pass_sessions as mcp_pass_sessions
@@ -84,41 +87,25 @@ WORK_FRAME = PassFrame(WORK, uses_store=True, writes_provenance=True)
 
 
 def make_work(deps: Deps) -> PassNode:
-    def work(state: WorkbenchState, runtime: Runtime[RunContext]) -> WorkbenchState:
-        """WORK pass: run tools, issue evidence refs."""
-        attempt = int(state.get("gate_attempts") or 0)
-        return run_pass(
-            WORK_FRAME,
-            deps,
-            state,
-            runtime,
-            lambda run: _work_run(run, deps),
-            start={"attempt": attempt + 1},
-        )
-
-    return work
+    return pass_node(WORK_FRAME, deps, _work_run, start=attempt_start)
 
 
-def _work_run(run: PassRun, deps: Deps) -> PassOutput:
-    """WORK's own logic: the prompt, the tools it may call, the tool rounds, its notes."""
+def _work_run(run: PassRun) -> PassOutput:
+    """WORK pass: run tools, issue evidence refs (the prompt, the tools it may call, the tool
+    rounds, its notes)."""
     ctx, state = run.ctx, run.state
     plan = state.get("plan") or {}
     external = [r.id for r in ctx.ledger.all().values() if r.is_external]
     allowed = _allowed_tools(plan, ctx, run.events)
     with mcp_pass_sessions(ctx):
-        out = run_tool_pass(
-            pass_name=WORK,
-            model=deps.model(WORK, ctx.settings),
-            messages=[SystemMessage(load_prompt(WORK)), HumanMessage(_work_prompt(state, ctx))],
-            ctx=ctx,
-            max_rounds=ctx.settings.rounds_for(WORK),
+        out = run.tool_rounds(
+            _work_prompt(state, ctx),
             allowed=allowed,
             # "Refs so far" shows external refs (BRIEF's reads, the first WORK's on a
             # GATE retry) to the model: B1 holds from the first round
             untrusted_prompt=bool(external) or bool(plan.get("untrusted_fields")),
             prompt_influence=_prompt_influence(external, plan),
         )
-    run.events.extend(out.events)
     issued = {r.id: r for r in ctx.ledger.issued}
     notes = out.final_text
     if out.hit_bound:

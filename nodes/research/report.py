@@ -338,7 +338,7 @@ def to_markdown(report: Mapping[str, Any]) -> str:
     # HTML and links to anything but the run's own sources become text (the workbench's rule).
     allowed = research_urls(report)
     body = inert_answer("\n".join(lines), allowed)
-    body += _cut_section(report.get("cut") or {}, allowed)
+    body += _cut_section(report.get("cut"), allowed)
     stats = ["## Stats", "```json", json.dumps(report.get("stats", {}), indent=2), "```"]
     return body + "\n" + "\n".join(stats) + "\n"
 
@@ -434,9 +434,9 @@ def _sending_lines(sent: Sequence[dict[str, str]], refused: Sequence[Refusal]) -
     return lines
 
 
-def _cut_section(cut: CutOut, allowed: frozenset[str]) -> str:
+def _cut_section(cut: CutOut | None, allowed: frozenset[str]) -> str:
     """Every claim past the cut, per source and in a collapsed section ("" when none)."""
-    if not cut.get("count"):
+    if not cut or not cut.get("count"):
         return ""
     head = [f"## Claims not verified ({cut['count']} past the cut)"]
     head += [f"- <{s['source']}>: {s['count']}" for s in cut.get("bySource", [])]
