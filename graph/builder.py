@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -16,6 +18,7 @@ from refgate.config import (
     GATE,
     HARVEST,
     WORK,
+    WORKBENCH_PASSES,
     AfterWork,
     RunContext,
     Settings,
@@ -28,8 +31,10 @@ from refgate.nodes.common import Deps
 from refgate.nodes.compose import make_compose
 from refgate.nodes.critique import make_critique
 from refgate.nodes.deliver import make_deliver
+from refgate.nodes.frame import PassNode
 from refgate.nodes.gate.node import make_gate
 from refgate.nodes.harvest import make_harvest
+from refgate.nodes.state import ConfiguredStep
 from refgate.nodes.work import make_work
 from refgate.redaction import redacting
 from refgate.workspace import Workspace, load_workspace
@@ -41,6 +46,39 @@ WorkbenchGraph = CompiledStateGraph[WorkbenchState, RunContext, WorkbenchInput, 
 def route_after_work(state: WorkbenchState) -> AfterWork:
     """First WORK goes to CRITIQUE; the GATE retry's WORK goes straight to COMPOSE."""
     return COMPOSE if int(state.get("gate_attempts") or 0) > 0 else CRITIQUE
+
+
+#: Where a pass that routes by itself may go (the GATE's ``Command``: retry WORK, else HARVEST).
+ROUTES: dict[str, tuple[str, ...]] = {GATE: (WORK, HARVEST)}
+
+
+def pass_nodes(deps: Deps) -> dict[str, PassNode | ConfiguredStep[WorkbenchState, object]]:
+    """The node of every workbench pass, by pass name (``WORKBENCH_PASSES``), its errors
+    redacted."""
+    # a failed node's error is stored in the checkpoints: its secrets are masked first
+    return {
+        BRIEF: redacting(make_brief(deps)),
+        WORK: redacting(make_work(deps)),
+        CRITIQUE: redacting(make_critique(deps)),
+        COMPOSE: redacting(make_compose(deps)),
+        GATE: redacting(make_gate(deps)),
+        HARVEST: redacting(make_harvest(deps)),
+        DELIVER: redacting(make_deliver(deps)),
+    }
+
+
+def _add_edges(
+    builder: StateGraph[WorkbenchState, RunContext, WorkbenchInput, WorkbenchOutput],
+) -> None:
+    """The passes in ``WORKBENCH_PASSES`` order: START to the first, each to the next, the last
+    to END; WORK goes on by ``route_after_work``, a pass in ``ROUTES`` routes itself."""
+    builder.add_edge(START, WORKBENCH_PASSES[0])
+    for here, there in pairwise(WORKBENCH_PASSES):
+        if here == WORK:
+            builder.add_conditional_edges(WORK, route_after_work, [CRITIQUE, COMPOSE])
+        elif here not in ROUTES:
+            builder.add_edge(here, there)
+    builder.add_edge(WORKBENCH_PASSES[-1], END)
 
 
 def build_graph(
@@ -69,19 +107,8 @@ def build_graph(
         input_schema=WorkbenchInput,
         output_schema=WorkbenchOutput,
     )
-    # a failed node's error is stored in the checkpoints: its secrets are masked first
-    builder.add_node(BRIEF, redacting(make_brief(deps)))
-    builder.add_node(WORK, redacting(make_work(deps)))
-    builder.add_node(CRITIQUE, redacting(make_critique(deps)))
-    builder.add_node(COMPOSE, redacting(make_compose(deps)))
-    builder.add_node(GATE, redacting(make_gate(deps)), destinations=(WORK, HARVEST))
-    builder.add_node(HARVEST, redacting(make_harvest(deps)))
-    builder.add_node(DELIVER, redacting(make_deliver(deps)))
-    builder.add_edge(START, BRIEF)
-    builder.add_edge(BRIEF, WORK)
-    builder.add_conditional_edges(WORK, route_after_work, [CRITIQUE, COMPOSE])
-    builder.add_edge(CRITIQUE, COMPOSE)
-    builder.add_edge(COMPOSE, GATE)
-    builder.add_edge(HARVEST, DELIVER)
-    builder.add_edge(DELIVER, END)
+    nodes = pass_nodes(deps)
+    for name in WORKBENCH_PASSES:
+        builder.add_node(name, nodes[name], destinations=ROUTES.get(name))
+    _add_edges(builder)
     return builder.compile(checkpointer=checkpointer, store=store, name="workbench")

@@ -14,14 +14,7 @@ from refgate.nodes.common import (
     refs_block,
 )
 from refgate.nodes.conversation import conversation_block
-from refgate.nodes.frame import (
-    PassFrame,
-    PassNode,
-    PassOutput,
-    PassRun,
-    attempt_start,
-    pass_node,
-)
+from refgate.nodes.frame import PassFrame, PassNode, PassOutput, PassRun, attempt_start, pass_node
 from refgate.nodes.loop import stream_model
 from refgate.nodes.state import WorkbenchState
 from refgate.provenance.budget import check_answer_length

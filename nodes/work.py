@@ -10,14 +10,7 @@ from refgate.config import WORK
 from refgate.events import TraceEvent, event
 from refgate.nodes.common import Deps, plan_block, refs_block
 from refgate.nodes.conversation import conversation_block
-from refgate.nodes.frame import (
-    PassFrame,
-    PassNode,
-    PassOutput,
-    PassRun,
-    attempt_start,
-    pass_node,
-)
+from refgate.nodes.frame import PassFrame, PassNode, PassOutput, PassRun, attempt_start, pass_node
 from refgate.nodes.state import Plan, WorkbenchState
 from refgate.refs import ref_data
 from refgate.tools.mcp_call import pass_sessions as mcp_pass_sessions

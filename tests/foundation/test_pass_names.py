@@ -72,3 +72,10 @@ def test_the_graph_the_whitelist_and_the_settings_follow_the_definition(settings
     assert "gate" not in MODEL_PASSES and set(MODEL_PASSES) < set(CONTEXT_PASSES)
     models = {f for f in RunContext.model_fields if f.startswith("model_")}
     assert models == {f"model_{p}" for p in CONTEXT_PASSES}
+
+
+def test_the_graph_is_built_from_the_pass_list(settings):
+    from refgate.graph.builder import pass_nodes
+    from refgate.nodes.common import Deps
+
+    assert tuple(pass_nodes(Deps(settings=settings))) == WORKBENCH_PASSES
