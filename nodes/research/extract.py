@@ -11,9 +11,9 @@ from langchain_core.runnables import RunnableConfig
 from refgate.nodes.research.backends import ResearchBackend
 from refgate.nodes.research.common import emit, research_prompt, run_shared
 from refgate.nodes.research.core import quote_in_text, select_passages
-from refgate.nodes.research.deps import ResearchDeps, run_backend, run_web
+from refgate.nodes.research.deps import ResearchDeps, run_backend
 from refgate.nodes.research.inspect import page_verdict
-from refgate.nodes.research.outbound import Sending, policy_of
+from refgate.nodes.research.outbound import Sending
 from refgate.nodes.research.schemas import Extract
 from refgate.nodes.research.state import AngleState, FetchTask, PickedResult, SourceRecord
 from refgate.nodes.state import ConfiguredStep
@@ -113,8 +113,7 @@ def _keep_quoted_claims(record: SourceRecord, answer: Extract, page: Page, angle
 def make_fetch(deps: ResearchDeps) -> ConfiguredStep[FetchTask, AngleState]:
     def fetch(state: FetchTask, config: RunnableConfig) -> AngleState:
         source = state["source"]
-        _, web = run_web(deps, config)
-        out = Sending(None, web, question=state["question"], policy=policy_of(deps))
+        out = Sending.for_run(deps, config, state["question"])
         fetcher = out.fetcher
         backend = run_backend(deps, config)
         with run_shared(state["run_token"], config, deps.limits).limiter:

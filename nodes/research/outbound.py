@@ -15,8 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TypeVar
 
+from langchain_core.runnables import RunnableConfig
 from typing_extensions import TypedDict
 
+from refgate.nodes.research.deps import ResearchDeps, run_web
 from refgate.nodes.research.state import Refusal
 from refgate.provenance.armor import without_fences
 from refgate.provenance.taint import sent_entry
@@ -32,13 +34,14 @@ from refgate.tools.web_providers import Fetch, Page, SearchHit, WebSearch
 TOOL = "deep_research"
 
 
-def policy_of(deps: object) -> OutboundPolicy:
+def policy_of(deps: ResearchDeps) -> OutboundPolicy:
     """The graph's policy (given by the run that started it), else the settings' default."""
-    given = getattr(deps, "outbound", None)
-    if isinstance(given, OutboundPolicy):
-        return given
-    settings = getattr(deps, "settings", None)
-    return OutboundPolicy(allow_data=bool(getattr(settings, "outbound_workspace_data", False)))
+    if deps.outbound is not None:
+        return deps.outbound
+    settings = deps.settings
+    return OutboundPolicy(
+        allow_data=bool(settings is not None and settings.outbound_workspace_data)
+    )
 
 
 class SendingUpdate(TypedDict, total=False):
@@ -73,6 +76,27 @@ class Sending:
         self._untrusted = written_after_untrusted
         self.sent: list[dict[str, str]] = []
         self.refused: list[Refusal] = []
+
+    @classmethod
+    def for_run(
+        cls,
+        deps: ResearchDeps,
+        config: RunnableConfig,
+        question: str,
+        *,
+        written_after_untrusted: bool = False,
+        code_words: Iterable[str] = (),
+    ) -> Sending:
+        """The run's web providers (``run_web``) behind the run's outbound policy."""
+        search, fetch = run_web(deps, config)
+        return cls(
+            search,
+            fetch,
+            question=question,
+            policy=policy_of(deps),
+            written_after_untrusted=written_after_untrusted,
+            code_words=code_words,
+        )
 
     @property
     def searcher(self) -> WebSearch | None:

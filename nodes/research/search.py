@@ -11,9 +11,9 @@ from langgraph.types import Send
 
 from refgate.nodes.research.backends import ResearchBackend
 from refgate.nodes.research.common import emit, research_prompt, run_shared
-from refgate.nodes.research.deps import ResearchDeps, run_backend, run_web
+from refgate.nodes.research.deps import ResearchDeps, run_backend
 from refgate.nodes.research.inspect import screen_hits
-from refgate.nodes.research.outbound import Sending, policy_of
+from refgate.nodes.research.outbound import Sending
 from refgate.nodes.research.schemas import Search
 from refgate.nodes.research.state import (
     AngleRecord,
@@ -109,12 +109,10 @@ def make_search(deps: ResearchDeps) -> ConfiguredStep[AngleState, AngleState]:
     def search(state: AngleState, config: RunnableConfig) -> AngleState:
         angle = state["angle"]
         sh = run_shared(state["run_token"], config, lim)
-        web, _ = run_web(deps, config)
-        out = Sending(
-            web,
-            None,
-            question=state["question"],
-            policy=policy_of(deps),
+        out = Sending.for_run(
+            deps,
+            config,
+            state["question"],
             written_after_untrusted=bool(angle.get("writtenAfterUntrusted")),
         )
         searcher = out.searcher

@@ -33,9 +33,9 @@ from refgate.lexical import terms
 from refgate.nodes.research.backends import ResearchBackend
 from refgate.nodes.research.common import emit, research_prompt, run_shared
 from refgate.nodes.research.core import quote_in_text, select_passages, site_of
-from refgate.nodes.research.deps import ResearchDeps, run_backend, run_web
+from refgate.nodes.research.deps import ResearchDeps, run_backend
 from refgate.nodes.research.inspect import page_verdict, screen_hits
-from refgate.nodes.research.outbound import Sending, policy_of
+from refgate.nodes.research.outbound import Sending
 from refgate.nodes.research.refute import refutation_problem
 from refgate.nodes.research.schemas import Verdict
 from refgate.nodes.research.state import (
@@ -328,15 +328,8 @@ def make_verify(deps: ResearchDeps) -> ConfiguredStep[VerifyTask, ResearchState]
 
     def verify(state: VerifyTask, config: RunnableConfig) -> ResearchState:
         backend = run_backend(deps, config)
-        web_search, web_fetch = run_web(deps, config)
         # the voter's query is code: the question and a skeptical suffix
-        out = Sending(
-            web_search,
-            web_fetch,
-            question=state["question"],
-            policy=policy_of(deps),
-            code_words=SKEPTIC_SUFFIXES,
-        )
+        out = Sending.for_run(deps, config, state["question"], code_words=SKEPTIC_SUFFIXES)
         searcher, fetcher = out.searcher, out.fetcher
         sh = run_shared(state["run_token"], config, lim)
         claim_id = state["claim"]["id"]
