@@ -27,7 +27,7 @@ from refgate.nodes.common import Deps
 from refgate.nodes.compose import make_compose
 from refgate.nodes.critique import make_critique
 from refgate.nodes.deliver import make_deliver
-from refgate.nodes.gate.node import make_gate
+from refgate.nodes.gate import make_gate
 from refgate.nodes.harvest import make_harvest
 from refgate.nodes.work import make_work
 from refgate.redaction import redacting

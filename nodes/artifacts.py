@@ -15,7 +15,7 @@ from typing import Any
 
 from refgate.catalog.toolspec import ToolContext
 from refgate.events import TraceEvent, event
-from refgate.nodes.gate.markdown import split_units
+from refgate.gate.markdown import split_units
 from refgate.refs import SCHEMA_ROLE, Ref
 from refgate.tools.registry import get_spec
 

@@ -31,7 +31,7 @@ MAX_CARDS = 300
 #: Kinds that are evidence for an answer (the others are bookkeeping: skills, verdicts, ...).
 EVIDENCE_KINDS = ("valueRef", "tableRef", "dateRef", "docRef", "webRef", "artifactRef")
 
-#: How the GATE names a matched table cell / value (``nodes/gate/index.py``: ``row {r} [{col}]``
+#: How the GATE names a matched table cell / value (``refgate/gate/index.py``: ``row {r} [{col}]``
 #: and ``values.{name}``); tests/report ties these to the GATE's real output.
 _CELL = re.compile(r"^row (\d+) \[(.*?)\](?:=| \()")
 _VALUE = re.compile(r"^values\.(.+?)=")

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
 from refgate.cli.evaluation.questions import EvalQuestion, search_pattern
-from refgate.nodes.gate.coverage import uncovered
-from refgate.nodes.gate.numbers import Num, find_numbers
+from refgate.gate.coverage import uncovered
+from refgate.gate.numbers import Num, find_numbers
 
 #: The GATE appends this heading to an answer that went out with unmet claims; what follows it
 #: lists claims the answer could not back, so it is not part of the answer being scored.

@@ -1,6 +1,6 @@
 """Names that contain numbers ("S&P 500", "Form 10-K", "Rule 10b-5"): the built-in list.
 
-The GATE (``refgate.nodes.gate.names``) masks these names before it reads numbers and dates. A
+The GATE (``refgate.gate.names``) masks these names before it reads numbers and dates. A
 workspace adds its own (``[gate] names`` in ``refgate.toml``), checked when the workspace loads by
 ``refgate.workspace.check_names``.
 """

@@ -12,10 +12,10 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from refgate.nodes.gate import check_answer, markdown, matching, mentions, ranking
-from refgate.nodes.gate.index import build_index
-from refgate.nodes.gate.markdown import split_units
-from refgate.nodes.gate.numbers import Num, span_test
+from refgate.gate import check_answer, markdown, matching, mentions, ranking
+from refgate.gate.index import build_index
+from refgate.gate.markdown import split_units
+from refgate.gate.numbers import Num, span_test
 from refgate.refs import Ref
 
 RANK_PIECES = [
@@ -274,7 +274,7 @@ def test_kept_readings_follow_the_vocabulary():
 
 
 def test_checks_are_the_same_with_and_without_kept_indexes():
-    from refgate.nodes.gate import binding, index
+    from refgate.gate import binding, index
 
     table = Ref(
         id="tbl_00000000ab",
@@ -308,7 +308,7 @@ def test_checks_are_the_same_with_and_without_kept_indexes():
 
 
 def test_the_index_cache_keeps_its_bounds():
-    from refgate.nodes.gate.index import IndexCache
+    from refgate.gate.index import IndexCache
 
     cache = IndexCache(max_entries=2, max_bytes=64 * 400)
     refs = [_val(f"val_00000000a{i}", {"unemployment_rate": float(i)}) for i in range(4)]
@@ -333,8 +333,8 @@ CLAIM_PIECES = ["Revenue", "grew", "5", "to", "the", "margin", "was", "-", "๋งค์
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(st.sampled_from(CLAIM_PIECES), max_size=5), min_size=1, max_size=12))
 def test_claim_words_read_late_equal_words_read_at_once(claims):
-    from refgate.nodes.gate.quantity import ClaimWords
-    from refgate.nodes.gate.words import metric_words
+    from refgate.gate.quantity import ClaimWords
+    from refgate.gate.words import metric_words
 
     texts = [" ".join(pieces) for pieces in claims]
     lazy = []
@@ -355,7 +355,7 @@ def test_claim_words_read_late_equal_words_read_at_once(claims):
 
 
 def test_a_long_run_of_claims_without_words_passes_words_on():
-    from refgate.nodes.gate.quantity import ClaimWords
+    from refgate.gate.quantity import ClaimWords
 
     claim = ClaimWords("Revenue grew", None)
     for _ in range(50_000):

@@ -12,7 +12,7 @@
   read untrusted text.
 - **Conclusions checked by meaning** (``unsupported_conclusion``, warns, in every run): a
   recommendation, rating, risk verdict or absence claim, English or Korean
-  (``refgate.nodes.gate.conclusions``), that cites no verified evidence (a primary ref, not withheld, not
+  (``refgate.gate.conclusions``), that cites no verified evidence (a primary ref, not withheld, not
   influenced, whose claim the GATE did not block) is flagged, and listed first among the
   conclusions with its kind ("[unsupported rating] The stock is a strong buy.").
 - **Conclusions apart**: the answer's sentences that state no number, date or ranking and cite
@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from refgate.nodes.gate.conclusions import conclusion_kind
+from refgate.gate.conclusions import conclusion_kind
 from refgate.refs import Ref
 
 from .markdown import split_units

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from refgate.nodes.gate import GateReport, check_answer, unmet_section
+from refgate.gate import GateReport, check_answer, unmet_section
 from refgate.refs import Ref
 
 V = "val_0123456789"

@@ -13,13 +13,13 @@ import pytest
 from refgate.catalog.capabilities import EngineEnv, get_capability
 from refgate.catalog.toolspec import ToolContext
 from refgate.config import load_settings
-from refgate.nodes.gate import check_answer
+from refgate.gate import check_answer
 from refgate.refs import Ref, RefLedger
 from refgate.tools.read_capability import entries
 from refgate.tools.registry import get_spec
 from refgate.workspace import WorkspaceError, load_workspace
 
-SAMPLE = Path(__file__).resolve().parents[3] / "examples" / "us-macro"
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "us-macro"
 A, T, V, D = "api_00000000a1", "tbl_00000000b2", "val_00000000c3", "doc_00000000d4"
 
 

@@ -7,7 +7,7 @@ Observations 1-3 of the issue, each reproduced as it was reported, then the rule
 
 from __future__ import annotations
 
-from refgate.nodes.gate import check_answer
+from refgate.gate import check_answer
 from refgate.refs import Ref
 
 T, V, D = "tbl_00000000a1", "val_00000000b2", "doc_00000000c3"

@@ -10,10 +10,10 @@ import pytest
 
 from refgate.cli.evaluation.questions import load_questions
 from refgate.cli.evaluation.scoring import score_answer
-from refgate.nodes.gate import check_answer
+from refgate.gate import check_answer
 from refgate.refs import Ref
 
-EVAL = Path(__file__).resolve().parents[3] / "examples" / "us-macro" / "eval.jsonl"
+EVAL = Path(__file__).resolve().parents[2] / "examples" / "us-macro" / "eval.jsonl"
 V, T, D = "val_00000000a1", "tbl_00000000b2", "doc_00000000c3"
 KINDS = {V: {"kind": "valueRef"}, T: {"kind": "tableRef"}, D: {"kind": "docRef"}}
 #: The same correctly cited unemployment figure, given to every question.

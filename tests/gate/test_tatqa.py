@@ -15,10 +15,10 @@ from pathlib import Path
 
 from shared.tatqa_tables import header_and_rows, number_cell
 
-from refgate.nodes.gate import check_answer
+from refgate.gate import check_answer
 from refgate.refs import Ref
 
-DATA = Path(__file__).resolve().parents[2] / "data" / "tatqa" / "tatqa_dev_subset.json"
+DATA = Path(__file__).resolve().parents[1] / "data" / "tatqa" / "tatqa_dev_subset.json"
 SCALE_WORD = {"": "", "thousand": " thousand", "million": " million", "billion": " billion"}
 WRONG_SCALE = {"": " million", "thousand": " million", "million": " billion", "billion": " million"}
 

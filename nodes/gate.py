@@ -12,9 +12,9 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
 from refgate.events import event
+from refgate.gate import check_answer, unmet_section
+from refgate.gate.containment import review
 from refgate.nodes.common import Deps, PassTimer, make_context
-from refgate.nodes.gate import check_answer, unmet_section
-from refgate.nodes.gate.containment import review
 from refgate.nodes.state import ConfiguredStep, WorkbenchState
 from refgate.refs import ref_data
 

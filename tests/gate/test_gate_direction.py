@@ -7,7 +7,7 @@ direction of their own ("Decrease in revenue") are not changes of unknown direct
 
 from __future__ import annotations
 
-from refgate.nodes.gate import check_answer
+from refgate.gate import check_answer
 from refgate.refs import Ref
 
 T, V = "tbl_00000000d1", "val_00000000d2"

@@ -86,7 +86,7 @@ Empty evidence
 
 Names with numbers
     "S&P 500", "FTSE 100", "Nasdaq-100", "Russell 2000", "KOSPI 200", "Nikkei 225", "Fortune 500",
-    "Form 10-K", "Rule 10b-5", "Section 16", ... (``refgate.nodes.gate.numbered_names.DEFAULT_NAMES``, extended
+    "Form 10-K", "Rule 10b-5", "Section 16", ... (``refgate.gate.numbered_names.DEFAULT_NAMES``, extended
     by a workspace's ``[gate] names`` and ``check_answer(names=...)``) are names, not claims; a name
     matches only as written, so a number beside or glued to it ("S&P 5000", "FTSE 100,000") stays
     a claim.

@@ -8,7 +8,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from refgate.nodes.gate import check_answer
+from refgate.gate import check_answer
 from refgate.refs import Ref
 
 RID = "val_0123456789"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from refgate.nodes.gate import check_answer
+from refgate.gate import check_answer
 from refgate.refs import Ref
 
 

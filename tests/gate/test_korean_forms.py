@@ -1,12 +1,12 @@
-"""Korean number and period forms (nodes/gate/korean.py): triangle signs, direction words,
+"""Korean number and period forms (refgate/gate/korean.py): triangle signs, direction words,
 profit words, and half years / quarters with two-digit years."""
 
 from __future__ import annotations
 
 import pytest
 
-from refgate.nodes.gate.dates import find_dates
-from refgate.nodes.gate.numbers import find_numbers
+from refgate.gate.dates import find_dates
+from refgate.gate.numbers import find_numbers
 
 
 @pytest.mark.parametrize(
@@ -62,7 +62,7 @@ def test_period_search_near_keys_finds_every_period():
     the whole text, on random strings of period parts."""
     import random
 
-    from refgate.nodes.gate import korean
+    from refgate.gate import korean
 
     rng = random.Random(5)
 

@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from refgate.nodes.gate import check, check_answer
-from refgate.nodes.gate.collection import without_collection
+from refgate.gate import check, check_answer
+from refgate.gate.collection import without_collection
 from refgate.refs import Ref
 
 REF = Ref(id="val_1", kind="valueRef", payload={"values": {"gdp": 2.5}, "units": {"gdp": "%"}})

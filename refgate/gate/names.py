@@ -4,7 +4,7 @@ The GATE masks these spans before it reads numbers and dates, so "Among the S&P 
 constituents" is not a claim that 500 is a value. A name matches only as written (its words in
 order, any case, a blank or hyphen between its parts, nothing glued on either side), so "S&P 5000",
 "500 points" and the second 500 of "the S&P 500 rose 500 points" stay claims. The built-in list
-lives in ``refgate.nodes.gate.numbered_names`` and the check of a workspace's additions in
+lives in ``refgate.gate.numbered_names`` and the check of a workspace's additions in
 ``refgate.workspace.check_names``; a workspace adds names in ``refgate.toml``::
 
     [gate]
@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from refgate.nodes.gate.numbered_names import DEFAULT_NAMES
+from refgate.gate.numbered_names import DEFAULT_NAMES
 from refgate.workspace import check_names
 
 __all__ = ["DEFAULT_NAMES", "NamePattern", "check_names", "compiled", "name_spans"]
