@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from refgate.gate.verdict import GateReport
+    from refgate.gate.findings import GateReport
 
 import typer
 from rich.markup import escape

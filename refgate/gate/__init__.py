@@ -1,9 +1,25 @@
 """The GATE: bind every claim of an answer to the refs it cites and check the values.
 
 Pure, deterministic, no LLM, no I/O. ``check_answer(answer, refs)`` returns a ``GateReport``
-(``passed``, ``issues``, ``claims``, ``to_dict()``; types in ``verdict.py``);
+(``passed``, ``issues``, ``claims``, ``to_dict()``; types in ``findings.py``);
 ``unmet_section(report)`` renders the short "Not verified" section appended after a second block.
-The GATE pass of the workbench graph (``node.py``: ``make_gate``) runs it and routes.
+The GATE pass of the workbench graph (``refgate.nodes.gate``: ``make_gate``) runs it and routes.
+
+The stages (``STAGES``, in order; a module imports only modules before it)
+    base      helpers every stage reads: number, date, unit and word forms, the names with
+              numbers, the findings (``findings``), the ledger (``evidence.read_ledger``)
+    1 claims   the answer split into claims with their citations (``markdown.Claims``)
+    2 mentions each claim's numbers, dates, periods, units and rankings
+              (``mentions.ClaimMentions``; ``quantity``: what a number measures)
+    3 index    an index of each cited ref: its numbers, dates, labels and their places
+              (``cited.index_cited``, ``index.build_index``, ``lookup.RefIndex``)
+    4 bind     each mention bound to a place of the refs its claim cites
+              (``claim_checks.bind_claims`` -> ``Bound``; ``binding``, ``matching``)
+    5 verdict  the ledger, ranking and coverage rules over the bound claims
+              (``verdict.give_verdict`` -> ``findings.GateReport``)
+    run       ``check.check_answer`` runs stages 1 to 5
+    review    the pass's look after the verdict: containment and conclusions
+              (``containment.review``)
 
 What a claim is
     A sentence, list item, heading or markdown table row (header and separator excluded) that
@@ -93,14 +109,34 @@ Names with numbers
 """
 
 from .check import check_answer, check_input_error
-from .verdict import (
-    ISSUE_CODES,
-    ClaimCheck,
-    GateIssue,
-    GateReport,
-    Match,
-    MentionCheck,
-    unmet_section,
+from .findings import ISSUE_CODES, ClaimCheck, GateIssue, GateReport, Match, MentionCheck
+from .verdict import unmet_section
+
+#: The GATE's modules by stage, in the order data moves (tests/foundation/test_gate_stages.py: a
+#: module imports only modules listed before it).
+STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "base",
+        (
+            "korean",
+            "units",
+            "numbers",
+            "dates",
+            "words",
+            "numbered_names",
+            "names",
+            "collection",
+            "findings",
+            "evidence",
+        ),
+    ),
+    ("claims", ("markdown",)),
+    ("mentions", ("ranking", "mentions", "quantity")),
+    ("index", ("text_tables", "headers", "lookup", "index", "row_names", "documented", "cited")),
+    ("bind", ("matching", "binding", "claim_checks")),
+    ("verdict", ("coverage", "verdict")),
+    ("run", ("check",)),
+    ("review", ("conclusions", "containment")),
 )
 
 __all__ = [
@@ -110,6 +146,7 @@ __all__ = [
     "GateReport",
     "Match",
     "MentionCheck",
+    "STAGES",
     "check_answer",
     "check_input_error",
     "unmet_section",

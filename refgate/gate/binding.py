@@ -37,6 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .findings import Match
 from .index import TABLE_ROW, table_row_hint, value_facts
 from .lookup import NO_COL, PLACE_COLS, VALUE_PLACE, Item, Place, RefIndex, where_text
 from .matching import candidates
@@ -52,7 +53,6 @@ from .quantity import (
     sentence_directions,
 )
 from .row_names import in_named_row
-from .verdict import Match
 from .words import (
     label_words,
     metric_words,

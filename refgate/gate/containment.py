@@ -28,8 +28,8 @@ from collections.abc import Mapping, Sequence
 from refgate.gate.conclusions import conclusion_kind
 from refgate.refs import Ref
 
+from .findings import ISSUE_CODES, GateIssue, GateReport
 from .markdown import split_units
-from .verdict import ISSUE_CODES, GateIssue, GateReport
 
 ISSUE_CODES.update(
     {

@@ -1,23 +1,57 @@
 """The GATE's ledger rules: refs read from any form, the plan's required evidence, authority.
 
-``coerce_refs`` reads a ledger (``Ref`` objects or their dict form; invalid ones become
-``invalid_ref`` issues); ``read_required`` reads a skill's requiredEvidence (ref kinds,
-``primarySource``, ``secondaryAllowed``).
+``read_ledger`` reads what the GATE's stages check against (``Ledger``): ``coerce_refs`` reads
+the refs (``Ref`` objects or their dict form; invalid ones become ``invalid_ref`` issues);
+``read_required`` reads a skill's requiredEvidence (ref kinds, ``primarySource``,
+``secondaryAllowed``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence, Set
+from dataclasses import dataclass
 
 from pydantic import ValidationError
 
 from refgate.catalog.skillbook import PRIMARY_SOURCE, SECONDARY_ALLOWED
-from refgate.refs import REF_KINDS, Ref, coerce_ref
+from refgate.refs import REF_KINDS, Ref, coerce_ref, is_emitted_result
 
-from .verdict import GateIssue
+from .findings import GateIssue
 
 #: ``secondary_numbers`` values: a number backed only by secondary refs blocks, or warns.
 SECONDARY_POLICIES = ("block", "warn")
+
+
+@dataclass(frozen=True, slots=True)
+class Ledger:
+    """The refs an answer may cite, read once before the stages run, and the policy on them."""
+
+    #: The valid refs by id.
+    refs: dict[str, Ref]
+    #: What reading them found: invalid refs, missing or unknown required evidence.
+    issues: tuple[GateIssue, ...]
+    #: Authority: a number only secondary refs back blocks (else it warns).
+    secondary_blocks: bool
+    #: WORK emitted some result (``refs.is_emitted_result``).
+    emitted: bool
+
+
+def read_ledger(
+    refs: Mapping[str, object] | Iterable[object],
+    required_evidence: Sequence[str],
+    secondary_numbers: str,
+) -> Ledger:
+    """The ledger and its policy. Authority: a number whose only support is secondary (web)
+    evidence blocks by default; a skill (secondaryAllowed) or the setting relaxes it, unless a
+    skill requires primarySource."""
+    issues: list[GateIssue] = []
+    ref_map = coerce_refs(refs, issues)
+    # the ledger's kinds are read only when the plan requires some evidence
+    kinds = {r.kind for r in ref_map.values()} if required_evidence else frozenset()
+    primary, relaxed = read_required(required_evidence, kinds, issues)
+    secondary_blocks = primary or (secondary_numbers == "block" and not relaxed)
+    emitted = any(is_emitted_result(r) for r in ref_map.values())
+    return Ledger(ref_map, tuple(issues), secondary_blocks, emitted)
 
 
 def coerce_refs(refs: object, issues: list[GateIssue]) -> dict[str, Ref]:

@@ -1,4 +1,6 @@
-"""Markdown-aware claim splitting and citation extraction, for the GATE.
+"""Stage 1 of the GATE: split the answer into claims (markdown-aware), with their citations.
+
+Input: the answer and the ledger's ids. Output: ``Claims`` (``split_units``).
 
 An answer is cut into units: sentences of paragraphs, list items (split into sentences), headings
 and table rows. Fenced code blocks, inline code, HTML comments, URLs, images and a trailing
@@ -198,6 +200,19 @@ def _split_row(line: str) -> list[str]:
     if s.endswith("|") and not s.endswith("\\|"):
         s = s[:-1]
     return [c.strip() for c in _PIPE.split(s)]
+
+
+#: A cited id and the line of the answer it is written on.
+Citation = tuple[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Claims:
+    """What stage 1 found: the answer's claim units in answer order, and every id it cites with
+    its line (an id not in the ledger is a ``fake_ref_token``)."""
+
+    units: list[Unit]
+    citations: list[Citation]
 
 
 def split_units(answer: str, known: Container[str]) -> tuple[list[Unit], list[tuple[str, int]]]:

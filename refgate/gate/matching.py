@@ -9,10 +9,10 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Container, Iterator
 
+from .findings import Match
 from .index import NUMERIC_KINDS
 from .lookup import Item, RefIndex, _Arr, where_text
 from .numbers import Num
-from .verdict import Match
 
 _EPS = 1e-14  # float slack, relative; far below any shown precision
 

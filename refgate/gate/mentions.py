@@ -1,4 +1,7 @@
-"""Claim extraction for the GATE: the number, date and ranking mentions of each unit of an answer.
+"""Stage 2 of the GATE: find what each claim states: its numbers, dates, periods and rankings.
+
+Input: the claims (stage 1, ``markdown.Claims``). Output: one ``ClaimMentions`` per claim
+(``find_mentions``).
 
 ``scan_units`` reads every unit (sentence, list item, heading, table row) scanner by scanner:
 rankings, dates and "as of" phrases, then numbers outside the name, ranking and date spans; a
@@ -118,6 +121,24 @@ def _mentions_batch(
                     )
                 )
     return outs
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ClaimMentions:
+    """What stage 2 found in one claim: its mentions in order and, for a table row, its
+    identifier cells (the cells with letters and no mention, lower-cased)."""
+
+    unit: Unit
+    mentions: list[Mention]
+    row_labels: list[str]
+
+
+def find_mentions(units: list[Unit], names: NamePattern | None = None) -> list[ClaimMentions]:
+    """The mentions of every claim (``scan_units``), each beside its claim."""
+    return [
+        ClaimMentions(unit, mentions, labels)
+        for unit, (mentions, labels) in zip(units, scan_units(units, names), strict=True)
+    ]
 
 
 #: A table cell holding one plain number ("1,234.5", "17", ".5"): read directly, as

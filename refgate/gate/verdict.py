@@ -1,154 +1,124 @@
-"""The GATE's verdict: issues, per-claim matches, and the "Not verified" section."""
+"""Stage 5 of the GATE: give the verdict on the answer, and the "Not verified" section.
+
+Input: the answer, the ledger (``evidence.Ledger``), the claims (stage 1, ``markdown.Claims``),
+what binding found (stage 4, ``claim_checks.Bound``) and what the caller asked (``Asked``).
+Output: the ``GateReport`` (``findings``; ``to_dict`` gives the kernel's plain
+``refgate.verdict.Verdict``). Its issues come in this order: the ledger's, the answer-wide ones
+(no emitted result when required, an empty answer), fake ref ids, the claims' in answer order,
+the ranking rules, a data claim without an emitted result, then the question's coverage.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from refgate.verdict import IssueRecord, MentionRecord, Severity, Verdict
+from refgate.verdict import Severity
 
-#: Every issue code the gate emits, with what it means (for docs and the verifyRef payload).
-ISSUE_CODES: dict[str, str] = {
-    "uncited_claim": "a number, date or ranking with no citation",
-    "fake_ref_token": "a cited id that is not in the ledger (or a truncated id)",
-    "unsupported_numeric_claim": "a number that no cited ref supports",
-    "unsupported_date_claim": "a date or period absent from the cited refs",
-    "missing_ranking_table_ref": "a ranking without a cited tableRef holding the ranked items, "
-    "or a ranking answer without its markdown evidence table",
-    "missing_ranking_frame": "a ranking answer that does not state its universe and metric, or "
-    "whose evidence table shows no raw value",
-    "missing_required_evidence": "a ref kind the selected skills require is absent",
-    "unknown_required_evidence": "a requiredEvidence item that is neither a ref kind nor "
-    "'primarySource'",
-    "emit_result_missing": "the answer states data claims (or the skills require results) and "
-    "WORK emitted no valueRef/tableRef/dateRef (a dataset's schema table does not count)",
-    "external_only_numeric": "a number supported only by secondary refs (web pages); blocking by "
-    "default, a warning when a skill lists 'secondaryAllowed' or secondary_numbers = 'warn' "
-    "(never when a skill requires 'primarySource')",
-    "value_of_other_quantity": "a number found in the cited refs only at a place whose labels "
-    "name another quantity than the claim's metric words (the detail names the place)",
-    "value_of_other_period": "a number found in the cited refs only at a place of another period "
-    "than the claim states (its column, its row's period, the ref's period)",
-    "value_of_other_sign": "a number written without a sign whose only matching place holds a "
-    "negative value, in a claim that does not say in words that it is negative (a loss, a cost, "
-    "a fall); or one the claim states as a fall ('fell 5%') whose only matching place is a "
-    "change that rose (+5 under '% Change', a revenue_growth value)",
-    "unit_kind_mismatch": "a number found in the cited refs only in another unit kind (percent, "
-    "multiple, currency amount, count)",
-    "value_not_computed": "a number backed only by an emitted value the code wrote as a literal, "
-    "or from a call that read no dataset, and by no dataset-backed ref",
-    "question_not_covered": "a quantity or period the question names that no verified claim "
-    "states; a warning, blocking with question_coverage = 'block'",
-    "invalid_ref": "a ref in the ledger that is not a valid Ref",
-    "empty_answer": "the answer is empty",
-}
+from .claim_checks import Bound
+from .coverage import uncovered
+from .evidence import NO_EMITTED, Ledger
+from .findings import ClaimCheck, GateIssue, GateReport
+from .markdown import Citation, Claims, Unit
+from .names import NamePattern
+from .ranking import ranking_frame
 
 
-@dataclass(slots=True)
-class GateIssue:
-    """One finding. ``claim`` is the sentence, list item or table row it is about ('' if global)."""
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """What the caller asked of the verdict besides the stages' outputs."""
 
-    code: str
-    claim: str
-    detail: str
-    ref_ids: list[str] = field(default_factory=list)
-    severity: Severity = "block"
-
-    def to_dict(self) -> IssueRecord:
-        return {
-            "code": self.code,
-            "claim": self.claim,
-            "detail": self.detail,
-            "ref_ids": list(self.ref_ids),
-            "severity": self.severity,
-        }
+    #: What was asked: the quantities and periods it names must be stated by verified claims.
+    question: str
+    #: The severity of ``question_not_covered``.
+    coverage: Severity
+    #: Block when WORK emitted no result even if no claim needs one.
+    require_emitted: bool
 
 
-@dataclass(slots=True)
-class Match:
-    """A ref value that supports a mention, and how (``where`` names the payload field/cell)."""
-
-    ref_id: str
-    how: str
-    #: The ref is secondary evidence (a web page): alone it does not make a number primary.
-    secondary: bool = False
-
-
-@dataclass(slots=True)
-class MentionCheck:
-    """One number, date or ranking inside a claim, and what supports it."""
-
-    kind: str  # number | date | ranking
-    text: str
-    supported: bool
-    matches: list[Match] = field(default_factory=list)
-    note: str = ""
-
-    def to_dict(self) -> MentionRecord:
-        return {
-            "kind": self.kind,
-            "text": self.text,
-            "supported": self.supported,
-            "matches": [
-                {"ref_id": m.ref_id, "how": m.how, "secondary": m.secondary} for m in self.matches
-            ],
-            "note": self.note,
-        }
+def give_verdict(
+    answer: str, ledger: Ledger, claims: Claims, bound: Bound, asked: Asked, names: NamePattern
+) -> GateReport:
+    """The report: ``passed`` unless some issue blocks."""
+    issues = [
+        *ledger.issues,
+        *_answer_issues(answer, ledger, asked),
+        *_fake_refs(answer, claims.citations, ledger),
+        *bound.issues,
+        *_ranking_rules(claims.units, bound, names),
+    ]
+    if bound.data_claim and not ledger.emitted and not asked.require_emitted:
+        issues.append(GateIssue("emit_result_missing", "", NO_EMITTED))
+    if asked.question.strip():
+        issues.extend(_not_covered(asked, bound.claims))
+    passed = not any(i.severity == "block" for i in issues)
+    return GateReport(passed, issues, bound.claims)
 
 
-@dataclass(slots=True)
-class ClaimCheck:
-    """One claim (sentence, list item, heading or table row) with its citations and mentions."""
-
-    text: str
-    unit: str
-    line: int
-    ref_ids: list[str]
-    mentions: list[MentionCheck]
-
-    @property
-    def supported(self) -> bool:
-        return bool(self.ref_ids) and all(m.supported for m in self.mentions)
+def _answer_issues(answer: str, ledger: Ledger, asked: Asked) -> list[GateIssue]:
+    """No emitted result though the plan requires one; an empty answer."""
+    out = []
+    if asked.require_emitted and not ledger.emitted:
+        out.append(GateIssue("emit_result_missing", "", NO_EMITTED))
+    if not answer.strip():
+        out.append(GateIssue("empty_answer", "", "the answer is empty"))
+    return out
 
 
-@dataclass(slots=True)
-class GateReport:
-    """The verdict: ``passed`` is False iff some issue has severity "block"."""
+def _fake_refs(answer: str, citations: list[Citation], ledger: Ledger) -> list[GateIssue]:
+    """``fake_ref_token`` for each cited id that is not in the ledger (once per line)."""
+    out: list[GateIssue] = []
+    lines = answer.splitlines()
+    seen_fake: set[Citation] = set()
+    for tok, line in citations:
+        if tok in ledger.refs or (tok, line) in seen_fake:
+            continue
+        seen_fake.add((tok, line))
+        full = [i for i in ledger.refs if i.startswith(tok) and i != tok]
+        why = (
+            f"[{tok}] looks truncated (prefix of {full[0]})"
+            if full
+            else f"[{tok}] is not an id in the ref ledger"
+        )
+        text = lines[line].strip() if line < len(lines) else ""
+        out.append(GateIssue("fake_ref_token", text, why, [tok]))
+    return out
 
-    passed: bool
-    issues: list[GateIssue]
-    claims: list[ClaimCheck]
 
-    @property
-    def blocking(self) -> list[GateIssue]:
-        return [i for i in self.issues if i.severity == "block"]
+def _ranking_rules(units: list[Unit], bound: Bound, names: NamePattern) -> list[GateIssue]:
+    """A ranking answer renders its evidence table and states its frame."""
+    out: list[GateIssue] = []
+    ranking_prose, rank_rows = bound.ranking_prose, bound.rank_rows
+    if ranking_prose and not rank_rows:
+        out.append(
+            GateIssue(
+                "missing_ranking_table_ref",
+                ranking_prose[0],
+                "a ranking answer must render the markdown evidence table (identifier, "
+                "period, raw value, metric, rank) with each row citing its tableRef",
+            )
+        )
+    if ranking_prose or rank_rows:
+        frame = ranking_frame(units, rank_rows, names)
+        if frame:
+            out.append(
+                GateIssue(
+                    "missing_ranking_frame",
+                    ranking_prose[0] if ranking_prose else rank_rows[0].claim,
+                    "a ranking answer must state " + "; ".join(frame) + ". State the "
+                    "universe, filter and formula in the text and render the evidence table "
+                    "with identifier, period, raw value, metric and rank",
+                )
+            )
+    return out
 
-    @property
-    def warnings(self) -> list[GateIssue]:
-        return [i for i in self.issues if i.severity == "warn"]
 
-    def to_dict(self) -> Verdict:
-        """JSON-able form (the verifyRef payload and the graph state)."""
-        return {
-            "passed": self.passed,
-            "issues": [i.to_dict() for i in self.issues],
-            "claims": [
-                {
-                    "text": c.text,
-                    "unit": c.unit,
-                    "line": c.line,
-                    "ref_ids": list(c.ref_ids),
-                    "supported": c.supported,
-                    "mentions": [m.to_dict() for m in c.mentions],
-                }
-                for c in self.claims
-            ],
-            "counts": {
-                "claims": len(self.claims),
-                "supported_claims": sum(1 for c in self.claims if c.supported),
-                "blocking": len(self.blocking),
-                "warnings": len(self.warnings),
-            },
-        }
+def _not_covered(asked: Asked, claims: list[ClaimCheck]) -> list[GateIssue]:
+    """``question_not_covered`` for what the question asks that no verified claim states."""
+    verified = [c.text for c in claims if c.supported]
+    return [
+        GateIssue("question_not_covered", "", what, [], asked.coverage)
+        for what in uncovered(asked.question, verified, verified=True)
+    ]
 
 
 def _short(text: str, limit: int = 160) -> str:
