@@ -16,11 +16,14 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from refgate.refs import CITATION_BRACKET
+
 from . import korean
 
 _WORD = re.compile(r"[a-z]+|[가-힣]+")
-#: Citations (``[val_0123456789]``) and markup: no metric words.
-_CITATION = re.compile(r"\[[^\]]*\]|\b[a-z]{2,5}_[0-9a-f]{3,}\b")
+#: A ref id written outside a citation bracket (``val_0123456789``): no metric word (nor is a
+#: citation, ``refs.CITATION_BRACKET``).
+_BARE_REF_ID = re.compile(r"\b[a-z]{2,5}_[0-9a-f]{3,}\b")
 
 _STOP_WORDS = """
     a an the of in on at to for from by with and or as is are was were be been being has have had
@@ -178,8 +181,10 @@ def metric_words(text: str) -> frozenset[str]:
     """The metric words of a text (a claim's clause, a row label, a value name, a description)."""
     out = set()
     low = text.lower()
-    if "[" in low or "_" in low:
-        low = _CITATION.sub(" ", low)
+    if "[" in low:
+        low = CITATION_BRACKET.sub(" ", low)
+    if "_" in low:
+        low = _BARE_REF_ID.sub(" ", low)
     for w in _WORD.findall(low.replace("_", " ")):
         if w in _STOP or len(w) < 2 or (not w.isascii() and _KO_UNITS.issuperset(w)):
             continue
