@@ -1,105 +1,141 @@
 """The GATE pass (code, no LLM), a node of the workbench graph: check every claim against the refs it cites, then route.
 
-First block -> WORK once (then COMPOSE and GATE again; CRITIQUE is not repeated). Second block ->
-the answer goes out with a "not verified" section listing each unmet claim, then HARVEST.
+The checking is the library ``refgate.gate`` (``check_answer``, then ``containment.review``); this
+node reads the state, calls it, and writes the verdict (plain data, ``refgate.verdict.Verdict``),
+its verifyRef and its events. First block -> WORK once (then COMPOSE and GATE again; CRITIQUE is
+not repeated). Second block -> the answer goes out with a "not verified" section listing each
+unmet claim, then HARVEST.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
-from refgate.events import event
-from refgate.gate import check_answer, unmet_section
+from refgate.catalog.toolspec import ToolContext
+from refgate.events import TraceEvent, event
+from refgate.gate import GateReport, check_answer, unmet_section
 from refgate.gate.containment import review
 from refgate.nodes.common import Deps, PassTimer, make_context
 from refgate.nodes.state import ConfiguredStep, WorkbenchState
-from refgate.refs import ref_data
+from refgate.refs import Ref, ref_data
+from refgate.verdict import GateAttempt, IssueRecord, Verdict
 
 #: How many times the gate may block before the answer goes out with its unmet claims.
 MAX_BLOCKS = 2
 
+GateRoute = Command[Literal["work", "harvest"]]
 
-def make_gate(deps: Deps) -> ConfiguredStep[WorkbenchState, Command[Literal["work", "harvest"]]]:
-    def gate(state: WorkbenchState, config: RunnableConfig) -> Command[Literal["work", "harvest"]]:
+
+def make_gate(deps: Deps) -> ConfiguredStep[WorkbenchState, GateRoute]:
+    def gate(state: WorkbenchState, config: RunnableConfig) -> GateRoute:
         """GATE pass: verdict, verifyRef, and the retry decision."""
         ctx = make_context("gate", state, deps, config=config)
         timer = PassTimer("gate", ctx)
         events = [timer.start_event()]
-        plan = state.get("plan") or {}
         answer = state.get("answer") or ""
-        report = check_answer(
-            answer,
-            ctx.ledger.all(),
-            required_evidence=plan.get("required_evidence") or (),
-            require_emitted=bool(plan.get("require_emitted")),
-            names=ctx.workspace.gate_names if ctx.workspace is not None else (),
-            secondary_numbers=ctx.settings.secondary_numbers,
-            vocabulary=ctx.workspace.vocabulary if ctx.workspace is not None else None,
-            question=str(state.get("question") or ""),
-            coverage=ctx.settings.question_coverage,
-        )
-        # Containment: withheld refs back nothing, influenced support and steered
-        # recommendations are flagged, unverified sentences are set apart as conclusions.
-        report, conclusions = review(
-            report,
-            answer,
-            ctx.ledger.all(),
-            withheld=ctx.taint.withheld_refs,
-            influenced_numbers=ctx.settings.influenced_numbers,
-            untrusted_read=any(r.is_external for r in ctx.ledger.all().values()),
-        )
-        verdict = report.to_dict()
-        verdict["conclusions"] = conclusions
-        attempts = int(state.get("gate_attempts") or 0) + (0 if report.passed else 1)
-        verdict["attempt"] = int(state.get("gate_attempts") or 0) + 1
-        vref = ctx.issue(
-            "verifyRef",
-            verdict,
-            title="gate verdict: " + ("passed" if report.passed else "blocked"),
-            source="gate",
-        )
-        verdict["verify_ref"] = vref.id
+        report, conclusions = _check(ctx, state, answer)
+        attempt = int(state.get("gate_attempts") or 0)
+        verdict, vref = _verdict(ctx, report, conclusions, attempt + 1)
         blocking = [i for i in verdict.get("issues", []) if i.get("severity", "block") == "block"]
-        ctx.emit(
-            {
-                "event": "gate_verdict",
-                "passed": report.passed,
-                "issues": [i.get("code") for i in blocking],
-                "attempt": verdict["attempt"],
-            }
-        )
-        events.append(
-            event(
-                "gate_verdict",
-                "gate",
-                passed=report.passed,
-                issues=[
-                    {"code": i.get("code"), "claim": i.get("claim", "")[:200]} for i in blocking
-                ],
-                verify_ref=vref.id,
-            )
-        )
-        update: dict[str, Any] = {
+        _emit(ctx, report.passed, blocking, verdict)
+        events.append(_verdict_event(report.passed, blocking, vref))
+        attempts = attempt + (0 if report.passed else 1)
+        attempt_record: GateAttempt = {
+            "passed": report.passed,
+            "issues": len(blocking),
+            "verify_ref": vref.id,
+        }
+        update: WorkbenchState = {
             "gate": verdict,
             "gate_attempts": attempts,
-            "gate_history": list(state.get("gate_history") or [])
-            + [{"passed": report.passed, "issues": len(blocking), "verify_ref": vref.id}],
+            "gate_history": [*(state.get("gate_history") or []), attempt_record],
             "refs": ref_data([vref]),
         }
         if report.passed:
-            events.append(timer.end_event(status="passed"))
-            update["trace"] = events
-            return Command(goto="harvest", update=update)
+            return _route("harvest", update, events, timer.end_event(status="passed"))
         if attempts < MAX_BLOCKS:
-            events.append(timer.end_event(status="blocked", next="work"))
-            update["trace"] = events
-            return Command(goto="work", update=update)
+            return _route("work", update, events, timer.end_event(status="blocked", next="work"))
         update["answer"] = answer.rstrip() + "\n\n" + unmet_section(report)
-        events.append(timer.end_event(status="blocked", next="harvest"))
-        update["trace"] = events
-        return Command(goto="harvest", update=update)
+        return _route("harvest", update, events, timer.end_event(status="blocked", next="harvest"))
 
     return gate
+
+
+def _check(ctx: ToolContext, state: WorkbenchState, answer: str) -> tuple[GateReport, list[str]]:
+    """The GATE's report on the answer against the ledger, after containment: withheld refs back
+    nothing, influenced support and steered recommendations are flagged, unverified sentences
+    are set apart as conclusions."""
+    plan = state.get("plan") or {}
+    refs = ctx.ledger.all()
+    workspace = ctx.workspace
+    report = check_answer(
+        answer,
+        refs,
+        required_evidence=plan.get("required_evidence") or (),
+        require_emitted=bool(plan.get("require_emitted")),
+        names=workspace.gate_names if workspace is not None else (),
+        secondary_numbers=ctx.settings.secondary_numbers,
+        vocabulary=workspace.vocabulary if workspace is not None else None,
+        question=str(state.get("question") or ""),
+        coverage=ctx.settings.question_coverage,
+    )
+    return review(
+        report,
+        answer,
+        refs,
+        withheld=ctx.taint.withheld_refs,
+        influenced_numbers=ctx.settings.influenced_numbers,
+        untrusted_read=any(r.is_external for r in refs.values()),
+    )
+
+
+def _verdict(
+    ctx: ToolContext, report: GateReport, conclusions: list[str], attempt: int
+) -> tuple[Verdict, Ref]:
+    """The verdict as plain data, recorded as a verifyRef whose id it carries."""
+    verdict = report.to_dict()
+    verdict["conclusions"] = conclusions
+    verdict["attempt"] = attempt
+    vref = ctx.issue(
+        "verifyRef",
+        verdict,
+        title="gate verdict: " + ("passed" if report.passed else "blocked"),
+        source="gate",
+    )
+    verdict["verify_ref"] = vref.id
+    return verdict, vref
+
+
+def _emit(ctx: ToolContext, passed: bool, blocking: list[IssueRecord], verdict: Verdict) -> None:
+    """The ``gate_verdict`` stream event."""
+    ctx.emit(
+        {
+            "event": "gate_verdict",
+            "passed": passed,
+            "issues": [i.get("code") for i in blocking],
+            "attempt": verdict["attempt"],
+        }
+    )
+
+
+def _verdict_event(passed: bool, blocking: list[IssueRecord], vref: Ref) -> TraceEvent:
+    return event(
+        "gate_verdict",
+        "gate",
+        passed=passed,
+        issues=[{"code": i.get("code"), "claim": i.get("claim", "")[:200]} for i in blocking],
+        verify_ref=vref.id,
+    )
+
+
+def _route(
+    goto: Literal["work", "harvest"],
+    update: WorkbenchState,
+    events: list[TraceEvent],
+    end: TraceEvent,
+) -> GateRoute:
+    update["trace"] = [*events, end]
+    return Command(goto=goto, update=update)

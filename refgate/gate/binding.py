@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import cast
 
 from .findings import Match
 from .index import TABLE_ROW, table_row_hint, value_facts
@@ -232,6 +233,32 @@ class _RefPlaces:
         self.labelling: object = None
 
 
+@dataclass(slots=True)
+class _Search:
+    """One number's binding under way: the claim's number and quantity, the rows it names (per
+    ref), and what the candidates gave so far."""
+
+    num: Num
+    q: Quantity
+    rows: Mapping[str, frozenset[int]] | None
+    matches: list[Match] = field(default_factory=list)
+    #: Places that matched but hold a value not computed from data (``_At.computed``).
+    uncomputed: list[tuple[RefIndex, Item, str]] = field(default_factory=list)
+    #: Refs bound already (the first place of each).
+    done: set[str] = field(default_factory=set)
+    found: list[Candidate] = field(default_factory=list)
+    #: The first place the direction rule refused, and the direction it states.
+    refused: tuple[RefIndex, Item, int, bool] | None = None
+
+
+def _unit_and_period_agree(q: Quantity, item: Item, at: _At) -> bool:
+    """The place's unit kind is the claim's, and its own period one the claim states (when
+    both state one)."""
+    if not unit_agrees(q.kind, item, at.hint):
+        return False
+    return not (q.periods and at.periods and not _period_in(q.periods, at.periods))
+
+
 class Binder:
     """Binds numbers to places for one ``check_answer`` call. Each cited ref's places are read
     once per payload and vocabulary (``RefIndex.bound``, kept across calls); places labelled
@@ -247,7 +274,7 @@ class Binder:
 
     def _places(self, idx: RefIndex) -> _RefPlaces:
         """The ref's places as read under this call's vocabulary (kept with its index)."""
-        rp: _RefPlaces | None = idx.readings.get(self.vocab.key)
+        rp = cast("_RefPlaces | None", idx.readings.get(self.vocab.key))
         if rp is None:
             rp = idx.readings[self.vocab.key] = _RefPlaces()
         idx.bound = rp
@@ -257,7 +284,7 @@ class Binder:
         """The place ``item`` sits at (``None``: it sits at no place)."""
         if item[5] == VALUE_PLACE:
             return self._value_at(idx, item)
-        rp: _RefPlaces | None = idx.bound
+        rp = cast("_RefPlaces | None", idx.bound)
         if rp is None:
             rp = self._places(idx)
         key = item[5]
@@ -387,7 +414,7 @@ class Binder:
     def _labelling(self, idx: RefIndex) -> object:
         """What the places of ``idx`` are labelled with (refs labelled alike share one): a
         valueRef's value names, or the set of its places' words."""
-        rp = idx.bound
+        rp = cast("_RefPlaces | None", idx.bound)
         if rp is None:
             rp = self._places(idx)
         if rp.labelling is None:
@@ -409,73 +436,77 @@ class Binder:
         each ref that matches the whole quantity (computed places first). ``rows``: the table
         rows a claim names by a numbered label (``row_names``), per ref; a number binds only
         there in those refs."""
-        matches: list[Match] = []
-        uncomputed: list[tuple[RefIndex, Item, str]] = []
-        done: set[str] = set()
-        claim_kind, periods = q.kind, q.periods
+        search = _Search(num, q, rows)
+        for cand in candidates(num, indexes, kinds, search.done):
+            # Every candidate is kept: when none binds (no ref is done, so the search ran to
+            # its end) they are what ``_why_not`` grades.
+            search.found.append(cand)
+            self._try(search, cand)
+        if search.matches:
+            return Binding(search.matches)
+        if not search.found:
+            return Binding([])
+        return self._unbound(search)
+
+    def _try(self, search: _Search, cand: Candidate) -> None:
+        """Bind the number to this candidate's place when the whole quantity matches it."""
+        idx, item, basis, unit_ok = cand
+        rid = idx.ref.id
+        num, q, rows = search.num, search.q, search.rows
+        if rid in search.done or not unit_ok:
+            return
+        if rows and rid in rows and not in_named_row(idx, item[5], rows[rid]):
+            return
         # A number written without a sign binds a negative value only when the claim's words
         # say it is negative (asked only when such a value is found).
-        unsigned = not num.signed
-        # Every candidate is kept: when none binds (no ref is done, so the search ran to its
-        # end) they are what ``_why_not`` grades.
-        found: list[Candidate] = []
-        #: The first place the direction rule refused, and the direction it states.
-        refused: tuple[RefIndex, Item, int, bool] | None = None
-        for cand in candidates(num, indexes, kinds, done):
-            found.append(cand)
-            idx, item, basis, unit_ok = cand
-            rid = idx.ref.id
-            if rid in done or not unit_ok:
-                continue
-            if rows and rid in rows and not in_named_row(idx, item[5], rows[rid]):
-                continue
-            if unsigned and item[0] < 0 and not q.negative_ok(num):
-                continue
-            at = self.at(idx, item)
-            if at is not None:
-                if not unit_agrees(claim_kind, item, at.hint):
-                    continue
-                if periods and at.periods and not _period_in(periods, at.periods):
-                    continue
-            if not self.metric_ok(idx, at, q):
-                continue
-            # The direction rule: "fell 5%" is not backed by a change of +5 (a rise), nor by a
-            # sentence's "rose 5%"; the place is read first, the claim's words only at a change
-            # place or a sentence that states a direction.
-            if unsigned and item[0] > 0 and at is not None:
-                change = at.change
-                if change is None:
-                    change = self._read_change(idx, item, at)
-                if change:
-                    says = RISE if at.directions is None else at.directions.get(item[4][-1], 0)
-                    if (says == RISE and q.states_fall(num)) or (
-                        says == FALL and q.states_rise(num)
-                    ):
-                        if refused is None:
-                            refused = (idx, item, says, at.directions is not None)
-                        continue
-            if at is not None and not at.computed:
-                uncomputed.append((idx, item, basis))
-                continue
-            done.add(rid)
-            where = item[4]  # ``where_text``, inline
-            how = where[0].format(*where[1:]) if type(where) is tuple else where
-            matches.append(Match(rid, f"{how} ({basis})", idx.secondary))
-        if matches:
-            return Binding(matches)
-        if not found:
-            return Binding([])
-        if uncomputed:
-            g = uncomputed[0]
+        if not num.signed and item[0] < 0 and not q.negative_ok(num):
+            return
+        at = self.at(idx, item)
+        if at is not None and not _unit_and_period_agree(q, item, at):
+            return
+        if not self.metric_ok(idx, at, q):
+            return
+        positive = not num.signed and item[0] > 0
+        if positive and at is not None and self._direction_refuses(search, idx, item, at):
+            return
+        if at is not None and not at.computed:
+            search.uncomputed.append((idx, item, basis))
+            return
+        search.done.add(rid)
+        search.matches.append(Match(rid, f"{where_text(item[4])} ({basis})", idx.secondary))
+
+    def _direction_refuses(self, search: _Search, idx: RefIndex, item: Item, at: _At) -> bool:
+        """The direction rule: "fell 5%" is not backed by a change of +5 (a rise), nor by a
+        sentence's "rose 5%"; the place is read first, the claim's words only at a change place
+        or a sentence that states a direction. The first refusal is kept for the verdict."""
+        change = at.change
+        if change is None:
+            change = self._read_change(idx, item, at)
+        if not change:
+            return False
+        num, q = search.num, search.q
+        says = RISE if at.directions is None else at.directions.get(str(item[4][-1]), 0)
+        if (says == RISE and q.states_fall(num)) or (says == FALL and q.states_rise(num)):
+            if search.refused is None:
+                search.refused = (idx, item, says, at.directions is not None)
+            return True
+        return False
+
+    def _unbound(self, search: _Search) -> Binding:
+        """Why no candidate bound: a value not computed, a reversed direction, a value outside
+        the rows the claim names, else the closest candidate's fault (``_why_not``)."""
+        if search.uncomputed:
+            idx, item, _ = search.uncomputed[0]
             return Binding(
                 [],
                 "value_not_computed",
-                f"{_shown(g[1])} is {_label(g[0], g[1])} in {g[0].ref.id}, a value the code wrote "
+                f"{_shown(item)} is {_label(idx, item)} in {idx.ref.id}, a value the code wrote "
                 "itself or computed without reading a dataset: compute it from the data, or "
                 "cite a dataset-backed ref that holds it",
             )
-        if refused is not None:
-            return _reversed(*refused)
+        if search.refused is not None:
+            return _reversed(*search.refused)
+        found, rows = search.found, search.rows
         if rows:
             named = [c for c in found if c[0].ref.id not in rows
                      or in_named_row(c[0], c[1][5], rows[c[0].ref.id])]  # fmt: skip
@@ -488,7 +519,7 @@ class Binder:
                     "row the claim names by its label",
                 )
             found = named
-        return self._why_not(found, num, q)
+        return self._why_not(found, search.num, search.q)
 
     def _read_change(self, idx: RefIndex, item: Item, at: _At) -> bool:
         """Is the place of ``item`` a change place (``_At.change``, read once per place)? A

@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from refgate.gate.conclusions import conclusion_kind
 from refgate.refs import Ref
+from refgate.verdict import Severity
 
 from .findings import ISSUE_CODES, GateIssue, GateReport
-from .markdown import split_units
+from .markdown import Unit, split_units
 
 ISSUE_CODES.update(
     {
@@ -82,6 +84,17 @@ def _influenced(ref: Ref | None) -> bool:
     return bool(ref is not None and getattr(ref, "influenced_by", None))
 
 
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """What the review of one answer reads beside each unit: the ledger, its refs that back
+    nothing (withheld), the claims the GATE blocked, and whether the run read untrusted text."""
+
+    refs: Mapping[str, Ref]
+    dead: set[str]
+    blocked: set[str]
+    untrusted_read: bool
+
+
 def review(
     report: GateReport,
     answer: str,
@@ -92,58 +105,97 @@ def review(
     untrusted_read: bool = False,
 ) -> tuple[GateReport, list[str]]:
     """``report`` with the containment issues added (``passed`` recomputed), and the answer's
-    conclusions (sentences that are not verified claims)."""
-    issues = list(report.issues)
-    dead = withheld_ids(refs, withheld or {})
-    units, _ = split_units(answer, refs)
-    claimed = {(c.line, c.text) for c in report.claims}
+    conclusions (sentences that are not verified claims), the unsupported ones first."""
     blocked = {i.claim for i in report.issues if i.severity == "block"}
-    conclusions: list[str] = []
+    seen = _Seen(refs, withheld_ids(refs, withheld or {}), blocked, untrusted_read)
+    units, _ = split_units(answer, refs)
+    issues = list(report.issues)
     flagged: list[str] = []
     for unit in units:
-        bad = [c for c in unit.cites if c in dead]
-        if bad:
-            issues.append(
-                GateIssue(
-                    "withheld_source",
-                    unit.claim,
-                    f"[{', '.join(bad)}] was withheld as an injection (or is part of a "
-                    "withheld document or page): it backs no claim; cite other evidence or "
-                    "drop the claim",
-                    bad,
-                )
+        unit_issues, flag = _unit_issues(unit, seen)
+        issues.extend(unit_issues)
+        if flag:
+            flagged.append(flag)
+    severity: Severity = "block" if influenced_numbers == "block" else "warn"
+    issues.extend(_influenced_only(report, refs, severity))
+    passed = not any(i.severity == "block" for i in issues)
+    flagged_claims = {f.split("] ", 1)[1] for f in flagged}
+    rest = [c for c in _conclusions(units, report) if c not in flagged_claims]
+    return GateReport(passed, issues, list(report.claims)), _dedupe([*flagged, *rest])
+
+
+def _unit_issues(unit: Unit, seen: _Seen) -> tuple[list[GateIssue], str | None]:
+    """One unit's containment issues (a withheld citation, an unsupported conclusion, a
+    recommendation after an untrusted read) and, for an unsupported conclusion, how the
+    conclusions list it ("[unsupported rating] ...")."""
+    issues = []
+    withheld = _withheld_citation(unit, seen.dead)
+    if withheld is not None:
+        issues.append(withheld)
+    kind = conclusion_kind(unit.text) if unit.kind in ("sentence", "item") else None
+    flag = None
+    if kind and not _backed(unit.cites, unit.claim, seen.refs, seen.dead, seen.blocked):
+        words = _KIND_WORDS[kind]
+        issues.append(
+            GateIssue(
+                "unsupported_conclusion",
+                unit.claim,
+                f"a {words} that no cited verified evidence backs: the model's "
+                "conclusion, not a finding; cite the evidence it rests on or drop it",
+                list(unit.cites),
+                severity="warn",
             )
-        kind = conclusion_kind(unit.text) if unit.kind in ("sentence", "item") else None
-        if kind and not _backed(unit.cites, unit.claim, refs, dead, blocked):
-            words = _KIND_WORDS[kind]
-            issues.append(
-                GateIssue(
-                    "unsupported_conclusion",
-                    unit.claim,
-                    f"a {words} that no cited verified evidence backs: the model's "
-                    "conclusion, not a finding; cite the evidence it rests on or drop it",
-                    list(unit.cites),
-                    severity="warn",
-                )
+        )
+        flag = f"[unsupported {words}] {unit.claim}"
+    if (
+        seen.untrusted_read
+        and unit.kind != "heading"
+        and (kind or RECOMMENDATION.search(unit.text))
+    ):
+        issues.append(
+            GateIssue(
+                "recommendation_after_untrusted_read",
+                unit.claim,
+                "a recommendation written after untrusted text was read: the model's "
+                "conclusion, not a verified finding (it may follow an injection)",
+                severity="warn",
             )
-            flagged.append(f"[unsupported {words}] {unit.claim}")
-        if untrusted_read and unit.kind != "heading" and (kind or RECOMMENDATION.search(unit.text)):
-            issues.append(
-                GateIssue(
-                    "recommendation_after_untrusted_read",
-                    unit.claim,
-                    "a recommendation written after untrusted text was read: the model's "
-                    "conclusion, not a verified finding (it may follow an injection)",
-                    severity="warn",
-                )
-            )
-        if (
-            unit.kind in ("sentence", "item")
-            and (unit.line, unit.claim) not in claimed
-            and unit.text.strip()
-        ):
-            conclusions.append(unit.claim)
-    severity = "block" if influenced_numbers == "block" else "warn"
+        )
+    return issues, flag
+
+
+def _withheld_citation(unit: Unit, dead: set[str]) -> GateIssue | None:
+    bad = [c for c in unit.cites if c in dead]
+    if not bad:
+        return None
+    return GateIssue(
+        "withheld_source",
+        unit.claim,
+        f"[{', '.join(bad)}] was withheld as an injection (or is part of a "
+        "withheld document or page): it backs no claim; cite other evidence or "
+        "drop the claim",
+        bad,
+    )
+
+
+def _conclusions(units: list[Unit], report: GateReport) -> list[str]:
+    """The sentences and list items that are not claims the GATE checked."""
+    claimed = {(c.line, c.text) for c in report.claims}
+    return [
+        unit.claim
+        for unit in units
+        if unit.kind in ("sentence", "item")
+        and (unit.line, unit.claim) not in claimed
+        and unit.text.strip()
+    ]
+
+
+def _influenced_only(
+    report: GateReport, refs: Mapping[str, Ref], severity: Severity
+) -> list[GateIssue]:
+    """``influenced_only`` for each supported number whose every match was computed after an
+    untrusted read."""
+    issues = []
     for claim in report.claims:
         for m in claim.mentions:
             if m.kind != "number" or not m.supported or not m.matches:
@@ -159,13 +211,10 @@ def review(
                         f"{m.text} is supported only by a computation made after reading "
                         f"untrusted text ({', '.join(seen[:5])}): check its code",
                         [x.ref_id for x in m.matches],
-                        severity=severity,  # type: ignore[arg-type]
+                        severity=severity,
                     )
                 )
-    passed = not any(i.severity == "block" for i in issues)
-    flagged_claims = {f.split("] ", 1)[1] for f in flagged}
-    rest = [c for c in conclusions if c not in flagged_claims]
-    return GateReport(passed, issues, list(report.claims)), _dedupe([*flagged, *rest])
+    return issues
 
 
 def _backed(

@@ -23,8 +23,8 @@ the leading rows that hold no value:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from .dates import date_keys_frozen
 from .units import parse_unit
@@ -36,6 +36,8 @@ _SPACED_YEAR = re.compile(r"^\s*([12])\s([09])\s(\d)\s(\d)\s*$")
 #: A value cell: an amount, a count or a percentage ("$ 1,452.4", "(114)", "9.8%", "—" is none).
 _VALUE = re.compile(r"^\s*[(\-–−]?\s*[$€£¥₩]?\s*[(\-–−]?\s*\d[\d,]*(?:\.\d+)?\s*\)?\s*%?\s*\)?\s*$")
 _EXCEPT = re.compile(r",?\s*(?:except|excluding|other than)\b[^)]*", re.I)
+#: A row of a table's first rows: its cells as the payload holds them (JSON values).
+Line = list[object]
 #: A loader's name for a column whose header cell is empty ("column 3").
 _PLACEHOLDER = re.compile(r"column \d+|c\d+", re.I)
 
@@ -54,11 +56,11 @@ class Header:
     scale: str
 
 
-def _text(cell: Any) -> str:
+def _text(cell: object) -> str:
     return cell.strip() if isinstance(cell, str) else ""
 
 
-def _is_value(cell: Any) -> bool:
+def _is_value(cell: object) -> bool:
     """A cell that holds a value (not a year, not a label)."""
     if isinstance(cell, bool):
         return False
@@ -70,7 +72,7 @@ def _is_value(cell: Any) -> bool:
     return _YEAR.fullmatch(c.strip("$ ")) is None
 
 
-def _has_year(cell: Any) -> bool:
+def _has_year(cell: object) -> bool:
     if isinstance(cell, int) and not isinstance(cell, bool):
         return 1900 <= cell <= 2099
     c = _text(cell)
@@ -81,14 +83,14 @@ def _has_year(cell: Any) -> bool:
     return _YEAR.search(c) is not None and bool(date_keys_frozen(c))
 
 
-def _period(cell: Any) -> str:
+def _period(cell: object) -> str:
     """A period cell as a header writes it ("2 0 1 8" -> "2018")."""
     c = _text(cell) if not isinstance(cell, int) else str(cell)
     m = _SPACED_YEAR.match(c)
     return "".join(m.groups()) if m else c
 
 
-def _section(line: list[Any]) -> bool:
+def _section(line: Line) -> bool:
     """A row with a label of its own and nothing else ("Revenue:"): a section of the body."""
     return bool(_text(line[0])) and not any(_text(c) for c in line[1:])
 
@@ -103,12 +105,25 @@ def _scale_of(text: str) -> str:
     return text if unit.has_scale else ""
 
 
-def split_header(columns: list[Any], rows: list[Any]) -> Header | None:
+def split_header(columns: Sequence[object], rows: Sequence[object]) -> Header | None:
     """The header of a table given as ``columns`` (its first row, as loaders take it) and
     ``rows``, when its first rows are captions, a period row, units or measures; ``None`` when
     the columns already are its header (the first row is the period row and no unit or measure
     row follows) or no row states a period before the first value."""
-    lines: list[list[Any]] = [["" if _PLACEHOLDER.fullmatch(_text(c)) else c for c in columns]]
+    lines = _leading_lines(columns, rows)
+    if lines is None:
+        return None
+    found = _header_rows(lines, len(rows))
+    if found is None:
+        return None
+    end, period_at = found
+    return _read_header(lines, end, period_at)
+
+
+def _leading_lines(columns: Sequence[object], rows: Sequence[object]) -> list[Line] | None:
+    """The columns and the first rows, padded to one width (placeholder names blanked); None
+    when a row is no list or the table is narrower than two columns."""
+    lines: list[Line] = [["" if _PLACEHOLDER.fullmatch(_text(c)) else c for c in columns]]
     for row in rows[: MAX_HEADER_ROWS - 1]:
         if not isinstance(row, list | tuple):
             return None
@@ -116,12 +131,17 @@ def split_header(columns: list[Any], rows: list[Any]) -> Header | None:
     width = max(len(line) for line in lines)
     if width < 2:
         return None
-    lines = [line + [""] * (width - len(line)) for line in lines]
+    return [line + [""] * (width - len(line)) for line in lines]
+
+
+def _header_rows(lines: list[Line], n_rows: int) -> tuple[int, int] | None:
+    """(how many lines the header takes, which is its period row or -1), or None when the
+    given columns are the header as they are (or this is no table this reads)."""
     # The header block: the leading lines with no value.
     block = 0
     while block < len(lines) and not any(_is_value(c) for c in lines[block][1:]):
         block += 1
-    if block == len(lines) and len(rows) >= MAX_HEADER_ROWS - 1:
+    if block == len(lines) and n_rows >= MAX_HEADER_ROWS - 1:
         return None  # no value in the first rows: not a table this reads
     period_at = -1
     for i in range(block):
@@ -139,39 +159,60 @@ def split_header(columns: list[Any], rows: list[Any]) -> Header | None:
         end += 1
     if end == 1:
         return None  # the given columns are the header, as they are
-    heads: list[list[str]] = [[] for _ in range(width)]
-    periods: list[list[str]] = [[] for _ in range(width)]
-    captions: list[str] = []
-    scale = ""
+    return end, period_at
+
+
+@dataclass(slots=True)
+class _HeaderText:
+    """The header being read: each column's heads and periods, the captions, the scale."""
+
+    heads: list[list[str]]
+    periods: list[list[str]]
+    captions: list[str] = field(default_factory=list)
+    scale: str = ""
+
+
+def _read_header(lines: list[Line], end: int, period_at: int) -> Header:
+    width = len(lines[0])
+    text = _HeaderText([[] for _ in range(width)], [[] for _ in range(width)])
     for i in range(end):
-        line = lines[i]
-        filled = [j for j in range(1, width) if _text(line[j])]
-        label = _text(line[0])
-        if label:
-            heads[0].append(label)
-            scale = scale or _scale_of(label)
-        if len(filled) == 1 and width > 2 and _table_wide(line[filled[0]], i - period_at):
-            captions.append(_text(line[filled[0]]))
-            scale = scale or _scale_of(captions[-1])
-            continue
-        # A period written once heads the empty cells after it; so does a group label above
-        # the periods written from the first value column on ("Domestic | | International |").
-        spread = i == period_at or (i < period_at and len(filled) >= 2 and filled[0] == 1)
-        for k, j in enumerate(filled):
-            cell = _period(line[j]) if i == period_at else _text(line[j])
-            stop = filled[k + 1] if k + 1 < len(filled) else width
-            targets = range(j, stop) if spread and _spans(lines[i + 1 : end], j, stop) else [j]
-            for t in targets:
-                (periods[t] if i == period_at else heads[t]).append(cell)
-            if i > period_at:
-                scale = scale or _scale_of(cell)
+        _read_header_line(text, lines, i, end, period_at)
     # the period last: "% of total revenue 2018" (a year before "%" reads as a percentage)
-    out = [" ".join(h + p) for h, p in zip(heads, periods, strict=True)]
+    out = [" ".join(h + p) for h, p in zip(text.heads, text.periods, strict=True)]
     out = [h if h or j else "" for j, h in enumerate(out)]
-    return Header(out, end - 1, " ".join(captions), scale)
+    return Header(out, end - 1, " ".join(text.captions), text.scale)
 
 
-def _table_wide(cell: Any, below: int) -> bool:
+def _read_header_line(
+    text: _HeaderText, lines: list[Line], i: int, end: int, period_at: int
+) -> None:
+    """Line ``i`` of the header into ``text``: its label, a caption over the whole table, or its
+    cells over their columns."""
+    line = lines[i]
+    width = len(line)
+    filled = [j for j in range(1, width) if _text(line[j])]
+    label = _text(line[0])
+    if label:
+        text.heads[0].append(label)
+        text.scale = text.scale or _scale_of(label)
+    if len(filled) == 1 and width > 2 and _table_wide(line[filled[0]], i - period_at):
+        text.captions.append(_text(line[filled[0]]))
+        text.scale = text.scale or _scale_of(text.captions[-1])
+        return
+    # A period written once heads the empty cells after it; so does a group label above
+    # the periods written from the first value column on ("Domestic | | International |").
+    spread = i == period_at or (i < period_at and len(filled) >= 2 and filled[0] == 1)
+    for k, j in enumerate(filled):
+        cell = _period(line[j]) if i == period_at else _text(line[j])
+        stop = filled[k + 1] if k + 1 < len(filled) else width
+        targets = range(j, stop) if spread and _spans(lines[i + 1 : end], j, stop) else [j]
+        for t in targets:
+            (text.periods[t] if i == period_at else text.heads[t]).append(cell)
+        if i > period_at:
+            text.scale = text.scale or _scale_of(cell)
+
+
+def _table_wide(cell: object, below: int) -> bool:
     """Does the one cell of a header row head the whole table: a caption above the periods, or
     under them a scale ("(in thousands)" centred over three years) or a phrase; not a unit of
     its own column ("%" over a change)?"""
@@ -181,7 +222,7 @@ def _table_wide(cell: Any, below: int) -> bool:
     return below < 0 or ("%" not in text and bool(_scale_of(text))) or len(text.split()) >= 3
 
 
-def _spans(below: list[list[Any]], start: int, stop: int) -> bool:
+def _spans(below: list[Line], start: int, stop: int) -> bool:
     """Do the rows under a header cell fill the empty columns after it (a period written once
     over its measures: "2019 | |" over "Men | Women")?"""
     if stop - start < 2:

@@ -11,8 +11,10 @@ import marshal
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import cast
 
 from refgate.refs import Ref, payload_values
 from refgate.text import sentence_spans
@@ -24,6 +26,8 @@ from .text_tables import text_tables
 from .units import NO_UNIT, Unit, merge_units, parse_unit
 from .words import PERCENT_WORDS, label_words
 
+#: A ref's payload, or a mapping inside it: plain JSON data as the tool wrote it (``refs.plain``).
+Payload = Mapping[str, object]
 #: Ref kinds whose payload numbers support numeric claims.
 NUMERIC_KINDS = frozenset({"valueRef", "tableRef", "webRef", "docRef"})
 #: Documentation refs: what a capability does (apiRef), what a skill requires (skillRef). Their
@@ -54,7 +58,7 @@ def _has_alpha(text: str) -> bool:
     return any(ch.isalpha() for ch in text)
 
 
-def _value_unit(scale: Any, unit: Any) -> Unit:
+def _value_unit(scale: object, unit: object) -> Unit:
     """The unit of a valueRef value from its ``scale`` and ``units`` entries (cached: they repeat)."""
     if scale is None and unit is None:
         return NO_UNITS
@@ -68,11 +72,11 @@ NO_UNITS = merge_units(parse_unit(None), parse_unit(None))
 
 
 @lru_cache(maxsize=4096, typed=True)
-def _value_unit_cached(scale: Any, unit: Any) -> Unit:
+def _value_unit_cached(scale: object, unit: object) -> Unit:
     return merge_units(parse_unit(scale), parse_unit(unit))
 
 
-def _num(value: Any) -> float | None:
+def _num(value: object) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
@@ -80,7 +84,16 @@ def _num(value: Any) -> float | None:
     return None
 
 
-def _unit_for(units: Any, name: str) -> Unit:
+def _cell_number(cell: object) -> float | None:
+    """A table cell's number when the payload holds one (not a string, not a bool)."""
+    if type(cell) is float:
+        return cell
+    if type(cell) is int:
+        return float(cell)
+    return None if type(cell) is str else _num(cell)
+
+
+def _unit_for(units: object, name: str) -> Unit:
     if isinstance(units, dict):
         return parse_unit(units.get(name))
     if isinstance(units, str):
@@ -88,7 +101,7 @@ def _unit_for(units: Any, name: str) -> Unit:
     return Unit()
 
 
-def _add_dates_from(idx: RefIndex, mapping: Any) -> None:
+def _add_dates_from(idx: RefIndex, mapping: object) -> None:
     if isinstance(mapping, dict):
         for k, v in mapping.items():
             if isinstance(k, str) and _is_date_key(k):
@@ -108,7 +121,7 @@ _PERIOD_FIELD_SET = frozenset(_PERIOD_FIELDS)
 _CONTAINERS = (list, tuple, dict)
 
 
-def _own_periods(p: dict[str, Any]) -> frozenset[str]:
+def _own_periods(p: Payload) -> frozenset[str]:
     """The date keys of a payload's own period fields (period, asOf, date, ...)."""
     keys: frozenset[str] = frozenset()
     for k in p:  # payloads hold a few fields: their names are read, not the 8 fields looked up
@@ -123,7 +136,7 @@ _NO_NAMES: frozenset[str] = frozenset()
 _NO_KEYS: frozenset[str] = frozenset()
 
 
-def _literal_names(p: dict[str, Any]) -> tuple[bool, frozenset[str]]:
+def _literal_names(p: Payload) -> tuple[bool, frozenset[str]]:
     """(computed from data at all, names written as literals) of an emitted result: the sandbox
     records the datasets a call read (``meta.read``) and the values its code wrote as literals
     (``meta.literals``). A ref without that record (a capability's, an older ledger's) counts
@@ -149,7 +162,7 @@ def value_facts(ref: Ref) -> tuple[frozenset[str], bool, frozenset[str]]:
     return _value_facts(ref.payload if isinstance(ref.payload, dict) else {})
 
 
-def _value_facts(p: dict[str, Any]) -> tuple[frozenset[str], bool, frozenset[str]]:
+def _value_facts(p: Payload) -> tuple[frozenset[str], bool, frozenset[str]]:
     return (_own_periods(p), *_literal_names(p))
 
 
@@ -164,22 +177,22 @@ def value_places(ref: Ref) -> dict[str, Place]:
     }
 
 
-def _index_value_ref(idx: RefIndex, p: dict[str, Any]) -> None:
+def _index_value_ref(idx: RefIndex, p: Payload) -> None:
     # Payload fields are JSON as the code wrote them: a name -> value mapping or one value.
-    scale: Any = p.get("scale")
-    units: Any = p.get("units", p.get("unit"))
+    scale = p.get("scale")
+    units = p.get("units", p.get("unit"))
     values = payload_values(p)
     if isinstance(values, dict):
-        scale_by_name = isinstance(scale, dict)
-        unit_by_name = isinstance(units, dict)
+        scale_by_name = scale if isinstance(scale, dict) else None
+        unit_by_name = units if isinstance(units, dict) else None
         unit_raw = units if isinstance(units, str) else None
         items = idx.items
         idx.value_places = value_places
         key = VALUE_PLACE
         for name, v in values.items():
             unit = _value_unit(
-                scale.get(name) if scale_by_name else scale,
-                units.get(name) if unit_by_name else unit_raw,
+                scale_by_name.get(name) if scale_by_name is not None else scale,
+                unit_by_name.get(name) if unit_by_name is not None else unit_raw,
             )
             t = type(v)
             f = v if t is float else float(v) if t is int else _num(v)
@@ -261,7 +274,7 @@ def _table_columns(idx: RefIndex, columns: list[str], title: str) -> list[bool]:
     return periodic
 
 
-def _row_cells(row: Any, columns: list[str]) -> list[Any] | None:
+def _row_cells(row: object, columns: list[str]) -> list[object] | None:
     if isinstance(row, dict):
         return [row.get(c) for c in columns] if columns else list(row.values())
     if isinstance(row, list | tuple):
@@ -269,12 +282,56 @@ def _row_cells(row: Any, columns: list[str]) -> list[Any] | None:
     return None
 
 
-def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
+def _index_table_ref(idx: RefIndex, p: Payload) -> None:
+    """A table's cells: each number at its row's place and its column (``Place``), its labels,
+    its periods; then the cells that the row or column labels make percentages or amounts."""
+    table = _table_layout(idx, p)
+    reading = _TableReading(idx, table)
+    for r, row in enumerate(table.body, table.first_row):
+        cells: list[object] | None
+        if type(row) is list:
+            cells = row
+        else:
+            cells = _row_cells(row, table.columns)
+            if cells is None:
+                continue
+        reading.row(r, cells)
+    reading.finish()
+    _add_dates_from(idx, table.meta)
+    _add_dates_from(idx, p)
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    """How a table payload is laid out: its header (``headers.split_header`` when a loader left
+    header rows in the body), its body rows, and what each column says of its cells."""
+
+    meta: Payload
+    body: list[object]
+    #: The payload row number of the first body row (after the header rows taken).
+    first_row: int
+    columns: list[str]
+    #: Where this table's columns start among the ref's (a text's tables follow one another).
+    off: int
+    table_unit: Unit
+    col_units: list[Unit]
+    #: The columns that hold periods (``_table_columns``).
+    periodic: list[bool]
+    #: The columns whose header marks them as percentages ("Gross margin %").
+    pct_heads: frozenset[int]
+    #: The table's own period (its meta's or payload's period fields).
+    periods: frozenset[str]
+    computed: bool
+
+
+def _table_layout(idx: RefIndex, p: Payload) -> _Table:
     raw_meta = p.get("meta")
-    meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
+    meta: Payload = raw_meta if isinstance(raw_meta, dict) else {}
     raw_scale = meta.get("scale", p.get("scale"))
-    raw_columns: list[Any] = p.get("columns") or []
-    body: list[Any] = p.get("rows") or []
+    # A table's columns and rows are lists (``refs.plain`` makes every sequence one); anything
+    # else a tool wrote there is read as it comes, as a sequence of cells.
+    raw_columns = cast("Sequence[object]", p.get("columns") or [])
+    body = cast("list[object]", p.get("rows") or [])
     title = str(meta.get("title") or "")
     # Header rows a loader left in the body (a caption first, the years under it, a unit row).
     header = split_header(raw_columns, body) if body and type(body[0]) is list else None
@@ -285,9 +342,9 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
         title = f"{title} {header.caption}".strip()
         if raw_scale is None and header.scale:
             raw_scale = header.scale
-    scale = parse_unit(raw_scale)
-    base_unit = parse_unit(meta.get("unit", meta.get("units", p.get("unit"))))
-    table_unit = merge_units(scale, base_unit)
+    table_unit = merge_units(
+        parse_unit(raw_scale), parse_unit(meta.get("unit", meta.get("units", p.get("unit"))))
+    )
     # a table of a text (``_index_text_ref``) has its columns after those of the tables before it
     off = len(idx.columns)
     columns = [str(c) for c in raw_columns][: NO_COL - 1 - off]
@@ -296,104 +353,126 @@ def _index_table_ref(idx: RefIndex, p: dict[str, Any]) -> None:
     periodic = _table_columns(idx, columns, title)
     table_periods = _own_periods(meta) or _own_periods(p)
     computed, _ = _literal_names(meta and {"meta": meta})
-    n_cols = len(columns)
-    labels = idx.labels
-    items = idx.items
-    dates = idx.dates
-    section = ""
-    cur_cols: set[int] = set()
-    pct_cols: set[int] = set()
-    # the columns a header marks as percentages ("Gross margin %", "Share (percent)")
     pct_heads = frozenset(off + j for j, c in enumerate(columns) if j and _states_percent(c))
-    places = idx.places
-    #: rows with a period cell, and the periods their cells state (not the coarser ones)
-    stated: list[tuple[Place, frozenset[str]]] = []
-    for r, row in enumerate(body, first_row):
-        cells: list[Any] | None
-        if type(row) is list:
-            cells = row
-        else:
-            cells = _row_cells(row, columns)
-            if cells is None:
-                continue
-        base = len(places) * PLACE_COLS
-        row_words: list[str] = []
-        label_heads: list[str] = []
-        row_periods = _NO_KEYS
-        period_text: list[str] = []
+    return _Table(
+        meta, body, first_row, columns, off, table_unit, col_units, periodic, pct_heads,
+        table_periods, computed,
+    )  # fmt: skip
+
+
+@dataclass(slots=True)
+class _Row:
+    """One body row being read: its label words, the column headers over them, its period."""
+
+    words: list[str] = field(default_factory=list)
+    label_heads: list[str] = field(default_factory=list)
+    periods: frozenset[str] = _NO_KEYS
+    period_text: list[str] = field(default_factory=list)
+
+
+class _TableReading:
+    """One table's rows read into a ``RefIndex``, row by row."""
+
+    def __init__(self, idx: RefIndex, table: _Table) -> None:
+        self.idx = idx
+        self.table = table
+        #: The label of the last labelled row with no number: it heads the rows below it.
+        self.section = ""
+        #: Columns whose cells print a currency, or hold a percentage.
+        self.cur_cols: set[int] = set()
+        self.pct_cols: set[int] = set()
+        #: rows with a period cell, and the periods their cells state (not the coarser ones)
+        self.stated: list[tuple[Place, frozenset[str]]] = []
+
+    def row(self, r: int, cells: list[object]) -> None:
+        idx, table = self.idx, self.table
+        items = idx.items
+        base = len(idx.places) * PLACE_COLS
+        row = _Row()
         n_items = len(items)
         for j, cell in enumerate(cells):
-            if j < n_cols:
-                col = columns[j]
-                unit = col_units[j]
-                if periodic[j]:
-                    keys = date_keys_frozen(cell)
-                    if keys:
-                        dates.update(keys)
-                        row_periods = row_periods | keys if row_periods else keys
-                        period_text.append(str(cell))
-                        if isinstance(cell, str):
-                            labels.append(cell.lower())
-                        continue
-                    if not isinstance(cell, str):
-                        continue
-                key = base + off + j
-            else:
-                col = str(j)
-                unit = table_unit
-                key = base + NO_COL
-            t = type(cell)
-            if t is float:
-                f = cell
-            elif t is int:
-                f = float(cell)
-            else:
-                f = None if t is str else _num(cell)
-            if f is not None:
-                if f - f == 0.0:  # finite (inf - inf and nan - nan are nan)
-                    where = ("row {} [{}]={}", r, col, cell)
-                    items.append((f, unit.kind, unit.scale, unit.currency, where, key))
-            elif isinstance(cell, str):
-                text = cell.strip()
-                if not text:
-                    continue
-                if _has_alpha(cell):
-                    labels.append(text.lower())
-                    row_words.append(text)
-                    if j < n_cols and columns[j] not in label_heads:
-                        label_heads.append(columns[j])  # "(In thousands) Deferred tax assets"
-                before = len(items)
-                idx.add_text(cell, unit, "row {} [{}]", r, col, place=key)
-                if len(items) > before:
-                    if items[-1][3]:
-                        cur_cols.add(key % PLACE_COLS)
-                    if items[-1][1] in _PERCENT_KINDS:
-                        pct_cols.add(key % PLACE_COLS)
-        label = " ".join(row_words)
+            self._cell(r, j, cell, base, row)
+        label = " ".join(row.words)
         pct_row = bool(label) and _states_percent(label)
-        if len(items) > n_items and (pct_heads or pct_row):
-            _percent_cells(items, n_items, pct_heads, whole_row=pct_row)
+        if len(items) > n_items and (table.pct_heads or pct_row):
+            _percent_cells(items, n_items, table.pct_heads, whole_row=pct_row)
+        section = self.section
         # its hint, TABLE_ROW, is decided from its labels when a claim binds to it
         place = Place(
-            label or " ".join(period_text),
+            label or " ".join(row.period_text),
             label,
-            " ".join([section, *label_heads]) if label_heads else section,
-            row_periods or table_periods,
+            " ".join([section, *row.label_heads]) if row.label_heads else section,
+            row.periods or table.periods,
             TABLE_ROW,
-            computed=computed,
+            computed=table.computed,
         )
-        places.append(place)
-        if period_text:
-            stated.append((place, _stated_keys(period_text)))
+        idx.places.append(place)
+        if row.period_text:
+            self.stated.append((place, _stated_keys(row.period_text)))
         # A labelled row with no number heads the rows below it ("Revenue:" over "Product").
         if label and len(items) == n_items:
-            section = label
-    if cur_cols - pct_cols:
-        _bare_cells_take_their_columns_currency(items, cur_cols - pct_cols)
-    if len(stated) > 1:
-        _periods_of_their_own(stated)
-    _add_dates_from(idx, meta)
-    _add_dates_from(idx, p)
+            self.section = label
+
+    def _cell(self, r: int, j: int, cell: object, base: int, row: _Row) -> None:
+        table = self.table
+        if j < len(table.columns):
+            col = table.columns[j]
+            unit = table.col_units[j]
+            if table.periodic[j] and (self._period_cell(cell, row) or not isinstance(cell, str)):
+                return
+            key = base + table.off + j
+        else:
+            col = str(j)
+            unit = table.table_unit
+            key = base + NO_COL
+        f = _cell_number(cell)
+        if f is not None:
+            if f - f == 0.0:  # finite (inf - inf and nan - nan are nan)
+                where = ("row {} [{}]={}", r, col, cell)
+                self.idx.items.append((f, unit.kind, unit.scale, unit.currency, where, key))
+        elif isinstance(cell, str):
+            self._text_cell(r, j, col, cell, unit, key, row)
+
+    def _period_cell(self, cell: object, row: _Row) -> bool:
+        """A cell of a period column that states a period: the row's period (True), else no."""
+        keys = date_keys_frozen(cell)
+        if not keys:
+            return False
+        self.idx.dates.update(keys)
+        row.periods = row.periods | keys if row.periods else keys
+        row.period_text.append(str(cell))
+        if isinstance(cell, str):
+            self.idx.labels.append(cell.lower())
+        return True
+
+    def _text_cell(
+        self, r: int, j: int, col: str, cell: str, unit: Unit, key: int, row: _Row
+    ) -> None:
+        """A text cell: a label (it has letters) and the numbers it states ("$ 1,452.4")."""
+        text = cell.strip()
+        if not text:
+            return
+        idx, columns = self.idx, self.table.columns
+        if _has_alpha(cell):
+            idx.labels.append(text.lower())
+            row.words.append(text)
+            if j < len(columns) and columns[j] not in row.label_heads:
+                row.label_heads.append(columns[j])  # "(In thousands) Deferred tax assets"
+        items = idx.items
+        before = len(items)
+        idx.add_text(cell, unit, "row {} [{}]", r, col, place=key)
+        if len(items) > before:
+            if items[-1][3]:
+                self.cur_cols.add(key % PLACE_COLS)
+            if items[-1][1] in _PERCENT_KINDS:
+                self.pct_cols.add(key % PLACE_COLS)
+
+    def finish(self) -> None:
+        """The column rules, once every row is read."""
+        if self.cur_cols - self.pct_cols:
+            _bare_cells_take_their_columns_currency(self.idx.items, self.cur_cols - self.pct_cols)
+        if len(self.stated) > 1:
+            _periods_of_their_own(self.stated)
 
 
 def _stated_keys(texts: list[str]) -> frozenset[str]:
@@ -451,7 +530,7 @@ def _bare_cells_take_their_columns_currency(items: list[Item], columns: set[int]
                 items[i] = (it[0], "plain", it[2], currency[col], it[4], it[5])
 
 
-def _index_text(idx: RefIndex, text: str, where: str, *where_args: Any) -> None:
+def _index_text(idx: RefIndex, text: str, where: str, *where_args: object) -> None:
     """A text's sentences as places; each number sits at the sentence that states it, whose
     dates are its period. A table laid out in rows (``text_tables``) is read as a table."""
     tables = text_tables(text)
@@ -466,7 +545,7 @@ def _index_text(idx: RefIndex, text: str, where: str, *where_args: Any) -> None:
     _index_sentences(idx, text, where, *where_args)
 
 
-def _index_sentences(idx: RefIndex, text: str, where: str, *where_args: Any) -> None:
+def _index_sentences(idx: RefIndex, text: str, where: str, *where_args: object) -> None:
     for a, b in sentence_spans(text):
         sentence = text[a:b]
         if not sentence.strip():
@@ -476,7 +555,7 @@ def _index_sentences(idx: RefIndex, text: str, where: str, *where_args: Any) -> 
         place.periods = idx.add_text(sentence, NO_UNIT, where, *where_args, place=key)
 
 
-def _index_text_ref(idx: RefIndex, p: dict[str, Any]) -> None:
+def _index_text_ref(idx: RefIndex, p: Payload) -> None:
     for key in TEXT_KEYS:
         v = p.get(key)
         if isinstance(v, str):
@@ -488,7 +567,7 @@ def _index_text_ref(idx: RefIndex, p: dict[str, Any]) -> None:
     _add_dates_from(idx, p)
 
 
-def _doc_strings(value: Any) -> list[str]:
+def _doc_strings(value: object) -> list[str]:
     if isinstance(value, str):
         return [value]
     if isinstance(value, list | tuple):
@@ -496,7 +575,7 @@ def _doc_strings(value: Any) -> list[str]:
     return []
 
 
-def _index_doc_ref(idx: RefIndex, kind: str, p: dict[str, Any]) -> None:
+def _index_doc_ref(idx: RefIndex, kind: str, p: Payload) -> None:
     """A documentation ref: the numbers its text states (defaults, bounds) and what names it."""
     texts: list[str] = []
     for key in DOC_TEXT_KEYS[kind]:

@@ -29,8 +29,36 @@ binding's metric words of one Korean word.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
-from typing import Any
+from collections.abc import Callable
+from dataclasses import Field, replace
+from typing import ClassVar, Protocol, TypeVar
+
+
+class _Number(Protocol):
+    """What ``signs`` reads of a number: ``numbers.Num`` (a dataclass; that module imports this
+    one)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[object]]]
+    start: int
+    end: int
+    shown: float
+    signed: bool
+    kind: str
+
+
+class _Dated(Protocol):
+    """What ``periods`` reads of a date mention: ``dates.DateMention`` (that module imports this
+    one)."""
+
+    start: int
+    end: int
+    keys: tuple[str, ...]
+
+
+NumberT = TypeVar("NumberT", bound=_Number)
+DatedT = TypeVar("DatedT", bound=_Dated)
+#: Builds a date mention from its text, span and keys (``dates.DateMention``).
+MakeDated = Callable[[str, int, int, tuple[str, ...]], DatedT]
 
 #: Signs written as triangles: minus (filings, tables) and plus (news).
 MINUS_MARKS = "△▽▼"
@@ -55,7 +83,7 @@ def needed(text: str) -> bool:
     return _HANGUL.search(text) is not None or any(m in text for m in _MARKS)
 
 
-def signs(text: str, nums: list[Any]) -> list[Any]:
+def signs(text: str, nums: list[NumberT]) -> list[NumberT]:
     """``nums`` (``numbers.Num``) with triangle signs and direction words applied."""
     if not nums or not needed(text):
         return nums
@@ -145,7 +173,7 @@ _RELATIVE_FIRST = re.compile("[전작금올당]")
 _KEY = re.compile(r"^(?P<y>\d{4})(?P<rest>(?:Q[1-4]|H[12])?)$")
 
 
-def _relative(text: str, found: list[Any], mention: Any) -> list[Any]:
+def _relative(text: str, found: list[DatedT], mention: MakeDated[DatedT]) -> list[DatedT]:
     """Mentions of 전년/전기/당기... relative to the first period ``found`` states."""
     base = next((m for d in found for k in d.keys if (m := _KEY.match(k))), None)
     if base is None:
@@ -158,7 +186,7 @@ def _relative(text: str, found: list[Any], mention: Any) -> list[Any]:
     return out
 
 
-def periods(text: str, found: list[Any], mention: object) -> list[Any]:
+def periods(text: str, found: list[DatedT], mention: MakeDated[DatedT]) -> list[DatedT]:
     """``found`` (``dates.DateMention``) plus the periods above; a general mention overlapping
     one of them is replaced by it. ``mention`` builds a ``DateMention``."""
     if "H" not in text and (text.isascii() or ("년" not in text and "기" not in text)):
@@ -183,7 +211,7 @@ def _period_key(m: re.Match[str]) -> str:
     return f"{year}H1" if kh == "상" else f"{year}H2"
 
 
-def _with_periods(text: str, found: list[Any], mention: Any) -> list[Any]:
+def _with_periods(text: str, found: list[DatedT], mention: MakeDated[DatedT]) -> list[DatedT]:
     matches = _period_matches(text)
     if not matches:
         return found

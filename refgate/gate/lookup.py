@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
+from enum import IntEnum
 from functools import lru_cache
-from typing import Any
 
 from refgate.refs import Ref
 
@@ -23,7 +24,11 @@ from .units import Unit
 _ASCII_DIGIT = re.compile(r"[0-9]")
 
 
-def where_text(where: str | tuple[Any, ...]) -> str:
+#: Where a value sits, as a string or as a ``(format, *args)`` tuple (``where_text``).
+Where = str | tuple[object, ...]
+
+
+def where_text(where: Where) -> str:
     """A value's location: given as a string or as a ``(format, *args)`` tuple, formatted only
     when the value supports or nearly supports a claim (most values never do)."""
     if isinstance(where, tuple):
@@ -33,7 +38,7 @@ def where_text(where: str | tuple[Any, ...]) -> str:
 
 #: One number in a ref: ``(value as displayed, unit kind, scale, currency, where, place)``;
 #: ``place`` indexes ``RefIndex.places`` (-1: none), see ``Place``.
-Item = tuple[float, str, float, str, Any, int]
+Item = tuple[float, str, float, str, Where, int]
 
 
 #: ``Item[5]`` packs a row-like place and a column: ``row * PLACE_COLS + column``.
@@ -98,39 +103,57 @@ class _Arr:
         return min((self.entries[j] for j in best), key=lambda t: abs(abs(t[0]) - abs(target)))
 
 
+class Basis(IntEnum):
+    """What a claim's number is compared with: each value of a ref on one basis (its canonical
+    value there), or not at all when its unit kind has no value on that basis.
+
+    - ``ABSOLUTE``: an amount, count or unitless number times its scale (a claim with a scale
+      word, "$4.5 billion", or a bare one read in absolute terms);
+    - ``DISPLAYED``: any value as the ref shows it, in its own scale (a bare claim "1,496.5"
+      against a table in millions);
+    - ``PERCENT_POINTS``: a percent or unitless value as is, a ratio times 100, basis points over
+      100 (a claim "5%", "45 bp");
+    - ``MULTIPLE``: a multiple or unitless value (a claim "2.3x")."""
+
+    ABSOLUTE = 0
+    DISPLAYED = 1
+    PERCENT_POINTS = 2
+    MULTIPLE = 3
+
+
 #: Item kinds compared in absolute terms: amounts, counts and unitless numbers.
 _AMOUNT_KINDS = frozenset({"plain", "none", "count"})
 
 
-def _abs_arr(items: list[Item]) -> _Arr:
-    return _Arr([(it[0] * it[2], it) for it in items if it[1] in _AMOUNT_KINDS])
+def on_basis(item: Item, basis: Basis) -> float | None:
+    """The canonical value of ``item`` on ``basis`` (see ``Basis``), or None."""
+    val, kind = item[0], item[1]
+    if basis == Basis.ABSOLUTE:
+        return val * item[2] if kind in _AMOUNT_KINDS else None
+    if basis == Basis.DISPLAYED:
+        return val
+    if basis == Basis.PERCENT_POINTS:
+        if kind == "none" or kind == "percent":
+            return val
+        if kind == "ratio":
+            return val * 100.0
+        return val / 100.0 if kind == "bp" else None
+    return val if kind == "none" or kind == "x" else None
 
 
-def _disp_arr(items: list[Item]) -> _Arr:
-    return _Arr([(it[0], it) for it in items])
-
-
-def _pct_arr(items: list[Item]) -> _Arr:
+def _basis_array(items: list[Item], basis: Basis) -> _Arr:
     out = []
     for it in items:
-        k = it[1]
-        if k == "none" or k == "percent":
-            out.append((it[0], it))
-        elif k == "ratio":
-            out.append((it[0] * 100.0, it))
-        elif k == "bp":
-            out.append((it[0] / 100.0, it))
+        canon = on_basis(it, basis)
+        if canon is not None:
+            out.append((canon, it))
     return _Arr(out)
-
-
-def _x_arr(items: list[Item]) -> _Arr:
-    return _Arr([(it[0], it) for it in items if it[1] == "none" or it[1] == "x"])
 
 
 class RefIndex:
     """What one ref can support. Numbers are kept as items in payload order; each basis array
-    (``abs``, ``disp``, ``pct``, ``x``) is built and sorted on its first lookup (most arrays of a
-    ref are never looked up: a percent claim only reads ``pct``)."""
+    (``array``, one per ``Basis``) is built and sorted on its first lookup (most arrays of a
+    ref are never looked up: a percent claim only reads ``PERCENT_POINTS``)."""
 
     __slots__ = (
         "_arrays", "dates", "doc_names", "doc_text", "items", "labels",
@@ -148,20 +171,20 @@ class RefIndex:
         self.places: list[Place] = []
         self.columns: list[Place] = []
         #: A valueRef's places by value name, made on first use by this function of the ref.
-        self.value_places: Any = None
+        self.value_places: Callable[[Ref], dict[str, Place]] | None = None
         self._values: dict[str, Place] | None = None
         #: Documentation refs: the names a claim about them uses (capability, its parameters,
         #: skill id and title) and their text, lower-cased.
         self.doc_names: tuple[str, ...] = ()
         self.doc_text = ""
-        #: The sorted arrays (abs, disp, pct, x), built on first lookup; shared with ``twin``s.
+        #: The sorted arrays, one per ``Basis``, built on first lookup; shared with ``twin``s.
         self._arrays: list[_Arr | None] = [None, None, None, None]
         #: The binder's record of this ref's places (``binding``), made on first use.
-        self.bound: Any = None
+        self.bound: object = None
         self._secondary: bool | None = None
         #: The binder's records of these places, one per vocabulary, shared with ``twin``s (they
         #: depend on the payload and the vocabulary only).
-        self.readings: dict[object, Any] = {}
+        self.readings: dict[object, object] = {}
         #: A valueRef's own period, whether it was computed from data, and the names its code
         #: wrote as literals (``index.value_facts``), read when it is indexed.
         self.facts: tuple[frozenset[str], bool, frozenset[str]] | None = None
@@ -186,32 +209,11 @@ class RefIndex:
         t._values = t.bound = t._secondary = None
         return t
 
-    @property
-    def abs(self) -> _Arr:
-        a = self._arrays[0]
+    def array(self, basis: Basis) -> _Arr:
+        """Its values on ``basis``, sorted by magnitude (built on first use)."""
+        a = self._arrays[basis]
         if a is None:
-            a = self._arrays[0] = _abs_arr(self.items)
-        return a
-
-    @property
-    def disp(self) -> _Arr:
-        a = self._arrays[1]
-        if a is None:
-            a = self._arrays[1] = _disp_arr(self.items)
-        return a
-
-    @property
-    def pct(self) -> _Arr:
-        a = self._arrays[2]
-        if a is None:
-            a = self._arrays[2] = _pct_arr(self.items)
-        return a
-
-    @property
-    def x(self) -> _Arr:
-        a = self._arrays[3]
-        if a is None:
-            a = self._arrays[3] = _x_arr(self.items)
+            a = self._arrays[basis] = _basis_array(self.items, basis)
         return a
 
     def add_place(self, place: Place) -> int:
@@ -224,6 +226,7 @@ class RefIndex:
         key = item[5]
         if key == VALUE_PLACE:
             if self._values is None:
+                assert self.value_places is not None  # set with its first VALUE_PLACE item
                 self._values = self.value_places(self.ref)
             where = item[4]
             place = self._values.get(str(where[1])) if type(where) is tuple else None
@@ -234,7 +237,7 @@ class RefIndex:
         return self.places[row], (self.columns[col] if col != NO_COL else None)
 
     def add_text(
-        self, text: str, base: Unit, where: str, *where_args: Any, place: int = -1
+        self, text: str, base: Unit, where: str, *where_args: object, place: int = -1
     ) -> frozenset[str]:
         """Numbers and dates stated in a string (a table cell, an excerpt). ``where`` names the
         field, as a format string filled with ``where_args`` only when shown; ``place`` is the

@@ -1,6 +1,6 @@
 """Stage 1 of the GATE: split the answer into claims (markdown-aware), with their citations.
 
-Input: the answer and the ledger's ids. Output: ``Claims`` (``split_units``).
+Input: the answer and the ledger's ids. Output: ``Claims`` (``split_claims``).
 
 An answer is cut into units: sentences of paragraphs, list items (split into sentences), headings
 and table rows. Fenced code blocks, inline code, HTML comments, URLs, images and a trailing
@@ -215,138 +215,187 @@ class Claims:
     citations: list[Citation]
 
 
-def split_units(answer: str, known: Container[str]) -> tuple[list[Unit], list[tuple[str, int]]]:
+def split_units(answer: str, known: Container[str]) -> tuple[list[Unit], list[Citation]]:
     """Cut ``answer`` into claim units; also return every cited id with its line (for id checks)."""
-    lines = answer.splitlines()
-    # Units and cited ids in answer order; a paragraph holds its place with its number in
-    # ``paragraphs`` and is cut into sentence units after the line scan, all paragraphs together.
-    units: list[Unit | int] = []
-    all_cites: list[tuple[str, int] | int] = []
-    paragraphs: list[tuple[str, str, int]] = []  # (text, unit kind, first line)
-    para: list[str] = []
-    para_line = 0
-    in_fence = False
-    prev_line_cites: list[str] = []
-    # The line before a table gives its rows their citations; read lazily, only when a table
-    # follows (a plain line's citations are found from ``prev_line_src``).
-    prev_line_src: str | None = None
-    i = 0
-    n = len(lines)
+    scan = _LineScan(answer.splitlines(), known)
+    scan.run()
+    return _with_sentences(scan.units, scan.all_cites, scan.paragraphs, known)
 
-    def flush(kind: str = "sentence") -> None:
-        nonlocal para
-        if para:
-            units.append(len(paragraphs))
-            all_cites.append(len(paragraphs))
-            paragraphs.append((" ".join(para), kind, para_line))
-        para = []
 
-    while i < n:
-        raw = lines[i]
+@dataclass(frozen=True, slots=True)
+class _TableHead:
+    """A table's header row: its cells' texts, which are rank and period columns, and the
+    citations its rows inherit when they have none of their own."""
+
+    heads: list[str]
+    rank: list[bool]
+    period: list[bool]
+    inherit: list[str]
+
+
+class _LineScan:
+    """One answer's scan, line by line: units and cited ids in answer order. A paragraph holds its
+    place with its number in ``paragraphs`` and is cut into sentence units after the scan, all
+    paragraphs together (``_with_sentences``)."""
+
+    def __init__(self, lines: list[str], known: Container[str]) -> None:
+        self.lines = lines
+        self.known = known
+        self.units: list[Unit | int] = []
+        self.all_cites: list[Citation | int] = []
+        self.paragraphs: list[tuple[str, str, int]] = []  # (text, unit kind, first line)
+        self.para: list[str] = []
+        self.para_line = 0
+        self.in_fence = False
+        self.prev_line_cites: list[str] = []
+        # The line before a table gives its rows their citations; read lazily, only when a table
+        # follows (a plain line's citations are found from ``prev_line_src``).
+        self.prev_line_src: str | None = None
+
+    def run(self) -> None:
+        i = 0
+        n = len(self.lines)
+        while i < n:
+            i = self._line(i)
+        self._flush("sentence")
+
+    def _flush(self, kind: str) -> None:
+        """The paragraph read so far becomes a unit of ``kind`` (cut into sentences later)."""
+        if self.para:
+            self.units.append(len(self.paragraphs))
+            self.all_cites.append(len(self.paragraphs))
+            self.paragraphs.append((" ".join(self.para), kind, self.para_line))
+        self.para = []
+
+    def _line(self, i: int) -> int:
+        """Read the block that starts at line ``i``; returns the line after it."""
+        raw = self.lines[i]
         if ("`" in raw or "~" in raw) and _FENCE.match(raw):
-            flush()
-            in_fence = not in_fence
-            i += 1
-            continue
-        if in_fence:
-            i += 1
-            continue
+            self._flush("sentence")
+            self.in_fence = not self.in_fence
+            return i + 1
+        if self.in_fence:
+            return i + 1
         if "#" in raw and _NOT_VERIFIED.match(raw):
-            flush()
-            level = len(raw.strip()) - len(raw.strip().lstrip("#"))
-            i += 1
-            while i < n:
-                hm = _HEADING.match(lines[i])
-                if hm and len(hm.group(1)) <= level:
-                    break
-                i += 1
-            continue
+            self._flush("sentence")
+            return self._past_section(i, raw)
         line = _QUOTE.sub("", raw) if ">" in raw else raw
-        # Tables: a row of pipes followed by a separator row.
-        if "|" in line and i + 1 < n and _TABLE_SEP.match(_QUOTE.sub("", lines[i + 1])):
-            flush()
-            header = _split_row(line)
-            h_clean, h_cites, _ = extract_citations(_scrub(line), known)
-            all_cites.extend((c, i) for c in h_cites)
-            heads = [extract_citations(_scrub(h), known)[0].strip() for h in header]
-            head_rank = [bool(_RANK_COL.match(h)) for h in heads]
-            head_period = [is_period_name(h) for h in heads]
-            if prev_line_src is not None:
-                prev_line_cites = extract_citations(prev_line_src, known)[1]
-            inherit = h_cites or prev_line_cites
-            i += 2
-            while i < n and "|" in lines[i] and lines[i].strip():
-                row_raw = _QUOTE.sub("", lines[i]) if ">" in lines[i] else lines[i]
-                cells_raw = _split_row(row_raw)
-                row_cites: list[str] = []
-                cells: list[Cell] = []
-                for j, c in enumerate(cells_raw):
-                    # A cell _scrub and extract_citations cannot change (most are) is kept as is.
-                    if _CELL_MARKUP.search(c) is None:
-                        ctext = c
-                    else:
-                        ctext, ccites, _ = extract_citations(_scrub(c), known)
-                        row_cites.extend(ccites)
-                    if j < len(heads):
-                        cells.append(Cell(ctext.strip(), heads[j], head_rank[j], head_period[j]))
-                    else:
-                        cells.append(Cell(ctext.strip(), "", False, False))
-                all_cites.extend((c, i) for c in row_cites)
-                text = " | ".join(c.text for c in cells)
-                units.append(
-                    Unit(text, "row", i, row_cites or list(inherit), cells, row_raw.strip())
-                )
-                i += 1
-            prev_line_cites = []
-            prev_line_src = None
-            continue
+        if "|" in line and self._table_starts(i):
+            self._flush("sentence")
+            return self._table(i, line)
         if not line.strip():
-            flush()
-            i += 1
-            continue
+            self._flush("sentence")
+            return i + 1
         hm = _HEADING.match(line) if "#" in line else None
         if hm:
-            flush()
-            body = _NUMBERING.sub("", hm.group(2).rstrip("#").strip())
-            clean, cites, _ = extract_citations(_scrub(body), known)
-            units.append(Unit(clean, "heading", i, cites, None, hm.group(2)))
-            all_cites.extend((c, i) for c in cites)
-            prev_line_cites = cites
-            prev_line_src = None
-            i += 1
-            continue
+            self._flush("sentence")
+            return self._heading(i, hm)
         fm = _FOOTDEF.match(line) if "[^" in line else None
-        lm = _LIST.match(line)
-        marker = fm or lm
+        marker = fm or _LIST.match(line)
         if marker is not None:
-            flush()
-            para = [line[marker.end() :]]
-            para_line = i
-            prev_line_src = line
-            # Continuation lines of the item (indented, not a new block).
-            i += 1
-            while i < n and lines[i].strip() and lines[i].startswith((" ", "\t")):
-                if _LIST.match(lines[i]) or "|" in lines[i]:
-                    break
-                para.append(lines[i].strip())
-                i += 1
-            flush("item")
-            continue
-        if not para:
-            para_line = i
-        para.append(line.strip())
-        prev_line_src = line
+            self._flush("sentence")
+            return self._item(i, line, marker)
+        if not self.para:
+            self.para_line = i
+        self.para.append(line.strip())
+        self.prev_line_src = line
+        return i + 1
+
+    def _table_starts(self, i: int) -> bool:
+        """Tables: a row of pipes followed by a separator row."""
+        after = i + 1
+        return after < len(self.lines) and bool(_TABLE_SEP.match(_QUOTE.sub("", self.lines[after])))
+
+    def _past_section(self, i: int, raw: str) -> int:
+        """Skip a "Not verified" section: to the next heading of its level or higher."""
+        level = len(raw.strip()) - len(raw.strip().lstrip("#"))
         i += 1
-    flush()
-    return _with_sentences(units, all_cites, paragraphs, known)
+        while i < len(self.lines):
+            hm = _HEADING.match(self.lines[i])
+            if hm and len(hm.group(1)) <= level:
+                break
+            i += 1
+        return i
+
+    def _heading(self, i: int, hm: re.Match[str]) -> int:
+        body = _NUMBERING.sub("", hm.group(2).rstrip("#").strip())
+        clean, cites, _ = extract_citations(_scrub(body), self.known)
+        self.units.append(Unit(clean, "heading", i, cites, None, hm.group(2)))
+        self.all_cites.extend((c, i) for c in cites)
+        self.prev_line_cites = cites
+        self.prev_line_src = None
+        return i + 1
+
+    def _item(self, i: int, line: str, marker: re.Match[str]) -> int:
+        """A list item or footnote with its continuation lines (indented, not a new block)."""
+        lines = self.lines
+        self.para = [line[marker.end() :]]
+        self.para_line = i
+        self.prev_line_src = line
+        i += 1
+        while i < len(lines) and lines[i].strip() and lines[i].startswith((" ", "\t")):
+            if _LIST.match(lines[i]) or "|" in lines[i]:
+                break
+            self.para.append(lines[i].strip())
+            i += 1
+        self._flush("item")
+        return i
+
+    def _table(self, i: int, line: str) -> int:
+        """A table: its header row at ``i``, the separator, then one unit per body row."""
+        head = self._table_head(i, line)
+        i += 2
+        lines = self.lines
+        while i < len(lines) and "|" in lines[i] and lines[i].strip():
+            self._table_row(i, head)
+            i += 1
+        self.prev_line_cites = []
+        self.prev_line_src = None
+        return i
+
+    def _table_head(self, i: int, line: str) -> _TableHead:
+        known = self.known
+        header = _split_row(line)
+        _, h_cites, _ = extract_citations(_scrub(line), known)
+        self.all_cites.extend((c, i) for c in h_cites)
+        heads = [extract_citations(_scrub(h), known)[0].strip() for h in header]
+        if self.prev_line_src is not None:
+            self.prev_line_cites = extract_citations(self.prev_line_src, known)[1]
+        return _TableHead(
+            heads,
+            [bool(_RANK_COL.match(h)) for h in heads],
+            [is_period_name(h) for h in heads],
+            h_cites or self.prev_line_cites,
+        )
+
+    def _table_row(self, i: int, head: _TableHead) -> None:
+        row_raw = _QUOTE.sub("", self.lines[i]) if ">" in self.lines[i] else self.lines[i]
+        row_cites: list[str] = []
+        cells: list[Cell] = []
+        heads = head.heads
+        for j, c in enumerate(_split_row(row_raw)):
+            # A cell _scrub and extract_citations cannot change (most are) is kept as is.
+            if _CELL_MARKUP.search(c) is None:
+                ctext = c
+            else:
+                ctext, ccites, _ = extract_citations(_scrub(c), self.known)
+                row_cites.extend(ccites)
+            if j < len(heads):
+                cells.append(Cell(ctext.strip(), heads[j], head.rank[j], head.period[j]))
+            else:
+                cells.append(Cell(ctext.strip(), "", False, False))
+        self.all_cites.extend((c, i) for c in row_cites)
+        text = " | ".join(c.text for c in cells)
+        cites = row_cites or list(head.inherit)
+        self.units.append(Unit(text, "row", i, cites, cells, row_raw.strip()))
 
 
 def _with_sentences(
     units: list[Unit | int],
-    all_cites: list[tuple[str, int] | int],
+    all_cites: list[Citation | int],
     paragraphs: list[tuple[str, str, int]],
     known: Container[str],
-) -> tuple[list[Unit], list[tuple[str, int]]]:
+) -> tuple[list[Unit], list[Citation]]:
     """Put each paragraph's sentence units (and their cited ids) in its place. Each step runs
     over all sentences before the next (one kind of work at a time keeps it in the CPU caches)."""
     sentences = [_sentences(text, known) for text, _, _ in paragraphs]
@@ -365,7 +414,7 @@ def _with_sentences(
             out_units.extend(para_units[u])
         else:
             out_units.append(u)  # type: ignore[arg-type]
-    out_cites: list[tuple[str, int]] = []
+    out_cites: list[Citation] = []
     for c in all_cites:
         if type(c) is int:
             for unit in para_units[c]:

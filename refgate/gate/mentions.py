@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any
 
-from .dates import find_as_of, find_dates
+from .dates import DateMention, find_as_of, find_dates
 from .markdown import Cell, Unit
 from .names import NamePattern
 from .numbers import Num, dec_step, find_numbers, span_test
@@ -69,58 +68,88 @@ def _mentions_batch(
 
     Each scanner runs over all the texts before the next one starts: one kind of work at a time
     keeps its patterns and code hot in the CPU caches (see ``check_answer``)."""
-    lows = [t.lower() for t in texts]
-    outs: list[list[Mention]] = [[] for _ in texts]
-    has_digit = [_DIGIT.search(t) is not None for t in texts]
-    if names is not None:
-        masks: list[list[tuple[int, int]]] = [
-            names.spans(t, low) if d else []
-            for t, low, d in zip(texts, lows, has_digit, strict=True)
-        ]
-    else:
-        masks = [[] for _ in texts]
-    for text, low, out, masked in zip(texts, lows, outs, masks, strict=True):
-        for a, b, rtext in ranks(text, low):
-            out.append(Mention("ranking", rtext))
-            masked.append((a, b))
-    # Without a digit the only possible date is an ordinal quarter with no year ("first quarter").
-    all_dms = [
-        find_dates(t) if d or "quarter" in low else []
-        for t, low, d in zip(texts, lows, has_digit, strict=True)
-    ]
-    for dms, out, masked in zip(all_dms, outs, masks, strict=True):
-        # Dates never overlap one another (find_dates reads on after each), so a date is masked
-        # only by a name or ranking span.
-        in_rank = span_test(list(masked)) if masked else None
-        for dm in dms:
-            start = dm.start
-            if in_rank is not None and in_rank(start):
-                continue
-            out.append(Mention("date", dm.text, None, dm.keys))
-            masked.append((start, dm.end))
-    for text, low, dms, out in zip(texts, lows, all_dms, outs, strict=True):
-        # "as of" / "as at" / 기준 / 현재 (the case-insensitive "as" is [aA][sSſ]).
-        if (("as" in low or "aſ" in low) and _AS_OF_HINT.search(low) is not None) or (
-            "기준" in text or "현재" in text
+    batch = _Batch(texts, names)
+    batch.rankings()
+    dates = batch.dates()
+    batch.as_of(dates)
+    batch.numbers(headers)
+    return batch.outs
+
+
+class _Batch:
+    """Texts being scanned together: each text's mentions so far, and the spans (names,
+    rankings, dates) its numbers may not come from."""
+
+    def __init__(self, texts: list[str], names: NamePattern | None) -> None:
+        self.texts = texts
+        self.lows = [t.lower() for t in texts]
+        self.outs: list[list[Mention]] = [[] for _ in texts]
+        self.has_digit = [_DIGIT.search(t) is not None for t in texts]
+        if names is not None:
+            self.masks: list[list[tuple[int, int]]] = [
+                names.spans(t, low) if d else []
+                for t, low, d in zip(texts, self.lows, self.has_digit, strict=True)
+            ]
+        else:
+            self.masks = [[] for _ in texts]
+
+    def rankings(self) -> None:
+        for text, low, out, masked in zip(
+            self.texts, self.lows, self.outs, self.masks, strict=True
         ):
-            for a, b in find_as_of(text):
-                if not any(b <= d.start <= b + 40 for d in dms):
-                    out.append(Mention("date", text[a:b], keys=("asof",)))
-    for i, (text, out, masked) in enumerate(zip(texts, outs, masks, strict=True)):
-        if has_digit[i]:
-            header = headers[i] if headers else ""
-            for num in find_numbers(text, masked):
-                # Positional arguments: a keyword call of the dataclass __init__ costs more.
-                out.append(
-                    Mention(
-                        "number",
-                        num.text.strip(),
-                        _with_header(num, header) if header else num,
-                        (),
-                        header,
+            for a, b, rtext in ranks(text, low):
+                out.append(Mention("ranking", rtext))
+                masked.append((a, b))
+
+    def dates(self) -> list[list[DateMention]]:
+        """Each text's dates (outside the name and ranking spans become mentions)."""
+        # Without a digit the only possible date is an ordinal quarter with no year ("first
+        # quarter").
+        all_dms = [
+            find_dates(t) if d or "quarter" in low else []
+            for t, low, d in zip(self.texts, self.lows, self.has_digit, strict=True)
+        ]
+        for dms, out, masked in zip(all_dms, self.outs, self.masks, strict=True):
+            # Dates never overlap one another (find_dates reads on after each), so a date is
+            # masked only by a name or ranking span.
+            in_rank = span_test(list(masked)) if masked else None
+            for dm in dms:
+                start = dm.start
+                if in_rank is not None and in_rank(start):
+                    continue
+                out.append(Mention("date", dm.text, None, dm.keys))
+                masked.append((start, dm.end))
+        return all_dms
+
+    def as_of(self, all_dms: list[list[DateMention]]) -> None:
+        """ "as of" / "as at" / 기준 / 현재 with no date right after (the case-insensitive "as" is
+        [aA][sSſ])."""
+        for text, low, dms, out in zip(self.texts, self.lows, all_dms, self.outs, strict=True):
+            if (("as" in low or "aſ" in low) and _AS_OF_HINT.search(low) is not None) or (
+                "기준" in text or "현재" in text
+            ):
+                for a, b in find_as_of(text):
+                    if not any(b <= d.start <= b + 40 for d in dms):
+                        out.append(Mention("date", text[a:b], keys=("asof",)))
+
+    def numbers(self, headers: list[str] | None) -> None:
+        """The numbers outside the masked spans, a cell's taking its column header's unit."""
+        for i, (text, out, masked) in enumerate(
+            zip(self.texts, self.outs, self.masks, strict=True)
+        ):
+            if self.has_digit[i]:
+                header = headers[i] if headers else ""
+                for num in find_numbers(text, masked):
+                    # Positional arguments: a keyword call of the dataclass __init__ costs more.
+                    out.append(
+                        Mention(
+                            "number",
+                            num.text.strip(),
+                            _with_header(num, header) if header else num,
+                            (),
+                            header,
+                        )
                     )
-                )
-    return outs
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -163,52 +192,62 @@ def scan_units(
     prose_found = iter(_mentions_batch(prose, None, names))
     # Table cells: rank and period cells, and plain numbers, are read here; the rest are
     # scanned in one batch, then each row's mentions are put back together in cell order.
-    cell_texts: list[str] = []
-    cell_heads: list[str] = []
-    plans: list[list[tuple[str, Any, Cell]]] = []
-    for u in units:
-        if u.cells is None:
-            continue
-        plan: list[tuple[str, Any, Cell]] = []
-        for cell in u.cells:
-            if not cell.text:
-                continue
-            if cell.rank:
-                plan.append(
-                    ("direct", [Mention("ranking", f"{cell.header or 'rank'} {cell.text}")], cell)
-                )
-                continue
-            if cell.period:
-                found = find_dates(cell.text)
-                if found:
-                    plan.append(
-                        ("direct", [Mention("date", d.text, None, d.keys) for d in found], cell)
-                    )
-                    continue
-            plain = _plain_cell(cell.text, cell.header)
-            if plain is not None:
-                plan.append(("direct", [plain], cell))
-                continue
-            plan.append(("scan", len(cell_texts), cell))
-            cell_texts.append(cell.text)
-            cell_heads.append(cell.header)
-        plans.append(plan)
-    cells_found = _mentions_batch(cell_texts, cell_heads, names) if cell_texts else []
+    batch = _CellBatch()
+    plans = [batch.plan_row(u.cells) for u in units if u.cells is not None]
+    cells_found = _mentions_batch(batch.texts, batch.heads, names) if batch.texts else []
     rows = iter(plans)
     out: list[tuple[list[Mention], list[str]]] = []
     for u in units:
         if u.cells is None:
             out.append((next(prose_found), []))
-            continue
-        mentions: list[Mention] = []
-        labels: list[str] = []
-        for how, what, cell in next(rows):
-            if how == "direct":
-                mentions.extend(what)
-                continue
-            ms = cells_found[what]
-            if not ms and any(ch.isalpha() for ch in cell.text):
-                labels.append(cell.text.lower())
-            mentions.extend(ms)
-        out.append((mentions, labels))
+        else:
+            out.append(_row_mentions(next(rows), cells_found))
     return out
+
+
+#: How a cell's mentions are found: read directly, or the index of its text in the scanned batch.
+CellPlan = tuple[list[Mention] | int, Cell]
+
+
+class _CellBatch:
+    """The table cells a row scan leaves to the batch scanner: their texts and headers."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.heads: list[str] = []
+
+    def plan_row(self, cells: list[Cell]) -> list[CellPlan]:
+        return [(self._plan(cell), cell) for cell in cells if cell.text]
+
+    def _plan(self, cell: Cell) -> list[Mention] | int:
+        """A rank cell, a period cell or a plain number is read here; another cell joins the
+        batch (its index there)."""
+        if cell.rank:
+            return [Mention("ranking", f"{cell.header or 'rank'} {cell.text}")]
+        if cell.period:
+            found = find_dates(cell.text)
+            if found:
+                return [Mention("date", d.text, None, d.keys) for d in found]
+        plain = _plain_cell(cell.text, cell.header)
+        if plain is not None:
+            return [plain]
+        self.texts.append(cell.text)
+        self.heads.append(cell.header)
+        return len(self.texts) - 1
+
+
+def _row_mentions(
+    plan: list[CellPlan], cells_found: list[list[Mention]]
+) -> tuple[list[Mention], list[str]]:
+    """A row's mentions in cell order, and its identifier cells (letters and no mention)."""
+    mentions: list[Mention] = []
+    labels: list[str] = []
+    for what, cell in plan:
+        if isinstance(what, list):
+            mentions.extend(what)
+            continue
+        ms = cells_found[what]
+        if not ms and any(ch.isalpha() for ch in cell.text):
+            labels.append(cell.text.lower())
+        mentions.extend(ms)
+    return mentions, labels

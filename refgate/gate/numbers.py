@@ -272,9 +272,6 @@ def _right_context(
     """(end, shown, step, scale, has scale word, kind, currency) from what follows the number:
     Korean amounts, scale words, percent/bp/multiple suffixes, currency words, the closing
     parenthesis; ``None`` when glued letters make it no number ("3D", "2nd")."""
-    scale = 1.0
-    has_scale = False
-    kind = "plain"
     end = e
     closed = False
     if paren:
@@ -288,50 +285,60 @@ def _right_context(
     first = (
         nxt if end == e and nxt != " " and nxt != "\t" else text[end : end + 2].lstrip(" \t")[:1]
     )
-    # Korean compound amounts: 1.2조, 3억 2천만, 5천억, 1,234백만.
+    end, shown, step, scale, has_scale = _scale_after(text, end, first, shown, step)
+    after = first if end == at else text[end : end + 2].lstrip(" \t")[:1]
+    end, kind, cur = _kind_after(text, end, e, nxt, after, cur)
+    if paren and not closed:
+        cm = _CLOSE.match(text, end)
+        if cm:
+            end = cm.end()
+    if not (sign or has_scale or cur) and kind == "plain" and _glued_letters(text, e, nxt):
+        return None
+    return end, shown, step, scale, has_scale, kind, cur
+
+
+def _scale_after(
+    text: str, end: int, first: str, shown: float, step: float
+) -> tuple[int, float, float, float, bool]:
+    """(end, shown, step, scale, has scale word) after a Korean compound amount (1.2조, 3억 2천만,
+    5천억, 1,234백만) or an English scale word at ``end`` (``first``: its first character)."""
     ko_first = first or text[end : end + 3].lstrip(" \t")[:1]
     km = _KO_UNIT.match(text, end) if ko_first in _KO_FIRST else None
     if km and (km.group("small") or km.group("big")):
         total, lead, last_place, end = _korean_amount(text, shown, step, km)
         if lead > 1.0:
-            shown, step, scale, has_scale = total / lead, last_place / lead, lead, True
-        else:
-            shown, step = total, last_place
-    else:
-        sm = _EN_SCALE.match(text, end) if first in _SCALE_FIRST else None
-        # Single letters (4.5m, 10K) count only when glued to the number.
-        if sm and (len(sm.group("w")) > 1 or not sm.group("sp")):
-            scale = SCALE_WORDS[sm.group("w").lower()]
-            has_scale = True
-            end = sm.end()
-    after = first if end == at else text[end : end + 2].lstrip(" \t")[:1]
-    sfx = _SUFFIX.match(text, end) if after in _SUFFIX_FIRST else None
+            return end, total / lead, last_place / lead, lead, True
+        return end, total, last_place, 1.0, False
+    sm = _EN_SCALE.match(text, end) if first in _SCALE_FIRST else None
+    # Single letters (4.5m, 10K) count only when glued to the number.
+    if sm and (len(sm.group("w")) > 1 or not sm.group("sp")):
+        return sm.end(), shown, step, SCALE_WORDS[sm.group("w").lower()], True
+    return end, shown, step, 1.0, False
+
+
+def _kind_after(
+    text: str, end: int, e: int, nxt: str, after: str, cur: str
+) -> tuple[int, str, str]:
+    """(end, kind, currency) after a multiple glued to the number ("2.3x"), a percent, bp or
+    multiple suffix, or a currency word at ``end`` (``after``: its first character)."""
     xg = _XGLUED.match(text, end) if end == e and nxt in _X_FIRST else None
     if xg:
-        kind = "x"
-        end = xg.end()
-    elif sfx:
+        return xg.end(), "x", cur
+    sfx = _SUFFIX.match(text, end) if after in _SUFFIX_FIRST else None
+    if sfx:
         kind = "percent" if sfx.group("pct") else "bp" if sfx.group("bp") else "x"
-        end = sfx.end()
-    else:
-        cm2 = _CUR_AFTER.match(text, end) if after in _CUR_FIRST else None
-        if cm2:
-            cur = cur or CURRENCIES.get(cm2.group("cur").lower(), "")
-            end = cm2.end()
-    if paren and not closed:
-        cm = _CLOSE.match(text, end)
-        if cm:
-            end = cm.end()
-    # 3D, 2nd, 3rd: glued letters that are not scale words or units.
-    if (
-        not (sign or has_scale or cur)
-        and kind == "plain"
-        and nxt.isascii()
-        and nxt.isalpha()
-        and not (nxt in _SCALE_FIRST and _EN_SCALE.match(text, e))
-    ):
-        return None
-    return end, shown, step, scale, has_scale, kind, cur
+        return sfx.end(), kind, cur
+    cm2 = _CUR_AFTER.match(text, end) if after in _CUR_FIRST else None
+    if cm2:
+        return cm2.end(), "plain", cur or CURRENCIES.get(cm2.group("cur").lower(), "")
+    return end, "plain", cur
+
+
+def _glued_letters(text: str, e: int, nxt: str) -> bool:
+    """3D, 2nd, 3rd: letters glued to the number that are not scale words or units."""
+    return (
+        nxt.isascii() and nxt.isalpha() and not (nxt in _SCALE_FIRST and _EN_SCALE.match(text, e))
+    )
 
 
 def _korean_amount(

@@ -224,13 +224,20 @@ _TO_END = re.compile(
     r"[ \t$€£¥₩]*$",
     re.I,
 )
+
+
+def _stated_after(words: str) -> re.Pattern[str]:
+    """A direction stated right after the number, after at most its points ("5 points lower")."""
+    return re.compile(
+        rf"^[ \t]*(?:(?:points?|pp|percentage points?|bps?|basis points?)[ \t]+)?(?:{words})\b",
+        re.I,
+    )
+
+
 #: A fall stated after the number: "5% lower", "5 less than", "5% down", "(5% decline)", "a 5%
 #: reduction".
-_DOWN_AFTER = re.compile(
-    r"^[ \t]*(?:(?:points?|pp|percentage points?|bps?|basis points?)[ \t]+)?"
-    r"(?:lower|less|down|below|declines?|decreases?|drops?|falls?|loss|reductions?"
-    r"|contractions?)\b",
-    re.I,
+_DOWN_AFTER = _stated_after(
+    r"lower|less|down|below|declines?|decreases?|drops?|falls?|loss|reductions?|contractions?"
 )
 #: Nouns naming a change's direction, for ``_noun_states``.
 _FALL_NOUN_WORDS = r"declines?|decreases?|drops?|falls?|reductions?|contractions?|downturns?"
@@ -262,11 +269,7 @@ _UP = re.compile(
     re.I,
 )
 #: A rise stated after the number: "5% higher", "5 more than", "5% up", "5% growth".
-_UP_AFTER = re.compile(
-    r"^[ \t]*(?:(?:points?|pp|percentage points?|bps?|basis points?)[ \t]+)?"
-    r"(?:higher|more|up|above|increases?|rises?|gains?|growth|improvements?)\b",
-    re.I,
-)
+_UP_AFTER = _stated_after(r"higher|more|up|above|increases?|rises?|gains?|growth|improvements?")
 #: Any word of a direction: a sentence without one states none (``sentence_directions``).
 _ANY_DIRECTION = re.compile(
     rf"{_UP.pattern}|{_DOWN.pattern}|\b(?:{_FALL_NOUN_WORDS}|{_RISE_NOUN_WORDS})\b", re.I

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import cast
 
 from .lookup import PLACE_COLS, RefIndex
 
@@ -49,10 +50,14 @@ def _label_pattern(label: str) -> re.Pattern[str] | None:
     return re.compile(rf"(?<![\w$€£¥₩]){body}(?!\w)", re.I)
 
 
-def numbered_rows(idx: RefIndex) -> tuple[tuple[re.Pattern[str], int, str], ...]:
+#: A table's numbered row labels: (pattern, row, label).
+NumberedRows = tuple[tuple[re.Pattern[str], int, str], ...]
+
+
+def numbered_rows(idx: RefIndex) -> NumberedRows:
     """A table ref's row labels that hold a number and a word, as patterns with their row
     (read once per payload, kept with its index)."""
-    got = idx.readings.get(_KEY)
+    got = cast("NumberedRows | None", idx.readings.get(_KEY))
     if got is None:
         out = []
         if idx.ref.kind == "tableRef":
