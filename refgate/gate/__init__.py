@@ -5,21 +5,21 @@ Pure, deterministic, no LLM, no I/O. ``check_answer(answer, refs)`` returns a ``
 ``unmet_section(report)`` renders the short "Not verified" section appended after a second block.
 The GATE pass of the workbench graph (``refgate.nodes.gate``: ``make_gate``) runs it and routes.
 
-The stages (``STAGES``, in order; a module imports only modules before it)
-    base      helpers every stage reads: number, date, unit and word forms, the names with
-              numbers, the findings (``findings``), the ledger (``evidence.read_ledger``)
-    1 claims   the answer split into claims with their citations (``markdown.Claims``)
-    2 mentions each claim's numbers, dates, periods, units and rankings
-              (``mentions.ClaimMentions``; ``quantity``: what a number measures)
-    3 index    an index of each cited ref: its numbers, dates, labels and their places
-              (``cited.index_cited``, ``index.build_index``, ``lookup.RefIndex``)
-    4 bind     each mention bound to a place of the refs its claim cites
-              (``claim_checks.bind_claims`` -> ``Bound``; ``binding``, ``matching``)
-    5 verdict  the ledger, ranking and coverage rules over the bound claims
-              (``verdict.give_verdict`` -> ``findings.GateReport``)
-    run       ``check.check_answer`` runs stages 1 to 5
-    review    the pass's look after the verdict: containment and conclusions
-              (``containment.review``)
+The stages (``STAGES``, in order; a module imports only modules listed before it)
+    base        helpers every stage reads: number, date, unit and word forms, the names with
+                numbers, the findings (``findings``), the ledger (``evidence.read_ledger``)
+    1 claims    the answer split into claims with their citations (``markdown.Claims``)
+    2 mentions  each claim's numbers, dates, periods, units and rankings
+                (``mentions.ClaimMentions``; ``quantity``: what a number measures)
+    3 index     an index of each cited ref: its numbers, dates, labels and their places
+                (``cited.index_cited``, ``index.build_index``, ``lookup.RefIndex``)
+    4 bind      each mention bound to a place of the refs its claim cites
+                (``claim_checks.bind_claims`` -> ``Bound``; ``binding``, ``matching``)
+    5 verdict   the ledger, ranking and coverage rules over the bound claims
+                (``verdict.give_verdict`` -> ``findings.GateReport``)
+    run         ``check.check_answer`` runs the ledger and stages 1 to 5
+    review      the pass's look after the verdict: containment and conclusions
+                (``containment.review``)
 
 What a claim is
     A sentence, list item, heading or markdown table row (header and separator excluded) that

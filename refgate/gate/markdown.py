@@ -18,7 +18,7 @@ import re
 from collections.abc import Container
 from dataclasses import dataclass, field
 
-from refgate.refs import ID_LIKE, KIND_PREFIX, bracket_ids
+from refgate.refs import CITATION_BRACKET, ID_LIKE, KIND_PREFIX, bracket_ids
 from refgate.text import sentence_ends
 
 from .dates import is_period_name
@@ -185,7 +185,8 @@ def _sentences(text: str, known: Container[str]) -> list[str]:
     return out
 
 
-_LEAD_CITES = re.compile(r"^\s*((?:\[[^\[\]\n]{1,400}\]\s*)+)")
+#: Citations that open a sentence: brackets as ``refs.CITATION_BRACKET`` reads them.
+_LEAD_CITES = re.compile(rf"^\s*((?:{CITATION_BRACKET.pattern}\s*)+)")
 
 
 def _is_citation(brackets: str, known: Container[str]) -> bool:

@@ -1,4 +1,4 @@
-"""The GATE on Korean claims (tests/gate/korean_claims.py): at least 99% of right claims
+"""The GATE on Korean claims (tests/support/korean_claims.py): at least 99% of right claims
 accepted and 99% of wrong ones blocked, on the companies the Korean rules were written against
 and on the held-out ones, counted separately."""
 
