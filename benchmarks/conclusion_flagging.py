@@ -126,7 +126,7 @@ def load_set(lang: str, shared: Path) -> list[Item]:
 
 
 def measure(items: list[Item]) -> dict[str, float | int]:
-    from refgate.nodes.gate.conclusions import conclusion_kind
+    from refgate.gate.conclusions import conclusion_kind
 
     concl = [i for i in items if i.label != "ordinary"]
     ordinary = [i for i in items if i.label == "ordinary"]
@@ -148,7 +148,7 @@ def main() -> None:
     parser.add_argument("--show-errors", action="store_true")
     parser.add_argument("--split", default=None, help="errors of this split only")
     args = parser.parse_args()
-    from refgate.nodes.gate.conclusions import conclusion_kind
+    from refgate.gate.conclusions import conclusion_kind
 
     print("| language | split | conclusions flagged (recall) | ordinary sentences flagged |")
     print("| --- | --- | --- | --- |")

@@ -2,7 +2,7 @@
 to the quantity, period and unit kind it names?
 
 Run: ``python benchmarks/gate_binding.py [--dir ../shared/data/tatqa-dev]``. Each table becomes a
-tableRef (leading rows without numbers are the header, as in tests/nodes/gate/test_tatqa.py; the
+tableRef (leading rows without numbers are the header, as in tests/gate/test_tatqa.py; the
 table's scale is the one its questions state). Claims, per numeric cell under a year column:
 
 - correct, worded with the row label: "The <row label> was <cell> in <year> [tbl]."

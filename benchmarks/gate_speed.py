@@ -2,8 +2,9 @@
 refs, and the curve from 20 to 2,000 claims (targets: <= 20 ms at 200; 10x claims -> <= 12x time).
 
 Run: ``python benchmarks/gate_speed.py`` (``--rounds N`` to change the interleaved rounds;
-``--baseline REV`` also times the GATE of git revision REV, its ``nodes/gate`` package read with
-``git show`` into a temporary folder for this run only, side by side with today's at 200 claims:
+``--baseline REV`` also times the GATE of git revision REV, its ``refgate/gate`` package
+(``nodes/gate`` before issue 49) read with ``git show`` into a temporary folder for this run
+only, side by side with today's at 200 claims:
 the ratio of the medians is what binding costs; warm, cold, and on new ledgers). Sizes
 are measured in interleaved rounds; the script prints best, median and p90 CPU ms per size, a
 pure-Python reference loop timed between them (how fast the shared machine ran meanwhile), and the
@@ -27,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from refgate.nodes.gate import check_answer
+from refgate.gate import check_answer
 from refgate.refs import Ref
 
 N_REFS = 1000
@@ -44,20 +45,28 @@ MOVED_IMPORTS = {
         "from refgate.refs import bracket_ids as cited_ids"
     ),
     "from refgate.numbered_names import DEFAULT_NAMES, check_names": (
-        "from refgate.nodes.gate.numbered_names import DEFAULT_NAMES\n"
+        "from refgate.gate.numbered_names import DEFAULT_NAMES\n"
         "from refgate.workspace import check_names"
     ),
+    # the GATE was the node package refgate.nodes.gate before issue 49
+    "from refgate.nodes.gate.": "from refgate.gate.",
 }
+#: Where the GATE's package lived, newest first.
+GATE_FOLDERS = ("refgate/gate/", "nodes/gate/")
 
 
 @functools.cache
 def baseline_gate(rev: str):
-    """``check_answer`` of revision ``rev``: its ``nodes/gate`` files, read with ``git show``
-    into a temporary package (kept for this run only; nothing is written to the tree)."""
-    names = subprocess.run(
-        ["git", "ls-tree", "--name-only", rev, "nodes/gate/"],
-        cwd=ROOT, check=True, capture_output=True, text=True,
-    ).stdout.split()  # fmt: skip
+    """``check_answer`` of revision ``rev``: its GATE package's files (``GATE_FOLDERS``), read
+    with ``git show`` into a temporary package (kept for this run only; nothing is written to the
+    tree)."""
+    for folder in GATE_FOLDERS:
+        names = subprocess.run(
+            ["git", "ls-tree", "--name-only", rev, folder],
+            cwd=ROOT, check=True, capture_output=True, text=True,
+        ).stdout.split()  # fmt: skip
+        if names:
+            break
     tmp = Path(tempfile.mkdtemp(prefix="gate-baseline-"))
     pkg = tmp / "gate_baseline"
     pkg.mkdir()
@@ -179,7 +188,7 @@ def _reference_work() -> int:
 def _gate_caches() -> list:
     """The gate's per-process caches (parsed units, scanned ref strings, date keys, the cited
     refs' indexes and place readings)."""
-    from refgate.nodes.gate import binding, dates, index, lookup, numbers, units, words
+    from refgate.gate import binding, dates, index, lookup, numbers, units, words
 
     return [
         v
@@ -279,7 +288,7 @@ def side_by_side(rev: str, answer: str, refs: list[Ref], rounds: int) -> None:
     left them), and cold (every cache of that GATE cleared before the call: a ledger and an
     answer checked for the first time)."""
     old = baseline_gate(rev)
-    caches = {"new": _package_caches("refgate.nodes.gate"), "old": _package_caches("gate_baseline")}
+    caches = {"new": _package_caches("refgate.gate"), "old": _package_caches("gate_baseline")}
     ms: dict[str, list[float]] = {k: [] for k in ("new", "old", "new cold", "old cold")}
     verdicts = set()
     for _ in range(rounds * 3):

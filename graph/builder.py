@@ -32,7 +32,7 @@ from refgate.nodes.compose import make_compose
 from refgate.nodes.critique import make_critique
 from refgate.nodes.deliver import make_deliver
 from refgate.nodes.frame import PassNode
-from refgate.nodes.gate.node import make_gate
+from refgate.nodes.gate import GateNode, make_gate
 from refgate.nodes.harvest import make_harvest
 from refgate.nodes.state import ConfiguredStep
 from refgate.nodes.work import make_work
@@ -52,7 +52,9 @@ def route_after_work(state: WorkbenchState) -> AfterWork:
 ROUTES: dict[str, tuple[str, ...]] = {GATE: (WORK, HARVEST)}
 
 
-def pass_nodes(deps: Deps) -> dict[str, PassNode | ConfiguredStep[WorkbenchState, object]]:
+def pass_nodes(
+    deps: Deps,
+) -> dict[str, PassNode | GateNode | ConfiguredStep[WorkbenchState, object]]:
     """The node of every workbench pass, by pass name (``WORKBENCH_PASSES``), its errors
     redacted."""
     # a failed node's error is stored in the checkpoints: its secrets are masked first

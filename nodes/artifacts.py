@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from refgate.catalog.toolspec import ToolContext
 from refgate.events import TraceEvent, event
-from refgate.nodes.gate.markdown import split_units
+from refgate.gate.markdown import split_units
 from refgate.nodes.state import WorkbenchState
 from refgate.refs import SCHEMA_ROLE, Ref
 from refgate.tools.registry import get_spec

@@ -67,7 +67,7 @@ KIND_PREFIX: dict[str, str] = {
 }
 PREFIX_KIND: dict[str, str] = {v: k for k, v in KIND_PREFIX.items()}
 #: What a cited ref id looks like: a kind prefix and id characters, or a short prefix and hex
-#: digits. The GATE (``nodes/gate/markdown.py``) and the report (``refgate/report/answer.py``)
+#: digits. The GATE (``refgate/gate/markdown.py``) and the report (``refgate/report/answer.py``)
 #: read a bracket as a citation when each of its ids is in the ledger or looks like one.
 ID_LIKE = re.compile(
     rf"^(?:{'|'.join(KIND_PREFIX.values())})_[0-9A-Za-z]*$|^[A-Za-z]{{2,12}}_[0-9a-f]{{3,}}$"

@@ -1,7 +1,7 @@
 """The GATE's verdict as plain data: the one type that state, reports, memory, the API and the
 CLI read.
 
-The GATE (``nodes/gate/``) builds it (``GateReport.to_dict``) and the GATE pass adds what the run
+The GATE (``refgate/gate/``) builds it (``GateReport.to_dict``) and the GATE pass adds what the run
 knows (``conclusions``, ``attempt``, ``verify_ref``). It travels through the graph's state and
 the checkpoints as plain dicts, as refs do; these TypedDicts are static only.
 """
@@ -18,7 +18,7 @@ Severity = Literal["block", "warn"]
 
 
 class IssueRecord(TypedDict):
-    """One finding: its code (``nodes/gate/verdict.py: ISSUE_CODES``), the claim it is about
+    """One finding: its code (``refgate/gate/verdict.py: ISSUE_CODES``), the claim it is about
     ('' for the whole answer), the reason in words, the refs it names, and its severity."""
 
     code: str

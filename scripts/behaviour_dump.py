@@ -68,7 +68,7 @@ def _perturbed(answer: str) -> str:
 
 
 def gate_reports(emit) -> None:
-    from refgate.nodes.gate import check_answer
+    from refgate.gate import check_answer
 
     bench = _load("gate_speed")
     rng = random.Random(7)

@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from refgate.nodes.gate import GateReport, check_answer
+from refgate.gate import GateReport, check_answer
 from refgate.refs import Ref
 
 TATQA_DIR = Path(__file__).resolve().parents[3] / "shared/data/tatqa-dev"
@@ -53,7 +53,7 @@ class ClaimScores:
 
 
 def gate_of(rev: str | None) -> Callable[..., GateReport]:
-    """``check_answer`` of today, or of git revision ``rev`` (its ``nodes/gate`` read into a
+    """``check_answer`` of today, or of git revision ``rev`` (its GATE package read into a
     temporary package, as ``gate_speed.py --baseline`` does): the same claims, before and after."""
     if not rev:
         return check_answer

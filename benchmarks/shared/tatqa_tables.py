@@ -1,5 +1,5 @@
 """TAT-QA tables as tableRef payloads: which leading rows are the header, and the column names
-they give. Used by tests/nodes/gate/test_tatqa.py (the repo's small subset) and
+they give. Used by tests/gate/test_tatqa.py (the repo's small subset) and
 benchmarks/gate_binding.py (the whole dev set).
 """
 

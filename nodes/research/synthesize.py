@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from langchain_core.runnables import RunnableConfig
 
-from refgate.nodes.gate.numbers import find_numbers
+from refgate.gate.numbers import find_numbers
 from refgate.nodes.research.backends import ResearchBackend
 from refgate.nodes.research.common import emit, research_prompt, run_shared
 from refgate.nodes.research.core import build_synth_blocks

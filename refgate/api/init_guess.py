@@ -54,12 +54,12 @@ def sample_rows(path: Path, limit: int = SAMPLE_ROWS) -> tuple[list[str], list[l
 
 def guess_header_rows(path: Path) -> int:
     """How many of a CSV file's first rows are its header, as the GATE reads a table's header
-    rows (``nodes.gate.headers``: a caption, the years, a unit or measure row); 1 for a file
+    rows (``gate.headers``: a caption, the years, a unit or measure row); 1 for a file
     whose first row is its header, and for a parquet file."""
     if path.suffix.lower() != ".csv":
         return 1
     # deferred: the GATE's reading of a table, needed only here
-    from refgate.nodes.gate.headers import MAX_HEADER_ROWS, split_header
+    from refgate.gate.headers import MAX_HEADER_ROWS, split_header
 
     with path.open(encoding="utf-8-sig", newline="") as fh:
         first = [row for _, row in zip(range(MAX_HEADER_ROWS + 1), csv.reader(fh), strict=False)]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from refgate.nodes.gate.verdict import GateReport
+    from refgate.gate.findings import GateReport
 
 import typer
 from rich.markup import escape
@@ -92,7 +92,7 @@ def check(
     """Run the GATE alone: check every number, date and ranking of an answer against the refs it
     cites. Exit 0 when it passes, 3 when it blocks, 2 on unreadable input."""
     # deferred: the GATE (nodes layer) loads only when refgate check runs
-    from refgate.nodes.gate import check_answer, check_input_error
+    from refgate.gate import check_answer, check_input_error
 
     ledger, stored_answer = load_ledger(refs)
     if answer is not None:

@@ -28,8 +28,8 @@ from refgate.api.public import research as research_question
 from refgate.catalog.capabilities import EngineEnv, Evidence, get_capability
 from refgate.cli.http_token import MIN_TOKEN_CHARS, TOKEN_ENV, BearerTokenGate
 from refgate.config import ConfigError, load_settings
+from refgate.gate import check_answer, check_input_error
 from refgate.graph.capabilities import register_default_capabilities
-from refgate.nodes.gate import check_answer, check_input_error
 from refgate.paths import PathEscape
 from refgate.redaction import redact_secrets
 from refgate.retrieval.index_files import DocumentIndexError

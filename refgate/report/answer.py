@@ -23,7 +23,7 @@ from refgate.refs import CITATION_BRACKET, bracket_ids
 from refgate.report.cards import anchor
 from refgate.report.links import allowed_urls, link_allowed
 
-#: What the GATE appends to a blocked answer (``nodes/gate/verdict.py: unmet_section``); the HTML
+#: What the GATE appends to a blocked answer (``refgate/gate/verdict.py: unmet_section``); the HTML
 #: report shows the same issues as its own section instead.
 UNMET_HEADING = "### Not verified\n\nThese claims could not be checked against the cited evidence:"
 

@@ -31,7 +31,7 @@ MAX_CARDS = 300
 #: Kinds that are evidence for an answer (the others are bookkeeping: skills, verdicts, ...).
 EVIDENCE_KINDS = ("valueRef", "tableRef", "dateRef", "docRef", "webRef", "artifactRef")
 
-#: How the GATE names a matched table cell / value (``nodes/gate/index.py``: ``row {r} [{col}]``
+#: How the GATE names a matched table cell / value (``refgate/gate/index.py``: ``row {r} [{col}]``
 #: and ``values.{name}``); tests/report ties these to the GATE's real output.
 _CELL = re.compile(r"^row (\d+) \[(.*?)\](?:=| \()")
 _VALUE = re.compile(r"^values\.(.+?)=")
@@ -76,12 +76,12 @@ class ValueRow(TypedDict):
     value: str
     unit: str
     scale: str
-    cited: bool
+    has_citation: bool
 
 
 class TableCell(TypedDict):
     text: str
-    cited: bool
+    has_citation: bool
 
 
 class TableRow(TypedDict):
@@ -276,7 +276,7 @@ def _values(p: Mapping[str, object], hits: set[str]) -> list[ValueRow]:
                 "value": clip(v, MAX_CELL),
                 "unit": clip(units.get(name, unit_all) or "", 80),
                 "scale": clip(scale.get(name) if isinstance(scale, Mapping) else scale or "", 40),
-                "cited": str(name) in hits,
+                "has_citation": str(name) in hits,
             }
         )
     return rows
@@ -309,7 +309,7 @@ def _table(p: Mapping[str, object], cells: set[tuple[int, str]]) -> TableView | 
                 "cells": [
                     {
                         "text": clip(v, MAX_CELL),
-                        "cited": (r, names[j] if j < len(names) else str(j)) in cells,
+                        "has_citation": (r, names[j] if j < len(names) else str(j)) in cells,
                     }
                     for j, v in enumerate(cells_in[:60])
                 ],

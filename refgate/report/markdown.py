@@ -130,7 +130,7 @@ def _reference(c: cardlib.Card, influence: object = ()) -> str:
             f"row {row['index']} [{t['columns'][j]['name']}] = {cell['text']}"
             for row in t["rows"]
             for j, cell in enumerate(row["cells"])
-            if cell["cited"] and j < len(t["columns"])
+            if cell["has_citation"] and j < len(t["columns"])
         ]
         if cited:
             lines.append(f"  - cited cells: {_one_line('; '.join(cited), 600)}")

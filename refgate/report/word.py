@@ -79,7 +79,7 @@ def _card(doc: DocxDocument, c: Mapping[str, Any]) -> None:
             cells = table.add_row().cells
             cells[0].text = str(r["index"])
             for j, value in enumerate(r["cells"][: len(cols)]):
-                cells[j + 1].text = _plain(("▶ " if value["cited"] else "") + value["text"])
+                cells[j + 1].text = _plain(("▶ " if value["has_citation"] else "") + value["text"])
         doc.add_paragraph(_plain(f"{t['total_rows']} row(s); cited cells are marked ▶"))
     if c["excerpt"]:
         doc.add_paragraph(_plain(c["excerpt"]), style="Intense Quote")

@@ -26,7 +26,7 @@ def test_generic_names_are_not_importable_top_level(tmp_path):
     code = (
         "import importlib.util as u, json; print(json.dumps({n: u.find_spec(n) is not None "
         "for n in ['graph', 'nodes', 'tools', 'retrieval', 'skills', 'refgate.tools.registry',"
-        " 'refgate.graph', 'refgate.nodes.gate', 'refgate.retrieval']}))"
+        " 'refgate.graph', 'refgate.gate', 'refgate.retrieval']}))"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     out = subprocess.run(
@@ -44,7 +44,7 @@ def test_generic_names_are_not_importable_top_level(tmp_path):
         for n in (
             "refgate.tools.registry",
             "refgate.graph",
-            "refgate.nodes.gate",
+            "refgate.gate",
             "refgate.retrieval",
         )
     ), found

@@ -136,7 +136,7 @@ def test_payloads_become_plain_data():
 
 
 def test_payload_nested_too_deeply_is_a_clear_error_and_a_gate_verdict():
-    from refgate.nodes.gate import check_answer
+    from refgate.gate import check_answer
     from refgate.refs import MAX_PAYLOAD_DEPTH
 
     deep: dict = {}

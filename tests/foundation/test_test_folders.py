@@ -1,5 +1,5 @@
 """Test folders mirror the code's: the tests of the package ``refgate.X.Y`` live in
-``tests/X/Y/`` (``tests/nodes/gate/`` for ``nodes/gate/``, ``tests/tools/sandbox/`` for
+``tests/X/Y/`` (``tests/gate/`` for ``refgate/gate/``, ``tests/tools/sandbox/`` for
 ``tools/sandbox/``, ``tests/api/`` for ``refgate/api/``). Three folders map to no package, each
 for one role (``ROLES``); a ``data`` folder anywhere holds test inputs. A folder that maps to
 no code folder fails here (CONTRIBUTING.md, docs/architecture.md's "where is X")."""
@@ -19,8 +19,8 @@ ROLES = {
 
 
 def code_folders(root: Path = REPO) -> set[str]:
-    """Every package below ``refgate`` as the path its tests live under: ``refgate.nodes.gate``
-    (the folder nodes/gate/, pyproject's package-dir) -> ``nodes/gate``."""
+    """Every package below ``refgate`` as the path its tests live under: ``refgate.gate``
+    (the folder refgate/gate/, pyproject's package-dir) -> ``gate``."""
     pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
     found = set()
     for package, folder in pyproject["tool"]["setuptools"]["package-dir"].items():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from refgate import text
-from refgate.nodes.gate.markdown import _sentences as gate_sentences
+from refgate.gate.markdown import _sentences as gate_sentences
 from refgate.nodes.research import core as research_core
 from refgate.retrieval.chunking import split_sentences as chunk_spans
 from refgate.text import sentence_spans, split_sentences

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from refgate.nodes.gate import check_answer
-from refgate.nodes.gate.conclusions import conclusion_kind
-from refgate.nodes.gate.containment import review
+from refgate.gate import check_answer
+from refgate.gate.conclusions import conclusion_kind
+from refgate.gate.containment import review
 from refgate.refs import Ref
 
 ROOT = Path(__file__).resolve().parents[2]

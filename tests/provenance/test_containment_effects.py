@@ -184,8 +184,8 @@ def test_item3_recommendations_after_an_untrusted_read_are_flagged_and_set_apart
 
 
 def test_influenced_numbers_block_when_the_setting_says_so():
-    from refgate.nodes.gate import check_answer
-    from refgate.nodes.gate.containment import review
+    from refgate.gate import check_answer
+    from refgate.gate.containment import review
     from refgate.refs import Ref
 
     ref = Ref.new("valueRef", {"values": {"x": 4.8}}, influenced_by=["web_1"])

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from refgate.api.public import Answer, ResearchResult
 from refgate.cli import app
-from refgate.nodes.gate import check_answer
+from refgate.gate import check_answer
 from refgate.refs import Ref
 from refgate.report import (
     ReportError,

@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from refgate.catalog.toolspec import ToolContext
+from refgate.gate import check_answer
 from refgate.graph.capabilities import register_default_capabilities
-from refgate.nodes.gate import check_answer
 from refgate.refs import RefLedger
 from refgate.retrieval import DocumentIndex, HashingEmbeddings, index_dir, load_documents
 from refgate.retrieval.documents import ORIGIN, read_documents

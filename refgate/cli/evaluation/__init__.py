@@ -4,5 +4,5 @@ The pieces, one concept each: ``questions`` (the JSONL question file), ``scoring
 against its gold), ``store`` (runs under ``<workspace>/.refgate/eval/``), ``runner`` (concurrent,
 resumable execution of a question set through the workbench), ``compare`` (two runs side by side),
 ``render`` (JSON / markdown / HTML reports) and ``tatqa`` (a TAT-QA converter). It lives in the CLI
-layer because scoring reads numbers with the GATE's own parser (``refgate.nodes.gate.numbers``).
+layer because scoring reads numbers with the GATE's own parser (``refgate.gate.numbers``).
 """

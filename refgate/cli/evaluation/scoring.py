@@ -10,8 +10,9 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
 from refgate.cli.evaluation.questions import EvalQuestion, search_pattern
-from refgate.nodes.gate.coverage import uncovered
-from refgate.nodes.gate.numbers import Num, find_numbers
+from refgate.gate.coverage import uncovered
+from refgate.gate.numbers import Num, find_numbers
+from refgate.refs import cited_ids
 
 #: The GATE appends this heading to an answer that went out with unmet claims; what follows it
 #: lists claims the answer could not back, so it is not part of the answer being scored.
@@ -29,7 +30,6 @@ REFUSAL_PATTERNS: tuple[str, ...] = (
     r"(?:답할 수 없|알 수 없|확인할 수 없|제공하지 않|포함되어 있지 않|데이터가 없)",
 )
 _REFUSAL = re.compile("|".join(f"(?:{p})" for p in REFUSAL_PATTERNS), re.IGNORECASE)
-_CITATION = re.compile(r"\[([A-Za-z]+_[0-9a-f]{6,})\]")
 
 
 @dataclass(slots=True)
@@ -91,7 +91,7 @@ def _matches(num: Num, gold: tuple[float, float], tolerance: float) -> bool:
 def cited_kinds(answer: str, refs: Mapping[str, object]) -> set[str]:
     """Kinds of the ledger refs that the answer cites."""
     kinds: set[str] = set()
-    for ref_id in _CITATION.findall(answer):
+    for ref_id in cited_ids(answer, refs):
         ref = refs.get(ref_id)
         if ref is None:
             continue

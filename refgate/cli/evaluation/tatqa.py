@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from refgate.cli.evaluation.questions import EvalError, EvalQuestion, write_questions
-from refgate.nodes.gate.numbers import find_numbers
+from refgate.gate.numbers import find_numbers
 
 ATTRIBUTION = (
     "TAT-QA (Zhu et al., ACL 2021), github.com/NExTplusplus/TAT-QA, "

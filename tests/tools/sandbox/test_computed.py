@@ -5,7 +5,7 @@ is no primary evidence for the GATE (``value_not_computed``), whatever ``sources
 from __future__ import annotations
 
 from refgate.catalog.capabilities import register
-from refgate.nodes.gate import check_answer
+from refgate.gate import check_answer
 from refgate.refs import Ref
 from refgate.tools.capabilities import CAPABILITIES
 from refgate.tools.run_python import run_python
