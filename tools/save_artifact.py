@@ -14,12 +14,12 @@ import io
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
-from refgate.payloads import ArtifactFile, ArtifactPayload
+from refgate.payloads import ArtifactFile, ArtifactPayload, Cell, JsonDict, JsonValue
 
 _SAFE_ID = re.compile(r"^[a-z]{3}_[0-9a-f]{10}$")
 MAX_CHART_POINTS = 5000
@@ -88,7 +88,7 @@ def _cell_text(value: object) -> str:
 
 
 def _markdown(
-    columns: list[str], rows: list[list[Any]], units: Mapping[str, object], title: str, ref_id: str
+    columns: list[str], rows: list[list[Cell]], units: Mapping[str, object], title: str, ref_id: str
 ) -> str:
     head = [f"{c} ({units[c]})" if units.get(c) else c for c in columns]
     lines = [f"# {title}", "", "| " + " | ".join(_cell_text(h) for h in head) + " |"]
@@ -109,7 +109,7 @@ def _file_entry(path: Path, fmt: str) -> ArtifactFile:
 
 
 def _chart_plan(
-    args: SaveArtifactArgs, columns: list[str], rows: list[list[Any]], units: Mapping[str, object]
+    args: SaveArtifactArgs, columns: list[str], rows: list[list[Cell]], units: Mapping[str, object]
 ) -> tuple[str | None, list[str]]:
     """Pick x and y columns and check the chart rule; raise ValueError with the reason."""
     numeric = [
@@ -216,7 +216,7 @@ def save_artifact(args: SaveArtifactArgs, ctx: ToolContext) -> ToolResult:
         return ToolResult.failure(f"{args.ref} has malformed rows")
     columns = [str(c) for c in columns]
     raw_units = ref.payload.get("units")
-    units: dict[str, Any] = raw_units if isinstance(raw_units, dict) else {}
+    units: dict[str, JsonValue] = raw_units if isinstance(raw_units, dict) else {}
     folder = artifacts_folder(ctx)
     if folder is None:
         return ToolResult.failure("no artifacts folder is set for this run (no workspace loaded)")
@@ -264,7 +264,7 @@ def save_artifact(args: SaveArtifactArgs, ctx: ToolContext) -> ToolResult:
         title=f"{'Chart' if args.kind == 'chart' else 'Table'} of {ref.id}",
         source=f"SaveArtifact:{ref.id}",
     )
-    data: dict[str, Any] = {
+    data: JsonDict = {
         "ref": art.id,
         "files": [{"path": f["path"], "format": f["format"], "bytes": f["bytes"]} for f in files],
         "source_ref": ref.id,

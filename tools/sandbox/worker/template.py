@@ -49,10 +49,10 @@ from .limits import (
     sweep,
 )
 from .protocol import FrameReader, send_frame
-from .state import State
+from .state import State, WorkerConfig
 
 
-def _init(config: dict) -> dict:
+def _init(config: WorkerConfig) -> dict:
     t0 = time.perf_counter()
     # deferred: pandas and numpy load once per template, at init (timed), never on the host
     import numpy as np
