@@ -12,6 +12,7 @@ InspectDataset).
 """
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, SupportsFloat, SupportsIndex
 
 from refgate.catalog.capabilities import EngineEnv, Evidence, RefSpec, capability
@@ -174,6 +175,13 @@ def value_at(dataset: str, column: str, period: str, *, env: EngineEnv) -> Evide
     return _value_evidence(spec, column, series.loc[row], periods, row, "at")
 
 
+def _value_evidence_of(spec, data: Mapping[str, object], payload: JsonDict, title: str) -> Evidence:
+    """A capability's data, backed by one valueRef of the dataset."""
+    return Evidence(
+        data, [RefSpec("valueRef", payload, title=title, source=f"dataset:{spec.name}")]
+    )
+
+
 def _value_evidence(spec, column, raw, periods: "Periods", row, how: str) -> Evidence:
     unit, scale = unit_of(spec, column)
     value = _num(raw)
@@ -197,9 +205,7 @@ def _value_evidence(spec, column, raw, periods: "Periods", row, how: str) -> Evi
         "asOf": as_of,
     }
     title = f"{spec.name}.{column} {'latest' if how == 'latest' else 'in'} {label}"
-    return Evidence(
-        data, [RefSpec("valueRef", payload, title=title, source=f"dataset:{spec.name}")]
-    )
+    return _value_evidence_of(spec, data, payload, title)
 
 
 @capability
@@ -466,9 +472,7 @@ def period_change(
         "scale": scale,
     }
     title = f"{spec.name}.{column}: {s_label} to {e_label}"
-    return Evidence(
-        data, [RefSpec("valueRef", payload, title=title, source=f"dataset:{spec.name}")]
-    )
+    return _value_evidence_of(spec, data, payload, title)
 
 
 @capability

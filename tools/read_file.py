@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from refgate.catalog.skillbook import builtin_skills_dir
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.errors import InputError
 from refgate.paths import PathEscape, is_within, read_confined, real
 from refgate.payloads import JsonDict
 from refgate.refs import SourceType
@@ -153,8 +154,9 @@ def _shown(path: Path, ctx: ToolContext) -> str:
     return str(path)
 
 
-class _ReadFailed(Exception):
-    """The read cannot go on; the message is the failure the model sees."""
+class _ReadFailed(InputError):
+    """The path cannot be read (refused, missing, too large, not text); the message is the
+    failure the model sees."""
 
 
 def _check_reachable(args: ReadArgs, path: Path, roots: list[Path], ctx: ToolContext) -> None:

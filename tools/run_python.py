@@ -17,14 +17,13 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import Unpack
 
 from refgate.catalog.capabilities import EngineEnv, catalog
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
-from refgate.config import load_settings
+from refgate.config import Settings, load_settings
 from refgate.payloads import JsonDict
 from refgate.provenance.budget import budget_of
 from refgate.refs import IssueFields, Ref, RefKind, RefLedger, new_ref_id
@@ -38,11 +37,7 @@ from refgate.tools.sandbox.limits import Limits
 from refgate.tools.sandbox.mounts import DatasetMount
 from refgate.tools.sandbox.policy import CodeRejected, check_code
 from refgate.tools.warehouse import run_query
-from refgate.workspace import WorkspaceError, load_workspace
-
-if TYPE_CHECKING:
-    from refgate.config import Settings
-    from refgate.workspace import Workspace
+from refgate.workspace import Workspace, WorkspaceError, load_workspace
 
 #: Bounds of the wall-clock timeout (seconds).
 MIN_TIMEOUT, MAX_TIMEOUT = 0.1, 600.0

@@ -13,6 +13,7 @@ import hashlib
 import io
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -198,6 +199,49 @@ def _draw(path: Path, args: SaveArtifactArgs, columns, rows, units, x, ys, title
     fig.savefig(path, format="png")
 
 
+@dataclass(frozen=True)
+class _Table:
+    """The tableRef being saved: its columns, rows, units and the artifact's title."""
+
+    columns: list[str]
+    rows: list[list[Cell]]
+    units: Mapping[str, JsonValue]
+    title: str
+
+
+def _write_table(folder: Path, stem: str, table: _Table, ref_id: str) -> list[ArtifactFile]:
+    """The table as CSV and as markdown (with its units and source), in fresh files."""
+    columns, rows, units, title = table.columns, table.rows, table.units, table.title
+    folder.mkdir(parents=True, exist_ok=True)
+    csv_path = _free_path(folder, stem, ".csv")
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(columns)
+    writer.writerows([["" if v is None else v for v in r] for r in rows])
+    csv_path.write_text(buf.getvalue(), encoding="utf-8")
+    md_path = _free_path(folder, stem, ".md")
+    md_path.write_text(_markdown(columns, rows, units, title, ref_id), encoding="utf-8")
+    return [_file_entry(csv_path, "csv"), _file_entry(md_path, "markdown")]
+
+
+def _write_chart(
+    args: SaveArtifactArgs, folder: Path, stem: str, table: _Table
+) -> tuple[list[ArtifactFile], dict[str, JsonValue]]:
+    """The table drawn as a PNG chart (planned first: an unchartable table writes nothing)."""
+    columns, rows, units, title = table.columns, table.rows, table.units, table.title
+    x, ys = _chart_plan(args, columns, rows, units)
+    folder.mkdir(parents=True, exist_ok=True)
+    png_path = _free_path(folder, f"{stem}-chart", ".png")
+    _draw(png_path, args, columns, rows, units, x, ys, title)
+    chart: dict[str, JsonValue] = {
+        "type": args.chart_type,
+        "x": x,
+        "y": ys,
+        "unit": units.get(ys[0]),
+    }
+    return [_file_entry(png_path, "png")], chart
+
+
 def save_artifact(args: SaveArtifactArgs, ctx: ToolContext) -> ToolResult:
     ref = ctx.ledger.get(args.ref)
     if ref is None:
@@ -223,26 +267,11 @@ def save_artifact(args: SaveArtifactArgs, ctx: ToolContext) -> ToolResult:
     title = args.title or ref.title or f"Table {ref.id}"
     stem = _stem(ref.id)
     try:
-        if args.kind == "chart":
-            x, ys = _chart_plan(args, columns, rows, units)
-        folder.mkdir(parents=True, exist_ok=True)
-        files = []
+        table = _Table(columns, rows, units, title)
         if args.kind == "table":
-            csv_path = _free_path(folder, stem, ".csv")
-            buf = io.StringIO()
-            writer = csv.writer(buf)
-            writer.writerow(columns)
-            writer.writerows([["" if v is None else v for v in r] for r in rows])
-            csv_path.write_text(buf.getvalue(), encoding="utf-8")
-            md_path = _free_path(folder, stem, ".md")
-            md_path.write_text(_markdown(columns, rows, units, title, ref.id), encoding="utf-8")
-            files = [_file_entry(csv_path, "csv"), _file_entry(md_path, "markdown")]
-            chart = None
+            files, chart = _write_table(folder, stem, table, ref.id), None
         else:
-            png_path = _free_path(folder, f"{stem}-chart", ".png")
-            _draw(png_path, args, columns, rows, units, x, ys, title)
-            files = [_file_entry(png_path, "png")]
-            chart = {"type": args.chart_type, "x": x, "y": ys, "unit": units.get(ys[0])}
+            files, chart = _write_chart(args, folder, stem, table)
     except ValueError as exc:
         return ToolResult.failure(f"cannot chart {args.ref}: {exc}")
     except OSError as exc:

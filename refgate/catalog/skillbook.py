@@ -258,17 +258,32 @@ def _read_fields(
     return texts, lists
 
 
-def _check_items(
-    file: Path,
-    name: str,
-    items: tuple[str, ...],
-    rule: Callable[[str], bool],
-    problem: Callable[[str], str],
-) -> None:
-    """Each item of list field ``name`` keeps ``rule``; ``problem(item)`` says why one does not."""
-    for i, item in enumerate(items):
-        if not rule(item):
-            raise SkillError(file, f"{name}[{i}]", problem(item))
+#: Per list field, the rule each item keeps and what is wrong with an item that breaks it.
+_ITEM_RULES: tuple[tuple[str, Callable[[str], bool], Callable[[str], str]], ...] = (
+    (
+        "requiredEvidence",
+        lambda item: item in EVIDENCE_ITEMS,
+        lambda item: (
+            f"{item!r} is not a ref kind, {PRIMARY_SOURCE!r} or {SECONDARY_ALLOWED!r} "
+            f"(known: {', '.join(sorted(EVIDENCE_ITEMS))})"
+        ),
+    ),
+    (
+        "toolRefs",
+        lambda item: item in CATALOG,
+        lambda item: f"{item!r} is not a catalog tool (known: {', '.join(sorted(CATALOG))})",
+    ),
+    (
+        "capabilityRefs",
+        lambda item: bool(_IDENT_RE.match(item)),
+        lambda item: f"{item!r} is not a capability name (a Python identifier)",
+    ),
+    (
+        "knowledgeRefs",
+        lambda item: not (Path(item).is_absolute() or ".." in Path(item).parts),
+        lambda item: f"{item!r} must be a path relative to the workspace, inside it",
+    ),
+)
 
 
 def _check_texts(file: Path, texts: dict[str, str]) -> None:
@@ -284,41 +299,14 @@ def _check_texts(file: Path, texts: dict[str, str]) -> None:
 
 
 def _check_lists(file: Path, lists: dict[str, tuple[str, ...]]) -> None:
-    """Evidence items, tools, capabilities and knowledge paths the skill may name."""
-    evidence = lists["requiredEvidence"]
-    _check_items(
-        file,
-        "requiredEvidence",
-        evidence,
-        lambda item: item in EVIDENCE_ITEMS,
-        lambda item: (
-            f"{item!r} is not a ref kind, {PRIMARY_SOURCE!r} or {SECONDARY_ALLOWED!r} "
-            f"(known: {', '.join(sorted(EVIDENCE_ITEMS))})"
-        ),
-    )
-    if len(set(evidence)) != len(evidence):
-        raise SkillError(file, "requiredEvidence", "lists an item twice")
-    _check_items(
-        file,
-        "toolRefs",
-        lists["toolRefs"],
-        lambda item: item in CATALOG,
-        lambda item: f"{item!r} is not a catalog tool (known: {', '.join(sorted(CATALOG))})",
-    )
-    _check_items(
-        file,
-        "capabilityRefs",
-        lists["capabilityRefs"],
-        lambda item: bool(_IDENT_RE.match(item)),
-        lambda item: f"{item!r} is not a capability name (a Python identifier)",
-    )
-    _check_items(
-        file,
-        "knowledgeRefs",
-        lists["knowledgeRefs"],
-        lambda item: not (Path(item).is_absolute() or ".." in Path(item).parts),
-        lambda item: f"{item!r} must be a path relative to the workspace, inside it",
-    )
+    """Evidence items, tools, capabilities and knowledge paths the skill may name; no evidence
+    item twice."""
+    for name, rule, problem in _ITEM_RULES:
+        for i, item in enumerate(lists[name]):
+            if not rule(item):
+                raise SkillError(file, f"{name}[{i}]", problem(item))
+        if name == "requiredEvidence" and len(set(lists[name])) != len(lists[name]):
+            raise SkillError(file, "requiredEvidence", "lists an item twice")
 
 
 def parse_skill(text: str, file: Path | str = "<skill>", *, origin: str = "builtin") -> Skill:
