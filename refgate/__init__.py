@@ -24,12 +24,12 @@ __all__ = ["__version__", *_REFS, *_API]
 
 def __getattr__(name: str) -> Any:
     if name in _API:
-        # Deferred: the front layer loads the whole graph stack; only a caller of the API pays.
+        # deferred: the front layer loads the whole graph stack; only a caller of the API pays.
         from refgate.api import public as api
 
         return getattr(api, name)
     if name in _REFS:
-        # Deferred: building the pydantic models costs a second at startup.
+        # deferred: building the pydantic models costs a second at startup.
         from refgate import refs
 
         return getattr(refs, name)

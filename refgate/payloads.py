@@ -26,6 +26,9 @@ Scalar: TypeAlias = str | int | float | bool | None
 JsonValue: TypeAlias = Scalar | Sequence["JsonValue"] | Mapping[str, "JsonValue"]
 #: A JSON object.
 JsonObject: TypeAlias = Mapping[str, JsonValue]
+#: A JSON object being built or just decoded, its values checked where they are read (a
+#: sandbox frame, a tool's result data, a schema).
+JsonDict: TypeAlias = dict[str, object]
 #: A table cell as a tableRef carries it.
 Cell: TypeAlias = str | int | float | bool | None
 #: A number as a valueRef carries it (None: missing in the source).

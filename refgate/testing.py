@@ -13,14 +13,22 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TypeAlias
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall
 from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import ConfigDict, Field, PrivateAttr
+from pydantic import ConfigDict, Field, PrivateAttr, SkipValidation
 from typing_extensions import TypedDict
+
+#: What a scripted model answers one turn with: a message, its text, or an exception to raise.
+Reply: TypeAlias = BaseMessage | str | Exception
+#: A scripted response: a reply, or a callable of the prompt text returning one (to cite ref
+#: ids drawn during the run). Kept as given: pydantic does not validate it.
+ScriptedResponse: TypeAlias = SkipValidation[Reply | Callable[[str], Reply]]
+#: A ``KeyedChatModel`` rule's key: a substring of the prompt text, or a predicate on it.
+RuleKey: TypeAlias = SkipValidation[str | Callable[[str], bool]]
 
 
 class ScriptExhausted(RuntimeError):
@@ -80,17 +88,18 @@ class _RecordingModel(BaseChatModel):
                 names.append(getattr(tool, "name", getattr(tool, "__name__", str(tool))))
         return self.bind(tools=list(tools), bound_tool_names=names, **kwargs)
 
-    def _record(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> None:
+    def _record(self, messages: list[BaseMessage], kwargs: Mapping[str, object]) -> None:
+        bound = kwargs.get("bound_tool_names")  # set by ``bind_tools``: a list of names
         with self._lock:
             self._calls.append(
                 {
                     "messages": list(messages),
-                    "tools": list(kwargs.get("bound_tool_names") or []),
+                    "tools": list(bound) if isinstance(bound, list) else [],
                     "text": _text(messages),
                 }
             )
 
-    def _respond(self, messages: list[BaseMessage]) -> BaseMessage:
+    def _respond(self, messages: list[BaseMessage]) -> BaseMessage | Exception:
         raise NotImplementedError
 
     def _generate(
@@ -98,7 +107,7 @@ class _RecordingModel(BaseChatModel):
         messages: list[BaseMessage],
         stop: list[str] | None = None,
         run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> ChatResult:
         self._record(messages, kwargs)
         if self.latency:
@@ -120,10 +129,10 @@ class ScriptedChatModel(_RecordingModel):
     prompt text returning one of those (to cite ref ids drawn during the run).
     """
 
-    responses: list[Any] = Field(default_factory=list)
+    responses: list[ScriptedResponse] = Field(default_factory=list)
     _index: int = PrivateAttr(default=0)
 
-    def _respond(self, messages: list[BaseMessage]) -> BaseMessage:
+    def _respond(self, messages: list[BaseMessage]) -> BaseMessage | Exception:
         with self._lock:
             if self._index >= len(self.responses):
                 raise ScriptExhausted(
@@ -150,10 +159,10 @@ class KeyedChatModel(_RecordingModel):
     prompt text, and ``response`` is a message, a string, an exception, or a callable of the text.
     """
 
-    rules: list[tuple[Any, Any]] = Field(default_factory=list)
-    default: Any = None
+    rules: list[tuple[RuleKey, ScriptedResponse]] = Field(default_factory=list)
+    default: ScriptedResponse | None = None
 
-    def _respond(self, messages: list[BaseMessage]) -> BaseMessage:
+    def _respond(self, messages: list[BaseMessage]) -> BaseMessage | Exception:
         text = _text(messages)
         for key, response in self.rules:
             hit = key(text) if callable(key) else key in text
@@ -164,7 +173,7 @@ class KeyedChatModel(_RecordingModel):
         raise ScriptExhausted(f"no rule matches the prompt beginning {text[:300]!r}")
 
     @staticmethod
-    def _materialise(response: Any, text: str) -> Any:
+    def _materialise(response: ScriptedResponse, text: str) -> BaseMessage | Exception:
         if isinstance(response, Exception):
             return response
         if callable(response) and not isinstance(response, BaseMessage):

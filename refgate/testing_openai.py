@@ -24,11 +24,12 @@ status (with ``retry-after: 0`` so the client's retry does not wait). Every requ
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Required, TypeAlias
@@ -294,30 +295,29 @@ class OpenAIStub:
         with self._lock:
             return [r for r in self.requests if r.path.endswith("/chat/completions")]
 
-    def _choose(self, request: StubRequest) -> Reply:
+    def _candidates(self, request: StubRequest) -> Iterator[ReplyLike]:
+        """The replies that may answer ``request``, in order: matching rules, the responder,
+        the next scripted reply (drawn only when reached), the default."""
         with self._lock:
             rules = list(self.rules)
         for match, reply in rules:
-            hit = match(request) if callable(match) else str(match) in request.text
-            if hit:
-                chosen = _as_reply(reply, request)
-                if chosen is not None:
-                    return chosen
+            if match(request) if callable(match) else str(match) in request.text:
+                yield reply
         if self.responder is not None:
-            chosen = _as_reply(self.responder, request)
-            if chosen is not None:
-                return chosen
+            yield self.responder
         with self._lock:
             scripted = None
             if self._index < len(self.script):
                 scripted = self.script[self._index]
                 self._index += 1
         if scripted is not None:
-            chosen = _as_reply(scripted, request)
-            if chosen is not None:
-                return chosen
+            yield scripted
         if self.default is not None:
-            chosen = _as_reply(self.default, request)
+            yield self.default
+
+    def _choose(self, request: StubRequest) -> Reply:
+        for candidate in self._candidates(request):
+            chosen = _as_reply(candidate, request)
             if chosen is not None:
                 return chosen
         with self._lock:
@@ -380,6 +380,48 @@ class OpenAIStub:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class _Chunks:
+    """The server-sent chunks of one streamed completion (one id, creation time and model)."""
+
+    def __init__(self, wfile: io.BufferedIOBase, model: str) -> None:
+        self.wfile, self.model = wfile, model
+        self.cid = f"chatcmpl-stub{next(_ids)}"
+        self.created = int(time.time())
+
+    def send(self, **fields: object) -> None:
+        """One chunk with ``fields`` after the id, object, creation time and model."""
+        payload = {
+            "id": self.cid,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            **fields,
+        }
+        self.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
+
+    def delta(self, delta: Mapping[str, object], finish: str | None = None) -> None:
+        """One choice's delta (and its finish reason at the end), sent at once."""
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        self.send(choices=[choice])
+        self.wfile.flush()
+
+    def tool_call(self, index: int, tc: ToolCallJson, size: int) -> None:
+        """A tool call: its id and name first, then its arguments in ``size``-character parts."""
+        function = {"name": tc["function"]["name"], "arguments": ""}
+        self.delta(
+            {
+                "tool_calls": [
+                    {"index": index, "id": tc["id"], "type": "function", "function": function}
+                ]
+            }
+        )
+        args = tc["function"]["arguments"]
+        for i in range(0, len(args), size):
+            self.delta(
+                {"tool_calls": [{"index": index, "function": {"arguments": args[i : i + size]}}]}
+            )
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -500,63 +542,17 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(k, v)
         self.end_headers()
         self.close_connection = True
-        cid = f"chatcmpl-stub{next(_ids)}"
-        created = int(time.time())
-        model = request.model or self.stub.model
-
-        def chunk(delta: Mapping[str, object], finish: str | None = None, **extra: object) -> None:
-            payload = {
-                "id": cid,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": model,
-                "choices": [
-                    {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-                ],
-                **extra,
-            }
-            self.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
-            self.wfile.flush()
-
-        chunk({"role": "assistant", "content": ""})
+        chunks = _Chunks(self.wfile, request.model or self.stub.model)
+        chunks.delta({"role": "assistant", "content": ""})
         size = self.stub.chunk_size
         text = reply.content or ""
         for i in range(0, len(text), size):
-            chunk({"content": text[i : i + size]})
+            chunks.delta({"content": text[i : i + size]})
         for index, call in enumerate(reply.tool_calls):
-            tc = _tool_call_json(call)
-            chunk(
-                {
-                    "tool_calls": [
-                        {
-                            "index": index,
-                            "id": tc["id"],
-                            "type": "function",
-                            "function": {"name": tc["function"]["name"], "arguments": ""},
-                        }
-                    ]
-                }
-            )
-            args = tc["function"]["arguments"]
-            for i in range(0, len(args), size):
-                chunk(
-                    {
-                        "tool_calls": [
-                            {"index": index, "function": {"arguments": args[i : i + size]}}
-                        ]
-                    }
-                )
-        chunk({}, reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop"))
+            chunks.tool_call(index, _tool_call_json(call), size)
+        chunks.delta({}, reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop"))
         options = request.body.get("stream_options") or {}
         if options.get("include_usage"):
-            payload = {
-                "id": cid,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": model,
-                "choices": [],
-                "usage": self._usage(request, reply),
-            }
-            self.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
+            chunks.send(choices=[], usage=self._usage(request, reply))
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()

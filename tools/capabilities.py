@@ -12,9 +12,11 @@ InspectDataset).
 """
 
 import math
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, SupportsFloat, SupportsIndex
 
 from refgate.catalog.capabilities import EngineEnv, Evidence, RefSpec, capability
+from refgate.payloads import Cell, JsonDict
 from refgate.tools import frames
 from refgate.tools.dataset_scan import count_rows, estimated_memory
 from refgate.tools.frames import (
@@ -39,7 +41,7 @@ if TYPE_CHECKING:
 MAX_TABLE_ROWS = 2000
 
 
-def _num(value: Any) -> float | int | None:
+def _num(value: SupportsFloat | SupportsIndex | str | None) -> float | int | None:
     if value is None:
         return None
     try:
@@ -60,7 +62,7 @@ def _round(value: float | None, digits: int = 6) -> float | None:
 # --------------------------------------------------------------------------- capabilities
 
 
-def _large_entry(spec: "DatasetSpec") -> dict[str, Any]:
+def _large_entry(spec: "DatasetSpec") -> JsonDict:
     """A listing entry for a dataset not loaded whole (large, or a warehouse table)."""
     rows = table_rows(spec) if spec.is_warehouse else count_rows(spec)
     return {
@@ -173,11 +175,18 @@ def value_at(dataset: str, column: str, period: str, *, env: EngineEnv) -> Evide
     return _value_evidence(spec, column, series.loc[row], periods, row, "at")
 
 
+def _value_evidence_of(spec, data: Mapping[str, object], payload: JsonDict, title: str) -> Evidence:
+    """A capability's data, backed by one valueRef of the dataset."""
+    return Evidence(
+        data, [RefSpec("valueRef", payload, title=title, source=f"dataset:{spec.name}")]
+    )
+
+
 def _value_evidence(spec, column, raw, periods: "Periods", row, how: str) -> Evidence:
     unit, scale = unit_of(spec, column)
     value = _num(raw)
     label, as_of = periods.labels.loc[row], periods.as_of.loc[row]
-    payload: dict[str, Any] = {
+    payload: JsonDict = {
         "values": {column: value},
         "units": {column: unit} if unit else {},
         "period": label,
@@ -196,9 +205,7 @@ def _value_evidence(spec, column, raw, periods: "Periods", row, how: str) -> Evi
         "asOf": as_of,
     }
     title = f"{spec.name}.{column} {'latest' if how == 'latest' else 'in'} {label}"
-    return Evidence(
-        data, [RefSpec("valueRef", payload, title=title, source=f"dataset:{spec.name}")]
-    )
+    return _value_evidence_of(spec, data, payload, title)
 
 
 @capability
@@ -266,6 +273,39 @@ def series(
     )
 
 
+def _within_period(frame, values, periods: "Periods", period: str | None):
+    """The rows of one period (``period``, else the latest with a value) of a labelled
+    dataset, their values, and the filter that says so."""
+    if period is None:
+        latest = periods.order.loc[values.dropna().index].max()
+        index = frame.index[periods.order == latest]
+    else:
+        label = periods.labels.loc[find_period(periods, period, frame.index)]
+        index = frame.index[periods.labels == label]
+    return frame.loc[index], values.loc[index], f"period = {periods.labels.loc[index[0]]}"
+
+
+def _ranking_rows(ordered, frame, labels: list[str], periods: "Periods | None") -> list[list[Cell]]:
+    """One row per ranked value: its rank, its labels (or its period), the value."""
+    rows: list[list[Cell]] = []
+    for rank, (idx, value) in enumerate(ordered.items(), start=1):
+        if labels:
+            ids = [None if frame.at[idx, c] is None else str(frame.at[idx, c]) for c in labels]
+        else:
+            ids = [periods.labels.loc[idx] if periods is not None else str(idx)]
+        rows.append([rank, *ids, _num(value)])
+    return rows
+
+
+def _ranking_as_of(spec, periods: "Periods | None", labels: list[str], ordered) -> str | None:
+    """A ranking's as-of date: the ranked period's, the dataset's when it has no periods."""
+    if periods is not None and labels:
+        return periods.as_of.loc[ordered.index[0]] if len(ordered) else None
+    if periods is None:
+        return spec.as_of
+    return None
+
+
 @capability
 def top_n(
     dataset: str,
@@ -294,15 +334,7 @@ def top_n(
     labels = [c for c in spec.labels if c in frame.columns]
     filter_text = None
     if labels and periods is not None:
-        index = frame.index
-        if period is None:
-            latest = periods.order.loc[values.dropna().index].max()
-            index = frame.index[periods.order == latest]
-        else:
-            label = periods.labels.loc[find_period(periods, period, frame.index)]
-            index = frame.index[periods.labels == label]
-        frame, values = frame.loc[index], values.loc[index]
-        filter_text = f"period = {periods.labels.loc[index[0]]}"
+        frame, values, filter_text = _within_period(frame, values, periods, period)
     elif period is not None:
         raise ValueError(f"dataset {dataset!r} has no labelled rows per period; drop period=")
     universe = len(values)
@@ -310,19 +342,8 @@ def top_n(
     ordered = valid.sort_values(ascending=ascending, kind="stable").iloc[:n]
     unit, scale = unit_of(spec, column)
     columns = ["rank", *labels, column] if labels else ["rank", "period", column]
-    rows = []
-    for rank, (idx, value) in enumerate(ordered.items(), start=1):
-        if labels:
-            ids = [None if frame.at[idx, c] is None else str(frame.at[idx, c]) for c in labels]
-        else:
-            ids = [periods.labels.loc[idx] if periods is not None else str(idx)]
-        rows.append([rank, *ids, _num(value)])
-    if periods is not None and labels:
-        as_of = periods.as_of.loc[ordered.index[0]] if len(ordered) else None
-    elif periods is None:
-        as_of = spec.as_of
-    else:
-        as_of = None
+    rows = _ranking_rows(ordered, frame, labels, periods)
+    as_of = _ranking_as_of(spec, periods, labels, ordered)
     label = unit_label(unit, scale)
     meta = {
         "dataset": spec.name,
@@ -351,6 +372,43 @@ def top_n(
     return Evidence(data, [ref])
 
 
+def _change_rows(frame, values, per: "Periods", periods: int, start, end) -> tuple:
+    """The start and end rows of a change: as given, else the latest value and ``periods``
+    rows before it."""
+    valid_index = values.dropna().index
+    end_row = find_period(per, end, frame.index) if end is not None else valid_index[-1]
+    if start is not None:
+        return find_period(per, start, frame.index), end_row
+    positions = list(frame.index)
+    pos = positions.index(end_row) - periods
+    if pos < 0:
+        raise ValueError(f"no period {periods} rows before {per.labels.loc[end_row]}")
+    return positions[pos], end_row
+
+
+def _change_values(
+    v0: float | int,
+    v1: float | int,
+    change: float | None,
+    pct: float | None,
+    unit: str | None,
+    change_unit: str | None,
+) -> tuple[dict[str, float | int | None], dict[str, str]]:
+    """A change's valueRef values (start, end, change, percent change) and their units."""
+    values_out: dict[str, float | int | None] = {
+        "start_value": v0,
+        "end_value": v1,
+        "change": change,
+    }
+    units_out = {
+        k: u for k, u in (("start_value", unit), ("end_value", unit), ("change", change_unit)) if u
+    }
+    if pct is not None:
+        values_out["pct_change"] = pct
+        units_out["pct_change"] = "%"
+    return values_out, units_out
+
+
 @capability
 def period_change(
     dataset: str,
@@ -374,16 +432,7 @@ def period_change(
     spec = dataset_spec(env, dataset)
     frame, per = sorted_with_periods(spec, load_frame(spec))
     values = numeric_column(spec, frame, column)
-    valid_index = values.dropna().index
-    end_row = find_period(per, end, frame.index) if end is not None else valid_index[-1]
-    if start is not None:
-        start_row = find_period(per, start, frame.index)
-    else:
-        positions = list(frame.index)
-        pos = positions.index(end_row) - periods
-        if pos < 0:
-            raise ValueError(f"no period {periods} rows before {per.labels.loc[end_row]}")
-        start_row = positions[pos]
+    start_row, end_row = _change_rows(frame, values, per, periods, start, end)
     v0, v1 = _num(values.loc[start_row]), _num(values.loc[end_row])
     if v0 is None or v1 is None:
         missing = per.labels.loc[start_row] if v0 is None else per.labels.loc[end_row]
@@ -392,15 +441,9 @@ def period_change(
     pct = _round((v1 - v0) / abs(v0) * 100, 4) if v0 else None
     unit, scale = unit_of(spec, column)
     change_unit = "percentage points" if unit in ("%", "percent") else unit
-    values_out = {"start_value": v0, "end_value": v1, "change": change}
-    units_out = {
-        k: u for k, u in (("start_value", unit), ("end_value", unit), ("change", change_unit)) if u
-    }
-    if pct is not None:
-        values_out["pct_change"] = pct
-        units_out["pct_change"] = "%"
+    values_out, units_out = _change_values(v0, v1, change, pct, unit, change_unit)
     s_label, e_label = per.labels.loc[start_row], per.labels.loc[end_row]
-    payload: dict[str, Any] = {
+    payload: JsonDict = {
         "values": values_out,
         "units": units_out,
         "period": f"{s_label} to {e_label}",
@@ -429,9 +472,7 @@ def period_change(
         "scale": scale,
     }
     title = f"{spec.name}.{column}: {s_label} to {e_label}"
-    return Evidence(
-        data, [RefSpec("valueRef", payload, title=title, source=f"dataset:{spec.name}")]
-    )
+    return _value_evidence_of(spec, data, payload, title)
 
 
 @capability
@@ -466,7 +507,7 @@ def column_stats(dataset: str, column: str, *, env: EngineEnv) -> Evidence:
     }
     units = {k: unit for k in ("mean", "median", "min", "max")} if unit else {}
     units["count"] = "count"
-    payload: dict[str, Any] = {
+    payload: JsonDict = {
         "values": out,
         "units": units,
         "meta": {"dataset": spec.name, "column": column, "min_at": where(lo), "max_at": where(hi)},

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -160,12 +160,12 @@ class ScanProfile:
     rows: int
     types: dict[str, str]
     non_null: dict[str, int] = field(default_factory=dict)
-    ranges: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    ranges: dict[str, tuple[object, object]] = field(default_factory=dict)
     sample: pd.DataFrame | None = None
     periods: pd.DataFrame | None = None
     head: pd.DataFrame | None = None
     tail: pd.DataFrame | None = None
-    latest: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    latest: dict[str, tuple[object, object]] = field(default_factory=dict)
 
 
 def _rows_frame(rows, types: dict[str, str]):
@@ -182,6 +182,96 @@ def _order_sql(columns: tuple[str, ...], date_like: bool) -> str:
         return f"({a} * 100 + {b})"
     cast = "TIMESTAMP" if date_like else "DOUBLE"
     return f"TRY_CAST({quote(columns[0])} AS {cast})"
+
+
+def _column_parts(
+    spec: DatasetSpec, types: dict[str, str], profiled: list[str]
+) -> tuple[list[str], set[str]]:
+    """The aggregates counting each profiled column (and its range when it has one), and the
+    columns ranged."""
+    parts: list[str] = []
+    ranged: set[str] = set()
+    for col in profiled:
+        parts.append(f"COUNT({quote(col)})")
+        kind = types[col].split("(")[0]
+        if kind in _RANGED or kind.startswith("TIMESTAMP"):
+            parts += [f"MIN({quote(col)})", f"MAX({quote(col)})"]
+            ranged.add(col)
+        elif col in spec.date_columns:
+            cast = f"TRY_CAST({quote(col)} AS TIMESTAMP)"
+            parts += [f"MIN({cast})", f"MAX({cast})"]
+            ranged.add(col)
+    return parts, ranged
+
+
+def _period_order(spec: DatasetSpec, types: dict[str, str], cols: tuple[str, ...]) -> str:
+    """The SQL expression that orders rows by their period columns."""
+    date_like = len(cols) == 1 and (
+        cols[0] in spec.date_columns
+        or "DATE" in types.get(cols[0], "")
+        or "TIMESTAMP" in types.get(cols[0], "")
+    )
+    return _order_sql(cols, date_like)
+
+
+def _metric_parts(chosen: list[str], order: str, n: int) -> list[str]:
+    """The aggregates of each chosen metric's latest value, and the head and tail rows."""
+    parts: list[str] = []
+    for m in chosen:
+        keep = f"FILTER (WHERE {quote(m)} IS NOT NULL AND {order} IS NOT NULL)"
+        parts += [f"arg_max({quote(m)}, {order}) {keep}", f"max({order}) {keep}"]
+    if n:
+        parts += [f"arg_min(t, {order}, {n})", f"arg_max(t, {order}, {n})"]
+    return parts
+
+
+def _read_counts(
+    profile: ScanProfile,
+    values: Sequence[Any],
+    profiled: list[str],
+    ranged: set[str],
+    chosen: list[str],
+) -> int:
+    """Fill the profile's counts, ranges and latest values from the aggregate row; return the
+    position of what follows them."""
+    at = 1
+    for col in profiled:
+        profile.non_null[col] = int(values[at])
+        at += 1
+        if col in ranged:
+            profile.ranges[col] = (values[at], values[at + 1])
+            at += 2
+    for m in chosen:
+        if values[at + 1] is not None:
+            profile.latest[m] = (values[at], values[at + 1])
+        at += 2
+    return at
+
+
+def _read_samples(
+    con: duckdb.DuckDBPyConnection,
+    src: str,
+    profile: ScanProfile,
+    cols: tuple[str, ...],
+    n: int,
+    rest: Sequence[Any],
+) -> None:
+    """The head and tail rows (in period order when there are periods) and the periods."""
+    types = profile.types
+    if cols:
+        if n:
+            profile.head = _rows_frame(rest[0], types)
+            profile.tail = _rows_frame(list(reversed(rest[1] or [])), types)
+        listed = ", ".join(quote(c) for c in cols)
+        profile.periods = con.execute(
+            f"SELECT DISTINCT {listed} FROM {src} LIMIT {MAX_PERIODS + 1}"
+        ).df()
+        if len(profile.periods) > MAX_PERIODS:
+            profile.periods = None
+    elif n:
+        profile.head = con.execute(f"SELECT * FROM {src} LIMIT {n}").df()
+        skip = max(profile.rows - n, 0)
+        profile.tail = con.execute(f"SELECT * FROM {src} LIMIT {n} OFFSET {skip}").df()
 
 
 def scan_profile(
@@ -205,62 +295,20 @@ def scan_profile(
             n = sample_rows
             # One pass over the file: counts, ranges, each metric's latest value and the head
             # and tail rows in period order; a second one for the distinct periods.
-            parts = ["COUNT(*)"]
             profiled = list(types)[:MAX_PROFILED_COLUMNS]
-            ranged: set[str] = set()
-            for col in profiled:
-                parts.append(f"COUNT({quote(col)})")
-                kind = types[col].split("(")[0]
-                if kind in _RANGED or kind.startswith("TIMESTAMP"):
-                    parts += [f"MIN({quote(col)})", f"MAX({quote(col)})"]
-                    ranged.add(col)
-                elif col in spec.date_columns:
-                    cast = f"TRY_CAST({quote(col)} AS TIMESTAMP)"
-                    parts += [f"MIN({cast})", f"MAX({cast})"]
-                    ranged.add(col)
+            column_parts, ranged = _column_parts(spec, types, profiled)
+            parts = ["COUNT(*)", *column_parts]
             chosen: list[str] = []
-            order = ""
             if cols:
-                date_like = len(cols) == 1 and (
-                    cols[0] in spec.date_columns
-                    or "DATE" in types.get(cols[0], "")
-                    or "TIMESTAMP" in types.get(cols[0], "")
-                )
-                order = _order_sql(cols, date_like)
+                order = _period_order(spec, types, cols)
                 chosen = [m for m in metrics(sample) if m in types][:MAX_METRICS]
-                for m in chosen:
-                    keep = f"FILTER (WHERE {quote(m)} IS NOT NULL AND {order} IS NOT NULL)"
-                    parts += [f"arg_max({quote(m)}, {order}) {keep}", f"max({order}) {keep}"]
-                if n:
-                    parts += [f"arg_min(t, {order}, {n})", f"arg_max(t, {order}, {n})"]
+                parts += _metric_parts(chosen, order, n)
             # an aggregate query: always one row
-            values: Any = con.execute(f"SELECT {', '.join(parts)} FROM {src} AS t").fetchone()
+            values = con.execute(f"SELECT {', '.join(parts)} FROM {src} AS t").fetchone()
+            assert values is not None
             profile = ScanProfile(rows=int(values[0]), types=types, sample=sample)
-            at = 1
-            for col in profiled:
-                profile.non_null[col] = int(values[at])
-                at += 1
-                if col in ranged:
-                    profile.ranges[col] = (values[at], values[at + 1])
-                    at += 2
-            for m in chosen:
-                if values[at + 1] is not None:
-                    profile.latest[m] = (values[at], values[at + 1])
-                at += 2
-            if cols:
-                if n:
-                    profile.head = _rows_frame(values[at], types)
-                    profile.tail = _rows_frame(list(reversed(values[at + 1] or [])), types)
-                listed = ", ".join(quote(c) for c in cols)
-                profile.periods = con.execute(
-                    f"SELECT DISTINCT {listed} FROM {src} LIMIT {MAX_PERIODS + 1}"
-                ).df()
-                if len(profile.periods) > MAX_PERIODS:
-                    profile.periods = None
-            elif n:
-                profile.head = con.execute(f"SELECT * FROM {src} LIMIT {n}").df()
-                skip = max(profile.rows - n, 0)
-                profile.tail = con.execute(f"SELECT * FROM {src} LIMIT {n} OFFSET {skip}").df()
+            at = _read_counts(profile, values, profiled, ranged, chosen)
+            _read_samples(con, src, profile, cols, n, values[at:])
             return profile
     finally:
         con.close()

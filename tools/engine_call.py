@@ -11,16 +11,15 @@ import inspect
 import json
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from refgate.catalog.capabilities import EngineEnv, Evidence, get_capability
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 from refgate.errors import InputError
-from refgate.payloads import JsonValue
+from refgate.payloads import JsonDict, JsonValue
 from refgate.provenance.map import string_leaves
 from refgate.refs import Ref
 from refgate.tools.prose_cells import is_text_cell
@@ -77,14 +76,14 @@ OUTBOUND_GUARD = "outbound_guard"
 OUTBOUND_POLICY = "outbound_policy"
 
 
-def outbound_extra(ctx: ToolContext) -> dict[str, Any]:
+def outbound_extra(ctx: ToolContext) -> dict[str, object]:
     """The engine environment's extras from a tool context: its outbound guard and policy."""
     return {k: ctx.extra[k] for k in (OUTBOUND_GUARD, OUTBOUND_POLICY) if ctx.extra.get(k)}
 
 
 def invoke_capability(
     name: str,
-    args: list[Any] | tuple[Any, ...] = (),
+    args: Sequence[object] = (),
     kwargs: Mapping[str, object] | None = None,
     *,
     env: EngineEnv,
@@ -138,14 +137,14 @@ def invoke_capability(
     return Invocation(name, json_safe(result))
 
 
-def _preview(data: object) -> tuple[Any, bool]:
+def _preview(data: object) -> tuple[object, bool]:
     text = json.dumps(data, ensure_ascii=False, default=str)
     if len(text) <= DATA_PREVIEW_CHARS:
         return data, False
     if isinstance(data, dict) and isinstance(data.get("hits"), list) and data["hits"]:
         # whole hits (document chunks), never one cut in the middle; the rest are counted
         hits, used = data["hits"], len(text) - len(json.dumps(data["hits"], default=str))
-        kept: list[Any] = []
+        kept: list[object] = []
         for hit in hits:
             size = len(json.dumps(hit, ensure_ascii=False, default=str))
             if kept and used + size > DATA_PREVIEW_CHARS:
@@ -172,7 +171,7 @@ class EngineCallArgs(BaseModel):
         description="The capability's name as listed by ReadCapability (e.g. 'latest_value', "
         "'top_n', 'period_change', 'series', 'list_datasets')."
     )
-    arguments: dict[str, Any] = Field(
+    arguments: dict[str, object] = Field(
         default_factory=dict,
         # each key is a slot by its name (a capability's query, path, url, question ...)
         json_schema_extra={"slot": "kwargs"},
@@ -212,7 +211,7 @@ def engine_call(args: EngineCallArgs, ctx: ToolContext) -> ToolResult:
         return ToolResult(ok=False, error=error, data={"execution": execution.id}, refs=[execution])
     assert inv is not None
     preview, cut = _preview(inv.data)
-    data: dict[str, Any] = {
+    data: JsonDict = {
         "execution": execution.id,
         "refs": [{"id": r.id, "kind": r.kind, "title": r.title} for r in cap_refs],
         "result": preview,

@@ -12,11 +12,10 @@ import time
 import traceback
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from langchain_core.messages import InvalidToolCall, ToolCall, ToolMessage
 from langgraph.errors import GraphBubbleUp
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec, ToolUnavailable
 from refgate.events import TraceEvent
@@ -102,7 +101,7 @@ def _validation_message(spec: ToolSpec, exc: ValidationError) -> str:
 
 def outbound_refusal(
     tool: str,
-    args: dict[str, Any],
+    args: Mapping[str, object],
     ctx: ToolContext,
     *,
     record: bool = False,
@@ -147,76 +146,75 @@ def record_sent(tool: str, args: Mapping[str, object], ctx: ToolContext) -> None
     outbound.record_sent(boundaries.provenance_of(ctx), tool, args)
 
 
-def execute_tool_call(call: ToolCall, allowed: Collection[str], ctx: ToolContext) -> CallOutcome:
-    """Run ``call`` (``{"name", "args", "id"}``) if ``allowed`` and well formed; always answer."""
-    name = str(call.get("name") or "")
-    call_id = str(call.get("id") or f"call_{name}")
-    args = call.get("args")
-    started = time.perf_counter()
-    too_deep = nested_deeper_than(args, MAX_ARGS_DEPTH)
-    event: TraceEvent = {
-        "type": "tool_call",
-        "pass": ctx.pass_name,
-        "tool": name,
-        "args": f"(arguments nested deeper than {MAX_ARGS_DEPTH} levels)"
-        if too_deep
-        else _args_for_trace(args),
-        "refs": [],
-    }
+class _CallTrace:
+    """One call's trace event, closed with its status, duration and progress event."""
 
-    def finish(status: str, message: ToolMessage, **extra: Any) -> CallOutcome:
+    def __init__(self, name: str, args: JsonValue, too_deep: bool, ctx: ToolContext) -> None:
+        self.name, self.ctx = name, ctx
+        self.started = time.perf_counter()
+        self.event: TraceEvent = {
+            "type": "tool_call",
+            "pass": ctx.pass_name,
+            "tool": name,
+            "args": f"(arguments nested deeper than {MAX_ARGS_DEPTH} levels)"
+            if too_deep
+            else _args_for_trace(args),
+            "refs": [],
+        }
+
+    def finish(self, status: str, outcome: CallOutcome) -> CallOutcome:
+        """Close the event with ``status`` and report the call's end to the progress sink."""
+        event = self.event
         event["status"] = status
-        event["duration_ms"] = round((time.perf_counter() - started) * 1000, 2)
+        event["duration_ms"] = round((time.perf_counter() - self.started) * 1000, 2)
         if status != "ok" and "error" not in event:
-            event["error"] = _trim(str(message.content), 500)
-        outcome = CallOutcome(message=message, event=event, **extra)
-        ctx.emit(
+            event["error"] = _trim(str(outcome.message.content), 500)
+        self.ctx.emit(
             {
                 "event": "tool_call",
-                "pass": ctx.pass_name,
-                "tool": name,
+                "pass": self.ctx.pass_name,
+                "tool": self.name,
                 "status": status,
                 "refs": list(event["refs"]),
             }
         )
         return outcome
 
-    if name not in allowed:
-        bound = ", ".join(sorted(allowed)) or "none"
-        msg = (
-            f"tool {name!r} is not available in the {ctx.pass_name} pass (bound: {bound}). "
-            "The call was not executed."
-        )
-        return finish("rejected", _error(call_id, name, msg))
-    spec = get_spec(name)
+
+def _malformed(name: str, args: object, too_deep: bool) -> str | None:
+    """Why the arguments are not a JSON object the call can take, else None."""
     if not isinstance(args, dict):
-        msg = f"malformed arguments for {name}: expected a JSON object. The call was not executed."
-        return finish("rejected", _error(call_id, name, msg))
+        return f"malformed arguments for {name}: expected a JSON object. The call was not executed."
     if too_deep:
-        msg = (
+        return (
             f"malformed arguments for {name}: nested deeper than {MAX_ARGS_DEPTH} levels. "
             "The call was not executed."
         )
-        return finish("rejected", _error(call_id, name, msg))
-    try:
-        parsed = spec.args_schema.model_validate(args)
-    except ValidationError as exc:
-        return finish("rejected", _error(call_id, name, _validation_message(spec, exc)))
+    return None
 
+
+def _policy_refusal(spec: ToolSpec, parsed: BaseModel, ctx: ToolContext) -> str | None:
+    """Why the boundaries or the outbound policy refuse the call, else None; arms the outbound
+    guard that capabilities called by this tool pass (B3 approval asked here for outbound)."""
+    name = spec.name
     refusal = boundaries.check_call(spec, parsed.model_dump(), ctx) or outbound_refusal(
         name, parsed.model_dump(), ctx
     )
     if refusal:
-        return finish("refused", _error(call_id, name, f"refused: {refusal}"))
+        return f"refused: {refusal}"
     from_code = name == "RunPython"  # engine.<name>(...) inside the sandbox
     ctx.extra[OUTBOUND_GUARD] = lambda tool, a: outbound_refusal(
         tool, a, ctx, record=True, from_code=from_code
     )
     ctx.extra[OUTBOUND_POLICY] = outbound_policy(ctx)
     if spec.outbound and not boundaries.approve_outbound(spec, parsed.model_dump(), ctx):
-        msg = f"refused: {name} sends data out and a human did not approve it"
-        return finish("refused", _error(call_id, name, msg))
+        return f"refused: {name} sends data out and a human did not approve it"
+    return None
 
+
+def _run_tool(spec: ToolSpec, parsed: BaseModel, ctx: ToolContext, event: TraceEvent) -> ToolResult:
+    """The tool's result; a tool that raises or returns something else fails, not the run."""
+    name = spec.name
     try:
         result = spec.func(parsed, ctx)
     except GraphBubbleUp:
@@ -229,9 +227,14 @@ def execute_tool_call(call: ToolCall, allowed: Collection[str], ctx: ToolContext
         event["exception"] = type(exc).__name__
     if not isinstance(result, ToolResult):
         result = ToolResult.failure(f"{name} returned {type(result).__name__}, not a ToolResult")
+    return result
 
-    if name in outbound.SENDS and name != "PostReport":
-        record_sent(name, parsed.model_dump(), ctx)
+
+def _answer(
+    spec: ToolSpec, result: ToolResult, call_id: str, trace: _CallTrace, ctx: ToolContext
+) -> CallOutcome:
+    """The result rendered for the model (scanned and armored), recorded on the trace."""
+    event = trace.event
     event["refs"] = [r.id for r in result.refs]
     rendered = boundaries.render_result(spec, result, ctx)
     status = "ok" if result.ok else "error"
@@ -243,17 +246,53 @@ def execute_tool_call(call: ToolCall, allowed: Collection[str], ctx: ToolContext
     message = ToolMessage(
         content=rendered.text,
         tool_call_id=call_id,
-        name=name,
+        name=spec.name,
         status="success" if result.ok and not rendered.withheld else "error",
     )
-    return finish(
-        status,
-        message,
+    outcome = CallOutcome(
+        message=message,
+        event=event,
         result=result,
         untrusted=bool(result.untrusted_content) or rendered.untrusted,
         withheld=rendered.withheld,
         caveats=list(rendered.caveats),
     )
+    return trace.finish(status, outcome)
+
+
+def execute_tool_call(call: ToolCall, allowed: Collection[str], ctx: ToolContext) -> CallOutcome:
+    """Run ``call`` (``{"name", "args", "id"}``) if ``allowed`` and well formed; always answer."""
+    name = str(call.get("name") or "")
+    call_id = str(call.get("id") or f"call_{name}")
+    args = call.get("args")
+    too_deep = nested_deeper_than(args, MAX_ARGS_DEPTH)
+    trace = _CallTrace(name, args, too_deep, ctx)
+
+    def refuse(status: str, msg: str) -> CallOutcome:
+        return trace.finish(status, CallOutcome(_error(call_id, name, msg), trace.event))
+
+    if name not in allowed:
+        bound = ", ".join(sorted(allowed)) or "none"
+        return refuse(
+            "rejected",
+            f"tool {name!r} is not available in the {ctx.pass_name} pass (bound: {bound}). "
+            "The call was not executed.",
+        )
+    spec = get_spec(name)
+    malformed = _malformed(name, args, too_deep)
+    if malformed:
+        return refuse("rejected", malformed)
+    try:
+        parsed = spec.args_schema.model_validate(args)
+    except ValidationError as exc:
+        return refuse("rejected", _validation_message(spec, exc))
+    refusal = _policy_refusal(spec, parsed, ctx)
+    if refusal:
+        return refuse("refused", refusal)
+    result = _run_tool(spec, parsed, ctx, trace.event)
+    if name in outbound.SENDS and name != "PostReport":
+        record_sent(name, parsed.model_dump(), ctx)
+    return _answer(spec, result, call_id, trace, ctx)
 
 
 def answer_invalid_call(call: InvalidToolCall, ctx: ToolContext) -> CallOutcome:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import numbers
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
-from refgate.payloads import JsonValue
+from refgate.payloads import Cell, JsonDict, JsonValue
 from refgate.refs import SCHEMA_ROLE
 from refgate.tools.dataset_scan import ScanTimeout, estimated_memory, scan_profile
 from refgate.tools.engine_call import json_safe
@@ -29,6 +29,9 @@ from refgate.tools.frames import (
 )
 from refgate.tools.prose_cells import is_text_cell
 from refgate.tools.warehouse import MAX_LOAD_ROWS, WarehouseError, redacted, table_rows
+
+if TYPE_CHECKING:
+    from refgate.workspace import DatasetSpec
 
 #: Datasets estimated larger than this in memory are profiled by DuckDB, not loaded in pandas.
 IN_MEMORY_MAX_BYTES = 256 << 20
@@ -249,6 +252,88 @@ def _warehouse(spec, n: int) -> _Profile:
     return _in_memory(spec, load_frame(spec), n)
 
 
+def _profile(spec: DatasetSpec, n: int) -> _Profile:
+    """The dataset's profile: in memory when it fits, else scanned in bounded time."""
+    if spec.is_warehouse:
+        return _warehouse(spec, n)
+    if estimated_memory(spec) <= IN_MEMORY_MAX_BYTES:
+        return _in_memory(spec, load_frame(spec), n)
+    return _scanned(spec, n, SCAN_SECONDS)
+
+
+def _schema_meta(spec: DatasetSpec, profile: _Profile) -> JsonDict:
+    """The schema tableRef's ``meta``: where the dataset is from, its periods and samples."""
+    latest = profile.latest
+    return {
+        "dataset": spec.name,
+        "description": spec.description,
+        "source": spec.source,
+        "file": _origin(spec),
+        "rows": profile.rows,
+        "period_columns": list(profile.period_columns),
+        "frequency": profile.frequency,
+        "first_period": profile.first,
+        "latest_period": latest,
+        "asOf": profile.as_of if latest else spec.as_of,
+        "labels": list(spec.labels),
+        "metric_candidates": profile.metrics,
+        "latest_values": profile.latest_values,
+        "head": profile.head,
+        "tail": profile.tail,
+    }
+
+
+def _listed_columns(schema_rows: list[list[Any]]) -> list[dict[str, Cell]]:
+    """The first columns' schema rows as the model reads them (empty cells left out)."""
+    return [
+        {
+            k: v
+            for k, v in zip(SCHEMA_COLUMNS, row, strict=True)
+            if v not in (None, "") or k in ("column", "dtype")
+        }
+        for row in schema_rows[:MAX_LISTED_COLUMNS]
+    ]
+
+
+def _hint(spec: DatasetSpec, large: bool) -> str:
+    """How RunPython reaches the dataset: as a frame, or through SQL when it is large."""
+    if not large:
+        return f"in RunPython: df = datasets[{spec.name!r}]"
+    return (
+        f"in RunPython: sql('SELECT ... FROM \"{spec.name}\" ...') (too large for "
+        "datasets[...]: filter and aggregate in SQL)"
+    )
+
+
+def _summary(
+    spec: DatasetSpec, profile: _Profile, meta: JsonDict, ref_id: str, large: bool
+) -> JsonDict:
+    """What the model reads of the profile (the full schema is in the tableRef)."""
+    schema_rows = profile.schema_rows
+    data: JsonDict = {
+        "ref": ref_id,
+        "dataset": spec.name,
+        "description": spec.description,
+        "rows": profile.rows,
+        "frequency": meta["frequency"],
+        "first_period": profile.first,
+        "latest_period": profile.latest,
+        "asOf": meta["asOf"],
+        "columns": _listed_columns(schema_rows),
+        "metric_candidates": profile.metrics,
+        "latest_values": profile.latest_values,
+        "head": profile.head,
+        "tail": profile.tail,
+        "hint": _hint(spec, large),
+    }
+    if len(schema_rows) > MAX_LISTED_COLUMNS:
+        data["columns_listed"] = (
+            f"the first {MAX_LISTED_COLUMNS} of {len(schema_rows):,} columns (all are in the "
+            "tableRef)"
+        )
+    return data
+
+
 def inspect_dataset(args: InspectDatasetArgs, ctx: ToolContext) -> ToolResult:
     ws = ctx.workspace
     if ws is None:
@@ -257,15 +342,9 @@ def inspect_dataset(args: InspectDatasetArgs, ctx: ToolContext) -> ToolResult:
         known = ", ".join(sorted(ws.datasets)) or "none"
         return ToolResult.failure(f"unknown dataset {args.dataset!r}; datasets: {known}")
     spec = ws.datasets[args.dataset]
-    n = args.sample_rows
     try:
         large = spec.is_warehouse or estimated_memory(spec) > DATASETS_MAX_BYTES
-        if spec.is_warehouse:
-            profile = _warehouse(spec, n)
-        elif estimated_memory(spec) <= IN_MEMORY_MAX_BYTES:
-            profile = _in_memory(spec, load_frame(spec), n)
-        else:
-            profile = _scanned(spec, n, SCAN_SECONDS)
+        profile = _profile(spec, args.sample_rows)
     except ScanTimeout as exc:
         return ToolResult.failure(
             f"cannot inspect dataset {spec.name!r} ({_origin(spec)}) in bounded time: {exc}. "
@@ -275,26 +354,8 @@ def inspect_dataset(args: InspectDatasetArgs, ctx: ToolContext) -> ToolResult:
         return ToolResult.failure(
             f"cannot read dataset {spec.name!r} ({_origin(spec)}): {str(exc)[:2000]}"
         )
-    schema_rows, metrics = profile.schema_rows, profile.metrics
-    latest_values = profile.latest_values
-    first, latest, head, tail = profile.first, profile.latest, profile.head, profile.tail
-    meta = {
-        "dataset": spec.name,
-        "description": spec.description,
-        "source": spec.source,
-        "file": _origin(spec),
-        "rows": profile.rows,
-        "period_columns": list(profile.period_columns),
-        "frequency": profile.frequency,
-        "first_period": first,
-        "latest_period": latest,
-        "asOf": profile.as_of if latest else spec.as_of,
-        "labels": list(spec.labels),
-        "metric_candidates": metrics,
-        "latest_values": latest_values,
-        "head": head,
-        "tail": tail,
-    }
+    schema_rows, first, latest = profile.schema_rows, profile.first, profile.latest
+    meta = _schema_meta(spec, profile)
     units = {r[0]: unit_label(r[2], r[3]) for r in schema_rows if r[2] is not None}
     ref = ctx.issue(
         "tableRef",
@@ -308,41 +369,9 @@ def inspect_dataset(args: InspectDatasetArgs, ctx: ToolContext) -> ToolResult:
         + (f", {first} to {latest})" if latest else ")"),
         source=f"dataset:{spec.name}",
     )
-    data = {
-        "ref": ref.id,
-        "dataset": spec.name,
-        "description": spec.description,
-        "rows": profile.rows,
-        "frequency": meta["frequency"],
-        "first_period": first,
-        "latest_period": latest,
-        "asOf": meta["asOf"],
-        "columns": [
-            {
-                k: v
-                for k, v in zip(SCHEMA_COLUMNS, row, strict=True)
-                if v not in (None, "") or k in ("column", "dtype")
-            }
-            for row in schema_rows[:MAX_LISTED_COLUMNS]
-        ],
-        "metric_candidates": metrics,
-        "latest_values": latest_values,
-        "head": head,
-        "tail": tail,
-        "hint": (
-            f"in RunPython: df = datasets[{spec.name!r}]"
-            if not large
-            else f"in RunPython: sql('SELECT ... FROM \"{spec.name}\" ...') (too large for "
-            "datasets[...]: filter and aggregate in SQL)"
-        ),
-    }
-    if len(schema_rows) > MAX_LISTED_COLUMNS:
-        data["columns_listed"] = (
-            f"the first {MAX_LISTED_COLUMNS} of {len(schema_rows):,} columns (all are in the "
-            "tableRef)"
-        )
+    data = _summary(spec, profile, meta, ref.id, large)
     # Data cells are data: rows whose text reads like prose are fenced and taint the turn.
-    cells = text_cell_rows(head, tail)
+    cells = text_cell_rows(profile.head, profile.tail)
     return ToolResult(ok=True, data=data, refs=[ref], untrusted_fields=cells,
                       untrusted_content=bool(cells))  # fmt: skip
 

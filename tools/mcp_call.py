@@ -28,16 +28,18 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
 from refgate.mcp_servers import McpServerSpec
+from refgate.payloads import JsonDict
 from refgate.provenance import boundaries
 from refgate.tools import outbound
 from refgate.tools.engine_call import json_safe
 from refgate.tools.mcp_client import (
+    McpOutput,
     McpServerError,
     McpSessions,
     McpTool,
@@ -70,7 +72,7 @@ class McpCallArgs(BaseModel):
         description="The tool to call; leave empty to list the server's tools (names, "
         "descriptions, arguments, read-only or not).",
     )
-    arguments: dict[str, Any] = Field(
+    arguments: dict[str, object] = Field(
         default_factory=dict,
         # each key is a slot by its name (a tool's url, path, query ...)
         json_schema_extra={"slot": "kwargs"},
@@ -211,8 +213,15 @@ def _call(args: BaseModel, ctx: ToolContext) -> ToolResult:
             tool, out = call_tool(spec, args.tool, args.arguments, allow=allow, **where)
     except McpServerError as exc:
         return ToolResult.failure(str(exc))
+    return _result(spec, tool, out, args, ctx)
+
+
+def _result(
+    spec: McpServerSpec, tool: McpTool, out: McpOutput, args: McpCallArgs, ctx: ToolContext
+) -> ToolResult:
+    """The tool's output as untrusted data, cited by a docRef unless the tool reported an error."""
     ctx.emit({"event": "tool", "tool": NAME, "server": spec.name, "mcp_tool": tool.name})
-    data: dict[str, Any] = {
+    data: JsonDict = {
         "server": spec.name,
         "tool": tool.name,
         "read_only": tool.read_only,

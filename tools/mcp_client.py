@@ -33,10 +33,11 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
-from mcp_types import REQUEST_TIMEOUT
+from mcp_types import REQUEST_TIMEOUT, CallToolResult, ListToolsResult
 
 from refgate.errors import RefgateError
 from refgate.mcp_servers import TOOL_NAME, McpServerSpec
+from refgate.payloads import JsonDict
 from refgate.tools.sandbox.errors import SandboxUnavailable
 from refgate.tools.sandbox.servers import server_argv
 
@@ -61,7 +62,7 @@ class McpTool:
 
     name: str
     description: str
-    input_schema: dict[str, Any]
+    input_schema: JsonDict
     #: Read-only by the server's annotations, within the workspace's ``read_only_tools``.
     read_only: bool
     #: Why (shown to the person approving and in the listing).
@@ -181,7 +182,7 @@ def _client(spec: McpServerSpec, cwd: Path | None, errlog: TextIO, sandbox: str)
     )
 
 
-def _tools(spec: McpServerSpec, listed: Any) -> dict[str, McpTool]:
+def _tools(spec: McpServerSpec, listed: ListToolsResult) -> dict[str, McpTool]:
     out: dict[str, McpTool] = {}
     for tool in listed.tools:
         name = str(tool.name)
@@ -193,18 +194,23 @@ def _tools(spec: McpServerSpec, listed: Any) -> dict[str, McpTool]:
     return out
 
 
-def _output(result: Any, limit: int) -> McpOutput:
+def _block_text(block: object, kind: str) -> str:
+    """A content block as the model reads it: its text, a text resource's, else a placeholder."""
+    resource = getattr(block, "resource", None)
+    if kind == "text":
+        return str(getattr(block, "text", ""))
+    if kind == "resource" and hasattr(resource, "text"):
+        return str(getattr(resource, "text", ""))
+    return f"[{kind} content not shown]"
+
+
+def _output(result: CallToolResult, limit: int) -> McpOutput:
     parts: list[str] = []
     kinds: list[str] = []
     for block in result.content or []:
         kind = str(getattr(block, "type", "") or type(block).__name__)
         kinds.append(kind)
-        if kind == "text":
-            parts.append(str(block.text))
-        elif kind == "resource" and hasattr(getattr(block, "resource", None), "text"):
-            parts.append(str(block.resource.text))
-        else:
-            parts.append(f"[{kind} content not shown]")
+        parts.append(_block_text(block, kind))
     if result.structured_content is not None and not any(k == "text" for k in kinds):
         parts.append(json.dumps(result.structured_content, ensure_ascii=False, default=str))
     text = "\n".join(parts)
@@ -248,7 +254,7 @@ def _session(
         raise _server_error(spec, exc, log) from None
 
 
-_Job = tuple[Callable[[Client], Awaitable[Any]], "asyncio.Future[Any]"]
+_Job = tuple[Callable[[Client], Awaitable[object]], "asyncio.Future[Any]"]
 
 
 class _Kept:
@@ -431,7 +437,7 @@ def list_tools(
 def call_tool(
     spec: McpServerSpec,
     name: str,
-    arguments: dict[str, Any],
+    arguments: dict[str, object],
     *,
     allow: Callable[[McpTool], str | None],
     cwd: Path | None = None,

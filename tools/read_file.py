@@ -24,7 +24,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from refgate.catalog.skillbook import builtin_skills_dir
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.errors import InputError
 from refgate.paths import PathEscape, is_within, read_confined, real
+from refgate.payloads import JsonDict
 from refgate.refs import SourceType
 
 #: Largest file read at all (bytes); larger files are refused rather than sampled.
@@ -152,52 +154,60 @@ def _shown(path: Path, ctx: ToolContext) -> str:
     return str(path)
 
 
-def read_path(args: ReadArgs, ctx: ToolContext) -> ToolResult:
-    path = _resolve(args.path, ctx)
-    roots = _roots(ctx)
+class _ReadFailed(InputError):
+    """The path cannot be read (refused, missing, too large, not text); the message is the
+    failure the model sees."""
+
+
+def _check_reachable(args: ReadArgs, path: Path, roots: list[Path], ctx: ToolContext) -> None:
+    """Refuse a path outside the roots, in refgate's state, secret, or missing."""
     if not is_within(path, roots):
         where = (
             "the workspace, its [paths] allowed_roots and the skills folders"
             if ctx.workspace is not None
             else "the skills folders (no workspace is loaded)"
         )
-        return ToolResult.failure(f"read refused {args.path!r}: it is outside {where}")
+        raise _ReadFailed(f"read refused {args.path!r}: it is outside {where}")
     if _is_state(path, ctx):
-        return ToolResult.failure(
+        raise _ReadFailed(
             f"read refused {args.path!r}: .refgate/ folders (at any depth) hold refgate's own "
             "state (checkpoints, memory, audit), not workspace material"
         )
     refusal = _refusal(path)
     if refusal:
-        return ToolResult.failure(f"read refused {args.path!r}: {refusal}")
+        raise _ReadFailed(f"read refused {args.path!r}: {refusal}")
     if not path.exists():
         where = f" (relative paths resolve against {ctx.workspace.root})" if ctx.workspace else ""
-        return ToolResult.failure(f"no such file or folder: {args.path!r}{where}")
-    untrusted = _is_untrusted(path, ctx)
-    source_type: SourceType = "external" if untrusted else "internal"
-    shown = _shown(path, ctx)
-    if path.is_dir():
-        entries = []
-        for child in sorted(path.iterdir())[:MAX_ENTRIES]:
-            entries.append(child.name + ("/" if child.is_dir() else ""))
-        data = {
-            "path": shown,
-            "kind": "folder",
-            "source_type": source_type,
-            ("external_entries" if untrusted else "entries"): entries,
-            "truncated": len(entries) >= MAX_ENTRIES,
-        }
-        return ToolResult(
-            ok=True,
-            data=data,
-            untrusted_fields=["external_entries[]"] if untrusted else [],
-            untrusted_content=untrusted,
-        )
+        raise _ReadFailed(f"no such file or folder: {args.path!r}{where}")
+
+
+def _list_folder(path: Path, shown: str, source_type: SourceType, untrusted: bool) -> ToolResult:
+    """A folder's entries (names of untrusted folders are untrusted data)."""
+    entries = []
+    for child in sorted(path.iterdir())[:MAX_ENTRIES]:
+        entries.append(child.name + ("/" if child.is_dir() else ""))
+    data: JsonDict = {
+        "path": shown,
+        "kind": "folder",
+        "source_type": source_type,
+        ("external_entries" if untrusted else "entries"): entries,
+        "truncated": len(entries) >= MAX_ENTRIES,
+    }
+    return ToolResult(
+        ok=True,
+        data=data,
+        untrusted_fields=["external_entries[]"] if untrusted else [],
+        untrusted_content=untrusted,
+    )
+
+
+def _file_text(args: ReadArgs, path: Path, roots: list[Path]) -> tuple[bytes, str]:
+    """A regular file's bytes and its UTF-8 text, within the size limit."""
     if not path.is_file():
-        return ToolResult.failure(f"{args.path!r} is not a regular file")
+        raise _ReadFailed(f"{args.path!r} is not a regular file")
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
-        return ToolResult.failure(
+        raise _ReadFailed(
             f"{args.path!r} is {size:,} bytes, over read's limit of {MAX_FILE_BYTES:,}; "
             "for a dataset use InspectDataset in WORK, for documents the search_documents "
             "capability"
@@ -206,18 +216,25 @@ def read_path(args: ReadArgs, ctx: ToolContext) -> ToolResult:
         # Checked again on the descriptor actually opened (no symlink swap after the check).
         raw = read_confined(path, roots, limit=MAX_FILE_BYTES + 1, what="read")
     except PathEscape as exc:
-        return ToolResult.failure(f"read refused {args.path!r}: {exc}")
+        raise _ReadFailed(f"read refused {args.path!r}: {exc}") from None
     except OSError as exc:
-        return ToolResult.failure(f"cannot read {args.path!r}: {exc.strerror or exc}")
+        raise _ReadFailed(f"cannot read {args.path!r}: {exc.strerror or exc}") from None
     if b"\x00" in raw[:8192]:
-        return ToolResult.failure(f"{args.path!r} is a binary file; read returns text only")
+        raise _ReadFailed(f"{args.path!r} is a binary file; read returns text only")
     try:
-        text = raw.decode("utf-8")
+        return raw, raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return ToolResult.failure(
+        raise _ReadFailed(
             f"{args.path!r} is not UTF-8 text ({exc.reason} at byte "
             f"{exc.start}); read returns text only"
-        )
+        ) from None
+
+
+def _read_file(
+    args: ReadArgs, path: Path, shown: str, untrusted: bool, raw: bytes, text: str, ctx: ToolContext
+) -> ToolResult:
+    """One page of a file's text, with the docRef that cites it."""
+    source_type: SourceType = "external" if untrusted else "internal"
     chunk = text[args.offset : args.offset + args.max_chars]
     truncated = args.offset + len(chunk) < len(text)
     sha = hashlib.sha256(raw).hexdigest()
@@ -238,7 +255,7 @@ def read_path(args: ReadArgs, ctx: ToolContext) -> ToolResult:
         source_type=source_type,
         authority="secondary" if _is_web(path, ctx) else None,
     )
-    data = {
+    data: JsonDict = {
         "path": shown,
         "kind": "file",
         "source_type": source_type,
@@ -251,6 +268,22 @@ def read_path(args: ReadArgs, ctx: ToolContext) -> ToolResult:
     return ToolResult(
         ok=True, data=data, refs=[ref], untrusted_fields=["external_text"] if untrusted else []
     )
+
+
+def read_path(args: ReadArgs, ctx: ToolContext) -> ToolResult:
+    path = _resolve(args.path, ctx)
+    roots = _roots(ctx)
+    try:
+        _check_reachable(args, path, roots, ctx)
+        untrusted = _is_untrusted(path, ctx)
+        shown = _shown(path, ctx)
+        if path.is_dir():
+            source_type: SourceType = "external" if untrusted else "internal"
+            return _list_folder(path, shown, source_type, untrusted)
+        raw, text = _file_text(args, path, roots)
+    except _ReadFailed as exc:
+        return ToolResult.failure(str(exc))
+    return _read_file(args, path, shown, untrusted, raw, text, ctx)
 
 
 SPEC = ToolSpec(

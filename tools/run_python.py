@@ -17,15 +17,16 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import Unpack
 
 from refgate.catalog.capabilities import EngineEnv, catalog
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
-from refgate.config import load_settings
+from refgate.config import Settings, load_settings
+from refgate.payloads import JsonDict
 from refgate.provenance.budget import budget_of
-from refgate.refs import Ref, RefKind, RefLedger, new_ref_id
+from refgate.refs import IssueFields, Ref, RefKind, RefLedger, new_ref_id
 from refgate.tools.cell_text import shows_cell_text
 from refgate.tools.engine_call import CapabilityError, invoke_capability, outbound_extra
 from refgate.tools.read_capability import clean_signature
@@ -36,11 +37,7 @@ from refgate.tools.sandbox.limits import Limits
 from refgate.tools.sandbox.mounts import DatasetMount
 from refgate.tools.sandbox.policy import CodeRejected, check_code
 from refgate.tools.warehouse import run_query
-from refgate.workspace import WorkspaceError, load_workspace
-
-if TYPE_CHECKING:
-    from refgate.config import Settings
-    from refgate.workspace import Workspace
+from refgate.workspace import Workspace, WorkspaceError, load_workspace
 
 #: Bounds of the wall-clock timeout (seconds).
 MIN_TIMEOUT, MAX_TIMEOUT = 0.1, 600.0
@@ -90,7 +87,7 @@ def trim(text: str | None, limit: int) -> str:
     return f"{text[:head]}\n[... {cut} characters cut ...]\n{text[-tail:]}"
 
 
-def _resolve_workspace(workspace: Any) -> Workspace | None:
+def _resolve_workspace(workspace: Workspace | str | Path | None) -> Workspace | None:
     if workspace is None:
         return None
     if isinstance(workspace, (str, Path)):
@@ -124,14 +121,14 @@ def _mounts(workspace: Workspace | None) -> list[DatasetMount]:
 MAX_RECORDED_QUERIES = 50
 
 
-def record_query(queries: list[dict[str, Any]], msg: dict[str, Any]) -> dict[str, Any]:
+def record_query(queries: list[JsonDict], msg: JsonDict) -> JsonDict:
     """Keep one ``sql()`` query the code ran (text, rows, time) for the executionRef."""
     query = msg.get("query")
     if not isinstance(query, str):
         return {"ok": False, "error": "a query record needs its text"}
     if len(queries) >= MAX_RECORDED_QUERIES:
         return {"ok": True}
-    entry: dict[str, Any] = {"query": trim(query, 4000)}
+    entry: JsonDict = {"query": trim(query, 4000)}
     for key in ("rows", "ms"):
         value = msg.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -143,7 +140,7 @@ def record_query(queries: list[dict[str, Any]], msg: dict[str, Any]) -> dict[str
     return {"ok": True}
 
 
-def record_read(workspace: Workspace | None, reads: set[str], name: object) -> dict[str, Any]:
+def record_read(workspace: Workspace | None, reads: set[str], name: object) -> JsonDict:
     """Record one dataset the code read through ``datasets[...]``."""
     if workspace is None or not isinstance(name, str) or name not in workspace.datasets:
         return {"ok": False, "error": "a read record needs a dataset of the workspace"}
@@ -179,6 +176,193 @@ def _capability_listing() -> list[dict[str, str]]:
     ]
 
 
+class _CallRequests:
+    """The host's side of one call: the ids it draws, and what the code's requests (emit, read,
+    sql, warehouse, engine) leave behind."""
+
+    def __init__(
+        self,
+        code: str,
+        workspace: Workspace | None,
+        ledger: RefLedger,
+        env: EngineEnv,
+        pass_name: str,
+    ) -> None:
+        self.workspace, self.ledger, self.env, self.pass_name = workspace, ledger, env, pass_name
+        self.reserved: set[str] = set()
+        self.exe_id = self.draw_id("executionRef")
+        #: The datasets the call actually read (datasets[...], sql() over their views,
+        #: capabilities given a dataset): what its results are computed from, whatever
+        #: ``sources=`` says.
+        self.reads: set[str] = set()
+        self.collector = EmitCollector(
+            workspace, self.draw_id, self.exe_id, reads=self.reads, code=code
+        )
+        self.engine_refs: list[Ref] = []
+        self.engine_calls: list[JsonDict] = []
+        self.queries: list[JsonDict] = []
+        self.untrusted = False
+
+    def draw_id(self, kind: str) -> str:
+        """A fresh id, unused in the ledger and by this call."""
+        ref_id = new_ref_id(kind)
+        while ref_id in self.ledger or ref_id in self.reserved:
+            ref_id = new_ref_id(kind)
+        self.reserved.add(ref_id)
+        return ref_id
+
+    def issue(
+        self, kind: RefKind, payload: Mapping[str, object], **fields: Unpack[IssueFields]
+    ) -> Ref:
+        """Issue a capability's ref in this pass's name; it joins the call's refs."""
+        fields.setdefault("created_by", self.pass_name)
+        ref = self.ledger.issue(kind, payload, **fields)
+        self.engine_refs.append(ref)
+        return ref
+
+    def handle(self, msg: JsonDict) -> JsonDict:
+        """Answer one request of the sandboxed code."""
+        op = msg.get("op")
+        if op == "emit":
+            return self._emit(msg)
+        if op == "read":
+            return record_read(self.workspace, self.reads, msg.get("dataset"))
+        if op == "sql":
+            self.reads.update(query_datasets(self.workspace, msg.get("query")))
+            return record_query(self.queries, msg)
+        if op == "warehouse":
+            query = msg.get("query")
+            if not isinstance(query, str):
+                return {"ok": False, "error": "sql() takes its query as a string"}
+            return run_query(self.workspace, query)
+        return self._engine(msg)
+
+    def _emit(self, msg: JsonDict) -> JsonDict:
+        try:
+            return {"ok": True, "refs": self.collector.accept(msg)}
+        except EmitRejected as exc:
+            return {"ok": False, "error": str(exc)}
+
+    def _engine(self, msg: JsonDict) -> JsonDict:
+        name = msg.get("name")
+        args, kwargs = msg.get("args", []), msg.get("kwargs", {})
+        if not isinstance(args, list) or not isinstance(kwargs, dict):
+            return {"ok": False, "error": "engine arguments must be a list and a mapping"}
+        try:
+            inv = invoke_capability(str(name), args, kwargs, env=self.env, issue=self.issue)
+        except CapabilityError as exc:
+            return self._engine_failed(name, str(exc))
+        except Exception as exc:  # a capability bug: report it to the code, keep serving
+            return self._engine_failed(name, f"{name} failed: {type(exc).__name__}: {exc}")
+        if inv.untrusted_fields or any(r.is_external for r in inv.refs):
+            self.untrusted = True
+        self.reads.update(capability_datasets(self.workspace, args, kwargs))
+        self.engine_calls.append({"name": name, "ok": True, "refs": [r.id for r in inv.refs]})
+        return {"ok": True, "data": inv.data, "refs": [r.id for r in inv.refs]}
+
+    def _engine_failed(self, name: object, error: str) -> JsonDict:
+        self.engine_calls.append({"name": name, "ok": False, "error": error})
+        return {"ok": False, "error": error}
+
+
+@dataclass
+class _Outcome:
+    """How the sandbox run itself went (before refs are issued)."""
+
+    ok: bool = False
+    error: str | None = None
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+
+
+def _run_checked(
+    code: str,
+    timeout: float,
+    workspace: Workspace | None,
+    sandbox_mode: str,
+    limits: Limits | None,
+    requests: _CallRequests,
+) -> _Outcome:
+    """Check ``code`` and the timeout, then run it in the warm worker; a refusal is an error."""
+    try:
+        check_code(code)
+        if not MIN_TIMEOUT <= timeout <= MAX_TIMEOUT:
+            raise CodeRejected(f"timeout must be between {MIN_TIMEOUT} and {MAX_TIMEOUT} seconds")
+        worker = get_worker(sandbox_mode, _mounts(workspace), limits)
+        raw = worker.run(
+            code, timeout=timeout, handler=requests.handle, capabilities=_capability_listing()
+        )
+    except CodeRejected as exc:
+        return _Outcome(error=f"rejected before running: {exc}")
+    except (SandboxError, WorkspaceError) as exc:
+        return _Outcome(error=str(exc))
+    return _Outcome(raw.ok, raw.error, raw.stdout, raw.stderr, raw.timed_out)
+
+
+def _emitted_refs(requests: _CallRequests, pass_name: str) -> list[Ref]:
+    """The refs the call's accepted ``emit_result`` parts become (only when the code succeeded)."""
+    return [
+        Ref(
+            id=pending.id,
+            kind=pending.kind,
+            payload=pending.payload,
+            title=pending.title,
+            source=f"RunPython:{requests.exe_id}",
+            source_type="internal",
+            created_by=pass_name,
+        )
+        for pending in requests.collector.pending
+    ]
+
+
+def _error_text(error: str | None, discarded: int) -> str | None:
+    """The error as the ref and the model see it, noting results discarded by a failure."""
+    error_text = trim(error, ERROR_CHARS) if error else None
+    if error_text and discarded:
+        error_text += f"\n({discarded} emitted result(s) discarded because the code failed)"
+    return error_text
+
+
+def _execution_ref(
+    code: str,
+    outcome: _Outcome,
+    error_text: str | None,
+    *,
+    requests: _CallRequests,
+    emitted: list[Ref],
+    duration: float,
+    sandbox_mode: str,
+    pass_name: str,
+) -> Ref:
+    """The call's executionRef: its code, outcome, output, engine calls, queries and reads."""
+    ok = outcome.ok
+    return Ref(
+        id=requests.exe_id,
+        kind="executionRef",
+        payload={
+            "tool": "RunPython",
+            "code": trim(code, MAX_CODE_IN_REF) if isinstance(code, str) else "",
+            "ok": ok,
+            "error": error_text,
+            "stdout": trim(outcome.stdout, REF_STDOUT_CHARS),
+            "stderr": trim(outcome.stderr, REF_STDOUT_CHARS),
+            "duration_ms": round(duration * 1000, 2),
+            "timed_out": outcome.timed_out,
+            "sandbox": sandbox_mode,
+            "emitted": [r.id for r in emitted],
+            "engine_calls": requests.engine_calls,
+            "sql": requests.queries,
+            "read": sorted(requests.reads),
+        },
+        title=f"RunPython: {'ok' if ok else 'error'}"
+        + (f", {len(emitted)} emitted" if emitted else ""),
+        source="RunPython",
+        source_type="internal",
+        created_by=pass_name,
+    )
+
+
 def execute(
     code: str,
     *,
@@ -192,142 +376,33 @@ def execute(
 ) -> RunResult:
     """Check, run and account for one call; every outcome issues an executionRef."""
     t0 = time.perf_counter()
-    reserved: set[str] = set()
-
-    def draw_id(kind: str) -> str:
-        ref_id = new_ref_id(kind)
-        while ref_id in ledger or ref_id in reserved:
-            ref_id = new_ref_id(kind)
-        reserved.add(ref_id)
-        return ref_id
-
-    exe_id = draw_id("executionRef")
-    #: The datasets the call actually read (datasets[...], sql() over their views, capabilities
-    #: given a dataset): what its results are computed from, whatever ``sources=`` says.
-    reads: set[str] = set()
-    collector = EmitCollector(workspace, draw_id, exe_id, reads=reads, code=code)
-    engine_refs: list[Ref] = []
-    engine_calls: list[dict[str, Any]] = []
-    queries: list[dict[str, Any]] = []
-    untrusted = False
     env = EngineEnv(workspace=workspace, settings=settings, extra=dict(env_extra or {}))
-
-    def issue(kind: RefKind, payload: Mapping[str, object], **fields: Any) -> Ref:
-        fields.setdefault("created_by", pass_name)
-        ref = ledger.issue(kind, payload, **fields)
-        engine_refs.append(ref)
-        return ref
-
-    def handler(msg: dict[str, Any]) -> dict[str, Any]:
-        nonlocal untrusted
-        if msg.get("op") == "emit":
-            try:
-                return {"ok": True, "refs": collector.accept(msg)}
-            except EmitRejected as exc:
-                return {"ok": False, "error": str(exc)}
-        if msg.get("op") == "read":
-            return record_read(workspace, reads, msg.get("dataset"))
-        if msg.get("op") == "sql":
-            for dataset in query_datasets(workspace, msg.get("query")):
-                reads.add(dataset)
-            return record_query(queries, msg)
-        if msg.get("op") == "warehouse":
-            query = msg.get("query")
-            if not isinstance(query, str):
-                return {"ok": False, "error": "sql() takes its query as a string"}
-            return run_query(workspace, query)
-        name = msg.get("name")
-        args, kwargs = msg.get("args", []), msg.get("kwargs", {})
-        if not isinstance(args, list) or not isinstance(kwargs, dict):
-            return {"ok": False, "error": "engine arguments must be a list and a mapping"}
-        try:
-            inv = invoke_capability(str(name), args, kwargs, env=env, issue=issue)
-        except CapabilityError as exc:
-            engine_calls.append({"name": name, "ok": False, "error": str(exc)})
-            return {"ok": False, "error": str(exc)}
-        except Exception as exc:  # a capability bug: report it to the code, keep serving
-            error = f"{name} failed: {type(exc).__name__}: {exc}"
-            engine_calls.append({"name": name, "ok": False, "error": error})
-            return {"ok": False, "error": error}
-        if inv.untrusted_fields or any(r.is_external for r in inv.refs):
-            untrusted = True
-        reads.update(capability_datasets(workspace, args, kwargs))
-        engine_calls.append({"name": name, "ok": True, "refs": [r.id for r in inv.refs]})
-        return {"ok": True, "data": inv.data, "refs": [r.id for r in inv.refs]}
-
-    stdout = stderr = ""
-    timed_out = False
-    ok = False
-    error: str | None = None
-    sandbox_mode = settings.sandbox
-    try:
-        check_code(code)
-        if not MIN_TIMEOUT <= timeout <= MAX_TIMEOUT:
-            raise CodeRejected(f"timeout must be between {MIN_TIMEOUT} and {MAX_TIMEOUT} seconds")
-        worker = get_worker(sandbox_mode, _mounts(workspace), limits)
-        raw = worker.run(code, timeout=timeout, handler=handler, capabilities=_capability_listing())
-        ok, error, timed_out = raw.ok, raw.error, raw.timed_out
-        stdout, stderr = raw.stdout, raw.stderr
-    except CodeRejected as exc:
-        error = f"rejected before running: {exc}"
-    except (SandboxError, WorkspaceError) as exc:
-        error = str(exc)
-
+    requests = _CallRequests(code, workspace, ledger, env, pass_name)
+    outcome = _run_checked(code, timeout, workspace, settings.sandbox, limits, requests)
     duration = time.perf_counter() - t0
-    emitted: list[Ref] = []
-    discarded = 0
-    if ok:
-        for pending in collector.pending:
-            emitted.append(
-                Ref(
-                    id=pending.id,
-                    kind=pending.kind,
-                    payload=pending.payload,
-                    title=pending.title,
-                    source=f"RunPython:{exe_id}",
-                    source_type="internal",
-                    created_by=pass_name,
-                )
-            )
-    else:
-        discarded = len(collector.pending)
-    error_text = trim(error, ERROR_CHARS) if error else None
-    if error_text and discarded:
-        error_text += f"\n({discarded} emitted result(s) discarded because the code failed)"
-    execution = Ref(
-        id=exe_id,
-        kind="executionRef",
-        payload={
-            "tool": "RunPython",
-            "code": trim(code, MAX_CODE_IN_REF) if isinstance(code, str) else "",
-            "ok": ok,
-            "error": error_text,
-            "stdout": trim(stdout, REF_STDOUT_CHARS),
-            "stderr": trim(stderr, REF_STDOUT_CHARS),
-            "duration_ms": round(duration * 1000, 2),
-            "timed_out": timed_out,
-            "sandbox": sandbox_mode,
-            "emitted": [r.id for r in emitted],
-            "engine_calls": engine_calls,
-            "sql": queries,
-            "read": sorted(reads),
-        },
-        title=f"RunPython: {'ok' if ok else 'error'}"
-        + (f", {len(emitted)} emitted" if emitted else ""),
-        source="RunPython",
-        source_type="internal",
-        created_by=pass_name,
+    emitted = _emitted_refs(requests, pass_name) if outcome.ok else []
+    discarded = 0 if outcome.ok else len(requests.collector.pending)
+    error_text = _error_text(outcome.error, discarded)
+    execution = _execution_ref(
+        code,
+        outcome,
+        error_text,
+        requests=requests,
+        emitted=emitted,
+        duration=duration,
+        sandbox_mode=settings.sandbox,
+        pass_name=pass_name,
     )
     added = [ledger.add(execution)] + [ledger.add(r) for r in emitted]
     return RunResult(
-        ok=ok,
+        ok=outcome.ok,
         error=error_text,
-        stdout=stdout,
-        stderr=stderr,
-        refs=added + engine_refs,
+        stdout=outcome.stdout,
+        stderr=outcome.stderr,
+        refs=added + requests.engine_refs,
         duration=duration,
-        timed_out=timed_out,
-        untrusted=untrusted,
+        timed_out=outcome.timed_out,
+        untrusted=requests.untrusted,
     )
 
 
@@ -417,9 +492,9 @@ class RunPythonArgs(BaseModel):
     )
 
 
-def _summary(ref: Ref) -> dict[str, Any]:
+def _summary(ref: Ref) -> JsonDict:
     p = ref.payload
-    out: dict[str, Any] = {"id": ref.id, "kind": ref.kind}
+    out: JsonDict = {"id": ref.id, "kind": ref.kind}
     if ref.kind == "tableRef":
         out.update(
             columns=p.get("columns"),
@@ -450,7 +525,7 @@ def run_python_tool(args: RunPythonArgs, ctx: ToolContext) -> ToolResult:
     exe = result.execution
     emitted = result.emitted
     emitted_ids = {r.id for r in emitted}
-    data: dict[str, Any] = {
+    data: JsonDict = {
         "ok": result.ok,
         "execution": exe.id if exe else None,
         "duration_ms": round(result.duration * 1000, 1),

@@ -13,13 +13,14 @@ import hashlib
 import io
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
-from refgate.payloads import ArtifactFile, ArtifactPayload
+from refgate.payloads import ArtifactFile, ArtifactPayload, Cell, JsonDict, JsonValue
 
 _SAFE_ID = re.compile(r"^[a-z]{3}_[0-9a-f]{10}$")
 MAX_CHART_POINTS = 5000
@@ -88,7 +89,7 @@ def _cell_text(value: object) -> str:
 
 
 def _markdown(
-    columns: list[str], rows: list[list[Any]], units: Mapping[str, object], title: str, ref_id: str
+    columns: list[str], rows: list[list[Cell]], units: Mapping[str, object], title: str, ref_id: str
 ) -> str:
     head = [f"{c} ({units[c]})" if units.get(c) else c for c in columns]
     lines = [f"# {title}", "", "| " + " | ".join(_cell_text(h) for h in head) + " |"]
@@ -109,7 +110,7 @@ def _file_entry(path: Path, fmt: str) -> ArtifactFile:
 
 
 def _chart_plan(
-    args: SaveArtifactArgs, columns: list[str], rows: list[list[Any]], units: Mapping[str, object]
+    args: SaveArtifactArgs, columns: list[str], rows: list[list[Cell]], units: Mapping[str, object]
 ) -> tuple[str | None, list[str]]:
     """Pick x and y columns and check the chart rule; raise ValueError with the reason."""
     numeric = [
@@ -198,6 +199,49 @@ def _draw(path: Path, args: SaveArtifactArgs, columns, rows, units, x, ys, title
     fig.savefig(path, format="png")
 
 
+@dataclass(frozen=True)
+class _Table:
+    """The tableRef being saved: its columns, rows, units and the artifact's title."""
+
+    columns: list[str]
+    rows: list[list[Cell]]
+    units: Mapping[str, JsonValue]
+    title: str
+
+
+def _write_table(folder: Path, stem: str, table: _Table, ref_id: str) -> list[ArtifactFile]:
+    """The table as CSV and as markdown (with its units and source), in fresh files."""
+    columns, rows, units, title = table.columns, table.rows, table.units, table.title
+    folder.mkdir(parents=True, exist_ok=True)
+    csv_path = _free_path(folder, stem, ".csv")
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(columns)
+    writer.writerows([["" if v is None else v for v in r] for r in rows])
+    csv_path.write_text(buf.getvalue(), encoding="utf-8")
+    md_path = _free_path(folder, stem, ".md")
+    md_path.write_text(_markdown(columns, rows, units, title, ref_id), encoding="utf-8")
+    return [_file_entry(csv_path, "csv"), _file_entry(md_path, "markdown")]
+
+
+def _write_chart(
+    args: SaveArtifactArgs, folder: Path, stem: str, table: _Table
+) -> tuple[list[ArtifactFile], dict[str, JsonValue]]:
+    """The table drawn as a PNG chart (planned first: an unchartable table writes nothing)."""
+    columns, rows, units, title = table.columns, table.rows, table.units, table.title
+    x, ys = _chart_plan(args, columns, rows, units)
+    folder.mkdir(parents=True, exist_ok=True)
+    png_path = _free_path(folder, f"{stem}-chart", ".png")
+    _draw(png_path, args, columns, rows, units, x, ys, title)
+    chart: dict[str, JsonValue] = {
+        "type": args.chart_type,
+        "x": x,
+        "y": ys,
+        "unit": units.get(ys[0]),
+    }
+    return [_file_entry(png_path, "png")], chart
+
+
 def save_artifact(args: SaveArtifactArgs, ctx: ToolContext) -> ToolResult:
     ref = ctx.ledger.get(args.ref)
     if ref is None:
@@ -216,33 +260,18 @@ def save_artifact(args: SaveArtifactArgs, ctx: ToolContext) -> ToolResult:
         return ToolResult.failure(f"{args.ref} has malformed rows")
     columns = [str(c) for c in columns]
     raw_units = ref.payload.get("units")
-    units: dict[str, Any] = raw_units if isinstance(raw_units, dict) else {}
+    units: dict[str, JsonValue] = raw_units if isinstance(raw_units, dict) else {}
     folder = artifacts_folder(ctx)
     if folder is None:
         return ToolResult.failure("no artifacts folder is set for this run (no workspace loaded)")
     title = args.title or ref.title or f"Table {ref.id}"
     stem = _stem(ref.id)
     try:
-        if args.kind == "chart":
-            x, ys = _chart_plan(args, columns, rows, units)
-        folder.mkdir(parents=True, exist_ok=True)
-        files = []
+        table = _Table(columns, rows, units, title)
         if args.kind == "table":
-            csv_path = _free_path(folder, stem, ".csv")
-            buf = io.StringIO()
-            writer = csv.writer(buf)
-            writer.writerow(columns)
-            writer.writerows([["" if v is None else v for v in r] for r in rows])
-            csv_path.write_text(buf.getvalue(), encoding="utf-8")
-            md_path = _free_path(folder, stem, ".md")
-            md_path.write_text(_markdown(columns, rows, units, title, ref.id), encoding="utf-8")
-            files = [_file_entry(csv_path, "csv"), _file_entry(md_path, "markdown")]
-            chart = None
+            files, chart = _write_table(folder, stem, table, ref.id), None
         else:
-            png_path = _free_path(folder, f"{stem}-chart", ".png")
-            _draw(png_path, args, columns, rows, units, x, ys, title)
-            files = [_file_entry(png_path, "png")]
-            chart = {"type": args.chart_type, "x": x, "y": ys, "unit": units.get(ys[0])}
+            files, chart = _write_chart(args, folder, stem, table)
     except ValueError as exc:
         return ToolResult.failure(f"cannot chart {args.ref}: {exc}")
     except OSError as exc:
@@ -264,7 +293,7 @@ def save_artifact(args: SaveArtifactArgs, ctx: ToolContext) -> ToolResult:
         title=f"{'Chart' if args.kind == 'chart' else 'Table'} of {ref.id}",
         source=f"SaveArtifact:{ref.id}",
     )
-    data: dict[str, Any] = {
+    data: JsonDict = {
         "ref": art.id,
         "files": [{"path": f["path"], "format": f["format"], "bytes": f["bytes"]} for f in files],
         "source_ref": ref.id,

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from refgate.errors import InputError
-from refgate.payloads import Cell
+from refgate.payloads import Cell, JsonDict
 from refgate.tools.warehouse_check import CheckedQuery, QueryRefused
 from refgate.tools.warehouse_check import check_query as _check
 
@@ -212,7 +212,7 @@ def _fetch(
     return columns, rows
 
 
-def run_query(workspace: Workspace | None, query: str, max_rows: int = MAX_ROWS) -> dict[str, Any]:
+def run_query(workspace: Workspace | None, query: str, max_rows: int = MAX_ROWS) -> JsonDict:
     """Run one sandbox query over warehouse datasets: ``{ok, columns, rows}`` or ``{ok, error}``."""
     try:
         checked = check_query(query, _warehouses(workspace))

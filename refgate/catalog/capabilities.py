@@ -35,7 +35,7 @@ class EngineEnv:
 
     workspace: Workspace | None = None
     settings: Settings | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass

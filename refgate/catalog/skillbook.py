@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +47,7 @@ from refgate.catalog.tool_names import CATALOG
 from refgate.errors import InputError
 from refgate.lexical import LexicalRanker
 from refgate.paths import is_within, real
+from refgate.payloads import JsonDict
 from refgate.refs import REF_KINDS
 
 #: The front matter fields, in the order skill files write them.
@@ -65,18 +66,9 @@ FIELDS: tuple[str, ...] = (
     "failureModes",
     "status",
 )
-LIST_FIELDS = frozenset(
-    {
-        "whenToUse",
-        "requiredEvidence",
-        "toolRefs",
-        "knowledgeRefs",
-        "capabilityRefs",
-        "linkedSkills",
-        "forbidden",
-        "failureModes",
-    }
-)
+#: The fields that hold one line of text; every other field is a list.
+TEXT_FIELDS = frozenset({"id", "title", "category", "purpose", "status"})
+LIST_FIELDS = frozenset(FIELDS) - TEXT_FIELDS
 #: The special requiredEvidence item: numbers backed only by external refs block at the GATE.
 PRIMARY_SOURCE = "primarySource"
 #: The special item that relaxes the GATE's default: a number backed only by secondary evidence
@@ -164,7 +156,7 @@ class Skill:
     path: Path | None = None
     origin: str = "builtin"
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> JsonDict:
         """What a skillRef carries (the GATE's checklist comes from ``requiredEvidence``)."""
         return {
             "id": self.id,
@@ -221,9 +213,8 @@ def _as_list(file: Path, name: str, value: object) -> tuple[str, ...]:
     return tuple(out)
 
 
-def parse_skill(text: str, file: Path | str = "<skill>", *, origin: str = "builtin") -> Skill:
-    """Parse and validate one skill file's text (cross-skill checks are the skillbook's)."""
-    file = Path(file)
+def _front_matter(text: str, file: Path) -> tuple[dict[object, object], str]:
+    """A skill file's front matter (a mapping) and the procedure after it."""
     match = _FRONT_RE.match(text.lstrip("\ufeff"))
     if not match:
         raise SkillError(
@@ -240,6 +231,13 @@ def parse_skill(text: str, file: Path | str = "<skill>", *, origin: str = "built
         raise SkillError(file, None, "front matter is nested too deeply to read") from exc
     if not isinstance(meta, dict):
         raise SkillError(file, None, "front matter must be a mapping of fields")
+    return meta, match.group(2)
+
+
+def _read_fields(
+    file: Path, meta: dict[object, object]
+) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+    """Every front matter field, present and known: the text fields and the list fields."""
     unknown = sorted(str(k) for k in meta if k not in FIELDS)
     if unknown:
         raise SkillError(file, unknown[0], f"unknown field (known: {', '.join(FIELDS)})")
@@ -250,60 +248,81 @@ def parse_skill(text: str, file: Path | str = "<skill>", *, origin: str = "built
                 name,
                 "missing (every skill declares all front matter fields; lists may be empty)",
             )
-    values: dict[str, Any] = {}
+    texts: dict[str, str] = {}
+    lists: dict[str, tuple[str, ...]] = {}
     for name in FIELDS:
         if name in LIST_FIELDS:
-            values[name] = _as_list(file, name, meta[name])
+            lists[name] = _as_list(file, name, meta[name])
         else:
-            values[name] = _as_str(file, name, meta[name])
-    if not _ID_RE.match(values["id"]):
+            texts[name] = _as_str(file, name, meta[name])
+    return texts, lists
+
+
+#: Per list field, the rule each item keeps and what is wrong with an item that breaks it.
+_ITEM_RULES: tuple[tuple[str, Callable[[str], bool], Callable[[str], str]], ...] = (
+    (
+        "requiredEvidence",
+        lambda item: item in EVIDENCE_ITEMS,
+        lambda item: (
+            f"{item!r} is not a ref kind, {PRIMARY_SOURCE!r} or {SECONDARY_ALLOWED!r} "
+            f"(known: {', '.join(sorted(EVIDENCE_ITEMS))})"
+        ),
+    ),
+    (
+        "toolRefs",
+        lambda item: item in CATALOG,
+        lambda item: f"{item!r} is not a catalog tool (known: {', '.join(sorted(CATALOG))})",
+    ),
+    (
+        "capabilityRefs",
+        lambda item: bool(_IDENT_RE.match(item)),
+        lambda item: f"{item!r} is not a capability name (a Python identifier)",
+    ),
+    (
+        "knowledgeRefs",
+        lambda item: not (Path(item).is_absolute() or ".." in Path(item).parts),
+        lambda item: f"{item!r} must be a path relative to the workspace, inside it",
+    ),
+)
+
+
+def _check_texts(file: Path, texts: dict[str, str]) -> None:
+    """The id's form and the status."""
+    if not _ID_RE.match(texts["id"]):
         raise SkillError(
             file,
             "id",
-            f"{values['id']!r} must be lowercase letters, digits and dashes (2-64 characters)",
+            f"{texts['id']!r} must be lowercase letters, digits and dashes (2-64 characters)",
         )
-    if values["status"] not in STATUSES:
-        raise SkillError(
-            file, "status", f"{values['status']!r} is not one of {', '.join(STATUSES)}"
-        )
-    for i, item in enumerate(values["requiredEvidence"]):
-        if item not in EVIDENCE_ITEMS:
-            raise SkillError(
-                file,
-                f"requiredEvidence[{i}]",
-                f"{item!r} is not a ref kind, {PRIMARY_SOURCE!r} or {SECONDARY_ALLOWED!r} (known: "
-                f"{', '.join(sorted(EVIDENCE_ITEMS))})",
-            )
-    if len(set(values["requiredEvidence"])) != len(values["requiredEvidence"]):
-        raise SkillError(file, "requiredEvidence", "lists an item twice")
-    for i, item in enumerate(values["toolRefs"]):
-        if item not in CATALOG:
-            raise SkillError(
-                file,
-                f"toolRefs[{i}]",
-                f"{item!r} is not a catalog tool (known: {', '.join(sorted(CATALOG))})",
-            )
-    for i, item in enumerate(values["capabilityRefs"]):
-        if not _IDENT_RE.match(item):
-            raise SkillError(
-                file,
-                f"capabilityRefs[{i}]",
-                f"{item!r} is not a capability name (a Python identifier)",
-            )
-    for i, item in enumerate(values["knowledgeRefs"]):
-        if Path(item).is_absolute() or ".." in Path(item).parts:
-            raise SkillError(
-                file,
-                f"knowledgeRefs[{i}]",
-                f"{item!r} must be a path relative to the workspace, inside it",
-            )
-    if file.suffix == ".md" and file.stem != values["id"]:
+    if texts["status"] not in STATUSES:
+        raise SkillError(file, "status", f"{texts['status']!r} is not one of {', '.join(STATUSES)}")
+
+
+def _check_lists(file: Path, lists: dict[str, tuple[str, ...]]) -> None:
+    """Evidence items, tools, capabilities and knowledge paths the skill may name; no evidence
+    item twice."""
+    for name, rule, problem in _ITEM_RULES:
+        for i, item in enumerate(lists[name]):
+            if not rule(item):
+                raise SkillError(file, f"{name}[{i}]", problem(item))
+        if name == "requiredEvidence" and len(set(lists[name])) != len(lists[name]):
+            raise SkillError(file, "requiredEvidence", "lists an item twice")
+
+
+def parse_skill(text: str, file: Path | str = "<skill>", *, origin: str = "builtin") -> Skill:
+    """Parse and validate one skill file's text (cross-skill checks are the skillbook's)."""
+    file = Path(file)
+    meta, body = _front_matter(text, file)
+    texts, lists = _read_fields(file, meta)
+    _check_texts(file, texts)
+    _check_lists(file, lists)
+    if file.suffix == ".md" and file.stem != texts["id"]:
         raise SkillError(
             file,
             "id",
-            f"{values['id']!r} differs from the file name {file.name!r} (name the file <id>.md)",
+            f"{texts['id']!r} differs from the file name {file.name!r} (name the file <id>.md)",
         )
-    procedure = match.group(2).strip()
+    procedure = body.strip()
     if not procedure:
         raise SkillError(
             file,
@@ -311,19 +330,19 @@ def parse_skill(text: str, file: Path | str = "<skill>", *, origin: str = "built
             "the body after the front matter is empty (write the procedure there)",
         )
     return Skill(
-        id=values["id"],
-        title=values["title"],
-        category=values["category"],
-        purpose=values["purpose"],
-        when_to_use=values["whenToUse"],
-        required_evidence=values["requiredEvidence"],
-        tool_refs=values["toolRefs"],
-        knowledge_refs=values["knowledgeRefs"],
-        capability_refs=values["capabilityRefs"],
-        linked_skills=values["linkedSkills"],
-        forbidden=values["forbidden"],
-        failure_modes=values["failureModes"],
-        status=values["status"],
+        id=texts["id"],
+        title=texts["title"],
+        category=texts["category"],
+        purpose=texts["purpose"],
+        when_to_use=lists["whenToUse"],
+        required_evidence=lists["requiredEvidence"],
+        tool_refs=lists["toolRefs"],
+        knowledge_refs=lists["knowledgeRefs"],
+        capability_refs=lists["capabilityRefs"],
+        linked_skills=lists["linkedSkills"],
+        forbidden=lists["forbidden"],
+        failure_modes=lists["failureModes"],
+        status=texts["status"],
         procedure=procedure,
         path=file,
         origin=origin,

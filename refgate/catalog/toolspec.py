@@ -16,6 +16,7 @@ from typing_extensions import Unpack
 
 from refgate.errors import RefgateError
 from refgate.events import ProgressSink
+from refgate.payloads import JsonDict
 from refgate.refs import IssueFields, Ref, RefKind, RefLedger
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ class ToolResult:
     """
 
     ok: bool
-    data: dict[str, Any] = field(default_factory=dict)
+    data: JsonDict = field(default_factory=dict)
     refs: list[Ref] = field(default_factory=list)
     error: str | None = None
     untrusted_fields: list[str] = field(default_factory=list)
@@ -53,9 +54,9 @@ class ToolResult:
     def failure(cls, message: str, **data: object) -> ToolResult:
         return cls(ok=False, error=message, data=dict(data), untrusted_content=False)
 
-    def envelope(self) -> dict[str, Any]:
+    def envelope(self) -> JsonDict:
         """The JSON envelope the model receives (before armoring external fields)."""
-        env: dict[str, Any] = {"ok": self.ok}
+        env: JsonDict = {"ok": self.ok}
         if self.error:
             env["error"] = self.error
         env["data"] = self.data
@@ -80,13 +81,15 @@ class ToolContext:
     thread_id: str = ""
     store: BaseStore | None = None
     #: Provenance state for this run (taint registry, seen URLs); see refgate.provenance.
-    taint: Any = None
+    taint: Any = (
+        None  # RunProvenance (refgate.provenance, a sibling package this one may not import)
+    )
     #: Progress sink: called with custom stream events.
     emit: ProgressSink = lambda event: None
     #: Fixed by code before anything is read (boundary B2).
     artifacts_dir: Path | None = None
     started: float = field(default_factory=time.monotonic)
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
     def issue(
         self, kind: RefKind, payload: Mapping[str, object], **fields: Unpack[IssueFields]
@@ -121,7 +124,7 @@ class ToolSpec(Generic[ArgsT]):
     #: over datasets only). Other tools' declared fields are always treated as untrusted.
     origin_tracked: bool = False
 
-    def openai_schema(self) -> dict[str, Any]:
+    def openai_schema(self) -> JsonDict:
         """The function schema given to ``bind_tools`` (built once per spec; shared, read-only)."""
         key = (self.name, self.description, self.args_schema)
         cached = _SCHEMAS.get(key)
@@ -144,4 +147,4 @@ class ToolSpec(Generic[ArgsT]):
 #: arguments are validated by the spec's own ``args_schema`` before its ``func`` runs).
 AnyToolSpec = ToolSpec[Any]
 
-_SCHEMAS: dict[tuple[str, str, type[BaseModel]], dict[str, Any]] = {}
+_SCHEMAS: dict[tuple[str, str, type[BaseModel]], JsonDict] = {}

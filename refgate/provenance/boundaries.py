@@ -46,11 +46,13 @@ from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.payloads import JsonDict
 from refgate.provenance.armor import armor, clean_label
 from refgate.provenance.injection import inspect_injection
 from refgate.provenance.map import arg_slots, covers, kwarg_fields, kwarg_slots, string_leaves
 from refgate.provenance.taint import RunProvenance
 from refgate.provenance.unicode_scan import inspect_unicode
+from refgate.refs import Ref
 
 #: The call being executed in this thread/task (check_call -> render_result).
 _CURRENT_CALL: ContextVar[tuple[str, str] | None] = ContextVar("refgate_current_call", default=None)
@@ -127,7 +129,9 @@ def _slot_values(spec: ToolSpec, args: Mapping[str, object]) -> list[tuple[str, 
             for _, text in string_leaves(args[name]):
                 out.append((slot, name, text))
     for name in kwarg_fields(spec.args_schema):
-        kwargs: Any = args.get(name)
+        kwargs = args.get(name)
+        if not isinstance(kwargs, Mapping):
+            continue
         for key, slot in kwarg_slots(kwargs).items():
             if kwargs[key] is not None:
                 for _, text in string_leaves(kwargs[key]):
@@ -191,7 +195,9 @@ def approve_outbound(
     may ask for a different one the second time: an approval then applies only to the call the
     person saw, and only within the workspace's ``approval_timeout_s`` of the request."""
     request: ApprovalRequest = {"approve_outbound": spec.name, "args": args, "reason": reason}
-    to = to or ctx.extra.get("outbound_to")
+    if not to:
+        outbound_to = ctx.extra.get("outbound_to")
+        to = outbound_to if isinstance(outbound_to, str) else None
     if to:  # where it goes, set by code (never by a model)
         request["to"] = to
     if bind:
@@ -226,7 +232,7 @@ def _untrusted_paths(spec: ToolSpec, result: ToolResult) -> list[str]:
     return paths
 
 
-def _set_path(data: Any, path: str, value: Any) -> None:
+def _set_path(data: Any, path: str, value: object) -> None:
     """Set a concrete path (``results[2].title``) inside nested dicts/lists."""
     parts: list[str | int] = []
     for piece in path.replace("]", "").split("."):
@@ -347,101 +353,137 @@ def _refs_of_withheld(result: ToolResult, locations: list[str]) -> dict[str, str
     return found
 
 
+class _Rendering:
+    """One result being rendered: what its scans found and where text was withheld."""
+
+    def __init__(self, spec: ToolSpec, prov: RunProvenance) -> None:
+        self.spec, self.prov = spec, prov
+        self.signals: list[Signal] = []
+        self.withheld_at: list[str] = []
+        self.withheld_refs: dict[str, str] = {}
+
+    def guard(self, location: str, text: str, label: str) -> str:
+        """Register, scan and armor one untrusted string shown to the model (withheld when a
+        high-confidence signal fires)."""
+        self.prov.register_text(text, source=f"{self.spec.name} {location}")
+        signals, high = _scan(text)
+        for s in signals:
+            s["location"] = location
+        self.signals.extend(signals)
+        if high:
+            self.withheld_at.append(location)
+            return _notice(self.spec.name, location, signals)
+        return armor(text, source_label=label)
+
+    def guard_data(self, data: object, paths: list[str]) -> bool:
+        """Guard the strings of ``data`` under the untrusted ``paths``; True when any was there."""
+        name, found = self.spec.name, False
+        for path, text in list(string_leaves(data)):
+            if any(covers(p, path) for p in paths):
+                found = True
+                _set_path(data, path, self.guard(f"data.{path}", text, f"{name} data.{path}"))
+        return found
+
+    def guard_ref(self, ref: Ref, view: JsonDict) -> None:
+        """Guard an external ref's title in its view, and scan the text its payload carries
+        (the model is not shown it, but a high signal withholds the ref)."""
+        name = self.spec.name
+        if view.get("title"):
+            view["title"] = self.guard(
+                f"refs[{ref.id}].title", str(view["title"]), f"{name} ref {ref.id} title"
+            )
+        for key in REF_TEXT_KEYS:
+            value = ref.payload.get(key)
+            if isinstance(value, str) and value:
+                self.prov.register_text(value, source=f"{name} ref {ref.id}")
+                signals, high = _scan(value)
+                if high:
+                    for s in signals:
+                        s["location"] = f"refs[{ref.id}].payload.{key}"
+                    self.signals.extend(signals)
+                    self.withheld_at.append(f"refs[{ref.id}].payload.{key}")
+                    self.withheld_refs[ref.id] = ref.source
+
+    def withhold(self, result: ToolResult) -> tuple[JsonDict, str]:
+        """Record what was withheld (backing no claim); its provenance block and caveat."""
+        spec, prov, withheld_at = self.spec, self.prov, self.withheld_at
+        # Withheld means withheld: the refs whose text the model was not shown back no claim.
+        self.withheld_refs.update(_refs_of_withheld(result, withheld_at))
+        prov.record_withheld_refs(self.withheld_refs)
+        high = [s for s in self.signals if s["confidence"] == "high"]
+        kinds = sorted({s["kind"] for s in high})
+        caveat = (
+            f"A result of {spec.name} was withheld from the model: high-confidence "
+            f"{', '.join(kinds)} signal at {', '.join(withheld_at[:5])}; the call was "
+            "not retried."
+        )
+        current = _CURRENT_CALL.get()
+        if current and current[0] == spec.name:
+            prov.record_withheld(
+                spec.name,
+                current[1],
+                [{k: s[k] for k in ("kind", "confidence", "location") if k in s} for s in high],
+            )
+        return {"withheld": withheld_at, "kinds": kinds}, caveat
+
+
+def _guard_refs(rendering: _Rendering, result: ToolResult, env: JsonDict) -> bool:
+    """Guard the envelope's views of the result's external refs; True when there are any."""
+    untrusted = False
+    views = env.get("refs")
+    refs_view = []
+    for ref, view in zip(result.refs, views if isinstance(views, list) else [], strict=False):
+        view = dict(view)
+        if ref.is_external:
+            untrusted = True
+            rendering.guard_ref(ref, view)
+        refs_view.append(view)
+    if refs_view:
+        env["refs"] = refs_view
+    return untrusted
+
+
+def _register_urls(spec: ToolSpec, result: ToolResult, prov: RunProvenance) -> None:
+    """URLs returned by a search tool become fetchable in this run."""
+    if "query" not in arg_slots(spec.args_schema).values():
+        return
+    for ref in result.refs:
+        if ref.kind == "webRef" and isinstance(ref.payload.get("url"), str):
+            prov.register_url(ref.payload["url"], source=f"{spec.name} {ref.id}")
+    for path, text in string_leaves(result.data):
+        if path.rsplit(".", 1)[-1] == "url":
+            prov.register_url(text, source=f"{spec.name} data.{path}")
+
+
 def render_result(spec: ToolSpec, result: ToolResult, ctx: ToolContext) -> RenderedResult:
     """The model-facing envelope with every untrusted string scanned, registered and armored."""
     prov = provenance_of(ctx)
     env = result.envelope()
     untrusted = bool(env.get("untrustedContent", True)) or result.untrusted_content is None
     data = _copy(env.get("data") or {})
-    all_signals: list[Signal] = []
-    withheld_at: list[str] = []
-
-    def guard(location: str, text: str, label: str) -> str:
-        prov.register_text(text, source=f"{spec.name} {location}")
-        signals, high = _scan(text)
-        for s in signals:
-            s["location"] = location
-        all_signals.extend(signals)
-        if high:
-            withheld_at.append(location)
-            return _notice(spec.name, location, signals)
-        return armor(text, source_label=label)
-
+    rendering = _Rendering(spec, prov)
     paths = _untrusted_paths(spec, result)
     if paths:
         # Untrusted when something is actually there (or the result said so): declared fields
         # that a result leaves out do not make it untrusted.
         untrusted = untrusted or "*" in paths
-        for path, text in list(string_leaves(data)):
-            if any(covers(p, path) for p in paths):
-                untrusted = True
-                _set_path(data, path, guard(f"data.{path}", text, f"{spec.name} data.{path}"))
+        untrusted = rendering.guard_data(data, paths) or untrusted
     env["data"] = data
-
-    withheld_refs: dict[str, str] = {}
-    refs_view = []
-    for ref, view in zip(result.refs, env.get("refs") or [], strict=False):
-        view = dict(view)
-        if ref.is_external:
-            untrusted = True
-            if view.get("title"):
-                view["title"] = guard(
-                    f"refs[{ref.id}].title", view["title"], f"{spec.name} ref {ref.id} title"
-                )
-            for key in REF_TEXT_KEYS:
-                value = ref.payload.get(key)
-                if isinstance(value, str) and value:
-                    prov.register_text(value, source=f"{spec.name} ref {ref.id}")
-                    signals, high = _scan(value)
-                    if high:
-                        for s in signals:
-                            s["location"] = f"refs[{ref.id}].payload.{key}"
-                        all_signals.extend(signals)
-                        withheld_at.append(f"refs[{ref.id}].payload.{key}")
-                        withheld_refs[ref.id] = ref.source
-        refs_view.append(view)
-    if refs_view:
-        env["refs"] = refs_view
-
-    # URLs returned by a search tool become fetchable in this run
-    if "query" in arg_slots(spec.args_schema).values():
-        for ref in result.refs:
-            if ref.kind == "webRef" and isinstance(ref.payload.get("url"), str):
-                prov.register_url(ref.payload["url"], source=f"{spec.name} {ref.id}")
-        for path, text in string_leaves(result.data):
-            if path.rsplit(".", 1)[-1] == "url":
-                prov.register_url(text, source=f"{spec.name} data.{path}")
-
+    untrusted = _guard_refs(rendering, result, env) or untrusted
+    _register_urls(spec, result, prov)
     env["untrustedContent"] = untrusted
     caveats: list[str] = []
-    withheld = bool(withheld_at)
+    withheld = bool(rendering.withheld_at)
     if withheld:
-        # Withheld means withheld: the refs whose text the model was not shown back no claim.
-        withheld_refs.update(_refs_of_withheld(result, withheld_at))
-        prov.record_withheld_refs(withheld_refs)
-        kinds = sorted({s["kind"] for s in all_signals if s["confidence"] == "high"})
-        caveats.append(
-            f"A result of {spec.name} was withheld from the model: high-confidence "
-            f"{', '.join(kinds)} signal at {', '.join(withheld_at[:5])}; the call was "
-            "not retried."
-        )
-        env["provenance"] = {"withheld": withheld_at, "kinds": kinds}
-        current = _CURRENT_CALL.get()
-        if current and current[0] == spec.name:
-            prov.record_withheld(
-                spec.name,
-                current[1],
-                [
-                    {k: s[k] for k in ("kind", "confidence", "location") if k in s}
-                    for s in all_signals
-                    if s["confidence"] == "high"
-                ],
-            )
-    elif all_signals:
+        env["provenance"], caveat = rendering.withhold(result)
+        caveats.append(caveat)
+    elif rendering.signals:
         env["provenance"] = {
-            "signals": [{k: s[k] for k in ("kind", "confidence", "location")} for s in all_signals]
+            "signals": [
+                {k: s[k] for k in ("kind", "confidence", "location")} for s in rendering.signals
+            ]
         }
     text = json.dumps(env, ensure_ascii=False, default=str)
     return RenderedResult(
-        text, untrusted=untrusted, withheld=withheld, signals=all_signals, caveats=caveats
+        text, untrusted=untrusted, withheld=withheld, signals=rendering.signals, caveats=caveats
     )

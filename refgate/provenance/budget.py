@@ -41,26 +41,20 @@ def _fmt(value: float) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def _check_length(text: str, what: str, setting: str, limit: int) -> None:
+    """Raise ``BudgetExceeded`` for ``text`` longer than ``limit`` (the value of ``setting``)."""
+    if len(text) > limit:
+        raise BudgetExceeded(f"{what} length in characters", setting, limit, len(text))
+
+
 def check_question(question: str, settings: Settings) -> None:
     """Raise ``BudgetExceeded`` for a question longer than ``max_question_chars``."""
-    if len(question) > settings.max_question_chars:
-        raise BudgetExceeded(
-            "question length in characters",
-            "max_question_chars",
-            settings.max_question_chars,
-            len(question),
-        )
+    _check_length(question, "question", "max_question_chars", settings.max_question_chars)
 
 
 def check_answer_length(answer: str, settings: Settings) -> None:
     """Raise ``BudgetExceeded`` for an answer longer than ``max_answer_chars``."""
-    if len(answer) > settings.max_answer_chars:
-        raise BudgetExceeded(
-            "answer length in characters",
-            "max_answer_chars",
-            settings.max_answer_chars,
-            len(answer),
-        )
+    _check_length(answer, "answer", "max_answer_chars", settings.max_answer_chars)
 
 
 class BudgetState(TypedDict, total=False):

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
 
 from pydantic import BaseModel
+from typing_extensions import TypedDict
 
 from refgate.catalog.toolspec import ToolResult, ToolSpec
 
@@ -102,17 +102,38 @@ def kwarg_slots(kwargs: object) -> dict[str, str]:
     return {str(k): SLOT_NAMES[str(k).lower()] for k in kwargs if str(k).lower() in SLOT_NAMES}
 
 
+class ToolProvenance(TypedDict, total=False):
+    """One tool's entry in the provenance map (``error`` alone for a tool that did not load)."""
+
+    error: str | None
+    untrusted: list[str]
+    origins: dict[str, str]
+    readOnly: bool
+    outbound: bool
+    argSlots: dict[str, str]
+
+
+class ProvenanceMap(TypedDict):
+    """The provenance map: its syntax, policy, envelope flags and each tool's entry."""
+
+    schemaVersion: str
+    pathSyntax: str
+    policy: str
+    envelopeFlags: dict[str, str]
+    tools: dict[str, ToolProvenance]
+
+
 #: One catalog entry as ``refgate.tools.registry.iter_specs`` yields it: (name, spec, load error).
 SpecEntry = tuple[str, ToolSpec | None, str | None]
 
 
-def provenance_map(entries: Iterable[SpecEntry]) -> dict[str, Any]:
+def provenance_map(entries: Iterable[SpecEntry]) -> ProvenanceMap:
     """Per tool: document-derived paths and why (origins), read/write, outbound, arg slots.
 
     ``entries`` come from the catalog (``refgate.tools.registry.iter_specs()``); a tool that did
     not load is listed with its error.
     """
-    tools: dict[str, Any] = {}
+    tools: dict[str, ToolProvenance] = {}
     for name, spec, error in entries:
         if spec is None:
             tools[name] = {"error": error, "untrusted": [], "origins": {}}

@@ -11,8 +11,9 @@ import socket
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias, TypedDict
 
+from refgate.payloads import JsonDict
 from refgate.tools.sandbox.errors import SandboxError
 from refgate.tools.sandbox.worker.protocol import (
     FrameReader,
@@ -21,6 +22,19 @@ from refgate.tools.sandbox.worker.protocol import (
     encode_frame,
     send_frame,
 )
+
+#: Answers one request of the sandboxed code (its frame in, the reply out).
+Handler: TypeAlias = Callable[[JsonDict], JsonDict]
+
+
+class ExitFrame(TypedDict, total=False):
+    """The template's report, on the control socket, that a call's process ended."""
+
+    op: str
+    returncode: int | None
+    timed_out: bool
+    maxrss_kb: int
+    cpu_s: float
 
 
 @dataclass
@@ -51,7 +65,7 @@ def run_call(
     limits: Mapping[str, object],
     capabilities: list[dict[str, str]],
     output_bytes: int,
-    handler: Callable[[dict[str, Any]], dict[str, Any]],
+    handler: Handler,
     on_broken: Callable[[], None],
 ) -> RawRun:
     """Run ``code`` as call ``call_id`` of the template behind ``control`` (its control socket,
@@ -83,7 +97,7 @@ class _Call:
         control: socket.socket,
         reader: FrameReader,
         output_bytes: int,
-        handler: Callable[[dict[str, Any]], dict[str, Any]],
+        handler: Handler,
         on_broken: Callable[[], None],
     ) -> None:
         self.control, self.reader = control, reader
@@ -97,8 +111,8 @@ class _Call:
         self.outputs = {self.out_r: bytearray(), self.err_r: bytearray()}
         self.totals = {self.out_r: 0, self.err_r: 0}
         self.chan_reader = FrameReader(self.host_chan)
-        self.result: dict[str, Any] | None = None
-        self.exit_frame: dict[str, Any] | None = None
+        self.result: dict[str, Any] | None = None  # the signed result frame, as verified
+        self.exit_frame: ExitFrame | None = None
         self.protocol_error: str | None = None
         self.t0 = time.monotonic()
 
@@ -134,7 +148,10 @@ class _Call:
             if time.monotonic() > backstop:
                 self.on_broken()
                 raise SandboxError("the sandbox worker stopped responding and was restarted")
-            watched: list[Any] = [self.control, *open_fds]  # a socket and pipe descriptors
+            watched: list[socket.socket | int] = [
+                self.control,
+                *open_fds,
+            ]  # a socket and pipe descriptors
             ready, _, _ = select.select(watched, [], [], 0.25)
             for fd in ready:
                 if fd is self.control:
@@ -143,7 +160,7 @@ class _Call:
                 elif fd == chan_fd:
                     if not self._channel_frames():
                         open_fds.discard(fd)
-                elif not self._output(fd):
+                elif isinstance(fd, int) and not self._output(fd):
                     open_fds.discard(fd)
 
     def _control_frame(self) -> bool:
@@ -184,7 +201,7 @@ class _Call:
             return False
         return True
 
-    def _answer(self, msg: dict[str, Any]) -> bytes:
+    def _answer(self, msg: JsonDict) -> bytes:
         try:
             reply = self.handler(msg)
         except Exception as exc:  # never crash the host loop
@@ -227,7 +244,7 @@ class _Call:
 
     def outcome(self, timeout: float) -> RawRun:
         """What the call left, decoded: ok only with the prelude's own result and exit 0."""
-        exit_frame = self.exit_frame or {}
+        exit_frame: ExitFrame = self.exit_frame or {}
         result = self.result
         stdout, stderr = self._text(self.out_r), self._text(self.err_r)
         rc = exit_frame.get("returncode")

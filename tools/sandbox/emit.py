@@ -20,8 +20,9 @@ import datetime as _dt
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
+from refgate.payloads import Cell, JsonDict
 from refgate.refs import SCALES, RefKind
 
 if TYPE_CHECKING:
@@ -42,13 +43,20 @@ class EmitRejected(ValueError):
     """An emit frame that breaks the rules; the message goes back to the code as an error."""
 
 
+class EmittedTable(TypedDict):
+    """An emitted table, checked: its column names and its rows of cells."""
+
+    columns: list[str]
+    rows: list[list[Cell]]
+
+
 @dataclass
 class PendingRef:
     """A ref to issue when the call succeeds (its id is drawn when the emit is accepted)."""
 
     id: str
     kind: RefKind
-    payload: dict[str, Any]
+    payload: JsonDict
     title: str = ""
 
 
@@ -68,7 +76,7 @@ def _number(value: object, what: str) -> int | float:
     return value
 
 
-def _cell(value: object, where: str) -> Any:
+def _cell(value: object, where: str) -> Cell:
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, (int, float)):
@@ -78,7 +86,7 @@ def _cell(value: object, where: str) -> Any:
     raise EmitRejected(f"{where}: cells must be numbers, text or null")
 
 
-def check_table(raw: object) -> dict[str, Any]:
+def check_table(raw: object) -> EmittedTable:
     if not isinstance(raw, dict) or set(raw) - {"columns", "rows"}:
         raise EmitRejected("table must be {columns, rows}")
     columns, rows = raw.get("columns"), raw.get("rows")
@@ -141,7 +149,7 @@ FRAME_FIELDS = frozenset(
 class Frame:
     """One emit frame, validated."""
 
-    table: dict[str, Any] | None
+    table: EmittedTable | None
     values: dict[str, int | float] | None
     date: dict[str, str] | None
     sources: list[str]
@@ -179,7 +187,7 @@ def read_frame(msg: Mapping[str, object]) -> Frame:
 
 
 def check_units(
-    units: object, table: dict[str, Any] | None, values: dict[str, int | float] | None
+    units: object, table: EmittedTable | None, values: dict[str, int | float] | None
 ) -> dict[str, str]:
     """``units=``: one unit for every value (or column), or a {name: unit} mapping of known names."""
     names = set(table["columns"] if table else ()) | set(values or ())
@@ -283,7 +291,7 @@ class EmitCollector:
         f = read_frame(msg)
         read = sorted(self.reads)
         known = _workspace_units(self.workspace, read)
-        meta_base: dict[str, Any] = {"execution": self.execution_id, "read": read}
+        meta_base: JsonDict = {"execution": self.execution_id, "read": read}
         if read:
             meta_base["sources"] = read
         if f.sources:
@@ -349,7 +357,7 @@ class EmitCollector:
                 if v_scale:
                     v_scales[name] = v_scale
                 inferred.append(name)
-        payload: dict[str, Any] = {"values": f.values, "units": v_units}
+        payload: JsonDict = {"values": f.values, "units": v_units}
         if f.scale:
             payload["scale"] = f.scale
         elif v_scales:
@@ -367,7 +375,7 @@ class EmitCollector:
         payload["meta"] = meta
         return payload
 
-    def _add(self, kind: RefKind, payload: dict[str, Any], title: str) -> str:
+    def _add(self, kind: RefKind, payload: JsonDict, title: str) -> str:
         ref_id = self.draw_id(kind)
         self.pending.append(PendingRef(ref_id, kind, payload, title))
         return ref_id

@@ -21,10 +21,11 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
-from refgate.tools.sandbox.call import RawRun, run_call
+from refgate.payloads import JsonDict
+from refgate.tools.sandbox.call import Handler, RawRun, run_call
 from refgate.tools.sandbox.confine import MODES, THREAD_ENV, command
 from refgate.tools.sandbox.errors import SandboxError, SandboxUnavailable
 from refgate.tools.sandbox.limits import Limits, limits_frame, private_uid
@@ -49,7 +50,7 @@ class Worker:
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
         self.reader: FrameReader | None = None
-        self.ready: dict[str, Any] = {}
+        self.ready: JsonDict = {}
         self.start_seconds = 0.0
         self._lock = threading.Lock()
         self._log = bytearray()
@@ -61,6 +62,7 @@ class Worker:
     # ----------------------------------------------------------------- lifecycle
 
     def start(self, timeout: float = 30.0) -> None:
+        """Launch the template (confined by ``mode``) and wait for its ready frame."""
         t0 = time.perf_counter()
         host_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -71,13 +73,7 @@ class Worker:
             raise
         env = dict(THREAD_ENV)
         env["REFGATE_SANDBOX_FD"] = str(child_sock.fileno())
-        cwd = None
-        if self.mode == "rlimits":
-            self._scratch_base = tempfile.mkdtemp(prefix="refgate-sandbox-")
-            if self.uid is not None:
-                os.chown(self._scratch_base, 0, 0)
-                os.chmod(self._scratch_base, 0o711)
-            cwd = self._scratch_base
+        cwd = self._scratch_dir() if self.mode == "rlimits" else None
         try:
             self.proc = subprocess.Popen(
                 cmd,
@@ -98,7 +94,20 @@ class Worker:
         self._drain.start()
         self.sock = host_sock
         self.reader = FrameReader(host_sock)
-        init = {
+        self.ready = self._handshake(host_sock, self.reader, timeout)
+        self.start_seconds = time.perf_counter() - t0
+
+    def _scratch_dir(self) -> str:
+        """rlimits mode: the private folder the calls' scratch directories go under."""
+        self._scratch_base = tempfile.mkdtemp(prefix="refgate-sandbox-")
+        if self.uid is not None:
+            os.chown(self._scratch_base, 0, 0)
+            os.chmod(self._scratch_base, 0o711)
+        return self._scratch_base
+
+    def _init_frame(self) -> JsonDict:
+        """What the template needs to serve calls: the uid, the mounts, the scratch base."""
+        return {
             "op": "init",
             "uid": self.uid,
             "gid": self.uid,
@@ -110,29 +119,35 @@ class Worker:
             "scratch_base": "/tmp" if self.mode == "bwrap" else self._scratch_base,
             "datasets": {m.name: dataset_entry(m, self.mode) for m in self.datasets},
         }
+
+    def _handshake(self, sock: socket.socket, reader: FrameReader, timeout: float) -> JsonDict:
+        """Send the init frame and return the template's ready frame; a failure closes it."""
         try:
-            send_frame(host_sock, init)
-            ready = self.reader.read(timeout)
+            send_frame(sock, self._init_frame())
+            ready = reader.read(timeout)
         except OSError:
             ready = None
         if not ready or ready.get("op") != "ready":
             detail = ready.get("error") if ready else None
             self.close()
-            log = self.log_tail()
-            hint = ""
-            if self.mode == "bwrap":
-                hint = (
-                    " If bubblewrap cannot create namespaces here, set REFGATE_SANDBOX=rlimits "
-                    "for the weaker rlimits-only sandbox."
-                )
-            raise SandboxUnavailable(
-                f"the {self.mode} sandbox failed to start"
-                + (f": {detail}" if detail else "")
-                + (f"\n{log}\n" if log else ". ")
-                + hint.strip()
+            raise SandboxUnavailable(self._start_failure(detail))
+        return ready
+
+    def _start_failure(self, detail: object) -> str:
+        """Why the template did not start, with its log and, for bubblewrap, the fallback."""
+        log = self.log_tail()
+        hint = ""
+        if self.mode == "bwrap":
+            hint = (
+                " If bubblewrap cannot create namespaces here, set REFGATE_SANDBOX=rlimits "
+                "for the weaker rlimits-only sandbox."
             )
-        self.ready = ready
-        self.start_seconds = time.perf_counter() - t0
+        return (
+            f"the {self.mode} sandbox failed to start"
+            + (f": {detail}" if detail else "")
+            + (f"\n{log}\n" if log else ". ")
+            + hint.strip()
+        )
 
     def _drain_log(self) -> None:
         proc = self.proc
@@ -172,7 +187,7 @@ class Worker:
             shutil.rmtree(self._scratch_base, ignore_errors=True)
             self._scratch_base = None
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> JsonDict:
         """The template's memory (``rss_kb``, ``hwm_kb``) and the calls' peak (``children_maxrss_kb``)."""
         with self._lock:
             if not self.alive or self.sock is None or self.reader is None:
@@ -190,7 +205,7 @@ class Worker:
         code: str,
         *,
         timeout: float,
-        handler: Callable[[dict[str, Any]], dict[str, Any]],
+        handler: Handler,
         capabilities: list[dict[str, str]] | None = None,
     ) -> RawRun:
         """Run ``code`` in a fresh child; ``handler`` answers each ``emit``/``engine`` request."""

@@ -66,7 +66,7 @@ def semantic_signals(text: str) -> list[InjectionSignal]:
     """The semantic layer's signal for ``text``, or none below its threshold (MiniLM loads on
     the first window that passes the prefilter; ``semantic.SemanticUnavailable`` without the
     ``embeddings`` extra)."""
-    from refgate.provenance.injection import semantic  # numpy and the model only when used
+    from refgate.provenance.injection import semantic  # deferred: numpy and MiniLM load when used
 
     layer = semantic.shipped()
     verdict = layer.best(text)

@@ -135,6 +135,65 @@ def _rejoin_fragments(infos: list[TokenInfo]) -> None:
                     break
 
 
+def _learn_words(new: set[str]) -> None:
+    """Classify words not seen before once, into the memo sets (hot, ROT13, reversed, shifted,
+    masked, hex pairs)."""
+    if len(_SEEN_RAW) >= _MEMO_LIMIT:
+        _forget_seen()
+    rot, rev, shifted = rot13_words(), reversed_words(), shifted_words()
+    for t in new:
+        if classify_raw(t).hot:
+            _HOT_RAW.add(t)
+        if len(t) >= 6:
+            bare = t.strip(".,;:!?\"'()").lower()
+            if bare in rot:
+                _ROT13_RAW.add(t)
+            elif bare in rev:
+                _REV_RAW.add(t)
+            elif bare in shifted:
+                _SHIFTED_RAW[t] = shifted[bare]
+        if masked_word(t):
+            _MASKED_RAW.add(t)
+        if len(t) <= 3 and _HEX_PAIR_RE.match(t):
+            _HEX_PAIR_RAW.add(t)
+    _SEEN_RAW.update(new)
+
+
+def _note_obfuscation(notes: dict[str, int], uniq: set[str]) -> None:
+    """Count the text's obfuscated words (masked, hex pairs, Caesar shift, ROT13, reversed)."""
+    if _MASKED_RAW:
+        notes["masked"] = len(uniq & _MASKED_RAW)
+    if _HEX_PAIR_RAW:
+        notes["hex_pairs"] = len(uniq & _HEX_PAIR_RAW)
+    if _SHIFTED_RAW:
+        shifts = Counter(_SHIFTED_RAW[t] for t in uniq if t in _SHIFTED_RAW)
+        if shifts:
+            k, count = shifts.most_common(1)[0]
+            notes["caesar"] = k if count >= 2 else 0
+    for key, found in (("rot13", _ROT13_RAW), ("reversed", _REV_RAW)):
+        if found:
+            notes[key] = len({t.strip(".,;:!?\"'()").lower() for t in uniq & found})
+
+
+def _anchor_hits(
+    tokens: list[str], i: int, override: dict[int, RawInfo], run_end: dict[int, int]
+) -> list[Hit]:
+    """The token rules' hits in the window around anchor token ``i`` (token positions)."""
+    lo, hi = max(0, i - _WIN_BEFORE), min(len(tokens), run_end.get(i, i) + _WIN_AFTER)
+    infos: list[TokenInfo] = []
+    owner: list[int] = []
+    for j in range(lo, hi):
+        raw = override.get(j) or classify_raw(tokens[j])
+        infos.extend(raw.subs)
+        owner.extend([j] * len(raw.subs))
+    _rejoin_fragments(infos)
+    centers = [k for k, o in enumerate(owner) if o == i]
+    return [
+        (kind, conf, rule, family, owner[a], run_end.get(owner[b], owner[b]))
+        for kind, conf, rule, family, a, b in token_rule_hits(infos, centers)
+    ]
+
+
 def token_hits(
     text: str, notes: dict[str, int] | None = None
 ) -> list[tuple[str, str, str, str, int, int]]:
@@ -146,38 +205,9 @@ def token_hits(
     uniq = set(tokens)
     new = uniq - _SEEN_RAW
     if new:
-        if len(_SEEN_RAW) >= _MEMO_LIMIT:
-            _forget_seen()
-        rot, rev, shifted = rot13_words(), reversed_words(), shifted_words()
-        for t in new:
-            if classify_raw(t).hot:
-                _HOT_RAW.add(t)
-            if len(t) >= 6:
-                bare = t.strip(".,;:!?\"'()").lower()
-                if bare in rot:
-                    _ROT13_RAW.add(t)
-                elif bare in rev:
-                    _REV_RAW.add(t)
-                elif bare in shifted:
-                    _SHIFTED_RAW[t] = shifted[bare]
-            if masked_word(t):
-                _MASKED_RAW.add(t)
-            if len(t) <= 3 and _HEX_PAIR_RE.match(t):
-                _HEX_PAIR_RAW.add(t)
-        _SEEN_RAW.update(new)
+        _learn_words(new)
     if notes is not None:
-        if _MASKED_RAW:
-            notes["masked"] = len(uniq & _MASKED_RAW)
-        if _HEX_PAIR_RAW:
-            notes["hex_pairs"] = len(uniq & _HEX_PAIR_RAW)
-        if _SHIFTED_RAW:
-            shifts = Counter(_SHIFTED_RAW[t] for t in uniq if t in _SHIFTED_RAW)
-            if shifts:
-                k, count = shifts.most_common(1)[0]
-                notes["caesar"] = k if count >= 2 else 0
-        for key, found in (("rot13", _ROT13_RAW), ("reversed", _REV_RAW)):
-            if found:
-                notes[key] = len({t.strip(".,;:!?\"'()").lower() for t in uniq & found})
+        _note_obfuscation(notes, uniq)
     hot = uniq & _HOT_RAW
     anchors = [i for i, t in enumerate(tokens) if t in hot] if hot else []
     override, run_end = _letter_runs(tokens, anchors)
@@ -195,19 +225,8 @@ def token_hits(
             raw_hits += regex_window_hits(
                 tokens, rlo, min(len(tokens), i + reach), set(hinted), text, state
             )
-        if not (i in override or classify_raw(tokens[i]).anchor):
-            continue
-        lo, hi = max(0, i - _WIN_BEFORE), min(len(tokens), run_end.get(i, i) + _WIN_AFTER)
-        infos: list[TokenInfo] = []
-        owner: list[int] = []
-        for j in range(lo, hi):
-            raw = override.get(j) or classify_raw(tokens[j])
-            infos.extend(raw.subs)
-            owner.extend([j] * len(raw.subs))
-        _rejoin_fragments(infos)
-        centers = [k for k, o in enumerate(owner) if o == i]
-        for kind, conf, rule, family, a, b in token_rule_hits(infos, centers):
-            raw_hits.append((kind, conf, rule, family, owner[a], run_end.get(owner[b], owner[b])))
+        if i in override or classify_raw(tokens[i]).anchor:
+            raw_hits += _anchor_hits(tokens, i, override, run_end)
     if not raw_hits:
         return []
     offsets = [m.span() for m in _RAW_TOKEN_RE.finditer(text)]

@@ -49,10 +49,10 @@ from .limits import (
     sweep,
 )
 from .protocol import FrameReader, send_frame
-from .state import State
+from .state import State, WorkerConfig
 
 
-def _init(config: dict) -> dict:
+def _init(config: WorkerConfig) -> dict:
     t0 = time.perf_counter()
     # deferred: pandas and numpy load once per template, at init (timed), never on the host
     import numpy as np
@@ -133,14 +133,19 @@ def _remove_tree(path: str) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def _handle_run(ctrl: socket.socket, reader: FrameReader, req: dict, fds: list[int]) -> dict:
-    chan_fd, out_fd, err_fd = fds
+def _call_scratch() -> str:
+    """A fresh scratch folder for one call, owned by the call's uid, private to it."""
     uid = State.config.get("uid")
     scratch = tempfile.mkdtemp(prefix="call-", dir=State.config.get("scratch_base") or None)
     if uid is not None:
         os.chown(scratch, uid, State.config["gid"])
     os.chmod(scratch, 0o700)
-    t0 = time.monotonic()
+    return scratch
+
+
+def _fork_call(ctrl: socket.socket, req: dict, fds: list[int], scratch: str) -> int:
+    """Fork the call's process (it never returns here); the template keeps none of its fds."""
+    chan_fd, out_fd, err_fd = fds
     pid = os.fork()
     if pid == 0:  # the call's process
         code = 70
@@ -154,58 +159,77 @@ def _handle_run(ctrl: socket.socket, reader: FrameReader, req: dict, fds: list[i
             os._exit(code)
     for fd in (chan_fd, out_fd, err_fd):
         os.close(fd)
-    timeout = float(req.get("timeout", 30.0))
-    deadline = t0 + timeout
-    timed_out = cancelled = host_gone = False
+    return pid
+
+
+#: Why a call stopped before it exited by itself.
+TIMED_OUT, CANCELLED, HOST_GONE = "timed_out", "cancelled", "host_gone"
+
+
+def _wait_call(
+    ctrl: socket.socket, reader: FrameReader, pid: int, deadline: float
+) -> tuple[int | None, resource.struct_rusage | None, str | None]:
+    """Wait for the call's exit, its deadline, a kill from the host, or the host's end: the exit
+    status and usage if it exited, else why it was stopped."""
     pidfd = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None
-    status = None
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            timed_out = True
-            break
-        wait_on = [ctrl] + ([pidfd] if pidfd is not None else [])
-        ready, _, _ = select.select(
-            wait_on, [], [], left if pidfd is not None else min(left, 0.005)
-        )
-        if ctrl in ready:
-            if not reader.feed():
-                host_gone = True
-                break
-            frame = reader.pop()
-            if frame and frame.get("op") == "kill":
-                cancelled = True
-                break
-        if pidfd is None or pidfd in ready:
-            done, status, usage = os.wait4(pid, os.WNOHANG)
-            if done:
-                break
-            status = None
-    if status is None:
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
-        _, status, usage = os.wait4(pid, 0)
-    if pidfd is not None:
-        os.close(pidfd)
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None, None, TIMED_OUT
+            wait_on = [ctrl] + ([pidfd] if pidfd is not None else [])
+            ready, _, _ = select.select(
+                wait_on, [], [], left if pidfd is not None else min(left, 0.005)
+            )
+            if ctrl in ready:
+                if not reader.feed():
+                    return None, None, HOST_GONE
+                frame = reader.pop()
+                if frame and frame.get("op") == "kill":
+                    return None, None, CANCELLED
+            if pidfd is None or pidfd in ready:
+                done, status, usage = os.wait4(pid, os.WNOHANG)
+                if done:
+                    return status, usage, None
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def _kill_call(pid: int) -> tuple[int, resource.struct_rusage]:
+    """Kill the call's process group (or the process) and reap it."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        os.kill(pid, signal.SIGKILL)
+    _, status, usage = os.wait4(pid, 0)
+    return status, usage
+
+
+def _handle_run(ctrl: socket.socket, reader: FrameReader, req: dict, fds: list[int]) -> dict:
+    scratch = _call_scratch()
+    t0 = time.monotonic()
+    pid = _fork_call(ctrl, req, fds, scratch)
+    timeout = float(req.get("timeout", 30.0))
+    status, usage, stopped = _wait_call(ctrl, reader, pid, t0 + timeout)
+    if status is None or usage is None:
+        status, usage = _kill_call(pid)
     duration = time.monotonic() - t0
     leftovers = sweep(pid, bool(State.config.get("pidns")))
     _remove_tree(scratch)
-    if host_gone:
+    if stopped == HOST_GONE:
         sys.exit(0)
-    result = {
+    return {
         "op": "exit",
         "id": req.get("id"),
         "returncode": os.waitstatus_to_exitcode(status),
-        "timed_out": timed_out,
-        "cancelled": cancelled,
+        "timed_out": stopped == TIMED_OUT,
+        "cancelled": stopped == CANCELLED,
         "duration": round(duration, 6),
         "maxrss_kb": usage.ru_maxrss,
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 4),
         "leftovers_killed": leftovers,
     }
-    return result
 
 
 def _child_main(req: dict, chan_fd: int, out_fd: int, err_fd: int, scratch: str) -> None:
