@@ -7,7 +7,6 @@ import contextlib
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -19,7 +18,7 @@ from refgate.cli.ask import model_endpoint
 from refgate.cli.common import open_settings, open_workspace
 from refgate.cli.evaluation.compare import compare_runs
 from refgate.cli.evaluation.execute import AskExecutor
-from refgate.cli.evaluation.metrics import summarize
+from refgate.cli.evaluation.metrics import Summary, summarize
 from refgate.cli.evaluation.questions import EvalError, EvalQuestion, load_questions
 from refgate.cli.evaluation.render import (
     compare_markdown,
@@ -41,7 +40,7 @@ from refgate.cli.stopping import stop_on_signals
 from refgate.config import ConfigError
 
 
-def _print_summary(summary: dict[str, Any], title: str) -> None:
+def _print_summary(summary: Summary, title: str) -> None:
     table = Table(title=title)
     table.add_column("metric")
     table.add_column("value")

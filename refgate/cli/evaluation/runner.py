@@ -14,12 +14,15 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeVar
 
 from refgate.cli.evaluation.metrics import cell_of
 from refgate.cli.evaluation.questions import EvalQuestion
 from refgate.cli.evaluation.scoring import score_answer
 from refgate.cli.evaluation.store import EvalResult, RunStore
+from refgate.verdict import Verdict
+
+_T = TypeVar("_T")
 
 #: Exit codes of a question, as ``refgate ask`` would have returned them.
 EXIT_PASSED, EXIT_FAILED, EXIT_UNMET = 0, 1, 3
@@ -30,8 +33,8 @@ class Outcome:
     """What one run of one question produced."""
 
     answer: str | None = None
-    gate: dict[str, Any] = field(default_factory=dict)
-    refs: dict[str, Any] = field(default_factory=dict)
+    gate: Verdict = field(default_factory=lambda: Verdict())
+    refs: Mapping[str, object] = field(default_factory=dict)
     tokens: dict[str, int] = field(default_factory=dict)
     cost_usd: float | None = None
     tool_calls: int = 0
@@ -44,8 +47,8 @@ def thread_for(run_id: str, question_id: str) -> str:
     return f"eval-{run_id}-{question_id}"
 
 
-def _plain_refs(refs: Mapping[str, object]) -> dict[str, Any]:
-    out = {}
+def _plain_refs(refs: Mapping[str, object]) -> dict[str, object]:
+    out: dict[str, object] = {}
     for ref_id, ref in (refs or {}).items():
         out[str(ref_id)] = ref.model_dump(mode="json") if hasattr(ref, "model_dump") else ref
     return out
@@ -91,7 +94,7 @@ def result_record(q: EvalQuestion, outcome: Outcome, *, thread: str, seconds: fl
     return rec
 
 
-def _get(q: queue.Queue) -> Any:
+def _get(q: queue.Queue[_T]) -> _T:
     """``q.get()`` in short waits, so a signal reaches the main thread promptly."""
     while True:
         try:
