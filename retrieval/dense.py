@@ -123,7 +123,11 @@ def dense_top(
 
 
 def _window_top(
-    index: faiss.Index, qvec: np.ndarray, n: int, params: object, window_chunk: np.ndarray
+    index: faiss.Index,
+    qvec: np.ndarray,
+    n: int,
+    params: faiss.SearchParameters | None,
+    window_chunk: np.ndarray,
 ) -> list[tuple[int, float]]:
     """Window mode: the best windows, grouped by chunk (a chunk's score = its best window's);
     the window search widens until ``n`` distinct chunks are found or every window is seen."""

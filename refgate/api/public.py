@@ -178,25 +178,25 @@ def _emit(on_event: EventHandler | None, chunk: ProgressEvent) -> None:
         on_event(chunk)
 
 
-def _check_allowlist(ws: Workspace | None) -> None:
+def _check_allowlist(workspace: Workspace | None) -> None:
     """``REFGATE_ALLOWED_WORKSPACES`` checked before a run starts: a value with no usable entry,
     or a workspace outside it, is a configuration error (the CLI exits 2), not a failed run to
     resume."""
     try:
         allowlist = served_allowlist()
-        if ws is not None:
-            check_served(ws.root, allowlist, what="workspace")
-            for extra in ws.allowed_roots:
+        if workspace is not None:
+            check_served(workspace.root, allowlist, what="workspace")
+            for extra in workspace.allowed_roots:
                 check_served(extra, allowlist, what="paths.allowed_roots entry")
     except PathEscape as exc:
         raise ConfigError(str(exc)) from None
 
 
 def _settings(
-    ws: Workspace | None, model: str | BaseChatModel | None, settings: Settings | None
+    workspace: Workspace | None, model: str | BaseChatModel | None, settings: Settings | None
 ) -> Settings:
-    _check_allowlist(ws)
-    base = settings or load_settings(workspace_settings=ws.settings if ws else None)
+    _check_allowlist(workspace)
+    base = settings or load_settings(workspace_settings=workspace.settings if workspace else None)
     if isinstance(model, str):
         if not model.strip():
             raise ConfigError("model: empty model string")
@@ -517,18 +517,18 @@ def _check_owner(
     config: RunnableConfig,
     thread_id: str,
     snapshot: StateSnapshot,
-    ws: Workspace,
+    workspace: Workspace,
     settings: Settings,
 ) -> None:
     """Refuse a thread of another workspace (thread owner). In the workspace's own SQLite file
     every thread is its own: a thread recorded under the folder's old path (the workspace was
     moved or renamed) is adopted before BRIEF compares the owner again."""
-    if not is_own_store(persistence_target(settings, ws).url, ws):
-        check_thread_owner(thread_id, snapshot.values, ws)
+    if not is_own_store(persistence_target(settings, workspace).url, workspace):
+        check_thread_owner(thread_id, snapshot.values, workspace)
         return
     owner = thread_owner(snapshot.values)
-    if owner is not None and owner != workspace_identity(ws) and not snapshot.next:
-        graph.update_state(config, {"owner": workspace_identity(ws)}, as_node="deliver")
+    if owner is not None and owner != workspace_identity(workspace) and not snapshot.next:
+        graph.update_state(config, {"owner": workspace_identity(workspace)}, as_node="deliver")
 
 
 def _answer_approvals(
@@ -568,7 +568,7 @@ def _approved(answer: object) -> bool:
 def _answer(
     result: WorkbenchState,
     thread_id: str,
-    ws: Workspace,
+    workspace: Workspace,
     settings: Settings,
     q: str | None,
     duration_s: float,
@@ -580,7 +580,7 @@ def _answer(
     record = answer_document(
         {**result, "question": result.get("question") or q or ""},
         thread_id=thread_id,
-        workspace=ws,
+        workspace=workspace,
         models=models,
         duration_s=round(duration_s, 3),
         usage=usage.to_dict(),
@@ -594,18 +594,18 @@ def _answer(
         unverified=record["unverified"],
         thread=thread_id,
         usage=usage,
-        workspace=str(ws.root),
+        workspace=str(workspace.root),
         trace_summary=cast(TraceSummary, dict(result.get("trace_summary") or {})),
         record=record,
     )
 
 
 def _record_audit(
-    ws: Workspace, answer: Answer, result: WorkbenchState, settings: Settings, started: float
+    workspace: Workspace, answer: Answer, result: WorkbenchState, settings: Settings, started: float
 ) -> None:
     record = answer.to_dict()
     append_run(
-        ws,
+        workspace,
         {
             "thread_id": answer.thread,
             "question": answer.question,
@@ -758,12 +758,12 @@ def _research_final(
         raise RunFailed(failure, thread=run.thread_id, workspace=root) from exc
 
 
-def _record_research_audit(ws: Workspace, result: ResearchResult, duration_s: float) -> None:
+def _record_research_audit(workspace: Workspace, result: ResearchResult, duration_s: float) -> None:
     """The research run's audit line (``kind: "research"``): question, report markdown, status,
     models and token usage; it has no GATE verdict (research claims are voted, not gated)."""
 
     append_run(
-        ws,
+        workspace,
         {
             "thread_id": result.thread,
             "kind": "research",

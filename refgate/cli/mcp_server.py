@@ -26,6 +26,7 @@ from refgate.api.public import RunFailed
 from refgate.api.public import ask as ask_question
 from refgate.api.public import research as research_question
 from refgate.catalog.capabilities import EngineEnv, Evidence, get_capability
+from refgate.cli.check import ref_list
 from refgate.cli.http_token import MIN_TOKEN_CHARS, TOKEN_ENV, BearerTokenGate
 from refgate.config import ConfigError, load_settings
 from refgate.graph.capabilities import register_default_capabilities
@@ -87,10 +88,7 @@ def _check(
 ) -> dict[str, object]:
     ws = _workspace(workspace) if workspace else None
     if isinstance(refs, Mapping):
-        ledger = [
-            {"id": rid, **ref} if isinstance(ref, Mapping) and "id" not in ref else ref
-            for rid, ref in refs.items()
-        ]
+        ledger = ref_list(refs)
     elif isinstance(refs, list):
         ledger = refs
     else:

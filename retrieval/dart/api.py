@@ -234,7 +234,7 @@ class DartClient:
         """One page of ``list.json`` for a company, dates ``YYYYMMDD`` and a detail type (A001
         사업보고서, A002 반기보고서, A003 분기보고서, or a major-event type B001...); an empty
         page for status 013."""
-        params = {
+        params: dict[str, str | int] = {
             "corp_code": corp_code,
             "bgn_de": bgn_de,
             "end_de": end_de,
