@@ -30,8 +30,8 @@ from refgate.retrieval import DocumentIndex, MiniLMEmbeddings
 from refgate.retrieval.bm25 import bm25_scores, bm25_top
 from refgate.retrieval.dense import dense_top
 from refgate.retrieval.fusion import corpus_homogeneity
-from refgate.retrieval.index import CANDIDATES
 from refgate.retrieval.index_files import read_manifest
+from refgate.retrieval.ranking import CANDIDATES
 
 #: The rankings search() itself is asked for (``fusion_search.py`` checks its own against them).
 SEARCHED: dict[str, dict[str, Any]] = {**ld.BASELINES, "shipped default": {}}

@@ -21,6 +21,7 @@ from refgate.retrieval.backend import index_target, open_pg_index
 from refgate.retrieval.chunking import count_tokens
 from refgate.retrieval.citations import (
     FILING_FIELDS,
+    CitationStyle,
     dedupe_hits,
     doc_ref_title,
     hit_tables,
@@ -198,53 +199,18 @@ def search_documents(
     workspace = env.workspace
     if workspace is None:
         raise ValueError("search_documents needs a workspace")
-    if not isinstance(query, str) or not query.strip():
-        raise ValueError("query must be a non-empty string")
-    k = int(k)
-    if not 1 <= k <= MAX_K:
-        raise ValueError(f"k must be between 1 and {MAX_K}, got {k}")
-    budget = int(max_tokens)
-    if not 1 <= budget <= MAX_TOKEN_BUDGET:
-        raise ValueError(f"max_tokens must be between 1 and {MAX_TOKEN_BUDGET}, got {budget}")
+    k, budget = _checked_sizes(query, k, max_tokens)
     index = open_index(workspace, env.settings)
     style = env.settings.filing_citation if env.settings is not None else "analyst"
-    filters: dict[str, str | list[str] | None] = {}
-    if doc_id is not None:
-        filters["doc_id"] = _as_list(doc_id)
-    if entity is not None:
-        filters["entity"] = _as_list(entity)
-    if company is not None:
-        filters["company"] = _as_list(company)
-    if date_from:
-        filters["date_from"] = str(date_from)
-    if date_to:
-        filters["date_to"] = str(date_to)
-    diverse = {"mmr": True, "lambda_mult": DIVERSE_LAMBDA} if mmr else {"mmr": False}
-    ranked = dedupe_hits(index.search(query, k=k, filters=filters or None, **diverse))
-    hits, rest = within_budget(ranked, budget)
+    filters = _filters(doc_id, entity, company, date_from, date_to)
+    lam = DIVERSE_LAMBDA if mmr else None
+    found = index.search(query, k=k, filters=filters or None, mmr=mmr, lambda_mult=lam)
+    hits, rest = within_budget(dedupe_hits(found), budget)
     data = {
         "query": query,
         "k": k,
         "filters": filters,
-        "hits": [
-            {
-                "doc_id": h.doc_id,
-                "chunk_id": h.chunk_id,
-                "source": h.metadata.get("source"),
-                "page": h.metadata.get("page"),
-                "cite_as": doc_ref_title(h, style),
-                "score": round(h.score, 6),
-                "date": h.metadata.get("date"),
-                "entity": h.metadata.get("entity"),
-                "section": h.metadata.get("section") or None,
-                "start": h.start,
-                "end": h.end,
-                "ref_title": doc_ref_title(h, style),
-                "text": h.text,
-                **{f: h.metadata[f] for f in FILING_FIELDS if h.metadata.get(f)},
-            }
-            for h in hits
-        ],
+        "hits": [_hit_row(h, style) for h in hits],
         "left_out": len(rest),
         "left_out_chunk_ids": [h.chunk_id for h in rest],
         "index": {
@@ -258,6 +224,62 @@ def search_documents(
     if any(h.metadata.get("rcept_no") for h in hits):
         untrusted += FILING_UNTRUSTED_FIELDS
     return Evidence(data=data, refs=refs, untrusted_fields=untrusted)
+
+
+def _checked_sizes(query: str, k: int, max_tokens: int) -> tuple[int, int]:
+    """``(k, token budget)`` of a search, each within its bounds (a ``ValueError`` otherwise)."""
+    if not isinstance(query, str) or not query.strip():
+        raise ValueError("query must be a non-empty string")
+    k = int(k)
+    if not 1 <= k <= MAX_K:
+        raise ValueError(f"k must be between 1 and {MAX_K}, got {k}")
+    budget = int(max_tokens)
+    if not 1 <= budget <= MAX_TOKEN_BUDGET:
+        raise ValueError(f"max_tokens must be between 1 and {MAX_TOKEN_BUDGET}, got {budget}")
+    return k, budget
+
+
+def _filters(
+    doc_id: str | list[str] | None,
+    entity: str | list[str] | None,
+    company: str | list[str] | None,
+    date_from: str | None,
+    date_to: str | None,
+) -> dict[str, str | list[str] | None]:
+    """The index filters the search's arguments ask for (``DocumentIndex.filter_mask``)."""
+    filters: dict[str, str | list[str] | None] = {}
+    if doc_id is not None:
+        filters["doc_id"] = _as_list(doc_id)
+    if entity is not None:
+        filters["entity"] = _as_list(entity)
+    if company is not None:
+        filters["company"] = _as_list(company)
+    if date_from:
+        filters["date_from"] = str(date_from)
+    if date_to:
+        filters["date_to"] = str(date_to)
+    return filters
+
+
+def _hit_row(hit: Hit, style: CitationStyle) -> dict[str, object]:
+    """One hit as ``search_documents`` returns it."""
+    meta = hit.metadata
+    return {
+        "doc_id": hit.doc_id,
+        "chunk_id": hit.chunk_id,
+        "source": meta.get("source"),
+        "page": meta.get("page"),
+        "cite_as": doc_ref_title(hit, style),
+        "score": round(hit.score, 6),
+        "date": meta.get("date"),
+        "entity": meta.get("entity"),
+        "section": meta.get("section") or None,
+        "start": hit.start,
+        "end": hit.end,
+        "ref_title": doc_ref_title(hit, style),
+        "text": hit.text,
+        **{f: meta[f] for f in FILING_FIELDS if meta.get(f)},
+    }
 
 
 #: The document capabilities, registered by ``refgate.graph`` (the retrieval layer's list).

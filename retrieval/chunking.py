@@ -183,87 +183,101 @@ def _split_long(text: str, start: int, end: int, max_tokens: int) -> list[tuple[
 
 
 def _units(text: str, max_tokens: int) -> list[_Unit]:
-    units: list[_Unit] = []
-    section = ""
-    section_pending = True
-    lines = text.splitlines(keepends=True)
-    pos = 0
-    para: list[tuple[int, int]] = []  # line spans of the current paragraph
-    table: list[tuple[int, int]] = []
+    return _UnitScanner(text, max_tokens).scan()
 
-    def flush_para() -> None:
-        nonlocal section_pending
-        if not para:
+
+class _UnitScanner:
+    """Cuts a text into units, line by line: the sentences of its paragraphs (pieces of an
+    over-long one) and the rows of its tables, each with its section and whether it opens its
+    block and its section."""
+
+    def __init__(self, text: str, max_tokens: int) -> None:
+        self.text = text
+        self.max_tokens = max_tokens
+        self.units: list[_Unit] = []
+        self.section = ""
+        self.section_pending = True
+        self.para: list[tuple[int, int]] = []  # line spans of the current paragraph
+        self.table: list[tuple[int, int]] = []
+
+    def scan(self) -> list[_Unit]:
+        pos = 0
+        for line in self.text.splitlines(keepends=True):
+            self._line(line, pos, pos + len(line))
+            pos += len(line)
+        self._flush_para()
+        self._flush_table()
+        return self.units
+
+    def _line(self, line: str, start: int, end: int) -> None:
+        stripped = line.strip()
+        heading = _HEADING.match(stripped)
+        title = heading.group(2).strip() if heading else korean_heading(stripped)
+        if title:
+            self._flush_para()
+            self._flush_table()
+            self.section = title
+            self.section_pending = True
+            self.para.append((start, end))  # the heading line opens the section's first paragraph
             return
-        a, b = para[0][0], para[-1][1]
+        if _TABLE_LINE.match(line):
+            self._flush_para()
+            self.table.append((start, end))
+            return
+        self._flush_table()
+        if not stripped:
+            self._blank_line(end)
+            return
+        self.para.append((start, end))
+
+    def _blank_line(self, end: int) -> None:
+        if self.para:
+            s, _ = self.para[-1]
+            self.para[-1] = (s, end)  # keep blank lines inside the paragraph's span
+            self._flush_para()
+        elif self.units:  # blank line between blocks: extend the previous unit
+            self.units[-1].end = end
+
+    def _flush_para(self) -> None:
+        if not self.para:
+            return
+        text, max_tokens = self.text, self.max_tokens
         first = True
-        for s, e in split_sentences(text, a, b):
+        for s, e in split_sentences(text, self.para[0][0], self.para[-1][1]):
             n = count_tokens(text[s:e])
             spans = [(s, e)] if n <= max_tokens else _split_long(text, s, e, max_tokens)
             for ps, pe in spans:
-                units.append(
+                self.units.append(
                     _Unit(
                         ps,
                         pe,
                         n if len(spans) == 1 else count_tokens(text[ps:pe]),
                         "sentence" if len(spans) == 1 else "piece",
                         first,
-                        first and section_pending,
-                        section,
+                        first and self.section_pending,
+                        self.section,
                     )
                 )
                 first = False
-        section_pending = False
-        para.clear()
+        self.section_pending = False
+        self.para.clear()
 
-    def flush_table() -> None:
-        nonlocal section_pending
-        for i, (s, e) in enumerate(table):
-            units.append(
+    def _flush_table(self) -> None:
+        for i, (s, e) in enumerate(self.table):
+            self.units.append(
                 _Unit(
                     s,
                     e,
-                    count_tokens(text[s:e]),
+                    count_tokens(self.text[s:e]),
                     "row",
                     i == 0,
-                    i == 0 and section_pending,
-                    section,
+                    i == 0 and self.section_pending,
+                    self.section,
                 )
             )
-        if table:
-            section_pending = False
-        table.clear()
-
-    for line in lines:
-        start, end = pos, pos + len(line)
-        pos = end
-        stripped = line.strip()
-        heading = _HEADING.match(stripped)
-        title = heading.group(2).strip() if heading else korean_heading(stripped)
-        if title:
-            flush_para()
-            flush_table()
-            section = title
-            section_pending = True
-            para.append((start, end))  # the heading line opens the section's first paragraph
-            continue
-        if _TABLE_LINE.match(line):
-            flush_para()
-            table.append((start, end))
-            continue
-        flush_table()
-        if not stripped:
-            if para:
-                s, e = para[-1]
-                para[-1] = (s, end)  # keep blank lines inside the paragraph's span
-                flush_para()
-            elif units:  # blank line between blocks: extend the previous unit
-                units[-1].end = end
-            continue
-        para.append((start, end))
-    flush_para()
-    flush_table()
-    return units
+        if self.table:
+            self.section_pending = False
+        self.table.clear()
 
 
 # ---------------------------------------------------------------------------------------------

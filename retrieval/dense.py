@@ -119,8 +119,18 @@ def dense_top(
         scores, rows = index.search(qvec, n, params=params)
         found = [(int(r), float(s)) for r, s in zip(rows[0], scores[0], strict=True) if r >= 0]
         return sorted(found, key=lambda rs: (-rs[1], rs[0]))  # equal scores in row order
-    # window mode: best windows, grouped by chunk (a chunk's score = its best window's);
-    # widen the window search until n distinct chunks are found or every window is seen
+    return _window_top(index, qvec, n, params, window_chunk)
+
+
+def _window_top(
+    index: faiss.Index,
+    qvec: np.ndarray,
+    n: int,
+    params: faiss.SearchParameters | None,
+    window_chunk: np.ndarray,
+) -> list[tuple[int, float]]:
+    """Window mode: the best windows, grouped by chunk (a chunk's score = its best window's);
+    the window search widens until ``n`` distinct chunks are found or every window is seen."""
     total = index.ntotal
     want = min(total, max(4 * n, n + 16))
     while True:

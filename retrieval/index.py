@@ -15,30 +15,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
+from typing_extensions import Unpack
 
 from refgate.memory.embeddings import document_embeddings, embeddings_from_spec, embeddings_id
 from refgate.retrieval.bm25 import bm25_scores, bm25_top, stemmer
 from refgate.retrieval.chunking import MAX_TOKENS, MIN_TOKENS, OVERLAP_TOKENS, Chunk
 from refgate.retrieval.dense import dense_score, dense_top, normalise, window_rows
 from refgate.retrieval.filters import ChunkFilter
-from refgate.retrieval.fusion import (
-    COSINE_FLOOR,
-    DECISIVE_POWER,
-    RRF_K,
-    convex_fuse,
-    corpus_homogeneity,
-    decisive_weight,
-    dense_weight_for,
-    rrf_fuse,
-)
+from refgate.retrieval.fusion import corpus_homogeneity
 from refgate.retrieval.index_files import (
     DenseUnit,
     DocumentIndexError,
@@ -50,7 +42,16 @@ from refgate.retrieval.index_files import (
     read_manifest,
     write_files,
 )
-from refgate.retrieval.mmr import DEFAULT_LAMBDA, mmr_select
+from refgate.retrieval.mmr import DEFAULT_LAMBDA
+from refgate.retrieval.ranking import (
+    Candidates,
+    ChunkView,
+    Hit,
+    Ranked,
+    SearchOptions,
+    SearchPlan,
+    pick_hits,
+)
 from refgate.retrieval.refresh import Progress, UpdateResult, refresh
 from refgate.retrieval.windows import WINDOW_TOKENS
 
@@ -60,42 +61,21 @@ if TYPE_CHECKING:
 
     from refgate.config import Settings
 
-SearchMode = Literal["hybrid", "dense", "bm25"]
-FusionMethod = Literal["convex", "rrf"]
-
 #: How the dense side represents a chunk (see ``windows.py``): "window" = one vector per window,
 #: a chunk scored by its best window; "chunk" = one vector, the mean of its windows.
 DENSE_UNIT: DenseUnit = "window"
 
-#: Candidates taken from each of the dense and BM25 lists before fusion (at least; more when
-#: ``fetch_k`` asks for more). Fusing deeper lists lets a chunk ranked modestly by both methods
-#: surface; it costs one more FAISS / BM25 top-n, not another scan.
-CANDIDATES = 100
+
+class IndexSearchOptions(SearchOptions, total=False):
+    """``SearchOptions`` and a FAISS folder's own: the report period a question names, as a
+    filter (``DocumentIndex.search``)."""
+
+    question_period: bool
+    as_of: date | None
+
+
 #: Chunks whose vectors estimate the corpus's homogeneity (all of them in a smaller index).
 HOMOGENEITY_SAMPLE = 4096
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One search result: a chunk, its score and its metadata (doc_id, section, entity, date,
-    source, start/end character offsets, content hash)."""
-
-    doc_id: str
-    chunk_id: str
-    score: float
-    text: str
-    metadata: dict[str, Any] = field(default_factory=dict)
-    rank: int = 0
-    dense_score: float | None = None
-    bm25_score: float | None = None
-
-    @property
-    def start(self) -> int:
-        return int(self.metadata.get("start", 0))
-
-    @property
-    def end(self) -> int:
-        return int(self.metadata.get("end", 0))
 
 
 class DocumentIndex:
@@ -318,25 +298,8 @@ class DocumentIndex:
     def embed_query(self, query: str) -> np.ndarray:
         return normalise(np.asarray(self.embeddings.embed_query(query), dtype=np.float32))
 
-    def search(
-        self,
-        query: str,
-        *,
-        k: int = 10,
-        filters: Mapping[str, object] | None = None,
-        mmr: bool = True,
-        mode: SearchMode = "hybrid",
-        lambda_mult: float | None = None,
-        fetch_k: int | None = None,
-        fusion: FusionMethod = "convex",
-        dense_weight: float | None = None,
-        decisive: float = DECISIVE_POWER,
-        near_duplicate: float | None = None,
-        dense_floor: float = COSINE_FLOOR,
-        question_period: bool = True,
-        as_of: date | None = None,
-    ) -> list[Hit]:
-        """The ``k`` best chunks for ``query``.
+    def search(self, query: str, **options: Unpack[IndexSearchOptions]) -> list[Hit]:
+        """The ``k`` best chunks for ``query`` (``SearchOptions``; defaults in brackets).
 
         Filters are applied before ranking. ``mode="hybrid"`` takes the ``max(fetch_k, 100)`` best
         chunks of FAISS and of BM25, scores every candidate by both and fuses them
@@ -347,100 +310,89 @@ class DocumentIndex:
         normalised by ``dense_floor`` (default its theoretical minimum, -1) and the query's
         maximum plus the rest times BM25 / its maximum;
         ``fusion="rrf"``: reciprocal rank); ``score`` = the fused score. ``"dense"`` / ``"bm25"``
-        use one of them (``score`` = cosine / BM25). With ``question_period``, a query naming a
-        report period ("2023년 말", "3분기", "작년", counted from ``as_of``, default today) keeps
-        the chunks of that period when the chunks carry report periods
-        (``ChunkFilter.with_question_period``). A chunk's cosine is its best window's in
-        window mode (the default), the cosine of its one vector otherwise. With ``mmr`` the ``k`` hits are picked from
-        the ``fetch_k`` (default ``4 * k``) best candidates by maximal marginal relevance
-        (``lambda_mult``, default ``DEFAULT_LAMBDA`` = 1.0, relevance order; see ``mmr.py``; relevance = the score min-max scaled over those candidates,
-        redundancy = cosine between chunks, or only its excess over ``near_duplicate``).
+        use one of them (``score`` = cosine / BM25). With ``question_period`` [True], a query
+        naming a report period ("2023년 말", "3분기", "작년", counted from ``as_of``, default
+        today) keeps the chunks of that period when the chunks carry report periods
+        (``ChunkFilter.with_question_period``). A chunk's cosine is its best window's in window
+        mode (the default), the cosine of its one vector otherwise. With ``mmr`` [True] the ``k``
+        [10] hits are picked from the ``fetch_k`` (default ``4 * k``) best candidates by maximal
+        marginal relevance (``lambda_mult``, default ``DEFAULT_LAMBDA`` = 1.0, relevance order;
+        see ``mmr.py``; relevance = the score min-max scaled over those candidates, redundancy =
+        cosine between chunks, or only its excess over ``near_duplicate``).
         """
-        if k <= 0 or not self.chunks or not query.strip():
+        question_period = options.pop("question_period", True)
+        as_of = options.pop("as_of", None)
+        plan = SearchPlan.of(options, self.lambda_mult)
+        if plan.k <= 0 or not self.chunks or not query.strip():
             return []
-        if mode not in ("hybrid", "dense", "bm25"):
-            raise ValueError(f"mode must be hybrid, dense or bm25, not {mode!r}")
-        if fusion not in ("convex", "rrf"):
-            raise ValueError(f"fusion must be convex or rrf, not {fusion!r}")
-        lam = self.lambda_mult if lambda_mult is None else lambda_mult
-        alpha = dense_weight
-        fetch = max(fetch_k or 4 * k, k)
+        plan.check()
+        filters = plan.filters
         if question_period:
             filters = self._filter.with_question_period(query, filters, as_of)
         mask = self.filter_mask(filters)
         if mask is not None and not mask.any():
             return []
-        pool = max(fetch, CANDIDATES) if mode == "hybrid" else fetch
-        dense: list[tuple[int, float]] = []
-        lexical: list[tuple[int, float]] = []
-        qvec = None
-        bm25_all = None
-        if mode in ("hybrid", "dense"):
-            qvec = self.embed_query(query)
-            dense = dense_top(
-                self.faiss_index, qvec, pool, mask, len(self.chunks), self._window_chunk
-            )
-        if mode in ("hybrid", "bm25"):
-            bm25_all = bm25_scores(self.bm25, query, self._stem, mask, self._tokenizer)
-            lexical = bm25_top(bm25_all, pool)
-        dense_s = dict(dense)
-        bm25_s = dict(lexical)
-        if alpha is None and mode == "hybrid" and fusion == "convex":
-            alpha = dense_weight_for(query, self.homogeneity)
-            if bm25_all is not None and mask is not None:
-                reachable = bm25_all[mask]
-            else:
-                reachable = bm25_all if bm25_all is not None else np.zeros(0)
-            alpha = decisive_weight(alpha, [s for _, s in dense], reachable, power=decisive)
-        if mode == "hybrid" and fusion == "rrf":
-            ranked = rrf_fuse([[r for r, _ in dense], [r for r, _ in lexical]], k=RRF_K)[:fetch]
-        elif mode == "hybrid":
-            rows = list(dict.fromkeys([r for r, _ in dense] + [r for r, _ in lexical]))
-            # score every candidate by both methods: the cosine of BM25-only candidates and the
-            # BM25 score (possibly 0) of dense-only ones
-            for r in rows:
-                if r not in dense_s and qvec is not None and self.faiss_index is not None:
-                    dense_s[r] = dense_score(
-                        self.faiss_index, r, qvec, self._first_window, self.window_counts
-                    )
-                if r not in bm25_s:
-                    bm25_s[r] = float(bm25_all[r]) if bm25_all is not None else 0.0
-            ranked = convex_fuse(
-                rows,
-                [dense_s[r] for r in rows],
-                [bm25_s[r] for r in rows],
-                alpha=alpha if alpha is not None else dense_weight_for(query, self.homogeneity),
-                dense_floor=dense_floor,
-            )[:fetch]
-        elif mode == "dense":
-            ranked = dense
-        else:
-            ranked = lexical
+        return self._ranked_hits(query, plan, mask)
+
+    def _ranked_hits(self, query: str, plan: SearchPlan, mask: np.ndarray | None) -> list[Hit]:
+        """The hits of ``query`` among the chunks ``mask`` lets through (None: all)."""
+        lists = _QueryLists(self, query, plan, mask)
+        candidates = Candidates(lists.dense, lists.lexical)
+        alpha = plan.alpha
+        if plan.weighs_lists:
+            alpha = plan.dense_weight(query, self.homogeneity, lists.dense, lists.reachable_bm25())
+        ranked = candidates.rank(plan, alpha, lists)
         if not ranked:
             return []
-        rows = [r for r, _ in ranked]
-        rel = np.array([s for _, s in ranked], dtype=np.float64)
-        if mmr and len(rows) > 1 and self.faiss_index is not None:
-            vecs = np.stack([self.chunk_vector(r) for r in rows])
-            order = mmr_select(rel, vecs, k, lambda_mult=lam, near_duplicate=near_duplicate)
-        else:
-            order = list(range(min(k, len(rows))))
-        hits = []
-        for rank, i in enumerate(order, start=1):
-            c = self.chunks[rows[i]]
-            hits.append(
-                Hit(
-                    doc_id=c.doc_id,
-                    chunk_id=c.chunk_id,
-                    score=float(rel[i]),
-                    text=c.text,
-                    metadata=dict(c.metadata),
-                    rank=rank,
-                    dense_score=dense_s.get(rows[i]),
-                    bm25_score=bm25_s.get(rows[i]),
-                )
-            )
-        return hits
+        vector_of = self.chunk_vector if self.faiss_index is not None else None
+        return pick_hits(plan, ranked, candidates, self._chunk_view, vector_of)
+
+    def _chunk_view(self, row: int) -> ChunkView:
+        c = self.chunks[row]
+        return c.doc_id, c.chunk_id, c.text, dict(c.metadata)
+
+
+class _QueryLists:
+    """One query's dense and BM25 candidate lists over a ``DocumentIndex`` (the ``plan.pool``
+    best of each its mode uses), and the scores of the candidates only one list found."""
+
+    def __init__(
+        self, index: DocumentIndex, query: str, plan: SearchPlan, mask: np.ndarray | None
+    ) -> None:
+        self.index = index
+        self.mask = mask
+        self.dense: Ranked = []
+        self.lexical: Ranked = []
+        self.qvec: np.ndarray | None = None
+        self.bm25_all: np.ndarray | None = None
+        if plan.mode in ("hybrid", "dense"):
+            self.qvec = index.embed_query(query)
+            self.dense = dense_top(
+                index.faiss_index, self.qvec, plan.pool, mask, len(index.chunks),
+                index._window_chunk,
+            )  # fmt: skip
+        if plan.mode in ("hybrid", "bm25"):
+            self.bm25_all = bm25_scores(index.bm25, query, index._stem, mask, index._tokenizer)
+            self.lexical = bm25_top(self.bm25_all, plan.pool)
+
+    def reachable_bm25(self) -> np.ndarray:
+        """The BM25 scores of every chunk the filters let through."""
+        if self.bm25_all is None:
+            return np.zeros(0)
+        return self.bm25_all[self.mask] if self.mask is not None else self.bm25_all
+
+    def dense_of(self, rows: list[int]) -> dict[int, float]:
+        index, qvec = self.index, self.qvec
+        if qvec is None or index.faiss_index is None:
+            return {}
+        return {
+            r: dense_score(index.faiss_index, r, qvec, index._first_window, index.window_counts)
+            for r in rows
+        }
+
+    def bm25_of(self, rows: list[int]) -> dict[int, float]:
+        bm25_all = self.bm25_all
+        return {r: float(bm25_all[r]) if bm25_all is not None else 0.0 for r in rows}
 
 
 class SearchIndex(Protocol):
@@ -456,19 +408,4 @@ class SearchIndex(Protocol):
 
     def __len__(self) -> int: ...
 
-    def search(
-        self,
-        query: str,
-        *,
-        k: int = 10,
-        filters: Mapping[str, object] | None = None,
-        mmr: bool = True,
-        mode: SearchMode = "hybrid",
-        lambda_mult: float | None = None,
-        fetch_k: int | None = None,
-        fusion: FusionMethod = "convex",
-        dense_weight: float | None = None,
-        decisive: float = DECISIVE_POWER,
-        near_duplicate: float | None = None,
-        dense_floor: float = COSINE_FLOOR,
-    ) -> list[Hit]: ...
+    def search(self, query: str, **options: Unpack[SearchOptions]) -> list[Hit]: ...

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -98,48 +98,65 @@ def _jsonable(v: object) -> bool:
     return isinstance(v, str | int | float | bool) or v is None
 
 
+@dataclass
+class _Chunked:
+    """The chunks of a refresh's documents (an unchanged document keeps its old chunks), each
+    document's content hash, and how many documents were added, changed or left as they were."""
+
+    chunks: list[Chunk] = field(default_factory=list)
+    hashes: dict[str, str] = field(default_factory=dict)
+    added: int = 0
+    changed: int = 0
+    unchanged: int = 0
+
+    @classmethod
+    def of(
+        cls, old: DocumentIndex, docs: list[Document], *, say: Progress, existing: bool
+    ) -> _Chunked:
+        cfg = old.manifest["chunking"]
+        old_hashes: dict[str, str] = dict(old.manifest.get("documents", {}))
+        old_by_doc: dict[str, list[Chunk]] = {}
+        for c in old.chunks:
+            old_by_doc.setdefault(c.doc_id, []).append(c)
+        out = cls()
+        say("chunk", 0, len(docs))
+        for n, doc in enumerate(docs, start=1):
+            doc_id = str((doc.metadata or {}).get("doc_id") or "")
+            if not doc_id:
+                raise ValueError("every document needs metadata['doc_id']")
+            if doc_id in out.hashes:
+                raise ValueError(f"duplicate doc_id {doc_id!r}")
+            h = doc_hash(doc)
+            out.hashes[doc_id] = h
+            if existing and old_hashes.get(doc_id) == h and doc_id in old_by_doc:
+                out.chunks.extend(old_by_doc[doc_id])
+                out.unchanged += 1
+            else:
+                out.chunks.extend(
+                    chunk_documents(
+                        [doc],
+                        min_tokens=cfg["min_tokens"],
+                        max_tokens=cfg["max_tokens"],
+                        overlap_tokens=cfg["overlap_tokens"],
+                    )
+                )
+                if doc_id in old_hashes:
+                    out.changed += 1
+                else:
+                    out.added += 1
+            say("chunk", n, len(docs))
+        return out
+
+
 def refresh(
     old: DocumentIndex, docs: list[Document], *, say: Progress, existing: bool
 ) -> Refreshed:
     """The next state of ``old`` holding exactly ``docs`` (``existing``: reuse its chunks and
     vectors; a build starts from nothing)."""
-    cfg = old.manifest["chunking"]
-    old_hashes: dict[str, str] = dict(old.manifest.get("documents", {}))
-    old_by_doc: dict[str, list[Chunk]] = {}
-    for c in old.chunks:
-        old_by_doc.setdefault(c.doc_id, []).append(c)
-
     # 1. chunk new and changed documents; keep unchanged documents' chunks
-    new_hashes: dict[str, str] = {}
-    chunks: list[Chunk] = []
-    added = changed = unchanged = 0
-    say("chunk", 0, len(docs))
-    for n, doc in enumerate(docs, start=1):
-        doc_id = str((doc.metadata or {}).get("doc_id") or "")
-        if not doc_id:
-            raise ValueError("every document needs metadata['doc_id']")
-        if doc_id in new_hashes:
-            raise ValueError(f"duplicate doc_id {doc_id!r}")
-        h = doc_hash(doc)
-        new_hashes[doc_id] = h
-        if existing and old_hashes.get(doc_id) == h and doc_id in old_by_doc:
-            chunks.extend(old_by_doc[doc_id])
-            unchanged += 1
-        else:
-            chunks.extend(
-                chunk_documents(
-                    [doc],
-                    min_tokens=cfg["min_tokens"],
-                    max_tokens=cfg["max_tokens"],
-                    overlap_tokens=cfg["overlap_tokens"],
-                )
-            )
-            if doc_id in old_hashes:
-                changed += 1
-            else:
-                added += 1
-        say("chunk", n, len(docs))
-    removed_docs = len(set(old_hashes) - set(new_hashes))
+    step = _Chunked.of(old, docs, say=say, existing=existing)
+    chunks, new_hashes = step.chunks, step.hashes
+    removed_docs = len(set(old.manifest.get("documents", {})) - set(new_hashes))
 
     # 2. vectors
     pieces, hashes, have, embedded = _vectors(old, chunks, say=say, existing=existing)
@@ -168,10 +185,10 @@ def refresh(
             removed=removed_chunks,
             chunks=len(chunks),
             documents=len(new_hashes),
-            added_documents=added,
-            changed_documents=changed,
+            added_documents=step.added,
+            changed_documents=step.changed,
             removed_documents=removed_docs,
-            unchanged_documents=unchanged,
+            unchanged_documents=step.unchanged,
         ),
     )
 

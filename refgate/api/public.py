@@ -21,16 +21,18 @@ import os
 import sqlite3
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from langchain_core.callbacks import UsageMetadataCallbackHandler
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.types import Command
+from langgraph.pregel import Pregel
+from langgraph.types import Command, StateSnapshot
 from rich.text import Text
 
 from refgate.api import local_llm
@@ -40,7 +42,13 @@ from refgate.config import MODEL_PASSES, ConfigError, Settings, load_settings
 from refgate.errors import RefgateError
 from refgate.events import ProgressEvent, ProgressSink, TraceSummary
 from refgate.graph import build_graph
-from refgate.graph.research import PASS_NAME, build_research_graph, run_config, stream_research
+from refgate.graph.research import (
+    PASS_NAME,
+    ResearchGraph,
+    build_research_graph,
+    run_config,
+    stream_research,
+)
 from refgate.memory.audit import append_run
 from refgate.memory.persistence import open_persistence, persistence_target, prune_thread
 from refgate.memory.threads import (
@@ -51,14 +59,17 @@ from refgate.memory.threads import (
     workspace_identity,
 )
 from refgate.models import NO_MODEL_HELP, ModelProvider, endpoint_of, is_configured, split_model
+from refgate.nodes.research.backends import ResearchBackend
 from refgate.nodes.research.report import to_markdown
+from refgate.nodes.research.state import ResearchReport, ResearchState
+from refgate.nodes.state import WorkbenchState
 from refgate.paths import PathEscape, check_served, served_allowlist
 from refgate.provenance.boundaries import ApprovalRequest
 from refgate.redaction import redact_secrets
 from refgate.refs import Ref, as_ref_map
 from refgate.report import answer_document, write_research_report, write_run_report
 from refgate.report.run import AnswerDocument, UnverifiedClaim
-from refgate.tools.web_providers import WebProviderError, default_providers
+from refgate.tools.web_providers import Fetch, WebProviderError, WebSearch, default_providers
 from refgate.usage import (
     Usage,
     build_usage,
@@ -136,7 +147,7 @@ class ResearchResult:
     """The result of ``refgate.research``: the report (findings with sources) and its markdown."""
 
     question: str
-    report: dict[str, Any]
+    report: ResearchReport
     markdown: str
     status: str
     thread: str | None
@@ -167,25 +178,25 @@ def _emit(on_event: EventHandler | None, chunk: ProgressEvent) -> None:
         on_event(chunk)
 
 
-def _check_allowlist(ws: Workspace | None) -> None:
+def _check_allowlist(workspace: Workspace | None) -> None:
     """``REFGATE_ALLOWED_WORKSPACES`` checked before a run starts: a value with no usable entry,
     or a workspace outside it, is a configuration error (the CLI exits 2), not a failed run to
     resume."""
     try:
         allowlist = served_allowlist()
-        if ws is not None:
-            check_served(ws.root, allowlist, what="workspace")
-            for extra in ws.allowed_roots:
+        if workspace is not None:
+            check_served(workspace.root, allowlist, what="workspace")
+            for extra in workspace.allowed_roots:
                 check_served(extra, allowlist, what="paths.allowed_roots entry")
     except PathEscape as exc:
         raise ConfigError(str(exc)) from None
 
 
 def _settings(
-    ws: Workspace | None, model: str | BaseChatModel | None, settings: Settings | None
+    workspace: Workspace | None, model: str | BaseChatModel | None, settings: Settings | None
 ) -> Settings:
-    _check_allowlist(ws)
-    base = settings or load_settings(workspace_settings=ws.settings if ws else None)
+    _check_allowlist(workspace)
+    base = settings or load_settings(workspace_settings=workspace.settings if workspace else None)
     if isinstance(model, str):
         if not model.strip():
             raise ConfigError("model: empty model string")
@@ -340,95 +351,159 @@ def ask(
     and the new answer may cite those refs. Raises ``ConfigError``
     (settings, blank question, thread busy or mismatched), ``WorkspaceError`` (no or an invalid
     workspace) or ``RunFailed`` (resumable)."""
-    q = _check_question(question, thread)
-    ws = resolve_workspace(workspace)
-    live_model = model if isinstance(model, BaseChatModel) else None
-    settings = _settings(ws, model, settings)
-    if q is not None and len(q) > settings.max_question_chars:
+    start = _RunStart.of(question, thread, workspace, model, settings)
+    q = start.question
+    if q is not None and len(q) > start.settings.max_question_chars:
         # A run budget checked before anything runs (the CLI exits 2).
         raise ConfigError(
-            f"the question has {len(q)} characters; the limit is {settings.max_question_chars} "
-            "(REFGATE_MAX_QUESTION_CHARS)"
+            f"the question has {len(q)} characters; the limit is "
+            f"{start.settings.max_question_chars} (REFGATE_MAX_QUESTION_CHARS)"
         )
-    thread_id = thread or uuid.uuid4().hex[:12]
-    config: RunnableConfig = {"configurable": {"thread_id": thread_id}, "recursion_limit": 50}
-    started = time.perf_counter()
-    current: dict[str, str | None] = {"pass": None}
-
-    def relay(chunk: ProgressEvent) -> None:
-        if chunk.get("event") == "pass_started":
-            current["pass"] = chunk.get("pass")
-        _emit(on_event, chunk)
-
-    _emit(on_event, {"event": "run_started", "thread": thread_id, "workspace": str(ws.root)})
-    with thread_lock(ws.state_dir, thread_id):
-        endpoint = (
-            contextlib.nullcontext(settings)
-            if live_model is not None
-            else model_endpoint(settings, on_event, log_path=ws.state_dir / local_llm.LOG_NAME)
+    run = _AskRun(q, start.workspace, thread or uuid.uuid4().hex[:12], on_event)
+    state_dir = run.workspace.state_dir
+    _emit(on_event, {"event": "run_started", "thread": run.thread_id,
+                     "workspace": str(run.workspace.root)})  # fmt: skip
+    with thread_lock(state_dir, run.thread_id):
+        endpoint: contextlib.AbstractContextManager[Settings] = (
+            contextlib.nullcontext(start.settings)
+            if start.live_model is not None
+            else model_endpoint(start.settings, on_event, log_path=state_dir / local_llm.LOG_NAME)
         )
-        with endpoint as live, open_persistence(live, ws) as (checkpointer, store):
+        with endpoint as live, open_persistence(live, run.workspace) as (checkpointer, store):
             graph = build_graph(
-                model=live_model,
+                model=start.live_model,
                 checkpointer=checkpointer,
                 store=store,
-                workspace=ws,
+                workspace=run.workspace,
                 settings=live,
             )
-            snapshot = graph.get_state(config)
-            _check_owner(graph, config, thread_id, snapshot, ws, live)
-            # a served client of another workspace left a refused input on this thread: its
-            # question is not the thread's, and the owner asks afresh over it
-            foreign = foreign_input_pending(snapshot.values)
-            stored_q = None if foreign else snapshot.values.get("question")
-            if (snapshot.next or _stopped_between_steps(graph, config)) and not foreign:
-                if stored_q and q and not _same_question(stored_q, q):
-                    raise ConfigError(
-                        f"thread {thread_id!r} was interrupted on another question "
-                        f"({stored_q!r}); resume it without a question (or with the same one) "
-                        "before asking a follow-up, or use a new --thread"
-                    )
-                _emit(
-                    on_event,
-                    {"event": "resuming", "thread": thread_id, "next": list(snapshot.next)},
-                )
-                inputs: Any = None
-            elif snapshot.values.get("answer") and (q is None or _same_question(stored_q, q)):
-                inputs = "done"
-            elif q is None:
-                raise ConfigError(
-                    f"no question given and nothing to resume on thread {thread_id!r}"
-                )
-            else:
-                if snapshot.values.get("answer"):
-                    # a finished thread takes a new question as a follow-up: earlier questions,
-                    # answers and refs are its context (nodes/conversation.py)
-                    turns = len(snapshot.values.get("turns") or [])
-                    _emit(on_event, {"event": "follow_up", "thread": thread_id, "turn": turns + 1})
-                inputs = {"question": q, "workspace": str(ws.root)}
-            try:
-                if inputs != "done":
-                    for chunk in graph.stream(inputs, config, stream_mode="custom"):
-                        if isinstance(chunk, dict):
-                            relay(cast(ProgressEvent, chunk))
-                    _answer_approvals(graph, config, approve, relay)
-            except (ConfigError, KeyboardInterrupt):
-                raise
-            except Exception as exc:
-                raise RunFailed(
-                    _failure(exc, live, current["pass"]), thread=thread_id, workspace=ws.root
-                ) from exc
-            final = graph.get_state(config)
-            result = dict(final.values)
-            if live.keep_checkpoints == "latest" and not final.next:
-                # a finished turn: earlier checkpoints are superseded (bounded growth)
-                prune_thread(checkpointer, thread_id)
-            answer = _answer(result, thread_id, ws, live, q, time.perf_counter() - started)
-            _record_audit(ws, answer, result, live, started)
+            inputs = _ask_inputs(graph, run, live)
+            if inputs != "done":
+                _stream_ask(graph, inputs, run, live, approve)
+            return _finish_ask(graph, checkpointer, run, live)
+
+
+@dataclass(frozen=True)
+class _RunStart:
+    """What a run of ``ask`` or ``research`` starts from, checked before anything runs: the
+    question (None: resume only), the workspace, the settings and the caller's own chat model."""
+
+    question: str | None
+    workspace: Workspace
+    settings: Settings
+    live_model: BaseChatModel | None
+
+    @classmethod
+    def of(
+        cls,
+        question: str | None,
+        thread: str | None,
+        workspace: Workspace | Path | str | None,
+        model: str | BaseChatModel | None,
+        settings: Settings | None,
+    ) -> _RunStart:
+        q = _check_question(question, thread)
+        resolved = resolve_workspace(workspace)
+        live_model = model if isinstance(model, BaseChatModel) else None
+        return cls(q, resolved, _settings(resolved, model, settings), live_model)
+
+
+@dataclass
+class _AskRun:
+    """One ``ask`` run on its thread: its config, and the pass running now (named in a
+    failure)."""
+
+    question: str | None
+    workspace: Workspace
+    thread_id: str
+    on_event: EventHandler | None
+    started: float = field(default_factory=time.perf_counter)
+    current_pass: str | None = None
+    config: RunnableConfig = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.config = {"configurable": {"thread_id": self.thread_id}, "recursion_limit": 50}
+
+    def relay(self, chunk: ProgressEvent) -> None:
+        if chunk.get("event") == "pass_started":
+            self.current_pass = chunk.get("pass")
+        _emit(self.on_event, chunk)
+
+
+#: What the graph is given to run: a new question, None (resume where it stopped), or "done"
+#: (the thread already answered this question: nothing runs).
+_AskInputs = dict[str, str] | Literal["done"] | None
+
+
+def _ask_inputs(graph: Pregel, run: _AskRun, settings: Settings) -> _AskInputs:
+    """What this run gives the graph: resume an interrupted run, reuse a finished answer, or
+    ask (a follow-up on a finished thread); a clear error when the question does not fit."""
+    snapshot = graph.get_state(run.config)
+    _check_owner(graph, run.config, run.thread_id, snapshot, run.workspace, settings)
+    # a served client of another workspace left a refused input on this thread: its
+    # question is not the thread's, and the owner asks afresh over it
+    foreign = foreign_input_pending(snapshot.values)
+    stored_q = None if foreign else snapshot.values.get("question")
+    q = run.question
+    if (snapshot.next or _stopped_between_steps(graph, run.config)) and not foreign:
+        if stored_q and q and not _same_question(stored_q, q):
+            raise ConfigError(
+                f"thread {run.thread_id!r} was interrupted on another question "
+                f"({stored_q!r}); resume it without a question (or with the same one) "
+                "before asking a follow-up, or use a new --thread"
+            )
+        _emit(run.on_event, {"event": "resuming", "thread": run.thread_id,
+                             "next": list(snapshot.next)})  # fmt: skip
+        return None
+    if snapshot.values.get("answer") and (q is None or _same_question(stored_q, q)):
+        return "done"
+    if q is None:
+        raise ConfigError(f"no question given and nothing to resume on thread {run.thread_id!r}")
+    if snapshot.values.get("answer"):
+        # a finished thread takes a new question as a follow-up: earlier questions,
+        # answers and refs are its context (nodes/conversation.py)
+        turns = len(snapshot.values.get("turns") or [])
+        _emit(run.on_event, {"event": "follow_up", "thread": run.thread_id, "turn": turns + 1})
+    return {"question": q, "workspace": str(run.workspace.root)}
+
+
+def _stream_ask(
+    graph: Pregel,
+    inputs: dict[str, str] | None,
+    run: _AskRun,
+    settings: Settings,
+    approve: Approver | None,
+) -> None:
+    """Run the graph on ``inputs``, relaying its events and answering its approvals; a failure
+    becomes ``RunFailed`` (the thread resumes)."""
+    try:
+        for chunk in graph.stream(inputs, run.config, stream_mode="custom"):
+            if isinstance(chunk, dict):
+                run.relay(cast(ProgressEvent, chunk))
+        _answer_approvals(graph, run.config, approve, run.relay)
+    except (ConfigError, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        failure = _failure(exc, settings, run.current_pass)
+        raise RunFailed(failure, thread=run.thread_id, workspace=run.workspace.root) from exc
+
+
+def _finish_ask(
+    graph: Pregel, checkpointer: BaseCheckpointSaver[str], run: _AskRun, settings: Settings
+) -> Answer:
+    """The run's ``Answer`` from the thread's final state, with its audit line written."""
+    final = graph.get_state(run.config)
+    result = cast(WorkbenchState, dict(final.values))  # the state the graph's schema declares
+    if settings.keep_checkpoints == "latest" and not final.next:
+        # a finished turn: earlier checkpoints are superseded (bounded growth)
+        prune_thread(checkpointer, run.thread_id)
+    duration = time.perf_counter() - run.started
+    answer = _answer(result, run.thread_id, run.workspace, settings, run.question, duration)
+    _record_audit(run.workspace, answer, result, settings, run.started)
     return answer
 
 
-def _stopped_between_steps(graph: Any, config: Mapping[str, object]) -> bool:
+def _stopped_between_steps(graph: Pregel, config: RunnableConfig) -> bool:
     """True when the run was stopped from outside (Ctrl-C, a stop button raising in ``on_event``)
     after its running pass had finished: LangGraph waits for that pass and keeps its writes with
     the last checkpoint; ``get_state`` (which applies them) then shows no next pass, although
@@ -438,26 +513,26 @@ def _stopped_between_steps(graph: Any, config: Mapping[str, object]) -> bool:
 
 
 def _check_owner(
-    graph: Any,
-    config: Mapping[str, object],
+    graph: Pregel,
+    config: RunnableConfig,
     thread_id: str,
-    snapshot: Any,
-    ws: Workspace,
+    snapshot: StateSnapshot,
+    workspace: Workspace,
     settings: Settings,
 ) -> None:
     """Refuse a thread of another workspace (thread owner). In the workspace's own SQLite file
     every thread is its own: a thread recorded under the folder's old path (the workspace was
     moved or renamed) is adopted before BRIEF compares the owner again."""
-    if not is_own_store(persistence_target(settings, ws).url, ws):
-        check_thread_owner(thread_id, snapshot.values, ws)
+    if not is_own_store(persistence_target(settings, workspace).url, workspace):
+        check_thread_owner(thread_id, snapshot.values, workspace)
         return
     owner = thread_owner(snapshot.values)
-    if owner is not None and owner != workspace_identity(ws) and not snapshot.next:
-        graph.update_state(config, {"owner": workspace_identity(ws)}, as_node="deliver")
+    if owner is not None and owner != workspace_identity(workspace) and not snapshot.next:
+        graph.update_state(config, {"owner": workspace_identity(workspace)}, as_node="deliver")
 
 
 def _answer_approvals(
-    graph: Any, config: Mapping[str, object], approve: Approver | None, relay: EventHandler
+    graph: Pregel, config: RunnableConfig, approve: Approver | None, relay: EventHandler
 ) -> None:
     """Resume each pending interrupt (an outbound approval, B3) with ``approve``'s answer; with no
     approver every request is refused, so a run never waits on a person nobody asked."""
@@ -491,9 +566,9 @@ def _approved(answer: object) -> bool:
 
 
 def _answer(
-    result: dict[str, Any],
+    result: WorkbenchState,
     thread_id: str,
-    ws: Workspace,
+    workspace: Workspace,
     settings: Settings,
     q: str | None,
     duration_s: float,
@@ -505,7 +580,7 @@ def _answer(
     record = answer_document(
         {**result, "question": result.get("question") or q or ""},
         thread_id=thread_id,
-        workspace=ws,
+        workspace=workspace,
         models=models,
         duration_s=round(duration_s, 3),
         usage=usage.to_dict(),
@@ -519,18 +594,18 @@ def _answer(
         unverified=record["unverified"],
         thread=thread_id,
         usage=usage,
-        workspace=str(ws.root),
+        workspace=str(workspace.root),
         trace_summary=cast(TraceSummary, dict(result.get("trace_summary") or {})),
         record=record,
     )
 
 
 def _record_audit(
-    ws: Workspace, answer: Answer, result: dict[str, Any], settings: Settings, started: float
+    workspace: Workspace, answer: Answer, result: WorkbenchState, settings: Settings, started: float
 ) -> None:
     record = answer.to_dict()
     append_run(
-        ws,
+        workspace,
         {
             "thread_id": answer.thread,
             "question": answer.question,
@@ -538,13 +613,19 @@ def _record_audit(
             "refs": record["refs"],
             "gate": answer.gate,
             "events": result.get("trace") or [],
-            "outbound": list((result.get("provenance") or {}).get("sent") or []),
+            "outbound": _sent(result),
             "trace_summary": answer.trace_summary,
             "models": {p: settings.model_for(p) for p in MODEL_PASSES},
             "usage": record["usage"],
             "duration_s": round(time.perf_counter() - started, 3),
         },
     )
+
+
+def _sent(result: WorkbenchState) -> list[object]:
+    """What the run sent off the machine (``RunProvenance.sent``)."""
+    provenance = result.get("provenance")
+    return list(provenance.get("sent") or []) if provenance else []
 
 
 def research(
@@ -556,113 +637,133 @@ def research(
     on_event: EventHandler | None = None,
     settings: Settings | None = None,
     max_concurrency: int = 10,
-    backend: object = None,
-    web_search: object = None,
-    web_fetch: object = None,
+    backend: ResearchBackend | None = None,
+    web_search: WebSearch | None = None,
+    web_fetch: Fetch | None = None,
 ) -> ResearchResult:
     """Research ``question`` on the web (or the workspace's offline snapshot): claims with
     quotes, 3 skeptical votes each, a report citing only pages read in this run.
 
     ``workspace`` may be omitted only when one is found (it holds the checkpoints that
     ``thread`` resumes). Raises ``ConfigError`` or ``RunFailed`` like ``ask``."""
-    q = _check_question(question, thread)
-    ws = resolve_workspace(workspace)
-    live_model = model if isinstance(model, BaseChatModel) else None
-    settings = _settings(ws, model, settings)
+    start = _RunStart.of(question, thread, workspace, model, settings)
+    state_dir = start.workspace.state_dir
     try:
-        search, fetch = default_providers(ws, settings=settings)
+        search, fetch = default_providers(start.workspace, settings=start.settings)
     except WebProviderError as exc:
         raise ConfigError(str(exc)) from None
-    thread_id = thread or uuid.uuid4().hex[:12]
-    started = time.perf_counter()
+    run = _ResearchRun(start, thread or uuid.uuid4().hex[:12], on_event, backend)
     counter = UsageMetadataCallbackHandler()
-    ledger = ws.state_dir / RESEARCH_USAGE
-    ws.state_dir.mkdir(parents=True, exist_ok=True)
-    _emit(on_event, {"event": "run_started", "thread": thread_id, "workspace": str(ws.root)})
-    with thread_lock(ws.state_dir, f"research:{thread_id}"):
-        if backend is None and live_model is None:
-            endpoint: Any = model_endpoint(
-                settings,
-                on_event,
-                passes=(PASS_NAME,),
-                log_path=ws.state_dir / local_llm.LOG_NAME,
-            )
-        else:
-            endpoint = contextlib.nullcontext(settings)
-        conn = sqlite3.connect(ws.state_dir / "research.sqlite", check_same_thread=False)
+    ledger = state_dir / RESEARCH_USAGE
+    state_dir.mkdir(parents=True, exist_ok=True)
+    _emit(on_event, {"event": "run_started", "thread": run.thread_id,
+                     "workspace": str(start.workspace.root)})  # fmt: skip
+    with thread_lock(state_dir, f"research:{run.thread_id}"):
+        endpoint: contextlib.AbstractContextManager[Settings] = (
+            model_endpoint(start.settings, on_event, passes=(PASS_NAME,),
+                           log_path=state_dir / local_llm.LOG_NAME)
+            if backend is None and start.live_model is None
+            else contextlib.nullcontext(start.settings)
+        )  # fmt: skip
+        conn = sqlite3.connect(state_dir / "research.sqlite", check_same_thread=False)
         try:
             with endpoint as live:
-                kwargs: dict[str, Any] = {
-                    "web_search": web_search or search,
-                    "web_fetch": web_fetch or fetch,
-                    "workspace": ws,
-                    "checkpointer": SqliteSaver(conn),
-                    "settings": live,
-                }
-                if backend is not None:
-                    kwargs["backend"] = backend
-                elif live_model is not None:
-                    kwargs["model"] = live_model
-                else:
-                    kwargs["model"] = ModelProvider().for_pass(PASS_NAME, live)
-                graph = build_research_graph(**kwargs)
-                config = run_config(thread_id=thread_id, max_concurrency=max_concurrency)
+                graph = build_research_graph(
+                    web_search=web_search or search,
+                    web_fetch=web_fetch or fetch,
+                    workspace=start.workspace,
+                    checkpointer=SqliteSaver(conn),
+                    settings=live,
+                    backend=backend,
+                    model=None if backend is not None else run.chat_model(live),
+                )
+                config = run_config(thread_id=run.thread_id, max_concurrency=max_concurrency)
                 config["callbacks"] = [counter]
-                snapshot = graph.get_state(config)
-                stored_q = snapshot.values.get("question")
-                if stored_q and q and not _same_question(stored_q, q):
-                    raise ConfigError(
-                        f"research thread {thread_id!r} is about a different question "
-                        f"({stored_q!r}); resume it without a question or use a new --thread"
-                    )
-                resume = bool(snapshot.next) or bool(snapshot.values.get("report"))
-                if not resume and q is None:
-                    raise ConfigError(
-                        f"no question given and nothing to resume on thread {thread_id!r}"
-                    )
-                try:
-                    if snapshot.values.get("report") and not snapshot.next:
-                        final = dict(snapshot.values)
-                    else:
-                        final = stream_research(
-                            graph, None if resume else q, config, _chunks_to(on_event)
-                        )
-                except (ConfigError, KeyboardInterrupt):
-                    raise
-                except Exception as exc:
-                    raise RunFailed(
-                        _failure(exc, live, PASS_NAME), thread=thread_id, workspace=ws.root
-                    ) from exc
+                final = _research_final(graph, config, run, live)
                 model_name = live.model_for(PASS_NAME)
         finally:
             conn.close()
             # this process's tokens join the thread's ledger even when the run failed part-way
-            record_usage(ledger, thread_id, _callback_totals(counter))
-    report = final.get("report")
-    if report is None:
-        raise RunFailed("the run ended without a report", thread=thread_id, workspace=ws.root)
-    per_pass = {PASS_NAME: thread_usage(ledger, thread_id)}
-    usage = build_usage(per_pass, {PASS_NAME: model_name}, settings.prices)
-    if backend is not None:
-        usage.models[PASS_NAME] = getattr(backend, "name", "backend")
-    result = ResearchResult(
-        question=str(final.get("question") or q or ""),
-        report=report,
-        markdown=str(final.get("markdown") or ""),
-        status=str(report.get("status") or ""),
-        thread=thread_id,
-        usage=usage,
-    )
-    _record_research_audit(ws, result, time.perf_counter() - started)
+            record_usage(ledger, run.thread_id, _callback_totals(counter))
+    result = run.result(final, model_name, thread_usage(ledger, run.thread_id))
+    _record_research_audit(start.workspace, result, time.perf_counter() - run.started)
     return result
 
 
-def _record_research_audit(ws: Workspace, result: ResearchResult, duration_s: float) -> None:
+@dataclass
+class _ResearchRun:
+    """One ``research`` run on its thread."""
+
+    start: _RunStart
+    thread_id: str
+    on_event: EventHandler | None
+    backend: ResearchBackend | None
+    started: float = field(default_factory=time.perf_counter)
+
+    def chat_model(self, settings: Settings) -> BaseChatModel:
+        """The caller's chat model, else the research pass's from ``settings``."""
+        if self.start.live_model is not None:
+            return self.start.live_model
+        return ModelProvider().for_pass(PASS_NAME, settings)
+
+    def result(
+        self, final: ResearchState, model_name: str, tokens: dict[str, int]
+    ) -> ResearchResult:
+        """The ``ResearchResult`` of the run's final state (``RunFailed`` without a report)."""
+        report = final.get("report")
+        if report is None:
+            root = self.start.workspace.root
+            raise RunFailed("the run ended without a report", thread=self.thread_id, workspace=root)
+        usage = build_usage(
+            {PASS_NAME: tokens}, {PASS_NAME: model_name}, self.start.settings.prices
+        )
+        if self.backend is not None:
+            usage.models[PASS_NAME] = getattr(self.backend, "name", "backend")
+        return ResearchResult(
+            question=str(final.get("question") or self.start.question or ""),
+            report=report,
+            markdown=str(final.get("markdown") or ""),
+            status=str(report.get("status") or ""),
+            thread=self.thread_id,
+            usage=usage,
+        )
+
+
+def _research_final(
+    graph: ResearchGraph, config: RunnableConfig, run: _ResearchRun, settings: Settings
+) -> ResearchState:
+    """The thread's final state: a finished report as it stands, else the run resumed or
+    started; a failure becomes ``RunFailed`` (the thread resumes)."""
+    q = run.start.question
+    snapshot = graph.get_state(config)
+    stored_q = snapshot.values.get("question")
+    if stored_q and q and not _same_question(stored_q, q):
+        raise ConfigError(
+            f"research thread {run.thread_id!r} is about a different question "
+            f"({stored_q!r}); resume it without a question or use a new --thread"
+        )
+    resume = bool(snapshot.next) or bool(snapshot.values.get("report"))
+    if not resume and q is None:
+        raise ConfigError(f"no question given and nothing to resume on thread {run.thread_id!r}")
+    try:
+        if snapshot.values.get("report") and not snapshot.next:
+            return cast(ResearchState, dict(snapshot.values))
+        final = stream_research(graph, None if resume else q, config, _chunks_to(run.on_event))
+        return cast(ResearchState, final)  # the state the graph's schema declares
+    except (ConfigError, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        root = run.start.workspace.root
+        failure = _failure(exc, settings, PASS_NAME)
+        raise RunFailed(failure, thread=run.thread_id, workspace=root) from exc
+
+
+def _record_research_audit(workspace: Workspace, result: ResearchResult, duration_s: float) -> None:
     """The research run's audit line (``kind: "research"``): question, report markdown, status,
     models and token usage; it has no GATE verdict (research claims are voted, not gated)."""
 
     append_run(
-        ws,
+        workspace,
         {
             "thread_id": result.thread,
             "kind": "research",

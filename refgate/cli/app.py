@@ -7,11 +7,11 @@ import os
 import re
 from collections.abc import Iterable
 from difflib import get_close_matches
-from typing import Any
 
 import click
 import typer
 import typer.main
+from click.shell_completion import CompletionItem
 from rich.console import Console
 from rich.markup import escape
 from rich.segment import Segment
@@ -104,7 +104,7 @@ class LazyCommands(TyperGroup):
     """The ``refgate`` command group: lists its commands from ``COMMANDS`` and imports a
     command's module only when that command is resolved to run (or to complete its options)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self._listing = False
 
@@ -148,7 +148,7 @@ class LazyCommands(TyperGroup):
         finally:
             self._listing = False
 
-    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[Any]:
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
         self._listing = True
         try:
             return super().shell_complete(ctx, incomplete)
@@ -182,8 +182,8 @@ app = typer.Typer(
 def terminal_safe(text: str) -> str:
     r"""``text`` with every control character but newline and tab made visible (``\x1b`` -> "␛",
     C1 ``\x9b`` -> the four characters ``\x9b``): nothing printed can drive the terminal."""
-    # deferred: importing refgate.report.controls runs refgate.report's package, the whole
-    # report stack; --help and completion stay light (tests/cli/test_cli_startup.py)
+    # importing refgate.report.controls runs refgate.report's package, the whole report stack;
+    # deferred: --help and completion stay light (tests/cli/test_cli_startup.py)
     from refgate.report.controls import visible_controls
 
     return visible_controls(text)
@@ -240,7 +240,7 @@ class ErrorConsole(SafeConsole):
     """The stderr console: every text it prints has its secrets masked first
     (``refgate.redaction``), since errors are shown there."""
 
-    def print(self, *objects: Any, **kwargs: Any) -> None:
+    def print(self, *objects: object, **kwargs: object) -> None:
         super().print(*(redact_secrets(o) if isinstance(o, str) else o for o in objects), **kwargs)
 
 

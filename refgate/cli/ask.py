@@ -5,12 +5,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markdown import Markdown
 from rich.table import Table
 from rich.text import Text
+from typing_extensions import TypedDict
 
 from refgate.cli.app import (
     EXIT_CONFIG,
@@ -34,6 +35,7 @@ from refgate.report.cards import influence_note, sent_lines
 from refgate.report.links import allowed_urls
 from refgate.report.markdown import inert_answer
 from refgate.trust import commands, is_trusted
+from refgate.verdict import Verdict
 
 if TYPE_CHECKING:
     from refgate.config import Settings
@@ -87,7 +89,17 @@ def _progress_line(chunk: ProgressEvent) -> str | None:
     return None
 
 
-def _render(result: dict[str, Any], thread: str) -> None:
+class ShownAnswer(TypedDict, total=False):
+    """What the terminal shows of an answer (``_render``)."""
+
+    question: str
+    answer: str
+    refs: Mapping[str, object]
+    gate: Verdict
+    outbound: object
+
+
+def _render(result: ShownAnswer, thread: str) -> None:
     refs = as_ref_map(result.get("refs") or {})
     answer = result.get("answer") or ""
     # a terminal makes links clickable: only the run's own sources stay links (as in the reports)
@@ -196,68 +208,32 @@ def run_question(
     output: Path | None = None,
 ) -> int:
     """Run (or resume) one question; return the exit code."""
-    # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
-    from refgate.api.local_llm import LocalModelError
-    from refgate.api.public import RunFailed, ask
+    from refgate.api.local_llm import LocalModelError  # deferred: keeps --help fast
+    from refgate.api.public import RunFailed, ask  # deferred: keeps --help fast
 
     check_output(output)
-
-    started_thread = thread
-    stream = AnswerStream()
-
-    def on_event(chunk: ProgressEvent) -> None:
-        nonlocal started_thread
-        if chunk.get("event") == "run_started":
-            started_thread = chunk.get("thread")
-            if started_thread:
-                say_on_stop(resume_command(ws.root, started_thread))
-        if not json_out and stream(chunk):
-            return
-        line = render_event(chunk)
-        if line and not json_out:
-            err_console.print(line)
-
+    events = _Events(json_out, thread)
     ws = open_workspace(workspace_path)
+    events.root = ws.root
     if commands(ws) and not is_trusted(ws):
         # workspace trust: its commands start only once the person says so (here, or with
         # refgate trust); without it the run goes on and McpCall refuses them
         prompt_trust(ws)
-
     try:
         result = ask(
             question,
             workspace=ws,
             model=model,
             thread=thread,
-            on_event=on_event,
+            on_event=events,
             approve=terminal_approver(ws.approval_timeout_s),
         )
-    except ConfigError as exc:
-        err_console.print(f"[red]configuration error:[/red] {esc(exc)}")
-        return EXIT_CONFIG
-    except (KeyboardInterrupt, SystemExit) as exc:
-        stopped = isinstance(exc, SystemExit)  # SIGTERM (refgate.cli.stopping)
-        if started_thread:
-            err_console.print(
-                f"\n{'stopped' if stopped else 'interrupted'}; resume with: "
-                f"{esc(resume_command(ws.root, started_thread))}"
-            )
-        if stopped:
-            raise
-        return EXIT_ERROR
-    except LocalModelError as exc:
-        err_console.print(f"[red]the embedded model failed:[/red] {esc(exc)}")
-        return EXIT_ERROR
-    except RunFailed as exc:
-        err_console.print(f"[red]run failed:[/red] {esc(exc)}")
-        err_console.print(
-            f"nothing is lost; resume with: {esc(resume_command(ws.root, exc.thread))}"
-        )
-        return EXIT_ERROR
+    except (ConfigError, KeyboardInterrupt, SystemExit, LocalModelError, RunFailed) as exc:
+        return _stopped(exc, ws.root, events.thread)
     if json_out:
         print(dumps(result.to_dict()))
     else:
-        shown = {
+        shown: ShownAnswer = {
             "answer": result.answer,
             "refs": result.refs,
             "gate": result.gate,
@@ -270,6 +246,54 @@ def run_question(
     ):
         return EXIT_ERROR
     return EXIT_OK if result.passed else EXIT_UNMET
+
+
+class _Events:
+    """A run's events on stderr (unless ``--json``): the answer as COMPOSE writes it, the
+    progress lines, and the run's thread (how to resume it when stopped)."""
+
+    def __init__(self, json_out: bool, thread: str | None) -> None:
+        self.json_out = json_out
+        self.thread = thread
+        self.root: Path | None = None
+        self.stream = AnswerStream()
+
+    def __call__(self, chunk: ProgressEvent) -> None:
+        if chunk.get("event") == "run_started":
+            self.thread = chunk.get("thread")
+            if self.thread and self.root is not None:
+                say_on_stop(resume_command(self.root, self.thread))
+        if not self.json_out and self.stream(chunk):
+            return
+        line = render_event(chunk)
+        if line and not self.json_out:
+            err_console.print(line)
+
+
+def _stopped(exc: BaseException, root: Path, thread: str | None) -> int:
+    """Say why the run stopped (and how to resume it); its exit code (SIGTERM's ``SystemExit``
+    goes on up once said)."""
+    from refgate.api.public import RunFailed  # deferred: keeps --help fast
+
+    if isinstance(exc, ConfigError):
+        err_console.print(f"[red]configuration error:[/red] {esc(exc)}")
+        return EXIT_CONFIG
+    if isinstance(exc, KeyboardInterrupt | SystemExit):
+        stopped = isinstance(exc, SystemExit)  # SIGTERM (refgate.cli.stopping)
+        if thread:
+            err_console.print(
+                f"\n{'stopped' if stopped else 'interrupted'}; resume with: "
+                f"{esc(resume_command(root, thread))}"
+            )
+        if stopped:
+            raise exc
+        return EXIT_ERROR
+    if isinstance(exc, RunFailed):
+        err_console.print(f"[red]run failed:[/red] {esc(exc)}")
+        err_console.print(f"nothing is lost; resume with: {esc(resume_command(root, exc.thread))}")
+        return EXIT_ERROR
+    err_console.print(f"[red]the embedded model failed:[/red] {esc(exc)}")
+    return EXIT_ERROR
 
 
 @app.command()

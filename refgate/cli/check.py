@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,6 +41,15 @@ def _read_text(path: str) -> str:
         raise _fail(f"cannot read {path}: {exc}") from exc
 
 
+def ref_list(refs: Mapping[str, object]) -> list[object]:
+    """Refs given as an object mapping ids to refs, as a list (each ref dict gains its ``id``
+    when it lacks one)."""
+    return [
+        {"id": rid, **ref} if isinstance(ref, Mapping) and "id" not in ref else ref
+        for rid, ref in refs.items()
+    ]
+
+
 def load_ledger(path: str) -> tuple[list[object], str | None]:
     """The refs in ``path`` (a JSON list of refs, an object mapping ids to refs, or an object
     with a ``refs`` key such as ``refgate ask --json`` prints) and its ``answer``, if any."""
@@ -54,10 +64,7 @@ def load_ledger(path: str) -> tuple[list[object], str | None]:
         answer = data.get("answer") if isinstance(data.get("answer"), str) else None
         data = data["refs"]
     if isinstance(data, dict):
-        refs = [
-            {"id": rid, **ref} if isinstance(ref, dict) and "id" not in ref else ref
-            for rid, ref in data.items()
-        ]
+        refs = ref_list(data)
     elif isinstance(data, list):
         refs = data
     else:

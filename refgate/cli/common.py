@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shlex
 from pathlib import Path
-from typing import Any
 
 import typer
 
@@ -43,7 +42,7 @@ def open_settings(workspace: Workspace | None, **overrides: object) -> Settings:
     return settings.with_overrides(**overrides)
 
 
-def to_jsonable(value: object) -> Any:
+def to_jsonable(value: object) -> object:
     """Refs and other pydantic models to plain JSON values."""
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")

@@ -52,9 +52,11 @@ def sync_command(
     """Fetch new DART filings (sections, tables) and statements into the workspace."""
     # deferred: a CLI command loads the retrieval stack only when it runs
     from refgate.retrieval.dart.api import DEFAULT_BASE_URL, KEY_ENV, DartClient, DartError
+
+    # deferred: as above
     from refgate.retrieval.dart.config import DartConfigError, load_dart_config
-    from refgate.retrieval.dart.document import DocumentError
-    from refgate.retrieval.dart.sync import rebuild, sync
+    from refgate.retrieval.dart.document import DocumentError  # deferred: as above
+    from refgate.retrieval.dart.sync import rebuild, sync  # deferred: as above
 
     root = _workspace_root(workspace)
     try:

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -19,7 +18,7 @@ from refgate.cli.ask import model_endpoint
 from refgate.cli.common import open_settings, open_workspace
 from refgate.cli.evaluation.compare import compare_runs
 from refgate.cli.evaluation.execute import AskExecutor
-from refgate.cli.evaluation.metrics import summarize
+from refgate.cli.evaluation.metrics import Summary, summarize
 from refgate.cli.evaluation.questions import EvalError, EvalQuestion, load_questions
 from refgate.cli.evaluation.render import (
     compare_markdown,
@@ -41,7 +40,7 @@ from refgate.cli.stopping import stop_on_signals
 from refgate.config import ConfigError
 
 
-def _print_summary(summary: dict[str, Any], title: str) -> None:
+def _print_summary(summary: Summary, title: str) -> None:
     table = Table(title=title)
     table.add_column("metric")
     table.add_column("value")
@@ -128,6 +127,15 @@ def _only(value: str | None) -> list[str] | None:
     return ids or None
 
 
+def _check_unchanged(questions_file: Path, meta: Mapping[str, object], resume: str) -> None:
+    """An ``EvalError`` when the question file changed since run ``resume`` started."""
+    if questions_file.is_file() and file_hash(questions_file) != meta.get("questions_hash"):
+        raise EvalError(
+            f"{questions_file} changed since run {resume} started; "
+            "start a new run instead of resuming"
+        )
+
+
 def _run(
     questions_file: Path | None,
     workspace_path: Path | None,
@@ -144,11 +152,7 @@ def _run(
         store = RunStore.open(root, resume)
         meta = store.meta()
         questions_file = questions_file or Path(meta["questions_file"])
-        if questions_file.is_file() and file_hash(questions_file) != meta.get("questions_hash"):
-            raise EvalError(
-                f"{questions_file} changed since run {resume} started; "
-                "start a new run instead of resuming"
-            )
+        _check_unchanged(questions_file, meta, resume)
         model = model or meta.get("model_override")
         # a resumed run asks the subset it started with
         limit = limit or meta.get("limit")
@@ -165,20 +169,18 @@ def _run(
         settings, quiet=False, log_path=workspace.state_dir / local_llm.LOG_NAME
     ) as live:
         if not resume:
-            store = RunStore.create(
-                root,
-                {
-                    "questions_file": str(questions_file.resolve()),
-                    "questions_hash": file_hash(questions_file),
-                    "workspace": str(workspace.root),
-                    "model": live.model_for("work"),
-                    "model_override": model,
-                    "concurrency": concurrency,
-                    "limit": limit,
-                    "only": only,
-                    "started": now_iso(),
-                },
-            )
+            meta = {
+                "questions_file": str(questions_file.resolve()),
+                "questions_hash": file_hash(questions_file),
+                "workspace": str(workspace.root),
+                "model": live.model_for("work"),
+                "model_override": model,
+                "concurrency": concurrency,
+                "limit": limit,
+                "only": only,
+                "started": now_iso(),
+            }
+            store = RunStore.create(root, meta)
         err_console.print(
             f"eval run {esc(store.run_id)}: {len(questions)} questions "
             f"(resume with: refgate eval --resume {esc(store.run_id)} "
@@ -189,6 +191,12 @@ def _run(
             results = run_eval(
                 questions, store, executor, concurrency=concurrency, on_result=on_result
             )
+    _finish(store, results, output)
+    return EXIT_OK
+
+
+def _finish(store: RunStore, results: list[EvalResult], output: Path | None) -> None:
+    """Mark the run finished, write its report file (``output``), print its summary."""
     meta = store.meta()
     meta["finished"] = now_iso()
     store.write_meta(meta)
@@ -197,7 +205,6 @@ def _run(
         write_report(output, doc)
         err_console.print(f"report written to {esc(output)}")
     _print_summary(summarize(results), f"eval {store.run_id}")
-    return EXIT_OK
 
 
 @app.command("eval")

@@ -4,10 +4,9 @@ extension: ``.md``, ``.html`` (one self-contained file) or ``.json``."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 import typer
 
@@ -24,6 +23,9 @@ from refgate.report import (
 )
 from refgate.usage import turn_usage
 from refgate.workspace import Workspace
+
+if TYPE_CHECKING:
+    from refgate.nodes.state import WorkbenchState
 
 
 def check_output(path: Path | None) -> None:
@@ -53,40 +55,29 @@ def report_written(write: Callable[[], Path], thread: str | None) -> bool:
     return True
 
 
-def _workbench_state(ws: Workspace, thread: str) -> dict[str, Any]:
-    # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
-    from refgate.graph import build_graph
+def _workbench_state(ws: Workspace, thread: str) -> WorkbenchState:
+    from refgate.graph import build_graph  # deferred: keeps --help fast
+
+    # deferred: keeps --help fast
     from refgate.memory.persistence import open_persistence, persistence_target
+
+    # deferred: keeps --help fast
     from refgate.memory.threads import check_thread_owner, is_own_store
 
     settings = open_settings(ws)
     with open_persistence(settings, ws) as (checkpointer, store):
         graph = build_graph(checkpointer=checkpointer, store=store, workspace=ws, settings=settings)
-        values = dict(graph.get_state({"configurable": {"thread_id": thread}}).values)
+        state = graph.get_state({"configurable": {"thread_id": thread}})
+        values = cast("WorkbenchState", dict(state.values))  # the graph's declared state
     if not is_own_store(persistence_target(settings, ws).url, ws):
         check_thread_owner(thread, values, ws)
     return values
 
 
-def _research_report(ws: Workspace, thread: str) -> dict[str, Any] | None:
-    path = ws.state_dir / "research.sqlite"
-    if not path.is_file():
-        return None
-    # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
-    from langgraph.checkpoint.sqlite import SqliteSaver
+def _research_report(ws: Workspace, thread: str) -> dict[str, object] | None:
+    from refgate.memory.persistence import stored_research_report  # deferred: keeps --help fast
 
-    from refgate.memory.persistence import checkpoint_serde
-
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
-    try:
-        tup = SqliteSaver(conn, serde=checkpoint_serde()).get_tuple(
-            {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
-        )
-    finally:
-        conn.close()
-    values = (tup.checkpoint or {}).get("channel_values", {}) if tup else {}
-    report = values.get("report")
-    return report if isinstance(report, dict) else None
+    return stored_research_report(ws.state_dir, thread)
 
 
 @app.command()
@@ -127,8 +118,7 @@ def report(
             f"[red]no finished run stored for thread {esc(thread)}[/red] in {esc(ws.state_dir)}"
         )
         raise typer.Exit(EXIT_CONFIG)
-    # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
-    from refgate.nodes.research.report import to_markdown
+    from refgate.nodes.research.report import to_markdown  # deferred: keeps --help fast
 
     try:
         written = write_research_report(output, research, to_markdown)

@@ -32,7 +32,10 @@ from refgate.report.links import research_urls
 from refgate.report.markdown import inert_answer
 
 if TYPE_CHECKING:
+    from refgate.api.public import ResearchResult
     from refgate.events import ProgressEvent
+    from refgate.nodes.research.backends import ResearchBackend
+    from refgate.workspace import Workspace
 
 
 class _Progress:
@@ -124,92 +127,120 @@ def research(
 
     The web is the workspace's offline snapshot unless REFGATE_WEB_SEARCH=searx:<url> (a SearxNG
     server) and REFGATE_WEB_FETCH=http turn the network on."""
-    # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
-    from refgate.api.local_llm import LocalModelError
-    from refgate.api.public import RunFailed
-    from refgate.api.public import research as run_research
-    from refgate.nodes.research.report import to_json, to_markdown
+    from refgate.api.local_llm import LocalModelError  # deferred: keeps --help fast
+    from refgate.api.public import RunFailed  # deferred: keeps --help fast
+    from refgate.api.public import research as run_research  # deferred: keeps --help fast
 
     check_output(output)
     stop_on_signals()
     ws = open_workspace(workspace)
-    fixed_backend = None
-    backend = BACKEND_ALIASES.get(backend, backend)
-    if backend in ("codex", "agy"):
-        # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
-        from refgate.nodes.research.backends import make_backend
-
-        if shutil.which(backend) is None:
-            err_console.print(f"[red]error:[/red] `{esc(backend)}` is not on PATH")
-            raise typer.Exit(EXIT_CONFIG)
-        fixed_backend = make_backend(backend)
-    elif backend != "chat":
-        err_console.print(
-            f"[red]error:[/red] unknown backend {esc(repr(backend))}; use chat, codex or agy"
-        )
-        raise typer.Exit(EXIT_CONFIG)
-    progress = _Progress(quiet)
-    started: dict[str, str] = {}
-
-    def on_event(event: ProgressEvent) -> None:
-        if event.get("event") == "run_started":
-            started["thread"] = str(event.get("thread"))
-            say_on_stop(
-                f"refgate research --workspace {shlex.quote(str(ws.root))} "
-                f"--thread {shlex.quote(started['thread'])}"
-            )
-            if not quiet:
-                err_console.print(
-                    f"[dim]thread {esc(started['thread'])} (continue an interrupted run with "
-                    f"--thread {esc(started['thread'])})[/dim]"
-                )
-        elif event.get("event") == "notice" and not quiet:
-            err_console.print(f"[yellow]note:[/yellow] {esc(event.get('message', ''))}")
-        else:
-            progress(event)
-
+    fixed_backend = _backend(BACKEND_ALIASES.get(backend, backend))
+    events = _Events(ws.root, quiet)
     if not quiet:
-        # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
-        from refgate.tools.web_providers import WebProviderError, default_providers
-
-        try:
-            search, _ = default_providers(ws)
-            if search.name == "none":
-                err_console.print(
-                    "[yellow]note:[/yellow] no web snapshot or search provider is configured "
-                    "(set REFGATE_WEB_SEARCH=searx:<url> and REFGATE_WEB_FETCH=http)"
-                )
-        except WebProviderError:
-            pass  # reported by the run below
+        _note_no_web(ws)
     try:
         result = run_research(
             question,
             workspace=ws,
             model=model,
             thread=thread,
-            on_event=on_event,
+            on_event=events,
             max_concurrency=max_concurrency,
             backend=fixed_backend,
         )
-    except ConfigError as exc:
-        err_console.print(f"[red]error:[/red] {esc(exc)}")
-        raise typer.Exit(EXIT_CONFIG) from None
-    except KeyboardInterrupt:
-        if started.get("thread"):
-            err_console.print(
-                f"\ninterrupted; resume with: refgate research --workspace {esc(ws.root)} "
-                f"--thread {esc(started['thread'])}"
+    except (ConfigError, KeyboardInterrupt, LocalModelError, RunFailed) as exc:
+        raise _stopped(exc, ws.root, events.thread) from None
+    _show(result, as_json=as_json, output=output, quiet=quiet)
+    raise typer.Exit(EXIT_OK if result.useful else EXIT_UNMET)
+
+
+def _backend(name: str) -> ResearchBackend | None:
+    """The agent backend ``--backend`` names (None: the configured chat model)."""
+    if name in ("codex", "agy"):
+        from refgate.nodes.research.backends import make_backend  # deferred: keeps --help fast
+
+        if shutil.which(name) is None:
+            err_console.print(f"[red]error:[/red] `{esc(name)}` is not on PATH")
+            raise typer.Exit(EXIT_CONFIG)
+        return make_backend(name)
+    if name != "chat":
+        err_console.print(
+            f"[red]error:[/red] unknown backend {esc(repr(name))}; use chat, codex or agy"
+        )
+        raise typer.Exit(EXIT_CONFIG)
+    return None
+
+
+class _Events:
+    """The run's events on stderr: its thread (and how to resume it), notices, progress."""
+
+    def __init__(self, root: Path, quiet: bool) -> None:
+        self.root = root
+        self.quiet = quiet
+        self.thread: str | None = None
+        self.progress = _Progress(quiet)
+
+    def __call__(self, event: ProgressEvent) -> None:
+        if event.get("event") == "run_started":
+            self.thread = str(event.get("thread"))
+            say_on_stop(
+                f"refgate research --workspace {shlex.quote(str(self.root))} "
+                f"--thread {shlex.quote(self.thread)}"
             )
-        raise typer.Exit(EXIT_ERROR) from None
-    except LocalModelError as exc:
-        err_console.print(f"[red]the embedded model failed:[/red] {esc(exc)}")
-        raise typer.Exit(EXIT_ERROR) from None
-    except RunFailed as exc:
+            if not self.quiet:
+                err_console.print(
+                    f"[dim]thread {esc(self.thread)} (continue an interrupted run with "
+                    f"--thread {esc(self.thread)})[/dim]"
+                )
+        elif event.get("event") == "notice" and not self.quiet:
+            err_console.print(f"[yellow]note:[/yellow] {esc(event.get('message', ''))}")
+        else:
+            self.progress(event)
+
+
+def _note_no_web(ws: Workspace) -> None:
+    """Say so when the run will have no web to search (no snapshot, no provider)."""
+    # deferred: keeps --help fast
+    from refgate.tools.web_providers import WebProviderError, default_providers
+
+    try:
+        search, _ = default_providers(ws)
+        if search.name == "none":
+            err_console.print(
+                "[yellow]note:[/yellow] no web snapshot or search provider is configured "
+                "(set REFGATE_WEB_SEARCH=searx:<url> and REFGATE_WEB_FETCH=http)"
+            )
+    except WebProviderError:
+        pass  # reported by the run below
+
+
+def _stopped(exc: BaseException, root: Path, thread: str | None) -> typer.Exit:
+    """Say why the run stopped (and how to resume it); the exit to raise."""
+    from refgate.api.public import RunFailed  # deferred: keeps --help fast
+
+    if isinstance(exc, ConfigError):
+        err_console.print(f"[red]error:[/red] {esc(exc)}")
+        return typer.Exit(EXIT_CONFIG)
+    if isinstance(exc, KeyboardInterrupt):
+        if thread:
+            err_console.print(
+                f"\ninterrupted; resume with: refgate research --workspace {esc(root)} "
+                f"--thread {esc(thread)}"
+            )
+    elif isinstance(exc, RunFailed):
         err_console.print(f"[red]research stopped:[/red] {esc(exc)}")
         err_console.print(
-            f"resume with: refgate research --workspace {esc(ws.root)} --thread {esc(exc.thread)}"
+            f"resume with: refgate research --workspace {esc(root)} --thread {esc(exc.thread)}"
         )
-        raise typer.Exit(EXIT_ERROR) from None
+    else:
+        err_console.print(f"[red]the embedded model failed:[/red] {esc(exc)}")
+    return typer.Exit(EXIT_ERROR)
+
+
+def _show(result: ResearchResult, *, as_json: bool, output: Path | None, quiet: bool) -> None:
+    """The report on stdout (JSON, rendered, or markdown when piped), its file, its usage."""
+    from refgate.nodes.research.report import to_json, to_markdown  # deferred: keeps --help fast
+
     if as_json:
         typer.echo(json_safe(to_json(result.report)))
     elif console.is_terminal:
@@ -226,7 +257,6 @@ def research(
             err_console.print(f"report written to {esc(written)}")
     if not quiet:
         err_console.print(f"[dim]{esc(result.usage.summary())}[/dim]")
-    raise typer.Exit(EXIT_OK if result.useful else EXIT_UNMET)
 
 
 def render_report(markdown: str, report: Mapping[str, object]) -> None:

@@ -41,7 +41,11 @@ def trace(
     """Show the pass-by-pass trace of a stored run."""
     # deferred: the graph stack loads only when this command runs, so refgate --help stays fast
     from refgate.graph import build_graph
+
+    # deferred: keeps --help fast
     from refgate.memory.persistence import open_persistence, persistence_target
+
+    # deferred: keeps --help fast
     from refgate.memory.threads import ForeignThread, check_thread_owner, is_own_store
 
     ws = open_workspace(workspace)

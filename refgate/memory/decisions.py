@@ -23,6 +23,7 @@ import re
 import sqlite3
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -148,44 +149,13 @@ def remember_run_decision(
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     question = " ".join(question.split())[:300]
     if existing is not None:
-        value = dict(existing.value)
-        questions = [q for q in value.get("questions") or [] if q != question]
-        questions = [*questions, question][-RUN_DECISION_QUESTIONS:]
-        value.update(
-            questions=questions,
-            runs=int(value.get("runs") or 1) + 1,
-            last_run_id=ctx.run_id,
-            last_outcome=outcome,
-            updated_at=now,
-        )
+        questions = _questions(existing.value.get("questions"), question)
+        value = _seen_again(dict(existing.value), questions, ctx, outcome, now)
     else:
         questions = [question]
-        value = {
-            "decision": decision,
-            "kind": kind,
-            "auto": True,
-            "questions": questions,
-            "runs": 1,
-            "tags": [kind, "auto"],
-            "run_id": ctx.run_id,
-            "thread_id": ctx.thread_id,
-            "last_run_id": ctx.run_id,
-            "last_outcome": outcome,
-            "created_at": now,
-        }
+        value = _first_seen(decision, questions, ctx, kind=kind, outcome=outcome, now=now)
     value["why"] = "made for: " + " | ".join(questions)
-    # Trust follows origin, as for remember_decision: a decision whose content may follow
-    # untrusted text is marked untrusted.
-    origins = untrusted_origins(ctx) if origins is None else list(origins)
-    if origins:
-        before = (value.get("provenance") or {}).get("origins") or []
-        merged = list(dict.fromkeys([*before, *origins]))[:MAX_ORIGINS]
-        value["provenance"] = {"untrusted": True, "origins": merged}
-    elif is_untrusted_decision(value):
-        # The same decision, derived again by code from a turn that saw no untrusted text: its
-        # content has a trusted origin now.
-        value.pop("provenance", None)
-        value["trusted_again_by"] = ctx.run_id
+    _mark_origins(value, untrusted_origins(ctx) if origins is None else list(origins), ctx)
     store.put(ns, key, value)
     return ctx.issue(
         "decisionRef",
@@ -194,6 +164,60 @@ def remember_run_decision(
         source=_source(ns, key),
         source_type="external" if is_untrusted_decision(value) else "internal",
     )
+
+
+def _questions(earlier: object, question: str) -> list[str]:
+    """A stored decision's last questions with ``question`` joined (moved last, once)."""
+    kept = [q for q in earlier if q != question] if isinstance(earlier, list) else []
+    return [*kept, question][-RUN_DECISION_QUESTIONS:]
+
+
+def _seen_again(
+    value: dict[str, object], questions: list[str], ctx: ToolContext, outcome: str, now: str
+) -> dict[str, object]:
+    """A stored run decision made again, by this run for ``questions``."""
+    runs = value.get("runs") or 1
+    value.update(
+        questions=questions,
+        runs=(int(runs) if isinstance(runs, int | float | str) else 1) + 1,
+        last_run_id=ctx.run_id,
+        last_outcome=outcome,
+        updated_at=now,
+    )
+    return value
+
+
+def _first_seen(
+    decision: str, questions: list[str], ctx: ToolContext, *, kind: str, outcome: str, now: str
+) -> dict[str, object]:
+    """A run decision's first stored value."""
+    return {
+        "decision": decision,
+        "kind": kind,
+        "auto": True,
+        "questions": questions,
+        "runs": 1,
+        "tags": [kind, "auto"],
+        "run_id": ctx.run_id,
+        "thread_id": ctx.thread_id,
+        "last_run_id": ctx.run_id,
+        "last_outcome": outcome,
+        "created_at": now,
+    }
+
+
+def _mark_origins(value: dict[str, object], origins: list[str], ctx: ToolContext) -> None:
+    """Trust follows origin, as for remember_decision: a decision whose content may follow
+    untrusted text (``origins``) is marked untrusted; the same decision derived again by code
+    from a turn that saw no untrusted text has a trusted origin again."""
+    if origins:
+        provenance = value.get("provenance")
+        before = provenance.get("origins") if isinstance(provenance, dict) else None
+        merged = list(dict.fromkeys([*(before or []), *origins]))[:MAX_ORIGINS]
+        value["provenance"] = {"untrusted": True, "origins": merged}
+    elif is_untrusted_decision(value):
+        value.pop("provenance", None)
+        value["trusted_again_by"] = ctx.run_id
 
 
 def has_index(store: object) -> bool:
@@ -287,62 +311,83 @@ def recall_decisions(
         min_score = settings.memory_min_score
     days = settings.untrusted_memory_days if settings is not None else None
     try:
-        if has_index(store) and not store.search(ns, limit=1):
-            # An empty memory has nothing to rank: listing it embeds nothing, so the embedder
-            # is not loaded for a first run on a workspace.
-            found: Sequence[tuple[SearchItem, float | None]] = []
-            mode = "empty"
-        elif has_index(store):
-            mode = "semantic"
-            found = [
-                (it, getattr(it, "score", None))
-                for it in store.search(ns, query=question, limit=limit)
-            ]
-        else:
-            mode = "lexical"
-            found = _lexical_rank(list(store.search(ns, limit=LEXICAL_SCAN)), question, limit)
+        mode, found = _ranked(store, ns, question, limit)
     except Exception as exc:  # a broken store or embedder must not end the run
         return [], [event("recall_failed", ctx.pass_name, error=f"{type(exc).__name__}: {exc}")]
-    ids: list[str] = []
-    scores: list[float | None] = []
-    below = expired = 0
+    threshold = min_score if mode == "semantic" else None
+    recalled = _Recalled()
     for item, score in found:
-        if mode == "semantic" and min_score and score is not None and score < min_score:
-            below += 1
-            continue
-        value = dict(item.value)
-        if days is not None and is_expired(value, days):
-            expired += 1
-            with contextlib.suppress(Exception):  # memory is an aid: a failing delete is no error
-                store.delete(item.namespace, item.key)
-            continue
-        ref = ctx.issue(
-            "decisionRef",
-            {
-                **value,
-                "key": item.key,
-                "recalled": True,
-                "score": None if score is None else round(float(score), 4),
-            },
-            title=str(value.get("decision", ""))[:80],
-            source=_source(item.namespace, item.key),
-            source_type="external" if is_untrusted_decision(value) else "internal",
-        )
-        ids.append(ref.id)
-        scores.append(None if score is None else round(float(score), 4))
-    return ids, [
+        recalled.take(store, ctx, item, score, min_score=threshold, days=days)
+    return recalled.ids, [
         event(
             "recall",
             ctx.pass_name,
             mode=mode,
             namespace="/".join(ns),
-            decisions=ids,
-            scores=scores,
-            min_score=min_score if mode == "semantic" else None,
-            below_threshold=below,
-            expired=expired,
+            decisions=recalled.ids,
+            scores=recalled.scores,
+            min_score=threshold,
+            below_threshold=recalled.below,
+            expired=recalled.expired,
         )
     ]
+
+
+def _ranked(
+    store: BaseStore, ns: tuple[str, ...], question: str, limit: int
+) -> tuple[str, Sequence[tuple[SearchItem, float | None]]]:
+    """``(mode, [(item, score)])``: the stored decisions best for ``question``, by the store's
+    index ("semantic") or by words ("lexical"); an empty memory ("empty") embeds nothing."""
+    if has_index(store) and not store.search(ns, limit=1):
+        # An empty memory has nothing to rank: listing it embeds nothing, so the embedder
+        # is not loaded for a first run on a workspace.
+        return "empty", []
+    if has_index(store):
+        found = store.search(ns, query=question, limit=limit)
+        return "semantic", [(it, getattr(it, "score", None)) for it in found]
+    return "lexical", _lexical_rank(list(store.search(ns, limit=LEXICAL_SCAN)), question, limit)
+
+
+@dataclass
+class _Recalled:
+    """The decisions a recall issued (ref ids and scores, best first) and how many it passed
+    over: below the relevance threshold, or untrusted and expired (deleted)."""
+
+    ids: list[str] = field(default_factory=list)
+    scores: list[float | None] = field(default_factory=list)
+    below: int = 0
+    expired: int = 0
+
+    def take(
+        self,
+        store: BaseStore,
+        ctx: ToolContext,
+        item: SearchItem,
+        score: float | None,
+        *,
+        min_score: float | None,
+        days: float | None,
+    ) -> None:
+        """Issue ``item``'s decisionRef, unless it is below ``min_score`` or expired."""
+        if min_score and score is not None and score < min_score:
+            self.below += 1
+            return
+        value = dict(item.value)
+        if days is not None and is_expired(value, days):
+            self.expired += 1
+            with contextlib.suppress(Exception):  # memory is an aid: a failing delete is no error
+                store.delete(item.namespace, item.key)
+            return
+        rounded = None if score is None else round(float(score), 4)
+        ref = ctx.issue(
+            "decisionRef",
+            {**value, "key": item.key, "recalled": True, "score": rounded},
+            title=str(value.get("decision", ""))[:80],
+            source=_source(item.namespace, item.key),
+            source_type="external" if is_untrusted_decision(value) else "internal",
+        )
+        self.ids.append(ref.id)
+        self.scores.append(rounded)
 
 
 def _age_days(value: Mapping[str, object]) -> float | None:

@@ -378,3 +378,28 @@ def prune_thread(checkpointer: BaseCheckpointSaver[str], thread_id: str) -> bool
     except NotImplementedError:
         return False
     return True
+
+
+#: The deep-research graph's checkpoints, in a workspace's state folder.
+RESEARCH_CHECKPOINTS = "research.sqlite"
+
+
+def stored_research_report(state_dir: Path, thread: str) -> dict[str, object] | None:
+    """The deep-research report checkpointed for ``thread`` under ``state_dir`` (opened
+    read-only), or None when there is none; ``sqlite3.Error`` when the file cannot be read."""
+    # deferred: the backend is imported when it is opened
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = state_dir / RESEARCH_CHECKPOINTS
+    if not path.is_file():
+        return None
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+    try:
+        tup = SqliteSaver(conn, serde=checkpoint_serde()).get_tuple(
+            {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+        )
+    finally:
+        conn.close()
+    values = (tup.checkpoint or {}).get("channel_values", {}) if tup else {}
+    report = values.get("report")
+    return report if isinstance(report, dict) else None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Mapping
+from typing import TypeGuard
 
 _WHERE = re.compile(
     r"\bWHERE\b(.+?)(?=\bGROUP\s+BY\b|\bORDER\s+BY\b|\bLIMIT\b|\bHAVING\b|;|$)", re.I | re.S
@@ -52,68 +53,82 @@ def code_lineage(code: str) -> dict[str, list[str]]:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
         return {"datasets": [], "columns": [], "filters": []}
-    datasets: list[str] = []
-    columns: list[str] = []
-    filters: list[str] = []
+    found = _Lineage()
     for node in ast.walk(tree):
         if isinstance(node, ast.Subscript):
-            target = node.value
-            index = node.slice
-            if isinstance(target, ast.Name) and target.id == "datasets":
-                datasets += _strings(index)
-                continue
-            if isinstance(target, ast.Attribute) and target.attr in ("loc", "iloc"):
-                parts = index.elts if isinstance(index, ast.Tuple) else [index]
-                if parts and _is_condition(parts[0]):
-                    filters.append(_clip(ast.unparse(parts[0])))
-                for part in parts[1:]:
-                    columns += _strings(part)
-                continue
-            if _is_condition(index):
-                filters.append(_clip(ast.unparse(index)))
-            else:
-                columns += _strings(index)
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and isinstance(node.func.value, ast.Name)
-            and node.func.value.id == "engine"
-        ):  # engine.<capability>("dataset", "column", start=..., period=...)
-            named = {k.arg: k.value for k in node.keywords if k.arg}
-            first = node.args[0] if node.args else named.get("dataset")
-            second = node.args[1] if len(node.args) > 1 else named.get("column")
-            datasets += _strings(first) if first is not None else []
-            columns += _strings(second) if second is not None else []
-            bounds = [
-                f"{k}={ast.unparse(v)}"
-                for k, v in named.items()
-                if k in ("period", "start", "end", "where", "periods")
-            ]
-            if bounds:
-                filters.append(_clip(", ".join(bounds)))
+            found.subscript(node.value, node.slice)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if node.func.attr == "query" and node.args:
-                filters += [_clip(s) for s in _strings(node.args[0])]
+            if isinstance(node.func.value, ast.Name) and node.func.value.id == "engine":
+                found.engine_call(node)
+            elif node.func.attr == "query" and node.args:
+                found.filters += [_clip(s) for s in _strings(node.args[0])]
             elif node.func.attr in ("sql", "execute") and node.args:
-                for text in _strings(node.args[0]):
-                    found = sql_lineage(text)
-                    datasets += found["datasets"]
-                    filters += found["filters"]
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id == "sql"
-            and node.args
-        ):
-            for text in _strings(node.args[0]):
-                found = sql_lineage(text)
-                datasets += found["datasets"]
-                filters += found["filters"]
+                found.sql(node.args[0])
+        elif _is_sql_call(node):
+            found.sql(node.args[0])
     return {
-        "datasets": list(dict.fromkeys(datasets)),
-        "columns": [c for c in dict.fromkeys(columns) if c not in datasets],
-        "filters": list(dict.fromkeys(filters)),
+        "datasets": list(dict.fromkeys(found.datasets)),
+        "columns": [c for c in dict.fromkeys(found.columns) if c not in found.datasets],
+        "filters": list(dict.fromkeys(found.filters)),
     }
+
+
+def _is_sql_call(node: ast.AST) -> TypeGuard[ast.Call]:
+    """``sql("SELECT ...")``."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "sql"
+        and bool(node.args)
+    )
+
+
+class _Lineage:
+    """The datasets, columns and filters code names, gathered node by node (``code_lineage``)."""
+
+    def __init__(self) -> None:
+        self.datasets: list[str] = []
+        self.columns: list[str] = []
+        self.filters: list[str] = []
+
+    def subscript(self, target: ast.expr, index: ast.expr) -> None:
+        """``datasets["x"]``, ``df.loc[cond, "col"]``, ``df[cond]`` or ``df["col"]``."""
+        if isinstance(target, ast.Name) and target.id == "datasets":
+            self.datasets += _strings(index)
+            return
+        if isinstance(target, ast.Attribute) and target.attr in ("loc", "iloc"):
+            parts = index.elts if isinstance(index, ast.Tuple) else [index]
+            if parts and _is_condition(parts[0]):
+                self.filters.append(_clip(ast.unparse(parts[0])))
+            for part in parts[1:]:
+                self.columns += _strings(part)
+            return
+        if _is_condition(index):
+            self.filters.append(_clip(ast.unparse(index)))
+        else:
+            self.columns += _strings(index)
+
+    def engine_call(self, node: ast.Call) -> None:
+        """``engine.<capability>("dataset", "column", start=..., period=...)``."""
+        named = {k.arg: k.value for k in node.keywords if k.arg}
+        first = node.args[0] if node.args else named.get("dataset")
+        second = node.args[1] if len(node.args) > 1 else named.get("column")
+        self.datasets += _strings(first) if first is not None else []
+        self.columns += _strings(second) if second is not None else []
+        bounds = [
+            f"{k}={ast.unparse(v)}"
+            for k, v in named.items()
+            if k in ("period", "start", "end", "where", "periods")
+        ]
+        if bounds:
+            self.filters.append(_clip(", ".join(bounds)))
+
+    def sql(self, query: ast.expr) -> None:
+        """The tables and WHERE clauses of the SQL text ``query`` holds."""
+        for text in _strings(query):
+            found = sql_lineage(text)
+            self.datasets += found["datasets"]
+            self.filters += found["filters"]
 
 
 def sql_lineage(query: str) -> dict[str, list[str]]:

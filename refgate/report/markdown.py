@@ -16,7 +16,7 @@ from refgate.report.cards import CONCLUSIONS_NOTE, influence_note, sent_lines
 from refgate.report.controls import visible_controls
 from refgate.report.links import allowed_urls, inert_links, inert_urls
 from refgate.report.run import header_facts
-from refgate.report.shape import clean_run
+from refgate.report.shape import clean_run, texts
 
 #: Characters that would let text from a document, a page or a model become markup in a
 #: markdown viewer (raw HTML, links, images, code spans, entities).
@@ -150,37 +150,19 @@ def _reference(c: cardlib.Card, influence: object = ()) -> str:
 
 def render_run_markdown(record: Mapping[str, object]) -> str:
     """The run as one markdown document."""
-    record = clean_run(record)
-    refs = record["refs"]
-    gate = record.get("gate") or {}
-    answer = str(record.get("answer") or "").rstrip()
-    facts = header_facts(record)
-    verdict = cardlib.verdict(gate)
-    head = [f"# {_one_line(record.get('question') or '(no question)', 500)}", ""]
-    meta = [f"GATE: **{verdict['text']}**"]
-    if record.get("workspace"):
-        meta.append(f"workspace: {record['workspace'].get('name')}")
-    if facts["models"]:
-        meta.append("model: " + ", ".join(facts["models"]))
-    for name in ("created_at", "thread_id"):
-        if record.get(name):
-            meta.append(
-                f"{'date' if name == 'created_at' else 'thread'}: {_one_line(record[name])}"
-            )
-    if facts["tokens"] is not None:
-        meta.append(f"tokens: {facts['tokens']}")
-    if facts["cost_usd"] is not None:
-        meta.append(f"cost: ${facts['cost_usd']:.4f} (estimated)")
-    if facts["seconds"] is not None:
-        meta.append(f"time: {facts['seconds']} s")
-    allowed = allowed_urls(refs, [record["question"]])
+    run = clean_run(record)
+    refs = run["refs"]
+    gate = run.get("gate") or {}
+    answer = str(run.get("answer") or "").rstrip()
+    allowed = allowed_urls(refs, [run["question"]])
     numbers = cardlib.citation_numbers(
-        answer, *(t["answer"] for t in record["earlier_turns"]), refs=refs
+        answer, *(t["answer"] for t in run["earlier_turns"]), refs=refs
     )
-    out = [*head, " · ".join(meta), ""]
-    if record["earlier_turns"]:
+    out = [f"# {_one_line(run.get('question') or '(no question)', 500)}", ""]
+    out += [_meta_line(run, cardlib.verdict(gate)["text"]), ""]
+    if run["earlier_turns"]:
         out += ["## Earlier in this conversation", ""]
-        for n, turn in enumerate(record["earlier_turns"], 1):
+        for n, turn in enumerate(run["earlier_turns"], 1):
             text = numbered_citations(turn["answer"].rstrip(), refs, numbers)
             out += [f"**Q{n}. {_one_line(turn['question'], 500)}**", ""]
             out += [inert_answer(text, allowed) or "_(no answer)_", ""]
@@ -190,22 +172,7 @@ def render_run_markdown(record: Mapping[str, object]) -> str:
         inert_answer(numbered_citations(answer, refs, numbers), allowed) or "_(no answer)_",
         "",
     ]
-    # beside the answer: the GATE's warnings, the model's conclusions, what was sent out
-    warned = cardlib.warnings(gate)
-    if warned:
-        out += ["## GATE warnings", ""]
-        out += [_issue_line(w) for w in warned]
-        out.append("")
-    conclusions = gate.get("conclusions") or []
-    if conclusions:
-        out += ["## The model's conclusions (not verified)", "", CONCLUSIONS_NOTE, ""]
-        out += [f"- {_one_line(c, 400)}" for c in conclusions]
-        out.append("")
-    sent = record.get("outbound") or []
-    if sent:
-        out += ["## Sent off the machine", ""]
-        out += [f"- {_one_line(line, 600)}" for line in sent_lines(sent)]
-        out.append("")
+    out += _beside_answer(gate, run.get("outbound") or [])
     cited, _ = cardlib.build_cards(answer, refs, gate)
     for c in cited:
         c["number"] = numbers.get(c["id"])
@@ -221,7 +188,49 @@ def render_run_markdown(record: Mapping[str, object]) -> str:
         out += ["## Not verified", ""]
         out += [_issue_line(u) for u in unmet]
         out.append("")
-    critiques = record.get("critiques") or []
+    critiques = run.get("critiques") or []
     if critiques:
         out += ["## CRITIQUE", "", *(f"- {_one_line(c, 600)}" for c in critiques), ""]
     return visible_controls("\n".join(out).rstrip() + "\n")
+
+
+def _meta_line(run: Mapping[str, object], verdict: str) -> str:
+    """The header line: the verdict, workspace, models, date, thread, tokens, cost, time."""
+    facts = header_facts(run)
+    meta = [f"GATE: **{verdict}**"]
+    workspace = run.get("workspace")
+    if workspace and isinstance(workspace, Mapping):
+        meta.append(f"workspace: {workspace.get('name')}")
+    if facts["models"]:
+        meta.append("model: " + ", ".join(facts["models"]))
+    for name in ("created_at", "thread_id"):
+        if run.get(name):
+            meta.append(f"{'date' if name == 'created_at' else 'thread'}: {_one_line(run[name])}")
+    if facts["tokens"] is not None:
+        meta.append(f"tokens: {facts['tokens']}")
+    if facts["cost_usd"] is not None:
+        meta.append(f"cost: ${facts['cost_usd']:.4f} (estimated)")
+    if facts["seconds"] is not None:
+        meta.append(f"time: {facts['seconds']} s")
+    return " · ".join(meta)
+
+
+def _beside_answer(gate: Mapping[str, object], sent: object) -> list[str]:
+    """The sections beside the answer: the GATE's warnings, the model's conclusions, what was
+    sent off the machine."""
+    out: list[str] = []
+    warned = cardlib.warnings(gate)
+    if warned:
+        out += ["## GATE warnings", ""]
+        out += [_issue_line(w) for w in warned]
+        out.append("")
+    conclusions = texts(gate.get("conclusions"))  # already texts in a cleaned run
+    if conclusions:
+        out += ["## The model's conclusions (not verified)", "", CONCLUSIONS_NOTE, ""]
+        out += [f"- {_one_line(c, 400)}" for c in conclusions]
+        out.append("")
+    if sent:
+        out += ["## Sent off the machine", ""]
+        out += [f"- {_one_line(line, 600)}" for line in sent_lines(sent)]
+        out.append("")
+    return out

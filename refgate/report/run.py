@@ -73,9 +73,9 @@ def run_record(
 ) -> AnswerDocument:
     """The run as plain data: question, answer, refs (``{id: dict}``), GATE report, critiques,
     trace summary, and where, when and with which models it ran."""
-    ws = None
+    place = None
     if workspace is not None:
-        ws = {
+        place = {
             "name": str(getattr(workspace, "name", "")),
             "root": str(getattr(workspace, "root", workspace)),
         }
@@ -94,7 +94,7 @@ def run_record(
         "trace_summary": _plain(result.get("trace_summary") or {}),
         # the conversation: every finished turn of the thread (the last one is this run's)
         "turns": cast("list[Turn]", _plain(list(result.get("turns") or []))),
-        "workspace": ws,
+        "workspace": place,
         "models": dict(models or {}),
         "duration_s": duration_s,
         "created_at": created_at or dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

@@ -22,7 +22,7 @@ from refgate.report import cards as cardlib
 from refgate.report.answer import strip_unmet_section
 from refgate.report.markdown import numbered_citations
 from refgate.report.run import header_facts
-from refgate.report.shape import clean_run
+from refgate.report.shape import clean_run, texts
 
 #: Rows of a cited table shown in its entry.
 MAX_TABLE_ROWS = 12
@@ -116,24 +116,7 @@ def render_run_docx(record: Mapping[str, object]) -> bytes:
     doc.add_heading("Answer", level=2)
     body = strip_unmet_section(answer) if not gate.get("passed") else answer
     _paragraphs(doc, numbered_citations(body, refs, numbers) or "(no answer)")
-    # beside the answer, as in the markdown and HTML reports
-    warned = cardlib.warnings(gate)
-    if warned:
-        doc.add_heading("GATE warnings", level=2)
-        for w in warned:
-            line = f'"{w["claim"] or "(whole answer)"}": {w["detail"]} ({w["code"]})'
-            doc.add_paragraph(_plain(line), style="List Bullet")
-    conclusions = gate.get("conclusions") or []
-    if conclusions:
-        doc.add_heading("The model's conclusions (not verified)", level=2)
-        doc.add_paragraph(_plain(cardlib.CONCLUSIONS_NOTE))
-        for text in conclusions:
-            doc.add_paragraph(_plain(cardlib.clip(text, 2000)), style="List Bullet")
-    sent = cardlib.sent_lines(record.get("outbound") or [])
-    if sent:
-        doc.add_heading("Sent off the machine", level=2)
-        for line in sent:
-            doc.add_paragraph(_plain(cardlib.clip(line, 2000)), style="List Bullet")
+    _beside_answer(doc, gate, record.get("outbound") or [])
     cited, _ = cardlib.build_cards(answer, refs, gate)
     if cited:
         doc.add_heading("Evidence cited", level=2)
@@ -155,6 +138,28 @@ def render_run_docx(record: Mapping[str, object]) -> bytes:
     out = io.BytesIO()
     doc.save(out)
     return out.getvalue()
+
+
+def _beside_answer(doc: DocxDocument, gate: Mapping[str, object], outbound: object) -> None:
+    """Beside the answer, as in the markdown and HTML reports: the GATE's warnings, the model's
+    conclusions, what was sent off the machine."""
+    warned = cardlib.warnings(gate)
+    if warned:
+        doc.add_heading("GATE warnings", level=2)
+        for w in warned:
+            line = f'"{w["claim"] or "(whole answer)"}": {w["detail"]} ({w["code"]})'
+            doc.add_paragraph(_plain(line), style="List Bullet")
+    conclusions = texts(gate.get("conclusions"))  # already texts in a cleaned run
+    if conclusions:
+        doc.add_heading("The model's conclusions (not verified)", level=2)
+        doc.add_paragraph(_plain(cardlib.CONCLUSIONS_NOTE))
+        for text in conclusions:
+            doc.add_paragraph(_plain(cardlib.clip(text, 2000)), style="List Bullet")
+    sent = cardlib.sent_lines(outbound)
+    if sent:
+        doc.add_heading("Sent off the machine", level=2)
+        for line in sent:
+            doc.add_paragraph(_plain(cardlib.clip(line, 2000)), style="List Bullet")
 
 
 def render_text_docx(title: str, markdown: str) -> bytes:

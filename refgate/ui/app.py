@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from sse_starlette.sse import EventSourceResponse
 from starlette.applications import Starlette
@@ -210,7 +210,7 @@ def _extras(record: Mapping[str, object]) -> dict[str, dict[str, object]]:
     """Per card anchor, what the page adds to the report's card: the PDF page of a docRef, the
     fetch facts of a webRef."""
     out: dict[str, dict[str, object]] = {}
-    refs = cast(Mapping[str, Mapping[str, Any]], record.get("refs") or {})
+    refs = cast(Mapping[str, Mapping[str, object]], record.get("refs") or {})
     for ref_id, ref in refs.items():
         p = ref.get("payload") if isinstance(ref.get("payload"), Mapping) else {}
         assert isinstance(p, Mapping)
@@ -290,7 +290,7 @@ def _bindings(gate: object) -> list[dict[str, object]]:
     return out
 
 
-def _withheld(values: Mapping[str, Any]) -> list[str]:
+def _withheld(values: Mapping[str, object]) -> list[str]:
     """What the run withheld after an injection signal: tool calls and refs, in words."""
     prov = values.get("provenance") if isinstance(values.get("provenance"), Mapping) else {}
     assert isinstance(prov, Mapping)
@@ -343,19 +343,20 @@ async def thread_view(request: Request, state: UiState) -> Response:
     return JSONResponse(await asyncio.to_thread(build))
 
 
-def _doc_ref(state: UiState, request: Request) -> tuple[Workspace, Mapping[str, Any]]:
+def _doc_ref(state: UiState, request: Request) -> tuple[Workspace, Mapping[str, object]]:
     ws = state.workspace(request.query_params.get("workspace"))
     thread = _thread_id(request.query_params.get("thread"))
     record = state.record(ws, thread)
-    refs = cast(Mapping[str, Mapping[str, Any]], (record or {}).get("refs") or {})
+    refs = record.get("refs") or {} if record is not None else {}
     ref = refs.get(str(request.query_params.get("ref")))
     if ref is None or ref.get("kind") != "docRef":
         raise ValueError("no such document ref in this thread")
     return ws, ref
 
 
-def _page_of(ref: Mapping[str, Any]) -> tuple[str, int]:
-    p = ref.get("payload") or {}
+def _page_of(ref: Mapping[str, object]) -> tuple[str, int]:
+    payload = ref.get("payload")
+    p = payload if isinstance(payload, Mapping) else {}
     try:
         page = int(str(p.get("page")))
     except (TypeError, ValueError):

@@ -14,7 +14,7 @@ import sqlite3
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -23,8 +23,14 @@ from typing_extensions import TypedDict
 from refgate.config import load_settings
 from refgate.graph import build_graph
 from refgate.memory.audit import list_runs, thread_run_facts
-from refgate.memory.persistence import CHECKPOINTS_FILE, checkpoint_serde, open_persistence
+from refgate.memory.persistence import (
+    CHECKPOINTS_FILE,
+    checkpoint_serde,
+    open_persistence,
+    stored_research_report,
+)
 from refgate.nodes.research.report import to_markdown
+from refgate.nodes.state import WorkbenchState
 from refgate.report import (
     answer_document,
     render_research_html,
@@ -129,19 +135,20 @@ def list_threads(ws: Workspace) -> list[ThreadRow]:
     return ordered[:MAX_THREADS]
 
 
-def thread_state(ws: Workspace, thread: str) -> tuple[dict[str, Any], list[str]]:
+def thread_state(ws: Workspace, thread: str) -> tuple[WorkbenchState, list[str]]:
     """The thread's checkpointed values and the passes still to run (empty when finished)."""
     settings = load_settings(workspace_settings=ws.settings)
     with open_persistence(settings, ws) as (checkpointer, store):
         graph = build_graph(checkpointer=checkpointer, store=store, workspace=ws, settings=settings)
         config: RunnableConfig = {"configurable": {"thread_id": thread}}
         snap = graph.get_state(config)
+        values = cast(WorkbenchState, dict(snap.values))  # the graph's declared state
         if snap.next:
-            return dict(snap.values), list(snap.next)
+            return values, list(snap.next)
         # a run stopped between passes: its checkpoint still names the next pass (``ask``
         # resumes it), though ``get_state`` applied the finished pass's writes and shows none
         newest = next(iter(graph.get_state_history(config, limit=1)), None)
-        return dict(snap.values), list(newest.next) if newest is not None else []
+        return values, list(newest.next) if newest is not None else []
 
 
 def thread_record(ws: Workspace, thread: str) -> AnswerDocument | None:
@@ -209,23 +216,12 @@ def thread_download(ws: Workspace, record: Mapping[str, object], fmt: str) -> by
         return path.read_bytes()
 
 
-def research_report(ws: Workspace, thread: str) -> dict[str, Any] | None:
+def research_report(ws: Workspace, thread: str) -> dict[str, object] | None:
     """The deep-research report stored for ``thread`` (``research.sqlite``), or None."""
-    path = ws.state_dir / "research.sqlite"
-    if not path.is_file():
-        return None
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
     try:
-        tup = SqliteSaver(conn, serde=checkpoint_serde()).get_tuple(
-            {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
-        )
+        return stored_research_report(ws.state_dir, thread)
     except sqlite3.Error:
         return None
-    finally:
-        conn.close()
-    values = (tup.checkpoint or {}).get("channel_values", {}) if tup else {}
-    report = values.get("report")
-    return report if isinstance(report, dict) else None
 
 
 def research_html(report: Mapping[str, object]) -> str:

@@ -27,8 +27,8 @@ import json
 import time
 import zipfile
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import httpx
 from lxml import etree
@@ -156,7 +156,7 @@ class DartClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _get(self, endpoint: str, params: dict[str, Any], cap: int) -> bytes:
+    def _get(self, endpoint: str, params: Mapping[str, str | int], cap: int) -> bytes:
         now = time.monotonic()
         if now >= self.sync_ends:
             raise DartDeadline(
@@ -192,7 +192,7 @@ class DartClient:
         finally:
             self._deadline.at = float("inf")
 
-    def _json(self, endpoint: str, params: dict[str, Any]) -> dict[str, Any]:
+    def _json(self, endpoint: str, params: Mapping[str, str | int]) -> dict[str, object]:
         body = self._get(endpoint, params, self.limits.max_json_bytes)
         try:
             data = json.loads(body.decode("utf-8"))
@@ -205,7 +205,7 @@ class DartClient:
             raise status_error(status, str(data.get("message", ""))[:300], endpoint)
         return data
 
-    def _zip(self, endpoint: str, params: dict[str, Any]) -> bytes:
+    def _zip(self, endpoint: str, params: Mapping[str, str | int]) -> bytes:
         """A ZIP answer, or the status error OpenDART sends instead (XML or JSON)."""
         body = self._get(endpoint, params, self.limits.max_zip_bytes)
         if body[:2] == b"PK":
@@ -230,11 +230,11 @@ class DartClient:
         end_de: str,
         detail_type: str,
         page_no: int = 1,
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         """One page of ``list.json`` for a company, dates ``YYYYMMDD`` and a detail type (A001
         사업보고서, A002 반기보고서, A003 분기보고서, or a major-event type B001...); an empty
         page for status 013."""
-        params = {
+        params: dict[str, str | int] = {
             "corp_code": corp_code,
             "bgn_de": bgn_de,
             "end_de": end_de,
@@ -255,7 +255,7 @@ class DartClient:
 
     def statements(
         self, corp_code: str, bsns_year: int, reprt_code: str, fs_div: str
-    ) -> dict[str, Any] | None:
+    ) -> dict[str, object] | None:
         """``fnlttSinglAcntAll.json``: one company's full statements (단일회사 전체 재무제표) of a
         report, ``fs_div`` CFS (연결) or OFS (별도); None for status 013 (none filed)."""
         params = {

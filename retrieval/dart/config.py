@@ -141,6 +141,34 @@ def _date(value: object, where: str) -> dt.date:
         raise DartConfigError(f"{where}: expected a date YYYY-MM-DD, got {value!r}") from exc
 
 
+def _companies(companies: object, where: str) -> list[str]:
+    """``[dart] companies``: stock codes, corp_codes or company names, as strings."""
+    if not isinstance(companies, list) or not companies:
+        raise DartConfigError(f"{where}.companies: a list of stock codes or corp_codes")
+    for c in companies:
+        if not isinstance(c, str) or not c.strip() or len(c) > 100 or not c.isprintable():
+            raise DartConfigError(
+                f"{where}.companies: {c!r} is neither a stock code (6 digits), a corp_code "
+                "(8 digits) nor a company name; write it as a string"
+            )
+    return companies
+
+
+def _report_types(reports: object, where: str) -> list[str]:
+    """``[dart] reports``: the report types' names (an alias read as its name)."""
+    if not isinstance(reports, list) or not reports:
+        raise DartConfigError(f"{where}.reports: a list of report types")
+    names = []
+    for r in reports:
+        name = ALIASES.get(str(r), str(r))
+        if name not in REPORT_TYPES:
+            raise DartConfigError(
+                f"{where}.reports: unknown report type {r!r} (known: {', '.join(REPORT_TYPES)})"
+            )
+        names.append(name)
+    return names
+
+
 def load_dart_config(workspace: Path | str, *, today: dt.date | None = None) -> DartConfig:
     """The ``[dart]`` block of ``<workspace>/refgate.toml``; ``DartConfigError`` when it is
     missing or wrong."""
@@ -159,26 +187,8 @@ def load_dart_config(workspace: Path | str, *, today: dt.date | None = None) -> 
     unknown = sorted(set(block) - KEYS)
     if unknown:
         raise DartConfigError(f"{where}: unknown key(s) {', '.join(unknown)}")
-    companies = block.get("companies")
-    if not isinstance(companies, list) or not companies:
-        raise DartConfigError(f"{where}.companies: a list of stock codes or corp_codes")
-    for c in companies:
-        if not isinstance(c, str) or not c.strip() or len(c) > 100 or not c.isprintable():
-            raise DartConfigError(
-                f"{where}.companies: {c!r} is neither a stock code (6 digits), a corp_code "
-                "(8 digits) nor a company name; write it as a string"
-            )
-    reports = block.get("reports", ["사업보고서"])
-    if not isinstance(reports, list) or not reports:
-        raise DartConfigError(f"{where}.reports: a list of report types")
-    names = []
-    for r in reports:
-        name = ALIASES.get(str(r), str(r))
-        if name not in REPORT_TYPES:
-            raise DartConfigError(
-                f"{where}.reports: unknown report type {r!r} (known: {', '.join(REPORT_TYPES)})"
-            )
-        names.append(name)
+    companies = _companies(block.get("companies"), where)
+    names = _report_types(block.get("reports", ["사업보고서"]), where)
     start = _date(block.get("start", "2020-01-01"), f"{where}.start")
     end = _date(block["end"], f"{where}.end") if "end" in block else (today or dt.date.today())
     if end < start:

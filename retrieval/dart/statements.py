@@ -99,12 +99,13 @@ def _periods(reprt_code: str, sj_div: str, year: int) -> list[tuple[str, str, in
 
 
 def statement_rows(
-    answer: Mapping[str, Any], filing: Mapping[str, Any], fs_div: str
-) -> list[dict[str, Any]]:
+    answer: Mapping[str, object], filing: Mapping[str, object], fs_div: str
+) -> list[dict[str, object]]:
     """Dataset rows of one ``fnlttSinglAcntAll.json`` answer for ``filing`` (its list.json row
     plus ``reprt_code`` and ``bsns_year``) and ``fs_div``."""
-    rows: list[dict[str, Any]] = []
-    for item in answer.get("list") or []:
+    rows: list[dict[str, object]] = []
+    listed = answer.get("list") or []
+    for item in listed if isinstance(listed, list) else []:
         if not isinstance(item, Mapping):
             continue
         reprt_code = str(item.get("reprt_code") or filing["reprt_code"])

@@ -337,38 +337,51 @@ def sync(config: DartConfig, client: DartClient, say: Say | None = None) -> Sync
                     new.setdefault(row["rcept_no"], row)
         todo = sorted(new.values(), key=lambda r: (r.get("rcept_dt", ""), r["rcept_no"]))
         say(f"{result.listed} filings listed, {len(todo)} new")
-        in_a_row = 0
-        for n, filing in enumerate(todo, start=1):
-            try:
-                stored = _fetch_filing(client, config, layout, filing)
-                in_a_row = 0
-            except (DartHTTPError, DartNetworkError) as exc:
-                in_a_row += 1
-                if in_a_row >= MAX_FAILURES_IN_A_ROW:
-                    raise
-                stored, problem = None, str(exc)
-            except RecursionError as exc:  # a nesting no bound above caught: skip, never crash
-                stored, problem = None, f"nested too deeply to read ({exc})"
-            except FILING_FAILURES as exc:
-                stored, problem = None, str(exc)
-            if stored is None:
-                result.problems.append(f"{filing['rcept_no']}: {problem}")
-                say(
-                    f"skipped {filing['rcept_no']} ({str(filing.get('report_nm'))[:80]}): {problem}"
-                )
-                continue
-            manifest["filings"][filing["rcept_no"]] = stored
-            layout.write_manifest(manifest)
-            result.fetched.append(filing["rcept_no"])
-            say(
-                f"[{n}/{len(todo)}] {filing.get('corp_name', '')} {filing.get('report_nm', '')} "
-                f"{filing['rcept_no']}"
-            )
+        _fetch_all(client, config, layout, manifest, todo, result, say)
     finally:
         layout.write_manifest(manifest)
         result.statement_rows = _write_dataset(layout, manifest, result.problems)
         result.requests = client.requests
     return result
+
+
+def _fetch_all(
+    client: DartClient,
+    config: DartConfig,
+    layout: Layout,
+    manifest: dict[str, Any],
+    todo: list[dict[str, Any]],
+    result: SyncResult,
+    say: Say,
+) -> None:
+    """Fetch each new filing of ``todo`` into the manifest (written after each); a filing whose
+    answers are unusable is skipped with its reason, ``MAX_FAILURES_IN_A_ROW`` network or
+    service failures in a row end the sync."""
+    in_a_row = 0
+    for n, filing in enumerate(todo, start=1):
+        try:
+            stored = _fetch_filing(client, config, layout, filing)
+            in_a_row = 0
+        except (DartHTTPError, DartNetworkError) as exc:
+            in_a_row += 1
+            if in_a_row >= MAX_FAILURES_IN_A_ROW:
+                raise
+            stored, problem = None, str(exc)
+        except RecursionError as exc:  # a nesting no bound above caught: skip, never crash
+            stored, problem = None, f"nested too deeply to read ({exc})"
+        except FILING_FAILURES as exc:
+            stored, problem = None, str(exc)
+        if stored is None:
+            result.problems.append(f"{filing['rcept_no']}: {problem}")
+            say(f"skipped {filing['rcept_no']} ({str(filing.get('report_nm'))[:80]}): {problem}")
+            continue
+        manifest["filings"][filing["rcept_no"]] = stored
+        layout.write_manifest(manifest)
+        result.fetched.append(filing["rcept_no"])
+        say(
+            f"[{n}/{len(todo)}] {filing.get('corp_name', '')} {filing.get('report_nm', '')} "
+            f"{filing['rcept_no']}"
+        )
 
 
 def rebuild(config: DartConfig) -> SyncResult:

@@ -23,31 +23,31 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import psycopg
 from psycopg import sql
+from typing_extensions import Unpack
 
 from refgate.memory.embeddings import embeddings_from_spec, embeddings_id
 from refgate.retrieval.bm25 import KIWI, query_tokens, stemmer
 from refgate.retrieval.dense import normalise
 from refgate.retrieval.fusion import (
-    COSINE_FLOOR,
     DECISIVE_DEPTH,
-    DECISIVE_POWER,
-    RRF_K,
-    convex_fuse,
-    decisive_weight,
-    dense_weight_for,
-    rrf_fuse,
 )
-from refgate.retrieval.index import CANDIDATES, FusionMethod, Hit, SearchMode
-from refgate.retrieval.mmr import DEFAULT_LAMBDA, mmr_select
+from refgate.retrieval.mmr import DEFAULT_LAMBDA
 from refgate.retrieval.pgvector.connection import PgIndexError, as_array, connect, describe
 from refgate.retrieval.pgvector.filters import SqlFilter, sql_filter
 from refgate.retrieval.pgvector.schema import Tables, check_name, registry_rows, table_prefix
+from refgate.retrieval.ranking import (
+    Candidates,
+    ChunkView,
+    Hit,
+    SearchOptions,
+    SearchPlan,
+    pick_hits,
+)
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -205,35 +205,15 @@ class PgIndex:
 
     # ------------------------------------------------------------------ search
 
-    def search(
-        self,
-        query: str,
-        *,
-        k: int = 10,
-        filters: Mapping[str, object] | None = None,
-        mmr: bool = True,
-        mode: SearchMode = "hybrid",
-        lambda_mult: float | None = None,
-        fetch_k: int | None = None,
-        fusion: FusionMethod = "convex",
-        dense_weight: float | None = None,
-        decisive: float = DECISIVE_POWER,
-        near_duplicate: float | None = None,
-        dense_floor: float = COSINE_FLOOR,
-    ) -> list[Hit]:
+    def search(self, query: str, **options: Unpack[SearchOptions]) -> list[Hit]:
         """The ``k`` best chunks for ``query``: ``DocumentIndex.search``'s arguments and
         ranking."""
-        if k <= 0 or not query.strip():
+        plan = SearchPlan.of(options, self.lambda_mult)
+        if plan.k <= 0 or not query.strip():
             return []
-        if mode not in ("hybrid", "dense", "bm25"):
-            raise ValueError(f"mode must be hybrid, dense or bm25, not {mode!r}")
-        if fusion not in ("convex", "rrf"):
-            raise ValueError(f"fusion must be convex or rrf, not {fusion!r}")
-        lam = self.lambda_mult if lambda_mult is None else lambda_mult
-        fetch = max(fetch_k or 4 * k, k)
-        pool = max(fetch, CANDIDATES) if mode == "hybrid" else fetch
-        where = sql_filter(filters)
-        qvec = self.embed_query(query) if mode in ("hybrid", "dense") else None
+        plan.check()
+        where = sql_filter(plan.filters)
+        qvec = self.embed_query(query) if plan.mode in ("hybrid", "dense") else None
         with self._lock:
             try:
                 conn = self._connection()
@@ -243,11 +223,7 @@ class PgIndex:
                 conn = self._connection()
             with conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                return self._search(
-                    conn, query, qvec, where, k=k, fetch=fetch, pool=pool, mode=mode, mmr=mmr,
-                    lam=lam, fusion=fusion, alpha=dense_weight, decisive=decisive,
-                    near_duplicate=near_duplicate, dense_floor=dense_floor,
-                )  # fmt: skip
+                return self._search(conn, query, qvec, where, plan)
 
     def _search(
         self,
@@ -255,18 +231,7 @@ class PgIndex:
         query: str,
         qvec: np.ndarray | None,
         where: SqlFilter,
-        *,
-        k: int,
-        fetch: int,
-        pool: int,
-        mode: SearchMode,
-        mmr: bool,
-        lam: float,
-        fusion: FusionMethod,
-        alpha: float | None,
-        decisive: float,
-        near_duplicate: float | None,
-        dense_floor: float,
+        plan: SearchPlan,
     ) -> list[Hit]:
         chunks, total_terms, windows, vsum = self._stats(conn)
         if chunks == 0:
@@ -290,69 +255,26 @@ class PgIndex:
         lexical: list[tuple[int, float]] = []
         terms: tuple[list[str], list[int], list[float]] | None = None
         if qvec is not None:
-            dense = self._dense_top(conn, qvec[0], pool, where, windows)
-        if mode in ("hybrid", "bm25"):
+            dense = self._dense_top(conn, qvec[0], plan.pool, where, windows)
+        if plan.mode in ("hybrid", "bm25"):
             terms = self._query_terms(conn, query, chunks)
             if terms is not None:
-                lexical = self._bm25_top(conn, terms, where, total_terms / chunks, pool, chunks)
-        dense_s = dict(dense)
-        bm25_s = dict(lexical)
-        if alpha is None and mode == "hybrid" and fusion == "convex":
-            homogeneity = self.homogeneity_of(chunks, vsum)
-            alpha = dense_weight_for(query, homogeneity)
+                lexical = self._bm25_top(
+                    conn, terms, where, total_terms / chunks, plan.pool, chunks
+                )
+        candidates = Candidates(dense, lexical)
+        alpha = plan.alpha
+        if plan.weighs_lists:
             # the reachable chunks' best BM25 scores, the rest 0 (as bm25s scores them)
             best = [s for _, s in lexical[:DECISIVE_DEPTH]]
             best += [0.0] * max(0, min(DECISIVE_DEPTH, reachable) - len(best))
-            alpha = decisive_weight(alpha, [s for _, s in dense], best, power=decisive)
-        if mode == "hybrid" and fusion == "rrf":
-            ranked = rrf_fuse([[r for r, _ in dense], [r for r, _ in lexical]], k=RRF_K)[:fetch]
-        elif mode == "hybrid":
-            rows = list(dict.fromkeys([r for r, _ in dense] + [r for r, _ in lexical]))
-            missing_dense = [r for r in rows if r not in dense_s]
-            if missing_dense and qvec is not None:
-                dense_s.update(self._dense_of(conn, qvec[0], missing_dense))
-            missing_bm25 = [r for r in rows if r not in bm25_s]
-            if missing_bm25 and terms is not None:
-                bm25_s.update(
-                    self._bm25(conn, terms, SqlFilter(), total_terms / chunks, ids=missing_bm25)
-                )
-            ranked = convex_fuse(
-                rows,
-                [dense_s.get(r, -1.0) for r in rows],
-                [bm25_s.get(r, 0.0) for r in rows],
-                alpha=alpha if alpha is not None else dense_weight_for(query),
-                dense_floor=dense_floor,
-            )[:fetch]
-        elif mode == "dense":
-            ranked = dense
-        else:
-            ranked = lexical
+            alpha = plan.dense_weight(query, self.homogeneity_of(chunks, vsum), dense, best)
+        missing = _PgMissingScores(self, conn, qvec, terms, total_terms / chunks)
+        ranked = candidates.rank(plan, alpha, missing)
         if not ranked:
             return []
-        rows = [r for r, _ in ranked]
-        rel = np.array([s for _, s in ranked], dtype=np.float64)
-        found = self._chunks(conn, rows)
-        if mmr and len(rows) > 1:
-            vecs = np.stack([found[r][3] for r in rows])
-            order = mmr_select(rel, vecs, k, lambda_mult=lam, near_duplicate=near_duplicate)
-        else:
-            order = list(range(min(k, len(rows))))
-        hits = []
-        for rank, i in enumerate(order, start=1):
-            chunk_id, doc_id, text, _, meta = found[rows[i]]
-            hits.append(
-                Hit(
-                    doc_id=doc_id,
-                    chunk_id=chunk_id,
-                    score=float(rel[i]),
-                    text=text,
-                    metadata=meta,
-                    rank=rank,
-                    dense_score=dense_s.get(rows[i]),
-                    bm25_score=bm25_s.get(rows[i]),
-                )
-            )
-        return hits
+        found = self._chunks(conn, [r for r, _ in ranked])
+        return pick_hits(plan, ranked, candidates, lambda r: _view(found[r]), lambda r: found[r][3])
 
     def _reachable(self, conn: psycopg.Connection, where: SqlFilter, cap: int) -> int:
         """How many chunks pass the filter, counted up to ``cap``."""
@@ -527,3 +449,36 @@ class PgIndex:
             int(i): (str(cid), str(did), str(text), as_array(vec), dict(meta))
             for i, cid, did, text, vec, meta in rows
         }
+
+
+def _view(chunk: tuple[str, str, str, np.ndarray, dict[str, Any]]) -> ChunkView:
+    chunk_id, doc_id, text, _, meta = chunk
+    return doc_id, chunk_id, text, meta
+
+
+class _PgMissingScores:
+    """The scores of fusion candidates only one list found, read from the database
+    (``ranking.MissingScores``)."""
+
+    def __init__(
+        self,
+        index: PgIndex,
+        conn: psycopg.Connection,
+        qvec: np.ndarray | None,
+        terms: tuple[list[str], list[int], list[float]] | None,
+        avg_terms: float,
+    ) -> None:
+        self.index, self.conn, self.qvec, self.terms, self.avg_terms = (
+            index, conn, qvec, terms, avg_terms
+        )  # fmt: skip
+
+    def dense_of(self, rows: list[int]) -> dict[int, float]:
+        if self.qvec is None:
+            return {}
+        return self.index._dense_of(self.conn, self.qvec[0], rows)
+
+    def bm25_of(self, rows: list[int]) -> dict[int, float]:
+        if self.terms is None:
+            return {}
+        scores = self.index._bm25(self.conn, self.terms, SqlFilter(), self.avg_terms, ids=rows)
+        return dict(scores)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Literal
 
-from refgate.cli.evaluation.metrics import CELLS, summarize
+from typing_extensions import TypedDict
+
+from refgate.cli.evaluation.metrics import CELLS, Counted, Summary, summarize
 from refgate.cli.evaluation.store import EvalResult
 
 #: How bad a cell is, worst first (a move towards the front is a regression).
@@ -18,7 +20,32 @@ _RANK = {
 }
 
 
-def compare_runs(a: Sequence[EvalResult], b: Sequence[EvalResult]) -> dict[str, Any]:
+class Change(TypedDict):
+    """A question whose cell differs between two runs."""
+
+    id: str
+    a: str | None
+    b: str | None
+    change: Literal["better", "worse"]
+    why_b: str
+
+
+class Comparison(TypedDict):
+    """Two runs compared (``compare_runs``)."""
+
+    summary_a: Summary
+    summary_b: Summary
+    delta: dict[Counted, int]
+    changes: list[Change]
+    only_a: list[str]
+    only_b: list[str]
+
+
+def _count(summary: Summary, key: Counted) -> int:
+    return summary[key]
+
+
+def compare_runs(a: Sequence[EvalResult], b: Sequence[EvalResult]) -> Comparison:
     """Per-question changes from run ``a`` to run ``b`` and the two summaries.
 
     ``changes`` lists only questions whose cell differs, each marked ``better`` or ``worse``
@@ -27,7 +54,7 @@ def compare_runs(a: Sequence[EvalResult], b: Sequence[EvalResult]) -> dict[str, 
     """
     by_a = {r["id"]: r for r in a}
     by_b = {r["id"]: r for r in b}
-    changes = []
+    changes: list[Change] = []
     for qid in [r["id"] for r in a if r["id"] in by_b]:
         ra, rb = by_a[qid], by_b[qid]
         if ra.get("cell") == rb.get("cell"):
@@ -44,7 +71,8 @@ def compare_runs(a: Sequence[EvalResult], b: Sequence[EvalResult]) -> dict[str, 
             }
         )
     sa, sb = summarize(a), summarize(b)
-    delta = {k: sb[k] - sa[k] for k in (*CELLS, "failed", "correct", "passed")}
+    counted: tuple[Counted, ...] = (*CELLS, "failed", "correct", "passed")
+    delta = {k: _count(sb, k) - _count(sa, k) for k in counted}
     return {
         "summary_a": sa,
         "summary_b": sb,

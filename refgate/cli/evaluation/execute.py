@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from refgate.api.public import ask
 from refgate.cli.evaluation.questions import EvalQuestion
 from refgate.cli.evaluation.runner import Outcome
+from refgate.verdict import Verdict
 
 if TYPE_CHECKING:
     from refgate.config import Settings
@@ -39,7 +40,7 @@ class AskExecutor:
         passes = list(summary.get("passes") or [])
         return Outcome(
             answer=answer.answer,
-            gate=dict(answer.gate),
+            gate=Verdict(**answer.gate),
             refs=dict(answer.refs),
             tokens=dict(answer.usage.total),
             cost_usd=answer.usage.cost_usd,

@@ -9,14 +9,54 @@ acceptance: the worst outcome, listed first everywhere), ``wrong_blocked``. A ru
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Literal, TypeAlias
+
+from typing_extensions import TypedDict
 
 from refgate.cli.evaluation.store import EvalResult
 
-CELLS = ("wrong_passed", "correct_blocked", "correct_passed", "wrong_blocked")
+#: A cell of the four, or ``failed``; ``Counted`` adds the summary's two totals.
+Cell: TypeAlias = Literal[
+    "wrong_passed", "correct_blocked", "correct_passed", "wrong_blocked", "failed"
+]
+Counted: TypeAlias = Literal[
+    "wrong_passed",
+    "correct_blocked",
+    "correct_passed",
+    "wrong_blocked",
+    "failed",
+    "correct",
+    "passed",
+]
+CELLS: tuple[Cell, ...] = ("wrong_passed", "correct_blocked", "correct_passed", "wrong_blocked")
 
 
-def cell_of(result: Mapping[str, object]) -> str:
+class Summary(TypedDict):
+    """A run's summary (``summarize``): the cells' counts, then rates and costs."""
+
+    n: int
+    wrong_passed: int
+    correct_blocked: int
+    correct_passed: int
+    wrong_blocked: int
+    failed: int
+    correct: int
+    passed: int
+    false_acceptance_rate: float | None
+    false_block_rate: float | None
+    exact_numeric: float | None
+    text_match: float | None
+    refusals_expected: int
+    refused_correct: int
+    tokens: dict[str, int]
+    cost_usd: float | None
+    cost_known_for: int
+    seconds: float
+    tool_calls: int
+    retries: int
+
+
+def cell_of(result: Mapping[str, object]) -> Cell:
     """The cell of one question result (``failed`` when the run produced no answer)."""
     if result.get("error"):
         return "failed"
@@ -30,10 +70,10 @@ def _rate(num: int, den: int) -> float | None:
     return round(num / den, 4) if den else None
 
 
-def summarize(results: Iterable[EvalResult]) -> dict[str, Any]:
+def summarize(results: Iterable[EvalResult]) -> Summary:
     """The summary of a run: cells first (false acceptance first), then rates and costs."""
     rows = list(results)
-    counts = {c: 0 for c in (*CELLS, "failed")}
+    counts: dict[Cell, int] = {c: 0 for c in (*CELLS, "failed")}
     for r in rows:
         counts[cell_of(r)] += 1
     numeric = [r for r in rows if r.get("gold_numbers")]
@@ -45,9 +85,12 @@ def summarize(results: Iterable[EvalResult]) -> dict[str, Any]:
             tokens[k] = tokens.get(k, 0) + int(v or 0)
     costs = [r.get("cost_usd") for r in rows]
     known = [c for c in costs if c is not None]
-    out: dict[str, Any] = {
+    out: Summary = {
         "n": len(rows),
-        **{c: counts[c] for c in CELLS},
+        "wrong_passed": counts["wrong_passed"],
+        "correct_blocked": counts["correct_blocked"],
+        "correct_passed": counts["correct_passed"],
+        "wrong_blocked": counts["wrong_blocked"],
         "failed": counts["failed"],
         "correct": counts["correct_passed"] + counts["correct_blocked"],
         "passed": counts["correct_passed"] + counts["wrong_passed"],

@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from typing_extensions import TypedDict
 
-from refgate.cli.evaluation.metrics import summarize
+from refgate.cli.evaluation.compare import Comparison
+from refgate.cli.evaluation.metrics import CELLS, Summary, summarize
 from refgate.cli.evaluation.questions import EvalError
 from refgate.cli.evaluation.store import EvalResult
 from refgate.report.output import ReportError, write_atomic
@@ -29,9 +30,18 @@ _CELL_TITLES = {
 }
 
 
+class EvalDocument(TypedDict):
+    """An eval run's report (``report_document``), whatever its format."""
+
+    run_id: str
+    meta: Mapping[str, object]
+    summary: Summary
+    questions: Sequence[EvalResult]
+
+
 def report_document(
     run_id: str, meta: Mapping[str, object], results: Sequence[EvalResult]
-) -> dict[str, object]:
+) -> EvalDocument:
     """The JSON document: ``run_id``, ``meta``, ``summary``, ``questions``."""
     return {"run_id": run_id, "meta": meta, "summary": summarize(results), "questions": results}
 
@@ -40,13 +50,10 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
-def summary_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
+def summary_rows(summary: Summary) -> list[tuple[str, str]]:
     """(label, value) rows of a summary, false acceptance first."""
     n = summary["n"]
-    rows = [
-        (_CELL_TITLES[c], f"{summary[c]} of {n}")
-        for c in ("wrong_passed", "correct_blocked", "correct_passed", "wrong_blocked", "failed")
-    ]
+    rows = [(_CELL_TITLES[c], f"{summary[c]} of {n}") for c in (*CELLS, "failed")]
     rows += [
         ("false acceptance rate (of passed)", _pct(summary["false_acceptance_rate"])),
         ("false block rate (of correct)", _pct(summary["false_block_rate"])),
@@ -70,11 +77,25 @@ def summary_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
+#: Questions are listed worst first: false acceptance, false block, failed, then the rest.
+_REVIEW_ORDER = {
+    "wrong_passed": 0,
+    "correct_blocked": 1,
+    "failed": 2,
+    "wrong_blocked": 3,
+    "correct_passed": 4,
+}
+
+
+def _review_order(questions: Sequence[EvalResult]) -> list[EvalResult]:
+    return sorted(questions, key=lambda r: _REVIEW_ORDER.get(r.get("cell", ""), 9))
+
+
 def _md_cell(text: object) -> str:
     return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")[:300]
 
 
-def to_markdown(doc: dict[str, Any]) -> str:
+def to_markdown(doc: EvalDocument) -> str:
     lines = [f"# refgate eval {doc['run_id']}", ""]
     meta = doc.get("meta") or {}
     for key in ("questions_file", "workspace", "model", "started"):
@@ -87,14 +108,7 @@ def to_markdown(doc: dict[str, Any]) -> str:
         "| id | cell | exit | why | tokens | s |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
-    order = {
-        "wrong_passed": 0,
-        "correct_blocked": 1,
-        "failed": 2,
-        "wrong_blocked": 3,
-        "correct_passed": 4,
-    }
-    for r in sorted(doc["questions"], key=lambda r: order.get(r.get("cell"), 9)):
+    for r in _review_order(doc["questions"]):
         tok = (r.get("tokens") or {}).get("total_tokens", 0)
         lines.append(
             f"| {_md_cell(r['id'])} | {r.get('cell')} | {r.get('exit')} | "
@@ -103,25 +117,18 @@ def to_markdown(doc: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_html(doc: dict[str, Any]) -> str:
+def to_html(doc: EvalDocument) -> str:
     env = Environment(
         loader=FileSystemLoader(str(Path(__file__).parent)),
         autoescape=select_autoescape(default=True, default_for_string=True),
     )
-    order = {
-        "wrong_passed": 0,
-        "correct_blocked": 1,
-        "failed": 2,
-        "wrong_blocked": 3,
-        "correct_passed": 4,
-    }
-    questions = sorted(doc["questions"], key=lambda r: order.get(r.get("cell"), 9))
+    questions = _review_order(doc["questions"])
     return env.get_template("eval_report.html.j2").render(
         doc=doc, rows=summary_rows(doc["summary"]), questions=questions, titles=_CELL_TITLES
     )
 
 
-def write_report(path: Path, doc: dict[str, Any]) -> None:
+def write_report(path: Path, doc: EvalDocument) -> None:
     """Write ``doc`` in the format its extension names."""
     path = Path(path)
     suffix = path.suffix.lower()
@@ -141,7 +148,7 @@ def write_report(path: Path, doc: dict[str, Any]) -> None:
         raise EvalError(f"--output {path}: {exc}") from None
 
 
-def compare_markdown(cmp: dict[str, Any], a: str, b: str) -> str:
+def compare_markdown(cmp: Comparison, a: str, b: str) -> str:
     """The comparison as a markdown table of changed questions plus the cell deltas."""
     lines = [
         f"# eval {a} -> {b}",
@@ -149,7 +156,7 @@ def compare_markdown(cmp: dict[str, Any], a: str, b: str) -> str:
         "| cell | " + a + " | " + b + " | change |",
         "| --- | --- | --- | --- |",
     ]
-    for key in ("wrong_passed", "correct_blocked", "correct_passed", "wrong_blocked", "failed"):
+    for key in (*CELLS, "failed"):
         lines.append(
             f"| {key} | {cmp['summary_a'][key]} | {cmp['summary_b'][key]} | "
             f"{cmp['delta'][key]:+d} |"

@@ -14,12 +14,15 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeVar
 
 from refgate.cli.evaluation.metrics import cell_of
 from refgate.cli.evaluation.questions import EvalQuestion
 from refgate.cli.evaluation.scoring import score_answer
 from refgate.cli.evaluation.store import EvalResult, RunStore
+from refgate.verdict import Verdict
+
+_T = TypeVar("_T")
 
 #: Exit codes of a question, as ``refgate ask`` would have returned them.
 EXIT_PASSED, EXIT_FAILED, EXIT_UNMET = 0, 1, 3
@@ -30,8 +33,8 @@ class Outcome:
     """What one run of one question produced."""
 
     answer: str | None = None
-    gate: dict[str, Any] = field(default_factory=dict)
-    refs: dict[str, Any] = field(default_factory=dict)
+    gate: Verdict = field(default_factory=lambda: Verdict())
+    refs: Mapping[str, object] = field(default_factory=dict)
     tokens: dict[str, int] = field(default_factory=dict)
     cost_usd: float | None = None
     tool_calls: int = 0
@@ -44,8 +47,8 @@ def thread_for(run_id: str, question_id: str) -> str:
     return f"eval-{run_id}-{question_id}"
 
 
-def _plain_refs(refs: Mapping[str, object]) -> dict[str, Any]:
-    out = {}
+def _plain_refs(refs: Mapping[str, object]) -> dict[str, object]:
+    out: dict[str, object] = {}
     for ref_id, ref in (refs or {}).items():
         out[str(ref_id)] = ref.model_dump(mode="json") if hasattr(ref, "model_dump") else ref
     return out
@@ -91,7 +94,7 @@ def result_record(q: EvalQuestion, outcome: Outcome, *, thread: str, seconds: fl
     return rec
 
 
-def _get(q: queue.Queue) -> Any:
+def _get(q: queue.Queue[_T]) -> _T:
     """``q.get()`` in short waits, so a signal reaches the main thread promptly."""
     while True:
         try:
@@ -119,54 +122,11 @@ def run_eval(
     done = {r["id"]: r for r in store.results() if not r.get("error")}
     todo = [q for q in questions if q.id not in done]
     total = len(questions)
-    stopping = threading.Event()
-
-    def one(q: EvalQuestion) -> EvalResult | None:
-        thread = thread_for(store.run_id, q.id)
-        started = time.perf_counter()
-        try:
-            outcome = execute(q, thread)
-        except Exception as exc:  # recorded, never fatal to the run
-            outcome = Outcome(error=f"{type(exc).__name__}: {exc}"[:2000])
-        if stopping.is_set():
-            return None  # interrupted: not recorded, so a resumed run finishes it
-        rec = result_record(q, outcome, thread=thread, seconds=time.perf_counter() - started)
-        store.append(rec)
-        return rec
-
-    # Daemon workers: an interrupted run exits at once instead of waiting for a model reply.
-    work: queue.Queue[EvalQuestion | None] = queue.Queue()
-    out: queue.Queue[EvalResult | None] = queue.Queue()
-    for q in todo:
-        work.put(q)
-    width = max(1, min(concurrency, len(todo)))
-
-    def worker() -> None:
-        while not stopping.is_set():
-            try:
-                q = work.get_nowait()
-            except queue.Empty:
-                return
-            if q is None:
-                return
-            try:
-                out.put(one(q))
-            except BaseException as exc:  # never leave the collector waiting
-                out.put(
-                    result_record(
-                        q,
-                        Outcome(error=f"{type(exc).__name__}: {exc}"),
-                        thread=thread_for(store.run_id, q.id),
-                        seconds=0.0,
-                    )
-                )
-                raise
-
-    for _ in range(width):
-        threading.Thread(target=worker, name="refgate-eval", daemon=True).start()
+    pool = _Workers(store, execute, todo)
+    pool.start(max(1, min(concurrency, len(todo))))
     try:
         for _ in todo:
-            rec = _get(out)
+            rec = _get(pool.out)
             if rec is None:
                 continue
             done[rec["id"]] = rec
@@ -175,6 +135,59 @@ def run_eval(
     except BaseException:
         # KeyboardInterrupt / SystemExit (SIGTERM): nothing new starts; questions in flight are
         # not recorded, and their threads end with the process.
-        stopping.set()
+        pool.stopping.set()
         raise
     return [done[q.id] for q in questions if q.id in done]
+
+
+class _Workers:
+    """Daemon threads that run the questions ``todo`` and put each recorded result on ``out``
+    (None for one stopped mid-run); an interrupted run exits at once instead of waiting for a
+    model reply."""
+
+    def __init__(
+        self,
+        store: RunStore,
+        execute: Callable[[EvalQuestion, str], Outcome],
+        todo: list[EvalQuestion],
+    ) -> None:
+        self.store = store
+        self.execute = execute
+        self.stopping = threading.Event()
+        self.work: queue.Queue[EvalQuestion | None] = queue.Queue()
+        self.out: queue.Queue[EvalResult | None] = queue.Queue()
+        for q in todo:
+            self.work.put(q)
+
+    def start(self, width: int) -> None:
+        for _ in range(width):
+            threading.Thread(target=self._worker, name="refgate-eval", daemon=True).start()
+
+    def _one(self, q: EvalQuestion) -> EvalResult | None:
+        thread = thread_for(self.store.run_id, q.id)
+        started = time.perf_counter()
+        try:
+            outcome = self.execute(q, thread)
+        except Exception as exc:  # recorded, never fatal to the run
+            outcome = Outcome(error=f"{type(exc).__name__}: {exc}"[:2000])
+        if self.stopping.is_set():
+            return None  # interrupted: not recorded, so a resumed run finishes it
+        rec = result_record(q, outcome, thread=thread, seconds=time.perf_counter() - started)
+        self.store.append(rec)
+        return rec
+
+    def _worker(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                q = self.work.get_nowait()
+            except queue.Empty:
+                return
+            if q is None:
+                return
+            try:
+                self.out.put(self._one(q))
+            except BaseException as exc:  # never leave the collector waiting
+                failed = Outcome(error=f"{type(exc).__name__}: {exc}")
+                thread = thread_for(self.store.run_id, q.id)
+                self.out.put(result_record(q, failed, thread=thread, seconds=0.0))
+                raise

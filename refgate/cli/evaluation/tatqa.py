@@ -15,7 +15,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from typing_extensions import TypedDict
 
 from refgate.cli.evaluation.questions import EvalError, EvalQuestion, write_questions
 from refgate.gate.numbers import find_numbers
@@ -78,7 +79,40 @@ def _header(rows: list[list[str]]) -> tuple[list[str], list[list[str]]]:
     return names, rows[cut:]
 
 
-def _gold(q: Mapping[str, object]) -> dict[str, Any] | None:
+class _Gold(TypedDict, total=False):
+    """An eval question's gold (``EvalQuestion.numbers`` or ``text``)."""
+
+    numbers: list[float | str]
+    text: list[str]
+
+
+class _Table(TypedDict):
+    uid: str
+    table: list[list[str]]
+
+
+class _Paragraph(TypedDict, total=False):
+    order: int
+    text: str
+
+
+class _Question(TypedDict, total=False):
+    order: int
+    question: str
+    scale: str
+    answer: object
+    answer_type: str
+
+
+class _Context(TypedDict, total=False):
+    """One TAT-QA context as its JSON file holds it (what the conversion reads of it)."""
+
+    table: _Table
+    paragraphs: list[_Paragraph]
+    questions: list[_Question]
+
+
+def _gold(q: Mapping[str, object]) -> _Gold | None:
     answer = q.get("answer")
     kind = q.get("answer_type")
     if kind in ("arithmetic", "count") and isinstance(answer, int | float):
@@ -92,6 +126,48 @@ def _gold(q: Mapping[str, object]) -> dict[str, Any] | None:
     if any(len(s.split()) > MAX_SPAN_WORDS for s in spans):
         return None  # a long span would be matched only by a judge, not by a pattern
     return {"text": [r"\s+".join(re.escape(w) for w in s.split()) for s in spans]}
+
+
+def _write_context(c: _Context, out_dir: Path, source: Path) -> tuple[str, list[str]]:
+    """Write one context's table (``data/``) and paragraphs (``documents/``); its name and its
+    dataset's lines of ``refgate.toml``."""
+    try:
+        uid = str(c["table"]["uid"])
+        rows = c["table"]["table"]
+    except (KeyError, TypeError):
+        raise EvalError(f"{source}: a context lacks table.uid / table.table") from None
+    name = "t" + re.sub(r"[^0-9a-f]", "", uid.lower())[:10]
+    columns, data = _header(rows)
+    with open(out_dir / "data" / f"{name}.csv", "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(columns)
+        writer.writerows(data)
+    paragraphs = sorted(c.get("paragraphs") or [], key=lambda p: p.get("order", 0))
+    (out_dir / "documents" / f"{name}.txt").write_text(
+        "\n\n".join(str(p.get("text", "")) for p in paragraphs) + "\n", encoding="utf-8"
+    )
+    return name, [
+        f"[datasets.{name}]",
+        f'path = "data/{name}.csv"',
+        f'description = "Annual-report table {name} (TAT-QA context {uid}); cells as '
+        f'written, parse them before computing"',
+        "",
+    ]
+
+
+def _question(q: _Question, name: str, count: int) -> EvalQuestion | None:
+    """A TAT-QA question of context ``name`` as an eval question (None: its gold needs a
+    judge); ``count``: the questions converted so far."""
+    gold = _gold(q)
+    if gold is None:
+        return None
+    scale = f" (answer in {q['scale']})" if q.get("scale") else ""
+    return EvalQuestion(
+        id=f"{name}-{q.get('order', count)}",
+        question=f"In the annual report excerpt {name} (dataset {name}, document "
+        f"{name}.txt): {q['question']}{scale}",
+        **gold,
+    )
 
 
 def convert_tatqa(source: Path, out_dir: Path, *, limit: int | None = None) -> Conversion:
@@ -112,42 +188,14 @@ def convert_tatqa(source: Path, out_dir: Path, *, limit: int | None = None) -> C
     skipped = 0
     used = contexts[:limit] if limit else contexts
     for c in used:
-        try:
-            uid = str(c["table"]["uid"])
-            rows = c["table"]["table"]
-        except (KeyError, TypeError):
-            raise EvalError(f"{source}: a context lacks table.uid / table.table") from None
-        name = "t" + re.sub(r"[^0-9a-f]", "", uid.lower())[:10]
-        columns, data = _header(rows)
-        with open(out_dir / "data" / f"{name}.csv", "w", newline="", encoding="utf-8") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(columns)
-            writer.writerows(data)
-        paragraphs = sorted(c.get("paragraphs") or [], key=lambda p: p.get("order", 0))
-        (out_dir / "documents" / f"{name}.txt").write_text(
-            "\n\n".join(str(p.get("text", "")) for p in paragraphs) + "\n", encoding="utf-8"
-        )
-        toml += [
-            f"[datasets.{name}]",
-            f'path = "data/{name}.csv"',
-            f'description = "Annual-report table {name} (TAT-QA context {uid}); cells as '
-            f'written, parse them before computing"',
-            "",
-        ]
+        name, lines = _write_context(c, out_dir, source)
+        toml += lines
         for q in sorted(c.get("questions") or [], key=lambda q: q.get("order", 0)):
-            gold = _gold(q)
-            if gold is None:
+            question = _question(q, name, len(questions))
+            if question is None:
                 skipped += 1
-                continue
-            scale = f" (answer in {q['scale']})" if q.get("scale") else ""
-            questions.append(
-                EvalQuestion(
-                    id=f"{name}-{q.get('order', len(questions))}",
-                    question=f"In the annual report excerpt {name} (dataset {name}, document "
-                    f"{name}.txt): {q['question']}{scale}",
-                    **gold,
-                )
-            )
+            else:
+                questions.append(question)
     toml += [
         "[documents]",
         'path = "documents"',
