@@ -50,14 +50,14 @@ def calls(monkeypatch):
     lock = threading.Lock()
     real = ocr_pages.tesseract_words
 
-    def counted(image, *, timeout_s=None, languages=None):
+    def counted(image, *, timeout_s=None, languages=None, psm=None):
         with lock:
             running[0] += 1
             seen["peak"] = max(int(seen["peak"]), running[0])  # type: ignore[call-overload]
             seen["languages"].append(languages)  # type: ignore[attr-defined]
         try:
             time.sleep(0.2)  # long enough for calls that run together to overlap
-            return real(image, timeout_s=timeout_s, languages=languages)
+            return real(image, timeout_s=timeout_s, languages=languages, psm=psm)
         finally:
             with lock:
                 running[0] -= 1
