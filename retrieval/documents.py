@@ -181,7 +181,7 @@ def read_documents(
     root = Path(root) if root is not None else folder
     files = _plan(folder, root)
     say = progress or (lambda stage, done, total: None)
-    allowed = list(roots) if roots is not None else [root]
+    allowed: list[Path | str] = list(roots) if roots is not None else [root]
     outcomes = _ParsePool(limits or IngestLimits(), cache, say).run(files, allowed)
     report = LoadReport(files=len(files))
     for file, outcome in zip(files, outcomes, strict=True):
