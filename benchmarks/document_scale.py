@@ -335,7 +335,16 @@ def main() -> None:
     ap.add_argument(
         "--ocr", default="", metavar="LATIN,HANGUL", help="OCR scale: pages of each script"
     )
+    ap.add_argument(
+        "--desk",
+        default="",
+        metavar="LATIN,HANGUL",
+        help="issue 48 in one run: --ocr, documents in parallel and embedding rate",
+    )
     args = ap.parse_args()
+    if args.desk:
+        desk_scale(*(int(x) for x in args.desk.split(",")))
+        return
     if args.ocr:
         ocr_scale(*(int(x) for x in args.ocr.split(",")))
         return
@@ -476,15 +485,39 @@ def compare_exact(index: DocumentIndex, queries: list[str]) -> None:
 OCR_FONT = Path("/usr/share/fonts/truetype/nanum/NanumGothic.ttf")
 
 
-def _ocr_text_pdfs(out: Path, latin_pages: int, hangul_pages: int) -> list[Path]:
-    """Real sentences set in A4 text PDFs by reportlab (10 pt on 14 pt lines): FOMC statements
-    (../shared/data/fomc-statements, Helvetica) and the sections of one real DART filing
-    (../shared/data/dart-real/sections/036570.parquet, NanumGothic; table rows left out), cut to
-    ``latin_pages`` and ``hangul_pages`` pages."""
-    # deferred: reportlab and pandas are needed only to render the pages
+#: The Korean pages' sources: a filing the OCR settings were chosen on (엔씨소프트, 036570,
+#: sections 3-60) and one they were not (삼성전자, 005930, sections 60-120: held out).
+HANGUL_SOURCES = {
+    "hangul-036570-tuned": ("036570", slice(3, 60)),
+    "hangul-005930-heldout": ("005930", slice(60, 120)),
+}
+
+
+def _source_lines(name: str) -> list[str]:
+    """The lines set on ``name``'s pages: FOMC statements (latin), else a real DART filing's
+    section lines (table rows left out)."""
+    import pandas as pd
+
+    shared = REPO.parent / "shared/data"
+    if name == "latin":
+        statements = sorted((shared / "fomc-statements/statements").glob("*.txt"))
+        return [line for p in statements[-40:] for line in p.read_text().splitlines() if line]
+    corp, sections = HANGUL_SOURCES[name]
+    column = pd.read_parquet(shared / f"dart-real/sections/{corp}.parquet")["section_content"]
+    return [
+        line
+        for text in column.iloc[sections]
+        for line in str(text).splitlines()
+        if len(line.strip()) > 20 and "|" not in line
+    ]
+
+
+def _ocr_text_pdf(out: Path, name: str, count: int) -> Path:
+    """``count`` A4 pages of ``name``'s real lines set by reportlab (10 pt on 14 pt lines,
+    Helvetica or NanumGothic), 40 source lines a page."""
+    # deferred: reportlab is needed only to render the pages
     import html
 
-    import pandas as pd
     from reportlab.lib.pagesizes import A4
     from reportlab.lib.styles import ParagraphStyle
     from reportlab.pdfbase import pdfmetrics
@@ -492,34 +525,17 @@ def _ocr_text_pdfs(out: Path, latin_pages: int, hangul_pages: int) -> list[Path]
     from reportlab.platypus import PageBreak, Paragraph, SimpleDocTemplate
 
     pdfmetrics.registerFont(TTFont("NanumGothic", str(OCR_FONT)))
-    shared = REPO.parent / "shared/data"
-    statements = sorted((shared / "fomc-statements/statements").glob("*.txt"))
-    latin = [line for p in statements[-40:] for line in p.read_text().splitlines() if line.strip()]
-    sections = pd.read_parquet(shared / "dart-real/sections/036570.parquet")["section_content"]
-    hangul = [
-        line
-        for text in sections.iloc[3:60]
-        for line in str(text).splitlines()
-        if len(line.strip()) > 20 and "|" not in line
-    ]
-    made = []
-    for name, lines, font, count in (
-        ("latin", latin, "Helvetica", latin_pages),
-        ("hangul", hangul, "NanumGothic", hangul_pages),
-    ):
-        if not count:
-            continue
-        style = ParagraphStyle(name, fontName=font, fontSize=10, leading=14)
-        per_page = 40  # lines of source text per page, a page break after each
-        story: list[object] = []
-        for page in range(count):
-            chunk = lines[page * per_page : (page + 1) * per_page]
-            story += [Paragraph(html.escape(line, quote=False), style) for line in chunk]
-            story.append(PageBreak())
-        target = out / f"{name}.pdf"
-        SimpleDocTemplate(str(target), pagesize=A4).build(story)
-        made.append(target)
-    return made
+    font = "Helvetica" if name == "latin" else "NanumGothic"
+    style = ParagraphStyle(name, fontName=font, fontSize=10, leading=14)
+    lines = _source_lines(name)
+    story: list[object] = []
+    for page in range(count):
+        chunk = lines[page * 40 : (page + 1) * 40]
+        story += [Paragraph(html.escape(line, quote=False), style) for line in chunk]
+        story.append(PageBreak())
+    target = out / f"{name}.pdf"
+    SimpleDocTemplate(str(target), pagesize=A4).build(story)
+    return target
 
 
 def _image_only(pdf: Path, out: Path, dpi: int = 150) -> Path:
@@ -533,30 +549,18 @@ def _image_only(pdf: Path, out: Path, dpi: int = 150) -> Path:
     return out
 
 
-def _ocr_before(pdf: Path) -> dict[int, str]:
-    """The OCR before issue 48: each page at 200 dpi, eng+kor, one page at a time, Tesseract
-    with its own OpenMP threads."""
-    import os
-
-    import pypdfium2 as pdfium
-
-    from refgate.retrieval.loaders.ocr import DPI, LANGUAGES, read_lines, tesseract_words
-
-    os.environ.pop("OMP_THREAD_LIMIT", None)
-    doc = pdfium.PdfDocument(str(pdf))
-    texts = {}
-    for i in range(len(doc)):
-        image = doc[i].render(scale=DPI / 72, grayscale=True).to_pil()
-        texts[i + 1] = read_lines(tesseract_words(image, timeout_s=600, languages=LANGUAGES))[0]
-    doc.close()
-    return texts
-
-
 def _cer(reference: str, read: str) -> float:
     from rapidfuzz.distance import Levenshtein
 
     ref, got = re.sub(r"\s+", " ", reference).strip(), re.sub(r"\s+", " ", read).strip()
     return Levenshtein.distance(ref, got) / max(1, len(ref))
+
+
+def _latin_words(reference: str, read: str) -> tuple[int, int]:
+    """Words of two or more Latin letters in ``reference`` that OCR read, and how many."""
+    wanted = re.findall(r"[A-Za-z]{2,}", reference)
+    got = set(re.findall(r"[A-Za-z]{2,}", read))
+    return sum(w in got for w in wanted), len(wanted)
 
 
 def _children_cpu() -> float:
@@ -565,50 +569,195 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _load() -> str:
+    import os
+
+    return f"{os.getloadavg()[0]:.1f}"
+
+
+def _read_ocr(pdf: Path, previous: bool) -> tuple[dict[int, str], float, float]:
+    """The image-only ``pdf`` read by the loader (``read_pdf``): each page's text, wall and
+    Tesseract CPU seconds; ``previous`` reads every script as the last round did (200 dpi,
+    Tesseract's automatic layout)."""
+    from refgate.retrieval.loaders import ocr_pages
+    from refgate.retrieval.loaders.pdf import read_pdf
+
+    now = dict(ocr_pages.READING)
+    if previous:
+        old = ocr_pages.Reading(dpi=200, psm=3)
+        ocr_pages.READING.update({ocr_pages.LATIN: old, ocr_pages.HANGUL: old})
+    try:
+        t0, c0 = time.perf_counter(), _children_cpu()
+        texts = {int(p.meta["page"]): p.text for p in read_pdf(pdf)}
+        return texts, time.perf_counter() - t0, _children_cpu() - c0
+    finally:
+        ocr_pages.READING.update(now)
+
+
+def _ocr_rows(name: str, count: int, tmp: Path) -> None:
+    """One script's rows: text layer, then image-only read as before and now."""
+    from refgate.retrieval.loaders.pdf import read_pdf
+
+    text_pdf = _ocr_text_pdf(tmp, name, count)
+    t0 = time.perf_counter()
+    layer = {int(p.meta["page"]): p.text for p in read_pdf(text_pdf)}
+    wall, n = time.perf_counter() - t0, len(layer)
+    print(
+        f"| {name} text layer | {n} | read_pdf | {wall:.2f} | {n / wall:.1f} | {wall / n:.3f} "
+        f"| - | - | - | - | {_load()} |",
+        flush=True,
+    )
+    image_pdf = _image_only(text_pdf, tmp / f"{name}-image.pdf")
+    for label, previous in (("before: 200 dpi, auto layout", True), ("after", False)):
+        load = _load()
+        texts, wall, cpu = _read_ocr(image_pdf, previous)
+        cers = [_cer(layer[k], texts.get(k, "")) for k in layer]
+        latin = [_latin_words(layer[k], texts.get(k, "")) for k in layer]
+        read, total = sum(a for a, _ in latin), sum(b for _, b in latin)
+        print(
+            f"| {name} image-only | {n} | {label} | {wall:.1f} | {n / wall:.2f} "
+            f"| {wall / n:.2f} | {cpu / n:.2f} | {statistics.mean(cers):.2%} "
+            f"| {max(cers):.2%} | {read}/{total} | {load} |",
+            flush=True,
+        )
+
+
 def ocr_scale(latin_pages: int, hangul_pages: int) -> None:
     """Pages per second for text PDFs and image-only PDFs, before and after, with CER."""
     import os
 
     from refgate.retrieval.loaders.ocr_pages import ocr_workers
-    from refgate.retrieval.loaders.pdf import read_pdf
 
-    load = os.getloadavg()
-    print(f"cores: {os.cpu_count()}, OCR workers: {ocr_workers()}, load before: {load[0]:.1f}")
+    print(f"cores: {os.cpu_count()}, OCR workers: {ocr_workers()}")
     print(
         "| PDF | pages | reader | wall s | pages/s | wall s/page | Tesseract CPU s/page "
-        "| CER mean | CER worst |"
+        "| CER mean | CER worst | Latin words read | load |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("latin", *HANGUL_SOURCES):
+            count = latin_pages if name == "latin" else hangul_pages
+            if count:
+                _ocr_rows(name, count, Path(tmp))
+    print(f"load after: {_load()} (1-minute load average; 2 cores)")
+
+
+def _parse_in_child(folder: Path, workers: int) -> dict[str, float]:
+    """``read_documents(folder)`` with ``workers`` parse workers (0: the default, one per
+    core), in a fresh Python process
+    (its peak memory its own): wall s, CPU s (the process and its children, imports included),
+    pages, documents, peak RSS of the process and of the
+    largest parse child (MB)."""
+    import os
+
+    code = (
+        "import json, resource, sys, time\n"
+        "from refgate.retrieval.documents import read_documents\n"
+        "t0 = time.perf_counter(); r = read_documents(sys.argv[1])\n"
+        "wall = time.perf_counter() - t0\n"
+        "own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
+        "kid = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024\n"
+        "cpu = sum(getattr(resource.getrusage(w), f) for w in (resource.RUSAGE_SELF, "
+        "resource.RUSAGE_CHILDREN) for f in ('ru_utime', 'ru_stime'))\n"
+        "print(json.dumps({'wall': wall, 'cpu': cpu, 'docs': len(r.documents), 'files': r.files, "
+        "'pages': r.pages, 'own_mb': own, 'child_mb': kid}))\n"
+    )
+    env = {**os.environ, "REFGATE_PARSE_WORKERS": str(workers)}
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(folder)], env=env, capture_output=True, text=True
+    )
+    if out.returncode:
+        raise SystemExit(out.stderr[-2000:])
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _parse_rows(label: str, folder: Path) -> None:
+    """``folder`` read one document at a time and by the pool, each in a process of its own."""
+    for workers, how in ((1, "before: one document at a time"), (0, "after: pool")):
+        load = _load()
+        r = _parse_in_child(folder, workers)
+        print(
+            f"| {label} | {int(r['files'])} | {int(r['pages'] or r['docs'])} | {how} "
+            f"| {r['wall']:.1f} | {r['cpu']:.1f} | {(r['pages'] or r['docs']) / r['wall']:.2f} "
+            f"| {r['own_mb']:.0f} + {r['child_mb']:.0f} | {load} |",
+            flush=True,
+        )
+
+
+def parallel_documents(scans: int) -> None:
+    """Documents parsed in parallel: ``scans`` one-page image-only PDFs (real FOMC and DART
+    lines) and the 47 real 엔씨소프트 filings, each read with one parse worker and with the pool."""
+    from shared.dart_real import write_filings
+
+    print(
+        "\n| folder | files | pages (or parts) | reader | wall s | CPU s | pages/s "
+        "| peak RSS MB (process + largest parse child) | load |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
-        for text_pdf in _ocr_text_pdfs(Path(tmp), latin_pages, hangul_pages):
-            t0 = time.perf_counter()
-            layer = {int(p.meta["page"]): p.text for p in read_pdf(text_pdf)}
-            wall = time.perf_counter() - t0
-            n = len(layer)
-            print(
-                f"| {text_pdf.stem} text layer | {n} | read_pdf | {wall:.2f} | {n / wall:.1f} "
-                f"| {wall / n:.3f} | - | - | - |",
-                flush=True,
-            )
-            image_pdf = _image_only(text_pdf, Path(tmp) / f"{text_pdf.stem}-image.pdf")
-            t0, c0 = time.perf_counter(), _children_cpu()
-            before = _ocr_before(image_pdf)
-            wall_before, cpu_before = time.perf_counter() - t0, _children_cpu() - c0
-            t0, c0 = time.perf_counter(), _children_cpu()
-            after = {int(p.meta["page"]): p.text for p in read_pdf(image_pdf)}
-            wall_after, cpu_after = time.perf_counter() - t0, _children_cpu() - c0
-            for label, texts, wall, cpu in (
-                ("before: eng+kor, 1 page at a time", before, wall_before, cpu_before),
-                ("after: script per page, pool", after, wall_after, cpu_after),
-            ):
-                cers = [_cer(layer[k], texts.get(k, "")) for k in layer]
-                print(
-                    f"| {text_pdf.stem} image-only | {n} | {label} | {wall:.1f} | {n / wall:.2f} "
-                    f"| {wall / n:.2f} | {cpu / n:.2f} | {statistics.mean(cers):.2%} "
-                    f"| {max(cers):.2%} |",
-                    flush=True,
-                )
-    print(f"load after: {os.getloadavg()[0]:.1f} (1-minute load average; 2 cores)")
+        scan_dir = Path(tmp) / "scans"
+        scan_dir.mkdir()
+        for name in ("latin", "hangul-005930-heldout"):
+            pdf = _ocr_text_pdf(Path(tmp), name, scans // 2)
+            for i, page in enumerate(_split_pages(pdf, Path(tmp))):
+                _image_only(page, scan_dir / f"{name}-{i}.pdf")
+        _parse_rows(f"{scans} one-page scans (Latin + Hangul)", scan_dir)
+        filings = Path(tmp) / "filings"
+        write_filings(filings)
+        _parse_rows("47 real DART filings (036570)", filings)
+
+
+def _split_pages(pdf: Path, tmp: Path) -> list[Path]:
+    """``pdf``'s pages as one-page PDFs."""
+    import pypdfium2 as pdfium
+
+    src = pdfium.PdfDocument(str(pdf))
+    out = []
+    for i in range(len(src)):
+        one = pdfium.PdfDocument.new()
+        one.import_pages(src, [i])
+        path = tmp / f"{pdf.stem}-page{i}.pdf"
+        one.save(str(path))
+        out.append(path)
+    return out
+
+
+def embedding_rate(statements: int) -> None:
+    """Chunks (and windows) embedded per second by the index's default embedder: ``statements``
+    real FOMC statements indexed cold."""
+    from refgate.retrieval import document_embeddings, load_documents
+
+    folder = REPO.parent / "shared/data/fomc-statements/statements"
+    with tempfile.TemporaryDirectory() as tmp:
+        docs_dir = Path(tmp) / "docs"
+        docs_dir.mkdir()
+        for p in sorted(folder.glob("*.txt"))[-statements:]:
+            (docs_dir / p.name).write_text(p.read_text())
+        docs = load_documents(docs_dir)
+        marks: dict[str, float] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            marks.setdefault(stage, time.perf_counter())
+
+        load = _load()
+        index = DocumentIndex.build(
+            docs, Path(tmp) / "ix", embeddings=document_embeddings(), progress=progress
+        )
+        embed_s = marks.get("index", time.perf_counter()) - marks["embed"]
+    windows = int(index.window_counts.sum()) if index.window_counts is not None else len(index)
+    print(
+        f"\nembedding ({index.manifest['embeddings_id']}): {len(index)} chunks, {windows} "
+        f"windows of {statements} real FOMC statements in {embed_s:.1f} s: "
+        f"{len(index) / embed_s:.1f} chunks/s, {windows / embed_s:.1f} windows/s (load {load})"
+    )
+
+
+def desk_scale(latin_pages: int, hangul_pages: int) -> None:
+    """Issue 48's figures in one run: OCR before/after, documents in parallel, embedding."""
+    ocr_scale(latin_pages, hangul_pages)
+    parallel_documents(4)
+    embedding_rate(20)
 
 
 if __name__ == "__main__":

@@ -16,8 +16,11 @@ between a "tuning" part (the join's gap was chosen on it) and a "held-out" part.
 figures and tables), rendered by ``render_korean`` in NanumGothic 10 pt (Debian's
 ``fonts-nanum``, SIL OFL; the benchmark stops with a message when it is not installed).
 
+``--lang`` and ``--psm`` read with other Tesseract languages and page segmentation: the loader
+reads Hangul pages with ``--lang kor+eng --psm 6`` at 150 dpi (``ocr_pages.READING``).
+
 Run: ``python benchmarks/ocr_accuracy.py [--pages 12] [--dpi 150,200,300] [--korean]
-[--workdir DIR]``.
+[--lang kor+eng] [--psm 6] [--workdir DIR]``.
 """
 
 from __future__ import annotations
@@ -100,7 +103,10 @@ def main() -> None:
     ap.add_argument("--dpi", default="150,200,300")
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--korean", action="store_true", help="Korean pages (see the docstring)")
+    ap.add_argument("--lang", default=None, help="Tesseract languages (default: all installed)")
+    ap.add_argument("--psm", type=int, default=None, help="page segmentation mode (default 3)")
     args = ap.parse_args()
+    languages = tuple(args.lang.split("+")) if args.lang else None
     dpis = [int(d) for d in args.dpi.split(",")]
     print(f"Tesseract languages: {'+'.join(installed_languages())}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -125,7 +131,7 @@ def main() -> None:
                     image = bitmap.to_pil()
                     start = time.process_time()
                     wall = time.perf_counter()
-                    data = tesseract_words(image, timeout_s=300)
+                    data = tesseract_words(image, timeout_s=300, languages=languages, psm=args.psm)
                     # Tesseract runs as a child process: count its wall time, not our CPU
                     cost = max(time.perf_counter() - wall, time.process_time() - start)
                     bitmap.close()

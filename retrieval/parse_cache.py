@@ -17,7 +17,7 @@ from pathlib import Path
 from refgate.retrieval.loaders.base import Part
 
 #: Bumped when a reader's output changes, so parses made by older code are not reused.
-PARSER_VERSION = 1
+PARSER_VERSION = 2
 FILE_NAME = "parsed.sqlite"
 
 

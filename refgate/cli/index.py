@@ -21,13 +21,16 @@ from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, app, console, err_
 from refgate.cli.common import WORKSPACE_HELP, dumps, open_settings, open_workspace
 
 if TYPE_CHECKING:
+    from langchain_core.documents import Document
+    from langchain_core.embeddings import Embeddings
+
     from refgate.config import Settings
     from refgate.retrieval.documents import LoadProgress, LoadReport
     from refgate.workspace import Workspace
 
 STAGES = {
-    "load": "reading files",
-    "ocr": "OCR, pages of a scan",
+    "load": "documents read",
+    "ocr": "OCR, scanned pages",
     "chunk": "chunking pages",
     "embed": "embedding vectors",
     "index": "writing index",
@@ -54,32 +57,62 @@ def run_index(
     representation) is updated incrementally; otherwise (none yet, ``rebuild``, another embedder
     or representation, an unreadable index) it is built anew, still reusing cached vectors.
     """
-    # deferred: retrieval loads FAISS and the embedding model; only refgate index needs them
-    from refgate.memory.embeddings import embeddings_id
-    from refgate.retrieval import DocumentIndex, document_embeddings, index_dir
-    from refgate.retrieval.backend import index_target
-    from refgate.retrieval.documents import workspace_load
-    from refgate.retrieval.index import DENSE_UNIT
-    from refgate.retrieval.index_files import MANIFEST, DocumentIndexError
+    from refgate.retrieval import document_embeddings  # deferred: keeps refgate --help fast
+    from refgate.retrieval.backend import index_target  # deferred: keeps refgate --help fast
+    from refgate.retrieval.documents import workspace_load  # deferred: keeps refgate --help fast
 
     target = index_target(workspace, backend)
     docs = (report or workspace_load(workspace, progress=progress)).documents
-    path = index_dir(workspace)
     wanted = document_embeddings(settings)
     if target.backend == "pgvector":
-        # deferred: the pgvector backend imports psycopg
-        from refgate.retrieval.index_files import CACHE
-        from refgate.retrieval.pgvector.writer import write_index
+        return _write_pgvector(workspace, target, docs, wanted, rebuild, progress)
+    return _update_faiss(workspace, settings, docs, wanted, rebuild, progress)
 
-        return write_index(
-            target.dsn(),
-            docs,
-            wanted,
-            name=target.name,
-            rebuild=rebuild,
-            progress=progress,
-            cache_path=path / CACHE,
-        )
+
+def _write_pgvector(
+    workspace: Workspace,
+    target: Any,
+    docs: list[Document],
+    wanted: Embeddings,
+    rebuild: bool,
+    progress: LoadProgress | None,
+) -> Any:
+    """The documents into the workspace's pgvector index (changed ones only, unless
+    ``rebuild``), vectors cached beside the FAISS folder's."""
+    from refgate.retrieval import index_dir  # deferred: keeps refgate --help fast
+    from refgate.retrieval.index_files import CACHE  # deferred: keeps refgate --help fast
+    from refgate.retrieval.pgvector.writer import write_index  # deferred: imports psycopg
+
+    return write_index(
+        target.dsn(),
+        docs,
+        wanted,
+        name=target.name,
+        rebuild=rebuild,
+        progress=progress,
+        cache_path=index_dir(workspace) / CACHE,
+    )
+
+
+def _update_faiss(
+    workspace: Workspace,
+    settings: Settings,
+    docs: list[Document],
+    wanted: Embeddings,
+    rebuild: bool,
+    progress: LoadProgress | None,
+) -> Any:
+    """The FAISS index updated in place when it was built with ``wanted`` and the current dense
+    representation; else built anew (cached vectors reused)."""
+    from refgate.memory.embeddings import embeddings_id  # deferred: keeps refgate --help fast
+    from refgate.retrieval import DocumentIndex, index_dir  # deferred: keeps refgate --help fast
+    from refgate.retrieval.index import DENSE_UNIT  # deferred: keeps refgate --help fast
+    from refgate.retrieval.index_files import (  # deferred: keeps refgate --help fast
+        MANIFEST,
+        DocumentIndexError,
+    )
+
+    path = index_dir(workspace)
     if (path / MANIFEST).is_file() and not rebuild:
         try:
             index = DocumentIndex.load(path, settings=settings)
@@ -97,10 +130,9 @@ def run_index(
 def _checked_target(ws: Workspace, backend: str | None) -> Any:
     """The workspace's index target; for pgvector, its database reached and holding pgvector
     before any file is read (a wrong DSN or a server without pgvector: exit 2)."""
-    # deferred: retrieval loads FAISS and the embedding model; only refgate index needs them
-    from refgate.retrieval.backend import index_target
-    from refgate.retrieval.index_files import DocumentIndexError
-    from refgate.retrieval.pgvector.connection import connect
+    from refgate.retrieval.backend import index_target  # deferred: keeps refgate --help fast
+    from refgate.retrieval.index_files import DocumentIndexError  # deferred: keeps --help fast
+    from refgate.retrieval.pgvector.connection import connect  # deferred: imports psycopg
 
     try:
         target = index_target(ws, backend)
@@ -114,10 +146,9 @@ def _checked_target(ws: Workspace, backend: str | None) -> Any:
 
 def _migrate(ws: Workspace, target: Any, as_json: bool) -> None:
     """``--migrate``: the FAISS folder's chunks and vectors into the pgvector index."""
-    # deferred: the pgvector backend imports psycopg
-    from refgate.retrieval import index_dir
-    from refgate.retrieval.index_files import DocumentIndexError
-    from refgate.retrieval.pgvector.migrate import migrate_faiss
+    from refgate.retrieval import index_dir  # deferred: keeps refgate --help fast
+    from refgate.retrieval.index_files import DocumentIndexError  # deferred: keeps --help fast
+    from refgate.retrieval.pgvector.migrate import migrate_faiss  # deferred: imports psycopg
 
     try:
         result = migrate_faiss(index_dir(ws), target.dsn(), name=target.name)
@@ -189,7 +220,15 @@ def index_command(
     err_console.print(
         f"indexing [bold]{esc(ws.documents_path)}[/] ({settings.embeddings} embeddings)"
     )
-    with Progress(
+    loaded, result = _read_and_index(ws, settings, rebuild, backend)
+    _print_skipped(loaded)
+    _print_result(_summary(ws, target, loaded, result), loaded, result, as_json)
+    raise typer.Exit(EXIT_OK)
+
+
+def _progress_bar() -> Progress:
+    """Progress bars on stderr: one per stage, done of total, elapsed time and ETA."""
+    return Progress(
         TextColumn("{task.description:<20}"),
         BarColumn(),
         MofNCompleteColumn(),
@@ -198,19 +237,26 @@ def index_command(
         TimeRemainingColumn(),
         console=err_console,
         transient=False,
-    ) as bar:
+    )
+
+
+def _read_and_index(
+    ws: Workspace, settings: Settings, rebuild: bool, backend: str | None
+) -> tuple[LoadReport, Any]:
+    """The workspace's documents read and indexed under progress bars; a refused index exits 2,
+    any other failure 1, each with a message rather than a traceback."""
+    from refgate.retrieval.documents import workspace_load  # deferred: keeps refgate --help fast
+    from refgate.retrieval.index_files import DocumentIndexError  # deferred: keeps --help fast
+
+    # skipped files are summarised afterwards; their log lines would tear the progress bars
+    logging.getLogger("refgate.retrieval").setLevel(logging.ERROR)
+    with _progress_bar() as bar:
         tasks: dict[str, TaskID] = {}
 
         def progress(stage: str, done: int, total: int) -> None:
             if stage not in tasks:
                 tasks[stage] = bar.add_task(STAGES.get(stage, stage), total=max(total, 1))
             bar.update(tasks[stage], completed=done, total=max(total, 1))
-
-        # skipped files are summarised below; their log lines would tear the progress bars
-        logging.getLogger("refgate.retrieval").setLevel(logging.ERROR)
-        # deferred: retrieval loads FAISS and the embedding model; only refgate index needs them
-        from refgate.retrieval.documents import workspace_load
-        from refgate.retrieval.index_files import DocumentIndexError
 
         try:
             loaded = workspace_load(ws, progress=progress)
@@ -223,12 +269,17 @@ def index_command(
         except Exception as exc:  # a clear message, not a traceback
             err_console.print(f"[red]indexing failed:[/red] {type(exc).__name__}: {esc(exc)}")
             raise typer.Exit(EXIT_ERROR) from exc
+    return loaded, result
+
+
+def _summary(ws: Workspace, target: Any, loaded: LoadReport, result: Any) -> dict[str, Any]:
+    """The run's figures, as ``--json`` prints them."""
     where = (
         f"pgvector index {target.name!r}"
         if target.backend == "pgvector"
         else str(ws.state_dir / "index")
     )
-    summary = {
+    return {
         "workspace": str(ws.root),
         "backend": target.backend,
         "index": where,
@@ -238,16 +289,18 @@ def index_command(
         "skipped": [{"source": f.source, "reason": f.reason} for f in loaded.skipped],
         "blank_pages": loaded.blank_pages,
     }
-    _print_skipped(loaded)
+
+
+def _print_result(summary: dict[str, Any], loaded: LoadReport, result: Any, as_json: bool) -> None:
+    """The summary as JSON on stdout, or one line saying what was indexed."""
     if as_json:
         console.print_json(dumps(summary))
-    else:
-        console.print(
-            f"indexed {loaded.files - len(loaded.skipped)} files ({result.documents} documents, "
-            f"{loaded.pages} PDF pages) into {result.chunks} chunks: "
-            f"{result.embedded} embedded, {result.reused} reused "
-            f"({result.reuse_rate:.0%} from cache), {result.removed_documents} documents removed, "
-            f"in {result.seconds:.1f} s -> {summary['index']}",
-            markup=False,
-        )
-    raise typer.Exit(EXIT_OK)
+        return
+    console.print(
+        f"indexed {loaded.files - len(loaded.skipped)} files ({result.documents} documents, "
+        f"{loaded.pages} PDF pages) into {result.chunks} chunks: "
+        f"{result.embedded} embedded, {result.reused} reused "
+        f"({result.reuse_rate:.0%} from cache), {result.removed_documents} documents removed, "
+        f"in {result.seconds:.1f} s -> {summary['index']}",
+        markup=False,
+    )

@@ -133,12 +133,17 @@ def language_spec(wanted: tuple[str, ...] | None = None) -> str:
 
 
 def tesseract_words(
-    image: object, *, timeout_s: float | None = None, languages: tuple[str, ...] | None = None
+    image: object,
+    *,
+    timeout_s: float | None = None,
+    languages: tuple[str, ...] | None = None,
+    psm: int | None = None,
 ) -> dict[str, list[Any]]:
     """Tesseract's words of a PIL image (or an image file's path) with their boxes and
     confidences (``image_to_data``'s columns), read in ``languages`` (all installed of
-    ``LANGUAGES`` when None). Raises ``TimeoutError`` past the page's time bound and
-    ``OcrUnavailable`` when OCR cannot run."""
+    ``LANGUAGES`` when None) with page segmentation mode ``psm`` (Tesseract's default, 3, when
+    None). Raises ``TimeoutError`` past the page's time bound and ``OcrUnavailable`` when OCR
+    cannot run."""
     lang = language_spec(languages)
     # deferred: optional dependency (pytesseract)
     import pytesseract
@@ -147,6 +152,7 @@ def tesseract_words(
         data: dict[str, list[Any]] = pytesseract.image_to_data(
             image,
             lang=lang,
+            config=f"--psm {psm}" if psm is not None else "",
             output_type=pytesseract.Output.DICT,
             timeout=timeout_s if timeout_s is not None else page_timeout_s(),
         )

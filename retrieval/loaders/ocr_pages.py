@@ -14,6 +14,15 @@ Tesseract is unsure of on average (``LATIN_MIN_CONFIDENCE``; ``eng`` reading Han
 30 of 100, a clear Latin page above 90) is read again with ``HANGUL`` (``kor+eng``) and the more
 confident read is kept; a page found Hangul turns the guess back to ``HANGUL``. A Latin document
 so costs one ``eng`` pass per page after its first, a Korean one one ``kor+eng`` pass per page.
+
+Each script is also rendered and segmented its own way (``READING``): a Latin page at 200 dpi
+with Tesseract's automatic layout (``--psm 3``); a Hangul page at 150 dpi as one block of text
+(``--psm 6``). Tesseract scales each text line to its network's height, so a Hangul page's
+recognition costs about the same at 150 dpi as at 200 while its layout analysis costs less,
+and on real DART pages the automatic layout split body lines into stray fragments that one
+block does not (docs/benchmarks.md, "OCR speed, parallel documents and resume": Tesseract CPU
+per Korean page 2.3 → 2.0 s on held-out pages, CER halved). A page is rendered for the guess
+it is read with.
 """
 
 from __future__ import annotations
@@ -32,6 +41,19 @@ from refgate.retrieval.loaders.ocr import DPI, OcrText, read_lines, tesseract_wo
 #: Tesseract languages of a page in Latin script, and of a page with Hangul (Korean first).
 LATIN = ("eng",)
 HANGUL = ("kor", "eng")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How a page of one script is read: the render resolution and Tesseract's page
+    segmentation mode (``--psm``)."""
+
+    dpi: int
+    psm: int
+
+
+#: Each script's reading (see the module docstring for the figures behind them).
+READING = {LATIN: Reading(dpi=DPI, psm=3), HANGUL: Reading(dpi=150, psm=6)}
 #: A Latin read whose words' mean confidence (all words, 0-100) is under this is read again.
 LATIN_MIN_CONFIDENCE = 60.0
 #: Share of a read's letters that are Hangul above which the page is a Hangul page.
@@ -81,14 +103,26 @@ class _Guess:
         self.languages: tuple[str, ...] = HANGUL
 
 
-def read_page_image(image: str | Path, guess: _Guess, timeout_s: float | None = None) -> PageRead:
-    """OCR of one page image file in the script ``guess`` names, read again in the other script
-    when the first read does not fit it (see the module docstring); updates ``guess``."""
-    first = guess.languages
-    data = tesseract_words(str(image), timeout_s=timeout_s, languages=first)
+def _words(image: str | Path, languages: tuple[str, ...], timeout_s: float | None) -> Any:
+    """Tesseract's words of ``image`` in ``languages``, segmented as their script is."""
+    psm = READING[languages].psm
+    return tesseract_words(str(image), timeout_s=timeout_s, languages=languages, psm=psm)
+
+
+def read_page_image(
+    image: str | Path,
+    guess: _Guess,
+    timeout_s: float | None = None,
+    first: tuple[str, ...] | None = None,
+) -> PageRead:
+    """OCR of one page image file in the script ``first`` (default: the one ``guess`` names),
+    read again in the other script when the first read does not fit it (see the module
+    docstring); updates ``guess``."""
+    first = first or guess.languages
+    data = _words(image, first, timeout_s)
     text, confidence = read_lines(data)
     if first == LATIN and _mean_word_confidence(data) < LATIN_MIN_CONFIDENCE:
-        other = tesseract_words(str(image), timeout_s=timeout_s, languages=HANGUL)
+        other = _words(image, HANGUL, timeout_s)
         other_text, other_confidence = read_lines(other)
         if _mean_word_confidence(other) > _mean_word_confidence(data):
             text, confidence, first = other_text, other_confidence, HANGUL
@@ -144,15 +178,23 @@ def _read_pages(
             while len(running) >= workers:
                 yield from settle(True)
             image = Path(tmp) / f"p{n}.pgm"
-            page = doc[n - 1]
-            try:
-                bitmap = page.render(scale=DPI / 72, grayscale=True)
-                try:
-                    bitmap.to_pil().save(image, format="PPM")  # uncompressed: no PNG cost
-                finally:
-                    bitmap.close()
-            finally:
-                page.close()
-            running[pool.submit(read_page_image, image, guess, timeout_s)] = (n, image)
+            script = guess.languages
+            _render(doc, n, READING[script].dpi, image)
+            job = pool.submit(read_page_image, image, guess, timeout_s, script)
+            running[job] = (n, image)
         while running:
             yield from settle(True)
+
+
+def _render(doc: Any, n: int, dpi: int, image: Path) -> None:
+    """Page ``n`` (1-based) of PDFium document ``doc`` at ``dpi``, grey, into ``image`` (PGM:
+    uncompressed, so no PNG cost)."""
+    page = doc[n - 1]
+    try:
+        bitmap = page.render(scale=dpi / 72, grayscale=True)
+        try:
+            bitmap.to_pil().save(image, format="PPM")
+        finally:
+            bitmap.close()
+    finally:
+        page.close()

@@ -42,22 +42,30 @@ def image_pdf(path: Path, lines: list[tuple[str, Path]]) -> Path:
     return path
 
 
+def _width(image: object) -> int:
+    from PIL import Image
+
+    with Image.open(str(image)) as img:
+        return img.width
+
+
 @pytest.fixture
 def calls(monkeypatch):
     """Each Tesseract call's languages, and the most calls running at once."""
-    seen: dict[str, object] = {"languages": [], "peak": 0}
+    seen: dict[str, object] = {"languages": [], "peak": 0, "readings": []}
     running = [0]
     lock = threading.Lock()
     real = ocr_pages.tesseract_words
 
-    def counted(image, *, timeout_s=None, languages=None):
+    def counted(image, *, timeout_s=None, languages=None, psm=None):
         with lock:
             running[0] += 1
             seen["peak"] = max(int(seen["peak"]), running[0])  # type: ignore[call-overload]
             seen["languages"].append(languages)  # type: ignore[attr-defined]
+            seen["readings"].append((languages, psm, _width(image)))  # type: ignore[attr-defined]
         try:
             time.sleep(0.2)  # long enough for calls that run together to overlap
-            return real(image, timeout_s=timeout_s, languages=languages)
+            return real(image, timeout_s=timeout_s, languages=languages, psm=psm)
         finally:
             with lock:
                 running[0] -= 1
@@ -99,6 +107,24 @@ def test_a_hangul_page_after_latin_ones_is_read_again_in_korean(tmp_path, calls,
     assert languages == [ocr_pages.HANGUL, ocr_pages.LATIN, ocr_pages.LATIN, ocr_pages.HANGUL] + [
         ocr_pages.HANGUL
     ]
+
+
+def test_each_script_is_rendered_and_segmented_its_own_way(tmp_path, calls, monkeypatch):
+    monkeypatch.setenv("REFGATE_OCR_WORKERS", "1")
+    lines = [("당사의 영업이익이 증가하였습니다.", HANGUL_FONT), ("Net sales fell", LATIN_FONT)]
+    lines += [("Operating income rose", LATIN_FONT)]
+    read_pdf(image_pdf(tmp_path / "scripts.pdf", lines))
+    page_width = 420  # points
+    hangul, latin = ocr_pages.READING[ocr_pages.HANGUL], ocr_pages.READING[ocr_pages.LATIN]
+    readings = [
+        (langs, psm, round(width * 72 / page_width)) for langs, psm, width in calls["readings"]
+    ]
+    assert readings == [
+        (ocr_pages.HANGUL, 6, hangul.dpi),  # the first guess: Hangul
+        (ocr_pages.HANGUL, 6, hangul.dpi),  # still Hangul: page 1 was
+        (ocr_pages.LATIN, 3, latin.dpi),  # page 2 turned it Latin
+    ]
+    assert (hangul.dpi, hangul.psm, latin.dpi, latin.psm) == (150, 6, 200, 3)
 
 
 def test_hangul_share():
