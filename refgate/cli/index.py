@@ -59,6 +59,7 @@ def run_index(
     from refgate.retrieval import DocumentIndex, document_embeddings, index_dir
     from refgate.retrieval.backend import index_target
     from refgate.retrieval.documents import workspace_load
+    from refgate.retrieval.embedder_choice import embeddings_for
     from refgate.retrieval.index import DENSE_UNIT
     from refgate.retrieval.index_files import MANIFEST, DocumentIndexError
 
@@ -80,6 +81,7 @@ def run_index(
             progress=progress,
             cache_path=path / CACHE,
         )
+    wanted = embeddings_for(docs, settings)  # FAISS: e5 for a Korean corpus (embedder_choice)
     if (path / MANIFEST).is_file() and not rebuild:
         try:
             index = DocumentIndex.load(path, settings=settings)
