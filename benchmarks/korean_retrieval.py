@@ -87,11 +87,13 @@ def found(ranked_docs: list[str], gold: list[str], k: int) -> bool:
     return any(g in seen for g in gold)
 
 
-def index_at(path: Path, docs: list[Any], emb: Embeddings, progress: Any = None) -> DocumentIndex:
+def index_at(
+    path: Path, docs: list[Any], emb: Embeddings, progress: Any = None, cache: Path | None = None
+) -> DocumentIndex:
     """The index at ``path`` (built once; a re-run with the same workdir embeds nothing)."""
     if (path / "manifest.json").is_file():
         return DocumentIndex.load(path, embeddings=emb)
-    return DocumentIndex.build(docs, path, embeddings=emb, progress=progress)
+    return DocumentIndex.build(docs, path, embeddings=emb, progress=progress, cache_path=cache)
 
 
 class StageMarks:
@@ -324,6 +326,16 @@ def search_rank(index: DocumentIndex, **kw: Any) -> Rank:
     return rank
 
 
+def since(docs: list[Any], qs: list[dict[str, Any]], day: str) -> tuple[list[Any], list[Any]]:
+    """``--since YYYYMMDD``: the filings received from ``day`` on, and the questions with a gold
+    section among them (the questions are not changed; the others are left out)."""
+    kept = [d for d in docs if str(d.metadata.get("rcept_no", ""))[:8] >= day]
+    receipts = {str(d.metadata.get("rcept_no")) for d in kept}
+    asked = [q for q in qs if any(g["rcept_no"] in receipts for g in q["gold"])]
+    print(f"--since {day}: {len(receipts)} filings, {len(kept)} sections, {len(asked)} questions")
+    return kept, asked
+
+
 def real_docs(work: Path) -> list[Any]:
     """The 47 filings written as stored DART filings into ``work`` (once) and read back."""
     # benchmarks/ is on the path: the script's own folder (and pytest's pythonpath)
@@ -348,8 +360,9 @@ def real_indexes(args: argparse.Namespace, work: Path, docs: list[Any]) -> dict[
     for name in ("minilm", "e5"):
         if (name == "e5" and args.no_e5) or (args.build_only and name != args.build_only):
             continue
+        cache = args.cache_root / name / "embeddings.sqlite"
         if name == "e5" and args.derive_e5 and not (work / name / "manifest.json").is_file():
-            indexes[name] = derive_e5(indexes["minilm"], work / name, args.workers)
+            indexes[name] = derive_e5(indexes["minilm"], work / name, cache, args.workers)
             indexes[name].embeddings = QueryMemo(indexes[name].embeddings)
             continue
         emb = E5Embeddings() if name == "e5" else document_embeddings()
@@ -357,10 +370,12 @@ def real_indexes(args: argparse.Namespace, work: Path, docs: list[Any]) -> dict[
         load0 = os.getloadavg()[0]
         marks = StageMarks()
         if args.workers > 1 and not (work / name / "manifest.json").is_file():
-            pooled = PoolEmbeddings(name, args.workers, work / name / "embeddings.sqlite")
-            DocumentIndex.build(docs, work / name, embeddings=pooled, progress=marks)
+            pooled = PoolEmbeddings(name, args.workers, cache)
+            DocumentIndex.build(
+                docs, work / name, embeddings=pooled, progress=marks, cache_path=cache
+            )
             pooled.pool.shutdown()
-        index = index_at(work / name, docs, emb, progress=marks)
+        index = index_at(work / name, docs, emb, progress=marks, cache=cache)
         marks.report(t0, c0, load0)
         result = index.last_result
         print(
@@ -374,15 +389,17 @@ def real_indexes(args: argparse.Namespace, work: Path, docs: list[Any]) -> dict[
     return indexes
 
 
-def fill_e5_cache(work: Path, docs: list[Any], part: int, parts: int) -> None:
-    """``--fill-e5-cache PART/PARTS``: embed the filings' e5 windows into the e5 cache from the
-    last chunk backwards, every PARTS-th distinct window from PART on, skipping cached ones (a
-    helper process beside a build, which reads the cache before each batch)."""
+def fill_e5_cache(work: Path, docs: list[Any], part: int, parts: int, start: float = 0.0) -> None:
+    """``--fill-e5-cache PART/PARTS[@START]``: embed the filings' e5 windows into the e5 cache
+    from the last chunk backwards (from the fraction START of that order on), every PARTS-th
+    distinct window from PART on, skipping cached ones (a helper process beside a build, which
+    reads the cache before each batch)."""
     chunks = chunk_documents(docs)
     e5 = E5Embeddings()
     model_id = embeddings_id(e5)
     windows = dict(w for c in reversed(chunks) for w in chunk_windows(e5, c.text))
-    mine = list(windows.items())[part::parts]
+    items = list(windows.items())
+    mine = (items[int(len(items) * start) :] + items[: int(len(items) * start)])[part::parts]
     print(f"helper {part}/{parts}: {len(mine):,} of {len(windows):,} distinct windows", flush=True)
     with EmbeddingCache(work / "e5" / "embeddings.sqlite") as cache:
         for i in range(0, len(mine), 8):
@@ -394,7 +411,7 @@ def fill_e5_cache(work: Path, docs: list[Any], part: int, parts: int) -> None:
                 cache.put_many(model_id, list(zip([h for h, _ in todo], vecs, strict=True)))
 
 
-def derive_e5(minilm: DocumentIndex, path: Path, workers: int) -> DocumentIndex:
+def derive_e5(minilm: DocumentIndex, path: Path, cache_path: Path, workers: int) -> DocumentIndex:
     """``--derive-e5``: the e5 index as a build makes it (the e5 windows of every chunk, their
     e5 vectors, a FAISS index of them), reusing the MiniLM index's chunks and morpheme BM25
     instead of computing them a second time (the same documents give the same chunks and BM25
@@ -404,11 +421,11 @@ def derive_e5(minilm: DocumentIndex, path: Path, workers: int) -> DocumentIndex:
     size = int(minilm.manifest["dense"]["window_tokens"])
     pieces = [chunk_windows(e5, c.text, size) for c in minilm.chunks]
     hashes = [h for ws in pieces for h, _ in ws]
-    with EmbeddingCache(path / "embeddings.sqlite") as cache:
+    with EmbeddingCache(cache_path) as cache:
         have = cache.get_many(model_id, hashes)
         todo = list({h: t for ws in pieces for h, t in ws if h not in have}.items())
         print(f"e5 windows: {len(hashes):,}, distinct {len(set(hashes)):,}, to embed {len(todo):,}")
-        emb = PoolEmbeddings("e5", workers, path / "embeddings.sqlite") if workers > 1 else e5
+        emb = PoolEmbeddings("e5", workers, cache_path) if workers > 1 else e5
         for i in range(0, len(todo), 100):
             batch = todo[i : i + 100]
             vecs = normalise(np.asarray(emb.embed_documents([t for _, t in batch])))
@@ -560,11 +577,17 @@ def real_main(args: argparse.Namespace, work: Path) -> None:
     from shared.dart_real import questions as real_questions
 
     docs = real_docs(work)
-    if args.fill_e5_cache:
-        part, parts = (int(x) for x in args.fill_e5_cache.split("/"))
-        fill_e5_cache(work, docs, part, parts)
-        return
     qs = real_questions()
+    if args.since:
+        docs, qs = since(docs, qs, args.since)
+    if args.fill_e5_cache:
+        spec, _, start = args.fill_e5_cache.partition("@")
+        part, parts = (int(x) for x in spec.split("/"))
+        fill_e5_cache(work, docs, part, parts, float(start or 0))
+        return
+    args.cache_root = work
+    if args.since:
+        work = work / f"since-{args.since}"
     as_of = [date.fromisoformat(q["ref_date"]) if q.get("ref_date") else None for q in qs]
     indexes = real_indexes(args, work, docs)
     if args.build_only:
@@ -604,6 +627,7 @@ def main() -> None:
         "--tune", action="store_true", help="--real: e5 hybrid weights on the tuning half"
     )
     ap.add_argument("--cost", action="store_true", help="--real: e5 memory and query latency")
+    ap.add_argument("--since", metavar="YYYYMMDD", help="--real: filings received from then on")
     ap.add_argument("--fill-e5-cache", metavar="PART/PARTS", help="--real: e5 cache helper")
     ap.add_argument(
         "--derive-e5", action="store_true", help="--real: e5 index from the MiniLM one's BM25"

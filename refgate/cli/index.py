@@ -50,7 +50,8 @@ def run_index(
 
     ``report`` (a ``LoadReport`` from ``workspace_load``) is what was read; default: read now.
 
-    An existing index built with the embedder the settings ask for (and the current dense
+    An existing index built with the embedder the settings and its documents ask for
+    (``embedder_choice``: multilingual-e5-small for a Korean corpus; the current dense
     representation) is updated incrementally; otherwise (none yet, ``rebuild``, another embedder
     or representation, an unreadable index) it is built anew, still reusing cached vectors.
     """
