@@ -7,17 +7,22 @@ verbatim quote and the votes; the GATE can check a cited claim against its ref.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
+
+from langchain_core.language_models import BaseChatModel
 
 from refgate.catalog.capabilities import EngineEnv, Evidence, RefSpec, capability
 from refgate.config import load_settings
 from refgate.graph.research import compile_research_graph, run_config
 from refgate.models import ModelProvider
+from refgate.nodes.research.backends import ResearchBackend
 from refgate.nodes.research.core import ResearchLimits
 from refgate.nodes.research.deps import PASS_NAME, ResearchDeps
 from refgate.nodes.research.state import ClaimOut, ResearchReport
 from refgate.tools.engine_call import OUTBOUND_POLICY
 from refgate.tools.outbound import OutboundPolicy
 from refgate.tools.urls import host_of
+from refgate.tools.web_providers import Fetch, WebSearch
 
 #: Web-derived paths in the returned data.
 UNTRUSTED_FIELDS = [
@@ -38,8 +43,8 @@ def _research_deps(env: EngineEnv, limits: ResearchLimits) -> ResearchDeps:
     backend and web providers (``env.extra``), its workspace, limits and outbound policy."""
     extra = env.extra or {}
     policy = extra.get(OUTBOUND_POLICY)
-    model = extra.get("research_model")
-    backend = extra.get("research_backend")
+    model = cast("BaseChatModel | None", extra.get("research_model"))
+    backend = cast("ResearchBackend | None", extra.get("research_backend"))
     if model is None and backend is None:
         settings = env.settings or load_settings(
             workspace_settings=getattr(env.workspace, "settings", None)
@@ -49,8 +54,8 @@ def _research_deps(env: EngineEnv, limits: ResearchLimits) -> ResearchDeps:
         models=ModelProvider(model),
         workspace=env.workspace,
         backend=backend,
-        web_search=extra.get("web_search"),
-        web_fetch=extra.get("web_fetch"),
+        web_search=cast("WebSearch | None", extra.get("web_search")),
+        web_fetch=cast("Fetch | None", extra.get("web_fetch")),
         limits=limits,
         # the calling run's policy: its words, its workspace data, where sends are recorded
         outbound=policy if isinstance(policy, OutboundPolicy) else None,

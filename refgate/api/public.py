@@ -31,7 +31,6 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.pregel import Pregel
 from langgraph.types import Command, StateSnapshot
 from rich.text import Text
 
@@ -42,6 +41,7 @@ from refgate.config import MODEL_PASSES, ConfigError, Settings, load_settings
 from refgate.errors import RefgateError
 from refgate.events import ProgressEvent, ProgressSink, TraceSummary
 from refgate.graph import build_graph
+from refgate.graph.builder import WorkbenchGraph
 from refgate.graph.research import (
     PASS_NAME,
     ResearchGraph,
@@ -49,6 +49,7 @@ from refgate.graph.research import (
     run_config,
     stream_research,
 )
+from refgate.graph.state import WorkbenchInput
 from refgate.memory.audit import append_run
 from refgate.memory.persistence import open_persistence, persistence_target, prune_thread
 from refgate.memory.threads import (
@@ -432,10 +433,10 @@ class _AskRun:
 
 #: What the graph is given to run: a new question, None (resume where it stopped), or "done"
 #: (the thread already answered this question: nothing runs).
-_AskInputs = dict[str, str] | Literal["done"] | None
+_AskInputs = WorkbenchInput | Literal["done"] | None
 
 
-def _ask_inputs(graph: Pregel, run: _AskRun, settings: Settings) -> _AskInputs:
+def _ask_inputs(graph: WorkbenchGraph, run: _AskRun, settings: Settings) -> _AskInputs:
     """What this run gives the graph: resume an interrupted run, reuse a finished answer, or
     ask (a follow-up on a finished thread); a clear error when the question does not fit."""
     snapshot = graph.get_state(run.config)
@@ -468,8 +469,8 @@ def _ask_inputs(graph: Pregel, run: _AskRun, settings: Settings) -> _AskInputs:
 
 
 def _stream_ask(
-    graph: Pregel,
-    inputs: dict[str, str] | None,
+    graph: WorkbenchGraph,
+    inputs: WorkbenchInput | None,
     run: _AskRun,
     settings: Settings,
     approve: Approver | None,
@@ -489,7 +490,7 @@ def _stream_ask(
 
 
 def _finish_ask(
-    graph: Pregel, checkpointer: BaseCheckpointSaver[str], run: _AskRun, settings: Settings
+    graph: WorkbenchGraph, checkpointer: BaseCheckpointSaver[str], run: _AskRun, settings: Settings
 ) -> Answer:
     """The run's ``Answer`` from the thread's final state, with its audit line written."""
     final = graph.get_state(run.config)
@@ -503,7 +504,7 @@ def _finish_ask(
     return answer
 
 
-def _stopped_between_steps(graph: Pregel, config: RunnableConfig) -> bool:
+def _stopped_between_steps(graph: WorkbenchGraph, config: RunnableConfig) -> bool:
     """True when the run was stopped from outside (Ctrl-C, a stop button raising in ``on_event``)
     after its running pass had finished: LangGraph waits for that pass and keeps its writes with
     the last checkpoint; ``get_state`` (which applies them) then shows no next pass, although
@@ -513,7 +514,7 @@ def _stopped_between_steps(graph: Pregel, config: RunnableConfig) -> bool:
 
 
 def _check_owner(
-    graph: Pregel,
+    graph: WorkbenchGraph,
     config: RunnableConfig,
     thread_id: str,
     snapshot: StateSnapshot,
@@ -532,7 +533,7 @@ def _check_owner(
 
 
 def _answer_approvals(
-    graph: Pregel, config: RunnableConfig, approve: Approver | None, relay: EventHandler
+    graph: WorkbenchGraph, config: RunnableConfig, approve: Approver | None, relay: EventHandler
 ) -> None:
     """Resume each pending interrupt (an outbound approval, B3) with ``approve``'s answer; with no
     approver every request is refused, so a run never waits on a person nobody asked."""
