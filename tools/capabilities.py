@@ -193,6 +193,21 @@ def _value_evidence(spec, column, raw, periods: "Periods", row, how: str) -> Evi
     return _value_evidence_of(spec, data, payload, title)
 
 
+def _series_index(index, periods: "Periods", start: str | None, end: str | None, last: int | None):
+    """The rows of a series between ``start`` and ``end`` (inclusive), the ``last`` of them."""
+    if start is not None:
+        pos = list(index).index(find_period(periods, start, index))
+        index = index[pos:]
+    if end is not None:
+        pos = list(index).index(find_period(periods, end, index))
+        index = index[: pos + 1]
+    if last is not None:
+        if not isinstance(last, int) or last < 1:
+            raise ValueError("last must be a whole number >= 1")
+        index = index[-last:]
+    return index
+
+
 @capability
 def series(
     dataset: str,
@@ -212,17 +227,7 @@ def series(
     spec = dataset_spec(env, dataset)
     frame, periods = sorted_with_periods(spec, load_frame(spec))
     values = numeric_column(spec, frame, column)
-    index = frame.index
-    if start is not None:
-        pos = list(index).index(find_period(periods, start, index))
-        index = index[pos:]
-    if end is not None:
-        pos = list(index).index(find_period(periods, end, index))
-        index = index[: pos + 1]
-    if last is not None:
-        if not isinstance(last, int) or last < 1:
-            raise ValueError("last must be a whole number >= 1")
-        index = index[-last:]
+    index = _series_index(frame.index, periods, start, end, last)
     if len(index) > MAX_TABLE_ROWS:
         raise ValueError(
             f"{len(index)} rows; a series returns at most {MAX_TABLE_ROWS}: narrow start/end or "
@@ -528,17 +533,7 @@ def column_stats(dataset: str, column: str, *, env: EngineEnv) -> Evidence:
         "unit": unit,
         "scale": scale,
     }
-    return Evidence(
-        data,
-        [
-            RefSpec(
-                "valueRef",
-                payload,
-                title=f"{spec.name}.{column} summary",
-                source=f"dataset:{spec.name}",
-            )
-        ],
-    )
+    return _value_evidence_of(spec, data, payload, f"{spec.name}.{column} summary")
 
 
 #: The dataset capabilities, registered by ``refgate.tools.registry`` (the tools layer's list).
