@@ -78,6 +78,33 @@ def _large_entry(spec: "DatasetSpec") -> JsonDict:
     }
 
 
+#: The listing entry's keys the listing's tableRef carries, in its column order.
+_LISTED = ("name", "rows", "first_period", "latest_period", "frequency", "as_of", "description")
+
+
+def _listing_entry(name: str, spec: "DatasetSpec") -> JsonDict:
+    """One dataset's listing entry: its rows, period span and metrics (a large one unloaded)."""
+    if spec.is_warehouse or estimated_memory(spec) > frames.LOAD_MAX_BYTES:
+        return _large_entry(spec)
+    frame = load_frame(spec)
+    periods = periods_of(spec, frame)
+    first = latest = None
+    if periods is not None:
+        valid = periods.labels[periods.order.sort_values(kind="stable").index].dropna()
+        if len(valid):
+            first, latest = valid.iloc[0], valid.iloc[-1]
+    return {
+        "name": name,
+        "rows": len(frame),
+        "first_period": first,
+        "latest_period": latest,
+        "frequency": periods.frequency if periods else None,
+        "as_of": spec.as_of,
+        "description": spec.description,
+        "metrics": metric_candidates(spec, frame),
+    }
+
+
 @capability
 def list_datasets(*, env: EngineEnv) -> Evidence:
     """List the workspace's datasets: name, rows, period span, frequency and description.
@@ -86,51 +113,9 @@ def list_datasets(*, env: EngineEnv) -> Evidence:
     "as_of", "description", "metrics"}]} and a tableRef of the same listing.
     """
     ws = workspace_of(env)
-    entries = []
-    for name, spec in sorted(ws.datasets.items()):
-        if spec.is_warehouse or estimated_memory(spec) > frames.LOAD_MAX_BYTES:
-            entries.append(_large_entry(spec))
-            continue
-        frame = load_frame(spec)
-        periods = periods_of(spec, frame)
-        first = latest = None
-        if periods is not None:
-            valid = periods.labels[periods.order.sort_values(kind="stable").index].dropna()
-            if len(valid):
-                first, latest = valid.iloc[0], valid.iloc[-1]
-        entries.append(
-            {
-                "name": name,
-                "rows": len(frame),
-                "first_period": first,
-                "latest_period": latest,
-                "frequency": periods.frequency if periods else None,
-                "as_of": spec.as_of,
-                "description": spec.description,
-                "metrics": metric_candidates(spec, frame),
-            }
-        )
-    columns = [
-        "dataset",
-        "rows",
-        "first_period",
-        "latest_period",
-        "frequency",
-        "as_of",
-        "description",
-    ]
-    rows = [
-        [
-            e["name"],
-            e["rows"],
-            e["first_period"],
-            e["latest_period"],
-            e["frequency"],
-            e["as_of"],
-            e["description"],
-        ]
-        for e in entries
-    ]
+    entries = [_listing_entry(name, spec) for name, spec in sorted(ws.datasets.items())]
+    columns = ["dataset", *_LISTED[1:]]
+    rows = [[e[key] for key in _LISTED] for e in entries]
     ref = RefSpec(
         "tableRef",
         {
@@ -208,6 +193,21 @@ def _value_evidence(spec, column, raw, periods: "Periods", row, how: str) -> Evi
     return _value_evidence_of(spec, data, payload, title)
 
 
+def _series_index(index, periods: "Periods", start: str | None, end: str | None, last: int | None):
+    """The rows of a series between ``start`` and ``end`` (inclusive), the ``last`` of them."""
+    if start is not None:
+        pos = list(index).index(find_period(periods, start, index))
+        index = index[pos:]
+    if end is not None:
+        pos = list(index).index(find_period(periods, end, index))
+        index = index[: pos + 1]
+    if last is not None:
+        if not isinstance(last, int) or last < 1:
+            raise ValueError("last must be a whole number >= 1")
+        index = index[-last:]
+    return index
+
+
 @capability
 def series(
     dataset: str,
@@ -227,17 +227,7 @@ def series(
     spec = dataset_spec(env, dataset)
     frame, periods = sorted_with_periods(spec, load_frame(spec))
     values = numeric_column(spec, frame, column)
-    index = frame.index
-    if start is not None:
-        pos = list(index).index(find_period(periods, start, index))
-        index = index[pos:]
-    if end is not None:
-        pos = list(index).index(find_period(periods, end, index))
-        index = index[: pos + 1]
-    if last is not None:
-        if not isinstance(last, int) or last < 1:
-            raise ValueError("last must be a whole number >= 1")
-        index = index[-last:]
+    index = _series_index(frame.index, periods, start, end, last)
     if len(index) > MAX_TABLE_ROWS:
         raise ValueError(
             f"{len(index)} rows; a series returns at most {MAX_TABLE_ROWS}: narrow start/end or "
@@ -344,7 +334,6 @@ def top_n(
     columns = ["rank", *labels, column] if labels else ["rank", "period", column]
     rows = _ranking_rows(ordered, frame, labels, periods)
     as_of = _ranking_as_of(spec, periods, labels, ordered)
-    label = unit_label(unit, scale)
     meta = {
         "dataset": spec.name,
         "metric": column,
@@ -356,6 +345,15 @@ def top_n(
         "asOf": as_of,
         "scale": scale,
     }
+    return _ranking_evidence(spec, column, columns, rows, meta)
+
+
+def _ranking_evidence(
+    spec: "DatasetSpec", column: str, columns: list[str], rows: list[list[Cell]], meta: JsonDict
+) -> Evidence:
+    """A ranking's data and the tableRef that backs it."""
+    unit, scale = unit_of(spec, column)
+    label = unit_label(unit, scale)
     ref = RefSpec(
         "tableRef",
         {"columns": columns, "rows": rows, "units": {column: label} if label else {}, "meta": meta},
@@ -409,6 +407,17 @@ def _change_values(
     return values_out, units_out
 
 
+def _endpoint_values(
+    values, per: "Periods", start_row: object, end_row: object, what: str
+) -> tuple[float | int, float | int]:
+    """The values at the start and end rows of a change; a missing one is an error."""
+    v0, v1 = _num(values.loc[start_row]), _num(values.loc[end_row])
+    if v0 is None or v1 is None:
+        missing = per.labels.loc[start_row] if v0 is None else per.labels.loc[end_row]
+        raise ValueError(f"{what} is missing in {missing}")
+    return v0, v1
+
+
 @capability
 def period_change(
     dataset: str,
@@ -433,10 +442,7 @@ def period_change(
     frame, per = sorted_with_periods(spec, load_frame(spec))
     values = numeric_column(spec, frame, column)
     start_row, end_row = _change_rows(frame, values, per, periods, start, end)
-    v0, v1 = _num(values.loc[start_row]), _num(values.loc[end_row])
-    if v0 is None or v1 is None:
-        missing = per.labels.loc[start_row] if v0 is None else per.labels.loc[end_row]
-        raise ValueError(f"{dataset}.{column} is missing in {missing}")
+    v0, v1 = _endpoint_values(values, per, start_row, end_row, f"{dataset}.{column}")
     change = _round(v1 - v0)
     pct = _round((v1 - v0) / abs(v0) * 100, 4) if v0 else None
     unit, scale = unit_of(spec, column)
@@ -527,17 +533,7 @@ def column_stats(dataset: str, column: str, *, env: EngineEnv) -> Evidence:
         "unit": unit,
         "scale": scale,
     }
-    return Evidence(
-        data,
-        [
-            RefSpec(
-                "valueRef",
-                payload,
-                title=f"{spec.name}.{column} summary",
-                source=f"dataset:{spec.name}",
-            )
-        ],
-    )
+    return _value_evidence_of(spec, data, payload, f"{spec.name}.{column} summary")
 
 
 #: The dataset capabilities, registered by ``refgate.tools.registry`` (the tools layer's list).
