@@ -325,7 +325,7 @@ def _add_parts(
         blank = [i for i in range(1, int(pages) + 1) if i not in have]
         if blank:
             report.blank_pages[file.source] = blank
-    common: dict[str, Any] = {
+    common = {
         "file_mtime_ns": path.stat().st_mtime_ns,
         "file_id": file.file_id,
         "source": file.source,

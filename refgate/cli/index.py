@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.progress import (
@@ -25,7 +25,9 @@ if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
 
     from refgate.config import Settings
+    from refgate.retrieval.backend import IndexTarget
     from refgate.retrieval.documents import LoadProgress, LoadReport
+    from refgate.retrieval.refresh import UpdateResult
     from refgate.workspace import Workspace
 
 STAGES = {
@@ -45,7 +47,7 @@ def run_index(
     progress: LoadProgress | None = None,
     report: LoadReport | None = None,
     backend: str | None = None,
-) -> Any:
+) -> UpdateResult:
     """Build (or update) the index of ``workspace``; returns the ``UpdateResult``.
 
     ``backend`` (default: the workspace's ``[index] backend``, else FAISS): "pgvector" writes
@@ -73,12 +75,12 @@ def run_index(
 
 def _write_pgvector(
     workspace: Workspace,
-    target: Any,
+    target: IndexTarget,
     docs: list[Document],
     wanted: Embeddings,
     rebuild: bool,
     progress: LoadProgress | None,
-) -> Any:
+) -> UpdateResult:
     """The documents into the workspace's pgvector index (changed ones only, unless
     ``rebuild``), vectors cached beside the FAISS folder's."""
     from refgate.retrieval import index_dir  # deferred: keeps refgate --help fast
@@ -103,7 +105,7 @@ def _update_faiss(
     wanted: Embeddings,
     rebuild: bool,
     progress: LoadProgress | None,
-) -> Any:
+) -> UpdateResult:
     """The FAISS index updated in place when it was built with ``wanted`` and the current dense
     representation; else built anew (cached vectors reused)."""
     from refgate.memory.embeddings import embeddings_id  # deferred: keeps refgate --help fast
@@ -126,10 +128,12 @@ def _update_faiss(
             and index.dense_unit == DENSE_UNIT
         ):
             return index.update(docs, progress=progress)
-    return DocumentIndex.build(docs, path, embeddings=wanted, progress=progress).last_result
+    built = DocumentIndex.build(docs, path, embeddings=wanted, progress=progress)
+    assert built.last_result is not None  # a build always records its result
+    return built.last_result
 
 
-def _checked_target(ws: Workspace, backend: str | None) -> Any:
+def _checked_target(ws: Workspace, backend: str | None) -> IndexTarget:
     """The workspace's index target; for pgvector, its database reached and holding pgvector
     before any file is read (a wrong DSN or a server without pgvector: exit 2)."""
     from refgate.retrieval.backend import index_target  # deferred: keeps refgate --help fast
@@ -146,7 +150,7 @@ def _checked_target(ws: Workspace, backend: str | None) -> Any:
     return target
 
 
-def _migrate(ws: Workspace, target: Any, as_json: bool) -> None:
+def _migrate(ws: Workspace, target: IndexTarget, as_json: bool) -> None:
     """``--migrate``: the FAISS folder's chunks and vectors into the pgvector index."""
     from refgate.retrieval import index_dir  # deferred: keeps refgate --help fast
     from refgate.retrieval.index_files import DocumentIndexError  # deferred: keeps --help fast
@@ -244,7 +248,7 @@ def _progress_bar() -> Progress:
 
 def _read_and_index(
     ws: Workspace, settings: Settings, rebuild: bool, backend: str | None
-) -> tuple[LoadReport, Any]:
+) -> tuple[LoadReport, UpdateResult]:
     """The workspace's documents read and indexed under progress bars; a refused index exits 2,
     any other failure 1, each with a message rather than a traceback."""
     from refgate.retrieval.documents import workspace_load  # deferred: keeps refgate --help fast
@@ -274,7 +278,9 @@ def _read_and_index(
     return loaded, result
 
 
-def _summary(ws: Workspace, target: Any, loaded: LoadReport, result: Any) -> dict[str, Any]:
+def _summary(
+    ws: Workspace, target: IndexTarget, loaded: LoadReport, result: UpdateResult
+) -> dict[str, object]:
     """The run's figures, as ``--json`` prints them."""
     where = (
         f"pgvector index {target.name!r}"
@@ -293,7 +299,9 @@ def _summary(ws: Workspace, target: Any, loaded: LoadReport, result: Any) -> dic
     }
 
 
-def _print_result(summary: dict[str, Any], loaded: LoadReport, result: Any, as_json: bool) -> None:
+def _print_result(
+    summary: dict[str, object], loaded: LoadReport, result: UpdateResult, as_json: bool
+) -> None:
     """The summary as JSON on stdout, or one line saying what was indexed."""
     if as_json:
         console.print_json(dumps(summary))

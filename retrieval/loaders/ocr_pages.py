@@ -103,7 +103,9 @@ class _Guess:
         self.languages: tuple[str, ...] = HANGUL
 
 
-def _words(image: str | Path, languages: tuple[str, ...], timeout_s: float | None) -> Any:
+def _words(
+    image: str | Path, languages: tuple[str, ...], timeout_s: float | None
+) -> dict[str, list[object]]:
     """Tesseract's words of ``image`` in ``languages``, segmented as their script is."""
     psm = READING[languages].psm
     return tesseract_words(str(image), timeout_s=timeout_s, languages=languages, psm=psm)

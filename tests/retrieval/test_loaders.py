@@ -242,8 +242,8 @@ def test_index_command_reports_progress_and_skipped_files(workspace, monkeypatch
     assert {s["source"] for s in out["skipped"]} >= {"documents/locked.pdf", "documents/zero.pdf"}
     assert "documents/scanned.pdf" not in {s["source"] for s in out["skipped"]}
     assert "encrypted" in res.stderr
-    assert "reading files" in res.stderr and "embedding vectors" in res.stderr
-    assert "OCR, pages of a scan" in res.stderr
+    assert "documents read" in res.stderr and "embedding vectors" in res.stderr
+    assert "OCR, scanned pages" in res.stderr  # the scan's pages, with an ETA
     assert "ETA" in res.stderr  # time remaining beside each stage
 
 
