@@ -24,7 +24,9 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from datetime import date
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import psycopg
@@ -33,6 +35,7 @@ from psycopg import sql
 from refgate.memory.embeddings import embeddings_from_spec, embeddings_id
 from refgate.retrieval.bm25 import KIWI, query_tokens, stemmer
 from refgate.retrieval.dense import normalise
+from refgate.retrieval.filters import pin_question_period
 from refgate.retrieval.fusion import (
     COSINE_FLOOR,
     DECISIVE_DEPTH,
@@ -47,7 +50,15 @@ from refgate.retrieval.index import CANDIDATES, FusionMethod, Hit, SearchMode
 from refgate.retrieval.mmr import DEFAULT_LAMBDA, mmr_select
 from refgate.retrieval.pgvector.connection import PgIndexError, as_array, connect, describe
 from refgate.retrieval.pgvector.filters import SqlFilter, sql_filter
-from refgate.retrieval.pgvector.schema import Tables, check_name, registry_rows, table_prefix
+from refgate.retrieval.pgvector.schema import (
+    SCHEMA_VERSION,
+    IndexSpec,
+    RegistryRow,
+    Tables,
+    check_name,
+    registry_rows,
+    table_prefix,
+)
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -68,8 +79,41 @@ MAX_SCAN_TUPLES = 200_000
 COMMON_IDF = math.log(1 + 9.0)
 
 
+#: A query's terms held by the index: the terms, their counts in the query, their idf.
+QueryTerms = tuple[list[str], list[int], list[float]]
+
+
+class StoredChunk(NamedTuple):
+    """A chunk as the chunks table holds it (its vector: the mean of its windows, for MMR)."""
+
+    chunk_id: str
+    doc_id: str
+    text: str
+    vec: np.ndarray
+    metadata: dict[str, object]
+
+
 def rebuild_command(name: str) -> str:
     return f"refgate index --backend pgvector --rebuild (index {name!r})"
+
+
+def _registered(rows: list[RegistryRow], name: str, wanted: str | None, dsn: str) -> RegistryRow:
+    """The table set of embedder ``wanted`` (None: the only one); refused when absent."""
+    if not rows:
+        raise PgIndexError(
+            f"no pgvector index {name!r} in {describe(dsn)} yet; build it with: "
+            "refgate index --backend pgvector"
+        )
+    row = next((r for r in rows if r["embeddings_id"] == wanted), None)
+    if row is None and wanted is None and len(rows) == 1:
+        row = rows[0]
+    if row is None:
+        held = ", ".join(sorted(r["embeddings_id"] for r in rows))
+        raise PgIndexError(
+            f"pgvector index {name!r} was built with {held}, not {wanted}: rebuild it for "
+            f"this embedder with {rebuild_command(name)}"
+        )
+    return row
 
 
 class PgIndex:
@@ -94,26 +138,17 @@ class PgIndex:
         self._lock = threading.Lock()
         self._conn: psycopg.Connection | None = None
         conn = self._connection()
-        rows = registry_rows(conn, name)
         wanted = embeddings_id(embeddings) if embeddings is not None else embeddings_id_wanted
-        if not rows:
-            raise PgIndexError(
-                f"no pgvector index {name!r} in {describe(dsn)} yet; build it with: "
-                "refgate index --backend pgvector"
-            )
-        row = next((r for r in rows if r["embeddings_id"] == wanted), None)
-        if row is None and wanted is None and len(rows) == 1:
-            row = rows[0]
-        if row is None:
-            held = ", ".join(sorted(r["embeddings_id"] for r in rows))
-            raise PgIndexError(
-                f"pgvector index {name!r} was built with {held}, not {wanted}: rebuild it for "
-                f"this embedder with {rebuild_command(name)}"
-            )
+        row = _registered(registry_rows(conn, name), name, wanted, dsn)
         self.tables = Tables(row["prefix"])
         if self.tables.prefix != table_prefix(name, row["embeddings_id"]):
             raise PgIndexError(f"pgvector index {name!r}: registry row does not match its tables")
-        self.spec: dict[str, Any] = row["spec"]
+        self.spec: IndexSpec = row["spec"]
+        if int(self.spec.get("schema", 1)) < SCHEMA_VERSION:
+            raise PgIndexError(
+                f"pgvector index {name!r} was written by an earlier refgate (no report-period "
+                "columns): run refgate index --backend pgvector once to bring it up to date"
+            )
         self.dimension = int(row["dimension"])
         self.embeddings_id = str(row["embeddings_id"])
         if embeddings is None:
@@ -168,7 +203,7 @@ class PgIndex:
             return [str(r[0]) for r in rows]
 
     @property
-    def manifest(self) -> dict[str, Any]:
+    def manifest(self) -> dict[str, object]:
         """What a FAISS folder's manifest says, for callers that show it."""
         with self._lock:
             row = (
@@ -220,139 +255,165 @@ class PgIndex:
         decisive: float = DECISIVE_POWER,
         near_duplicate: float | None = None,
         dense_floor: float = COSINE_FLOOR,
+        question_period: bool = True,
+        as_of: date | None = None,
     ) -> list[Hit]:
         """The ``k`` best chunks for ``query``: ``DocumentIndex.search``'s arguments and
-        ranking."""
+        ranking (the question's report period included)."""
         if k <= 0 or not query.strip():
             return []
         if mode not in ("hybrid", "dense", "bm25"):
             raise ValueError(f"mode must be hybrid, dense or bm25, not {mode!r}")
         if fusion not in ("convex", "rrf"):
             raise ValueError(f"fusion must be convex or rrf, not {fusion!r}")
-        lam = self.lambda_mult if lambda_mult is None else lambda_mult
         fetch = max(fetch_k or 4 * k, k)
-        pool = max(fetch, CANDIDATES) if mode == "hybrid" else fetch
-        where = sql_filter(filters)
-        qvec = self.embed_query(query) if mode in ("hybrid", "dense") else None
+        plan = _Plan(
+            k=k, fetch=fetch, pool=max(fetch, CANDIDATES) if mode == "hybrid" else fetch,
+            mode=mode, fusion=fusion, alpha=dense_weight, decisive=decisive,
+            dense_floor=dense_floor,
+        )  # fmt: skip
+        qvec = self.embed_query(query)[0] if mode in ("hybrid", "dense") else None
         with self._lock:
-            try:
-                conn = self._connection()
-                conn.execute("SELECT 1")
-            except psycopg.OperationalError:  # the server restarted, or dropped the connection
-                self.close()
-                conn = self._connection()
+            conn = self._live_connection()
             with conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                return self._search(
-                    conn, query, qvec, where, k=k, fetch=fetch, pool=pool, mode=mode, mmr=mmr,
-                    lam=lam, fusion=fusion, alpha=dense_weight, decisive=decisive,
-                    near_duplicate=near_duplicate, dense_floor=dense_floor,
-                )  # fmt: skip
+                if question_period:
+                    filters = self._with_question_period(conn, query, filters, as_of)
+                ranked, scores = self._ranked(conn, query, qvec, sql_filter(filters), plan)
+                if not ranked:
+                    return []
+                found = self._chunks(conn, [r for r, _ in ranked])
+        lam = self.lambda_mult if lambda_mult is None else lambda_mult
+        return _hits(ranked, found, scores, k, lam if mmr else None, near_duplicate)
 
-    def _search(
+    def _live_connection(self) -> psycopg.Connection:
+        """The connection, opened again if the server restarted or dropped it."""
+        try:
+            conn = self._connection()
+            conn.execute("SELECT 1")
+        except psycopg.OperationalError:
+            self.close()
+            conn = self._connection()
+        return conn
+
+    def _with_question_period(
+        self,
+        conn: psycopg.Connection,
+        query: str,
+        filters: Mapping[str, object] | None,
+        today: date | None,
+    ) -> Mapping[str, object] | None:
+        """``filters`` plus the report period the question names (``pin_question_period``)."""
+
+        def has_periods() -> bool:
+            row = conn.execute(
+                sql.SQL("SELECT EXISTS (SELECT 1 FROM {} WHERE bsns_year IS NOT NULL)").format(
+                    self.tables.chunks
+                )
+            ).fetchone()
+            return bool(row and row[0])
+
+        def passes(pinned: Mapping[str, object]) -> bool:
+            where = sql_filter(pinned)
+            self._resolve_company(conn, where)
+            return self._reachable(conn, where, 1) > 0
+
+        return pin_question_period(query, filters, today, has_periods=has_periods, passes=passes)
+
+    def _resolve_company(self, conn: psycopg.Connection, where: SqlFilter) -> None:
+        """The corp_codes the filter's company names (by code, stock code or name)."""
+        if where.company is None:
+            return
+        where.corp_codes = [
+            str(r[0])
+            for r in conn.execute(
+                sql.SQL(
+                    "SELECT DISTINCT corp_code FROM {} WHERE corp_code IS NOT NULL AND"
+                    " (corp_code = ANY(%s) OR stock_code = ANY(%s) OR corp_name = ANY(%s))"
+                ).format(self.tables.docs),
+                [where.company] * 3,
+            )
+        ]
+
+    def _ranked(
         self,
         conn: psycopg.Connection,
         query: str,
         qvec: np.ndarray | None,
         where: SqlFilter,
-        *,
-        k: int,
-        fetch: int,
-        pool: int,
-        mode: SearchMode,
-        mmr: bool,
-        lam: float,
-        fusion: FusionMethod,
-        alpha: float | None,
-        decisive: float,
-        near_duplicate: float | None,
-        dense_floor: float,
-    ) -> list[Hit]:
+        plan: _Plan,
+    ) -> tuple[list[tuple[int, float]], _Scores]:
+        """The candidates in the order of ``plan.mode`` and ``plan.fusion``, with their scores."""
         chunks, total_terms, windows, vsum = self._stats(conn)
+        scores = _Scores({}, {})
         if chunks == 0:
-            return []
-        if where.company is not None:
-            # the filings' corp_codes this company names (by code, stock code or name)
-            where.corp_codes = [
-                str(r[0])
-                for r in conn.execute(
-                    sql.SQL(
-                        "SELECT DISTINCT corp_code FROM {} WHERE corp_code IS NOT NULL AND"
-                        " (corp_code = ANY(%s) OR stock_code = ANY(%s) OR corp_name = ANY(%s))"
-                    ).format(self.tables.docs),
-                    [where.company] * 3,
-                )
-            ]
+            return [], scores
+        self._resolve_company(conn, where)
         reachable = self._reachable(conn, where, min(chunks, DECISIVE_DEPTH))
         if reachable == 0:
-            return []
-        dense: list[tuple[int, float]] = []
-        lexical: list[tuple[int, float]] = []
-        terms: tuple[list[str], list[int], list[float]] | None = None
-        if qvec is not None:
-            dense = self._dense_top(conn, qvec[0], pool, where, windows)
-        if mode in ("hybrid", "bm25"):
-            terms = self._query_terms(conn, query, chunks)
-            if terms is not None:
-                lexical = self._bm25_top(conn, terms, where, total_terms / chunks, pool, chunks)
-        dense_s = dict(dense)
-        bm25_s = dict(lexical)
-        if alpha is None and mode == "hybrid" and fusion == "convex":
-            homogeneity = self.homogeneity_of(chunks, vsum)
-            alpha = dense_weight_for(query, homogeneity)
-            # the reachable chunks' best BM25 scores, the rest 0 (as bm25s scores them)
-            best = [s for _, s in lexical[:DECISIVE_DEPTH]]
-            best += [0.0] * max(0, min(DECISIVE_DEPTH, reachable) - len(best))
-            alpha = decisive_weight(alpha, [s for _, s in dense], best, power=decisive)
-        if mode == "hybrid" and fusion == "rrf":
-            ranked = rrf_fuse([[r for r, _ in dense], [r for r, _ in lexical]], k=RRF_K)[:fetch]
-        elif mode == "hybrid":
-            rows = list(dict.fromkeys([r for r, _ in dense] + [r for r, _ in lexical]))
-            missing_dense = [r for r in rows if r not in dense_s]
-            if missing_dense and qvec is not None:
-                dense_s.update(self._dense_of(conn, qvec[0], missing_dense))
-            missing_bm25 = [r for r in rows if r not in bm25_s]
-            if missing_bm25 and terms is not None:
-                bm25_s.update(
-                    self._bm25(conn, terms, SqlFilter(), total_terms / chunks, ids=missing_bm25)
-                )
-            ranked = convex_fuse(
-                rows,
-                [dense_s.get(r, -1.0) for r in rows],
-                [bm25_s.get(r, 0.0) for r in rows],
-                alpha=alpha if alpha is not None else dense_weight_for(query),
-                dense_floor=dense_floor,
-            )[:fetch]
-        elif mode == "dense":
-            ranked = dense
-        else:
-            ranked = lexical
-        if not ranked:
-            return []
-        rows = [r for r, _ in ranked]
-        rel = np.array([s for _, s in ranked], dtype=np.float64)
-        found = self._chunks(conn, rows)
-        if mmr and len(rows) > 1:
-            vecs = np.stack([found[r][3] for r in rows])
-            order = mmr_select(rel, vecs, k, lambda_mult=lam, near_duplicate=near_duplicate)
-        else:
-            order = list(range(min(k, len(rows))))
-        hits = []
-        for rank, i in enumerate(order, start=1):
-            chunk_id, doc_id, text, _, meta = found[rows[i]]
-            hits.append(
-                Hit(
-                    doc_id=doc_id,
-                    chunk_id=chunk_id,
-                    score=float(rel[i]),
-                    text=text,
-                    metadata=meta,
-                    rank=rank,
-                    dense_score=dense_s.get(rows[i]),
-                    bm25_score=bm25_s.get(rows[i]),
-                )
-            )
-        return hits
+            return [], scores
+        avgdl = total_terms / chunks
+        dense = [] if qvec is None else self._dense_top(conn, qvec, plan.pool, where, windows)
+        terms = self._query_terms(conn, query, chunks) if plan.mode != "dense" else None
+        lexical = [] if terms is None else self._bm25_top(conn, terms, where, avgdl, plan.pool)
+        scores = _Scores(dict(dense), dict(lexical))
+        if plan.mode == "dense":
+            return dense, scores
+        if plan.mode == "bm25":
+            return lexical, scores
+        if plan.fusion == "rrf":
+            fused = rrf_fuse([[r for r, _ in dense], [r for r, _ in lexical]], k=RRF_K)
+            return fused[: plan.fetch], scores
+        alpha = plan.alpha
+        if alpha is None:
+            alpha = self._decisive_alpha(query, chunks, vsum, dense, lexical, reachable, plan)
+        rows = list(dict.fromkeys([r for r, _ in dense] + [r for r, _ in lexical]))
+        self._complete_scores(conn, rows, qvec, terms, avgdl, scores)
+        fused = convex_fuse(
+            rows,
+            [scores.dense.get(r, -1.0) for r in rows],
+            [scores.bm25.get(r, 0.0) for r in rows],
+            alpha=alpha,
+            dense_floor=plan.dense_floor,
+        )
+        return fused[: plan.fetch], scores
+
+    def _decisive_alpha(
+        self,
+        query: str,
+        chunks: int,
+        vsum: np.ndarray,
+        dense: list[tuple[int, float]],
+        lexical: list[tuple[int, float]],
+        reachable: int,
+        plan: _Plan,
+    ) -> float:
+        """The dense weight: the corpus's homogeneity and the query's length, moved toward the
+        more decisive list (``fusion.decisive_weight``)."""
+        alpha = dense_weight_for(query, self.homogeneity_of(chunks, vsum))
+        # the reachable chunks' best BM25 scores, the rest 0 (as bm25s scores them)
+        best = [s for _, s in lexical[:DECISIVE_DEPTH]]
+        best += [0.0] * max(0, min(DECISIVE_DEPTH, reachable) - len(best))
+        return decisive_weight(alpha, [s for _, s in dense], best, power=plan.decisive)
+
+    def _complete_scores(
+        self,
+        conn: psycopg.Connection,
+        rows: list[int],
+        qvec: np.ndarray | None,
+        terms: QueryTerms | None,
+        avgdl: float,
+        scores: _Scores,
+    ) -> None:
+        """Score every candidate by both methods: the cosine of BM25-only candidates and the
+        BM25 score (possibly 0) of dense-only ones."""
+        missing_dense = [r for r in rows if r not in scores.dense]
+        if missing_dense and qvec is not None:
+            scores.dense.update(self._dense_of(conn, qvec, missing_dense))
+        missing_bm25 = [r for r in rows if r not in scores.bm25]
+        if missing_bm25 and terms is not None:
+            keep_all = SqlFilter(keep_superseded=True)
+            scores.bm25.update(self._bm25(conn, terms, keep_all, avgdl, ids=missing_bm25))
 
     def _reachable(self, conn: psycopg.Connection, where: SqlFilter, cap: int) -> int:
         """How many chunks pass the filter, counted up to ``cap``."""
@@ -420,9 +481,7 @@ class PgIndex:
             out[int(chunk)] = max(cos, out.get(int(chunk), -np.inf))
         return out
 
-    def _query_terms(
-        self, conn: psycopg.Connection, query: str, chunks: int
-    ) -> tuple[list[str], list[int], list[float]] | None:
+    def _query_terms(self, conn: psycopg.Connection, query: str, chunks: int) -> QueryTerms | None:
         """The query's terms held by the index, each with its count in the query and its idf."""
         tokens = query_tokens(query, self._stem, self._tokenizer)
         if self._tokenizer == KIWI:
@@ -447,11 +506,10 @@ class PgIndex:
     def _bm25_top(
         self,
         conn: psycopg.Connection,
-        terms: tuple[list[str], list[int], list[float]],
+        terms: QueryTerms,
         where: SqlFilter,
         avgdl: float,
         n: int,
-        chunks: int,
     ) -> list[tuple[int, float]]:
         """The ``n`` best BM25 scores, exactly, without reading every chunk a common term is in:
         candidates are the chunks holding a rarer term; a term adds less than ``idf * qtf`` to
@@ -472,7 +530,7 @@ class PgIndex:
     def _bm25(
         self,
         conn: psycopg.Connection,
-        terms: tuple[list[str], list[int], list[float]],
+        terms: QueryTerms,
         where: SqlFilter,
         avgdl: float,
         *,
@@ -514,9 +572,7 @@ class PgIndex:
         ).fetchall()
         return [(int(r), float(s)) for r, s in rows if s > 0]
 
-    def _chunks(
-        self, conn: psycopg.Connection, ids: list[int]
-    ) -> dict[int, tuple[str, str, str, np.ndarray, dict[str, Any]]]:
+    def _chunks(self, conn: psycopg.Connection, ids: list[int]) -> dict[int, StoredChunk]:
         rows = conn.execute(
             sql.SQL(
                 "SELECT id, chunk_id, doc_id, text, vec, metadata FROM {} WHERE id = ANY(%s)"
@@ -524,6 +580,62 @@ class PgIndex:
             [ids],
         )
         return {
-            int(i): (str(cid), str(did), str(text), as_array(vec), dict(meta))
+            int(i): StoredChunk(str(cid), str(did), str(text), as_array(vec), dict(meta))
             for i, cid, did, text, vec, meta in rows
         }
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What one search asks for (``PgIndex.search``'s arguments, resolved)."""
+
+    k: int
+    fetch: int
+    pool: int
+    mode: SearchMode
+    fusion: FusionMethod
+    alpha: float | None
+    decisive: float
+    dense_floor: float
+
+
+@dataclass
+class _Scores:
+    """Each candidate's dense (cosine) and BM25 score, by chunk id."""
+
+    dense: dict[int, float]
+    bm25: dict[int, float]
+
+
+def _hits(
+    ranked: list[tuple[int, float]],
+    found: dict[int, StoredChunk],
+    scores: _Scores,
+    k: int,
+    lambda_mult: float | None,
+    near_duplicate: float | None,
+) -> list[Hit]:
+    """The ``k`` hits: picked by MMR at ``lambda_mult`` (None: in ranked order)."""
+    rows = [r for r, _ in ranked]
+    rel = np.array([s for _, s in ranked], dtype=np.float64)
+    if lambda_mult is not None and len(rows) > 1:
+        vecs = np.stack([found[r].vec for r in rows])
+        order = mmr_select(rel, vecs, k, lambda_mult=lambda_mult, near_duplicate=near_duplicate)
+    else:
+        order = list(range(min(k, len(rows))))
+    hits = []
+    for rank, i in enumerate(order, start=1):
+        c = found[rows[i]]
+        hits.append(
+            Hit(
+                doc_id=c.doc_id,
+                chunk_id=c.chunk_id,
+                score=float(rel[i]),
+                text=c.text,
+                metadata=c.metadata,
+                rank=rank,
+                dense_score=scores.dense.get(rows[i]),
+                bm25_score=scores.bm25.get(rows[i]),
+            )
+        )
+    return hits
