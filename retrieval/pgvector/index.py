@@ -416,8 +416,9 @@ class PgIndex:
             scores.bm25.update(self._bm25(conn, terms, keep_all, avgdl, ids=missing_bm25))
 
     def _reachable(self, conn: psycopg.Connection, where: SqlFilter, cap: int) -> int:
-        """How many chunks pass the filter, counted up to ``cap``."""
-        if where.empty:
+        """How many chunks pass the filter, counted up to ``cap`` (superseded sections left out,
+        unless the filter keeps them)."""
+        if where.empty and where.keep_superseded:
             return cap
         cond, params = where.chunk_where("c")
         row = conn.execute(
