@@ -193,3 +193,36 @@ def test_an_index_of_the_earlier_layout_is_refused_then_upgraded(tmp_path):
     with connect(PGVECTOR_URL) as conn:
         assert superseded_filings(conn, name)[ANNUAL_2023] == {True}
     after.close()
+
+
+def test_a_second_embedders_table_set_filters_alike(both, tmp_path):
+    """One index name, two embedders (as a Korean dense model beside MiniLM would add): each
+    has its own table set, and each reader gets its own embedder's ranking with the filters."""
+    faiss64, _, docs = both
+    name = fresh_name()
+    emb32 = HashingEmbeddings(32)
+    faiss32 = DocumentIndex.build(docs, tmp_path / "faiss32", embeddings=emb32)
+    write_index(PGVECTOR_URL, docs, HashingEmbeddings(64), name=name)
+    write_index(PGVECTOR_URL, docs, emb32, name=name)
+    with connect(PGVECTOR_URL) as conn:
+        assert len(registry_rows(conn, name)) == 2
+    for emb, faiss in ((HashingEmbeddings(64), faiss64), (emb32, faiss32)):
+        pg = PgIndex(PGVECTOR_URL, name=name, embeddings=emb)
+        for question, filters, day in ASKED[:6]:
+            a = faiss.search(question, k=10, filters=filters, mmr=False, as_of=day)
+            b = pg.search(question, k=10, filters=filters, mmr=False, as_of=day)
+            assert tie_groups(b) == tie_groups(a), (emb, question)
+        pg.close()
+
+
+def tie_groups(hits) -> list[tuple[float, frozenset[str]]]:
+    """The ranking as groups of equal scores (within 1e-6): a cosine the backends compute in
+    another summation order (FAISS's SIMD lanes, numpy's BLAS) may differ in its last bits, so
+    two chunks of one exactly equal score can come in either order."""
+    groups: list[tuple[float, set[str]]] = []
+    for h in hits:
+        if groups and abs(groups[-1][0] - h.score) <= 1e-6:
+            groups[-1][1].add(h.chunk_id)
+        else:
+            groups.append((h.score, {h.chunk_id}))
+    return [(round(score, 5), frozenset(ids)) for score, ids in groups]
