@@ -44,7 +44,7 @@ from refgate.retrieval.index_files import StoredIndex, new_manifest, write_files
 from refgate.retrieval.pgvector.connection import connect
 from refgate.retrieval.pgvector.index import PgIndex
 from refgate.retrieval.pgvector.schema import create_hnsw, create_tables, drop_tables
-from refgate.retrieval.pgvector.writer import PreparedDoc, write_doc, chunk_terms, index_spec
+from refgate.retrieval.pgvector.writer import PreparedDoc, chunk_terms, index_spec, write_doc
 
 COMPANIES = 2500
 CHUNKS_PER_FILING = 100
