@@ -250,6 +250,10 @@ def real_main(args: argparse.Namespace, work: Path) -> None:
         f"in {time.perf_counter() - t0:.0f} s"
     )
     qs = real_questions()
+    if args.since:  # a subset: the filings received from then on, the questions answered there
+        docs = [d for d in docs if str(d.metadata.get("rcept_no", "")) >= args.since]
+        qs = [q for q in qs if all(g["rcept_no"] >= args.since for g in q["gold"])]
+        print(f"--since {args.since}: {len(docs)} sections, {len(qs)} questions")
     as_of = [date.fromisoformat(q["ref_date"]) if q.get("ref_date") else None for q in qs]
 
     def chunk_rank(index: DocumentIndex, rows: list[int]) -> list[str]:
@@ -412,6 +416,12 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=1, help="--real: embedding processes")
     ap.add_argument(
         "--weights", type=float, nargs="*", default=[], help="--real: hybrid rows at these weights"
+    )
+    ap.add_argument(
+        "--since",
+        default="",
+        help="--real: only filings with a receipt number from this one on (e.g. 20230101), and "
+        "the questions whose gold sections are all among them",
     )
     ap.add_argument(
         "--backend",
