@@ -4,12 +4,15 @@
 Each FAISS index the benchmark built is copied into PostgreSQL (``refgate index --migrate``'s
 code: the same chunks and vectors, nothing embedded) and every question is asked of both;
 recall@10 and MRR@10 are printed side by side per split and method, with the largest gap. The
-DSN is ``REFGATE_INDEX_DSN`` (``scripts/start_postgres.sh --pgvector`` prints one).
+DSN is ``REFGATE_INDEX_DSN``; unset, the script starts (or reuses) the loopback server of
+``scripts/start_postgres.sh --pgvector`` and uses the URL it prints.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import subprocess
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -36,13 +39,30 @@ METHODS: dict[str, dict[str, Any]] = {
 TOLERANCE = 0.005
 
 
+REPO = Path(__file__).resolve().parents[1]
+
+
+@functools.cache
 def dsn() -> str:
+    """``REFGATE_INDEX_DSN`` (or the tests' URL), else the URL of the loopback pgvector server
+    ``scripts/start_postgres.sh --pgvector`` starts (or finds running)."""
     value = os.environ.get("REFGATE_INDEX_DSN") or os.environ.get("REFGATE_TEST_PGVECTOR_URL")
-    if not value:
+    if value:
+        return value
+    started = subprocess.run(
+        ["bash", str(REPO / "scripts/start_postgres.sh"), "--pgvector"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    url = started.stdout.strip()
+    if started.returncode != 0 or not url:
         raise SystemExit(
-            "--backend pgvector: set REFGATE_INDEX_DSN (scripts/start_postgres.sh --pgvector)"
+            "--backend pgvector: set REFGATE_INDEX_DSN, or install the postgres extra so that "
+            f"scripts/start_postgres.sh --pgvector can start a server: {started.stderr.strip()}"
         )
-    return value
+    print(f"pgvector server: {url} (scripts/start_postgres.sh --pgvector)", flush=True)
+    return url
 
 
 class SameEmbedder(Embeddings):

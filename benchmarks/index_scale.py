@@ -44,7 +44,7 @@ from refgate.retrieval.index_files import StoredIndex, new_manifest, write_files
 from refgate.retrieval.pgvector.connection import connect
 from refgate.retrieval.pgvector.index import PgIndex
 from refgate.retrieval.pgvector.schema import create_hnsw, create_tables, drop_tables
-from refgate.retrieval.pgvector.writer import PreparedDoc, _write_doc, chunk_terms, index_spec
+from refgate.retrieval.pgvector.writer import PreparedDoc, chunk_terms, index_spec, write_doc
 
 COMPANIES = 2500
 CHUNKS_PER_FILING = 100
@@ -298,7 +298,7 @@ def build_pg(size, args, dsn, name, filings, emb, stem) -> None:
                             [[(f"{c.chunk_id}", "")] for c in chunks])  # fmt: skip
             d.vectors = [[v] for v in vecs]
             d.terms = chunk_terms([c.text for c in chunks], stem, None)
-            _write_doc(conn, tables, d, dimension=args.dim)
+            write_doc(conn, tables, d, dimension=args.dim)
         rows_s = time.perf_counter() - t
         conn.execute(f"SET maintenance_work_mem = '{args.maintenance_mem}'")
         conn.execute("SET max_parallel_maintenance_workers = 1")

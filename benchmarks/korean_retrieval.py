@@ -600,6 +600,9 @@ def real_main(args: argparse.Namespace, work: Path) -> None:
     if args.cost:
         query_cost(indexes, qs)
         return
+    if args.backend == "pgvector":
+        pgvector_side_by_side(indexes["minilm"], qs, as_of)
+        return
     methods = real_methods(args, indexes)
     splits = {
         "all": list(range(len(qs))),
@@ -619,6 +622,56 @@ def real_main(args: argparse.Namespace, work: Path) -> None:
     print_table(methods, qs, as_of, splits, args.misses)
 
 
+def pgvector_side_by_side(base: DocumentIndex, qs: list[dict[str, Any]], as_of: list) -> None:
+    """``--real --backend pgvector``: the MiniLM index copied into PostgreSQL (``refgate index
+    --migrate``'s code: same chunks and vectors) and every method that searches the index asked
+    of both, with the question's period and superseded sections as each backend filters them."""
+    import backend_compare  # beside this script
+
+    t0 = time.perf_counter()
+    pg = backend_compare.pg_copy(base, base.path)
+    print(f"copied into pgvector in {time.perf_counter() - t0:.0f} s", flush=True)
+    methods = {
+        "BM25 morphemes (kiwi)": {"mode": "bm25", "mmr": False, "question_period": False},
+        "dense MiniLM": {"mode": "dense", "mmr": False, "question_period": False},
+        "morpheme BM25 + question period": {"mode": "bm25", "mmr": False},
+        "default (hybrid + morpheme BM25, MMR, question period)": {},
+    }
+    splits = {
+        "all": list(range(len(qs))),
+        "unpinned": [i for i, q in enumerate(qs) if not q["pinned"]],
+        "pinned": [i for i, q in enumerate(qs) if q["pinned"]],
+    }
+    print("\nREAL filings, FAISS vs pgvector (same chunks and vectors): R@10 / MRR@10\n")
+    print("| method | split | FAISS R@10 | pgvector R@10 | FAISS MRR@10 | pgvector MRR@10 |")
+    print("|---|---|---|---|---|---|")
+    worst = 0.0
+    try:
+        for name, kw in methods.items():
+            ranked = []
+            for index in (base, pg):
+                ranked.append(
+                    [
+                        [
+                            section_of(h.metadata)
+                            for h in index.search(q["question"], k=40, as_of=day, **kw)
+                        ]
+                        for q, day in zip(qs, as_of, strict=True)
+                    ]
+                )
+            for split, rows in splits.items():
+                a, b = (real_scores([r[i] for i in rows], [qs[i] for i in rows]) for r in ranked)
+                worst = max(worst, abs(a["R@10"] - b["R@10"]), abs(a["MRR@10"] - b["MRR@10"]))
+                print(
+                    f"| {name} | {split} (n={len(rows)}) | {a['R@10']:.3f} | {b['R@10']:.3f} | "
+                    f"{a['MRR@10']:.3f} | {b['MRR@10']:.3f} |",
+                    flush=True,
+                )
+    finally:
+        backend_compare.drop(pg)
+    print(f"\nlargest gap {worst:.4f} (tolerance {backend_compare.TOLERANCE})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workdir", type=Path, default=None)
@@ -633,6 +686,13 @@ def main() -> None:
     )
     ap.add_argument("--cost", action="store_true", help="--real: e5 memory and query latency")
     ap.add_argument("--since", metavar="YYYYMMDD", help="--real: filings received from then on")
+    ap.add_argument(
+        "--backend",
+        choices=("faiss", "pgvector"),
+        default="faiss",
+        help="--real pgvector: the MiniLM index also in PostgreSQL (REFGATE_INDEX_DSN, else "
+        "scripts/start_postgres.sh --pgvector), both backends' R@10 and MRR@10 side by side",
+    )
     ap.add_argument("--fill-e5-cache", metavar="PART/PARTS", help="--real: e5 cache helper")
     ap.add_argument(
         "--derive-e5", action="store_true", help="--real: e5 index from the MiniLM one's BM25"

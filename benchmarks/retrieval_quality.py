@@ -345,7 +345,7 @@ def main() -> None:
         choices=("faiss", "pgvector"),
         default="faiss",
         help="pgvector: also copy each index into PostgreSQL (REFGATE_INDEX_DSN) and print both "
-        "backends' recall@10 and MRR@10 side by side (benchmarks/backend_compare.py)",
+        "backends' recall@10 and MRR@10 side by side (benchmarks/backend_compare.py), then stop",
     )
     args = ap.parse_args()
     side_by_side: dict = {}
@@ -368,23 +368,26 @@ def main() -> None:
         if args.backend == "pgvector":
             side_by_side[FOMC_FIRST] = (index, questions)
             side_by_side[FOMC_HELD] = (index, heldout)
-        results[FOMC_FIRST] = (len(questions), evaluate(index, questions))
-        results[FOMC_HELD] = (len(heldout), evaluate(index, heldout))
-        results["FOMC statements, all"] = (
-            len(questions) + len(heldout),
-            evaluate(index, questions + heldout),
-        )
+        else:  # pgvector: the side-by-side table only
+            results[FOMC_FIRST] = (len(questions), evaluate(index, questions))
+            results[FOMC_HELD] = (len(heldout), evaluate(index, heldout))
+            results["FOMC statements, all"] = (
+                len(questions) + len(heldout),
+                evaluate(index, questions + heldout),
+            )
         docs, tq = tatqa_corpus()
         index = build(docs, work / "tatqa", emb, "TAT-QA")
         if args.backend == "pgvector":
             side_by_side["TAT-QA dev paragraphs"] = (index, tq)
-        results["TAT-QA dev paragraphs"] = (len(tq), evaluate(index, tq))
+        else:
+            results["TAT-QA dev paragraphs"] = (len(tq), evaluate(index, tq))
         if args.tatqa_dev.is_file():
             docs, tq = tatqa_corpus(tatqa_tuning_contexts(args.tatqa_dev))
             index = build(docs, work / "tatqa_tune", emb, "TAT-QA tuning split")
             if args.backend == "pgvector":
                 side_by_side[TUNING] = (index, tq)
-            results[TUNING] = (len(tq), evaluate(index, tq))
+            else:
+                results[TUNING] = (len(tq), evaluate(index, tq))
         else:
             print(f"no {args.tatqa_dev}: the tuning split is skipped", file=sys.stderr)
         if side_by_side:
@@ -399,6 +402,7 @@ def main() -> None:
             )
             for pg in copies.values():
                 backend_compare.drop(pg)
+            return
 
     reported = [name for name in results if name != TUNING]
     print(

@@ -13,7 +13,7 @@ Two rules for periodic filings (chunks with a report period, ``periods.report_pe
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 
 import numpy as np
@@ -32,21 +32,22 @@ SAME_SECTION_KEYS = ("corp_code", "bsns_year", "quarter", "report_kind", "sectio
 PERIOD_KEYS = ("bsns_year", "quarter", "period", "period_end", "rcept_no", "doc_id")
 
 
+def section_key(metadata: Mapping[str, object]) -> str | None:
+    """The section of a periodic filing a chunk belongs to (``SAME_SECTION_KEYS`` joined), which
+    a later filing of the same key supersedes; None for a chunk of no periodic filing."""
+    if not metadata.get("rcept_no") or metadata.get("bsns_year") is None:
+        return None
+    return "\x1f".join(str(metadata.get(k, "")) for k in SAME_SECTION_KEYS)
+
+
 def superseded(chunks: Sequence[Chunk]) -> np.ndarray:
     """Which chunks belong to a section a later filing of the same company and report period
     carries again (an amendment supersedes its original, section by section)."""
-    latest: dict[tuple[str, ...], str] = {}
-    keys: list[tuple[str, ...] | None] = []
-    for c in chunks:
-        m = c.metadata
-        if not m.get("rcept_no") or m.get("bsns_year") is None:
-            keys.append(None)
-            continue
-        key = tuple(str(m.get(k, "")) for k in SAME_SECTION_KEYS)
-        keys.append(key)
-        rcept = str(m["rcept_no"])
-        if rcept > latest.get(key, ""):
-            latest[key] = rcept
+    latest: dict[str, str] = {}
+    keys = [section_key(c.metadata) for c in chunks]
+    for c, key in zip(chunks, keys, strict=True):
+        if key is not None:
+            latest[key] = max(latest.get(key, ""), str(c.metadata["rcept_no"]))
     return np.array(
         [
             key is not None and str(c.metadata["rcept_no"]) < latest[key]
@@ -54,6 +55,55 @@ def superseded(chunks: Sequence[Chunk]) -> np.ndarray:
         ],
         dtype=bool,
     )
+
+
+def keeps_superseded(filters: Mapping[str, object]) -> bool:
+    """Whether ``filters`` keep the sections an amendment supersedes: ``superseded`` set, or a
+    filing (``rcept_no``) or document (``doc_id``) named."""
+    return bool(filters.get("superseded")) or any(
+        filters.get(k) is not None for k in ("rcept_no", "doc_id")
+    )
+
+
+def is_date_range(key: str, value: object) -> bool:
+    """``date`` given as a range (``{"from": ..., "to": ...}`` or a pair), not one date."""
+    return key == "date" and (
+        isinstance(value, Mapping) or (isinstance(value, list | tuple) and len(value) == 2)
+    )
+
+
+def date_bounds(filters: Mapping[str, object]) -> tuple[object, object]:
+    """The receipt-date range ``filters`` ask for (``date_from`` / ``date_to``, or a ``date``
+    range, which wins); either end may be None."""
+    lo, hi = filters.get("date_from"), filters.get("date_to")
+    value = filters.get("date")
+    if is_date_range("date", value) and isinstance(value, Mapping):
+        lo, hi = value.get("from", lo), value.get("to", hi)
+    elif is_date_range("date", value) and isinstance(value, list | tuple):
+        lo, hi = value
+    return lo, hi
+
+
+def pin_question_period(
+    query: str,
+    filters: Mapping[str, object] | None,
+    today: date | None,
+    *,
+    has_periods: Callable[[], bool],
+    passes: Callable[[Mapping[str, object]], bool],
+) -> Mapping[str, object] | None:
+    """``filters`` plus the report period ``query`` names, when the filters choose no period or
+    filing, the index's chunks carry report periods (``has_periods``) and some chunk of that
+    period passes the filters (``passes``); else ``filters`` as they are."""
+    if filters and any(filters.get(k) is not None for k in PERIOD_KEYS):
+        return filters
+    if not has_periods():
+        return filters
+    period = question_period(query, today)
+    if period is None:
+        return filters
+    pinned = {**(filters or {}), **period.filters()}
+    return pinned if passes(pinned) else filters
 
 
 def period_filters(value: object) -> dict[str, int]:
@@ -92,18 +142,19 @@ class ChunkFilter:
     def with_question_period(
         self, query: str, filters: Mapping[str, object] | None, today: date | None = None
     ) -> Mapping[str, object] | None:
-        """``filters`` plus the report period ``query`` names, when the chunks carry report
-        periods, the filters choose none and some chunk of that period passes them."""
-        if filters and any(filters.get(k) is not None for k in PERIOD_KEYS):
-            return filters
-        if not (self.column("bsns_year") != "").any():
-            return filters
-        period = question_period(query, today)
-        if period is None:
-            return filters
-        pinned = {**(filters or {}), **period.filters()}
-        mask = self.mask(pinned)
-        return pinned if mask is not None and mask.any() else filters
+        """``filters`` plus the report period ``query`` names (``pin_question_period``)."""
+
+        def passes(pinned: Mapping[str, object]) -> bool:
+            mask = self.mask(pinned)
+            return mask is not None and bool(mask.any())
+
+        return pin_question_period(
+            query,
+            filters,
+            today,
+            has_periods=lambda: bool((self.column("bsns_year") != "").any()),
+            passes=passes,
+        )
 
     def column(self, key: str) -> np.ndarray:
         """Every chunk's metadata ``key`` as a string ("" when missing)."""
@@ -133,25 +184,16 @@ class ChunkFilter:
         replaced = self.superseded
         if not filters:
             return ~replaced if replaced.any() else None
-        keep_all = bool(filters.get("superseded")) or any(
-            filters.get(k) is not None for k in ("rcept_no", "doc_id")
-        )
-        mask = np.ones(len(self.chunks), dtype=bool) if keep_all else ~replaced
-        date_from = filters.get("date_from")
-        date_to = filters.get("date_to")
+        mask = np.ones(len(self.chunks), dtype=bool) if keeps_superseded(filters) else ~replaced
+        date_from, date_to = date_bounds(filters)
         for key, value in filters.items():
-            if value is None or key in ("date_from", "date_to", "superseded"):
+            if value is None or is_date_range(key, value):
+                continue
+            if key in ("date_from", "date_to", "superseded"):
                 continue
             if key == "period":
                 for k, v in period_filters(value).items():
                     mask &= self.column(k) == str(v)
-                continue
-            if key == "date" and isinstance(value, Mapping):
-                date_from = value.get("from", date_from)
-                date_to = value.get("to", date_to)
-                continue
-            if key == "date" and isinstance(value, list | tuple) and len(value) == 2:
-                date_from, date_to = value
                 continue
             allowed = (
                 {str(v) for v in value} if isinstance(value, list | tuple | set) else {str(value)}

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from datetime import date
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import psycopg
@@ -33,18 +35,25 @@ from typing_extensions import Unpack
 from refgate.memory.embeddings import embeddings_from_spec, embeddings_id
 from refgate.retrieval.bm25 import KIWI, query_tokens, stemmer
 from refgate.retrieval.dense import normalise
-from refgate.retrieval.fusion import (
-    DECISIVE_DEPTH,
-)
+from refgate.retrieval.filters import pin_question_period
+from refgate.retrieval.fusion import DECISIVE_DEPTH
+from refgate.retrieval.index import IndexSearchOptions
 from refgate.retrieval.mmr import DEFAULT_LAMBDA
 from refgate.retrieval.pgvector.connection import PgIndexError, as_array, connect, describe
 from refgate.retrieval.pgvector.filters import SqlFilter, sql_filter
-from refgate.retrieval.pgvector.schema import Tables, check_name, registry_rows, table_prefix
+from refgate.retrieval.pgvector.schema import (
+    SCHEMA_VERSION,
+    IndexSpec,
+    RegistryRow,
+    Tables,
+    check_name,
+    registry_rows,
+    table_prefix,
+)
 from refgate.retrieval.ranking import (
     Candidates,
     ChunkView,
     Hit,
-    SearchOptions,
     SearchPlan,
     pick_hits,
 )
@@ -68,8 +77,41 @@ MAX_SCAN_TUPLES = 200_000
 COMMON_IDF = math.log(1 + 9.0)
 
 
+#: A query's terms held by the index: the terms, their counts in the query, their idf.
+QueryTerms = tuple[list[str], list[int], list[float]]
+
+
+class StoredChunk(NamedTuple):
+    """A chunk as the chunks table holds it (its vector: the mean of its windows, for MMR)."""
+
+    chunk_id: str
+    doc_id: str
+    text: str
+    vec: np.ndarray
+    metadata: dict[str, object]
+
+
 def rebuild_command(name: str) -> str:
     return f"refgate index --backend pgvector --rebuild (index {name!r})"
+
+
+def _registered(rows: list[RegistryRow], name: str, wanted: str | None, dsn: str) -> RegistryRow:
+    """The table set of embedder ``wanted`` (None: the only one); refused when absent."""
+    if not rows:
+        raise PgIndexError(
+            f"no pgvector index {name!r} in {describe(dsn)} yet; build it with: "
+            "refgate index --backend pgvector"
+        )
+    row = next((r for r in rows if r["embeddings_id"] == wanted), None)
+    if row is None and wanted is None and len(rows) == 1:
+        row = rows[0]
+    if row is None:
+        held = ", ".join(sorted(r["embeddings_id"] for r in rows))
+        raise PgIndexError(
+            f"pgvector index {name!r} was built with {held}, not {wanted}: rebuild it for "
+            f"this embedder with {rebuild_command(name)}"
+        )
+    return row
 
 
 class PgIndex:
@@ -94,26 +136,17 @@ class PgIndex:
         self._lock = threading.Lock()
         self._conn: psycopg.Connection | None = None
         conn = self._connection()
-        rows = registry_rows(conn, name)
         wanted = embeddings_id(embeddings) if embeddings is not None else embeddings_id_wanted
-        if not rows:
-            raise PgIndexError(
-                f"no pgvector index {name!r} in {describe(dsn)} yet; build it with: "
-                "refgate index --backend pgvector"
-            )
-        row = next((r for r in rows if r["embeddings_id"] == wanted), None)
-        if row is None and wanted is None and len(rows) == 1:
-            row = rows[0]
-        if row is None:
-            held = ", ".join(sorted(r["embeddings_id"] for r in rows))
-            raise PgIndexError(
-                f"pgvector index {name!r} was built with {held}, not {wanted}: rebuild it for "
-                f"this embedder with {rebuild_command(name)}"
-            )
+        row = _registered(registry_rows(conn, name), name, wanted, dsn)
         self.tables = Tables(row["prefix"])
         if self.tables.prefix != table_prefix(name, row["embeddings_id"]):
             raise PgIndexError(f"pgvector index {name!r}: registry row does not match its tables")
-        self.spec: dict[str, Any] = row["spec"]
+        self.spec: IndexSpec = row["spec"]
+        if int(self.spec.get("schema", 1)) < SCHEMA_VERSION:
+            raise PgIndexError(
+                f"pgvector index {name!r} was written by an earlier refgate (no report-period "
+                "columns): run refgate index --backend pgvector once to bring it up to date"
+            )
         self.dimension = int(row["dimension"])
         self.embeddings_id = str(row["embeddings_id"])
         if embeddings is None:
@@ -168,7 +201,7 @@ class PgIndex:
             return [str(r[0]) for r in rows]
 
     @property
-    def manifest(self) -> dict[str, Any]:
+    def manifest(self) -> dict[str, object]:
         """What a FAISS folder's manifest says, for callers that show it."""
         with self._lock:
             row = (
@@ -205,25 +238,73 @@ class PgIndex:
 
     # ------------------------------------------------------------------ search
 
-    def search(self, query: str, **options: Unpack[SearchOptions]) -> list[Hit]:
+    def search(self, query: str, **options: Unpack[IndexSearchOptions]) -> list[Hit]:
         """The ``k`` best chunks for ``query``: ``DocumentIndex.search``'s arguments and
-        ranking."""
+        ranking (the question's report period included)."""
+        question_period = options.pop("question_period", True)
+        as_of = options.pop("as_of", None)
         plan = SearchPlan.of(options, self.lambda_mult)
         if plan.k <= 0 or not query.strip():
             return []
         plan.check()
-        where = sql_filter(plan.filters)
-        qvec = self.embed_query(query) if plan.mode in ("hybrid", "dense") else None
+        qvec = self.embed_query(query)[0] if plan.mode in ("hybrid", "dense") else None
         with self._lock:
-            try:
-                conn = self._connection()
-                conn.execute("SELECT 1")
-            except psycopg.OperationalError:  # the server restarted, or dropped the connection
-                self.close()
-                conn = self._connection()
+            conn = self._live_connection()
             with conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                return self._search(conn, query, qvec, where, plan)
+                filters = plan.filters
+                if question_period:
+                    filters = self._with_question_period(conn, query, filters, as_of)
+                return self._search(conn, query, qvec, sql_filter(filters), plan)
+
+    def _live_connection(self) -> psycopg.Connection:
+        """The connection, opened again if the server restarted or dropped it."""
+        try:
+            conn = self._connection()
+            conn.execute("SELECT 1")
+        except psycopg.OperationalError:
+            self.close()
+            conn = self._connection()
+        return conn
+
+    def _with_question_period(
+        self,
+        conn: psycopg.Connection,
+        query: str,
+        filters: Mapping[str, object] | None,
+        today: date | None,
+    ) -> Mapping[str, object] | None:
+        """``filters`` plus the report period the question names (``pin_question_period``)."""
+
+        def has_periods() -> bool:
+            row = conn.execute(
+                sql.SQL("SELECT EXISTS (SELECT 1 FROM {} WHERE bsns_year IS NOT NULL)").format(
+                    self.tables.chunks
+                )
+            ).fetchone()
+            return bool(row and row[0])
+
+        def passes(pinned: Mapping[str, object]) -> bool:
+            where = sql_filter(pinned)
+            self._resolve_company(conn, where)
+            return self._reachable(conn, where, 1) > 0
+
+        return pin_question_period(query, filters, today, has_periods=has_periods, passes=passes)
+
+    def _resolve_company(self, conn: psycopg.Connection, where: SqlFilter) -> None:
+        """The corp_codes the filter's company names (by code, stock code or name)."""
+        if where.company is None:
+            return
+        where.corp_codes = [
+            str(r[0])
+            for r in conn.execute(
+                sql.SQL(
+                    "SELECT DISTINCT corp_code FROM {} WHERE corp_code IS NOT NULL AND"
+                    " (corp_code = ANY(%s) OR stock_code = ANY(%s) OR corp_name = ANY(%s))"
+                ).format(self.tables.docs),
+                [where.company] * 3,
+            )
+        ]
 
     def _search(
         self,
@@ -233,35 +314,19 @@ class PgIndex:
         where: SqlFilter,
         plan: SearchPlan,
     ) -> list[Hit]:
+        """The hits: both candidate lists, fused as ``plan`` says (``ranking.Candidates``), then
+        picked (``ranking.pick_hits``)."""
         chunks, total_terms, windows, vsum = self._stats(conn)
         if chunks == 0:
             return []
-        if where.company is not None:
-            # the filings' corp_codes this company names (by code, stock code or name)
-            where.corp_codes = [
-                str(r[0])
-                for r in conn.execute(
-                    sql.SQL(
-                        "SELECT DISTINCT corp_code FROM {} WHERE corp_code IS NOT NULL AND"
-                        " (corp_code = ANY(%s) OR stock_code = ANY(%s) OR corp_name = ANY(%s))"
-                    ).format(self.tables.docs),
-                    [where.company] * 3,
-                )
-            ]
+        self._resolve_company(conn, where)
         reachable = self._reachable(conn, where, min(chunks, DECISIVE_DEPTH))
         if reachable == 0:
             return []
-        dense: list[tuple[int, float]] = []
-        lexical: list[tuple[int, float]] = []
-        terms: tuple[list[str], list[int], list[float]] | None = None
-        if qvec is not None:
-            dense = self._dense_top(conn, qvec[0], plan.pool, where, windows)
-        if plan.mode in ("hybrid", "bm25"):
-            terms = self._query_terms(conn, query, chunks)
-            if terms is not None:
-                lexical = self._bm25_top(
-                    conn, terms, where, total_terms / chunks, plan.pool, chunks
-                )
+        avgdl = total_terms / chunks
+        dense = [] if qvec is None else self._dense_top(conn, qvec, plan.pool, where, windows)
+        terms = self._query_terms(conn, query, chunks) if plan.mode != "dense" else None
+        lexical = [] if terms is None else self._bm25_top(conn, terms, where, avgdl, plan.pool)
         candidates = Candidates(dense, lexical)
         alpha = plan.alpha
         if plan.weighs_lists:
@@ -269,16 +334,19 @@ class PgIndex:
             best = [s for _, s in lexical[:DECISIVE_DEPTH]]
             best += [0.0] * max(0, min(DECISIVE_DEPTH, reachable) - len(best))
             alpha = plan.dense_weight(query, self.homogeneity_of(chunks, vsum), dense, best)
-        missing = _PgMissingScores(self, conn, qvec, terms, total_terms / chunks)
+        missing = _PgMissingScores(self, conn, qvec, terms, avgdl)
         ranked = candidates.rank(plan, alpha, missing)
         if not ranked:
             return []
         found = self._chunks(conn, [r for r, _ in ranked])
-        return pick_hits(plan, ranked, candidates, lambda r: _view(found[r]), lambda r: found[r][3])
+        return pick_hits(
+            plan, ranked, candidates, lambda r: _view(found[r]), lambda r: found[r].vec
+        )
 
     def _reachable(self, conn: psycopg.Connection, where: SqlFilter, cap: int) -> int:
-        """How many chunks pass the filter, counted up to ``cap``."""
-        if where.empty:
+        """How many chunks pass the filter, counted up to ``cap`` (superseded sections left out,
+        unless the filter keeps them)."""
+        if where.empty and where.keep_superseded:
             return cap
         cond, params = where.chunk_where("c")
         row = conn.execute(
@@ -342,9 +410,7 @@ class PgIndex:
             out[int(chunk)] = max(cos, out.get(int(chunk), -np.inf))
         return out
 
-    def _query_terms(
-        self, conn: psycopg.Connection, query: str, chunks: int
-    ) -> tuple[list[str], list[int], list[float]] | None:
+    def _query_terms(self, conn: psycopg.Connection, query: str, chunks: int) -> QueryTerms | None:
         """The query's terms held by the index, each with its count in the query and its idf."""
         tokens = query_tokens(query, self._stem, self._tokenizer)
         if self._tokenizer == KIWI:
@@ -369,11 +435,10 @@ class PgIndex:
     def _bm25_top(
         self,
         conn: psycopg.Connection,
-        terms: tuple[list[str], list[int], list[float]],
+        terms: QueryTerms,
         where: SqlFilter,
         avgdl: float,
         n: int,
-        chunks: int,
     ) -> list[tuple[int, float]]:
         """The ``n`` best BM25 scores, exactly, without reading every chunk a common term is in:
         candidates are the chunks holding a rarer term; a term adds less than ``idf * qtf`` to
@@ -394,7 +459,7 @@ class PgIndex:
     def _bm25(
         self,
         conn: psycopg.Connection,
-        terms: tuple[list[str], list[int], list[float]],
+        terms: QueryTerms,
         where: SqlFilter,
         avgdl: float,
         *,
@@ -436,9 +501,7 @@ class PgIndex:
         ).fetchall()
         return [(int(r), float(s)) for r, s in rows if s > 0]
 
-    def _chunks(
-        self, conn: psycopg.Connection, ids: list[int]
-    ) -> dict[int, tuple[str, str, str, np.ndarray, dict[str, Any]]]:
+    def _chunks(self, conn: psycopg.Connection, ids: list[int]) -> dict[int, StoredChunk]:
         rows = conn.execute(
             sql.SQL(
                 "SELECT id, chunk_id, doc_id, text, vec, metadata FROM {} WHERE id = ANY(%s)"
@@ -446,39 +509,39 @@ class PgIndex:
             [ids],
         )
         return {
-            int(i): (str(cid), str(did), str(text), as_array(vec), dict(meta))
+            int(i): StoredChunk(str(cid), str(did), str(text), as_array(vec), dict(meta))
             for i, cid, did, text, vec, meta in rows
         }
 
 
-def _view(chunk: tuple[str, str, str, np.ndarray, dict[str, Any]]) -> ChunkView:
-    chunk_id, doc_id, text, _, meta = chunk
-    return doc_id, chunk_id, text, meta
+def _view(chunk: StoredChunk) -> ChunkView:
+    return chunk.doc_id, chunk.chunk_id, chunk.text, dict(chunk.metadata)
 
 
 class _PgMissingScores:
     """The scores of fusion candidates only one list found, read from the database
-    (``ranking.MissingScores``)."""
+    (``ranking.MissingScores``): the cosine of BM25-only ones, the BM25 score (possibly 0) of
+    dense-only ones, superseded sections included (a candidate is scored, not filtered)."""
 
     def __init__(
         self,
         index: PgIndex,
         conn: psycopg.Connection,
         qvec: np.ndarray | None,
-        terms: tuple[list[str], list[int], list[float]] | None,
-        avg_terms: float,
+        terms: QueryTerms | None,
+        avgdl: float,
     ) -> None:
-        self.index, self.conn, self.qvec, self.terms, self.avg_terms = (
-            index, conn, qvec, terms, avg_terms
+        self.index, self.conn, self.qvec, self.terms, self.avgdl = (
+            index, conn, qvec, terms, avgdl
         )  # fmt: skip
 
     def dense_of(self, rows: list[int]) -> dict[int, float]:
         if self.qvec is None:
             return {}
-        return self.index._dense_of(self.conn, self.qvec[0], rows)
+        return self.index._dense_of(self.conn, self.qvec, rows)
 
     def bm25_of(self, rows: list[int]) -> dict[int, float]:
         if self.terms is None:
             return {}
-        scores = self.index._bm25(self.conn, self.terms, SqlFilter(), self.avg_terms, ids=rows)
-        return dict(scores)
+        keep_all = SqlFilter(keep_superseded=True)
+        return dict(self.index._bm25(self.conn, self.terms, keep_all, self.avgdl, ids=rows))

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from psycopg import sql
@@ -36,15 +36,21 @@ from refgate.retrieval.chunking import (
     chunk_documents,
 )
 from refgate.retrieval.dense import normalise
+from refgate.retrieval.filters import section_key
 from refgate.retrieval.pgvector.connection import PgIndexError, as_array, connect
 from refgate.retrieval.pgvector.filters import doc_type
 from refgate.retrieval.pgvector.schema import (
+    SCHEMA_VERSION,
+    IndexSpec,
+    RegistryRow,
     Tables,
     check_name,
     create_hnsw,
     create_tables,
     drop_tables,
+    ensure_layout,
     registry_rows,
+    resupersede,
     table_prefix,
     update_spec,
 )
@@ -71,7 +77,7 @@ class PreparedDoc:
 
     doc_id: str
     hash: str
-    metadata: dict[str, Any]
+    metadata: dict[str, object]
     chunks: list[Chunk]
     windows: list[list[tuple[str, str]]]
     vectors: list[list[np.ndarray]] = field(default_factory=list)
@@ -80,7 +86,7 @@ class PreparedDoc:
 
 def index_spec(
     emb: Embeddings, *, tokenizer: str | None, stem: Stemmer | None, window_tokens: int
-) -> dict[str, Any]:
+) -> IndexSpec:
     """What the registry records of how chunks are cut, windowed and tokenised."""
     return {
         "chunking": {
@@ -92,6 +98,7 @@ def index_spec(
         "dense": {"unit": "window", "window_tokens": int(window_tokens)},
         "bm25": {"stemmer": "english" if stem is not None else None, "tokenizer": tokenizer},
         "embeddings_id": embeddings_id(emb),
+        "schema": SCHEMA_VERSION,
     }
 
 
@@ -121,127 +128,191 @@ def write_index(
     """Bring the pgvector index ``name`` (this embedder's tables) to exactly ``documents``;
     ``on_document(doc_id)`` is called after each document's transaction commits."""
     t0 = time.perf_counter()
-    say = progress or (lambda stage, done, total: None)
     check_name(name)
     docs = list(documents)
+    hashes = _document_hashes(docs)
+    with connect(dsn) as conn:
+        if rebuild:
+            drop_tables(conn, name, embeddings_id(embeddings))
+        w = _Writer(conn, name, embeddings, window_tokens, progress, on_document)
+        w.read_state([d.page_content or "" for d in docs])
+        todo = [d for d in docs if w.old.get(_doc_id(d)) != hashes[_doc_id(d)]]
+        removed = sorted(set(w.old) - set(hashes))
+        w.cache = EmbeddingCache(cache_path) if cache_path is not None else None
+        try:
+            w.write(todo)
+            w.finish(removed)
+        finally:
+            if w.cache is not None:
+                w.cache.close()
+    counts = w.counts
+    return UpdateResult(
+        embedded=counts.embedded,
+        reused=counts.reused,
+        removed=counts.removed_chunks,
+        chunks=counts.chunks,
+        documents=len(hashes),
+        added_documents=counts.added,
+        changed_documents=counts.changed,
+        removed_documents=len(removed),
+        unchanged_documents=len(docs) - len(todo),
+        seconds=time.perf_counter() - t0,
+    )
+
+
+def _doc_id(doc: Document) -> str:
+    return str((doc.metadata or {}).get("doc_id") or "")
+
+
+def _document_hashes(docs: list[Document]) -> dict[str, str]:
+    """Each document's content hash by doc_id; a missing or repeated doc_id is refused."""
     hashes: dict[str, str] = {}
     for doc in docs:
-        doc_id = str((doc.metadata or {}).get("doc_id") or "")
+        doc_id = _doc_id(doc)
         if not doc_id:
             raise ValueError("every document needs metadata['doc_id']")
         if doc_id in hashes:
             raise ValueError(f"duplicate doc_id {doc_id!r}")
         hashes[doc_id] = doc_hash(doc)
-    emb_id = embeddings_id(embeddings)
-    stem = stemmer()
-    with connect(dsn) as conn:
-        if rebuild:
-            drop_tables(conn, name, emb_id)
-        rows = {r["prefix"]: r for r in registry_rows(conn, name)}
-        t = Tables(table_prefix(name, emb_id))
-        known = rows.get(t.prefix)
-        old: dict[str, str] = {}
-        tokenizer = corpus_tokenizer([d.page_content or "" for d in docs])
-        if known is not None:
-            old = dict(
-                conn.execute(sql.SQL("SELECT doc_id, hash FROM {}").format(t.docs)).fetchall()
-            )
-            stored = known["spec"].get("bm25", {})
-            if bool(stored.get("stemmer")) != (stem is not None):
-                raise PgIndexError(
-                    f"index {name!r} was tokenised {'with' if stored.get('stemmer') else 'without'} "
-                    "PyStemmer, which this installation does not match: rebuild it with "
-                    "refgate index --backend pgvector --rebuild"
-                )
-            if old and stored.get("tokenizer") != tokenizer and tokenizer == KIWI:
-                raise PgIndexError(
-                    f"index {name!r} tokenises words, and these documents hold Korean text "
-                    "(tokenised to morphemes): rebuild it with "
-                    "refgate index --backend pgvector --rebuild"
-                )
-            if old:
-                tokenizer = stored.get("tokenizer")
-        todo = [
-            d
-            for d in docs
-            if old.get(str(d.metadata["doc_id"])) != hashes[str(d.metadata["doc_id"])]
-        ]
-        removed = sorted(set(old) - set(hashes))
-        result = _Counts()
-        cache = EmbeddingCache(cache_path) if cache_path is not None else None
-        try:
-            t_ready = known is not None
-            say("chunk", 0, len(todo))
-            done = 0
-            for group in _groups(todo, embeddings, window_tokens):
-                _embed(conn, t if t_ready else None, group, embeddings, emb_id, cache, result, say)
-                dim = _dimension(group)
-                if known is not None and dim is not None and dim != int(known["dimension"]):
-                    raise PgIndexError(
-                        f"pgvector index {name!r} holds {known['dimension']}-dimensional vectors "
-                        f"of {emb_id}, the embedder now gives {dim}: rebuild it with "
-                        "refgate index --backend pgvector --rebuild"
-                    )
-                if not t_ready:
-                    dim = _dimension(group)
-                    if dim is None:
-                        continue
-                    t = create_tables(
-                        conn,
-                        name=name,
-                        embeddings_id=emb_id,
-                        embeddings=dict(embeddings_spec(embeddings)),
-                        dimension=dim,
-                        spec=index_spec(
-                            embeddings, tokenizer=tokenizer, stem=stem, window_tokens=window_tokens
-                        ),
-                    )
-                    t_ready = True
-                    _start_bulk(conn, t, todo)
-                elif not old:
-                    update_spec(
-                        conn,
-                        t,
-                        index_spec(
-                            embeddings, tokenizer=tokenizer, stem=stem, window_tokens=window_tokens
-                        ),
-                    )
-                for prepared in group:
-                    prepared.terms = chunk_terms([c.text for c in prepared.chunks], stem, tokenizer)
-                    if _write_doc(conn, t, prepared, dimension=_dimension([prepared])):
-                        result.written += 1
-                        if prepared.doc_id in old:
-                            result.changed += 1
-                        else:
-                            result.added += 1
-                    if on_document is not None:
-                        on_document(prepared.doc_id)
-                    done += 1
-                    say("chunk", done, len(todo))
-            if t_ready:
-                say("index", 0, 1)
-                for doc_id in removed:
-                    _remove_doc(conn, t, doc_id)
-                # the graph, if a bulk fill (this one, or one killed before its end) left none
-                create_hnsw(conn, t)
-                total = conn.execute(sql.SQL("SELECT chunks FROM {}").format(t.stats)).fetchone()
-                result.chunks = int(total[0]) if total else 0
-                say("index", 1, 1)
-        finally:
-            if cache is not None:
-                cache.close()
-    return UpdateResult(
-        embedded=result.embedded,
-        reused=result.reused,
-        removed=result.removed_chunks,
-        chunks=result.chunks,
-        documents=len(hashes),
-        added_documents=result.added,
-        changed_documents=result.changed,
-        removed_documents=len(removed),
-        unchanged_documents=len(docs) - len(todo),
-        seconds=time.perf_counter() - t0,
+    return hashes
+
+
+def _rebuild_hint(name: str, why: str) -> PgIndexError:
+    return PgIndexError(
+        f"index {name!r} {why}: rebuild it with refgate index --backend pgvector --rebuild"
     )
+
+
+class _Writer:
+    """One ``write_index`` run on one connection: the table set, what it holds, the counts."""
+
+    def __init__(
+        self,
+        conn: psycopg.Connection,
+        name: str,
+        embeddings: Embeddings,
+        window_tokens: int,
+        progress: Progress | None,
+        on_document: Callable[[str], None] | None,
+    ) -> None:
+        self.conn = conn
+        self.name = name
+        self.embeddings = embeddings
+        self.emb_id = embeddings_id(embeddings)
+        self.window_tokens = window_tokens
+        self.say: Progress = progress or (lambda stage, done, total: None)
+        self.on_document = on_document
+        self.stem = stemmer()
+        self.t = Tables(table_prefix(name, self.emb_id))
+        self.known: RegistryRow | None = None
+        self.ready = False
+        self.old: dict[str, str] = {}
+        self.tokenizer: str | None = None
+        self.cache: EmbeddingCache | None = None
+        self.counts = _Counts()
+
+    def read_state(self, texts: list[str]) -> None:
+        """The table set's registry row and stored hashes; the tokeniser the documents need,
+        checked against the one the index was built with."""
+        rows = {r["prefix"]: r for r in registry_rows(self.conn, self.name)}
+        self.known = rows.get(self.t.prefix)
+        self.ready = self.known is not None
+        self.tokenizer = corpus_tokenizer(texts)
+        if self.known is None:
+            return
+        ensure_layout(self.conn, self.t, int(self.known["dimension"]))
+        self.old = dict(
+            self.conn.execute(sql.SQL("SELECT doc_id, hash FROM {}").format(self.t.docs)).fetchall()
+        )
+        stored = self.known["spec"].get("bm25", {})
+        if bool(stored.get("stemmer")) != (self.stem is not None):
+            how = "with" if stored.get("stemmer") else "without"
+            raise _rebuild_hint(
+                self.name, f"was tokenised {how} PyStemmer, which this installation does not match"
+            )
+        if self.old and stored.get("tokenizer") != self.tokenizer and self.tokenizer == KIWI:
+            raise _rebuild_hint(
+                self.name,
+                "tokenises words, and these documents hold Korean text (tokenised to morphemes)",
+            )
+        if self.old:
+            self.tokenizer = stored.get("tokenizer")
+
+    def spec(self) -> IndexSpec:
+        return index_spec(
+            self.embeddings,
+            tokenizer=self.tokenizer,
+            stem=self.stem,
+            window_tokens=self.window_tokens,
+        )
+
+    def write(self, todo: list[Document]) -> None:
+        """Embed and write ``todo``, one transaction per document."""
+        self.say("chunk", 0, len(todo))
+        done = 0
+        for group in _groups(todo, self.embeddings, self.window_tokens):
+            _embed(
+                self.conn, self.t if self.ready else None, group, self.embeddings, self.emb_id,
+                self.cache, self.counts, self.say,
+            )  # fmt: skip
+            if not self.prepare_tables(group, todo):
+                continue
+            for prepared in group:
+                self.write_doc(prepared)
+                done += 1
+                self.say("chunk", done, len(todo))
+
+    def prepare_tables(self, group: list[PreparedDoc], todo: list[Document]) -> bool:
+        """The table set ready for ``group``'s vectors (created on the first vectors; a
+        dimension other than the index's refused); False while no vector was seen."""
+        dim = _dimension(group)
+        if self.known is not None and dim is not None and dim != int(self.known["dimension"]):
+            raise _rebuild_hint(
+                self.name,
+                f"holds {self.known['dimension']}-dimensional vectors of {self.emb_id}, "
+                f"the embedder now gives {dim}",
+            )
+        if self.ready:
+            if not self.old:
+                update_spec(self.conn, self.t, self.spec())
+            return True
+        if dim is None:
+            return False
+        self.t = create_tables(
+            self.conn,
+            name=self.name,
+            embeddings_id=self.emb_id,
+            embeddings=embeddings_spec(self.embeddings),
+            dimension=dim,
+            spec=self.spec(),
+        )
+        self.ready = True
+        _start_bulk(self.conn, self.t, todo)
+        return True
+
+    def write_doc(self, prepared: PreparedDoc) -> None:
+        prepared.terms = chunk_terms([c.text for c in prepared.chunks], self.stem, self.tokenizer)
+        if write_doc(self.conn, self.t, prepared, dimension=_dimension([prepared])):
+            self.counts.written += 1
+            if prepared.doc_id in self.old:
+                self.counts.changed += 1
+            else:
+                self.counts.added += 1
+        if self.on_document is not None:
+            self.on_document(prepared.doc_id)
+
+    def finish(self, removed: list[str]) -> None:
+        """Remove the documents gone, build the graph a bulk fill left out, count the chunks."""
+        if not self.ready:
+            return
+        self.say("index", 0, 1)
+        for doc_id in removed:
+            _remove_doc(self.conn, self.t, doc_id)
+        # the graph, if a bulk fill (this one, or one killed before its end) left none
+        create_hnsw(self.conn, self.t)
+        total = self.conn.execute(sql.SQL("SELECT chunks FROM {}").format(self.t.stats)).fetchone()
+        self.counts.chunks = int(total[0]) if total else 0
+        self.say("index", 1, 1)
 
 
 @dataclass
@@ -358,31 +429,45 @@ def _lock_doc(conn: psycopg.Connection, t: Tables, doc_id: str) -> str | None:
     return None if row is None else str(row[0])
 
 
-def _take_old(
-    conn: psycopg.Connection, t: Tables, doc_id: str, dimension: int
-) -> tuple[Counter[str], int, int, int, np.ndarray]:
+@dataclass
+class _Share:
+    """What some chunks add to the index's statistics (BM25 document frequencies, counts, the
+    sum of chunk vectors) and the filing sections they belong to."""
+
+    df: Counter[str]
+    chunks: int
+    terms: int
+    windows: int
+    vsum: np.ndarray
+    sections: set[str] = field(default_factory=set)
+
+    @classmethod
+    def none(cls, dimension: int) -> _Share:
+        return cls(Counter(), 0, 0, 0, np.zeros(dimension, dtype=np.float64))
+
+
+def _take_old(conn: psycopg.Connection, t: Tables, doc_id: str, dimension: int) -> _Share:
     """Delete ``doc_id``'s chunks (and windows); what they added to the statistics."""
-    df: Counter[str] = Counter()
-    chunks = terms = 0
-    vsum = np.zeros(dimension, dtype=np.float64)
+    old = _Share.none(dimension)
     rows = conn.execute(
         sql.SQL(
             "DELETE FROM {} WHERE doc_id = %s RETURNING terms, dl, vec,"
-            " array_length(window_hashes, 1)"
+            " array_length(window_hashes, 1), section_key"
         ).format(t.chunks),
         [doc_id],
     ).fetchall()
-    windows = 0
-    for ts, dl, vec, nw in rows:
-        df.update(ts)
-        chunks += 1
-        terms += int(dl)
-        windows += int(nw or 0)
-        vsum += as_array(vec)
-    return df, chunks, terms, windows, vsum
+    for ts, dl, vec, nw, key in rows:
+        old.df.update(ts)
+        old.chunks += 1
+        old.terms += int(dl)
+        old.windows += int(nw or 0)
+        old.vsum += as_array(vec)
+        if key is not None:
+            old.sections.add(str(key))
+    return old
 
 
-def _write_doc(
+def write_doc(
     conn: psycopg.Connection, t: Tables, d: PreparedDoc, *, dimension: int | None
 ) -> bool:
     """Replace one document in one transaction; False if another writer already wrote it."""
@@ -390,101 +475,134 @@ def _write_doc(
     with conn.transaction():
         if _lock_doc(conn, t, d.doc_id) == d.hash:
             return False
-        stats = conn.execute(
-            sql.SQL("SELECT chunks, terms, windows, vsum FROM {} FOR UPDATE").format(t.stats)
-        ).fetchone()
-        assert stats is not None  # created with the tables
-        old_df, old_n, old_terms, old_w, old_vsum = _take_old(conn, t, d.doc_id, dim)
-        ids = [
-            int(r[0])
-            for r in conn.execute(
-                sql.SQL(
-                    "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)"
-                ),
-                [t.name("chunks"), len(d.chunks)],
-            )
-        ]
-        new_df: Counter[str] = Counter()
-        new_terms = new_w = 0
-        vsum = np.zeros(dim, dtype=np.float64)
-        with conn.cursor().copy(
-            sql.SQL(
-                "COPY {} (id, chunk_id, doc_id, ord, text, metadata, file_id, corp_code,"
-                " stock_code, corp_name, date, source, doc_type, dl, terms, tfs, vec,"
-                " window_hashes) FROM STDIN"
-            ).format(t.chunks)
-        ) as copy:
-            for cid, c, ws, vecs, terms in zip(
-                ids, d.chunks, d.windows, d.vectors, d.terms, strict=True
-            ):
-                m = c.metadata
-                names = sorted(terms)
-                dl = sum(terms.values())
-                chunk_vec = normalise(np.sum(np.stack(vecs), axis=0))[0]
-                vsum += chunk_vec
-                new_df.update(names)
-                new_terms += dl
-                new_w += len(ws)
-                copy.write_row(
-                    (
-                        cid,
-                        c.chunk_id,
-                        c.doc_id,
-                        int(m.get("chunk_index", 0)),
-                        c.text.replace("\x00", "\ufffd"),
-                        Jsonb(m, dumps=_json),
-                        _text(m.get("file_id")),
-                        _text(m.get("corp_code")),
-                        _text(m.get("stock_code")),
-                        _text(m.get("corp_name")),
-                        _text(m.get("date")) or "",
-                        _text(m.get("source")),
-                        doc_type(m),
-                        dl,
-                        names,
-                        [terms[n] for n in names],
-                        chunk_vec,
-                        [h for h, _ in ws],
-                    )
-                )
-        with conn.cursor().copy(
-            sql.SQL("COPY {} (chunk, hash, corp_code, date, vec) FROM STDIN").format(t.windows)
-        ) as copy:
-            for cid, c, ws, vecs in zip(ids, d.chunks, d.windows, d.vectors, strict=True):
-                code, date = _text(c.metadata.get("corp_code")), _text(c.metadata.get("date")) or ""
-                for (h, _), v in zip(ws, vecs, strict=True):
-                    copy.write_row((cid, h, code, date, v))
-        _apply_df(conn, t, new_df, old_df)
-        conn.execute(
-            sql.SQL(
-                "UPDATE {} SET chunks = chunks + %s, terms = terms + %s, windows = windows + %s,"
-                " vsum = %s"
-            ).format(t.stats),
-            [
-                len(d.chunks) - old_n,
-                new_terms - old_terms,
-                new_w - old_w,
-                (np.asarray(stats[3], dtype=np.float64) - old_vsum + vsum).tolist(),
-            ],
-        )
-        conn.execute(
-            sql.SQL(
-                "INSERT INTO {} (doc_id, hash, corp_code, stock_code, corp_name, chunks)"
-                " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (doc_id) DO UPDATE SET"
-                " hash = EXCLUDED.hash, corp_code = EXCLUDED.corp_code,"
-                " stock_code = EXCLUDED.stock_code, corp_name = EXCLUDED.corp_name,"
-                " chunks = EXCLUDED.chunks, updated_at = now()"
-            ).format(t.docs),
-            [
-                d.doc_id,
-                d.hash,
-                _text(d.metadata.get("corp_code")),
-                _text(d.metadata.get("stock_code")),
-                _text(d.metadata.get("corp_name")),
-                len(d.chunks),
-            ],
-        )
+        vsum = _lock_stats(conn, t)
+        old = _take_old(conn, t, d.doc_id, dim)
+        ids = _chunk_ids(conn, t, len(d.chunks))
+        new = _copy_chunks(conn, t, d, ids, dim)
+        _copy_windows(conn, t, d, ids)
+        _apply_df(conn, t, new.df, old.df)
+        _update_stats(conn, t, new, old, vsum)
+        _upsert_doc(conn, t, d)
+        resupersede(conn, t, sorted(new.sections | old.sections))
     return True
+
+
+def _lock_stats(conn: psycopg.Connection, t: Tables) -> np.ndarray:
+    """Lock the statistics row (every commit serialises on it); the stored vector sum."""
+    row = conn.execute(sql.SQL("SELECT vsum FROM {} FOR UPDATE").format(t.stats)).fetchone()
+    if row is None:
+        raise PgIndexError(f"index tables {t.prefix}_* are incomplete: rebuild with --rebuild")
+    return np.asarray(row[0], dtype=np.float64)
+
+
+def _chunk_ids(conn: psycopg.Connection, t: Tables, n: int) -> list[int]:
+    """``n`` fresh chunk ids (the windows refer to them)."""
+    rows = conn.execute(
+        sql.SQL("SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)"),
+        [t.name("chunks"), n],
+    )
+    return [int(r[0]) for r in rows]
+
+
+def _chunk_row(
+    cid: int, c: Chunk, ws: list[tuple[str, str]], terms: Counter[str], vec: np.ndarray
+) -> tuple[object, ...]:
+    """One row of the chunks table (``schema.TABLES_DDL`` and ``PERIOD_DDL``)."""
+    m = c.metadata
+    names = sorted(terms)
+    return (
+        cid, c.chunk_id, c.doc_id, int(m.get("chunk_index", 0)),
+        c.text.replace("\x00", "\ufffd"), Jsonb(m, dumps=_json),
+        _text(m.get("file_id")), _text(m.get("corp_code")), _text(m.get("stock_code")),
+        _text(m.get("corp_name")), _text(m.get("date")) or "", _text(m.get("source")),
+        doc_type(m), sum(terms.values()), names, [terms[n] for n in names], vec,
+        [h for h, _ in ws], _text(m.get("rcept_no")), _text(m.get("bsns_year")),
+        _text(m.get("quarter")), section_key(m),
+    )  # fmt: skip
+
+
+CHUNK_COLUMNS = (
+    "id, chunk_id, doc_id, ord, text, metadata, file_id, corp_code, stock_code, corp_name, date,"
+    " source, doc_type, dl, terms, tfs, vec, window_hashes, rcept_no, bsns_year, quarter,"
+    " section_key"
+)
+
+
+def _copy_chunks(
+    conn: psycopg.Connection, t: Tables, d: PreparedDoc, ids: list[int], dim: int
+) -> _Share:
+    """COPY ``d``'s chunks in; what they add to the statistics."""
+    new = _Share.none(dim)
+    with conn.cursor().copy(
+        sql.SQL("COPY {} ({}) FROM STDIN").format(t.chunks, sql.SQL(CHUNK_COLUMNS))
+    ) as copy:
+        for cid, c, ws, vecs, terms in zip(
+            ids, d.chunks, d.windows, d.vectors, d.terms, strict=True
+        ):
+            chunk_vec = normalise(np.sum(np.stack(vecs), axis=0))[0]
+            new.vsum += chunk_vec
+            new.df.update(terms.keys())
+            new.chunks += 1
+            new.terms += sum(terms.values())
+            new.windows += len(ws)
+            key = section_key(c.metadata)
+            if key is not None:
+                new.sections.add(key)
+            copy.write_row(_chunk_row(cid, c, ws, terms, chunk_vec))
+    return new
+
+
+def _copy_windows(conn: psycopg.Connection, t: Tables, d: PreparedDoc, ids: list[int]) -> None:
+    with conn.cursor().copy(
+        sql.SQL(
+            "COPY {} (chunk, hash, corp_code, date, bsns_year, quarter, vec) FROM STDIN"
+        ).format(t.windows)
+    ) as copy:
+        for cid, c, ws, vecs in zip(ids, d.chunks, d.windows, d.vectors, strict=True):
+            m = c.metadata
+            common = (
+                _text(m.get("corp_code")), _text(m.get("date")) or "",
+                _text(m.get("bsns_year")), _text(m.get("quarter")),
+            )  # fmt: skip
+            for (h, _), v in zip(ws, vecs, strict=True):
+                copy.write_row((cid, h, *common, v))
+
+
+def _update_stats(
+    conn: psycopg.Connection, t: Tables, new: _Share, old: _Share, vsum: np.ndarray
+) -> None:
+    conn.execute(
+        sql.SQL(
+            "UPDATE {} SET chunks = chunks + %s, terms = terms + %s, windows = windows + %s,"
+            " vsum = %s"
+        ).format(t.stats),
+        [
+            new.chunks - old.chunks,
+            new.terms - old.terms,
+            new.windows - old.windows,
+            (vsum - old.vsum + new.vsum).tolist(),
+        ],
+    )
+
+
+def _upsert_doc(conn: psycopg.Connection, t: Tables, d: PreparedDoc) -> None:
+    conn.execute(
+        sql.SQL(
+            "INSERT INTO {} (doc_id, hash, corp_code, stock_code, corp_name, chunks)"
+            " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (doc_id) DO UPDATE SET"
+            " hash = EXCLUDED.hash, corp_code = EXCLUDED.corp_code,"
+            " stock_code = EXCLUDED.stock_code, corp_name = EXCLUDED.corp_name,"
+            " chunks = EXCLUDED.chunks, updated_at = now()"
+        ).format(t.docs),
+        [
+            d.doc_id,
+            d.hash,
+            _text(d.metadata.get("corp_code")),
+            _text(d.metadata.get("stock_code")),
+            _text(d.metadata.get("corp_name")),
+            len(d.chunks),
+        ],
+    )
 
 
 def _remove_doc(conn: psycopg.Connection, t: Tables, doc_id: str) -> None:
@@ -492,18 +610,12 @@ def _remove_doc(conn: psycopg.Connection, t: Tables, doc_id: str) -> None:
     with conn.transaction():
         if _lock_doc(conn, t, doc_id) is None:
             return
-        stats = conn.execute(sql.SQL("SELECT vsum FROM {} FOR UPDATE").format(t.stats)).fetchone()
-        assert stats is not None
-        old_df, n, terms, windows, vsum = _take_old(conn, t, doc_id, dim)
-        _apply_df(conn, t, Counter(), old_df)
-        conn.execute(
-            sql.SQL(
-                "UPDATE {} SET chunks = chunks - %s, terms = terms - %s, windows = windows - %s,"
-                " vsum = %s"
-            ).format(t.stats),
-            [n, terms, windows, (np.asarray(stats[0], dtype=np.float64) - vsum).tolist()],
-        )
+        vsum = _lock_stats(conn, t)
+        old = _take_old(conn, t, doc_id, dim)
+        _apply_df(conn, t, Counter(), old.df)
+        _update_stats(conn, t, _Share.none(dim), old, vsum)
         conn.execute(sql.SQL("DELETE FROM {} WHERE doc_id = %s").format(t.docs), [doc_id])
+        resupersede(conn, t, sorted(old.sections))
 
 
 def _apply_df(conn: psycopg.Connection, t: Tables, new: Counter[str], old: Counter[str]) -> None:
