@@ -1,5 +1,5 @@
 """The type checker is clean: ``scripts/typecheck.py`` (mypy, configured in pyproject.toml's
-``[tool.mypy]``) passes on the tree, strict on the kernel, the GATE and the tool contract.
+``[tool.mypy]``) passes on the tree, strict on the kernel, the GATE, the nodes, the graphs and the tool contract.
 
 scripts/test.sh runs the same command before the tests, so in CI this test reads mypy's warm
 cache (``.mypy_cache``) and takes seconds; a first run on a fresh checkout takes about a minute
@@ -35,7 +35,8 @@ def test_the_kernel_contract_and_the_strict_modules_name_the_same_kernel():
     assert not missing, f"kernel modules not in the strict mypy override: {sorted(missing)}"
     assert {
         "refgate.gate.*",
-        "refgate.nodes.gate",
+        "refgate.nodes.*",
+        "refgate.graph.*",
         "refgate.catalog.toolspec",
         "refgate.tools.registry",
     } <= strict
