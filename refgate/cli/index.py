@@ -59,6 +59,7 @@ def run_index(
     representation) is updated incrementally; otherwise (none yet, ``rebuild``, another embedder
     or representation, an unreadable index) it is built anew, still reusing cached vectors.
     """
+    from refgate.retrieval import document_embeddings  # deferred: keeps refgate --help fast
     from refgate.retrieval.backend import index_target  # deferred: keeps refgate --help fast
     from refgate.retrieval.documents import workspace_load  # deferred: keeps refgate --help fast
     from refgate.retrieval.embedder_choice import (  # deferred: keeps refgate --help fast
@@ -67,7 +68,8 @@ def run_index(
 
     target = index_target(workspace, backend)
     docs = (report or workspace_load(workspace, progress=progress)).documents
-    wanted = embeddings_for(docs, settings)  # e5 for a Korean corpus (embedder_choice)
+    # the settings' embedder, or e5 for a Korean corpus (embedder_choice)
+    wanted = embeddings_for(docs, settings, document_embeddings(settings))
     if target.backend == "pgvector":
         return _write_pgvector(workspace, target, docs, wanted, rebuild, progress)
     return _update_faiss(workspace, settings, docs, wanted, rebuild, progress)

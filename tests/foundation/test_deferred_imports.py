@@ -19,10 +19,11 @@ def deferred_imports(text: str) -> list[int]:
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         for inner in ast.walk(node):
-            if isinstance(inner, ast.ImportFrom) and (inner.module or "").startswith("refgate"):
-                lines.append(inner.lineno)
-            elif isinstance(inner, ast.Import) and any(
-                a.name.startswith("refgate") for a in inner.names
+            if (
+                isinstance(inner, ast.ImportFrom)
+                and (inner.module or "").startswith("refgate")
+                or isinstance(inner, ast.Import)
+                and any(a.name.startswith("refgate") for a in inner.names)
             ):
                 lines.append(inner.lineno)
     return sorted(set(lines))
@@ -46,8 +47,8 @@ def test_every_function_level_import_says_why():
         for path in sorted((REPO / folder).rglob("*.py"))
         for line in unexplained(path.read_text(encoding="utf-8"))
     ]
-    assert not missing, "function-level refgate imports without '# deferred: <reason>':\n" + "\n".join(
-        missing
+    assert not missing, (
+        "function-level refgate imports without '# deferred: <reason>':\n" + "\n".join(missing)
     )
 
 
