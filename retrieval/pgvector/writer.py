@@ -149,7 +149,7 @@ def write_index(
     return UpdateResult(
         embedded=counts.embedded,
         reused=counts.reused,
-        removed=counts.removed_chunks,
+        removed=0,  # the writer does not count the chunks it deletes
         chunks=counts.chunks,
         documents=len(hashes),
         added_documents=counts.added,
@@ -293,7 +293,6 @@ class _Writer:
     def write_doc(self, prepared: PreparedDoc) -> None:
         prepared.terms = chunk_terms([c.text for c in prepared.chunks], self.stem, self.tokenizer)
         if write_doc(self.conn, self.t, prepared, dimension=_dimension([prepared])):
-            self.counts.written += 1
             if prepared.doc_id in self.old:
                 self.counts.changed += 1
             else:
@@ -317,12 +316,13 @@ class _Writer:
 
 @dataclass
 class _Counts:
+    """What one ``write_index`` run tallies: windows embedded and reused, documents added and
+    changed, and the chunks the index holds at the end."""
+
     embedded: int = 0
     reused: int = 0
-    written: int = 0
     added: int = 0
     changed: int = 0
-    removed_chunks: int = 0
     chunks: int = 0
 
 
