@@ -54,7 +54,7 @@ from refgate.retrieval.pgvector.schema import (
     table_prefix,
     update_spec,
 )
-from refgate.retrieval.refresh import Progress, UpdateResult, doc_hash
+from refgate.retrieval.refresh import Progress, UpdateResult, doc_hash, embed_missing
 from refgate.retrieval.windows import WINDOW_TOKENS, chunk_windows
 
 if TYPE_CHECKING:
@@ -374,16 +374,7 @@ def _embed(
             for h, text in ws:
                 if h not in have:
                     todo.setdefault(h, text)
-    items = list(todo.items())
-    say("embed", 0, len(items))
-    for i in range(0, len(items), BATCH_SIZE):
-        batch = items[i : i + BATCH_SIZE]
-        vecs = normalise(np.asarray(embeddings.embed_documents([text for _, text in batch])))
-        fresh = [(h, v) for (h, _), v in zip(batch, vecs, strict=True)]
-        if cache is not None:
-            cache.put_many(emb_id, fresh)
-        have.update(fresh)
-        say("embed", min(i + BATCH_SIZE, len(items)), len(items))
+    have.update(embed_missing(embeddings, todo, cache, emb_id, say))
     embedded = set(todo)
     for d in group:
         d.vectors = [[normalise(have[h])[0] for h, _ in ws] for ws in d.windows]
