@@ -13,7 +13,7 @@ Two rules for periodic filings (chunks with a report period, ``periods.report_pe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import date
 
 import numpy as np
@@ -124,6 +124,23 @@ def period_filters(value: object) -> dict[str, int]:
     return QuestionPeriod(int(str(year)), int(q) if q else None).filters()
 
 
+def equality_terms(filters: Mapping[str, object]) -> Iterator[tuple[str, list[str]]]:
+    """The ``filters`` that choose chunks by a metadata value, as ``(key, allowed values)``: a
+    ``period`` as its ``bsns_year`` / ``quarter`` terms; the dates (``date_bounds``) and the
+    ``superseded`` flag (``keeps_superseded``) are left to their own readers."""
+    for key, value in filters.items():
+        if value is None or is_date_range(key, value):
+            continue
+        if key in ("date_from", "date_to", "superseded"):
+            continue
+        if key == "period":
+            yield from ((k, [str(v)]) for k, v in period_filters(value).items())
+        elif isinstance(value, list | tuple | set):
+            yield key, [str(v) for v in value]
+        else:
+            yield key, [str(value)]
+
+
 class ChunkFilter:
     """Boolean masks over ``chunks`` by their metadata (one column per key, built on first use)."""
 
@@ -186,30 +203,19 @@ class ChunkFilter:
             return ~replaced if replaced.any() else None
         mask = np.ones(len(self.chunks), dtype=bool) if keeps_superseded(filters) else ~replaced
         date_from, date_to = date_bounds(filters)
-        for key, value in filters.items():
-            if value is None or is_date_range(key, value):
-                continue
-            if key in ("date_from", "date_to", "superseded"):
-                continue
-            if key == "period":
-                for k, v in period_filters(value).items():
-                    mask &= self.column(k) == str(v)
-                continue
-            allowed = (
-                {str(v) for v in value} if isinstance(value, list | tuple | set) else {str(value)}
-            )
+        for key, allowed in equality_terms(filters):
             if key == "company":  # a DART company by corp_code, stock code or name
                 hit = np.zeros(len(self.chunks), dtype=bool)
                 for column in COMPANY_KEYS:
-                    hit |= np.isin(self.column(column), list(allowed))
+                    hit |= np.isin(self.column(column), allowed)
                 mask &= hit
                 continue
             if key == "doc_type":
-                mask &= np.isin(self.doc_types(), list(allowed))
+                mask &= np.isin(self.doc_types(), allowed)
                 continue
-            hit = np.isin(self.column(key), list(allowed))
+            hit = np.isin(self.column(key), allowed)
             if key == "doc_id":  # a file's id selects all its pages / sheets
-                hit |= np.isin(self.column("file_id"), list(allowed))
+                hit |= np.isin(self.column("file_id"), allowed)
             mask &= hit
         if date_from or date_to:
             dates = self.column("date")

@@ -25,7 +25,7 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from typing_extensions import Unpack
 
-from refgate.memory.embeddings import document_embeddings, embeddings_from_spec, embeddings_id
+from refgate.memory.embeddings import document_embeddings, embeddings_id
 from refgate.retrieval.bm25 import bm25_scores, bm25_top, stemmer
 from refgate.retrieval.chunking import MAX_TOKENS, MIN_TOKENS, OVERLAP_TOKENS, Chunk
 from refgate.retrieval.dense import dense_score, dense_top, normalise, window_rows
@@ -40,6 +40,7 @@ from refgate.retrieval.index_files import (
     new_manifest,
     read_files,
     read_manifest,
+    stored_embedder,
     write_files,
 )
 from refgate.retrieval.mmr import DEFAULT_LAMBDA
@@ -177,16 +178,11 @@ class DocumentIndex:
         """Open a persisted index. Nothing is embedded; the query embedder loads lazily."""
         path = Path(path)
         manifest = read_manifest(path)
-        if embeddings is None:
-            try:
-                emb = embeddings_from_spec(manifest["embeddings"], settings)
-            except Exception as exc:
-                raise DocumentIndexError(
-                    f"{path}: cannot rebuild the embedder {manifest['embeddings']!r} ({exc}); "
-                    "pass embeddings= to DocumentIndex.load"
-                ) from exc
-        else:
-            emb = embeddings
+        emb = (
+            embeddings
+            if embeddings is not None
+            else stored_embedder(manifest["embeddings"], settings, index=str(path))
+        )
         if embeddings is not None and embeddings_id(embeddings) != manifest["embeddings_id"]:
             raise DocumentIndexError(
                 f"{path}: built with embeddings {manifest['embeddings_id']}, "

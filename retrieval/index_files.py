@@ -30,13 +30,20 @@ from typing_extensions import TypedDict
 
 from refgate import files
 from refgate.errors import RefgateError
-from refgate.memory.embeddings import EmbeddingsSpec, embeddings_id, embeddings_spec
+from refgate.memory.embeddings import (
+    EmbeddingsSpec,
+    embeddings_from_spec,
+    embeddings_id,
+    embeddings_spec,
+)
 from refgate.retrieval.bm25 import KIWI, TOKEN_PATTERN, kiwi_available, load_bm25, stemmer
 from refgate.retrieval.chunking import ENCODING, Chunk
 
 if TYPE_CHECKING:
     import faiss
     from bm25s import BM25
+
+    from refgate.config import Settings
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -89,6 +96,23 @@ class IndexManifest(TypedDict):
 
 class DocumentIndexError(RefgateError, RuntimeError):
     """The index folder is missing, incomplete or from another format."""
+
+
+def stored_embedder(
+    spec: EmbeddingsSpec,
+    settings: Settings | None,
+    *,
+    index: str,
+    error: type[DocumentIndexError] = DocumentIndexError,
+) -> Embeddings:
+    """The embedder an index was built with, rebuilt from its stored ``spec``; ``error`` naming
+    the ``index`` when it cannot be rebuilt here."""
+    try:
+        return embeddings_from_spec(spec, settings)
+    except Exception as exc:
+        raise error(
+            f"{index}: cannot rebuild its embedder {spec!r} ({exc}); pass embeddings= to open it"
+        ) from exc
 
 
 def new_manifest(

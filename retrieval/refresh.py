@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
@@ -32,6 +32,7 @@ from refgate.retrieval.windows import WINDOW_TOKENS, chunk_windows
 
 if TYPE_CHECKING:
     from langchain_core.documents import Document
+    from langchain_core.embeddings import Embeddings
     from Stemmer import Stemmer
 
     from refgate.retrieval.index import DocumentIndex
@@ -237,20 +238,35 @@ def _vectors(
             for h, text in ws:
                 if h not in have:
                     todo.setdefault(h, text)
-        items = list(todo.items())
-        say("embed", 0, len(items))
-        for i in range(0, len(items), BATCH_SIZE):
-            batch = items[i : i + BATCH_SIZE]
-            vecs = normalise(np.asarray(old.embeddings.embed_documents([t for _, t in batch])))
-            fresh = [(h, v) for (h, _), v in zip(batch, vecs, strict=True)]
-            cache.put_many(model_id, fresh)
-            have.update(fresh)
-            say("embed", min(i + BATCH_SIZE, len(items)), len(items))
+        have.update(embed_missing(old.embeddings, todo, cache, model_id, say))
         if old.cache_path is None:
             cache.prune(model_id, hashes)
     embedded_set = set(todo)
     embedded = sum(1 for ws in pieces if any(h in embedded_set for h, _ in ws))
     return pieces, hashes, have, embedded
+
+
+def embed_missing(
+    embeddings: Embeddings,
+    todo: Mapping[str, str],
+    cache: EmbeddingCache | None,
+    model_id: str,
+    say: Progress,
+) -> dict[str, np.ndarray]:
+    """Unit vectors of the ``todo`` texts (by content hash), embedded ``BATCH_SIZE`` at a time
+    and put in the ``cache`` (when given) batch by batch; the "embed" stage's progress."""
+    items = list(todo.items())
+    out: dict[str, np.ndarray] = {}
+    say("embed", 0, len(items))
+    for i in range(0, len(items), BATCH_SIZE):
+        batch = items[i : i + BATCH_SIZE]
+        vecs = normalise(np.asarray(embeddings.embed_documents([text for _, text in batch])))
+        fresh = [(h, v) for (h, _), v in zip(batch, vecs, strict=True)]
+        if cache is not None:
+            cache.put_many(model_id, fresh)
+        out.update(fresh)
+        say("embed", min(i + BATCH_SIZE, len(items)), len(items))
+    return out
 
 
 def _indexes(

@@ -20,9 +20,8 @@ from refgate.retrieval.filters import (
     COMPANY_KEYS,
     DOC_TYPE_KEYS,
     date_bounds,
-    is_date_range,
+    equality_terms,
     keeps_superseded,
-    period_filters,
 )
 
 #: Keys that are columns of the chunks table (the rest are read from ``metadata``).
@@ -133,15 +132,7 @@ def sql_filter(filters: Mapping[str, object] | None) -> SqlFilter:
     if not filters:
         return out
     out.keep_superseded = keeps_superseded(filters)
-    for key, value in filters.items():
-        if value is None or is_date_range(key, value):
-            continue
-        if key in ("date_from", "date_to", "superseded"):
-            continue
-        if key == "period":
-            out.equal += [(k, [str(v)]) for k, v in period_filters(value).items()]
-            continue
-        allowed = [str(v) for v in value] if isinstance(value, list | tuple | set) else [str(value)]
+    for key, allowed in equality_terms(filters):
         if key == "company":
             out.company = sorted(set(allowed) | set(out.company or []))
         else:

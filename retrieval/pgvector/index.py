@@ -32,12 +32,13 @@ import psycopg
 from psycopg import sql
 from typing_extensions import Unpack
 
-from refgate.memory.embeddings import embeddings_from_spec, embeddings_id
+from refgate.memory.embeddings import embeddings_id
 from refgate.retrieval.bm25 import KIWI, query_tokens, stemmer
 from refgate.retrieval.dense import normalise
 from refgate.retrieval.filters import pin_question_period
 from refgate.retrieval.fusion import DECISIVE_DEPTH
 from refgate.retrieval.index import IndexSearchOptions
+from refgate.retrieval.index_files import stored_embedder
 from refgate.retrieval.mmr import DEFAULT_LAMBDA
 from refgate.retrieval.pgvector.connection import PgIndexError, as_array, connect, describe
 from refgate.retrieval.pgvector.filters import SqlFilter, sql_filter
@@ -149,15 +150,13 @@ class PgIndex:
             )
         self.dimension = int(row["dimension"])
         self.embeddings_id = str(row["embeddings_id"])
-        if embeddings is None:
-            try:
-                embeddings = embeddings_from_spec(row["embeddings"], settings)
-            except Exception as exc:
-                raise PgIndexError(
-                    f"pgvector index {name!r}: cannot rebuild its embedder {row['embeddings']!r} "
-                    f"({exc})"
-                ) from exc
-        self.embeddings = embeddings
+        self.embeddings = (
+            embeddings
+            if embeddings is not None
+            else stored_embedder(
+                row["embeddings"], settings, index=f"pgvector index {name!r}", error=PgIndexError
+            )
+        )
         bm25 = self.spec.get("bm25", {})
         if bm25.get("stemmer") and stemmer() is None:
             raise PgIndexError(f"pgvector index {name!r} was stemmed with PyStemmer; install it")

@@ -54,7 +54,7 @@ from refgate.retrieval.pgvector.schema import (
     table_prefix,
     update_spec,
 )
-from refgate.retrieval.refresh import Progress, UpdateResult, doc_hash
+from refgate.retrieval.refresh import Progress, UpdateResult, doc_hash, embed_missing
 from refgate.retrieval.windows import WINDOW_TOKENS, chunk_windows
 
 if TYPE_CHECKING:
@@ -149,7 +149,7 @@ def write_index(
     return UpdateResult(
         embedded=counts.embedded,
         reused=counts.reused,
-        removed=counts.removed_chunks,
+        removed=0,  # the writer does not count the chunks it deletes
         chunks=counts.chunks,
         documents=len(hashes),
         added_documents=counts.added,
@@ -293,7 +293,6 @@ class _Writer:
     def write_doc(self, prepared: PreparedDoc) -> None:
         prepared.terms = chunk_terms([c.text for c in prepared.chunks], self.stem, self.tokenizer)
         if write_doc(self.conn, self.t, prepared, dimension=_dimension([prepared])):
-            self.counts.written += 1
             if prepared.doc_id in self.old:
                 self.counts.changed += 1
             else:
@@ -317,12 +316,13 @@ class _Writer:
 
 @dataclass
 class _Counts:
+    """What one ``write_index`` run tallies: windows embedded and reused, documents added and
+    changed, and the chunks the index holds at the end."""
+
     embedded: int = 0
     reused: int = 0
-    written: int = 0
     added: int = 0
     changed: int = 0
-    removed_chunks: int = 0
     chunks: int = 0
 
 
@@ -374,16 +374,7 @@ def _embed(
             for h, text in ws:
                 if h not in have:
                     todo.setdefault(h, text)
-    items = list(todo.items())
-    say("embed", 0, len(items))
-    for i in range(0, len(items), BATCH_SIZE):
-        batch = items[i : i + BATCH_SIZE]
-        vecs = normalise(np.asarray(embeddings.embed_documents([text for _, text in batch])))
-        fresh = [(h, v) for (h, _), v in zip(batch, vecs, strict=True)]
-        if cache is not None:
-            cache.put_many(emb_id, fresh)
-        have.update(fresh)
-        say("embed", min(i + BATCH_SIZE, len(items)), len(items))
+    have.update(embed_missing(embeddings, todo, cache, emb_id, say))
     embedded = set(todo)
     for d in group:
         d.vectors = [[normalise(have[h])[0] for h, _ in ws] for ws in d.windows]

@@ -12,7 +12,7 @@ import pytest
 from refgate.retrieval import DocumentIndex, HashingEmbeddings
 from refgate.retrieval.chunking import Chunk, chunk_text
 from refgate.retrieval.documents import read_documents
-from refgate.retrieval.filters import ChunkFilter, superseded
+from refgate.retrieval.filters import ChunkFilter, equality_terms, superseded
 from refgate.retrieval.loaders.dart import read_dart
 from refgate.retrieval.loaders.dart_text import clean_dart_text
 from refgate.retrieval.periods import QuestionPeriod, question_period, report_period
@@ -219,3 +219,25 @@ def test_period_filter_and_question_period(real_index: DocumentIndex):
 def test_period_filter_rejects_a_bad_period(real_index: DocumentIndex):
     with pytest.raises(ValueError, match="quarter is 1 to 4"):
         ChunkFilter(real_index.chunks).mask({"period": "2022Q7"})
+
+
+def test_equality_terms_are_what_both_backends_filter_on():
+    """The terms the FAISS mask and the pgvector SQL share: a period as its year and quarter,
+    dates and the superseded flag left to their own readers, every value as strings."""
+    terms = equality_terms(
+        {
+            "period": "2022Q3",
+            "company": ["00261443", 35720],
+            "doc_type": "A001",
+            "date_from": "2022-01-01",
+            "date": {"from": "2022-01-01"},
+            "superseded": True,
+            "rcept_no": None,
+        }
+    )
+    assert list(terms) == [
+        ("bsns_year", ["2022"]),
+        ("quarter", ["3"]),
+        ("company", ["00261443", "35720"]),
+        ("doc_type", ["A001"]),
+    ]
