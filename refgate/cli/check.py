@@ -98,7 +98,7 @@ def check(
 ) -> None:
     """Run the GATE alone: check every number, date and ranking of an answer against the refs it
     cites. Exit 0 when it passes, 3 when it blocks, 2 on unreadable input."""
-    # deferred: the GATE (nodes layer) loads only when refgate check runs
+    # deferred: the GATE loads only when refgate check runs (keeps --help fast)
     from refgate.gate import CheckRefused, check_alone
 
     ledger, stored_answer = load_ledger(refs)
