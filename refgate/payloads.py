@@ -35,6 +35,18 @@ Cell: TypeAlias = str | int | float | bool | None
 Number: TypeAlias = int | float | None
 
 
+def jsonable(value: object) -> object:
+    """``value`` ready for ``json.dumps``: pydantic models (refs among them) dumped in JSON mode,
+    mappings with string keys, tuples as lists, recursively; anything else as given."""
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    return value
+
+
 class RefMeta(TypedDict, total=False):
     """``meta`` of a valueRef, tableRef or dateRef: where the evidence came from.
 

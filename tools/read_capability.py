@@ -17,44 +17,12 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from refgate.catalog.capabilities import catalog
 from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.lexical import FUNCTION_WORDS
 from refgate.tools.sandbox.worker.prelude import make_emit
 from refgate.tools.sandbox.worker.sql import Sql
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "and",
-        "or",
-        "to",
-        "in",
-        "on",
-        "for",
-        "by",
-        "with",
-        "is",
-        "are",
-        "be",
-        "as",
-        "at",
-        "it",
-        "its",
-        "from",
-        "this",
-        "that",
-        "what",
-        "which",
-        "how",
-        "do",
-        "does",
-        "i",
-        "me",
-        "my",
-    ]
-)
+_STOP = FUNCTION_WORDS | frozenset({"i", "me", "my", "that"})
 
 
 class ReadCapabilityArgs(BaseModel):

@@ -45,7 +45,7 @@ import yaml
 from refgate.catalog.capabilities import catalog
 from refgate.catalog.tool_names import CATALOG
 from refgate.errors import InputError
-from refgate.lexical import LexicalRanker
+from refgate.lexical import FUNCTION_WORDS, LexicalRanker
 from refgate.paths import is_within, real
 from refgate.payloads import JsonDict
 from refgate.refs import REF_KINDS
@@ -81,49 +81,23 @@ _IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 _FRONT_RE = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)(.*)\Z", re.S)
 _WORD_RE = re.compile(r"\w+", re.U)
 #: Words too common to say anything about which skill fits.
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
+_STOP = FUNCTION_WORDS | frozenset(
+    {
         "did",
-        "do",
-        "does",
-        "for",
-        "from",
         "has",
         "have",
-        "how",
         "i",
-        "in",
-        "is",
-        "it",
-        "its",
         "me",
         "my",
-        "of",
-        "on",
-        "or",
-        "the",
         "their",
-        "this",
-        "to",
         "was",
-        "what",
         "when",
-        "which",
         "who",
         "why",
         "will",
-        "with",
         "you",
         "your",
-    ]
+    }
 )
 
 

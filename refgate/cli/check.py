@@ -98,8 +98,8 @@ def check(
 ) -> None:
     """Run the GATE alone: check every number, date and ranking of an answer against the refs it
     cites. Exit 0 when it passes, 3 when it blocks, 2 on unreadable input."""
-    # deferred: the GATE (nodes layer) loads only when refgate check runs
-    from refgate.gate import check_answer, check_input_error
+    # deferred: the GATE loads only when refgate check runs (keeps --help fast)
+    from refgate.gate import CheckRefused, check_alone
 
     ledger, stored_answer = load_ledger(refs)
     if answer is not None:
@@ -111,21 +111,15 @@ def check(
 
     try:  # REFGATE_SECONDARY_NUMBERS applies here as in the graph's GATE
         settings = load_settings()
-    except ConfigError as exc:
+        report = check_alone(
+            text,
+            ledger,
+            settings,
+            required_evidence=tuple(require),
+            require_emitted=require_emitted,
+        )
+    except (ConfigError, CheckRefused) as exc:
         raise _fail(str(exc)) from None
-    too_big = check_input_error(
-        text, len(ledger), max_chars=settings.max_check_chars, max_refs=settings.max_check_refs
-    )
-    if too_big:
-        raise _fail(too_big)
-    secondary = settings.secondary_numbers
-    report = check_answer(
-        text,
-        ledger,
-        required_evidence=tuple(require),
-        require_emitted=require_emitted,
-        secondary_numbers=secondary,
-    )
     if json_out:
         print(json_safe(json.dumps(report.to_dict(), ensure_ascii=False, indent=2)))
     else:

@@ -12,6 +12,7 @@ from refgate.api.find_workspace import resolve_workspace
 from refgate.cli.app import err_console, esc, json_safe
 from refgate.config import ConfigError, Settings, load_settings
 from refgate.errors import exit_code_for
+from refgate.payloads import jsonable
 from refgate.workspace import Workspace, WorkspaceError
 
 #: The --workspace help shared by the commands.
@@ -42,19 +43,8 @@ def open_settings(workspace: Workspace | None, **overrides: object) -> Settings:
     return settings.with_overrides(**overrides)
 
 
-def to_jsonable(value: object) -> object:
-    """Refs and other pydantic models to plain JSON values."""
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [to_jsonable(v) for v in value]
-    return value
-
-
 def dumps(value: object) -> str:
-    return json_safe(json.dumps(to_jsonable(value), ensure_ascii=False, default=str, indent=2))
+    return json_safe(json.dumps(jsonable(value), ensure_ascii=False, default=str, indent=2))
 
 
 def resume_command(workspace: Path, thread: str) -> str:

@@ -29,7 +29,7 @@ from refgate.catalog.capabilities import EngineEnv, Evidence, get_capability
 from refgate.cli.check import ref_list
 from refgate.cli.http_token import MIN_TOKEN_CHARS, TOKEN_ENV, BearerTokenGate
 from refgate.config import ConfigError, load_settings
-from refgate.gate import check_answer, check_input_error
+from refgate.gate import CheckRefused, check_alone
 from refgate.graph.capabilities import register_default_capabilities
 from refgate.paths import PathEscape
 from refgate.redaction import redact_secrets
@@ -95,20 +95,15 @@ def _check(
         raise ToolError("refs: a list of refs or an object mapping ids to refs")
     try:
         settings = load_settings(None, ws.settings if ws else None)
-    except ConfigError as exc:
+        report = check_alone(
+            answer,
+            ledger,
+            settings,
+            required_evidence=tuple(require),
+            names=ws.gate_names if ws is not None else (),
+        )
+    except (ConfigError, CheckRefused) as exc:
         raise ToolError(str(exc)) from None
-    too_big = check_input_error(
-        answer, len(ledger), max_chars=settings.max_check_chars, max_refs=settings.max_check_refs
-    )
-    if too_big:
-        raise ToolError(too_big)
-    report = check_answer(
-        answer,
-        ledger,
-        required_evidence=tuple(require),
-        names=ws.gate_names if ws is not None else (),
-        secondary_numbers=settings.secondary_numbers,
-    )
     return dict(report.to_dict())
 
 

@@ -108,7 +108,7 @@ Names with numbers
     a claim.
 """
 
-from .check import check_answer, check_input_error
+from .check import CheckRefused, check_alone, check_answer, check_input_error
 from .findings import ISSUE_CODES, ClaimCheck, GateIssue, GateReport, Match, MentionCheck
 from .verdict import unmet_section
 
@@ -149,5 +149,7 @@ __all__ = [
     "STAGES",
     "check_answer",
     "check_input_error",
+    "check_alone",
+    "CheckRefused",
     "unmet_section",
 ]

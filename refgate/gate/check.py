@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from refgate.config import Settings
+from refgate.errors import InputError
+
 from .cited import index_cited
 from .claim_checks import bind_claims
 from .collection import without_collection
@@ -33,6 +36,37 @@ def check_input_error(answer: str, refs: int, *, max_chars: int, max_refs: int) 
     if refs > max_refs:
         return f"{refs:,} refs given; the limit is {max_refs:,} (REFGATE_MAX_CHECK_REFS)"
     return None
+
+
+class CheckRefused(InputError):
+    """An answer or ledger brought to the GATE alone is over its bound (the message says which)."""
+
+
+def check_alone(
+    answer: str,
+    refs: Sequence[object],
+    settings: Settings,
+    *,
+    required_evidence: Sequence[str] = (),
+    require_emitted: bool = False,
+    names: Sequence[str] = (),
+) -> GateReport:
+    """The GATE alone (``refgate check``, MCP ``check``) under ``settings``: ``CheckRefused`` over
+    its bounds (``check_input_error``), else ``check_answer`` with the settings' policy for
+    numbers backed only by web pages (REFGATE_SECONDARY_NUMBERS, as in the graph's GATE)."""
+    too_big = check_input_error(
+        answer, len(refs), max_chars=settings.max_check_chars, max_refs=settings.max_check_refs
+    )
+    if too_big:
+        raise CheckRefused(too_big)
+    return check_answer(
+        answer,
+        refs,
+        required_evidence=required_evidence,
+        require_emitted=require_emitted,
+        names=names,
+        secondary_numbers=settings.secondary_numbers,
+    )
 
 
 @without_collection

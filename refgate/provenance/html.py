@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from bs4 import BeautifulSoup, Comment, NavigableString, Tag
@@ -96,13 +96,7 @@ class HiddenFinding:
     chars: int
 
     def as_dict(self) -> dict[str, object]:
-        return {
-            "kind": self.kind,
-            "tag": self.tag,
-            "reason": self.reason,
-            "excerpt": self.excerpt,
-            "chars": self.chars,
-        }
+        return asdict(self)
 
 
 @dataclass

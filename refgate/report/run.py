@@ -12,6 +12,7 @@ from typing import Any, cast
 
 from typing_extensions import TypedDict
 
+from refgate.payloads import jsonable
 from refgate.report.cards import as_ref_dicts
 from refgate.turns import Turn
 from refgate.verdict import Verdict
@@ -52,16 +53,6 @@ class AnswerDocument(TypedDict, total=False):
     usage: Mapping[str, object]
 
 
-def _plain(value: object) -> object:
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
-
-
 def run_record(
     result: Mapping[str, Any],
     *,
@@ -86,14 +77,14 @@ def run_record(
         "question": result.get("question") or "",
         "answer": result.get("answer") or "",
         "refs": as_ref_dicts(result.get("refs") or {}),
-        "gate": cast(Verdict, _plain(result.get("gate") or {})),
+        "gate": cast(Verdict, jsonable(result.get("gate") or {})),
         "critiques": [str(c) for c in result.get("critiques") or []],
         "caveats": [str(c) for c in result.get("caveats") or []],
         # every query and URL sent off the machine (refgate.tools.outbound)
-        "outbound": _plain(list((result.get("provenance") or {}).get("sent") or [])),
-        "trace_summary": _plain(result.get("trace_summary") or {}),
+        "outbound": jsonable(list((result.get("provenance") or {}).get("sent") or [])),
+        "trace_summary": jsonable(result.get("trace_summary") or {}),
         # the conversation: every finished turn of the thread (the last one is this run's)
-        "turns": cast("list[Turn]", _plain(list(result.get("turns") or []))),
+        "turns": cast("list[Turn]", jsonable(list(result.get("turns") or []))),
         "workspace": place,
         "models": dict(models or {}),
         "duration_s": duration_s,
