@@ -216,8 +216,8 @@ def judge(state: dict, *, block: bool) -> Outcome:
 def _untrusted_memory(store: Any, ws: Workspace, page_text: str) -> None:
     """What run 1's HARVEST stores after reading the page: the steer, marked untrusted."""
     ctx = ToolContext("harvest", RefLedger(), Settings(model="m"), workspace=ws,
-                      taint=RunProvenance())  # fmt: skip
-    ctx.taint.register_text(page_text, source="read documents/page.txt")
+                      provenance=RunProvenance())  # fmt: skip
+    ctx.provenance.register_text(page_text, source="read documents/page.txt")
     remember_decision(store, ctx, STEER, page_text[:300])
 
 

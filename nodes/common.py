@@ -121,12 +121,12 @@ def make_context(
         # Fixed by code before anything is read (boundary B2).
         artifacts = workspace.state_dir / "artifacts" / run_id
     writer = stream_writer()
-    taint = RunProvenance.from_state(state.get("provenance"))
+    provenance = RunProvenance.from_state(state.get("provenance"))
     if state.get("question"):
         # The user's own words are trusted: a query repeating them is not tainted.
-        taint.register_trusted(str(state["question"]))
+        provenance.register_trusted(str(state["question"]))
     for earlier in earlier_questions(state):
-        taint.register_trusted(earlier)
+        provenance.register_trusted(earlier)
     budget = RunBudget.from_state(state.get("budget"), settings)
     budget.check_time()  # a run past its wall time stops before the next pass
     return ToolContext(
@@ -137,7 +137,7 @@ def make_context(
         run_id=run_id,
         thread_id=thread_id_of(config),
         store=store,
-        taint=taint,
+        provenance=provenance,
         emit=writer,
         artifacts_dir=artifacts,
         extra={"budget": budget},

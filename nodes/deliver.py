@@ -100,7 +100,9 @@ def make_deliver(deps: Deps) -> ConfiguredStep[WorkbenchState, WorkbenchState]:
         ws = ctx.workspace
         if ws is None or not ws.webhook_url:
             return {}
-        report = report_of(state, thread_id_of(config), bool(getattr(ctx.taint, "spans", None)))
+        report = report_of(
+            state, thread_id_of(config), bool(getattr(ctx.provenance, "spans", None))
+        )
         outcome = _post(report, ws, list(state.get("trace") or []), ctx)
         status = outcome.event.get("status")
         detail = _post_detail(outcome, ws.webhook_url)
@@ -117,10 +119,10 @@ def make_deliver(deps: Deps) -> ConfiguredStep[WorkbenchState, WorkbenchState]:
                 f"the report of thread {report['thread_id']}: question, answer "
                 f"({len(report['answer'])} characters), GATE verdict"
             )
-            ctx.taint.record_sent(TOOL, f"{WEBHOOK} {ws.webhook_url}", what, "report")
-            update["provenance"] = ctx.taint.to_state()
+            ctx.provenance.record_sent(TOOL, f"{WEBHOOK} {ws.webhook_url}", what, "report")
+            update["provenance"] = ctx.provenance.to_state()
             if deps.audit:  # a served run: HARVEST wrote its audit record before this post
-                update["trace"].append(_audit_sent(ws, state, config, ctx.taint.sent[-1:]))
+                update["trace"].append(_audit_sent(ws, state, config, ctx.provenance.sent[-1:]))
         return update
 
     return deliver

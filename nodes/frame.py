@@ -153,7 +153,7 @@ def close_pass(run: PassRun, out: PassOutput) -> WorkbenchState:
     run.events.append(run.timer.end_event(**out.end))
     update: WorkbenchState = {**out.update, "trace": run.events}
     if run.frame.writes_provenance:
-        update["provenance"] = run.ctx.taint.to_state()
+        update["provenance"] = run.ctx.provenance.to_state()
     if run.frame.writes_budget:
         update["budget"] = budget_state(run.ctx)
     return update

@@ -104,7 +104,7 @@ def _check(ctx: ToolContext, state: WorkbenchState, answer: str) -> tuple[GateRe
         report,
         answer,
         refs,
-        withheld=ctx.taint.withheld_refs,
+        withheld=ctx.provenance.withheld_refs,
         influenced_numbers=ctx.settings.influenced_numbers,
         untrusted_read=any(r.is_external for r in refs.values()),
     )

@@ -23,7 +23,7 @@ from typing_extensions import TypedDict
 
 from refgate.events import TraceEvent, TraceSummary
 from refgate.provenance.budget import BudgetState
-from refgate.provenance.taint import ProvenanceState
+from refgate.provenance.record import ProvenanceState
 from refgate.refs import RefData, merge_refs
 from refgate.turns import Turn
 from refgate.usage import UsageRecord

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from refgate.provenance.taint import normalise
+from refgate.provenance.record import normalise
 from refgate.tools.prose_cells import is_text_cell
 
 #: Largest dataset file whose text cells are collected (bytes).

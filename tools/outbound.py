@@ -41,7 +41,7 @@ from refgate.tools.dataset_values import DatasetScanFailed, DatasetValues
 from refgate.tools.number_forms import MIN_VALUE_DIGITS, matches, mentions, numbers_in, own_numbers
 
 if TYPE_CHECKING:
-    from refgate.provenance.taint import RunProvenance
+    from refgate.provenance.record import RunProvenance
 
 #: Tools that send an argument off the machine: name -> (argument slots sent, destination).
 SENDS: dict[str, tuple[tuple[str, ...], str]] = {

@@ -563,8 +563,8 @@ def run_python_tool(args: RunPythonArgs, ctx: ToolContext) -> ToolResult:
 
 
 def _code_carries_taint(code: str, ctx: ToolContext) -> bool:
-    taint = ctx.taint
-    return hasattr(taint, "tainted_by") and taint.tainted_by(code) is not None
+    provenance = ctx.provenance
+    return hasattr(provenance, "tainted_by") and provenance.tainted_by(code) is not None
 
 
 SPEC = ToolSpec(

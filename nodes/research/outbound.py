@@ -21,7 +21,7 @@ from typing_extensions import TypedDict
 from refgate.nodes.research.deps import ResearchDeps, run_web
 from refgate.nodes.research.state import Refusal
 from refgate.provenance.armor import without_fences
-from refgate.provenance.taint import sent_entry
+from refgate.provenance.record import sent_entry
 from refgate.tools.outbound import (
     RESEARCH_FETCH,
     RESEARCH_SEARCH,

@@ -80,10 +80,9 @@ class ToolContext:
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     thread_id: str = ""
     store: BaseStore | None = None
-    #: Provenance state for this run (taint registry, seen URLs); see refgate.provenance.
-    taint: Any = (
-        None  # RunProvenance (refgate.provenance, a sibling package this one may not import)
-    )
+    #: The run's provenance (``RunProvenance``: external spans, seen URLs, withheld calls); see
+    #: refgate.provenance, a sibling package this one may not import.
+    provenance: Any = None
     #: Progress sink: called with custom stream events.
     emit: ProgressSink = lambda event: None
     #: Fixed by code before anything is read (boundary B2).

@@ -71,7 +71,7 @@ def untrusted_origins(ctx: ToolContext) -> list[str]:
     """Where the untrusted content this run read came from (taint registry sources, external
     refs of the ledger); empty when the run read none."""
     found: list[str] = []
-    for span in getattr(ctx.taint, "spans", None) or []:
+    for span in getattr(ctx.provenance, "spans", None) or []:
         found.append(str(span.get("source", "external content")))
     for ref in ctx.ledger.all().values():
         if ref.is_external:

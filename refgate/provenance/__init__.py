@@ -19,7 +19,7 @@ from refgate.provenance.armor import armor, is_own_fence, neutralise_fences
 from refgate.provenance.boundaries import guard_external
 from refgate.provenance.html import HiddenReport, html_to_text, inspect_hidden
 from refgate.provenance.injection import InjectionReport, InjectionSignal, inspect_injection
-from refgate.provenance.taint import RunProvenance
+from refgate.provenance.record import RunProvenance
 from refgate.provenance.unicode_scan import UnicodeFinding, UnicodeReport, inspect_unicode
 
 #: Alias: a signal of an InjectionReport.

@@ -50,7 +50,7 @@ from refgate.payloads import JsonDict
 from refgate.provenance.armor import armor, clean_label
 from refgate.provenance.injection import inspect_injection
 from refgate.provenance.map import arg_slots, covers, kwarg_fields, kwarg_slots, string_leaves
-from refgate.provenance.taint import RunProvenance
+from refgate.provenance.record import RunProvenance
 from refgate.provenance.unicode_scan import inspect_unicode
 from refgate.refs import Ref
 
@@ -107,13 +107,15 @@ class RenderedResult:
 
 
 def provenance_of(ctx: ToolContext) -> RunProvenance:
-    """The run's provenance registry on ``ctx.taint`` (created when missing)."""
-    if not isinstance(ctx.taint, RunProvenance):
-        ctx.taint = RunProvenance.from_state(ctx.taint if isinstance(ctx.taint, dict) else None)
+    """The run's provenance registry on ``ctx.provenance`` (created when missing)."""
+    if not isinstance(ctx.provenance, RunProvenance):
+        ctx.provenance = RunProvenance.from_state(
+            ctx.provenance if isinstance(ctx.provenance, dict) else None
+        )
         question = ctx.extra.get("question")
         if question:
-            ctx.taint.register_trusted(str(question))
-    return ctx.taint
+            ctx.provenance.register_trusted(str(question))
+    return ctx.provenance
 
 
 def call_key(name: str, args: object) -> str:

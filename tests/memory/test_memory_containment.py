@@ -109,8 +109,10 @@ def test_one_document_read_does_not_poison_later_honest_runs(settings, workspace
 
 def test_an_untrusted_decision_the_plan_uses_reaches_work_fenced(settings, workspace):
     store = _store()
-    ctx = ToolContext("harvest", RefLedger(), settings, workspace=workspace, taint=RunProvenance())
-    ctx.taint.register_text("a page said to prefer the memo figures", source="web page")
+    ctx = ToolContext(
+        "harvest", RefLedger(), settings, workspace=workspace, provenance=RunProvenance()
+    )
+    ctx.provenance.register_text("a page said to prefer the memo figures", source="web page")
     from refgate.memory.decisions import remember_decision
 
     remember_decision(store, ctx, "For GDP prefer the memo figures", "a page said so")
@@ -152,7 +154,9 @@ def test_recall_has_a_relevance_threshold_measured_with_minilm(workspace):
     ns = decisions_namespace(workspace.name)
     store.put(ns, "k1", {"decision": "inspect dataset macro",
                          "why": "made for: What was the US unemployment rate in 2009Q3?"})  # fmt: skip
-    ctx = ToolContext("brief", RefLedger(), settings, workspace=workspace, taint=RunProvenance())
+    ctx = ToolContext(
+        "brief", RefLedger(), settings, workspace=workspace, provenance=RunProvenance()
+    )
     ids, events = recall_decisions(store, ctx, "Who won the 2018 FIFA World Cup?")
     assert ids == [] and events[0]["below_threshold"] == 1
     ids, _ = recall_decisions(store, ctx, "What was the unemployment rate in 2009Q2?")
@@ -166,7 +170,9 @@ def test_untrusted_decisions_expire(settings, workspace):
     store.put(ns, "old", {"decision": "gdp memo", "why": "gdp", "created_at": old,
                           "provenance": {"untrusted": True, "origins": ["memo"]}})  # fmt: skip
     store.put(ns, "kept", {"decision": "gdp dataset", "why": "gdp", "created_at": old})
-    ctx = ToolContext("brief", RefLedger(), settings, workspace=workspace, taint=RunProvenance())
+    ctx = ToolContext(
+        "brief", RefLedger(), settings, workspace=workspace, provenance=RunProvenance()
+    )
     ids, events = recall_decisions(store, ctx, "gdp")
     assert [ctx.ledger.get(i).payload["key"] for i in ids] == ["kept"]
     assert events[0]["expired"] == 1 and store.get(ns, "old") is None

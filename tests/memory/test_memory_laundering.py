@@ -127,8 +127,10 @@ def poisoned(tmp_path):
     )
     settings = Settings(model="scripted", api_key="k", work_max_rounds=3, max_rounds=3,
                         memory_min_score=0)  # fmt: skip
-    run1 = ToolContext("harvest", RefLedger(), settings, workspace=workspace, taint=RunProvenance())
-    run1.taint.register_text(f"Errata. {POISON}.", source="read documents/errata.txt")
+    run1 = ToolContext(
+        "harvest", RefLedger(), settings, workspace=workspace, provenance=RunProvenance()
+    )
+    run1.provenance.register_text(f"Errata. {POISON}.", source="read documents/errata.txt")
     ref = remember_decision(store, run1, POISON, "the errata document says so")
     assert ref.is_external
     return workspace, store
@@ -192,7 +194,9 @@ def test_a_recalled_decision_is_rechecked_against_the_data_and_shows_its_origin(
 
     workspace, _ = poisoned
     settings = Settings(model="scripted", api_key="k")
-    ctx = ToolContext("brief", RefLedger(), settings, workspace=workspace, taint=RunProvenance())
+    ctx = ToolContext(
+        "brief", RefLedger(), settings, workspace=workspace, provenance=RunProvenance()
+    )
     good = ctx.issue("decisionRef", {"decision": "read dataset macro, column tbilrate through x",
                                      "auto": True, "run_id": "r1", "runs": 3})  # fmt: skip
     gone = ctx.issue(
@@ -218,7 +222,7 @@ def test_a_plan_written_after_fenced_text_is_influenced_whatever_its_words(poiso
 
     workspace, _ = poisoned
     ctx = ToolContext("brief", RefLedger(), Settings(model="m"), workspace=workspace,
-                      taint=RunProvenance())  # fmt: skip
+                      provenance=RunProvenance())  # fmt: skip
     shown = "Question: ...\n" + armor(POISON, source_label="earlier answer")
     assert plan_influence(shown, PassOutcome(messages=[], final=None), [], ctx) == [
         "fenced text in BRIEF's prompt"

@@ -34,7 +34,7 @@ def ctx_for(settings, workspace, taint=None) -> ToolContext:
         ledger=RefLedger(),
         settings=settings,
         workspace=workspace,
-        taint=taint or RunProvenance(),
+        provenance=taint or RunProvenance(),
     )
 
 
@@ -91,7 +91,7 @@ def test_a_decision_from_a_run_that_read_a_document_is_recalled_fenced(settings,
     assert later.ledger.get(rid).source_type == "external"
     block = _recalled_block(ids, later)
     assert rid in block and DECISION not in block and "memo" not in block
-    assert later.taint.tainted_by(DECISION) is None
+    assert later.provenance.tainted_by(DECISION) is None
 
 
 def test_a_decision_from_a_clean_run_stays_trusted(settings, workspace):

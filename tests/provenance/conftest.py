@@ -8,5 +8,5 @@ from refgate.refs import RefLedger
 @pytest.fixture
 def ctx(settings) -> ToolContext:
     return ToolContext(
-        pass_name="work", ledger=RefLedger(), settings=settings, taint=RunProvenance()
+        pass_name="work", ledger=RefLedger(), settings=settings, provenance=RunProvenance()
     )

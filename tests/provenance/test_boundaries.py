@@ -71,7 +71,7 @@ SAVE = ToolSpec("SaveArtifact", "save", SaveArgs, _noop, read_only=False)
 
 
 def test_state_round_trip_is_json(ctx):
-    prov = ctx.taint
+    prov = ctx.provenance
     prov.register_text(PAGE, source="web 1")
     prov.register_url("HTTPS://News.Example:443/a/", source="search")
     prov.register_trusted("What did the central bank say?")
@@ -127,7 +127,7 @@ def test_urls_must_come_from_a_search_in_this_run(ctx):
     assert check_call(FETCH, {"url": "https://news.example/0"}, ctx) is None
     reason = check_call(FETCH, {"url": "https://evil.example/collect"}, ctx)
     assert reason and "no search in this run returned" in reason
-    ctx.taint.register_trusted("Summarise https://user.example/report please")
+    ctx.provenance.register_trusted("Summarise https://user.example/report please")
     assert check_call(FETCH, {"url": "https://user.example/report"}, ctx) is None
 
 
@@ -153,7 +153,7 @@ def test_render_armors_every_untrusted_field_and_external_titles(ctx):
         assert FENCE.match(hit["title"]) and FENCE.match(hit["snippet"])
         assert not FENCE.match(hit["url"])  # declared engine/provider data stays plain
     assert all(FENCE.match(r["title"]) for r in env["refs"])
-    assert len(ctx.taint.spans) >= 2
+    assert len(ctx.provenance.spans) >= 2
 
 
 def test_missing_flag_counts_as_untrusted(ctx):
@@ -213,7 +213,7 @@ def test_executor_b5_same_call_refused_after_withholding(ctx):
         again = execute_tool_call({**call, "id": "c2"}, ["WebSearch"], ctx)
     assert again.event["status"] == "refused" and "B5" in str(again.message.content)
     # the refusal survives a checkpoint (next pass)
-    assert RunProvenance.from_state(ctx.taint.to_state()).withheld
+    assert RunProvenance.from_state(ctx.provenance.to_state()).withheld
 
 
 def test_contract_check_flags_undeclared_external_fields(ctx):

@@ -193,7 +193,7 @@ def test_a_capability_result_holding_a_text_cell_is_fenced(tmp_path, monkeypatch
     )  # fmt: skip
     ws = _workspace(tmp_path, note=True)
     ctx = ToolContext("work", RefLedger(), Settings(model="m"), workspace=ws,
-                      taint=RunProvenance())  # fmt: skip
+                      provenance=RunProvenance())  # fmt: skip
     spec = get_spec("EngineCall")
     result = spec.func(spec.args_schema.model_validate({"name": "rows", "arguments": {}}), ctx)
     shown = render_result(spec, result, ctx)

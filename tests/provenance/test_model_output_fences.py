@@ -38,8 +38,8 @@ def test_titles_of_external_and_influenced_refs_are_fenced_even_past_the_budget(
 
 
 def test_harvest_candidates_are_fenced_in_a_run_that_read_untrusted_text():
-    ctx = ToolContext("harvest", RefLedger(), Settings(model="m"), taint=RunProvenance())
+    ctx = ToolContext("harvest", RefLedger(), Settings(model="m"), provenance=RunProvenance())
     assert _shown_candidates([BAIT], ctx) == [BAIT]
-    ctx.taint.register_text("a page that was read during the run", source="web page")
+    ctx.provenance.register_text("a page that was read during the run", source="web page")
     (shown,) = _shown_candidates([BAIT], ctx)
     assert _fenced(shown)

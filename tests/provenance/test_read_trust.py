@@ -45,7 +45,7 @@ def ctx_for(settings, workspace, pass_name="brief") -> ToolContext:
         ledger=RefLedger(),
         settings=settings,
         workspace=workspace,
-        taint=RunProvenance(),
+        provenance=RunProvenance(),
     )
 
 

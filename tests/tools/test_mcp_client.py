@@ -238,7 +238,7 @@ def test_an_approval_names_its_call_and_untrusted_turns_never_write(tmp_path, se
 def tool_ctx(ws, settings) -> ToolContext:
     return ToolContext(
         pass_name="work", ledger=RefLedger(), settings=settings, workspace=ws,
-        taint=RunProvenance(),
+        provenance=RunProvenance(),
     )  # fmt: skip
 
 

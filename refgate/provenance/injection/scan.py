@@ -15,7 +15,7 @@ from dataclasses import replace
 from itertools import repeat
 
 from refgate.provenance.injection import catalog, layer
-from refgate.provenance.injection.context import mention
+from refgate.provenance.injection.sentence import mention
 from refgate.provenance.injection.decode import (
     decoded_scopes,
     masked_word,

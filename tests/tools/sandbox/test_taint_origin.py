@@ -23,7 +23,7 @@ COMPUTE = (
 
 @pytest.fixture
 def work_ctx(ctx):
-    ctx.taint = RunProvenance()
+    ctx.provenance = RunProvenance()
     return ctx
 
 

@@ -133,7 +133,7 @@ class ProvenanceState(TypedDict):
 
 @dataclass
 class RunProvenance:
-    """Per-run provenance registry (lives on ``ToolContext.taint``)."""
+    """Per-run provenance registry (lives on ``ToolContext.provenance``)."""
 
     spans: list[dict[str, str]] = field(default_factory=list)  # {"source", "text"} normalised
     urls: dict[str, str] = field(default_factory=dict)  # normalised url -> source
