@@ -15,7 +15,6 @@ from dataclasses import replace
 from itertools import repeat
 
 from refgate.provenance.injection import catalog, layer
-from refgate.provenance.injection.sentence import mention
 from refgate.provenance.injection.decode import (
     decoded_scopes,
     masked_word,
@@ -39,6 +38,7 @@ from refgate.provenance.injection.rules import (
     regex_window_hits,
     token_rule_hits,
 )
+from refgate.provenance.injection.sentence import mention
 from refgate.provenance.injection.tokens import (
     _MEMO_LIMIT,
     EMPTY_TOKEN,
