@@ -1,6 +1,6 @@
 """``refgate index --migrate``: copy a workspace's FAISS index into the pgvector index, embedding
 nothing. Its chunks, their windows' vectors (read back from the FAISS index) and its document
-hashes move as they are, one transaction per document (``writer._write_doc``); the BM25 term
+hashes move as they are, one transaction per document (``writer.write_doc``); the BM25 term
 counts are tokenised from the chunks' text as the FAISS index tokenised them."""
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def migrate_faiss(
                 vectors=[vs for _, _, vs in items],
                 terms=chunk_terms([c.text for c in chunks], faiss_index._stem, tokenizer),
             )
-            written += int(write_doc(conn, t, d, dimension=len(items[0][2][0])))
+            written += write_doc(conn, t, d, dimension=len(items[0][2][0])) is not None
             say("index", n, len(by_doc))
         total = conn.execute(sql.SQL("SELECT chunks FROM {}").format(t.stats)).fetchone()
     return UpdateResult(

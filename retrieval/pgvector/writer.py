@@ -149,7 +149,7 @@ def write_index(
     return UpdateResult(
         embedded=counts.embedded,
         reused=counts.reused,
-        removed=0,  # the writer does not count the chunks it deletes
+        removed=counts.removed,
         chunks=counts.chunks,
         documents=len(hashes),
         added_documents=counts.added,
@@ -292,7 +292,9 @@ class _Writer:
 
     def write_doc(self, prepared: PreparedDoc) -> None:
         prepared.terms = chunk_terms([c.text for c in prepared.chunks], self.stem, self.tokenizer)
-        if write_doc(self.conn, self.t, prepared, dimension=_dimension([prepared])):
+        removed = write_doc(self.conn, self.t, prepared, dimension=_dimension([prepared]))
+        if removed is not None:
+            self.counts.removed += removed
             if prepared.doc_id in self.old:
                 self.counts.changed += 1
             else:
@@ -306,7 +308,7 @@ class _Writer:
             return
         self.say("index", 0, 1)
         for doc_id in removed:
-            _remove_doc(self.conn, self.t, doc_id)
+            self.counts.removed += _remove_doc(self.conn, self.t, doc_id)
         # the graph, if a bulk fill (this one, or one killed before its end) left none
         create_hnsw(self.conn, self.t)
         total = self.conn.execute(sql.SQL("SELECT chunks FROM {}").format(self.t.stats)).fetchone()
@@ -317,12 +319,13 @@ class _Writer:
 @dataclass
 class _Counts:
     """What one ``write_index`` run tallies: windows embedded and reused, documents added and
-    changed, and the chunks the index holds at the end."""
+    changed, chunks removed (their ids gone), and the chunks the index holds at the end."""
 
     embedded: int = 0
     reused: int = 0
     added: int = 0
     changed: int = 0
+    removed: int = 0
     chunks: int = 0
 
 
@@ -431,6 +434,8 @@ class _Share:
     windows: int
     vsum: np.ndarray
     sections: set[str] = field(default_factory=set)
+    #: The chunks' ids (``chunk_id``), to count those an update removes.
+    chunk_ids: set[str] = field(default_factory=set)
 
     @classmethod
     def none(cls, dimension: int) -> _Share:
@@ -443,11 +448,12 @@ def _take_old(conn: psycopg.Connection, t: Tables, doc_id: str, dimension: int) 
     rows = conn.execute(
         sql.SQL(
             "DELETE FROM {} WHERE doc_id = %s RETURNING terms, dl, vec,"
-            " array_length(window_hashes, 1), section_key"
+            " array_length(window_hashes, 1), section_key, chunk_id"
         ).format(t.chunks),
         [doc_id],
     ).fetchall()
-    for ts, dl, vec, nw, key in rows:
+    for ts, dl, vec, nw, key, chunk_id in rows:
+        old.chunk_ids.add(str(chunk_id))
         old.df.update(ts)
         old.chunks += 1
         old.terms += int(dl)
@@ -460,12 +466,13 @@ def _take_old(conn: psycopg.Connection, t: Tables, doc_id: str, dimension: int) 
 
 def write_doc(
     conn: psycopg.Connection, t: Tables, d: PreparedDoc, *, dimension: int | None
-) -> bool:
-    """Replace one document in one transaction; False if another writer already wrote it."""
+) -> int | None:
+    """Replace one document in one transaction: how many of its chunks are gone (their ids not
+    among the new ones, as ``refresh`` counts them); None if another writer already wrote it."""
     dim = dimension or _stats_dimension(conn, t)
     with conn.transaction():
         if _lock_doc(conn, t, d.doc_id) == d.hash:
-            return False
+            return None
         vsum = _lock_stats(conn, t)
         old = _take_old(conn, t, d.doc_id, dim)
         ids = _chunk_ids(conn, t, len(d.chunks))
@@ -475,7 +482,7 @@ def write_doc(
         _update_stats(conn, t, new, old, vsum)
         _upsert_doc(conn, t, d)
         resupersede(conn, t, sorted(new.sections | old.sections))
-    return True
+    return len(old.chunk_ids - {c.chunk_id for c in d.chunks})
 
 
 def _lock_stats(conn: psycopg.Connection, t: Tables) -> np.ndarray:
@@ -596,17 +603,19 @@ def _upsert_doc(conn: psycopg.Connection, t: Tables, d: PreparedDoc) -> None:
     )
 
 
-def _remove_doc(conn: psycopg.Connection, t: Tables, doc_id: str) -> None:
+def _remove_doc(conn: psycopg.Connection, t: Tables, doc_id: str) -> int:
+    """Remove one document in one transaction; how many chunks went with it."""
     dim = _stats_dimension(conn, t)
     with conn.transaction():
         if _lock_doc(conn, t, doc_id) is None:
-            return
+            return 0
         vsum = _lock_stats(conn, t)
         old = _take_old(conn, t, doc_id, dim)
         _apply_df(conn, t, Counter(), old.df)
         _update_stats(conn, t, _Share.none(dim), old, vsum)
         conn.execute(sql.SQL("DELETE FROM {} WHERE doc_id = %s").format(t.docs), [doc_id])
         resupersede(conn, t, sorted(old.sections))
+    return old.chunks
 
 
 def _apply_df(conn: psycopg.Connection, t: Tables, new: Counter[str], old: Counter[str]) -> None:

@@ -85,7 +85,7 @@ def test_mmr_and_rrf_are_the_faiss_paths(both):
             assert [h.chunk_id for h in pg.search(q, k=8, **kw)] == a, (q, kw)
 
 
-def test_update_writes_only_changed_documents(fomc_40):
+def test_update_writes_only_changed_documents(fomc_40, tmp_path):
     emb = HashingEmbeddings(64)
     name = fresh_name()
     docs = fomc_40[:10]
@@ -100,6 +100,11 @@ def test_update_writes_only_changed_documents(fomc_40):
     )
     again = write_index(PGVECTOR_URL, [*docs[:3], edited, *docs[5:], new], emb, name=name)
     assert again.unchanged_documents == 8
+    # the chunks gone (the removed document's, the edited one's whose ids changed), as the FAISS
+    # folder counts them
+    faiss = DocumentIndex.build(docs, tmp_path / "faiss", embeddings=emb)
+    faiss_again = faiss.update([*docs[:3], edited, *docs[5:], new])
+    assert again.removed == faiss_again.removed > 0
     assert (again.changed_documents, again.added_documents, again.removed_documents) == (1, 1, 1)
     pg = PgIndex(PGVECTOR_URL, name=name, embeddings=emb)
     assert sorted(pg.doc_ids) == sorted(
