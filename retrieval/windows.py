@@ -51,11 +51,15 @@ PROSE_MIN_TOKENS = 24
 def prose_windows(text: str, size: int = WINDOW_TOKENS) -> list[str]:
     """The windows of a Korean chunk: each line outside tables (a paragraph) on its own, short
     lines joined to the next until ``PROSE_MIN_TOKENS``, a line over ``size`` tokens cut by
-    tokens; or its first ``TABLE_HEAD_ROWS`` table rows when it has no other line."""
+    tokens; or its first ``TABLE_HEAD_ROWS`` table rows, cut at ``size`` tokens, when it has no
+    other line."""
     prose = [ln.strip() for ln in text.splitlines() if ln.strip() and not _is_table(ln)]
     if not prose:
         rows = [ln.strip() for ln in text.splitlines() if ln.strip() and "---" not in ln]
-        return ["\n".join(rows[:TABLE_HEAD_ROWS]) or text[:200]]
+        head = "\n".join(rows[:TABLE_HEAD_ROWS]) or text[:200]
+        # a wide table's rows run to thousands of tokens: the window is their first ``size``
+        start, end = window_spans(None, head, size)[0]
+        return [head[start:end]]
     windows: list[str] = []
     current: list[str] = []
     used = 0

@@ -7,7 +7,8 @@ import pytest
 from langchain_core.documents import Document
 
 from refgate.retrieval import DocumentIndex, HashingEmbeddings
-from refgate.retrieval.windows import chunk_windows, window_spans
+from refgate.retrieval.chunking import count_tokens
+from refgate.retrieval.windows import chunk_windows, prose_windows, window_spans
 
 FILLER = " ".join(f"routine{i} administrative{i} matters{i}." for i in range(120))
 
@@ -30,6 +31,21 @@ def test_window_spans_cover_the_text_in_order():
     assert "".join(FILLER[a:b] for a, b in spans) == FILLER
     assert all(b == a2 for (_, b), (a2, _) in zip(spans, spans[1:], strict=False))
     assert len(chunk_windows(HashingEmbeddings(), "short text", 40)) == 1
+
+
+def test_a_wide_korean_table_is_embedded_by_its_head_cut_at_the_window_size():
+    """A table-only Korean chunk (a wide DART table: rows of thousands of tokens) gives one
+    window of its first rows, no longer than the window size."""
+    cells = " | ".join(f"제{i}기 매출액 {i * 1234:,}백만원" for i in range(300))
+    table = f"| 구분 | {cells} |\n|---|---|\n| 연결 | {cells} |\n| 별도 | {cells} |"
+    (window,) = prose_windows(table, 254)
+    assert window.startswith("| 구분 | 제0기 매출액")
+    assert 200 < count_tokens(window) <= 254
+    # a narrow table keeps its two head rows whole
+    narrow = (
+        "| 구분 | 2023년 | 2024년 |\n|---|---|---|\n| 매출액 | 1,000 | 1,200 |\n| 이익 | 1 | 2 |"
+    )
+    assert prose_windows(narrow, 254) == ["| 구분 | 2023년 | 2024년 |\n| 매출액 | 1,000 | 1,200 |"]
 
 
 @pytest.fixture()
