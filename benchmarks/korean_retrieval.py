@@ -472,9 +472,10 @@ def real_methods(args: argparse.Namespace, indexes: dict[str, DocumentIndex]) ->
             methods[label] = search_rank(
                 indexes[name], mode="dense", mmr=False, question_period=False
             )
-    for w in args.weights:
-        methods[f"hybrid e5, dense weight {w}, no decisive shift"] = search_rank(
-            indexes["e5"], dense_weight=w, decisive=0.0
+    for w in args.weights:  # the e5 fusion at fixed weights, else MiniLM's (--no-e5)
+        name = "e5" if "e5" in indexes else "minilm"
+        methods[f"hybrid {name}, dense weight {w}, no decisive shift"] = search_rank(
+            indexes[name], dense_weight=w, decisive=0.0
         )
     methods["morpheme BM25 + question period"] = search_rank(base, mode="bm25", mmr=False)
     if "e5" in indexes:
