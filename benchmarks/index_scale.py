@@ -263,23 +263,29 @@ def bulk_pg(size, args, dsn, name, filings, emb, stem) -> None:
                 "SELECT setval(pg_get_serial_sequence(%s, 'id'), %s)", [tables.name("chunks"), cid]
             )
         rows_s = time.perf_counter() - t
-        conn.execute(f"SET maintenance_work_mem = '{args.maintenance_mem}'")
-        conn.execute("SET max_parallel_maintenance_workers = 1")
-        t = time.perf_counter()
-        create_hnsw(conn, tables)
-        hnsw_s = time.perf_counter() - t
-        conn.execute("VACUUM ANALYZE " + ", ".join(
-            f'"{tables.name(p)}"' for p in ("chunks", "windows", "df", "docs")))  # fmt: skip
-        pg_bytes = sum(
-            int(conn.execute("SELECT pg_total_relation_size(%s)", [tables.name(p)]).fetchone()[0])
-            for p in ("chunks", "windows", "df", "docs", "stats")
-        )
+        hnsw_s, pg_bytes = finish_pg(conn, tables, args)
     print(
         f"pgvector bulk fill: rows {rows_s:.0f} s ({size / rows_s:,.0f} chunks/s, one COPY per "
         f"table), HNSW graph {hnsw_s:.0f} s; total {size / (rows_s + hnsw_s):,.0f} chunks/s; "
         f"size {pg_bytes / 2**20:,.0f} MiB  load {load()}",
         flush=True,
     )
+
+
+def finish_pg(conn, tables, args) -> tuple[float, int]:
+    """After the rows: the HNSW graph built once, statistics analysed; (graph seconds, bytes)."""
+    conn.execute(f"SET maintenance_work_mem = '{args.maintenance_mem}'")
+    conn.execute("SET max_parallel_maintenance_workers = 1")
+    t = time.perf_counter()
+    create_hnsw(conn, tables)
+    hnsw_s = time.perf_counter() - t
+    conn.execute("VACUUM ANALYZE " + ", ".join(
+        f'"{tables.name(p)}"' for p in ("chunks", "windows", "df", "docs")))  # fmt: skip
+    pg_bytes = sum(
+        int(conn.execute("SELECT pg_total_relation_size(%s)", [tables.name(p)]).fetchone()[0])
+        for p in ("chunks", "windows", "df", "docs", "stats")
+    )
+    return hnsw_s, pg_bytes
 
 
 def build_pg(size, args, dsn, name, filings, emb, stem) -> None:
@@ -300,17 +306,7 @@ def build_pg(size, args, dsn, name, filings, emb, stem) -> None:
             d.terms = chunk_terms([c.text for c in chunks], stem, None)
             write_doc(conn, tables, d, dimension=args.dim)
         rows_s = time.perf_counter() - t
-        conn.execute(f"SET maintenance_work_mem = '{args.maintenance_mem}'")
-        conn.execute("SET max_parallel_maintenance_workers = 1")
-        t = time.perf_counter()
-        create_hnsw(conn, tables)
-        hnsw_s = time.perf_counter() - t
-        conn.execute("VACUUM ANALYZE " + ", ".join(
-            f'"{tables.name(p)}"' for p in ("chunks", "windows", "df", "docs")))  # fmt: skip
-        pg_bytes = sum(
-            int(conn.execute("SELECT pg_total_relation_size(%s)", [tables.name(p)]).fetchone()[0])
-            for p in ("chunks", "windows", "df", "docs", "stats")
-        )
+        hnsw_s, pg_bytes = finish_pg(conn, tables, args)
     print(
         f"pgvector build: rows {rows_s:.0f} s ({size / rows_s:,.0f} chunks/s, one transaction "
         f"per filing of {CHUNKS_PER_FILING}), HNSW graph {hnsw_s:.0f} s; total "

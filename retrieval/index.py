@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -48,6 +48,7 @@ from refgate.retrieval.ranking import (
     Candidates,
     ChunkView,
     Hit,
+    IndexSearchOptions,
     Ranked,
     SearchOptions,
     SearchPlan,
@@ -65,14 +66,6 @@ if TYPE_CHECKING:
 #: How the dense side represents a chunk (see ``windows.py``): "window" = one vector per window,
 #: a chunk scored by its best window; "chunk" = one vector, the mean of its windows.
 DENSE_UNIT: DenseUnit = "window"
-
-
-class IndexSearchOptions(SearchOptions, total=False):
-    """``SearchOptions`` and a FAISS folder's own: the report period a question names, as a
-    filter (``DocumentIndex.search``)."""
-
-    question_period: bool
-    as_of: date | None
 
 
 #: Chunks whose vectors estimate the corpus's homogeneity (all of them in a smaller index).

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any, Literal, Protocol
 
 import numpy as np
@@ -73,6 +74,14 @@ class SearchOptions(TypedDict, total=False):
     decisive: float
     near_duplicate: float | None
     dense_floor: float
+
+
+class IndexSearchOptions(SearchOptions, total=False):
+    """``SearchOptions`` and the report period a question names, as a filter: what both
+    backends' ``search`` take (the period is applied before the ``SearchPlan``)."""
+
+    question_period: bool
+    as_of: date | None
 
 
 @dataclass(frozen=True)

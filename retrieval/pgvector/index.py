@@ -37,7 +37,6 @@ from refgate.retrieval.bm25 import KIWI, query_tokens, stemmer
 from refgate.retrieval.dense import normalise
 from refgate.retrieval.filters import pin_question_period
 from refgate.retrieval.fusion import DECISIVE_DEPTH
-from refgate.retrieval.index import IndexSearchOptions
 from refgate.retrieval.index_files import stored_embedder
 from refgate.retrieval.mmr import DEFAULT_LAMBDA
 from refgate.retrieval.pgvector.connection import PgIndexError, as_array, connect, describe
@@ -55,6 +54,7 @@ from refgate.retrieval.ranking import (
     Candidates,
     ChunkView,
     Hit,
+    IndexSearchOptions,
     SearchPlan,
     pick_hits,
 )
