@@ -29,7 +29,7 @@ from refgate.cli.report import check_output, report_written
 from refgate.cli.stopping import say_on_stop, stop_on_signals
 from refgate.cli.trust import prompt_trust
 from refgate.config import ConfigError
-from refgate.payloads import payload_of
+from refgate.payloads import ValuePayload, payload_of
 from refgate.refs import Ref, as_ref_map, cited_ids, payload_values
 from refgate.report.cards import influence_note, sent_lines
 from refgate.report.links import allowed_urls
@@ -46,7 +46,7 @@ def value_preview(ref: Ref) -> str:
     """A one-line view of what a ref holds."""
     p = ref.payload
     if ref.kind == "valueRef":
-        vp = payload_of(ref, "valueRef")
+        vp = payload_of(ref, ValuePayload)
         raw_units = vp.get("units")
         units = raw_units if isinstance(raw_units, dict) else {}
         values = payload_values(vp)
