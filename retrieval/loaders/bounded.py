@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
+from refgate.closing import Closing
 from refgate.retrieval.loaders.base import Unreadable
 from refgate.retrieval.loaders.worker import FRAME_HEADER, MAX_FRAME, send_frame
 
@@ -70,7 +71,7 @@ class WorkerDied(Exception):
     """The worker closed its pipe or exited without answering."""
 
 
-class BoundedChild:
+class BoundedChild(Closing):
     """One ingestion worker that runs calls under ``IngestLimits``' memory and time bounds.
 
     ``peak_mb`` is the worker's peak resident memory after the last call (a fresh worker per
@@ -81,12 +82,6 @@ class BoundedChild:
         self.peak_mb = 0.0
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
-
-    def __enter__(self) -> BoundedChild:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _start(self) -> None:
         memory = int(self.limits.memory_mb) * 1024 * 1024
