@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from langchain_core.embeddings import Embeddings
 
 from refgate.memory.embeddings import document_embeddings
+from refgate.retrieval.bm25 import KIWI
 from refgate.retrieval.e5 import E5Embeddings
 
 if TYPE_CHECKING:
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
 KOREAN_SHARE = 0.3
 #: Characters read of each document to count its letters (the choice needs no more).
 SAMPLE_CHARS = 20_000
+#: Embedders that read English only, by the start of their ``embeddings_id``: MiniLM
+#: (all-MiniLM-L6-v2, trained on English pairs; dense recall@10 0.18 on the real Korean filings).
+ENGLISH_ONLY = ("minilm:",)
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _LATIN = re.compile(r"[A-Za-z]")
 
@@ -49,6 +53,14 @@ def korean_share(texts: Iterable[str]) -> float:
         hangul += len(_HANGUL.findall(sample))
         latin += len(_LATIN.findall(sample))
     return hangul / (hangul + latin) if hangul + latin else 0.0
+
+
+def reads_corpus(embeddings_id: str, tokenizer: str | None) -> bool:
+    """Whether the embedder ``embeddings_id`` reads the language of a corpus whose BM25 uses
+    ``tokenizer`` (``bm25.KIWI``: a Korean corpus): False only for an ``ENGLISH_ONLY`` embedder
+    over a Korean corpus, whose dense weight is then ``fusion.UNREAD_WEIGHT`` (the unread
+    corpus rule)."""
+    return not (tokenizer == KIWI and embeddings_id.startswith(ENGLISH_ONLY))
 
 
 def e5_installed() -> bool:
