@@ -22,7 +22,7 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from refgate.retrieval.loaders.ocr import HANGUL_JOIN_GAP
 
@@ -46,6 +46,9 @@ _JAMO = re.compile(r"[\u3131-\u318c\u318e\u318f]")
 _PLAIN = re.compile(r"[\d.,%()~\-+/:;!?'\"\u318d·]+")
 
 Box = tuple[int, int, int, int]
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
 
 
 def doubtful(word: str, confidence: float) -> bool:
@@ -134,14 +137,14 @@ def _crops(data: Columns, scale: float, size: tuple[int, int]) -> list[tuple[_Cr
     return pairs
 
 
-def _stack(page: Any, boxes: list[Box]) -> tuple[Any, list[tuple[int, int]]]:
+def _stack(page: Image, boxes: list[Box]) -> tuple[Image, list[tuple[int, int]]]:
     """The ``boxes`` of PIL image ``page`` stacked into one white image, and each one's rows."""
     # deferred: optional dependency (Pillow, with pytesseract)
-    from PIL import Image
+    from PIL import Image as PilImage
 
     crops = [page.crop(box) for box in boxes]
     width = max(c.width for c in crops) + 2 * GAP
-    sheet = Image.new("L", (width, sum(c.height + GAP for c in crops) + GAP), 255)
+    sheet = PilImage.new("L", (width, sum(c.height + GAP for c in crops) + GAP), 255)
     spans: list[tuple[int, int]] = []
     y = GAP
     for crop in crops:
@@ -231,9 +234,9 @@ def reread_latin(
     """``kor``'s words ``data`` of the page image file ``image`` (``scale`` times the pixels
     ``data`` was read at), its doubtful words read again by ``read`` (Tesseract's ``eng``)."""
     # deferred: optional dependency (Pillow, with pytesseract)
-    from PIL import Image
+    from PIL import Image as PilImage
 
-    with Image.open(image) as page:
+    with PilImage.open(image) as page:
         pairs = _crops(data, scale, page.size)
         if not pairs:
             return data
