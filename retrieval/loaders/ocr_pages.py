@@ -39,7 +39,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from refgate.retrieval.loaders.ocr import DPI, OcrText, read_lines, tesseract_words
+from refgate.retrieval.loaders.ocr import (
+    DPI,
+    OcrText,
+    installed_languages,
+    read_lines,
+    tesseract_words,
+)
 from refgate.retrieval.loaders.ocr_latin import Columns, reread_latin
 
 #: The scripts a page is read in, named by the Tesseract languages that end up reading it:
@@ -159,13 +165,16 @@ def _words(image: PageImage, reading: Reading, timeout_s: float | None) -> Colum
     finally:
         if path != image.path:
             path.unlink(missing_ok=True)
-    if reading.latin_dpi is None or hangul_share(read_lines(data)[0]) < HANGUL_MIN_SHARE:
+    if reading.latin_dpi is None or not set(LATIN) <= set(installed_languages()):
+        return data
+    if hangul_share(read_lines(data)[0]) < HANGUL_MIN_SHARE:
         return data  # a page without Hangul is read again as Latin, not word by word
 
     def read_latin(sheet: Path) -> Columns:
         return tesseract_words(str(sheet), timeout_s=timeout_s, languages=LATIN, psm=6)
 
-    return reread_latin(data, image.path, image.dpi / reading.dpi, read_latin)
+    scale = image.dpi / min(image.dpi, reading.dpi)  # image pixels per pixel of ``data``
+    return reread_latin(data, image.path, scale, read_latin)
 
 
 def _other_script(
