@@ -9,21 +9,22 @@ few page images whatever the PDF's length). Each Tesseract runs one thread
 Script choice (a per-document guess checked on every page): a page is read first with the
 document's current guess. Until a page is read there is none, and a page is read as
 ``FIRST_READING`` says: ``kor+eng`` at 150 dpi as one block, which reads a Latin page about as
-well as ``eng`` and a Hangul one well, so no first page is read twice. A page with Hangul then
-turns the guess to ``HANGUL``, a page without to ``LATIN``. A Latin read whose words Tesseract is unsure of on average
-(``LATIN_MIN_CONFIDENCE``; ``eng`` reading Hangul gives about 30 of 100, a clear Latin page
-above 90) is read again as Hangul, and a Hangul read with almost no Hangul (under
+well as ``eng`` and a Hangul one well, so no first page is read twice (a Latin document reads
+as it did before Hangul pages got their own reading). A page with Hangul then turns the guess
+to ``HANGUL``, a page without to ``LATIN``. A Latin read whose words Tesseract is unsure of on
+average (``LATIN_MIN_CONFIDENCE``; ``eng`` reading Hangul gives about 30 of 100, a clear Latin
+page above 90) is read again as Hangul, and a Hangul read with almost no Hangul (under
 ``HANGUL_MIN_SHARE`` of its letters) again as Latin when its languages cannot read Latin
-(``kor`` alone); the more confident read is kept. A Latin
-document so costs one ``eng`` pass per page after its first.
+(``kor`` alone); the more confident read is kept. A Latin document so costs one ``eng`` pass
+per page after its first.
 
 Each script is read its own way (``READING``). A Latin page: ``eng`` at 200 dpi with
 Tesseract's automatic layout (``--psm 3``). A Hangul page: ``kor`` alone at 120 dpi as one
 block of text (``--psm 6``), then its doubtful words (misread Latin) read again with ``eng``
 from the 200-dpi image (``ocr_latin.py``) instead of a ``kor+eng`` pass, which recognised most
-lines twice. Tesseract scales each text line to its network's height, so 120 dpi costs less
-layout and no recognition, and one block keeps body lines whole where the automatic layout
-split them (docs/benchmarks.md, "Korean OCR at one second a page"). A page is rendered once,
+lines twice. Tesseract scales each text line to its network's height, so at 120 dpi the
+layout analysis costs less and the recognition no more, and one block keeps body lines whole
+where the automatic layout split them (docs/benchmarks.md, "Korean OCR at one second a page"). A page is rendered once,
 for the guess it is read with, at the finest resolution that reading uses; a reading at a
 coarser one reads a downscaled copy.
 """
