@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
@@ -182,7 +183,8 @@ def test_refgates_savers_keep_the_state_unchanged_across_sessions(
     settings = Settings(model="scripted", api_key="k", work_max_rounds=4, max_rounds=3,
                         database_url=PG_URL if backend == "postgres" else None)  # fmt: skip
     ws = webhook_workspace(tmp_path, hook.url)
-    config = {"configurable": {"thread_id": f"sessions-{tmp_path.name}"}}
+    # a server outlives a test session: the thread id must be new in each
+    config = {"configurable": {"thread_id": f"sessions-{uuid.uuid4().hex}"}}
     with open_persistence(settings, ws, semantic=False) as (checkpointer, store):
         graph = build_graph(model=script(), checkpointer=checkpointer, store=store,
                             workspace=ws, settings=settings)  # fmt: skip
