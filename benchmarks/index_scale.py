@@ -5,12 +5,13 @@ For each size (default 10^5; ``--sizes 100000,1000000``) it makes synthetic fili
 date (ten years), and embeds them with the hashing embedder (``--dim``, default 384, MiniLM's
 size). Then it measures, in the same run and on the same chunks and vectors:
 
-- pgvector: the real write path (``pgvector/writer.py``: one transaction per filing, chunk and
-  window rows by COPY, BM25 term counts and statistics), then the HNSW graph built once (the
-  writer's bulk path); FAISS: ``faiss_index_for`` (flat up to 250,000 vectors, HNSW above) and
+- pgvector: the real write path (``pgvector/writer.py``: one transaction per filing, chunk,
+  posting and window rows by COPY, BM25 term counts and statistics), then the HNSW graph built
+  once (the writer's bulk path); FAISS: ``faiss_index_for`` (flat up to 250,000 vectors, HNSW above) and
   the bm25s index. Throughput in chunks per second, the index's size on disk;
 - hybrid search (k = 10, dense + BM25, convex fusion, as ``refgate search``), p50 / p95 over
-  ``--queries`` queries, unfiltered and filtered by one company and a one-year date range.
+  ``--queries`` queries, unfiltered and filtered by one company and a one-year date range
+  (``--full-scan-bm25``: pgvector's unfiltered BM25 without the postings' max-score pruning).
 
 Chunking and embedding are left out (``benchmarks/document_scale.py`` measures them).
 
@@ -176,6 +177,11 @@ def run(size: int, args: argparse.Namespace, dsn: str) -> None:
     if args.pg_only:
         return
     faiss_side(size, args, dsn, name, filings, all_texts, emb, stem, queries, filtered)
+
+
+def full_scan_bm25(self: PgIndex, conn, terms, where, avgdl: float, n: int) -> list:
+    """BM25 over every chunk holding a query term (``--full-scan-bm25``)."""
+    return self._bm25(conn, terms, where, avgdl, top=n)
 
 
 def upgrade(dsn: str, name: str, emb: Embeddings, dim: int) -> None:
@@ -418,6 +424,12 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep the pgvector tables afterwards")
     ap.add_argument("--reuse", action="store_true", help="search the tables a --keep run kept")
     ap.add_argument("--pg-only", action="store_true", help="measure pgvector only")
+    ap.add_argument(
+        "--full-scan-bm25",
+        action="store_true",
+        help="pgvector's unfiltered BM25 scores every chunk holding a term (the path before the"
+        " postings table), for comparison",
+    )
     ap.add_argument("--faiss-only", action="store_true", help="measure FAISS only")
     ap.add_argument(
         "--bulk", action="store_true", help="fill pgvector by one COPY per table, not the writer"
@@ -429,6 +441,8 @@ def main() -> None:
         help="hashing: embed the synthetic text; random: vectors clustered by company (fast)",
     )
     args = ap.parse_args()
+    if args.full_scan_bm25:
+        PgIndex._bm25_top = full_scan_bm25  # type: ignore[method-assign]
     dsn = os.environ.get("REFGATE_INDEX_DSN") or os.environ.get("REFGATE_TEST_POSTGRES_URL")
     if not dsn:
         raise SystemExit("set REFGATE_INDEX_DSN (scripts/start_postgres.sh --pgvector prints one)")
