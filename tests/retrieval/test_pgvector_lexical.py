@@ -117,9 +117,9 @@ def test_max_score_split_follows_the_nth_score():
     ms = MaxScore((["common", "rare", "mid"], [1, 1, 2], [0.5, 4.0, 1.0]))
     assert ms.terms[0] == ["rare", "mid", "common"]
     assert ms.tail == pytest.approx([6.5, 2.5, 0.5, 0.0])
-    assert ms.next_split(1, nth=3.0) == 2  # "common" alone (0.5) cannot reach 3
-    assert ms.next_split(1, nth=0.4) == 3
-    assert ms.next_split(1, nth=None) == 2
+    assert ms.split(3.0) == 1  # "mid" and "common" together (2.5) cannot reach 3
+    assert ms.split(1.0) == 2
+    assert ms.split(0.4) == 3
 
 
 def test_postings_follow_edits_and_removals(built, tmp_path):
