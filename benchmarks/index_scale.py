@@ -194,7 +194,8 @@ def upgrade(dsn: str, name: str, emb: Embeddings, dim: int) -> None:
             + ", ".join(f'"{table_prefix(name, embeddings_id(emb))}_{p}"' for p in PARTS)
         )
     print(
-        f"pgvector layout brought up to date in {time.perf_counter() - t:.0f} s  load {load()}",
+        f"pgvector layout checked (upgraded if older) and analysed in {time.perf_counter() - t:.0f} s"
+        f"  load {load()}",
         flush=True,
     )
 
