@@ -30,8 +30,8 @@ DART loader, and the 45 questions of ``benchmarks/data/dart-real/ncsoft_question
 multilingual-e5-small, its hybrid (what ``korean_embeddings = "e5"`` builds) and the default
 search (``DocumentIndex.build`` with no embedder given: MiniLM; searched with the question's
 reference date), for all questions, the unpinned and the pinned; ``--tune`` adds the e5 hybrid's
-weights chosen on a tuning half and the held-out half's figures. The e5 index costs 740-1,100
-CPU seconds of embedding: build the MiniLM index first (``--build-only minilm``), then
+weights chosen on a tuning half and the held-out half's figures. The e5 index costs about 1,600
+CPU seconds of embedding (0.1 s a window): build the MiniLM index first (``--build-only minilm``), then
 ``--derive-e5`` (its chunks and BM25 reused) with ``--workers`` and ``--fill-e5-cache`` helpers;
 ``--since YYYYMMDD`` runs on the filings received from then on. 출처: 금융감독원
 전자공시시스템(DART).
@@ -483,8 +483,8 @@ def real_methods(args: argparse.Namespace, indexes: dict[str, DocumentIndex]) ->
             search_rank(indexes["e5"])
         )
     if "minilm" in indexes:
-        methods["default (hybrid MiniLM + morpheme BM25, question period)"] = search_rank(
-            indexes["minilm"]
+        methods["default (hybrid MiniLM + morpheme BM25, unread corpus rule, question period)"] = (
+            search_rank(indexes["minilm"])
         )
     return methods
 

@@ -12,7 +12,7 @@ are ``Sequence``/``Mapping``: a ref is immutable, and so is what it carries.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Literal, Required, TypeAlias, overload
+from typing import TYPE_CHECKING, Required, TypeAlias, TypeVar, cast
 
 # typing_extensions' TypedDict: pydantic (LangServe, Studio schemas) refuses typing's on 3.11.
 from typing_extensions import TypedDict
@@ -47,7 +47,21 @@ def jsonable(value: object) -> object:
     return value
 
 
-class RefMeta(TypedDict, total=False):
+class FilingFields(TypedDict, total=False):
+    """A DART filing's fields, carried by the evidence taken from it (a table's ``meta``, a
+    docRef): ``retrieval.citations.FILING_FIELDS``."""
+
+    rcept_no: str
+    corp_code: str
+    corp_name: str
+    stock_code: str
+    rcept_dt: str
+    report_nm: str
+    section_id: str
+    section_title: str
+
+
+class RefMeta(FilingFields, total=False):
     """``meta`` of a valueRef, tableRef or dateRef: where the evidence came from.
 
     Results WORK emitted (RunPython's ``emit_result``) name their execution and the datasets
@@ -109,15 +123,6 @@ class RefMeta(TypedDict, total=False):
     origin: str | None
     content_hash: str
     unit: str
-    # a DART filing's fields (retrieval.citations.FILING_FIELDS)
-    rcept_no: str
-    corp_code: str
-    corp_name: str
-    stock_code: str
-    rcept_dt: str
-    report_nm: str
-    section_id: str
-    section_title: str
 
 
 class ValuePayload(TypedDict, total=False):
@@ -153,7 +158,7 @@ class DatePayload(TypedDict, total=False):
     meta: RefMeta
 
 
-class DocPayload(TypedDict, total=False):
+class DocPayload(FilingFields, total=False):
     """A docRef: an excerpt of a workspace document (a search hit's chunk, a file read, an MCP
     server's output), with where it is found."""
 
@@ -183,15 +188,6 @@ class DocPayload(TypedDict, total=False):
     server: str
     tool: str
     arguments: JsonValue
-    # a DART filing's fields (retrieval.citations.FILING_FIELDS)
-    rcept_no: str
-    corp_code: str
-    corp_name: str
-    stock_code: str
-    rcept_dt: str
-    report_nm: str
-    section_id: str
-    section_title: str
 
 
 class WebPayload(TypedDict, total=False):
@@ -342,31 +338,31 @@ class VerifyPayload(TypedDict, total=False):
     attempt: int
 
 
-@overload
-def payload_of(ref: Ref, kind: Literal["valueRef"]) -> ValuePayload: ...
-@overload
-def payload_of(ref: Ref, kind: Literal["tableRef"]) -> TablePayload: ...
-@overload
-def payload_of(ref: Ref, kind: Literal["dateRef"]) -> DatePayload: ...
-@overload
-def payload_of(ref: Ref, kind: Literal["skillRef"]) -> SkillPayload: ...
-@overload
-def payload_of(ref: Ref, kind: Literal["docRef"]) -> DocPayload: ...
-@overload
-def payload_of(ref: Ref, kind: Literal["webRef"]) -> WebPayload: ...
-@overload
-def payload_of(ref: Ref, kind: Literal["executionRef"]) -> ExecutionPayload: ...
-@overload
-def payload_of(ref: Ref, kind: Literal["artifactRef"]) -> ArtifactPayload: ...
-@overload
-def payload_of(ref: Ref, kind: Literal["apiRef"]) -> ApiPayload: ...
-@overload
-def payload_of(ref: Ref, kind: Literal["decisionRef"]) -> DecisionPayload: ...
-@overload
-def payload_of(ref: Ref, kind: Literal["verifyRef"]) -> VerifyPayload: ...
-def payload_of(ref: Ref, kind: str) -> object:
-    """``ref``'s payload typed as a ``kind`` ref's; a ref of another kind is an error (so the
-    type is never a guess). Keys may still be missing: read them with ``.get``."""
+#: The payload type of each ref kind.
+PAYLOAD_TYPES: Mapping[str, type] = {
+    "valueRef": ValuePayload,
+    "tableRef": TablePayload,
+    "dateRef": DatePayload,
+    "skillRef": SkillPayload,
+    "docRef": DocPayload,
+    "webRef": WebPayload,
+    "executionRef": ExecutionPayload,
+    "artifactRef": ArtifactPayload,
+    "apiRef": ApiPayload,
+    "decisionRef": DecisionPayload,
+    "verifyRef": VerifyPayload,
+}
+_KIND_OF: Mapping[type, str] = {t: k for k, t in PAYLOAD_TYPES.items()}
+_PayloadT = TypeVar("_PayloadT")
+
+
+def payload_of(ref: Ref, payload_type: type[_PayloadT]) -> _PayloadT:
+    """``ref``'s payload as ``payload_type`` (``payload_of(ref, ValuePayload)``); a ref of another
+    kind is an error (so the type is never a guess). Keys may still be missing: read them with
+    ``.get``."""
+    kind = _KIND_OF.get(payload_type)
+    if kind is None:
+        raise TypeError(f"{payload_type.__name__} is not a ref payload type")
     if ref.kind != kind:
         raise ValueError(f"{ref.id} is a {ref.kind}, not a {kind}")
-    return ref.payload
+    return cast(_PayloadT, ref.payload)

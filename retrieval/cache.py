@@ -12,8 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
+from refgate.closing import Closing
 
-class EmbeddingCache:
+
+class EmbeddingCache(Closing):
     """A small SQLite key-value store of float32 vectors."""
 
     def __init__(self, path: Path | str) -> None:
@@ -69,9 +71,3 @@ class EmbeddingCache:
 
     def close(self) -> None:
         self._conn.close()
-
-    def __enter__(self) -> EmbeddingCache:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

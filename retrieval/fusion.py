@@ -21,7 +21,10 @@ The dense weight ``alpha`` (``dense_weight_for``) depends on the corpus and on t
   (filings, annual-report paragraphs: 0.22-0.33) the dense side reads paraphrases BM25 misses.
   The base weight is 0.85 up to a homogeneity of 0.35 and falls linearly to 0.6 at 0.65;
 - **the query's length**: from 15 words the weight rises linearly from that base to 0.95 at 30
-  words (a verbose question's instruction words mislead BM25).
+  words (a verbose question's instruction words mislead BM25);
+- **whether the embedder reads the corpus's language** (``embedder_choice.reads_corpus``): an
+  embedder that does not (MiniLM on Korean filings: dense recall@10 0.18) gets ``UNREAD_WEIGHT``
+  whatever the corpus and the query, the *unread corpus* rule.
 
 Without a corpus statistic the base is ``DENSE_WEIGHT`` (0.7).
 
@@ -58,6 +61,12 @@ UNIFORM_WEIGHT = 0.6
 SHORT_QUERY_WORDS = 15
 LONG_QUERY_WORDS = 30
 LONG_QUERY_WEIGHT = 0.95
+#: The dense weight when the embedder does not read the corpus's language (the unread corpus
+#: rule): its cosines barely tell the chunks apart, so BM25 decides and the dense side only
+#: breaks ties. On the tuning half of the real Korean questions every weight from 0 to 0.4 gave
+#: the same recall and 0.5 lost some; this is the plateau's middle (docs/benchmarks.md,
+#: "The Korean default search").
+UNREAD_WEIGHT = 0.2
 _WORD = re.compile(r"\w+")
 
 
@@ -70,9 +79,14 @@ def base_dense_weight(homogeneity: float | None) -> float:
     return VARIED_WEIGHT + t * (UNIFORM_WEIGHT - VARIED_WEIGHT)
 
 
-def dense_weight_for(query: str, homogeneity: float | None = None) -> float:
+def dense_weight_for(
+    query: str, homogeneity: float | None = None, *, reads_corpus: bool = True
+) -> float:
     """The default dense weight for ``query`` over a corpus of this ``homogeneity``: the corpus's
-    base weight, rising with the query's length in words to ``LONG_QUERY_WEIGHT``."""
+    base weight, rising with the query's length in words to ``LONG_QUERY_WEIGHT``;
+    ``UNREAD_WEIGHT`` when the embedder does not read the corpus's language."""
+    if not reads_corpus:
+        return UNREAD_WEIGHT
     base = base_dense_weight(homogeneity)
     n = len(_WORD.findall(query))
     if n <= SHORT_QUERY_WORDS:

@@ -29,6 +29,7 @@ from refgate.memory.embeddings import document_embeddings, embeddings_id
 from refgate.retrieval.bm25 import bm25_scores, bm25_top, stemmer
 from refgate.retrieval.chunking import MAX_TOKENS, MIN_TOKENS, OVERLAP_TOKENS, Chunk
 from refgate.retrieval.dense import dense_score, dense_top, normalise, window_rows
+from refgate.retrieval.embedder_choice import reads_corpus
 from refgate.retrieval.filters import ChunkFilter
 from refgate.retrieval.fusion import corpus_homogeneity
 from refgate.retrieval.index_files import (
@@ -329,7 +330,13 @@ class DocumentIndex:
         candidates = Candidates(lists.dense, lists.lexical)
         alpha = plan.alpha
         if plan.weighs_lists:
-            alpha = plan.dense_weight(query, self.homogeneity, lists.dense, lists.reachable_bm25())
+            alpha = plan.dense_weight(
+                query,
+                self.homogeneity,
+                lists.dense,
+                lists.reachable_bm25(),
+                reads_corpus=reads_corpus(self.manifest["embeddings_id"], self._tokenizer),
+            )
         ranked = candidates.rank(plan, alpha, lists)
         if not ranked:
             return []

@@ -146,11 +146,18 @@ class SearchPlan:
         homogeneity: float | None,
         dense: Ranked,
         reachable_bm25: Sequence[float] | np.ndarray,
+        *,
+        reads_corpus: bool = True,
     ) -> float:
         """The convex fusion's dense weight for ``query``: the corpus's and the query's
-        (``fusion.dense_weight_for``), moved toward the more decisive list (``decisive_weight``;
-        ``reachable_bm25``: the BM25 scores of the chunks the filters let through)."""
-        alpha = dense_weight_for(query, homogeneity)
+        (``fusion.dense_weight_for``; ``reads_corpus``: whether the embedder reads the corpus's
+        language), moved toward the more decisive list (``decisive_weight``; ``reachable_bm25``:
+        the BM25 scores of the chunks the filters let through). An embedder that does not read
+        the corpus keeps ``UNREAD_WEIGHT``: how decisive its cosines look says nothing (the
+        unread corpus rule)."""
+        alpha = dense_weight_for(query, homogeneity, reads_corpus=reads_corpus)
+        if not reads_corpus:
+            return alpha
         return decisive_weight(alpha, [s for _, s in dense], reachable_bm25, power=self.decisive)
 
 

@@ -14,10 +14,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from refgate.catalog.capabilities import EngineEnv, Evidence, get_capability
-from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.catalog.toolspec import ToolArgs, ToolContext, ToolResult, ToolSpec
 from refgate.errors import InputError
 from refgate.payloads import JsonDict, JsonValue
 from refgate.provenance.map import string_leaves
@@ -164,9 +164,7 @@ def _preview(data: object) -> tuple[object, bool]:
     return text[:DATA_PREVIEW_CHARS] + " ...", True
 
 
-class EngineCallArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class EngineCallArgs(ToolArgs):
     name: str = Field(
         description="The capability's name as listed by ReadCapability (e.g. 'latest_value', "
         "'top_n', 'period_change', 'series', 'list_datasets')."

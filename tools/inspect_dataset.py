@@ -13,9 +13,9 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.catalog.toolspec import ToolArgs, ToolContext, ToolResult, ToolSpec
 from refgate.payloads import Cell, JsonDict, JsonValue
 from refgate.refs import SCHEMA_ROLE
 from refgate.tools.dataset_scan import ScanTimeout, estimated_memory, scan_profile
@@ -44,9 +44,7 @@ SCAN_SECONDS = 120.0
 SCHEMA_COLUMNS = ["column", "dtype", "unit", "scale", "description", "non_null", "min", "max"]
 
 
-class InspectDatasetArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class InspectDatasetArgs(ToolArgs):
     dataset: str = Field(
         description="The dataset's name as declared in the workspace (e.g. 'macro', 'sp500')."
     )

@@ -30,9 +30,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TypedDict
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.catalog.toolspec import ToolArgs, ToolContext, ToolResult, ToolSpec
 from refgate.mcp_servers import McpServerSpec
 from refgate.payloads import JsonDict
 from refgate.provenance import boundaries
@@ -56,9 +56,7 @@ SESSIONS = "mcp_sessions"
 _NEEDS_APPROVAL = "write-like"
 
 
-class McpCallArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class McpCallArgs(ToolArgs):
     server: str = Field(
         min_length=1,
         max_length=64,

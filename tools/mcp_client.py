@@ -35,6 +35,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import REQUEST_TIMEOUT, CallToolResult, ListToolsResult
 
+from refgate.closing import Closing
 from refgate.errors import RefgateError
 from refgate.mcp_servers import TOOL_NAME, McpServerSpec
 from refgate.payloads import JsonDict
@@ -339,7 +340,7 @@ class _Kept:
             await asyncio.wait_for(self.task, timeout=10)
 
 
-class McpSessions:
+class McpSessions(Closing):
     """The stdio MCP servers one WORK pass has started, each kept until ``close`` (the pass's
     end) so a pass calling a server k times starts it once. A server that times out, breaks
     the protocol or dies is stopped, and the next call starts it again: it still costs one call,
@@ -410,12 +411,6 @@ class McpSessions:
                 self._thread.join(timeout=10)
             if not loop.is_running():
                 loop.close()
-
-    def __enter__(self) -> McpSessions:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def list_tools(

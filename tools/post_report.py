@@ -16,17 +16,15 @@ import time
 from typing import Any
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.catalog.toolspec import ToolArgs, ToolContext, ToolResult, ToolSpec
 
 #: Seconds the POST may take.
 POST_TIMEOUT_S = 15.0
 
 
-class PostReportArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class PostReportArgs(ToolArgs):
     report: dict[str, Any] = Field(description="The finished report: question, answer, verdict.")
     expires_at: float = Field(description="Unix time after which an approval no longer counts.")
 

@@ -13,10 +13,10 @@ import re
 from functools import cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from refgate.catalog.capabilities import catalog
-from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.catalog.toolspec import ToolArgs, ToolContext, ToolResult, ToolSpec
 from refgate.lexical import FUNCTION_WORDS
 from refgate.tools.sandbox.worker.prelude import make_emit
 from refgate.tools.sandbox.worker.sql import Sql
@@ -25,9 +25,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _STOP = FUNCTION_WORDS | frozenset({"i", "me", "my", "that"})
 
 
-class ReadCapabilityArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ReadCapabilityArgs(ToolArgs):
     name: str | None = Field(
         default=None, description="An exact capability name (e.g. 'top_n'), to read its docs."
     )

@@ -20,10 +20,10 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from refgate.catalog.skillbook import builtin_skills_dir
-from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.catalog.toolspec import ToolArgs, ToolContext, ToolResult, ToolSpec
 from refgate.errors import InputError
 from refgate.paths import PathEscape, is_within, read_confined, real
 from refgate.payloads import JsonDict
@@ -58,9 +58,7 @@ STATE_FOLDERS = frozenset({".refgate", ".langgraph_api"})
 _MAX_STATE_SCAN = 20_000
 
 
-class ReadArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ReadArgs(ToolArgs):
     path: str = Field(
         min_length=1,
         max_length=1000,

@@ -8,10 +8,10 @@ procedure guide WORK). Arguments: ``{"query": "..."}`` (an id or any text, e.g. 
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from refgate.catalog.skillbook import SkillError, skillbook_for
-from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.catalog.toolspec import ToolArgs, ToolContext, ToolResult, ToolSpec
 
 #: Skill fields carried in the tool's data (the skillRef payload holds the whole skill).
 DATA_FIELDS = (
@@ -30,9 +30,7 @@ DATA_FIELDS = (
 )
 
 
-class ReadSkillArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ReadSkillArgs(ToolArgs):
     query: str | None = Field(
         default=None, description="A skill id, or text describing the task (e.g. the question)."
     )

@@ -6,15 +6,13 @@ recalled by BRIEF in later threads by semantic search.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.catalog.toolspec import ToolArgs, ToolContext, ToolResult, ToolSpec
 from refgate.memory.decisions import remember_decision as _remember
 
 
-class RememberDecisionArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class RememberDecisionArgs(ToolArgs):
     decision: str = Field(
         min_length=3,
         max_length=600,

@@ -18,11 +18,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from typing_extensions import Unpack
 
 from refgate.catalog.capabilities import EngineEnv, catalog
-from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.catalog.toolspec import ToolArgs, ToolContext, ToolResult, ToolSpec
 from refgate.config import Settings, load_settings
 from refgate.payloads import JsonDict
 from refgate.provenance.budget import budget_of
@@ -466,9 +466,7 @@ def prewarm(
 # --------------------------------------------------------------------------- the tool
 
 
-class RunPythonArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class RunPythonArgs(ToolArgs):
     code: str = Field(
         description=(
             "Python 3 source to run in an isolated sandbox (no network, read-only datasets, a "

@@ -17,18 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.catalog.toolspec import ToolArgs, ToolContext, ToolResult, ToolSpec
 from refgate.payloads import ArtifactFile, ArtifactPayload, Cell, JsonDict, JsonValue
 
 _SAFE_ID = re.compile(r"^[a-z]{3}_[0-9a-f]{10}$")
 MAX_CHART_POINTS = 5000
 
 
-class SaveArtifactArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class SaveArtifactArgs(ToolArgs):
     ref: str = Field(description="The id of a tableRef issued in this run (e.g. 'tbl_3f9a0c12de').")
     kind: Literal["table", "chart"] = Field(
         default="table",

@@ -25,9 +25,9 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from typing_extensions import TypedDict
 
@@ -67,13 +67,7 @@ class SearchHit:
     score: float = 0.0
 
     def as_dict(self) -> HitRecord:
-        return {
-            "url": self.url,
-            "title": self.title,
-            "snippet": self.snippet,
-            "date": self.date,
-            "score": self.score,
-        }
+        return cast("HitRecord", asdict(self))
 
 
 @dataclass

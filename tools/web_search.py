@@ -8,16 +8,14 @@ declared untrusted and never used as ref titles (a ref title is ``web result N (
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from refgate.catalog.toolspec import ToolContext, ToolResult, ToolSpec
+from refgate.catalog.toolspec import ToolArgs, ToolContext, ToolResult, ToolSpec
 from refgate.tools.urls import host_of
 from refgate.tools.web_providers import WebProviderError, default_providers
 
 
-class WebSearchArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class WebSearchArgs(ToolArgs):
     query: str = Field(min_length=1, max_length=400, description="What to search for")
     max_results: int = Field(default=5, ge=1, le=10, description="How many results (1-10)")
 

@@ -69,6 +69,14 @@ FIELDS: tuple[str, ...] = (
 #: The fields that hold one line of text; every other field is a list.
 TEXT_FIELDS = frozenset({"id", "title", "category", "purpose", "status"})
 LIST_FIELDS = frozenset(FIELDS) - TEXT_FIELDS
+_CAMEL_HUMP = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
+def _attribute_of(name: str) -> str:
+    """The ``Skill`` attribute a front matter field fills: its name in snake case."""
+    return _CAMEL_HUMP.sub("_", name).lower()
+
+
 #: The special requiredEvidence item: numbers backed only by external refs block at the GATE.
 PRIMARY_SOURCE = "primarySource"
 #: The special item that relaxes the GATE's default: a number backed only by secondary evidence
@@ -131,25 +139,16 @@ class Skill:
     origin: str = "builtin"
 
     def payload(self) -> JsonDict:
-        """What a skillRef carries (the GATE's checklist comes from ``requiredEvidence``)."""
-        return {
-            "id": self.id,
-            "title": self.title,
-            "category": self.category,
-            "purpose": self.purpose,
-            "whenToUse": list(self.when_to_use),
-            "requiredEvidence": list(self.required_evidence),
-            "toolRefs": list(self.tool_refs),
-            "knowledgeRefs": list(self.knowledge_refs),
-            "capabilityRefs": list(self.capability_refs),
-            "linkedSkills": list(self.linked_skills),
-            "forbidden": list(self.forbidden),
-            "failureModes": list(self.failure_modes),
-            "status": self.status,
-            "procedure": self.procedure,
-            "origin": self.origin,
-            "path": str(self.path) if self.path else "",
-        }
+        """What a skillRef carries (the GATE's checklist comes from ``requiredEvidence``): the
+        front matter fields under their own names, then the procedure, origin and path."""
+        out: JsonDict = {}
+        for name in FIELDS:
+            value = getattr(self, _attribute_of(name))
+            out[name] = value if name in TEXT_FIELDS else list(value)
+        out["procedure"] = self.procedure
+        out["origin"] = self.origin
+        out["path"] = str(self.path) if self.path else ""
+        return out
 
     def search_text(self) -> str:
         return " ".join(

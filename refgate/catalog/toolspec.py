@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from langgraph.store.base import BaseStore
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 from typing_extensions import Unpack
 
 from refgate.errors import RefgateError
@@ -96,6 +96,13 @@ class ToolContext:
         """Issue a ref attributed to this pass (``created_by`` defaults to the pass name)."""
         fields.setdefault("created_by", self.pass_name)
         return self.ledger.issue(kind, payload, **fields)
+
+
+class ToolArgs(BaseModel):
+    """The base of a tool's argument model: a field the model does not declare is refused (an
+    LLM's misspelt or invented argument fails validation instead of being dropped)."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
 #: A tool's arguments: its ``args_schema`` model, validated before ``func`` runs.

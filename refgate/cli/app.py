@@ -18,12 +18,6 @@ from rich.segment import Segment
 from typer.core import TyperGroup
 
 from refgate import __version__
-
-# the exit codes the commands share, defined with the exception tree
-from refgate.errors import EXIT_CONFIG as EXIT_CONFIG
-from refgate.errors import EXIT_ERROR as EXIT_ERROR
-from refgate.errors import EXIT_OK as EXIT_OK
-from refgate.errors import EXIT_UNMET as EXIT_UNMET
 from refgate.redaction import redact_secrets
 
 #: Every command: its name, the module of ``refgate.cli`` that defines it, and its one-line help.

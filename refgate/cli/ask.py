@@ -13,23 +13,15 @@ from rich.table import Table
 from rich.text import Text
 from typing_extensions import TypedDict
 
-from refgate.cli.app import (
-    EXIT_CONFIG,
-    EXIT_ERROR,
-    EXIT_OK,
-    EXIT_UNMET,
-    app,
-    console,
-    err_console,
-    esc,
-)
+from refgate.cli.app import app, console, err_console, esc
 from refgate.cli.approval import terminal_approver
 from refgate.cli.common import WORKSPACE_HELP, dumps, open_workspace, resume_command
 from refgate.cli.report import check_output, report_written
 from refgate.cli.stopping import say_on_stop, stop_on_signals
 from refgate.cli.trust import prompt_trust
 from refgate.config import ConfigError
-from refgate.payloads import payload_of
+from refgate.errors import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, EXIT_UNMET
+from refgate.payloads import ValuePayload, payload_of
 from refgate.refs import Ref, as_ref_map, cited_ids, payload_values
 from refgate.report.cards import influence_note, sent_lines
 from refgate.report.links import allowed_urls
@@ -46,7 +38,7 @@ def value_preview(ref: Ref) -> str:
     """A one-line view of what a ref holds."""
     p = ref.payload
     if ref.kind == "valueRef":
-        vp = payload_of(ref, "valueRef")
+        vp = payload_of(ref, ValuePayload)
         raw_units = vp.get("units")
         units = raw_units if isinstance(raw_units, dict) else {}
         values = payload_values(vp)

@@ -14,17 +14,9 @@ if TYPE_CHECKING:
 import typer
 from rich.markup import escape
 
-from refgate.cli.app import (
-    EXIT_CONFIG,
-    EXIT_OK,
-    EXIT_UNMET,
-    app,
-    console,
-    err_console,
-    esc,
-    json_safe,
-)
+from refgate.cli.app import app, console, err_console, esc, json_safe
 from refgate.config import ConfigError, load_settings
+from refgate.errors import EXIT_CONFIG, EXIT_OK, EXIT_UNMET
 
 
 def _fail(message: str) -> typer.Exit:

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import typer
 
-from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, app, console, err_console, esc
+from refgate.cli.app import app, console, err_console, esc
 from refgate.cli.common import dumps
+from refgate.errors import EXIT_CONFIG, EXIT_ERROR, EXIT_OK
 
 dart_app = typer.Typer(
     name="dart",

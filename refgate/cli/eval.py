@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from refgate.api import local_llm
-from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, app, console, err_console, esc
+from refgate.cli.app import app, console, err_console, esc
 from refgate.cli.ask import model_endpoint
 from refgate.cli.common import open_settings, open_workspace
 from refgate.cli.evaluation.compare import compare_runs
@@ -38,6 +38,7 @@ from refgate.cli.evaluation.store import (
 from refgate.cli.evaluation.tatqa import convert_tatqa
 from refgate.cli.stopping import stop_on_signals
 from refgate.config import ConfigError
+from refgate.errors import EXIT_CONFIG, EXIT_ERROR, EXIT_OK
 
 
 def _print_summary(summary: Summary, title: str) -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 import typer
 
 from refgate.api.find_workspace import BACKUP_NAME, init_workspace
-from refgate.cli.app import EXIT_CONFIG, EXIT_OK, app, console, err_console, esc
+from refgate.cli.app import app, console, err_console, esc
+from refgate.errors import EXIT_CONFIG, EXIT_OK
 from refgate.workspace import WorkspaceError, load_workspace
 
 

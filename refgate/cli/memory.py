@@ -9,8 +9,9 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from refgate.cli.app import EXIT_CONFIG, app, console, err_console, esc
+from refgate.cli.app import app, console, err_console, esc
 from refgate.cli.common import WORKSPACE_HELP, open_settings, open_workspace
+from refgate.errors import EXIT_CONFIG
 from refgate.memory.decisions import (
     forget_decision,
     forget_untrusted,

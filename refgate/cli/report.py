@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, cast
 
 import typer
 
-from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, app, err_console, esc
+from refgate.cli.app import app, err_console, esc
 from refgate.cli.common import open_settings, open_workspace
 from refgate.config import ConfigError
+from refgate.errors import EXIT_CONFIG, EXIT_ERROR, EXIT_OK
 from refgate.memory.audit import thread_run_facts
 from refgate.report import (
     ReportError,

@@ -11,22 +11,12 @@ from typing import TYPE_CHECKING
 import typer
 from rich.markdown import Markdown
 
-from refgate.cli.app import (
-    EXIT_CONFIG,
-    EXIT_ERROR,
-    EXIT_OK,
-    EXIT_UNMET,
-    app,
-    console,
-    err_console,
-    esc,
-    json_safe,
-    terminal_safe,
-)
+from refgate.cli.app import app, console, err_console, esc, json_safe, terminal_safe
 from refgate.cli.common import WORKSPACE_HELP, open_workspace
 from refgate.cli.report import check_output
 from refgate.cli.stopping import say_on_stop, stop_on_signals
 from refgate.config import ConfigError
+from refgate.errors import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, EXIT_UNMET
 from refgate.report import ReportError
 from refgate.report.links import research_urls
 from refgate.report.markdown import inert_answer

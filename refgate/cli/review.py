@@ -14,17 +14,9 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from refgate.cli.app import (
-    EXIT_CONFIG,
-    EXIT_ERROR,
-    EXIT_OK,
-    app,
-    console,
-    err_console,
-    esc,
-    json_safe,
-)
+from refgate.cli.app import app, console, err_console, esc, json_safe
 from refgate.cli.common import WORKSPACE_HELP, open_workspace
+from refgate.errors import EXIT_CONFIG, EXIT_ERROR, EXIT_OK
 from refgate.memory.audit import (
     AuditError,
     ReviewRecord,

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, app, console, err_console, esc
+from refgate.cli.app import app, console, err_console, esc
 from refgate.cli.common import WORKSPACE_HELP, dumps, open_settings, open_workspace
+from refgate.errors import EXIT_CONFIG, EXIT_ERROR, EXIT_OK
 
 if TYPE_CHECKING:
     from refgate.config import Settings

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from refgate.cli.app import EXIT_CONFIG, app, err_console, esc
+from refgate.cli.app import app, err_console, esc
 from refgate.config import ConfigError
+from refgate.errors import EXIT_CONFIG
 
 
 @app.command()

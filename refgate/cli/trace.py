@@ -7,8 +7,9 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from refgate.cli.app import EXIT_CONFIG, app, console, err_console, esc
+from refgate.cli.app import app, console, err_console, esc
 from refgate.cli.common import dumps, open_settings, open_workspace, resume_command
+from refgate.errors import EXIT_CONFIG
 
 
 def _describe(e: dict) -> str:

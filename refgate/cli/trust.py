@@ -16,9 +16,10 @@ from typing import IO
 import typer
 from rich.table import Table
 
-from refgate.cli.app import EXIT_CONFIG, EXIT_ERROR, app, console, err_console, esc
+from refgate.cli.app import app, console, err_console, esc
 from refgate.cli.approval import ask_line
 from refgate.cli.common import open_workspace
+from refgate.errors import EXIT_CONFIG, EXIT_ERROR
 from refgate.trust import (
     TrustError,
     commands,

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import typer
 
-from refgate.cli.app import EXIT_CONFIG, app, err_console, esc
+from refgate.cli.app import app, err_console, esc
+from refgate.errors import EXIT_CONFIG
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 

@@ -3,7 +3,8 @@ the report they make (``GateReport.to_dict`` gives the kernel's ``refgate.verdic
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import cast
 
 from refgate.verdict import IssueRecord, MentionRecord, Severity, Verdict
 
@@ -55,13 +56,7 @@ class GateIssue:
     severity: Severity = "block"
 
     def to_dict(self) -> IssueRecord:
-        return {
-            "code": self.code,
-            "claim": self.claim,
-            "detail": self.detail,
-            "ref_ids": list(self.ref_ids),
-            "severity": self.severity,
-        }
+        return cast("IssueRecord", asdict(self))
 
 
 @dataclass(slots=True)
@@ -85,15 +80,7 @@ class MentionCheck:
     note: str = ""
 
     def to_dict(self) -> MentionRecord:
-        return {
-            "kind": self.kind,
-            "text": self.text,
-            "supported": self.supported,
-            "matches": [
-                {"ref_id": m.ref_id, "how": m.how, "secondary": m.secondary} for m in self.matches
-            ],
-            "note": self.note,
-        }
+        return cast("MentionRecord", asdict(self))
 
 
 @dataclass(slots=True)

@@ -55,7 +55,6 @@ class MiniLMEmbeddings(Embeddings):
         self.window_pooling = window_pooling
         self.int8 = int8
         self._model: MiniLM | None = None
-        self._lock = threading.Lock()
 
     @property
     def loaded(self) -> bool:
@@ -64,9 +63,8 @@ class MiniLMEmbeddings(Embeddings):
     @property
     def model(self) -> MiniLM:
         if self._model is None:
-            with self._lock:
-                if self._model is None:
-                    self._model = load_minilm(self.device, int8=self.int8)
+            # ``load_minilm`` loads once per process under its lock: racing threads share it
+            self._model = load_minilm(self.device, int8=self.int8)
         return self._model
 
     def window_spans(self, text: str, size: int | None = None) -> list[tuple[int, int]]:

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Literal
 
-Severity = Literal["high", "medium", "low"]
-_RANK = {"high": 3, "medium": 2, "low": 1}
+from refgate.provenance.levels import RANK, Level, highest
+
+#: How grave a finding is.
+Severity = Level
 
 ZERO_WIDTH = "\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff\u180e"
 SOFT_HYPHEN = "\u00ad"
@@ -150,9 +151,7 @@ class UnicodeReport:
 
     @property
     def highest_severity(self) -> Severity | None:
-        if not self.findings:
-            return None
-        return max((f.severity for f in self.findings), key=_RANK.__getitem__)
+        return highest(f.severity for f in self.findings)
 
     @property
     def severity_counts(self) -> dict[str, int]:
@@ -213,7 +212,7 @@ def _classify_run(run: str) -> list[tuple[str, Severity, str]]:
             kind, sev = "zero_width", "medium"
         if groups and groups[-1][0] == kind:
             prev_kind, prev_sev, chars = groups[-1]
-            best = prev_sev if _RANK[prev_sev] >= _RANK[sev] else sev
+            best = prev_sev if RANK[prev_sev] >= RANK[sev] else sev
             groups[-1] = (kind, best, chars + ch)
         else:
             groups.append((kind, sev, ch))

@@ -10,7 +10,7 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
-from typing_extensions import TypedDict
+from typing_extensions import TypedDict, Unpack
 
 from refgate.payloads import jsonable
 from refgate.report.cards import as_ref_dicts
@@ -53,23 +53,34 @@ class AnswerDocument(TypedDict, total=False):
     usage: Mapping[str, object]
 
 
+class RunFacts(TypedDict, total=False):
+    """Where, when and with which models a run ran (each may be unknown): the facts a run record
+    takes beside the run's state (``refgate.memory.audit.thread_run_facts`` reads them back)."""
+
+    #: The workspace (its ``name`` and ``root``), or the folder it ran in.
+    workspace: object
+    #: The model of each pass.
+    models: Mapping[str, str] | None
+    duration_s: float | None
+    #: ISO time; absent, the record is stamped now.
+    created_at: str | None
+
+
+def _place(workspace: object) -> dict[str, str] | None:
+    """A run record's ``workspace``: its name and root (None: unknown)."""
+    if workspace is None:
+        return None
+    return {
+        "name": str(getattr(workspace, "name", "")),
+        "root": str(getattr(workspace, "root", workspace)),
+    }
+
+
 def run_record(
-    result: Mapping[str, Any],
-    *,
-    thread_id: str,
-    workspace: object = None,
-    models: Mapping[str, str] | None = None,
-    duration_s: float | None = None,
-    created_at: str | None = None,
+    result: Mapping[str, Any], *, thread_id: str, **facts: Unpack[RunFacts]
 ) -> AnswerDocument:
     """The run as plain data: question, answer, refs (``{id: dict}``), GATE report, critiques,
     trace summary, and where, when and with which models it ran."""
-    place = None
-    if workspace is not None:
-        place = {
-            "name": str(getattr(workspace, "name", "")),
-            "root": str(getattr(workspace, "root", workspace)),
-        }
     return {
         "type": "run",
         "version": VERSION,
@@ -85,10 +96,11 @@ def run_record(
         "trace_summary": jsonable(result.get("trace_summary") or {}),
         # the conversation: every finished turn of the thread (the last one is this run's)
         "turns": cast("list[Turn]", jsonable(list(result.get("turns") or []))),
-        "workspace": place,
-        "models": dict(models or {}),
-        "duration_s": duration_s,
-        "created_at": created_at or dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "workspace": _place(facts.get("workspace")),
+        "models": dict(facts.get("models") or {}),
+        "duration_s": facts.get("duration_s"),
+        "created_at": facts.get("created_at")
+        or dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
 
 
@@ -110,23 +122,13 @@ def answer_document(
     result: Mapping[str, object],
     *,
     thread_id: str,
-    workspace: object = None,
-    models: Mapping[str, str] | None = None,
-    duration_s: float | None = None,
-    created_at: str | None = None,
     usage: Mapping[str, object] | None = None,
+    **facts: Unpack[RunFacts],
 ) -> AnswerDocument:
     """The ``refgate ask --json`` document (also ``refgate report --output x.json``): the run
     record with the GATE's ``passed``, the ``unverified`` claims and the turn's ``usage``
     (``refgate.usage.turn_usage``)."""
-    record = run_record(
-        result,
-        thread_id=thread_id,
-        workspace=workspace,
-        models=models,
-        duration_s=duration_s,
-        created_at=created_at,
-    )
+    record = run_record(result, thread_id=thread_id, **facts)
     gate = raw if isinstance(raw := record["gate"], Mapping) else {}
     record["passed"] = gate.get("passed") is True
     record["unverified"] = unverified_claims(gate)

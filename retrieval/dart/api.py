@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import httpx
 from lxml import etree
 
+from refgate.closing import Closing
 from refgate.errors import RefgateError
 from refgate.retrieval.dart.archive import mb
 from refgate.retrieval.dart.config import DartLimits
@@ -116,7 +117,7 @@ def status_error(status: str, message: str, what: str) -> DartError:
 
 
 @dataclass
-class DartClient:
+class DartClient(Closing):
     """A client of OpenDART at ``base_url`` with ``key``; ``transport`` for tests (it bypasses
     the deadline-bound sockets, not the size caps)."""
 
@@ -149,12 +150,6 @@ class DartClient:
 
     def close(self) -> None:
         self._http.close()
-
-    def __enter__(self) -> DartClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _get(self, endpoint: str, params: Mapping[str, str | int], cap: int) -> bytes:
         now = time.monotonic()

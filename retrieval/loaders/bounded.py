@@ -21,43 +21,43 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import IO, Any
 
+from refgate.closing import Closing
+from refgate.config import Settings
 from refgate.retrieval.loaders.base import Unreadable
 from refgate.retrieval.loaders.worker import FRAME_HEADER, MAX_FRAME, send_frame
 
 Progress = Callable[[int, int], None]
 
 
+#: The settings whose ``ingest_*`` fields give ``IngestLimits`` its defaults.
+_SETTINGS = Settings.model_fields
+
+
 @dataclass(frozen=True)
 class IngestLimits:
-    """Bounds on reading one document. The defaults fit a 2-core, 24 GB machine shared with
-    other work: a few GB for the parse, minutes for a long scanned PDF's OCR."""
+    """Bounds on reading one document: each field is the setting ``ingest_<field>``, and its
+    default that setting's default. They fit a 2-core, 24 GB machine shared with other work: a
+    few GB for the parse, minutes for a long scanned PDF's OCR."""
 
     #: Address space of the child that parses a document (MB).
-    memory_mb: int = 3072
+    memory_mb: int = _SETTINGS["ingest_memory_mb"].default
     #: Seconds one document may take to parse (OCR included).
-    timeout_s: float = 600.0
+    timeout_s: float = _SETTINGS["ingest_timeout_s"].default
     #: An Office (ZIP) file's total uncompressed size (MB), and one member's.
-    max_unzipped_mb: int = 512
-    max_member_mb: int = 128
+    max_unzipped_mb: int = _SETTINGS["ingest_max_unzipped_mb"].default
+    max_member_mb: int = _SETTINGS["ingest_max_member_mb"].default
     #: Largest compression ratio of a ZIP member over 1 MB uncompressed.
-    max_ratio: int = 100
+    max_ratio: int = _SETTINGS["ingest_max_ratio"].default
     #: Cells a workbook may declare (its sheets' dimensions), and that are read from it.
-    max_cells: int = 1_000_000
+    max_cells: int = _SETTINGS["ingest_max_cells"].default
 
     @classmethod
-    def from_settings(cls, settings: Any) -> IngestLimits:
-        """The limits from a ``refgate.config.Settings`` (its ``ingest_*`` fields)."""
-        return cls(
-            memory_mb=settings.ingest_memory_mb,
-            timeout_s=settings.ingest_timeout_s,
-            max_unzipped_mb=settings.ingest_max_unzipped_mb,
-            max_member_mb=settings.ingest_max_member_mb,
-            max_ratio=settings.ingest_max_ratio,
-            max_cells=settings.ingest_max_cells,
-        )
+    def from_settings(cls, settings: Settings) -> IngestLimits:
+        """The limits from ``settings`` (its ``ingest_*`` fields)."""
+        return cls(**{f.name: getattr(settings, f"ingest_{f.name}") for f in fields(cls)})
 
 
 #: The ingestion worker's module, started as ``python -m`` (never a spawn of ``__main__``).
@@ -70,7 +70,7 @@ class WorkerDied(Exception):
     """The worker closed its pipe or exited without answering."""
 
 
-class BoundedChild:
+class BoundedChild(Closing):
     """One ingestion worker that runs calls under ``IngestLimits``' memory and time bounds.
 
     ``peak_mb`` is the worker's peak resident memory after the last call (a fresh worker per
@@ -81,12 +81,6 @@ class BoundedChild:
         self.peak_mb = 0.0
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
-
-    def __enter__(self) -> BoundedChild:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _start(self) -> None:
         memory = int(self.limits.memory_mb) * 1024 * 1024

@@ -3,7 +3,8 @@
 Tesseract comes from the system's packages (``apt-get install tesseract-ocr tesseract-ocr-eng
 tesseract-ocr-kor``; ``scripts/setup.sh`` installs it) and is called through ``pytesseract``.
 A page is rendered with PDFium at ``DPI`` and read in one script's languages
-(``ocr_pages.py`` picks them page by page: ``eng`` for Latin pages, ``kor+eng`` for Hangul ones);
+(``ocr_pages.py`` picks them page by page: ``eng`` for Latin pages, ``kor`` for Hangul ones with
+their Latin words read again by ``eng``, ``ocr_latin.py``);
 the text keeps Tesseract's lines, and the page's confidence is the mean of its
 words' confidences (0-1). Each page is bounded in time (``REFGATE_OCR_TIMEOUT``, seconds): a page
 over it is left out and reported, never waited on. ``REFGATE_OCR=off`` turns OCR off.

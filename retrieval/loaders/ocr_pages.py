@@ -7,22 +7,26 @@ few page images whatever the PDF's length). Each Tesseract runs one thread
 (``OMP_THREAD_LIMIT=1`` while the pool runs): the pool, not OpenMP, uses the cores.
 
 Script choice (a per-document guess checked on every page): a page is read first with the
-document's current guess. Until a page is read the guess is ``HANGUL`` (``kor+eng``: it reads a
-Latin page as ``eng`` does, for about 5% more time, so no first page is read twice); a page
-without Hangul turns it to ``LATIN`` (``eng``). A Latin read whose words
-Tesseract is unsure of on average (``LATIN_MIN_CONFIDENCE``; ``eng`` reading Hangul gives about
-30 of 100, a clear Latin page above 90) is read again with ``HANGUL`` (``kor+eng``) and the more
-confident read is kept; a page found Hangul turns the guess back to ``HANGUL``. A Latin document
-so costs one ``eng`` pass per page after its first, a Korean one one ``kor+eng`` pass per page.
+document's current guess. Until a page is read there is none, and a page is read as
+``FIRST_READING`` says: ``kor+eng`` at 150 dpi as one block, which reads a Latin page about as
+well as ``eng`` and a Hangul one well, so no first page is read twice (a Latin document reads
+as it did before Hangul pages got their own reading). A page with Hangul then turns the guess
+to ``HANGUL``, a page without to ``LATIN``. A Latin read whose words Tesseract is unsure of on
+average (``LATIN_MIN_CONFIDENCE``; ``eng`` reading Hangul gives about 30 of 100, a clear Latin
+page above 90) is read again as Hangul, and a Hangul read with almost no Hangul (under
+``HANGUL_MIN_SHARE`` of its letters) again as Latin when its languages cannot read Latin
+(``kor`` alone); the more confident read is kept. A Latin document so costs one ``eng`` pass
+per page after its first.
 
-Each script is also rendered and segmented its own way (``READING``): a Latin page at 200 dpi
-with Tesseract's automatic layout (``--psm 3``); a Hangul page at 150 dpi as one block of text
-(``--psm 6``). Tesseract scales each text line to its network's height, so a Hangul page's
-recognition costs about the same at 150 dpi as at 200 while its layout analysis costs less,
-and on real DART pages the automatic layout split body lines into stray fragments that one
-block does not (docs/benchmarks.md, "OCR speed, parallel documents and resume": Tesseract CPU
-per Korean page 2.3 → 2.0 s on held-out pages, CER halved). A page is rendered for the guess
-it is read with.
+Each script is read its own way (``READING``). A Latin page: ``eng`` at 200 dpi with
+Tesseract's automatic layout (``--psm 3``). A Hangul page: ``kor`` alone at 120 dpi as one
+block of text (``--psm 6``), then its doubtful words (misread Latin) read again with ``eng``
+from the 200-dpi image (``ocr_latin.py``) instead of a ``kor+eng`` pass, which recognised most
+lines twice. Tesseract scales each text line to its network's height, so at 120 dpi the
+layout analysis costs less and the recognition no more, and one block keeps body lines whole
+where the automatic layout split them (docs/benchmarks.md, "Korean OCR at one second a page"). A page is rendered once,
+for the guess it is read with, at the finest resolution that reading uses; a reading at a
+coarser one reads a downscaled copy.
 """
 
 from __future__ import annotations
@@ -36,24 +40,45 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from refgate.retrieval.loaders.ocr import DPI, OcrText, read_lines, tesseract_words
+from refgate.retrieval.loaders.ocr import (
+    DPI,
+    OcrText,
+    installed_languages,
+    read_lines,
+    tesseract_words,
+)
+from refgate.retrieval.loaders.ocr_latin import Columns, reread_latin
 
-#: Tesseract languages of a page in Latin script, and of a page with Hangul (Korean first).
+#: The scripts a page is read in, named by the Tesseract languages that end up reading it:
+#: Latin, and Hangul (Korean first, English for the Latin words on the page).
 LATIN = ("eng",)
 HANGUL = ("kor", "eng")
 
 
 @dataclass(frozen=True)
 class Reading:
-    """How a page of one script is read: the render resolution and Tesseract's page
-    segmentation mode (``--psm``)."""
+    """How a page of one script is read: Tesseract's ``languages`` at ``dpi`` with page
+    segmentation mode ``psm`` (``--psm``); with ``latin_dpi``, the read's doubtful words are
+    read again with ``eng`` from an image of that resolution (``ocr_latin.py``)."""
 
     dpi: int
     psm: int
+    languages: tuple[str, ...]
+    latin_dpi: int | None = None
+
+    @property
+    def render_dpi(self) -> int:
+        """The resolution a page read this way is rendered at: the finest it uses."""
+        return max(self.dpi, self.latin_dpi or 0)
 
 
+#: How a page is read while its document's script is not known yet (no page read).
+FIRST_READING = Reading(dpi=150, psm=6, languages=HANGUL)
 #: Each script's reading (see the module docstring for the figures behind them).
-READING = {LATIN: Reading(dpi=DPI, psm=3), HANGUL: Reading(dpi=150, psm=6)}
+READING = {
+    LATIN: Reading(dpi=DPI, psm=3, languages=LATIN),
+    HANGUL: Reading(dpi=120, psm=6, languages=("kor",), latin_dpi=DPI),
+}
 #: A Latin read whose words' mean confidence (all words, 0-100) is under this is read again.
 LATIN_MIN_CONFIDENCE = 60.0
 #: Share of a read's letters that are Hangul above which the page is a Hangul page.
@@ -90,7 +115,7 @@ def hangul_share(text: str) -> float:
     return len(_HANGUL.findall(text)) / letters if letters else 0.0
 
 
-def _mean_word_confidence(data: dict[str, list[Any]]) -> float:
+def _mean_word_confidence(data: Columns) -> float:
     """Mean confidence (0-100) of every word Tesseract read, kept or not."""
     confs = [float(c) for c, w in zip(data["conf"], data["text"], strict=False) if str(w).strip()]
     return sum(confs) / len(confs) if confs else 0.0
@@ -100,37 +125,89 @@ class _Guess:
     """The document's current script guess (shared by the pool's threads)."""
 
     def __init__(self) -> None:
-        self.languages: tuple[str, ...] = HANGUL
+        self.languages: tuple[str, ...] | None = None
 
 
-def _words(
-    image: str | Path, languages: tuple[str, ...], timeout_s: float | None
-) -> dict[str, list[object]]:
-    """Tesseract's words of ``image`` in ``languages``, segmented as their script is."""
-    psm = READING[languages].psm
-    return tesseract_words(str(image), timeout_s=timeout_s, languages=languages, psm=psm)
+@dataclass(frozen=True)
+class PageImage:
+    """A rendered page: its image file (grey PGM) and the resolution it was rendered at."""
+
+    path: Path
+    dpi: int
+
+
+def _at_dpi(image: PageImage, dpi: int) -> Path:
+    """``image``'s file, or a copy downscaled to ``dpi`` beside it when it is finer."""
+    if image.dpi <= dpi:
+        return image.path
+    # deferred: optional dependency (Pillow, with pytesseract)
+    from PIL import Image
+
+    copy = image.path.with_name(f"{image.path.stem}-{dpi}.pgm")
+    with Image.open(image.path) as page:
+        size = (round(page.width * dpi / image.dpi), round(page.height * dpi / image.dpi))
+        page.resize(size, Image.Resampling.BOX).save(copy, format="PPM")
+    return copy
+
+
+def _reading(script: tuple[str, ...] | None) -> Reading:
+    """How a page of ``script`` is read (None: no page of its document read yet)."""
+    return FIRST_READING if script is None else READING[script]
+
+
+def _words(image: PageImage, reading: Reading, timeout_s: float | None) -> Columns:
+    """Tesseract's words of ``image`` read as ``reading`` says (boxes in the pixels of its
+    resolution)."""
+    path = _at_dpi(image, reading.dpi)
+    try:
+        data = tesseract_words(
+            str(path), timeout_s=timeout_s, languages=reading.languages, psm=reading.psm
+        )
+    finally:
+        if path != image.path:
+            path.unlink(missing_ok=True)
+    if reading.latin_dpi is None or not set(LATIN) <= set(installed_languages()):
+        return data
+    if hangul_share(read_lines(data)[0]) < HANGUL_MIN_SHARE:
+        return data  # a page without Hangul is read again as Latin, not word by word
+
+    def read_latin(sheet: Path) -> Columns:
+        return tesseract_words(str(sheet), timeout_s=timeout_s, languages=LATIN, psm=6)
+
+    scale = image.dpi / min(image.dpi, reading.dpi)  # image pixels per pixel of ``data``
+    return reread_latin(data, image.path, scale, read_latin)
+
+
+def _other_script(
+    script: tuple[str, ...] | None, data: Columns, text: str
+) -> tuple[str, ...] | None:
+    """The script a page read as ``script`` is read again in, when the read does not fit it."""
+    if script == LATIN and _mean_word_confidence(data) < LATIN_MIN_CONFIDENCE:
+        return HANGUL
+    reads_latin = set(LATIN) <= set(_reading(script).languages)
+    if script == HANGUL and not reads_latin and hangul_share(text) < HANGUL_MIN_SHARE:
+        return LATIN
+    return None
 
 
 def read_page_image(
-    image: str | Path,
-    guess: _Guess,
-    timeout_s: float | None = None,
-    first: tuple[str, ...] | None = None,
+    image: PageImage, guess: _Guess, script: tuple[str, ...] | None, timeout_s: float | None
 ) -> PageRead:
-    """OCR of one page image file in the script ``first`` (default: the one ``guess`` names),
-    read again in the other script when the first read does not fit it (see the module
-    docstring); updates ``guess``."""
-    first = first or guess.languages
-    data = _words(image, first, timeout_s)
+    """OCR of one rendered page in ``script`` (None: ``FIRST_READING``), read again in the
+    other script when the read does not fit it (see the module docstring); updates
+    ``guess``."""
+    data = _words(image, _reading(script), timeout_s)
     text, confidence = read_lines(data)
-    if first == LATIN and _mean_word_confidence(data) < LATIN_MIN_CONFIDENCE:
-        other = _words(image, HANGUL, timeout_s)
-        other_text, other_confidence = read_lines(other)
-        if _mean_word_confidence(other) > _mean_word_confidence(data):
-            text, confidence, first = other_text, other_confidence, HANGUL
+    other = _other_script(script, data, text)
+    if other is not None:
+        other_data = _words(image, READING[other], timeout_s)
+        if _mean_word_confidence(other_data) > _mean_word_confidence(data):
+            data, script = other_data, other
+            text, confidence = read_lines(data)
     hangul = hangul_share(text) >= HANGUL_MIN_SHARE
     guess.languages = HANGUL if hangul else LATIN
-    return PageRead(OcrText(text=text, confidence=round(confidence, 3)), first)
+    read = OcrText(text=text, confidence=round(confidence, 3))
+    return PageRead(read, script or guess.languages)
 
 
 #: What ``read_pages`` yields per page: its number and its read, or the error that stopped it.
@@ -179,11 +256,11 @@ def _read_pages(
         for n in numbers:
             while len(running) >= workers:
                 yield from settle(True)
-            image = Path(tmp) / f"p{n}.pgm"
             script = guess.languages
-            _render(doc, n, READING[script].dpi, image)
-            job = pool.submit(read_page_image, image, guess, timeout_s, script)
-            running[job] = (n, image)
+            image = PageImage(Path(tmp) / f"p{n}.pgm", _reading(script).render_dpi)
+            _render(doc, n, image.dpi, image.path)
+            job = pool.submit(read_page_image, image, guess, script, timeout_s)
+            running[job] = (n, image.path)
         while running:
             yield from settle(True)
 

@@ -36,6 +36,7 @@ from typing_extensions import Unpack
 from refgate.memory.embeddings import embeddings_id
 from refgate.retrieval.bm25 import KIWI, query_tokens, stemmer
 from refgate.retrieval.dense import normalise
+from refgate.retrieval.embedder_choice import reads_corpus
 from refgate.retrieval.filters import pin_question_period
 from refgate.retrieval.fusion import DECISIVE_DEPTH
 from refgate.retrieval.index_files import stored_embedder
@@ -325,7 +326,13 @@ class PgIndex:
             # the reachable chunks' best BM25 scores, the rest 0 (as bm25s scores them)
             best = [s for _, s in lexical[:DECISIVE_DEPTH]]
             best += [0.0] * max(0, min(DECISIVE_DEPTH, reachable) - len(best))
-            alpha = plan.dense_weight(query, self.homogeneity_of(chunks, vsum), dense, best)
+            alpha = plan.dense_weight(
+                query,
+                self.homogeneity_of(chunks, vsum),
+                dense,
+                best,
+                reads_corpus=reads_corpus(self.embeddings_id, self._tokenizer),
+            )
         missing = _PgMissingScores(self, conn, qvec, terms, avgdl)
         ranked = candidates.rank(plan, alpha, missing)
         if not ranked:

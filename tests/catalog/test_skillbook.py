@@ -174,3 +174,26 @@ def test_front_matter_nested_too_deeply_is_a_skill_error():
     text = "---\nid: x\nrequiredEvidence: " + "[" * 3000 + "]" * 3000 + "\n---\nbody\n"
     with pytest.raises(SkillError, match="nested too deeply"):
         parse_skill(text)
+
+
+def test_a_skill_ref_payload_carries_every_field_under_its_front_matter_name():
+    skill = parse_skill(GOOD, "my-skill.md", origin="workspace")
+    assert skill.payload() == {
+        "id": "my-skill",
+        "title": "My skill",
+        "category": "lookup",
+        "purpose": "Look one value up.",
+        "whenToUse": ["one value"],
+        "requiredEvidence": ["valueRef", "primarySource"],
+        "toolRefs": ["RunPython"],
+        "knowledgeRefs": [],
+        "capabilityRefs": ["search_documents"],
+        "linkedSkills": [],
+        "forbidden": ["guessing"],
+        "failureModes": ["wrong period"],
+        "status": "active",
+        "procedure": "1. Do it.",
+        "origin": "workspace",
+        "path": "my-skill.md",
+    }
+    assert list(skill.payload()) == [*FIELDS, "procedure", "origin", "path"]

@@ -172,3 +172,25 @@ def test_the_report_cards_read_citations_as_the_gate_does():
     assert cited_ids(answer, refs) == ["val_b", "val_a"]
     cited, _ = build_cards(answer, refs, None)
     assert [c["id"] for c in cited] == ["val_b", "val_a"]
+
+
+def test_payload_of_reads_a_refs_payload_as_its_kinds_type_and_nothing_else():
+    from refgate.payloads import PAYLOAD_TYPES, DatePayload, ValuePayload, payload_of
+    from refgate.refs import REF_KINDS
+
+    assert set(PAYLOAD_TYPES) <= set(REF_KINDS)
+    ref = Ref.new("valueRef", {"values": {"x": 5}})
+    assert payload_of(ref, ValuePayload) == {"values": {"x": 5}}
+    with pytest.raises(ValueError, match=r"is a valueRef, not a dateRef"):
+        payload_of(ref, DatePayload)
+    with pytest.raises(TypeError, match="dict is not a ref payload type"):
+        payload_of(ref, dict)
+
+
+def test_the_filing_fields_a_ref_may_carry_are_those_citations_copy():
+    from refgate.payloads import DocPayload, FilingFields, RefMeta
+    from refgate.retrieval.citations import FILING_FIELDS
+
+    assert tuple(FilingFields.__annotations__) == FILING_FIELDS
+    for record in (RefMeta, DocPayload):
+        assert set(FILING_FIELDS) <= set(record.__optional_keys__)

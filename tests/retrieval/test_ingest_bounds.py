@@ -21,6 +21,7 @@ from shared.hostile_files import (
 )
 from typer.testing import CliRunner
 
+from refgate.config import Settings
 from refgate.memory.embeddings import HashingEmbeddings
 from refgate.retrieval.loaders import BoundedChild, IngestLimits, Unreadable
 from refgate.retrieval.loaders.office import read_xlsx
@@ -142,3 +143,18 @@ def test_a_zip_bomb_is_refused_before_it_is_opened(tmp_path):
         read_docx(path)
     with pytest.raises(Unreadable, match="over the 10 MB bound"):
         read_docx(path, limits=IngestLimits(max_member_mb=10, max_ratio=100_000))
+
+
+def test_ingest_limits_are_the_ingest_settings() -> None:
+    """Each bound is the setting ``ingest_<field>``: its default, and its value when set."""
+    assert IngestLimits() == IngestLimits.from_settings(Settings.model_construct())
+    assert IngestLimits().memory_mb == 3072 and IngestLimits().timeout_s == 600.0
+    settings = Settings.model_construct(
+        ingest_memory_mb=1024,
+        ingest_timeout_s=5.0,
+        ingest_max_unzipped_mb=7,
+        ingest_max_member_mb=3,
+        ingest_max_ratio=9,
+        ingest_max_cells=11,
+    )
+    assert IngestLimits.from_settings(settings) == IngestLimits(1024, 5.0, 7, 3, 9, 11)

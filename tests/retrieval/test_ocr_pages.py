@@ -103,10 +103,10 @@ def test_a_hangul_page_after_latin_ones_is_read_again_in_korean(tmp_path, calls,
     assert "증가하였습니다" in parts[2].text.replace(" ", "")
     assert "감소하였습니다" in parts[3].text.replace(" ", "")
     languages = calls["languages"]
-    # page 3: eng unsure, read again in Korean; page 4 then read in Korean at once
-    assert languages == [ocr_pages.HANGUL, ocr_pages.LATIN, ocr_pages.LATIN, ocr_pages.HANGUL] + [
-        ocr_pages.HANGUL
-    ]
+    kor = ocr_pages.READING[ocr_pages.HANGUL].languages
+    # page 1: no script known yet (kor+eng); page 3: eng unsure, read again in Korean (kor
+    # alone: these pages have no Latin word to read again); page 4 then read in Korean at once
+    assert languages == [ocr_pages.HANGUL, ocr_pages.LATIN, ocr_pages.LATIN, kor, kor]
 
 
 def test_each_script_is_rendered_and_segmented_its_own_way(tmp_path, calls, monkeypatch):
@@ -115,16 +115,20 @@ def test_each_script_is_rendered_and_segmented_its_own_way(tmp_path, calls, monk
     lines += [("Operating income rose", LATIN_FONT)]
     read_pdf(image_pdf(tmp_path / "scripts.pdf", lines))
     page_width = 420  # points
+    first = ocr_pages.FIRST_READING
     hangul, latin = ocr_pages.READING[ocr_pages.HANGUL], ocr_pages.READING[ocr_pages.LATIN]
     readings = [
         (langs, psm, round(width * 72 / page_width)) for langs, psm, width in calls["readings"]
     ]
     assert readings == [
-        (ocr_pages.HANGUL, 6, hangul.dpi),  # the first guess: Hangul
-        (ocr_pages.HANGUL, 6, hangul.dpi),  # still Hangul: page 1 was
-        (ocr_pages.LATIN, 3, latin.dpi),  # page 2 turned it Latin
+        (ocr_pages.HANGUL, 6, first.dpi),  # no guess yet: kor+eng
+        (hangul.languages, 6, hangul.dpi),  # Hangul: page 1 was; kor alone finds no Hangul,
+        (ocr_pages.LATIN, 3, latin.dpi),  # so page 2 is read again as Latin
+        (ocr_pages.LATIN, 3, latin.dpi),  # page 2 turned the guess Latin
     ]
-    assert (hangul.dpi, hangul.psm, latin.dpi, latin.psm) == (150, 6, 200, 3)
+    assert (first.dpi, first.psm, first.languages) == (150, 6, ("kor", "eng"))
+    assert (hangul.dpi, hangul.psm, hangul.languages, hangul.latin_dpi) == (120, 6, ("kor",), 200)
+    assert (latin.dpi, latin.psm, latin.languages) == (200, 3, ("eng",))
 
 
 def test_hangul_share():

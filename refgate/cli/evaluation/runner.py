@@ -20,12 +20,10 @@ from refgate.cli.evaluation.metrics import cell_of
 from refgate.cli.evaluation.questions import EvalQuestion
 from refgate.cli.evaluation.scoring import score_answer
 from refgate.cli.evaluation.store import EvalResult, RunStore
+from refgate.errors import EXIT_ERROR, EXIT_OK, EXIT_UNMET
 from refgate.verdict import Verdict
 
 _T = TypeVar("_T")
-
-#: Exit codes of a question, as ``refgate ask`` would have returned them.
-EXIT_PASSED, EXIT_FAILED, EXIT_UNMET = 0, 1, 3
 
 
 @dataclass
@@ -65,7 +63,8 @@ def result_record(q: EvalQuestion, outcome: Outcome, *, thread: str, seconds: fl
         "expect": q.expect,
         "correct": score.correct and not outcome.error,
         "passed": passed,
-        "exit": EXIT_FAILED if outcome.error else (EXIT_PASSED if passed else EXIT_UNMET),
+        # the exit code ``refgate ask`` would have returned
+        "exit": EXIT_ERROR if outcome.error else (EXIT_OK if passed else EXIT_UNMET),
         "answer": outcome.answer or "",
         "why": outcome.error or score.why,
         "refused": score.refused,

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
-Confidence = Literal["high", "medium", "low"]
-RANK = {"high": 3, "medium": 2, "low": 1}
+from refgate.provenance.levels import Level, highest
+
+#: How sure a signal is.
+Confidence = Level
 
 #: Signal kinds: what the text tries to do to the agent.
 KINDS = (
@@ -78,9 +79,7 @@ class InjectionReport:
 
     @property
     def highest_confidence(self) -> Confidence | None:
-        if not self.signals:
-            return None
-        return max((s.confidence for s in self.signals), key=RANK.__getitem__)
+        return highest(s.confidence for s in self.signals)
 
     def kinds(self) -> set[str]:
         return {s.kind for s in self.signals}

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from refgate.provenance.injection import catalog
-from refgate.provenance.injection.findings import FAMILIES, KINDS, RANK, Confidence
+from refgate.provenance.injection.findings import FAMILIES, KINDS, Confidence
 from refgate.provenance.injection.lexicon import data_files, lexicon, read_data
+from refgate.provenance.levels import RANK
 
 _PLACEHOLDER = re.compile(r"<<(\w+)>>")
 

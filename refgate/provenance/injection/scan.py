@@ -25,7 +25,6 @@ from refgate.provenance.injection.decode import (
 )
 from refgate.provenance.injection.findings import (
     MAX_EXCERPT,
-    RANK,
     InjectionReport,
     InjectionSignal,
     excerpt,
@@ -48,6 +47,7 @@ from refgate.provenance.injection.tokens import (
     classify,
     classify_raw,
 )
+from refgate.provenance.levels import RANK
 from refgate.provenance.unicode_scan import decode_tags
 
 _SEEN_RAW: set[str] = set()
