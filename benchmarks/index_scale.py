@@ -5,12 +5,13 @@ For each size (default 10^5; ``--sizes 100000,1000000``) it makes synthetic fili
 date (ten years), and embeds them with the hashing embedder (``--dim``, default 384, MiniLM's
 size). Then it measures, in the same run and on the same chunks and vectors:
 
-- pgvector: the real write path (``pgvector/writer.py``: one transaction per filing, chunk and
-  window rows by COPY, BM25 term counts and statistics), then the HNSW graph built once (the
-  writer's bulk path); FAISS: ``faiss_index_for`` (flat up to 250,000 vectors, HNSW above) and
+- pgvector: the real write path (``pgvector/writer.py``: one transaction per filing, chunk,
+  posting and window rows by COPY, BM25 term counts and statistics), then the HNSW graph built
+  once (the writer's bulk path); FAISS: ``faiss_index_for`` (flat up to 250,000 vectors, HNSW above) and
   the bm25s index. Throughput in chunks per second, the index's size on disk;
 - hybrid search (k = 10, dense + BM25, convex fusion, as ``refgate search``), p50 / p95 over
-  ``--queries`` queries, unfiltered and filtered by one company and a one-year date range.
+  ``--queries`` queries, unfiltered and filtered by one company and a one-year date range
+  (``--full-scan-bm25``: pgvector's unfiltered BM25 without the postings' max-score pruning).
 
 Chunking and embedding are left out (``benchmarks/document_scale.py`` measures them).
 
@@ -43,7 +44,16 @@ from refgate.retrieval.index import DocumentIndex
 from refgate.retrieval.index_files import StoredIndex, new_manifest, write_files
 from refgate.retrieval.pgvector.connection import connect
 from refgate.retrieval.pgvector.index import PgIndex
-from refgate.retrieval.pgvector.schema import create_hnsw, create_tables, drop_tables
+from refgate.retrieval.pgvector.schema import (
+    PARTS,
+    POSTINGS_KEY,
+    Tables,
+    create_hnsw,
+    create_tables,
+    drop_tables,
+    ensure_layout,
+    table_prefix,
+)
 from refgate.retrieval.pgvector.writer import PreparedDoc, chunk_terms, index_spec, write_doc
 
 COMPANIES = 2500
@@ -151,6 +161,7 @@ def run(size: int, args: argparse.Namespace, dsn: str) -> None:
         return
     if args.reuse:
         print("pgvector build: reusing the tables kept by an earlier --keep run", flush=True)
+        upgrade(dsn, name, emb, args.dim)
     elif args.bulk:
         bulk_pg(size, args, dsn, name, filings, emb, stem)
     else:
@@ -166,6 +177,27 @@ def run(size: int, args: argparse.Namespace, dsn: str) -> None:
     if args.pg_only:
         return
     faiss_side(size, args, dsn, name, filings, all_texts, emb, stem, queries, filtered)
+
+
+def full_scan_bm25(self: PgIndex, conn, terms, where, avgdl: float, n: int) -> list:
+    """BM25 over every chunk holding a query term (``--full-scan-bm25``)."""
+    return self._bm25(conn, terms, where, avgdl, top=n)
+
+
+def upgrade(dsn: str, name: str, emb: Embeddings, dim: int) -> None:
+    """Kept tables of an earlier layout brought up to date (as ``refgate index`` does)."""
+    with connect(dsn) as conn:
+        t = time.perf_counter()
+        ensure_layout(conn, Tables(table_prefix(name, embeddings_id(emb))), dim)
+        conn.execute(
+            "VACUUM ANALYZE "
+            + ", ".join(f'"{table_prefix(name, embeddings_id(emb))}_{p}"' for p in PARTS)
+        )
+    print(
+        f"pgvector layout checked (upgraded if older) and analysed in {time.perf_counter() - t:.0f} s"
+        f"  load {load()}",
+        flush=True,
+    )
 
 
 class LookupEmbeddings(Embeddings):
@@ -195,6 +227,12 @@ def bulk_pg(size, args, dsn, name, filings, emb, stem) -> None:
             spec=index_spec(emb, tokenizer=None, stem=stem, window_tokens=254),
         )  # fmt: skip
         conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(tables.name("windows_hnsw"))))
+        # the postings' primary key built once after the rows, as the graph is
+        conn.execute(
+            sql.SQL("ALTER TABLE {} DROP CONSTRAINT {}").format(
+                tables.postings, sql.Identifier(tables.name("postings_pkey"))
+            )
+        )
         t = time.perf_counter()
         df: Counter[str] = Counter()
         n_terms = 0
@@ -237,6 +275,17 @@ def bulk_pg(size, args, dsn, name, filings, emb, stem) -> None:
                         ))  # fmt: skip
             cid = 0
             with cur.copy(
+                sql.SQL("COPY {} (term, chunk, tf, dl) FROM STDIN").format(tables.postings)
+            ) as copy:
+                for _doc_id, _corp, chunks, _vecs in filings:
+                    for c in chunks:
+                        cid += 1
+                        tc = words(c.text)
+                        dl = sum(tc.values())
+                        for term, tf in tc.items():
+                            copy.write_row((term, cid, tf, dl))
+            cid = 0
+            with cur.copy(
                 sql.SQL("COPY {} (chunk, hash, corp_code, date, vec) FROM STDIN").format(
                     tables.windows
                 )
@@ -262,7 +311,11 @@ def bulk_pg(size, args, dsn, name, filings, emb, stem) -> None:
             conn.execute(
                 "SELECT setval(pg_get_serial_sequence(%s, 'id'), %s)", [tables.name("chunks"), cid]
             )
+        t_key = time.perf_counter()
+        conn.execute(sql.SQL(POSTINGS_KEY[0]).format(
+            postings=tables.postings, postings_pkey=sql.Identifier(tables.name("postings_pkey"))))  # fmt: skip
         rows_s = time.perf_counter() - t
+        print(f"postings primary key: {time.perf_counter() - t_key:.0f} s", flush=True)
         hnsw_s, pg_bytes = finish_pg(conn, tables, args)
     print(
         f"pgvector bulk fill: rows {rows_s:.0f} s ({size / rows_s:,.0f} chunks/s, one COPY per "
@@ -280,10 +333,10 @@ def finish_pg(conn, tables, args) -> tuple[float, int]:
     create_hnsw(conn, tables)
     hnsw_s = time.perf_counter() - t
     conn.execute("VACUUM ANALYZE " + ", ".join(
-        f'"{tables.name(p)}"' for p in ("chunks", "windows", "df", "docs")))  # fmt: skip
+        f'"{tables.name(p)}"' for p in PARTS if p != "stats"))  # fmt: skip
     pg_bytes = sum(
         int(conn.execute("SELECT pg_total_relation_size(%s)", [tables.name(p)]).fetchone()[0])
-        for p in ("chunks", "windows", "df", "docs", "stats")
+        for p in PARTS
     )
     return hnsw_s, pg_bytes
 
@@ -372,6 +425,12 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep the pgvector tables afterwards")
     ap.add_argument("--reuse", action="store_true", help="search the tables a --keep run kept")
     ap.add_argument("--pg-only", action="store_true", help="measure pgvector only")
+    ap.add_argument(
+        "--full-scan-bm25",
+        action="store_true",
+        help="pgvector's unfiltered BM25 scores every chunk holding a term (the path before the"
+        " postings table), for comparison",
+    )
     ap.add_argument("--faiss-only", action="store_true", help="measure FAISS only")
     ap.add_argument(
         "--bulk", action="store_true", help="fill pgvector by one COPY per table, not the writer"
@@ -383,6 +442,8 @@ def main() -> None:
         help="hashing: embed the synthetic text; random: vectors clustered by company (fast)",
     )
     args = ap.parse_args()
+    if args.full_scan_bm25:
+        PgIndex._bm25_top = full_scan_bm25  # type: ignore[method-assign]
     dsn = os.environ.get("REFGATE_INDEX_DSN") or os.environ.get("REFGATE_TEST_POSTGRES_URL")
     if not dsn:
         raise SystemExit("set REFGATE_INDEX_DSN (scripts/start_postgres.sh --pgvector prints one)")

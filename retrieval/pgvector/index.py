@@ -7,8 +7,9 @@ The same ranking as the FAISS path, computed in the database:
   index is below its HNSW threshold;
 - lexical: BM25 as bm25s scores it (Lucene idf, k1 = 1.5, b = 0.75) from term counts stored
   per chunk (tokenised in Python as ``bm25.build_bm25`` tokenises: words, or Korean morphemes),
-  document frequencies and corpus statistics kept by the writer; the chunks holding a query
-  term are found through a GIN index. PostgreSQL's own ``ts_rank`` has no inverse document
+  document frequencies and corpus statistics kept by the writer; filtered, the chunks holding a
+  query term are found through a GIN index; unfiltered, the postings table is read with
+  max-score pruning (``pgvector/lexical.py``). PostgreSQL's own ``ts_rank`` has no inverse document
   frequency and no length normalisation against the corpus's mean, so it cannot give BM25's
   ranking;
 - then ``fusion.py``'s convex combination (dense weight from the corpus's homogeneity, the
@@ -42,6 +43,7 @@ from refgate.retrieval.index_files import stored_embedder
 from refgate.retrieval.mmr import DEFAULT_LAMBDA
 from refgate.retrieval.pgvector.connection import PgIndexError, as_array, connect, describe
 from refgate.retrieval.pgvector.filters import SqlFilter, sql_filter
+from refgate.retrieval.pgvector.lexical import BM25_B, BM25_K1, QueryTerms, Scored, maxscore_top
 from refgate.retrieval.pgvector.schema import (
     SCHEMA_VERSION,
     IndexSpec,
@@ -65,22 +67,12 @@ if TYPE_CHECKING:
 
     from refgate.config import Settings
 
-#: bm25s's defaults (method "lucene").
-BM25_K1 = 1.5
-BM25_B = 0.75
 #: Reachable windows up to which dense search is an exact scan, not the HNSW graph.
 EXACT_MAX_WINDOWS = 50_000
 #: The HNSW candidate list per query (pgvector's maximum is 1000), and how many tuples an
 #: iterative scan may visit when a filter rejects most of them.
 EF_SEARCH = 400
 MAX_SCAN_TUPLES = 200_000
-#: A query term whose idf is below this (held by more than about a tenth of the chunks) finds
-#: no candidates on its own when rarer terms can (``PgIndex._bm25_top``).
-COMMON_IDF = math.log(1 + 9.0)
-
-
-#: A query's terms held by the index: the terms, their counts in the query, their idf.
-QueryTerms = tuple[list[str], list[int], list[float]]
 
 
 class StoredChunk(NamedTuple):
@@ -147,7 +139,8 @@ class PgIndex:
         if int(self.spec.get("schema", 1)) < SCHEMA_VERSION:
             raise PgIndexError(
                 f"pgvector index {name!r} was written by an earlier refgate (no report-period "
-                "columns): run refgate index --backend pgvector once to bring it up to date"
+                "columns or no postings table): run refgate index --backend pgvector once to "
+                "bring it up to date"
             )
         self.dimension = int(row["dimension"])
         self.embeddings_id = str(row["embeddings_id"])
@@ -445,21 +438,18 @@ class PgIndex:
         where: SqlFilter,
         avgdl: float,
         n: int,
-    ) -> list[tuple[int, float]]:
-        """The ``n`` best BM25 scores, exactly, without reading every chunk a common term is in:
-        candidates are the chunks holding a rarer term; a term adds less than ``idf * qtf`` to
-        a score (the Lucene tf part is below 1), so a chunk holding only the common terms scores
-        below their sum, and if the ``n``-th best candidate beats that sum the list is exact
-        (max-score pruning). Otherwise every chunk holding a term is scored."""
-        names, qtf, idf = terms
-        common = [i for i in range(len(names)) if idf[i] < COMMON_IDF]
-        # a filter leaves few chunks to score: pruning would only add a query
-        if where.empty and common and len(common) < len(names):
-            bound = sum(idf[i] * qtf[i] for i in common)
-            rare = [names[i] for i in range(len(names)) if i not in common]
-            rows = self._bm25(conn, terms, where, avgdl, top=n, candidates=rare)
-            if len(rows) >= n and rows[n - 1][1] > bound:
-                return rows
+    ) -> Scored:
+        """The ``n`` best BM25 scores, exactly. Unfiltered, from the postings by max-score
+        pruning (``lexical.maxscore_top``); filtered, or when pruning proves nothing, from the
+        filtered chunks holding a term (the filter's btrees and the GIN on terms)."""
+        if where.empty:
+
+            def complete(ids: list[int]) -> Scored:
+                return self._bm25(conn, terms, where, avgdl, top=len(ids), ids=ids)
+
+            top = maxscore_top(conn, self.tables.postings, terms, avgdl, n, complete)
+            if top is not None:
+                return top
         return self._bm25(conn, terms, where, avgdl, top=n)
 
     def _bm25(
@@ -471,8 +461,7 @@ class PgIndex:
         *,
         top: int | None = None,
         ids: list[int] | None = None,
-        candidates: list[str] | None = None,
-    ) -> list[tuple[int, float]]:
+    ) -> Scored:
         """BM25 scores (bm25s's Lucene variant) of the filtered chunks holding a query term:
         the ``top`` best, or those of chunks ``ids``; best first."""
         names, qtf, idf = terms

@@ -1,7 +1,8 @@
 """The pgvector index's tables: one set per (index name, embedder), listed in a registry.
 
 For an index ``name`` and an embedder ``E`` the tables are ``<prefix>_docs``, ``_chunks``,
-``_windows``, ``_df`` and ``_stats`` (``prefix`` derived from both, at most 50 characters)::
+``_windows``, ``_postings``, ``_df`` and ``_stats`` (``prefix`` derived from both, at most 50
+characters)::
 
     docs     doc_id, content hash, company keys: one row per indexed document
     chunks   one row per chunk: text, metadata (jsonb), the filter columns (company keys, date,
@@ -10,6 +11,9 @@ For an index ``name`` and an embedder ``E`` the tables are ``<prefix>_docs``, ``
              redundancy term)
     windows  one row per window (the dense side): the chunk, corp_code and date, report
              period, superseded (the common filters, btree), vector (HNSW, cosine)
+    postings term, chunk id, term count, chunk length: BM25's postings, narrow (primary key
+             (term, chunk) including the counts, read by index-only scans), so unfiltered
+             BM25 scores a term's postings without reading the wide chunk rows
     df       term -> document frequency (the BM25 idf)
     stats    one row: chunks, total terms, windows, the sum of chunk vectors (the corpus's
              homogeneity: fusion.corpus_homogeneity over every chunk, kept up to date)
@@ -95,7 +99,8 @@ class IndexSpec(TypedDict, total=False):
     dense: dict[str, str | int]
     bm25: Bm25Spec
     embeddings_id: str
-    #: The tables' layout (``SCHEMA_VERSION``); 1 when absent (no report-period columns).
+    #: The tables' layout (``SCHEMA_VERSION``); 1 when absent (no report-period columns), 2
+    #: without the postings table.
     schema: int
 
 
@@ -184,13 +189,29 @@ PERIOD_BACKFILL = (
     "UPDATE {windows} w SET bsns_year = c.bsns_year, quarter = c.quarter FROM {chunks} c"
     " WHERE w.chunk = c.id",
 )
+#: Layout 3: the postings table, its primary key added after a backfill (faster in bulk).
+POSTINGS_DDL = (
+    "CREATE TABLE IF NOT EXISTS {postings} (term text NOT NULL, chunk bigint NOT NULL,"
+    " tf int NOT NULL, dl int NOT NULL)",
+)
+POSTINGS_KEY = (
+    "ALTER TABLE {postings} ADD CONSTRAINT {postings_pkey} PRIMARY KEY (term, chunk)"
+    " INCLUDE (tf, dl)",
+)
+#: A layout-2 set's postings, from the chunks' term arrays.
+POSTINGS_BACKFILL = (
+    "INSERT INTO {postings} (term, chunk, tf, dl) SELECT u.term, c.id, u.tf, c.dl FROM {chunks} c"
+    " CROSS JOIN LATERAL unnest(c.terms, c.tfs) AS u(term, tf)",
+)
 #: The current table layout.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+#: The parts of a table set, in the order they are dropped.
+PARTS = ("windows", "postings", "chunks", "docs", "df", "stats")
 
 
 def _ddl(conn: psycopg.Connection, t: Tables, statements: tuple[str, ...], dim: int) -> None:
-    names = ("chunks_period", "chunks_rcept", "chunks_section", "windows_period")
-    parts = {p: getattr(t, p) for p in ("docs", "chunks", "windows", "df", "stats")}
+    names = ("chunks_period", "chunks_rcept", "chunks_section", "windows_period", "postings_pkey")
+    parts = {p: getattr(t, p) for p in PARTS}
     parts.update({n: sql.Identifier(t.name(n)) for n in names})
     vec = sql.SQL(f"vector({int(dim)})")
     for ddl in statements:
@@ -254,7 +275,7 @@ def create_tables(
         if known is not None:
             upgrade_tables(conn, t, dimension)
             return t
-        _ddl(conn, t, TABLES_DDL + PERIOD_DDL, dimension)
+        _ddl(conn, t, TABLES_DDL + PERIOD_DDL + POSTINGS_DDL + POSTINGS_KEY, dimension)
         create_hnsw(conn, t)
         _register(
             conn,
@@ -276,15 +297,28 @@ def ensure_layout(conn: psycopg.Connection, t: Tables, dimension: int) -> None:
 
 
 def upgrade_tables(conn: psycopg.Connection, t: Tables, dimension: int) -> None:
-    """Bring a table set of layout 1 to ``SCHEMA_VERSION`` (inside the caller's transaction):
-    the report-period and superseded columns, filled from the chunks' metadata."""
+    """Bring a table set of an earlier layout to ``SCHEMA_VERSION`` (inside the caller's
+    transaction): from layout 1 the report-period and superseded columns, filled from the
+    chunks' metadata; from layout 2 the postings table, filled from the chunks' terms."""
     row = conn.execute(
         sql.SQL("SELECT spec FROM {} WHERE prefix = %s").format(sql.Identifier(REGISTRY)),
         [t.prefix],
     ).fetchone()
     spec: IndexSpec = row[0] if row else {}
-    if int(spec.get("schema", 1)) >= SCHEMA_VERSION:
+    layout = int(spec.get("schema", 1))
+    if layout >= SCHEMA_VERSION:
         return
+    if layout < 2:
+        _add_periods(conn, t, dimension)
+    # a partial table (a set half-upgraded by hand) is made again whole
+    conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(t.postings))
+    _ddl(conn, t, POSTINGS_DDL + POSTINGS_BACKFILL + POSTINGS_KEY, dimension)
+    conn.execute(sql.SQL("ANALYZE {}").format(t.postings))
+    update_spec(conn, t, {**spec, "schema": SCHEMA_VERSION})
+
+
+def _add_periods(conn: psycopg.Connection, t: Tables, dimension: int) -> None:
+    """Layout 1 to 2: the report-period and superseded columns, filled and flagged."""
     _ddl(conn, t, PERIOD_DDL + PERIOD_BACKFILL, dimension)
     keys = conn.execute(
         sql.SQL("SELECT DISTINCT section_key FROM {} WHERE section_key IS NOT NULL").format(
@@ -292,7 +326,6 @@ def upgrade_tables(conn: psycopg.Connection, t: Tables, dimension: int) -> None:
         )
     ).fetchall()
     resupersede(conn, t, [str(k) for (k,) in keys])
-    update_spec(conn, t, {**spec, "schema": SCHEMA_VERSION})
 
 
 def resupersede(conn: psycopg.Connection, t: Tables, keys: list[str]) -> None:
@@ -346,7 +379,7 @@ def drop_tables(conn: psycopg.Connection, name: str, embeddings_id: str) -> None
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", [_SCHEMA_LOCK])
         ensure_registry(conn)
-        for part in ("windows", "chunks", "docs", "df", "stats"):
+        for part in PARTS:
             conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(getattr(t, part)))
         conn.execute(
             sql.SQL("DELETE FROM {} WHERE prefix = %s").format(sql.Identifier(REGISTRY)),

@@ -4,10 +4,11 @@
 edited documents (by content hash, as ``refresh.doc_hash``) are chunked as the FAISS path chunks
 them, their windows' vectors come from the index itself (by content hash), else the embeddings
 cache, else the embedder; then each document is replaced in one transaction (its chunks,
-windows, term counts, the BM25 document frequencies and the corpus statistics), so a reader sees
-a document whole or not at all, a kill leaves whole documents only, and two writers never lose
-each other's work: a per-document advisory lock orders writers of the same document, and every
-commit serialises on the one statistics row, which it locks before the document frequencies.
+windows, term counts and postings, the BM25 document frequencies and the corpus statistics), so
+a reader sees a document whole or not at all, a kill leaves whole documents only, and two
+writers never lose each other's work: a per-document advisory lock orders writers of the same
+document, and every commit serialises on the one statistics row, which it locks before the
+document frequencies.
 """
 
 from __future__ import annotations
@@ -448,11 +449,12 @@ def _take_old(conn: psycopg.Connection, t: Tables, doc_id: str, dimension: int) 
     rows = conn.execute(
         sql.SQL(
             "DELETE FROM {} WHERE doc_id = %s RETURNING terms, dl, vec,"
-            " array_length(window_hashes, 1), section_key, chunk_id"
+            " array_length(window_hashes, 1), section_key, chunk_id, id"
         ).format(t.chunks),
         [doc_id],
     ).fetchall()
-    for ts, dl, vec, nw, key, chunk_id in rows:
+    _delete_postings(conn, t, [(int(r[6]), list(r[0])) for r in rows])
+    for ts, dl, vec, nw, key, chunk_id, _ in rows:
         old.chunk_ids.add(str(chunk_id))
         old.df.update(ts)
         old.chunks += 1
@@ -462,6 +464,22 @@ def _take_old(conn: psycopg.Connection, t: Tables, doc_id: str, dimension: int) 
         if key is not None:
             old.sections.add(str(key))
     return old
+
+
+def _delete_postings(
+    conn: psycopg.Connection, t: Tables, chunks: list[tuple[int, list[str]]]
+) -> None:
+    """Delete the postings of the chunks ``(id, terms)``, by their primary key."""
+    pairs = [(term, cid) for cid, terms in chunks for term in terms]
+    if not pairs:
+        return
+    conn.execute(
+        sql.SQL(
+            "DELETE FROM {} p USING unnest(%s::text[], %s::bigint[]) AS x(term, chunk)"
+            " WHERE p.term = x.term AND p.chunk = x.chunk"
+        ).format(t.postings),
+        [[term for term, _ in pairs], [cid for _, cid in pairs]],
+    )
 
 
 def write_doc(
@@ -477,6 +495,7 @@ def write_doc(
         old = _take_old(conn, t, d.doc_id, dim)
         ids = _chunk_ids(conn, t, len(d.chunks))
         new = _copy_chunks(conn, t, d, ids, dim)
+        _copy_postings(conn, t, ids, d.terms)
         _copy_windows(conn, t, d, ids)
         _apply_df(conn, t, new.df, old.df)
         _update_stats(conn, t, new, old, vsum)
@@ -548,6 +567,19 @@ def _copy_chunks(
                 new.sections.add(key)
             copy.write_row(_chunk_row(cid, c, ws, terms, chunk_vec))
     return new
+
+
+def _copy_postings(
+    conn: psycopg.Connection, t: Tables, ids: list[int], terms: list[Counter[str]]
+) -> None:
+    """COPY the chunks' postings in: (term, chunk id, term count, chunk length)."""
+    with conn.cursor().copy(
+        sql.SQL("COPY {} (term, chunk, tf, dl) FROM STDIN").format(t.postings)
+    ) as copy:
+        for cid, counts in zip(ids, terms, strict=True):
+            dl = sum(counts.values())
+            for term, tf in counts.items():
+                copy.write_row((term, cid, tf, dl))
 
 
 def _copy_windows(conn: psycopg.Connection, t: Tables, d: PreparedDoc, ids: list[int]) -> None:

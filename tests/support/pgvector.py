@@ -7,7 +7,7 @@ from typing import Any
 
 from psycopg import sql
 
-from refgate.retrieval.pgvector.schema import Tables, registry_rows
+from refgate.retrieval.pgvector.schema import PARTS, Tables, registry_rows
 
 
 def _tables(conn: Any, name: str) -> list[Tables]:
@@ -30,14 +30,14 @@ def index_counts(conn: Any, name: str) -> dict[str, tuple[int, ...]]:
 def index_invariants(conn: Any, name: str) -> list[str]:
     """What is wrong with index ``name`` (empty: nothing). Read in one snapshot: every indexed
     document has exactly its chunks, each chunk its windows, no chunk lacks its document, and
-    the statistics and document frequencies equal what the chunks say."""
+    the statistics, postings and document frequencies equal what the chunks say."""
     problems: list[str] = []
     with conn.transaction():
         conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
         for t in _tables(conn, name):
 
             def q(text: str, t: Tables = t) -> list[Any]:
-                parts = {p: getattr(t, p) for p in ("docs", "chunks", "windows", "df", "stats")}
+                parts = {p: getattr(t, p) for p in PARTS}
                 return conn.execute(sql.SQL(text).format(**parts)).fetchall()
 
             for doc_id, want, have in q(
@@ -61,6 +61,14 @@ def index_invariants(conn: Any, name: str) -> list[str]:
             ((wn,),) = q("SELECT count(*) FROM {windows}")
             if (n, terms, windows) != (cn, cterms, wn):
                 problems.append(f"stats {(n, terms, windows)} != chunks {(cn, cterms, wn)}")
+            ((stray, lost),) = q(
+                "WITH p AS (SELECT term, chunk, tf, dl FROM {postings}), c AS (SELECT u.term,"
+                " c.id, u.tf, c.dl FROM {chunks} c, unnest(c.terms, c.tfs) AS u(term, tf))"
+                " SELECT (SELECT count(*) FROM (TABLE p EXCEPT ALL TABLE c) x),"
+                " (SELECT count(*) FROM (TABLE c EXCEPT ALL TABLE p) y)"
+            )
+            if stray or lost:
+                problems.append(f"postings: {stray} not in the chunks, {lost} missing")
             df = Counter(dict(q("SELECT term, df FROM {df}")))
             true_df: Counter[str] = Counter()
             for (ts,) in q("SELECT terms FROM {chunks}"):
