@@ -17,7 +17,9 @@ figures and tables), rendered by ``render_korean`` in NanumGothic 10 pt (Debian'
 ``fonts-nanum``, SIL OFL; the benchmark stops with a message when it is not installed).
 
 ``--lang`` and ``--psm`` read with other Tesseract languages and page segmentation: the loader
-reads Hangul pages with ``--lang kor+eng --psm 6`` at 150 dpi (``ocr_pages.READING``).
+reads a document's first pages with ``--lang kor+eng --psm 6`` at 150 dpi
+(``ocr_pages.FIRST_READING``) and later Hangul pages with ``kor`` alone at 120 dpi, its doubtful
+words again with ``eng`` (``ocr_pages.READING``, ``ocr_latin``); this script reads one way.
 
 Run: ``python benchmarks/ocr_accuracy.py [--pages 12] [--dpi 150,200,300] [--korean]
 [--lang kor+eng] [--psm 6] [--workdir DIR]``.
