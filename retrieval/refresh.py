@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
@@ -95,6 +95,25 @@ def doc_hash(doc: Document) -> str:
     return h.hexdigest()
 
 
+def doc_id_of(doc: Document) -> str:
+    """A document's ``metadata['doc_id']`` ("" when it has none)."""
+    return str((doc.metadata or {}).get("doc_id") or "")
+
+
+def document_hashes(docs: Sequence[Document]) -> dict[str, str]:
+    """Each document's content hash (``doc_hash``) by its doc_id, in the documents' order; a
+    missing or repeated doc_id is refused (``ValueError``), before anything is indexed."""
+    hashes: dict[str, str] = {}
+    for doc in docs:
+        doc_id = doc_id_of(doc)
+        if not doc_id:
+            raise ValueError("every document needs metadata['doc_id']")
+        if doc_id in hashes:
+            raise ValueError(f"duplicate doc_id {doc_id!r}")
+        hashes[doc_id] = doc_hash(doc)
+    return hashes
+
+
 def _jsonable(v: object) -> bool:
     return isinstance(v, str | int | float | bool) or v is None
 
@@ -119,16 +138,9 @@ class _Chunked:
         old_by_doc: dict[str, list[Chunk]] = {}
         for c in old.chunks:
             old_by_doc.setdefault(c.doc_id, []).append(c)
-        out = cls()
+        out = cls(hashes=document_hashes(docs))
         say("chunk", 0, len(docs))
-        for n, doc in enumerate(docs, start=1):
-            doc_id = str((doc.metadata or {}).get("doc_id") or "")
-            if not doc_id:
-                raise ValueError("every document needs metadata['doc_id']")
-            if doc_id in out.hashes:
-                raise ValueError(f"duplicate doc_id {doc_id!r}")
-            h = doc_hash(doc)
-            out.hashes[doc_id] = h
+        for n, (doc, (doc_id, h)) in enumerate(zip(docs, out.hashes.items(), strict=True), 1):
             if existing and old_hashes.get(doc_id) == h and doc_id in old_by_doc:
                 out.chunks.extend(old_by_doc[doc_id])
                 out.unchanged += 1

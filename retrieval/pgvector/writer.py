@@ -55,7 +55,14 @@ from refgate.retrieval.pgvector.schema import (
     table_prefix,
     update_spec,
 )
-from refgate.retrieval.refresh import Progress, UpdateResult, doc_hash, embed_missing
+from refgate.retrieval.refresh import (
+    Progress,
+    UpdateResult,
+    doc_hash,
+    doc_id_of,
+    document_hashes,
+    embed_missing,
+)
 from refgate.retrieval.windows import WINDOW_TOKENS, chunk_windows
 
 if TYPE_CHECKING:
@@ -131,13 +138,13 @@ def write_index(
     t0 = time.perf_counter()
     check_name(name)
     docs = list(documents)
-    hashes = _document_hashes(docs)
+    hashes = document_hashes(docs)
     with connect(dsn) as conn:
         if rebuild:
             drop_tables(conn, name, embeddings_id(embeddings))
         w = _Writer(conn, name, embeddings, window_tokens, progress, on_document)
         w.read_state([d.page_content or "" for d in docs])
-        todo = [d for d in docs if w.old.get(_doc_id(d)) != hashes[_doc_id(d)]]
+        todo = [d for d in docs if w.old.get(doc_id_of(d)) != hashes[doc_id_of(d)]]
         removed = sorted(set(w.old) - set(hashes))
         w.cache = EmbeddingCache(cache_path) if cache_path is not None else None
         try:
@@ -159,23 +166,6 @@ def write_index(
         unchanged_documents=len(docs) - len(todo),
         seconds=time.perf_counter() - t0,
     )
-
-
-def _doc_id(doc: Document) -> str:
-    return str((doc.metadata or {}).get("doc_id") or "")
-
-
-def _document_hashes(docs: list[Document]) -> dict[str, str]:
-    """Each document's content hash by doc_id; a missing or repeated doc_id is refused."""
-    hashes: dict[str, str] = {}
-    for doc in docs:
-        doc_id = _doc_id(doc)
-        if not doc_id:
-            raise ValueError("every document needs metadata['doc_id']")
-        if doc_id in hashes:
-            raise ValueError(f"duplicate doc_id {doc_id!r}")
-        hashes[doc_id] = doc_hash(doc)
-    return hashes
 
 
 def _rebuild_hint(name: str, why: str) -> PgIndexError:
