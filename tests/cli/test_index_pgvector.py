@@ -18,16 +18,12 @@ from typer.testing import CliRunner
 from refgate.cli.app import app
 from refgate.retrieval import HashingEmbeddings
 from refgate.retrieval.pgvector.connection import connect
-from tests.support.pgvector import index_invariants
+from tests.support.pgvector import PGVECTOR_URL, index_invariants, requires_pgvector
 
-PGVECTOR_URL = os.environ.get("REFGATE_TEST_PGVECTOR_URL", "")
 FOMC = Path(__file__).resolve().parents[2] / "examples" / "us-macro" / "documents"
 pytestmark = [
     pytest.mark.postgres,
-    pytest.mark.skipif(
-        not PGVECTOR_URL,
-        reason="REFGATE_TEST_PGVECTOR_URL is unset (scripts/start_postgres.sh --pgvector)",
-    ),
+    requires_pgvector,
 ]
 
 

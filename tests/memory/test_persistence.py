@@ -20,11 +20,10 @@ from refgate.memory.persistence import open_persistence, persistence_target, red
 from refgate.memory.store import STORE_DIMS, StoreEmbeddings
 from refgate.refs import as_ref_map
 from refgate.workspace import load_workspace
+from tests.support.pgvector import PGVECTOR_URL, requires_pgvector
 from tests.support.serving import empty_workspace, scripted_model, started_passes
 
 PG_URL = os.environ.get("REFGATE_TEST_POSTGRES_URL", "")
-#: PostgreSQL with pgvector (scripts/start_postgres.sh --pgvector): the store's semantic index.
-PGVECTOR_URL = os.environ.get("REFGATE_TEST_PGVECTOR_URL", "")
 BACKENDS = [
     "sqlite",
     pytest.param(
@@ -42,10 +41,7 @@ BACKENDS = [
         "pgvector",
         marks=[
             pytest.mark.postgres,
-            pytest.mark.skipif(
-                not PGVECTOR_URL,
-                reason="REFGATE_TEST_PGVECTOR_URL is unset (scripts/start_postgres.sh --pgvector)",
-            ),
+            requires_pgvector,
         ],
     ),
 ]
@@ -181,7 +177,7 @@ def test_a_remembered_decision_is_recalled_by_brief(backend, workspace, monkeypa
 
 
 @pytest.mark.postgres
-@pytest.mark.skipif(not PGVECTOR_URL, reason="REFGATE_TEST_PGVECTOR_URL is unset")
+@requires_pgvector
 def test_harvest_memory_is_searched_by_meaning_on_postgres_with_pgvector(workspace, monkeypatch):
     """The served graph's store on PostgreSQL with pgvector: PostgresStore with the embedding
     index (sync and async, as the LangServe app opens it); a decision HARVEST wrote is found

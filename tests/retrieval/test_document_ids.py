@@ -3,7 +3,6 @@ anything (``refresh.document_hashes``, the one check both use)."""
 
 from __future__ import annotations
 
-import os
 import uuid
 from pathlib import Path
 
@@ -12,8 +11,8 @@ from langchain_core.documents import Document
 
 from refgate.retrieval import DocumentIndex, HashingEmbeddings
 from refgate.retrieval.refresh import document_hashes
+from tests.support.pgvector import PGVECTOR_URL, requires_pgvector
 
-PGVECTOR_URL = os.environ.get("REFGATE_TEST_PGVECTOR_URL", "")
 GOOD = Document(page_content="Revenue rose 4% in 2023.", metadata={"doc_id": "a", "source": "a"})
 BAD = {
     "every document needs metadata\\['doc_id'\\]": [GOOD, Document(page_content="No id.")],
@@ -36,10 +35,7 @@ def test_faiss_refuses_and_writes_nothing(tmp_path: Path, message: str):
 
 
 @pytest.mark.postgres
-@pytest.mark.skipif(
-    not PGVECTOR_URL,
-    reason="REFGATE_TEST_PGVECTOR_URL is unset (scripts/start_postgres.sh --pgvector)",
-)
+@requires_pgvector
 @pytest.mark.parametrize("message", list(BAD))
 def test_pgvector_refuses_and_writes_nothing(message: str):
     # deferred: psycopg and the pgvector backend only where a server is given

@@ -17,16 +17,12 @@ from refgate.retrieval import DocumentIndex, HashingEmbeddings
 from refgate.retrieval.pgvector.connection import PgIndexError, connect
 from refgate.retrieval.pgvector.index import PgIndex
 from refgate.retrieval.pgvector.writer import write_index
-from tests.support.pgvector import index_counts, index_invariants
+from tests.support.pgvector import PGVECTOR_URL, index_counts, index_invariants, requires_pgvector
 
-PGVECTOR_URL = os.environ.get("REFGATE_TEST_PGVECTOR_URL", "")
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = [
     pytest.mark.postgres,
-    pytest.mark.skipif(
-        not PGVECTOR_URL,
-        reason="REFGATE_TEST_PGVECTOR_URL is unset (scripts/start_postgres.sh --pgvector)",
-    ),
+    requires_pgvector,
 ]
 
 QUERIES = [

@@ -6,7 +6,6 @@ section), in SQL, the same hits as the FAISS index, kept true as filings arrive 
 
 from __future__ import annotations
 
-import os
 import uuid
 from datetime import date
 from pathlib import Path
@@ -22,15 +21,11 @@ from refgate.retrieval.pgvector.index import PgIndex
 from refgate.retrieval.pgvector.schema import REGISTRY, Tables, registry_rows
 from refgate.retrieval.pgvector.writer import write_index
 from tests.support.ncsoft_sections import AMENDED_2023, ANNUAL_2023, Q3_2022, write_filing
-from tests.support.pgvector import index_invariants
+from tests.support.pgvector import PGVECTOR_URL, index_invariants, requires_pgvector
 
-PGVECTOR_URL = os.environ.get("REFGATE_TEST_PGVECTOR_URL", "")
 pytestmark = [
     pytest.mark.postgres,
-    pytest.mark.skipif(
-        not PGVECTOR_URL,
-        reason="REFGATE_TEST_PGVECTOR_URL is unset (scripts/start_postgres.sh --pgvector)",
-    ),
+    requires_pgvector,
 ]
 TITLES = ("1. 외부감사에 관한 사항", "7. 기타 참고사항", "3. 원재료 및 생산설비")
 #: (question, filters, day asked): periods named and not, superseded kept and not.

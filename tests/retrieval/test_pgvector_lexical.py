@@ -6,7 +6,6 @@ index of the layout before the postings refused by readers and brought up to dat
 
 from __future__ import annotations
 
-import os
 import uuid
 
 import numpy as np
@@ -21,15 +20,11 @@ from refgate.retrieval.pgvector.index import PgIndex
 from refgate.retrieval.pgvector.lexical import MaxScore, maxscore_top
 from refgate.retrieval.pgvector.schema import REGISTRY, Tables, registry_rows
 from refgate.retrieval.pgvector.writer import write_index
-from tests.support.pgvector import index_invariants
+from tests.support.pgvector import PGVECTOR_URL, index_invariants, requires_pgvector
 
-PGVECTOR_URL = os.environ.get("REFGATE_TEST_PGVECTOR_URL", "")
 pytestmark = [
     pytest.mark.postgres,
-    pytest.mark.skipif(
-        not PGVECTOR_URL,
-        reason="REFGATE_TEST_PGVECTOR_URL is unset (scripts/start_postgres.sh --pgvector)",
-    ),
+    requires_pgvector,
 ]
 VOCAB = 600
 

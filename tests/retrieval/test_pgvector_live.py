@@ -28,16 +28,12 @@ from refgate.retrieval.pgvector.connection import connect
 from refgate.retrieval.pgvector.index import PgIndex
 from refgate.retrieval.pgvector.schema import Tables, registry_rows
 from refgate.workspace import load_workspace
-from tests.support.pgvector import index_invariants
+from tests.support.pgvector import PGVECTOR_URL, index_invariants, requires_pgvector
 
-PGVECTOR_URL = os.environ.get("REFGATE_TEST_PGVECTOR_URL", "")
 FOMC = Path(__file__).resolve().parents[2] / "examples" / "us-macro" / "documents"
 pytestmark = [
     pytest.mark.postgres,
-    pytest.mark.skipif(
-        not PGVECTOR_URL,
-        reason="REFGATE_TEST_PGVECTOR_URL is unset (scripts/start_postgres.sh --pgvector)",
-    ),
+    requires_pgvector,
 ]
 
 

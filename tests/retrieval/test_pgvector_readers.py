@@ -24,15 +24,12 @@ from refgate.memory.embeddings import document_embeddings
 from refgate.retrieval.documents import load_documents
 from refgate.retrieval.pgvector.writer import write_index
 from refgate.testing_openai import OpenAIStub, Reply, StubRequest, tool, tool_reply
+from tests.support.pgvector import PGVECTOR_URL, requires_pgvector
 from tests.support.serving import pass_of
 
-PGVECTOR_URL = os.environ.get("REFGATE_TEST_PGVECTOR_URL", "")
 pytestmark = [
     pytest.mark.postgres,
-    pytest.mark.skipif(
-        not PGVECTOR_URL,
-        reason="REFGATE_TEST_PGVECTOR_URL is unset (scripts/start_postgres.sh --pgvector)",
-    ),
+    requires_pgvector,
 ]
 #: Three short notes; the question's words are in ``quetzal.txt`` only.
 NOTES = {

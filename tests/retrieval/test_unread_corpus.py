@@ -6,7 +6,6 @@ reading no Korean may."""
 
 from __future__ import annotations
 
-import os
 import uuid
 from pathlib import Path
 
@@ -22,11 +21,11 @@ from refgate.retrieval.embedder_choice import reads_corpus
 from refgate.retrieval.fusion import LONG_QUERY_WORDS, UNREAD_WEIGHT
 from refgate.retrieval.ranking import SearchPlan
 from tests.support.ncsoft_sections import Q3_2022, write_filing
+from tests.support.pgvector import PGVECTOR_URL, requires_pgvector
 
 AUDIT, MATERIALS = "1. 외부감사에 관한 사항", "3. 원재료 및 생산설비"
 #: Asked of the audit section; BM25 ranks it first (its auditor and opinion are named).
 QUESTION = "감사인 삼정회계법인 감사의견"
-PGVECTOR_URL = os.environ.get("REFGATE_TEST_PGVECTOR_URL", "")
 
 
 class MisreadingEmbeddings(Embeddings):
@@ -90,10 +89,7 @@ def test_faiss_search_lets_bm25_decide_when_the_embedder_reads_no_korean(tmp_pat
 
 
 @pytest.mark.postgres
-@pytest.mark.skipif(
-    not PGVECTOR_URL,
-    reason="REFGATE_TEST_PGVECTOR_URL is unset (scripts/start_postgres.sh --pgvector)",
-)
+@requires_pgvector
 def test_pgvector_search_follows_the_same_rule(tmp_path: Path):
     # deferred: psycopg and the pgvector backend only where a server is given
     from refgate.retrieval.pgvector.index import PgIndex

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from typing import Any
 
+import pytest
 from psycopg import sql
 
 from refgate.retrieval.pgvector.schema import PARTS, Tables, registry_rows
+
+#: The PostgreSQL server with pgvector the tests use (``scripts/start_postgres.sh --pgvector``;
+#: ``scripts/test.sh`` starts one); "" when none is given.
+PGVECTOR_URL = os.environ.get("REFGATE_TEST_PGVECTOR_URL", "")
+#: Skips a test when no server with pgvector is given.
+requires_pgvector = pytest.mark.skipif(
+    not PGVECTOR_URL,
+    reason="REFGATE_TEST_PGVECTOR_URL is unset (scripts/start_postgres.sh --pgvector)",
+)
 
 
 def _tables(conn: Any, name: str) -> list[Tables]:
