@@ -41,25 +41,8 @@ def filing_lines() -> list[str]:
 def dense_page_pdf(path: Path, pages: list[str]) -> Path:
     """One image-only page per text, its lines set in NanumGothic 10 pt on 14 pt lines on a
     page 560 pt wide, rasterised at 150 dpi."""
-    import pypdfium2 as pdfium
-    from reportlab.pdfbase import pdfmetrics
-    from reportlab.pdfbase.ttfonts import TTFont
-    from reportlab.pdfgen import canvas
-
-    text_pdf = path.with_suffix(".text.pdf")
-    pdf = canvas.Canvas(str(text_pdf), pagesize=(560, 90))
-    pdfmetrics.registerFont(TTFont(HANGUL_FONT.stem, str(HANGUL_FONT)))
-    for text in pages:
-        pdf.setFont(HANGUL_FONT.stem, 10)
-        for row, line in enumerate(text.splitlines()):
-            pdf.drawString(20, 65 - 14 * row, line)
-        pdf.showPage()
-    pdf.save()
-    doc = pdfium.PdfDocument(str(text_pdf))
-    images = [doc[i].render(scale=150 / 72, grayscale=True).to_pil() for i in range(len(doc))]
-    doc.close()
-    images[0].save(path, save_all=True, append_images=images[1:], resolution=150)
-    return path
+    dense = {"size": (560, 90), "pt": 10, "x": 20, "top": 65, "leading": 14}
+    return image_pdf(path, [(text, HANGUL_FONT) for text in pages], dense)
 
 
 def test_doubtful_words_are_latin_looking_or_unsure_non_hangul():

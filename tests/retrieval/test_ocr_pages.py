@@ -18,21 +18,30 @@ LATIN_FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 HANGUL_FONT = Path("/usr/share/fonts/truetype/nanum/NanumGothic.ttf")
 
 
-def image_pdf(path: Path, lines: list[tuple[str, Path]]) -> Path:
-    """One short image-only page per ``(text, font)``: the text set in 12 pt by reportlab, the
-    page rasterised at 150 dpi and saved as an image (no text layer)."""
+#: Where ``image_pdf`` sets the text: page size (pt), font size, left margin, first baseline
+#: and line spacing.
+SHORT_PAGE = {"size": (420, 120), "pt": 12, "x": 30, "top": 90, "leading": 18}
+
+
+def image_pdf(
+    path: Path, lines: list[tuple[str, Path]], layout: dict[str, object] | None = None
+) -> Path:
+    """One image-only page per ``(text, font)``: the text set by reportlab as ``layout`` says
+    (default ``SHORT_PAGE``), the page rasterised at 150 dpi and saved as an image (no text
+    layer)."""
     import pypdfium2 as pdfium
     from reportlab.pdfbase import pdfmetrics
     from reportlab.pdfbase.ttfonts import TTFont
     from reportlab.pdfgen import canvas
 
+    at: dict = dict(SHORT_PAGE, **(layout or {}))
     text_pdf = path.with_suffix(".text.pdf")
-    pdf = canvas.Canvas(str(text_pdf), pagesize=(420, 120))
+    pdf = canvas.Canvas(str(text_pdf), pagesize=at["size"])
     for text, font in lines:
         pdfmetrics.registerFont(TTFont(font.stem, str(font)))
-        pdf.setFont(font.stem, 12)
+        pdf.setFont(font.stem, at["pt"])
         for row, line in enumerate(text.splitlines()):
-            pdf.drawString(30, 90 - 18 * row, line)
+            pdf.drawString(at["x"], at["top"] - at["leading"] * row, line)
         pdf.showPage()
     pdf.save()
     doc = pdfium.PdfDocument(str(text_pdf))
