@@ -24,7 +24,8 @@ The dense weight ``alpha`` (``dense_weight_for``) depends on the corpus and on t
   words (a verbose question's instruction words mislead BM25);
 - **whether the embedder reads the corpus's language** (``embedder_choice.reads_corpus``): an
   embedder that does not (MiniLM on Korean filings: dense recall@10 0.18) gets ``UNREAD_WEIGHT``
-  whatever the corpus and the query, the *unread corpus* rule.
+  instead, whatever the corpus and the query, and no decisive shift: the unread corpus rule,
+  applied by ``ranking.SearchPlan.dense_weight``.
 
 Without a corpus statistic the base is ``DENSE_WEIGHT`` (0.7).
 
@@ -79,14 +80,9 @@ def base_dense_weight(homogeneity: float | None) -> float:
     return VARIED_WEIGHT + t * (UNIFORM_WEIGHT - VARIED_WEIGHT)
 
 
-def dense_weight_for(
-    query: str, homogeneity: float | None = None, *, reads_corpus: bool = True
-) -> float:
+def dense_weight_for(query: str, homogeneity: float | None = None) -> float:
     """The default dense weight for ``query`` over a corpus of this ``homogeneity``: the corpus's
-    base weight, rising with the query's length in words to ``LONG_QUERY_WEIGHT``;
-    ``UNREAD_WEIGHT`` when the embedder does not read the corpus's language."""
-    if not reads_corpus:
-        return UNREAD_WEIGHT
+    base weight, rising with the query's length in words to ``LONG_QUERY_WEIGHT``."""
     base = base_dense_weight(homogeneity)
     n = len(_WORD.findall(query))
     if n <= SHORT_QUERY_WORDS:

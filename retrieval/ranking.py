@@ -19,6 +19,7 @@ from refgate.retrieval.fusion import (
     DECISIVE_POWER,
     DENSE_WEIGHT,
     RRF_K,
+    UNREAD_WEIGHT,
     convex_fuse,
     decisive_weight,
     dense_weight_for,
@@ -150,14 +151,14 @@ class SearchPlan:
         reads_corpus: bool = True,
     ) -> float:
         """The convex fusion's dense weight for ``query``: the corpus's and the query's
-        (``fusion.dense_weight_for``; ``reads_corpus``: whether the embedder reads the corpus's
-        language), moved toward the more decisive list (``decisive_weight``; ``reachable_bm25``:
-        the BM25 scores of the chunks the filters let through). An embedder that does not read
-        the corpus keeps ``UNREAD_WEIGHT``: how decisive its cosines look says nothing (the
+        (``fusion.dense_weight_for``), moved toward the more decisive list (``decisive_weight``;
+        ``reachable_bm25``: the BM25 scores of the chunks the filters let through). An embedder
+        that does not read the corpus's language (``reads_corpus`` False) gets
+        ``UNREAD_WEIGHT``, whatever the query: how decisive its cosines look says nothing (the
         unread corpus rule)."""
-        alpha = dense_weight_for(query, homogeneity, reads_corpus=reads_corpus)
         if not reads_corpus:
-            return alpha
+            return UNREAD_WEIGHT
+        alpha = dense_weight_for(query, homogeneity)
         return decisive_weight(alpha, [s for _, s in dense], reachable_bm25, power=self.decisive)
 
 
