@@ -17,10 +17,10 @@ say() { printf '\033[1;34m[setup]\033[0m %s\n' "$*" >&2; }
 #    Chromium prints PDF reports and runs the HTML report's browser tests.
 need_apt=()
 command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
-# Tesseract reads PDF pages that have no text layer (scans, slides), in English and Korean.
-command -v tesseract >/dev/null 2>&1 || need_apt+=(tesseract-ocr tesseract-ocr-eng tesseract-ocr-kor)
+# Tesseract reads PDF pages that have no text layer (scans, slides), in English and Korean:
+# the library comes with the tesserocr wheel, its language models from apt.
 for lang in eng kor; do
-  if command -v tesseract >/dev/null 2>&1 && ! tesseract --list-langs 2>/dev/null | grep -qx "$lang"; then
+  if ! ls /usr/share/tesseract-ocr/*/tessdata/"$lang".traineddata >/dev/null 2>&1; then
     need_apt+=("tesseract-ocr-$lang")
   fi
 done

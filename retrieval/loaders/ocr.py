@@ -1,7 +1,11 @@
 """OCR of PDF pages without a text layer (scans, slides saved as images): Tesseract.
 
-Tesseract comes from the system's packages (``apt-get install tesseract-ocr tesseract-ocr-eng
-tesseract-ocr-kor``; ``scripts/setup.sh`` installs it) and is called through ``pytesseract``.
+Tesseract runs inside this process through ``tesserocr`` (MIT; its wheel carries Tesseract 5.5
+and Leptonica, built without OpenMP); the language models come from the system's packages
+(``apt-get install tesseract-ocr-eng tesseract-ocr-kor``; ``scripts/setup.sh`` installs them),
+found through ``TESSDATA_PREFIX`` or the usual folders (``TESSDATA_DIRS``). An engine is loaded
+once per language and kept (``_ENGINES``): no process is started and no model loaded per page,
+and a recognition releases the GIL, so a pool of threads reads several pages at once.
 A page is rendered with PDFium at ``DPI`` and read in one script's languages
 (``ocr_pages.py`` picks them page by page: ``eng`` for Latin pages, ``kor`` for Hangul ones with
 their Latin words read again by ``eng``, ``ocr_latin.py``);
@@ -15,18 +19,34 @@ from __future__ import annotations
 import functools
 import os
 import re
-import shutil
 import statistics
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from refgate.errors import RefgateError
+
+if TYPE_CHECKING:
+    from tesserocr import PyTessBaseAPI
 
 #: Render resolution for OCR: Tesseract reads body text best at 300 dpi; 200 halves the time
 #: and loses little on printed pages (docs/benchmarks.md, "OCR").
 DPI = 200
 #: Languages read when installed (Tesseract codes).
 LANGUAGES = ("eng", "kor")
+#: Where the language models are looked for when ``TESSDATA_PREFIX`` is not set: Debian and
+#: Ubuntu (Tesseract 5 and 4), Fedora, a source build, Homebrew.
+TESSDATA_DIRS = (
+    "/usr/share/tesseract-ocr/5/tessdata",
+    "/usr/share/tesseract-ocr/4.00/tessdata",
+    "/usr/share/tesseract/tessdata",
+    "/usr/local/share/tessdata",
+    "/opt/homebrew/share/tessdata",
+)
 #: Seconds one page may take by default.
 DEFAULT_TIMEOUT_S = 120.0
 #: Words Tesseract is less sure of than this (0-100) are left out of the text.
@@ -37,10 +57,25 @@ MIN_WORD_CONFIDENCE = 30
 #: Korean benchmark pages (docs/benchmarks.md, "OCR"); text without Hangul is never joined.
 HANGUL_JOIN_GAP = 0.3
 _HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
+#: Tesseract's TSV columns, in order (the last two are the confidence and the text).
+_TSV_INTS = (
+    "level",
+    "page_num",
+    "block_num",
+    "par_num",
+    "line_num",
+    "word_num",
+    "left",
+    "top",
+    "width",
+    "height",
+)
+INSTALL_HINT = "apt-get install tesseract-ocr-eng tesseract-ocr-kor, or set TESSDATA_PREFIX"
 
 
 class OcrUnavailable(RefgateError, RuntimeError):
-    """OCR cannot run here (no tesseract binary, or OCR turned off); the reason says which."""
+    """OCR cannot run here (no Tesseract, no language models, or OCR turned off); the reason
+    says which."""
 
 
 @dataclass(frozen=True)
@@ -66,17 +101,29 @@ def page_timeout_s() -> float:
 
 
 @functools.cache
-def installed_languages() -> tuple[str, ...]:
-    """The ``LANGUAGES`` this machine's Tesseract has; raises ``OcrUnavailable`` without it."""
-    if shutil.which("tesseract") is None:
-        raise OcrUnavailable("OCR needs Tesseract (apt-get install tesseract-ocr)")
-    # deferred: optional dependency (pytesseract)
-    import pytesseract
+def tessdata_dir() -> str:
+    """The folder of Tesseract's language models: ``TESSDATA_PREFIX`` when set, else the first
+    of ``TESSDATA_DIRS`` that holds one of ``LANGUAGES``; raises ``OcrUnavailable`` without."""
+    prefix = os.environ.get("TESSDATA_PREFIX", "").strip()
+    candidates = (prefix,) if prefix else TESSDATA_DIRS
+    for folder in candidates:
+        if any((Path(folder) / f"{lang}.traineddata").is_file() for lang in LANGUAGES):
+            return str(Path(folder)) + os.sep
+    where = f"TESSDATA_PREFIX={prefix}" if prefix else ", ".join(TESSDATA_DIRS)
+    raise OcrUnavailable(f"no Tesseract language model ({', '.join(LANGUAGES)}) in {where}")
 
+
+@functools.cache
+def installed_languages() -> tuple[str, ...]:
+    """The ``LANGUAGES`` this machine's Tesseract can read; raises ``OcrUnavailable`` when
+    there is no Tesseract or none of them."""
     try:
-        have = set(pytesseract.get_languages(config=""))
-    except Exception as exc:  # a broken install: say so, do not crash indexing
-        raise OcrUnavailable(f"Tesseract did not start ({type(exc).__name__}: {exc})") from None
+        # deferred: optional at run time (a wheel with a native library; OCR is off without it)
+        import tesserocr
+    except ImportError as exc:
+        raise OcrUnavailable(f"OCR needs the tesserocr package ({exc})") from None
+    folder = tessdata_dir()
+    have = set(tesserocr.get_languages(folder)[1])
     langs = tuple(lang for lang in LANGUAGES if lang in have)
     if not langs:
         raise OcrUnavailable(f"Tesseract has none of the languages {', '.join(LANGUAGES)}")
@@ -133,6 +180,31 @@ def language_spec(wanted: tuple[str, ...] | None = None) -> str:
     return "+".join(langs or have)
 
 
+#: Loaded engines not in use, by language spec (``"kor"``, ``"kor+eng"``): one per thread that
+#: reads at once, kept for the next page (loading ``eng`` costs about 0.1 CPU s).
+_ENGINES: dict[str, list[PyTessBaseAPI]] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+@contextmanager
+def _engine(lang: str) -> Iterator[PyTessBaseAPI]:
+    """A Tesseract engine loaded with ``lang``, this thread's alone until the block ends."""
+    # deferred: native library loaded only when a page needs OCR (installed_languages checked it)
+    import tesserocr
+
+    with _ENGINES_LOCK:
+        free = _ENGINES.setdefault(lang, [])
+        api = free.pop() if free else None
+    if api is None:
+        api = tesserocr.PyTessBaseAPI(path=tessdata_dir(), lang=lang)
+    try:
+        yield api
+    finally:
+        api.Clear()
+        with _ENGINES_LOCK:
+            _ENGINES[lang].append(api)
+
+
 def tesseract_words(
     image: object,
     *,
@@ -141,24 +213,35 @@ def tesseract_words(
     psm: int | None = None,
 ) -> dict[str, list[Any]]:
     """Tesseract's words of a PIL image (or an image file's path) with their boxes and
-    confidences (``image_to_data``'s columns), read in ``languages`` (all installed of
-    ``LANGUAGES`` when None) with page segmentation mode ``psm`` (Tesseract's default, 3, when
-    None). Raises ``TimeoutError`` past the page's time bound and ``OcrUnavailable`` when OCR
-    cannot run."""
+    confidences (its TSV columns: ``level`` ... ``conf``, ``text``), read in ``languages`` (all
+    installed of ``LANGUAGES`` when None) with page segmentation mode ``psm`` (Tesseract's
+    default, 3, when None). Raises ``TimeoutError`` past the page's time bound and
+    ``OcrUnavailable`` when OCR cannot run."""
     lang = language_spec(languages)
-    # deferred: optional dependency (pytesseract)
-    import pytesseract
+    bound_s = timeout_s if timeout_s is not None else page_timeout_s()
+    with _engine(lang) as api:
+        api.SetPageSegMode(3 if psm is None else psm)
+        if isinstance(image, str | Path):
+            api.SetImageFile(str(image))
+        else:
+            api.SetImage(image)
+        started = time.monotonic()
+        if not api.Recognize(timeout=max(1, round(bound_s * 1000))):
+            if time.monotonic() - started >= bound_s:
+                raise TimeoutError("OCR took longer than the page's time bound")
+            raise RuntimeError("Tesseract could not read the page")
+        return _tsv_columns(api.GetTSVText(0))
 
-    try:
-        data: dict[str, list[Any]] = pytesseract.image_to_data(
-            image,
-            lang=lang,
-            config=f"--psm {psm}" if psm is not None else "",
-            output_type=pytesseract.Output.DICT,
-            timeout=timeout_s if timeout_s is not None else page_timeout_s(),
-        )
-    except RuntimeError as exc:
-        if "timeout" in str(exc).lower():
-            raise TimeoutError("OCR took longer than the page's time bound") from None
-        raise
-    return data
+
+def _tsv_columns(tsv: str) -> dict[str, list[Any]]:
+    """Tesseract's TSV (no header line) as columns: integers, ``conf`` a float, ``text``."""
+    columns: dict[str, list[Any]] = {name: [] for name in (*_TSV_INTS, "conf", "text")}
+    for row in tsv.splitlines():
+        cells = row.split("\t")
+        if len(cells) < len(_TSV_INTS) + 1:
+            continue
+        for name, cell in zip(_TSV_INTS, cells, strict=False):
+            columns[name].append(int(cell))
+        columns["conf"].append(float(cells[len(_TSV_INTS)]))
+        columns["text"].append("\t".join(cells[len(_TSV_INTS) + 1 :]))
+    return columns

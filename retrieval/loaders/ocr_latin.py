@@ -139,7 +139,7 @@ def _crops(data: Columns, scale: float, size: tuple[int, int]) -> list[tuple[_Cr
 
 def _stack(page: Image, boxes: list[Box]) -> tuple[Image, list[tuple[int, int]]]:
     """The ``boxes`` of PIL image ``page`` stacked into one white image, and each one's rows."""
-    # deferred: optional dependency (Pillow, with pytesseract)
+    # deferred: Pillow is loaded only when a page needs OCR
     from PIL import Image as PilImage
 
     crops = [page.crop(box) for box in boxes]
@@ -233,7 +233,7 @@ def reread_latin(
 ) -> Columns:
     """``kor``'s words ``data`` of the page image file ``image`` (``scale`` times the pixels
     ``data`` was read at), its doubtful words read again by ``read`` (Tesseract's ``eng``)."""
-    # deferred: optional dependency (Pillow, with pytesseract)
+    # deferred: Pillow is loaded only when a page needs OCR
     from PIL import Image as PilImage
 
     with PilImage.open(image) as page:

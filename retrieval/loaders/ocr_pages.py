@@ -1,10 +1,10 @@
 """OCR of a PDF's image-only pages: several pages at once, each in one script's languages.
 
 Pages are rendered one at a time by PDFium (not thread-safe) and read by a small pool of
-Tesseract processes (``ocr_workers()``, the cores this process may use; ``REFGATE_OCR_WORKERS``
-sets it), at most that many pages rendered and waiting at once (a bounded window: memory stays a
-few page images whatever the PDF's length). Each Tesseract runs one thread
-(``OMP_THREAD_LIMIT=1`` while the pool runs): the pool, not OpenMP, uses the cores.
+threads, each with its own Tesseract engine (``ocr_workers()``, the cores this process may use;
+``REFGATE_OCR_WORKERS`` sets it), at most that many pages rendered and waiting at once (a bounded
+window: memory stays a few page images whatever the PDF's length). Tesseract releases the GIL
+while it reads and runs one thread of its own, so the pool uses the cores.
 
 Script choice (a per-document guess checked on every page): a page is read first with the
 document's current guess. Until a page is read there is none, and a page is read as
@@ -140,7 +140,7 @@ def _at_dpi(image: PageImage, dpi: int) -> Path:
     """``image``'s file, or a copy downscaled to ``dpi`` beside it when it is finer."""
     if image.dpi <= dpi:
         return image.path
-    # deferred: optional dependency (Pillow, with pytesseract)
+    # deferred: Pillow is loaded only when a page needs OCR
     from PIL import Image
 
     copy = image.path.with_name(f"{image.path.stem}-{dpi}.pgm")
@@ -222,22 +222,9 @@ def read_pages(
     timeout_s: float | None = None,
 ) -> Iterator[PageOutcome]:
     """OCR of the 1-based ``numbers`` pages of PDFium document ``doc``, ``workers`` pages at
-    once; yields each page's ``(number, read, error)`` as it finishes (any order)."""
+    once (``ocr_workers()`` when None); yields each page's ``(number, read, error)`` as it
+    finishes (any order)."""
     workers = workers or ocr_workers()
-    # one thread per Tesseract (the pool uses the cores); pytesseract passes os.environ on, so it
-    # is set for the pool's run and taken back after it, when the caller had not set it
-    own_limit = "OMP_THREAD_LIMIT" not in os.environ
-    os.environ.setdefault("OMP_THREAD_LIMIT", "1")
-    try:
-        yield from _read_pages(doc, numbers, workers, timeout_s)
-    finally:
-        if own_limit:
-            os.environ.pop("OMP_THREAD_LIMIT", None)
-
-
-def _read_pages(
-    doc: Any, numbers: list[int], workers: int, timeout_s: float | None
-) -> Iterator[PageOutcome]:
     guess = _Guess()
     with (
         tempfile.TemporaryDirectory(prefix="refgate-ocr-") as tmp,

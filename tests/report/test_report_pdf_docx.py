@@ -18,6 +18,8 @@ from typer.testing import CliRunner
 from refgate.cli import app
 from refgate.report import output
 from refgate.report.pdf import find_browser
+from refgate.retrieval.loaders.ocr import tesseract_words
+from tests.support.ocr import requires_ocr
 
 
 def _report(ws, thread, path):
@@ -46,8 +48,8 @@ def _first_card(reports, tmp_path) -> tuple[str, str]:
 
 @pytest.mark.skipif(find_browser() is None, reason="no Chromium installed")
 @pytest.mark.skipif(shutil.which("pdftoppm") is None, reason="no pdftoppm (poppler-utils)")
+@requires_ocr
 def test_the_pdf_report_shows_the_answer_and_first_evidence_card_on_page_one(reports, tmp_path):
-    pytesseract = pytest.importorskip("pytesseract")
     answer, first = _first_card(reports, tmp_path)
     pdf = tmp_path / "run.pdf"
     result = _report(reports["workspace"], "t-clean", pdf)
@@ -59,7 +61,8 @@ def test_the_pdf_report_shows_the_answer_and_first_evidence_card_on_page_one(rep
         check=True,
         timeout=60,
     )
-    text = " ".join(pytesseract.image_to_string(str(png) + ".png").split())
+    words = tesseract_words(str(png) + ".png", languages=("eng",))["text"]
+    text = " ".join(" ".join(words).split())
     assert "unemployment" in text.lower()  # the question and the answer
     words = re.sub(r"\[[^\]]*\]", "", answer).split()[:4]
     assert " ".join(words).lower().rstrip(".,") in text.lower(), text[:800]

@@ -26,6 +26,7 @@ from refgate.retrieval.index_files import CACHE, MANIFEST
 from refgate.retrieval.parse_cache import FILE_NAME
 from refgate.workspace import load_workspace
 from tests.support.docfiles import write_scanned_pdf
+from tests.support.ocr import requires_ocr
 
 SCANS = 4
 STATEMENTS = Path(__file__).resolve().parents[3] / "shared/data/fomc-statements/statements"
@@ -104,7 +105,7 @@ def clean_build_of(root: Path, tmp_path: Path) -> Path:
     return clean
 
 
-@pytest.mark.skipif(shutil.which("tesseract") is None, reason="needs Tesseract")
+@requires_ocr
 def test_a_run_killed_while_parsing_resumes_without_parsing_finished_files(tmp_path):
     root = workspace(tmp_path / "ws")
     (root / "documents").mkdir()

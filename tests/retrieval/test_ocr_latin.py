@@ -7,7 +7,6 @@ read by real Tesseract."""
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from refgate.retrieval.loaders import ocr_pages
 from refgate.retrieval.loaders.ocr_latin import doubtful
 from refgate.retrieval.loaders.pdf import read_pdf
 from tests.retrieval.test_ocr_pages import HANGUL_FONT, LATIN_FONT, calls, image_pdf
+from tests.support.ocr import ocr_languages
 
 __all__ = ["calls"]  # the fixture, shared with test_ocr_pages
 
@@ -24,7 +24,7 @@ SECTIONS = Path(__file__).parents[2].parent / "shared/data/dart-real/sections/00
 LINE_STARTS = ("당사는 R&D 활동의", "종속기업 Samsung Display America", "당사의 주요 원재료로 DX")
 
 needs = pytest.mark.skipif(
-    shutil.which("tesseract") is None or not SECTIONS.exists(),
+    not ocr_languages() or not SECTIONS.exists(),
     reason="needs Tesseract and the shared DART data",
 )
 
@@ -75,9 +75,10 @@ def test_a_hangul_page_reads_latin_words_by_a_second_pass_over_doubtful_words_on
     for word in ("활동의", "지적재산화에도", "최초로", "부문은"):
         assert word in read.split()
     assert "1984년" in read
-    # at least the Latin words the single kor+eng pass of page 1 read
+    # all but two of the lines' 13 Latin words (kor may read "(SDAH)" as digits and a Hangul
+    # syllable, which is not doubtful; the single kor+eng pass of page 1 can read it)
     latin = set(re.findall(r"[A-Za-z&]{2,}", text))
-    assert len(latin & latin_read) >= len(latin & set(re.findall(r"[A-Za-z&]{2,}", parts[0].text)))
+    assert len(latin & latin_read) >= len(latin) - 2
 
 
 @needs

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import threading
 import time
 from pathlib import Path
@@ -11,8 +10,9 @@ import pytest
 
 from refgate.retrieval.loaders import ocr_pages
 from refgate.retrieval.loaders.pdf import read_pdf
+from tests.support.ocr import requires_ocr
 
-pytestmark = pytest.mark.skipif(shutil.which("tesseract") is None, reason="needs Tesseract")
+pytestmark = requires_ocr
 
 LATIN_FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 HANGUL_FONT = Path("/usr/share/fonts/truetype/nanum/NanumGothic.ttf")
