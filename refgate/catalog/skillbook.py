@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -149,6 +149,11 @@ class Skill:
         out["origin"] = self.origin
         out["path"] = str(self.path) if self.path else ""
         return out
+
+    def listed(self, name: str) -> tuple[str, ...]:
+        """The items of the list field ``name``, by its front matter name (``linkedSkills``)."""
+        items: tuple[str, ...] = getattr(self, _attribute_of(name))
+        return items
 
     def search_text(self) -> str:
         return " ".join(
@@ -307,15 +312,9 @@ def parse_skill(text: str, file: Path | str = "<skill>", *, origin: str = "built
         title=texts["title"],
         category=texts["category"],
         purpose=texts["purpose"],
-        when_to_use=lists["whenToUse"],
-        required_evidence=lists["requiredEvidence"],
-        tool_refs=lists["toolRefs"],
-        knowledge_refs=lists["knowledgeRefs"],
-        capability_refs=lists["capabilityRefs"],
-        linked_skills=lists["linkedSkills"],
-        forbidden=lists["forbidden"],
-        failure_modes=lists["failureModes"],
         status=texts["status"],
+        # The list fields under their attribute names, as ``Skill.payload`` reads them back.
+        **{_attribute_of(name): items for name, items in lists.items()},
         procedure=procedure,
         path=file,
         origin=origin,
@@ -414,6 +413,23 @@ def _collect(folder: Path, origin: str, out: dict[str, Skill], seen: dict[str, P
         out[skill.id] = skill
 
 
+def _unknown_items(
+    skills: Iterable[Skill], name: str, known: Collection[str], what: str
+) -> list[SkillError]:
+    """A ``SkillError`` per item of the list field ``name`` (``linkedSkills``,
+    ``capabilityRefs``) that names nothing in ``known``, in skill and item order."""
+    return [
+        SkillError(
+            skill.path or skill.id,
+            f"{name}[{i}]",
+            f"{item!r} is not a {what} (known: {', '.join(sorted(known))})",
+        )
+        for skill in skills
+        for i, item in enumerate(skill.listed(name))
+        if item not in known
+    ]
+
+
 def load_skillbook(
     folders: Iterable[Path | str] | None = None, *, workspace_dir: Path | str | None = None
 ) -> Skillbook:
@@ -429,14 +445,9 @@ def load_skillbook(
     if workspace_dir is not None:
         dirs.append(Path(workspace_dir))
         _collect(Path(workspace_dir), "workspace", skills, seen)
-    for skill in skills.values():
-        for i, linked in enumerate(skill.linked_skills):
-            if linked not in skills:
-                raise SkillError(
-                    skill.path or skill.id,
-                    f"linkedSkills[{i}]",
-                    f"{linked!r} is not a known skill (known: {', '.join(sorted(skills))})",
-                )
+    unknown = _unknown_items(skills.values(), "linkedSkills", skills, "known skill")
+    if unknown:
+        raise unknown[0]
     return Skillbook(skills, tuple(dirs))
 
 
@@ -454,17 +465,7 @@ def validate_folders(folders: Sequence[Path | str]) -> list[SkillError]:
                 errors.append(exc)
                 continue
             good[skill.id] = skill
-    for skill in good.values():
-        for i, linked in enumerate(skill.linked_skills):
-            if linked not in good:
-                errors.append(
-                    SkillError(
-                        skill.path or skill.id,
-                        f"linkedSkills[{i}]",
-                        f"{linked!r} is not a known skill",
-                    )
-                )
-    return errors
+    return errors + _unknown_items(good.values(), "linkedSkills", good, "known skill")
 
 
 _CACHE: dict[tuple[object, ...], Skillbook] = {}
@@ -511,17 +512,6 @@ def check_capability_refs(book: Skillbook, known: Iterable[str] | None = None) -
     so loading skills never needs it; call this from a lint step or a test, or pass ``known``."""
     if known is None:
         known = catalog()
-    names = set(known)
-    errors = []
-    for skill in book.skills.values():
-        for i, cap in enumerate(skill.capability_refs):
-            if cap not in names:
-                errors.append(
-                    SkillError(
-                        skill.path or skill.id,
-                        f"capabilityRefs[{i}]",
-                        f"{cap!r} is not a registered capability (known: "
-                        f"{', '.join(sorted(names))})",
-                    )
-                )
-    return errors
+    return _unknown_items(
+        book.skills.values(), "capabilityRefs", set(known), "registered capability"
+    )

@@ -191,6 +191,14 @@ _ABSENCE_KO = re.compile(
     rf"|{_RISK_ITEM_KO}\s*(?:으로부터|로부터|에서)\s*자유롭",
 )
 
+#: Each kind of conclusion (see the module doc), as a finding names it.
+KIND_WORDS: dict[str, str] = {
+    "recommendation": "recommendation",
+    "rating": "rating",
+    "risk_verdict": "risk verdict",
+    "absence": "absence claim",
+}
+#: Each kind's rules, tried in this order.
 RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("recommendation", _RECOMMENDATION_EN),
     ("recommendation", _RECOMMENDATION_KO),

@@ -26,7 +26,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from refgate.gate.conclusions import conclusion_kind
+from refgate.gate.conclusions import KIND_WORDS, conclusion_kind
 from refgate.refs import Ref
 from refgate.verdict import Severity
 
@@ -48,12 +48,6 @@ ISSUE_CODES.update(
 
 #: Ref kinds that are evidence a conclusion may rest on (a skill, a decision or a verdict is not).
 EVIDENCE_KINDS = frozenset({"valueRef", "tableRef", "dateRef", "docRef", "executionRef"})
-_KIND_WORDS = {
-    "recommendation": "recommendation",
-    "rating": "rating",
-    "risk_verdict": "risk verdict",
-    "absence": "absence claim",
-}
 
 #: Recommendation language, English and Korean: a call to act, not a finding.
 RECOMMENDATION = re.compile(
@@ -135,7 +129,7 @@ def _unit_issues(unit: Unit, seen: _Seen) -> tuple[list[GateIssue], str | None]:
     kind = conclusion_kind(unit.text) if unit.kind in ("sentence", "item") else None
     flag = None
     if kind and not _backed(unit.cites, unit.claim, seen.refs, seen.dead, seen.blocked):
-        words = _KIND_WORDS[kind]
+        words = KIND_WORDS[kind]
         issues.append(
             GateIssue(
                 "unsupported_conclusion",

@@ -179,21 +179,20 @@ def _keys(name: str, g: dict[str, str | None]) -> tuple[str, ...]:
 
 #: Where a date can start: a digit run, a month name, Q/H (quarters, halves), FY/CY, an ordinal
 #: or "fiscal", 상/하반기. The full pattern is tried only at these anchors (a literal-branch
-#: search is far cheaper than an alternation with guards at every position).
-_ANCHOR_WORD = re.compile(
+#: search is far cheaper than an alternation with guards at every position). This and
+#: ``_DIGIT_ANCHOR`` are pattern text, only ever matched as parts of ``_ANCHOR``.
+_ANCHOR_WORD = (
     r"Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec|Q|H|FY|CY|first|First|second|Second"
     r"|third|Third|fourth|Fourth|fiscal|Fiscal|상반기|하반기"
 )
 #: Digit runs that can start a date: a run starting 19/20 (a year), or a run of one or two digits
 #: followed by a blank, an ordinal suffix, "Q" or 분 (16 December, 1st quarter, 4Q08, 3분기).
 #: Other runs ("58" of "58,684.5", "10" of "10-K") cannot start any branch of ``_DATE_RE``.
-_DIGIT_ANCHOR = re.compile(r"(?<!\d)(?:19|20|\d\d?(?!\d)(?=[\ssnrtQM분]))")
+_DIGIT_ANCHOR = r"(?<!\d)(?:19|20|\d\d?(?!\d)(?=[\ssnrtQM분]))"
 #: Both kinds of anchor in one pattern (a digit anchor and a word anchor never start at the same
 #: character, and neither consumes a character the other could start at), found in text order.
 #: The leading guard holds the first character of every branch (same matches, faster scan).
-_ANCHOR = re.compile(
-    f"(?=[\\dJFMASONDQHCTfst상하])(?:(?P<d>{_DIGIT_ANCHOR.pattern})|{_ANCHOR_WORD.pattern})"
-)
+_ANCHOR = re.compile(f"(?=[\\dJFMASONDQHCTfst상하])(?:(?P<d>{_DIGIT_ANCHOR})|{_ANCHOR_WORD})")
 #: The named groups of each branch, as (key, group name) pairs.
 _GROUPS: dict[str, tuple[tuple[str, str], ...]] = {
     name: tuple((k, f"{name}_{k}") for k in keys) for name, keys in _GROUP_NAMES.items()

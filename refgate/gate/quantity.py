@@ -299,20 +299,48 @@ _RESTATES = re.compile(
 )
 
 
+@dataclass(frozen=True)
+class _Direction:
+    """The words that state a change of one direction (a fall, a rise) as the number's size."""
+
+    #: Verbs and adverbs: "fell", "rose"; the last one before the number states its size.
+    words: re.Pattern[str]
+    #: A noun right before the size: "a decline of 5%", "The growth in X was 5%".
+    noun_size: re.Pattern[str]
+    #: The other direction's noun before the size: then the clause states both, neither wins.
+    other_noun_size: re.Pattern[str]
+    #: A word right after the number: "5% lower", "5% higher".
+    after: re.Pattern[str]
+
+
+_FALL = _Direction(
+    words=_DOWN, noun_size=_FALL_NOUN_SIZE, other_noun_size=_RISE_NOUN_SIZE, after=_DOWN_AFTER
+)
+_RISE = _Direction(
+    words=_UP, noun_size=_RISE_NOUN_SIZE, other_noun_size=_FALL_NOUN_SIZE, after=_UP_AFTER
+)
+
+
+def _states_size(direction: _Direction, text: str, before: str, after: str) -> bool:
+    """The rule ``states_fall`` and ``states_rise`` share: ``text`` is the clause before the
+    number (``before``) without the words that state no change of ``direction``. A noun of the
+    size says so; else the last direction word does, unless another predicate comes between
+    ("after costs were cut, revenue was 5%") or the number is a level ("fell to 95", "down from
+    100"); else a direction word right after the number."""
+    if direction.noun_size.search(text):
+        return not direction.other_noun_size.search(text)
+    found = list(direction.words.finditer(text))
+    if found and _PREDICATE.search(text, found[-1].end()) is None:
+        return not _TO_END.search(before) and not _FROM_END.search(before)
+    return bool(after) and direction.after.match(after) is not None
+
+
 def states_fall(before: str, after: str = "") -> bool:
     """Does a number's clause say in direction words that it is the size of a fall ("fell 5%",
     "5% lower"; not "fell to 95", "down from 100", nor a clause that also states a rise)?"""
     if _UP.search(before) and _UP.search(_SIGNED_PAIR.sub("", before)):
         return False
-    text = _NOT_A_FALL.sub(" ", before)
-    if _FALL_NOUN_SIZE.search(text):  # "a decline of 5%", "The decline in X was 5%"
-        return not _RISE_NOUN_SIZE.search(text)
-    falls = list(_DOWN.finditer(text))
-    # The last fall word states this number's fall unless another predicate comes between
-    # ("after costs were cut, revenue was 5%") or the number is a level ("fell to 95").
-    if falls and _PREDICATE.search(text, falls[-1].end()) is None:
-        return not _TO_END.search(before) and not _FROM_END.search(before)
-    return bool(after) and _DOWN_AFTER.match(after) is not None
+    return _states_size(_FALL, _NOT_A_FALL.sub(" ", before), before, after)
 
 
 def states_rise(before: str, after: str = "") -> bool:
@@ -320,13 +348,7 @@ def states_rise(before: str, after: str = "") -> bool:
     "rose to 12%" or "up from 100", levels, nor in a clause that also states a fall)?"""
     if _DOWN.search(before) and _DOWN.search(_NOT_A_FALL.sub(" ", _SIGNED_PAIR.sub("", before))):
         return False
-    text = _NOT_A_RISE.sub(" ", _SIGNED_PAIR.sub(" ", before))
-    if _RISE_NOUN_SIZE.search(text):  # "an increase of 5%", "The growth in X was 5%"
-        return not _FALL_NOUN_SIZE.search(text)
-    rises = list(_UP.finditer(text))
-    if rises and _PREDICATE.search(text, rises[-1].end()) is None:
-        return not _TO_END.search(before) and not _FROM_END.search(before)
-    return bool(after) and _UP_AFTER.match(after) is not None
+    return _states_size(_RISE, _NOT_A_RISE.sub(" ", _SIGNED_PAIR.sub(" ", before)), before, after)
 
 
 def _sizes(text: str, nums: list[Num], says_size: Callable[[str, str], bool]) -> list[Num]:

@@ -71,10 +71,14 @@ class Unit:
     currency: str = ""
 
 
-_UNIT_PCT = re.compile(r"%|percent|pct|퍼센트|\bpp\b")
-_UNIT_RATIO = re.compile(r"\b(ratio|fraction|decimal|share)\b|비율")
-_UNIT_BP = re.compile(r"\bbps?\b|basis points?")
-_UNIT_X = re.compile(r"^\s*(x|times|multiple)\s*$|배")
+#: The unit kinds that carry no scale, each with the words that name it, tried in this order:
+#: the first that a unit string names is its kind ("% share" is a percent, not a ratio).
+_KIND_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("bp", re.compile(r"\bbps?\b|basis points?")),
+    ("percent", re.compile(r"%|percent|pct|퍼센트|\bpp\b")),
+    ("ratio", re.compile(r"\b(ratio|fraction|decimal|share)\b|비율")),
+    ("x", re.compile(r"^\s*(x|times|multiple)\s*$|배")),
+)
 _UNIT_KO = re.compile(r"(십억|백만|천만|천억|조|억|만|천)\s*(원|달러|주)?")
 _UNIT_EN = re.compile(
     r"(?<![A-Za-z])(thousands?|millions?|billions?|trillions?|mn|bn|tn|mm|mio|k|m|b)(?![A-Za-z])",
@@ -124,14 +128,9 @@ def _parse_unit_text(unit: str) -> Unit:
     s = unit.strip().lower()
     if not s:
         return Unit()
-    if _UNIT_BP.search(s):
-        return Unit("bp")
-    if _UNIT_PCT.search(s):
-        return Unit("percent")
-    if _UNIT_RATIO.search(s):
-        return Unit("ratio")
-    if _UNIT_X.search(s):
-        return Unit("x")
+    for kind, pattern in _KIND_PATTERNS:
+        if pattern.search(s):
+            return Unit(kind)
     cur = ""
     cm = _UNIT_CUR.search(s)
     if cm:

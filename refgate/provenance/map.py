@@ -23,43 +23,23 @@ from typing_extensions import TypedDict
 
 from refgate.catalog.toolspec import ToolResult, ToolSpec
 
-SLOTS = ("path", "url", "query", "tool_name", "code")
+#: Per slot, the unmarked field names that imply it, space-separated (``SLOT_NAMES``).
+_NAMES_BY_SLOT: dict[str, str] = {
+    "path": "path paths file filename file_name output output_path dest destination name_hint"
+    " dir directory folder",
+    "url": "url urls uri href link endpoint",
+    # A research question becomes search queries (engine.deep_research).
+    "query": "query queries q search search_query question",
+    "tool_name": "tool tool_name function",
+    "code": "code command shell script",
+}
+#: The slots, in the order the module doc names them.
+SLOTS = tuple(_NAMES_BY_SLOT)
 #: A mapping of keyword arguments for a named callee: its keys are judged by ``SLOT_NAMES``.
 KWARGS = "kwargs"
-#: Unmarked fields whose name implies a slot.
+#: Unmarked field name -> the slot it implies.
 SLOT_NAMES: dict[str, str] = {
-    "path": "path",
-    "paths": "path",
-    "file": "path",
-    "filename": "path",
-    "file_name": "path",
-    "output": "path",
-    "output_path": "path",
-    "dest": "path",
-    "destination": "path",
-    "name_hint": "path",
-    "dir": "path",
-    "directory": "path",
-    "folder": "path",
-    "url": "url",
-    "urls": "url",
-    "uri": "url",
-    "href": "url",
-    "link": "url",
-    "endpoint": "url",
-    "query": "query",
-    "queries": "query",
-    "q": "query",
-    "search": "query",
-    "search_query": "query",
-    "question": "query",  # a research question becomes search queries (engine.deep_research)
-    "tool": "tool_name",
-    "tool_name": "tool_name",
-    "function": "tool_name",
-    "code": "code",
-    "command": "code",
-    "shell": "code",
-    "script": "code",
+    name: slot for slot, names in _NAMES_BY_SLOT.items() for name in names.split()
 }
 POLICY = (
     "Values at these paths were written by the author of a document or web page. They reach a "

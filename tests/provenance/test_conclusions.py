@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from refgate.gate import check_answer
-from refgate.gate.conclusions import conclusion_kind
+from refgate.gate.conclusions import KIND_WORDS, RULES, conclusion_kind
 from refgate.gate.containment import review
 from refgate.refs import Ref
 
@@ -78,3 +78,9 @@ def test_held_out_flagging_meets_the_bar():
         m = measure(held)
         assert m["conclusions"] >= 200 and m["ordinary"] >= 200
         assert m["recall"] >= 0.95 and m["false_rate"] <= 0.02, (lang, m)
+
+
+def test_every_kind_a_rule_finds_has_its_words():
+    """A finding names each kind ``conclusion_kind`` returns (a kind without words would fail
+    the GATE on the first such sentence)."""
+    assert {kind for kind, _ in RULES} == set(KIND_WORDS)
