@@ -43,12 +43,14 @@ Progress = Callable[[str, int, int], None]
 Pieces = list[list[tuple[str, str]]]
 
 
-@dataclass(frozen=True)
+@dataclass
 class UpdateResult:
-    """What ``build`` / ``update`` did: chunks embedded now vs reused from the cache or index."""
+    """What ``build`` / ``update`` did: chunks embedded now vs reused from the cache or index,
+    chunks removed, and the documents added, changed, removed or left as they were. A backend
+    that writes as it goes (pgvector's ``write_index``) tallies into one while it runs."""
 
-    embedded: int
-    reused: int
+    embedded: int = 0
+    reused: int = 0
     removed: int = 0
     chunks: int = 0
     documents: int = 0

@@ -54,6 +54,13 @@ NAME = "McpCall"
 SESSIONS = "mcp_sessions"
 #: Why the loop held a write-like tool back (never shown as the server's text).
 _NEEDS_APPROVAL = "write-like"
+#: Where a server's own text lands in a call's result and in a tool listing, and what it is
+#: (``SPEC`` declares both).
+UNTRUSTED_OUTPUT = {"output": "the MCP server's output (its own text)"}
+UNTRUSTED_LISTING = {
+    "tools[].description": "tool descriptions written by the MCP server",
+    "tools[].arguments": "argument schemas written by the MCP server",
+}
 
 
 class McpCallArgs(ToolArgs):
@@ -137,7 +144,7 @@ def _listing(spec: McpServerSpec, tools: dict[str, McpTool]) -> ToolResult:
     return ToolResult(
         ok=True,
         data={"server": spec.name, "tools": rows},
-        untrusted_fields=["tools[].description", "tools[].arguments"],
+        untrusted_fields=list(UNTRUSTED_LISTING),
     )
 
 
@@ -232,7 +239,7 @@ def _result(
             ok=False,
             error=f"the MCP tool {spec.name}.{tool.name} reported an error (its text: data.output)",
             data=data,
-            untrusted_fields=["output"],
+            untrusted_fields=list(UNTRUSTED_OUTPUT),
         )
     ref = ctx.issue(
         "docRef",
@@ -250,7 +257,7 @@ def _result(
         authority="secondary",
     )
     data["ref"] = ref.id
-    return ToolResult(ok=True, data=data, refs=[ref], untrusted_fields=["output"])
+    return ToolResult(ok=True, data=data, refs=[ref], untrusted_fields=list(UNTRUSTED_OUTPUT))
 
 
 SPEC = ToolSpec(
@@ -265,9 +272,5 @@ SPEC = ToolSpec(
     func=_call,
     read_only=True,
     issues=("docRef",),
-    untrusted_fields={
-        "output": "the MCP server's output (its own text)",
-        "tools[].description": "tool descriptions written by the MCP server",
-        "tools[].arguments": "argument schemas written by the MCP server",
-    },
+    untrusted_fields={**UNTRUSTED_OUTPUT, **UNTRUSTED_LISTING},
 )

@@ -11,13 +11,13 @@ from __future__ import annotations
 import inspect
 import re
 from functools import cache
-from typing import Any
 
 from pydantic import Field, model_validator
 
 from refgate.catalog.capabilities import catalog
 from refgate.catalog.toolspec import ToolArgs, ToolContext, ToolResult, ToolSpec
 from refgate.lexical import FUNCTION_WORDS
+from refgate.payloads import JsonDict
 from refgate.tools.sandbox.worker.prelude import make_emit
 from refgate.tools.sandbox.worker.sql import Sql
 
@@ -126,6 +126,35 @@ def search(query: str, items: list[dict[str, str]]) -> list[tuple[float, dict[st
     return scored
 
 
+def _issued(chosen: list[dict[str, str]], ctx: ToolContext) -> ToolResult:
+    """The ``chosen`` capabilities as matches, each issued an apiRef (name, signature, doc)."""
+    refs = []
+    matches: list[JsonDict] = []
+    for item in chosen:
+        ref = ctx.issue(
+            "apiRef",
+            {
+                "name": item["name"],
+                "signature": item["signature"],
+                "doc": item["doc"],
+                "kind": item["kind"],
+            },
+            title=f"Capability {item['name']}",
+            source=f"catalog:{item['name']}",
+        )
+        refs.append(ref)
+        matches.append(
+            {
+                "ref": ref.id,
+                "name": item["name"],
+                "kind": item["kind"],
+                "signature": item["signature"],
+                "doc": item["doc"],
+            }
+        )
+    return ToolResult(ok=True, data={"matches": matches}, refs=refs)
+
+
 def read_capability(args: ReadCapabilityArgs, ctx: ToolContext) -> ToolResult:
     items = entries()
     by_name = {e["name"]: e for e in items}
@@ -151,31 +180,7 @@ def read_capability(args: ReadCapabilityArgs, ctx: ToolContext) -> ToolResult:
                 "available": sorted(by_name),
             },
         )
-    refs = []
-    matches: list[dict[str, Any]] = []
-    for item in chosen:
-        ref = ctx.issue(
-            "apiRef",
-            {
-                "name": item["name"],
-                "signature": item["signature"],
-                "doc": item["doc"],
-                "kind": item["kind"],
-            },
-            title=f"Capability {item['name']}",
-            source=f"catalog:{item['name']}",
-        )
-        refs.append(ref)
-        matches.append(
-            {
-                "ref": ref.id,
-                "name": item["name"],
-                "kind": item["kind"],
-                "signature": item["signature"],
-                "doc": item["doc"],
-            }
-        )
-    return ToolResult(ok=True, data={"matches": matches}, refs=refs)
+    return _issued(chosen, ctx)
 
 
 SPEC = ToolSpec(

@@ -35,6 +35,12 @@ MAX_FILE_BYTES = 5 * 1024 * 1024
 DEFAULT_CHARS = 12_000
 MAX_CHARS = 50_000
 MAX_ENTRIES = 200
+#: Where an untrusted file's text and an untrusted folder's entries land in a result, and what
+#: they are (``SPEC`` declares both).
+UNTRUSTED_TEXT = {
+    "external_text": "the text of a workspace document or web page (documents/, web/)"
+}
+UNTRUSTED_ENTRIES = {"external_entries[]": "file names in a documents or web folder"}
 _SECRET_DIRS = {".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".password-store"}
 _SECRET_NAMES = {
     ".env",
@@ -194,7 +200,7 @@ def _list_folder(path: Path, shown: str, source_type: SourceType, untrusted: boo
     return ToolResult(
         ok=True,
         data=data,
-        untrusted_fields=["external_entries[]"] if untrusted else [],
+        untrusted_fields=list(UNTRUSTED_ENTRIES) if untrusted else [],
         untrusted_content=untrusted,
     )
 
@@ -264,7 +270,7 @@ def _read_file(
         ("external_text" if untrusted else "text"): chunk,
     }
     return ToolResult(
-        ok=True, data=data, refs=[ref], untrusted_fields=["external_text"] if untrusted else []
+        ok=True, data=data, refs=[ref], untrusted_fields=list(UNTRUSTED_TEXT) if untrusted else []
     )
 
 
@@ -296,8 +302,5 @@ SPEC = ToolSpec(
     func=read_path,
     read_only=True,
     issues=("docRef",),
-    untrusted_fields={
-        "external_text": "the text of a workspace document or web page (documents/, web/)",
-        "external_entries[]": "file names in a documents or web folder",
-    },
+    untrusted_fields={**UNTRUSTED_TEXT, **UNTRUSTED_ENTRIES},
 )

@@ -547,9 +547,7 @@ def run_python_tool(args: RunPythonArgs, ctx: ToolContext) -> ToolResult:
         or _code_carries_taint(args.code, ctx)
         or shows_cell_text(f"{result.stdout}\n{result.stderr}\n{result.error or ''}", ctx.workspace)
     )
-    untrusted = (
-        ["stdout", "stderr", "emitted[].preview", "emitted[].values"] if saw_untrusted else []
-    )
+    untrusted = list(SPEC.untrusted_fields) if saw_untrusted else []  # all it declares
     return ToolResult(
         ok=result.ok,
         error=None if result.ok else result.error,

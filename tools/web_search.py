@@ -74,7 +74,7 @@ def _call(args: BaseModel, ctx: ToolContext) -> ToolResult:
             "note": "titles and snippets are web content; cite results by their ref id",
         },
         refs=refs,
-        untrusted_fields=["results[].title", "results[].snippet"],
+        untrusted_fields=list(SPEC.untrusted_fields),  # titles and snippets, as declared
     )
 
 

@@ -60,6 +60,16 @@ OUTCOMES = ("survives", "refuted", "unverified")
 
 
 @dataclass(frozen=True)
+class VoterBudget:
+    """How much one voter may read: searches, results considered per search, pages read."""
+
+    searches: int = 1
+    results: int = 3
+    fetches: int = 1
+    page_chars: int = 2_000
+
+
+@dataclass(frozen=True)
 class ResearchLimits:
     """The knobs of one research run (the research pipeline's constants by default)."""
 
@@ -77,10 +87,8 @@ class ResearchLimits:
     results_per_angle: int = 8
     #: Extra queries an angle may try when its results are empty or none is picked.
     search_refinements: int = 1
-    #: Each voter's counter-evidence budget: searches, results kept, pages fetched.
-    voter_searches: int = 1
-    voter_results: int = 3
-    voter_fetches: int = 1
+    #: Each voter's counter-evidence budget: searches, results kept, pages fetched and read.
+    voter: VoterBudget = VoterBudget()
 
 
 class Deduper:

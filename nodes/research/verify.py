@@ -24,7 +24,6 @@ the voter votes again without that page.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Literal
 
 from langchain_core.runnables import RunnableConfig
@@ -32,7 +31,7 @@ from langchain_core.runnables import RunnableConfig
 from refgate.lexical import terms
 from refgate.nodes.research.backends import ResearchBackend
 from refgate.nodes.research.common import emit, research_prompt, run_shared
-from refgate.nodes.research.core import quote_in_text, select_passages, site_of
+from refgate.nodes.research.core import VoterBudget, quote_in_text, select_passages, site_of
 from refgate.nodes.research.deps import ResearchDeps, run_backend
 from refgate.nodes.research.inspect import page_verdict, screen_hits
 from refgate.nodes.research.outbound import Sending
@@ -57,16 +56,6 @@ from refgate.tools.web_providers import Fetch, HitRecord, WebSearch
 SKEPTIC_SUFFIXES = ("criticism", "contradicting evidence", "correction")
 #: Content terms a refuting sentence must share with the claim and its quote.
 BEARING_TERMS = 3
-
-
-@dataclass(frozen=True)
-class VoterBudget:
-    """How much one voter may read: searches, results considered per search, pages read."""
-
-    searches: int = 1
-    results: int = 3
-    fetches: int = 1
-    page_chars: int = 2_000
 
 
 def voter_query(question: str, voter: int) -> str:
@@ -322,9 +311,6 @@ def _ask(
 
 def make_verify(deps: ResearchDeps) -> ConfiguredStep[VerifyTask, ResearchState]:
     lim = deps.limits
-    budget = VoterBudget(
-        searches=lim.voter_searches, results=lim.voter_results, fetches=lim.voter_fetches
-    )
 
     def verify(state: VerifyTask, config: RunnableConfig) -> ResearchState:
         backend = run_backend(deps, config)
@@ -348,7 +334,7 @@ def make_verify(deps: ResearchDeps) -> ConfiguredStep[VerifyTask, ResearchState]
                 refutations_required=lim.refutations_required,
                 searcher=searcher,
                 fetcher=fetcher,
-                budget=budget,
+                budget=lim.voter,
                 withheld_urls=frozenset(state.get("withheld") or ()),
                 known_urls=None if known is None else frozenset(known),
                 reserve=reserve,

@@ -17,7 +17,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -153,15 +153,9 @@ def write_index(
         finally:
             if w.cache is not None:
                 w.cache.close()
-    counts = w.counts
-    return UpdateResult(
-        embedded=counts.embedded,
-        reused=counts.reused,
-        removed=counts.removed,
-        chunks=counts.chunks,
+    return replace(
+        w.result,
         documents=len(hashes),
-        added_documents=counts.added,
-        changed_documents=counts.changed,
         removed_documents=len(removed),
         unchanged_documents=len(docs) - len(todo),
         seconds=time.perf_counter() - t0,
@@ -175,7 +169,7 @@ def _rebuild_hint(name: str, why: str) -> PgIndexError:
 
 
 class _Writer:
-    """One ``write_index`` run on one connection: the table set, what it holds, the counts."""
+    """One ``write_index`` run on one connection: the table set, what it holds, its tally."""
 
     def __init__(
         self,
@@ -200,7 +194,9 @@ class _Writer:
         self.old: dict[str, str] = {}
         self.tokenizer: str | None = None
         self.cache: EmbeddingCache | None = None
-        self.counts = _Counts()
+        #: The tally as the run goes: chunks embedded, reused and removed, documents added and
+        #: changed, and the chunks the index holds at the end (``write_index`` adds the rest).
+        self.result = UpdateResult()
 
     def read_state(self, texts: list[str]) -> None:
         """The table set's registry row and stored hashes; the tokeniser the documents need,
@@ -244,7 +240,7 @@ class _Writer:
         for group in _groups(todo, self.embeddings, self.window_tokens):
             _embed(
                 self.conn, self.t if self.ready else None, group, self.embeddings, self.emb_id,
-                self.cache, self.counts, self.say,
+                self.cache, self.result, self.say,
             )  # fmt: skip
             if not self.prepare_tables(group, todo):
                 continue
@@ -285,11 +281,11 @@ class _Writer:
         prepared.terms = chunk_terms([c.text for c in prepared.chunks], self.stem, self.tokenizer)
         removed = write_doc(self.conn, self.t, prepared, dimension=_dimension([prepared]))
         if removed is not None:
-            self.counts.removed += removed
+            self.result.removed += removed
             if prepared.doc_id in self.old:
-                self.counts.changed += 1
+                self.result.changed_documents += 1
             else:
-                self.counts.added += 1
+                self.result.added_documents += 1
         if self.on_document is not None:
             self.on_document(prepared.doc_id)
 
@@ -299,25 +295,12 @@ class _Writer:
             return
         self.say("index", 0, 1)
         for doc_id in removed:
-            self.counts.removed += _remove_doc(self.conn, self.t, doc_id)
+            self.result.removed += _remove_doc(self.conn, self.t, doc_id)
         # the graph, if a bulk fill (this one, or one killed before its end) left none
         create_hnsw(self.conn, self.t)
         total = self.conn.execute(sql.SQL("SELECT chunks FROM {}").format(self.t.stats)).fetchone()
-        self.counts.chunks = int(total[0]) if total else 0
+        self.result.chunks = int(total[0]) if total else 0
         self.say("index", 1, 1)
-
-
-@dataclass
-class _Counts:
-    """What one ``write_index`` run tallies: windows embedded and reused, documents added and
-    changed, chunks removed (their ids gone), and the chunks the index holds at the end."""
-
-    embedded: int = 0
-    reused: int = 0
-    added: int = 0
-    changed: int = 0
-    removed: int = 0
-    chunks: int = 0
 
 
 def _groups(
@@ -346,7 +329,7 @@ def _embed(
     embeddings: Embeddings,
     emb_id: str,
     cache: EmbeddingCache | None,
-    counts: _Counts,
+    result: UpdateResult,
     say: Progress,
 ) -> None:
     """Fill each document's window vectors: from the index, the cache, else the embedder."""
@@ -374,9 +357,9 @@ def _embed(
         d.vectors = [[normalise(have[h])[0] for h, _ in ws] for ws in d.windows]
         for ws in d.windows:
             if any(h in embedded for h, _ in ws):
-                counts.embedded += 1
+                result.embedded += 1
             else:
-                counts.reused += 1
+                result.reused += 1
 
 
 def _dimension(group: list[PreparedDoc]) -> int | None:
