@@ -11,7 +11,7 @@ REPO = Path(__file__).resolve().parents[2]
 FOLDERS = ("refgate", "graph", "nodes", "tools", "retrieval")
 #: ``Any`` in annotations today (parameters, returns, annotated assignments); lower it as types
 #: replace them, never raise it.
-CEILING = 116
+CEILING = 113
 
 
 def annotations(tree: ast.AST) -> Iterator[ast.expr]:
