@@ -102,9 +102,15 @@ def test_one_document_read_does_not_poison_later_honest_runs(settings, workspace
     # a trusted turn (the same text) now has a trusted origin
     new = [refs[d] for d in state_b["decisions"]]
     assert new and all(not r.is_external for r in new)
-    stored = {i.value["kind"]: i.value for i in list_decisions(store, workspace.name)}
-    assert not any(is_untrusted_decision(v) for v in stored.values())
-    assert stored["formula"]["runs"] == 2
+    stored = {i.key: i.value for i in list_decisions(store, workspace.name)}
+    mine = [stored[r.payload["key"]] for r in new]
+    assert not any(is_untrusted_decision(v) for v in mine)
+    formula = [v for v in mine if v["kind"] == "formula"]
+    assert len(formula) == 1 and formula[0]["runs"] == 2  # run A's item, trusted again
+    # what run B did not decide again keeps run A's origin (its skill choice, worded without
+    # the lens), whichever second each run stored in
+    others = [v for k, v in stored.items() if v not in mine]
+    assert others and all(is_untrusted_decision(v) for v in others)
 
 
 def test_an_untrusted_decision_the_plan_uses_reaches_work_fenced(settings, workspace):
