@@ -10,6 +10,7 @@ import pytest
 import tesserocr
 
 from refgate.retrieval.loaders import ocr
+from refgate.retrieval.loaders import pdf as pdf_loader
 from refgate.retrieval.loaders.base import Unreadable
 from refgate.retrieval.loaders.pdf import read_pdf
 from tests.retrieval.test_ocr_pages import LATIN_FONT, image_pdf
@@ -50,7 +51,8 @@ def test_engines_are_loaded_once_per_thread_and_kept_for_the_next_document(
 def test_a_page_over_its_time_bound_is_left_out_and_said(tmp_path, monkeypatch, caplog):
     monkeypatch.setenv("REFGATE_OCR_TIMEOUT", "0.001")
     pdf = image_pdf(tmp_path / "slow.pdf", [("Inflation remains elevated in 2023", LATIN_FONT)])
-    with caplog.at_level(logging.WARNING), pytest.raises(Unreadable):
+    # the loader's own logger: `refgate index` quiets "refgate.retrieval" in its process
+    with caplog.at_level(logging.WARNING, logger=pdf_loader.log.name), pytest.raises(Unreadable):
         read_pdf(pdf)
     assert "p. 1: OCR over its time bound; page left out" in caplog.text
     # the engine that timed out reads the next page whole
